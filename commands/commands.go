@@ -1,0 +1,62 @@
+// Package commands holds the CLI subcommands. Each is a kong command struct
+// whose Run calls the sandbox service; none builds docker or git argv itself.
+package commands
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/litterbox-dev/litterbox/sandbox"
+)
+
+// Env is what every command runs with: the service, the repository directory
+// and the output streams. Main binds it lazily, so --help never runs docker
+// or git.
+type Env struct {
+	Service *sandbox.Service
+	RepoDir string
+	Stdout  io.Writer
+	Stderr  io.Writer
+}
+
+// Repo opens the repository the command works on.
+func (e *Env) Repo(ctx context.Context) (*sandbox.Repo, error) {
+	return e.Service.OpenRepo(ctx, e.RepoDir)
+}
+
+func (e *Env) outf(format string, args ...any) {
+	fmt.Fprintf(e.Stdout, format, args...)
+}
+
+func (e *Env) errf(format string, args ...any) {
+	fmt.Fprintf(e.Stderr, format, args...)
+}
+
+// Version prints the build's version.
+type Version struct{}
+
+// Run prints the module version and VCS revision of this build.
+func (v *Version) Run(env *Env) error {
+	version, rev := "(devel)", ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				rev = " " + s.Value
+			}
+		}
+	}
+	env.outf("litterbox %s%s\n", version, rev)
+	return nil
+}
+
+func isTerminal(f *os.File) bool {
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}

@@ -1,0 +1,276 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/sandbox"
+)
+
+// Create makes a sandbox.
+type Create struct {
+	Name string `arg:"" help:"Sandbox name; slugified to [a-z0-9-], 1-63 characters."`
+	JSON bool   `name:"json" help:"Print the result as JSON."`
+}
+
+// Validate refuses a bad name before anything runs.
+func (c *Create) Validate() error {
+	_, err := sandbox.Slugify(c.Name)
+	return err
+}
+
+// Run creates the sandbox, showing progress on a terminal when it takes longer
+// than a blink.
+func (c *Create) Run(ctx context.Context, env *Env) error {
+	r, err := env.Repo(ctx)
+	if err != nil {
+		return err
+	}
+	p := newProgress(env)
+	created, err := env.Service.Create(ctx, r, c.Name, sandbox.CreateOptions{Progress: p.step})
+	p.done()
+	if created != nil {
+		if created.Uncommitted {
+			env.errf("note: the working tree has uncommitted changes; they were not copied (the sandbox holds HEAD %s)\n", created.Base[:12])
+		}
+		if c.JSON {
+			if jerr := writeJSON(env, created); jerr != nil {
+				return jerr
+			}
+		} else {
+			env.outf("Created sandbox %s\n  branch:    %s\n  container: %s\n  status:    %s\n", created.Name, created.Branch, created.Container, created.Status)
+		}
+	}
+	return err
+}
+
+// progress prints create's steps on one line of a terminal, but only once the
+// create has taken longer than a blink.
+type progress struct {
+	env   *Env
+	tty   bool
+	start time.Time
+	mu    sync.Mutex
+	shown bool
+}
+
+func newProgress(env *Env) *progress {
+	f, ok := env.Stderr.(*os.File)
+	return &progress{env: env, tty: ok && isTerminal(f), start: time.Now()}
+}
+
+func (p *progress) step(s string) {
+	if !p.tty || time.Since(p.start) < 150*time.Millisecond {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.shown = true
+	p.env.errf("\r\033[K%s…", s)
+}
+
+func (p *progress) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		p.env.errf("\r\033[K")
+	}
+}
+
+// List shows sandboxes.
+type List struct {
+	AllRepos bool `name:"all-repos" help:"List the sandboxes of every repository, not just this one."`
+	JSON     bool `name:"json" help:"Print JSON: {\"sandboxes\": [...]}."`
+}
+
+// Run prints the table or JSON.
+func (l *List) Run(ctx context.Context, env *Env) error {
+	var r *sandbox.Repo
+	if !l.AllRepos {
+		var err error
+		if r, err = env.Repo(ctx); err != nil {
+			return err
+		}
+	}
+	list, err := env.Service.List(ctx, r)
+	if err != nil {
+		return err
+	}
+	if l.JSON {
+		if list == nil {
+			list = []sandbox.Sandbox{}
+		}
+		return writeJSON(env, map[string]any{"sandboxes": list})
+	}
+	if len(list) == 0 {
+		env.errf("No sandboxes. Create one with `litterbox create NAME`.\n")
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	head := "NAME\tSTATUS\tBRANCH\tCONTAINER\tAGE"
+	if l.AllRepos {
+		head += "\tREPO"
+	}
+	fmt.Fprintln(tw, head)
+	for _, sb := range list {
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", sb.Name, sb.Status, sb.Branch, orDash(sb.Container), age(sb.Created))
+		if l.AllRepos {
+			row += "\t" + sb.Repo
+		}
+		fmt.Fprintln(tw, row)
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func age(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}
+
+// toggleFlags are the shared target flags of pause and resume.
+type toggleFlags struct {
+	Name     string `arg:"" optional:"" help:"Sandbox name."`
+	AllEnvs  bool   `name:"all-envs" help:"Every sandbox of this repository."`
+	AllRepos bool   `name:"all-repos" help:"Every sandbox of every repository."`
+}
+
+func (t *toggleFlags) validate() error {
+	n := 0
+	for _, set := range []bool{t.Name != "", t.AllEnvs, t.AllRepos} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return errors.New("give exactly one of NAME, --all-envs or --all-repos")
+	}
+	if t.Name != "" {
+		_, err := sandbox.Slugify(t.Name)
+		return err
+	}
+	return nil
+}
+
+func (t *toggleFlags) run(ctx context.Context, env *Env, pause bool) error {
+	verb, already := "Resumed", "already active"
+	one, all := env.Service.Resume, env.Service.ResumeAll
+	if pause {
+		verb, already = "Paused", "already paused"
+		one, all = env.Service.Pause, env.Service.PauseAll
+	}
+	var r *sandbox.Repo
+	if !t.AllRepos {
+		var err error
+		if r, err = env.Repo(ctx); err != nil {
+			return err
+		}
+	}
+	var outs []sandbox.Outcome
+	var err error
+	if t.Name != "" {
+		var o sandbox.Outcome
+		o, err = one(ctx, r, t.Name)
+		if err == nil {
+			outs = append(outs, o)
+		}
+	} else {
+		outs, err = all(ctx, r)
+	}
+	for _, o := range outs {
+		if o.Name == "" {
+			continue
+		}
+		where := ""
+		if t.AllRepos {
+			where = " (" + o.Repo + ")"
+		}
+		if o.Already {
+			env.outf("Sandbox %s is %s%s\n", o.Name, already, where)
+		} else {
+			env.outf("%s %s%s\n", verb, o.Name, where)
+		}
+	}
+	if err == nil && len(outs) == 0 && t.Name == "" {
+		env.errf("No sandboxes to %s.\n", strings.ToLower(verb[:len(verb)-1]))
+	}
+	return err
+}
+
+// Pause freezes sandboxes, keeping their state.
+type Pause struct {
+	toggleFlags
+}
+
+// Validate checks that exactly one target was given.
+func (p *Pause) Validate() error { return p.validate() }
+
+// Run pauses.
+func (p *Pause) Run(ctx context.Context, env *Env) error { return p.run(ctx, env, true) }
+
+// Resume thaws paused sandboxes.
+type Resume struct {
+	toggleFlags
+}
+
+// Validate checks that exactly one target was given.
+func (r *Resume) Validate() error { return r.validate() }
+
+// Run resumes.
+func (r *Resume) Run(ctx context.Context, env *Env) error { return r.run(ctx, env, false) }
+
+// Delete removes a sandbox.
+type Delete struct {
+	Name  string `arg:"" help:"Sandbox name."`
+	Force bool   `short:"f" help:"Delete even when the branch has commits that are not in HEAD."`
+}
+
+// Validate refuses a bad name.
+func (d *Delete) Validate() error {
+	_, err := sandbox.Slugify(d.Name)
+	return err
+}
+
+// Run deletes.
+func (d *Delete) Run(ctx context.Context, env *Env) error {
+	r, err := env.Repo(ctx)
+	if err != nil {
+		return err
+	}
+	rep, err := env.Service.Delete(ctx, r, d.Name, d.Force)
+	if rep != nil && len(rep.Removed) > 0 {
+		env.outf("Deleted %s (%s)\n", rep.Name, strings.Join(rep.Removed, ", "))
+	}
+	return err
+}
+
+func writeJSON(env *Env, v any) error {
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

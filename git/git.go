@@ -1,0 +1,167 @@
+// Package git holds the typed git operations Litterbox uses, built as argv over
+// a runner.Runner. Everything here is plumbing that leaves the user's working
+// tree, index, HEAD, stash, config and hooks alone; the only refs it moves are
+// the ones the caller names.
+package git
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+// ErrNotRepository means the directory is not inside a git working tree.
+var ErrNotRepository = errors.New("not inside a git repository")
+
+// ErrNoCommits means the repository has no commit yet, so HEAD is unborn.
+var ErrNoCommits = errors.New("the repository has no commits yet")
+
+// ErrRefExists means a ref that was to be created already exists.
+var ErrRefExists = errors.New("ref already exists")
+
+// ZeroID is the object id git uses for "no object".
+const ZeroID = "0000000000000000000000000000000000000000"
+
+// Repo is one git working tree (a main one or a linked worktree).
+type Repo struct {
+	R         runner.Runner
+	Root      string // top of the working tree
+	CommonDir string // the git dir shared by all worktrees, absolute
+}
+
+// Open finds the repository that contains dir.
+func Open(ctx context.Context, r runner.Runner, dir string) (*Repo, error) {
+	res, err := r.Run(ctx, runner.New("git", "-C", dir, "rev-parse", "--show-toplevel", "--git-common-dir"))
+	if err != nil {
+		var ni *runner.NotInstalledError
+		if errors.As(err, &ni) {
+			return nil, fmt.Errorf("git is not installed or not on PATH: install git and try again")
+		}
+		stderr := runner.Stderr(err)
+		if strings.Contains(stderr, "not a git repository") {
+			return nil, fmt.Errorf("%s: %w (run litterbox inside a git repository, or pass --repo)", dir, ErrNotRepository)
+		}
+		if strings.Contains(stderr, "must be run in a work tree") {
+			return nil, fmt.Errorf("%s is a bare repository: %w (run litterbox in a working tree)", dir, ErrNotRepository)
+		}
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+	if len(lines) != 2 {
+		return nil, fmt.Errorf("unexpected output of git rev-parse: %q", res.Stdout)
+	}
+	root, common := lines[0], lines[1]
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(root, common)
+	}
+	return &Repo{R: r, Root: root, CommonDir: filepath.Clean(common)}, nil
+}
+
+// Cmd starts a git command line that runs in the repository. Prompts are off:
+// Litterbox is driven by scripts and agents with nobody at the terminal.
+// Optional locks are off so that read-only commands such as status never
+// rewrite the user's index to refresh its stat cache.
+func (g *Repo) Cmd(args ...string) *runner.Cmd {
+	return runner.New("git", append([]string{"-C", g.Root}, args...)...).WithEnv("GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
+}
+
+func (g *Repo) output(ctx context.Context, args ...string) (string, error) {
+	res, err := g.R.Run(ctx, g.Cmd(args...))
+	return strings.TrimSpace(string(res.Stdout)), err
+}
+
+// Head returns the commit HEAD points at.
+func (g *Repo) Head(ctx context.Context) (string, error) {
+	id, err := g.output(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if err != nil {
+		if runner.ExitCode(err) == 1 {
+			return "", fmt.Errorf("%s: %w: make a first commit, then try again", g.Root, ErrNoCommits)
+		}
+		return "", err
+	}
+	return id, nil
+}
+
+// ResolveRef returns the object id of ref, or ok=false when it does not exist.
+func (g *Repo) ResolveRef(ctx context.Context, ref string) (id string, ok bool, err error) {
+	id, err = g.output(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
+	if err != nil {
+		if runner.ExitCode(err) == 1 {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	return id, true, nil
+}
+
+// CreateRef creates ref at id, failing with ErrRefExists when it exists. The
+// empty old value makes git itself check that, atomically.
+func (g *Repo) CreateRef(ctx context.Context, ref, id, msg string) error {
+	_, err := g.R.Run(ctx, g.Cmd("update-ref", "--create-reflog", "-m", msg, ref, id, ""))
+	if err != nil && strings.Contains(runner.Stderr(err), "reference already exists") {
+		return fmt.Errorf("%s: %w", ref, ErrRefExists)
+	}
+	return err
+}
+
+// UpdateRef moves ref from old to id, compare-and-swap: it fails when ref no
+// longer points at old.
+func (g *Repo) UpdateRef(ctx context.Context, ref, id, old, msg string) error {
+	_, err := g.R.Run(ctx, g.Cmd("update-ref", "--create-reflog", "-m", msg, ref, id, old))
+	return err
+}
+
+// DeleteRef deletes ref if it still points at old.
+func (g *Repo) DeleteRef(ctx context.Context, ref, old string) error {
+	_, err := g.R.Run(ctx, g.Cmd("update-ref", "-d", ref, old))
+	return err
+}
+
+// Refs lists the refs under prefix (e.g. refs/heads/litterbox/) with their ids.
+func (g *Repo) Refs(ctx context.Context, prefix string) (map[string]string, error) {
+	out, err := g.output(ctx, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefs(out), nil
+}
+
+// ParseRefs parses "<id> <refname>" lines.
+func ParseRefs(out string) map[string]string {
+	refs := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		id, name, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if ok {
+			refs[name] = id
+		}
+	}
+	return refs
+}
+
+// Archive writes a tar of commit's tree to w.
+func (g *Repo) Archive(ctx context.Context, commit string, w io.Writer) error {
+	_, err := g.R.Run(ctx, g.Cmd("archive", "--format=tar", "--end-of-options", commit).WithStdout(w))
+	return err
+}
+
+// CountCommits counts the commits reachable from tip but not from base.
+func (g *Repo) CountCommits(ctx context.Context, base, tip string) (int, error) {
+	out, err := g.output(ctx, "rev-list", "--count", "--end-of-options", base+".."+tip)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(out)
+}
+
+// DirtyTracked reports whether tracked files differ from HEAD, in the index or
+// the working tree. Untracked files do not count.
+func (g *Repo) DirtyTracked(ctx context.Context) (bool, error) {
+	out, err := g.output(ctx, "status", "--porcelain", "--untracked-files=no", "--ignore-submodules")
+	return out != "", err
+}

@@ -1,0 +1,267 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/docker"
+	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+// DefaultSetup is the startup command run once after the copy (FR1.7).
+var DefaultSetup = []string{"echo", "hello", "world"}
+
+// CreateOptions tune Create. The zero value is the documented default.
+type CreateOptions struct {
+	// Setup is the startup command, as argv; nil means DefaultSetup.
+	Setup []string
+	// Progress, when set, is told each step as it starts.
+	Progress func(step string)
+}
+
+// Created is the result of Create.
+type Created struct {
+	Sandbox
+	// SetupOutput is what the startup command printed (stdout then stderr).
+	SetupOutput string `json:"setupOutput"`
+	// Uncommitted is set when the working tree had uncommitted changes to
+	// tracked files: the sandbox holds HEAD, so those changes are not in it.
+	Uncommitted bool `json:"uncommittedChangesNotCopied,omitempty"`
+}
+
+// Create makes a sandbox: it validates the name before any git or docker call,
+// claims the branch litterbox/<slug> at HEAD (atomically, so a name that is
+// taken is refused), starts the container on its own network, copies HEAD
+// into /src and runs the startup command once. Any failure before the startup
+// command removes everything made so far. A failing startup command leaves
+// the sandbox in place, marked failed-setup, and returns ErrSetupFailed.
+func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateOptions) (*Created, error) {
+	slug, err := Slugify(name)
+	if err != nil {
+		return nil, err
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(string) {}
+	}
+	setup := opts.Setup
+	if setup == nil {
+		setup = DefaultSetup
+	}
+
+	head, err := r.Git.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	container := r.ContainerName(slug)
+	out := &Created{Sandbox: Sandbox{
+		Name: slug, Status: StatusActive, Branch: BranchPrefix + slug,
+		Container: container, Repo: r.Root(), Base: head, Created: time.Now().UTC(),
+	}}
+
+	// Whether tracked files are dirty is only reported, so it runs beside
+	// the real work.
+	var dirtyWG sync.WaitGroup
+	dirtyWG.Add(1)
+	go func() {
+		defer dirtyWG.Done()
+		out.Uncommitted, _ = r.Git.DirtyTracked(ctx)
+	}()
+	defer dirtyWG.Wait()
+
+	var undo undoStack
+	fail := func(err error) (*Created, error) {
+		dirtyWG.Wait()
+		return nil, undo.run(ctx, s, err)
+	}
+
+	// The branch and the network do not depend on each other.
+	progress("creating branch " + out.Branch + " and network")
+	labels := s.labels(r, slug, head)
+	var branchErr, netErr error
+	netExisted := false
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		branchErr = r.Git.CreateRef(ctx, BranchRef(slug), head, "litterbox: create sandbox "+slug)
+	}()
+	go func() {
+		defer wg.Done()
+		netErr = s.Docker.NetworkCreate(ctx, container, labels)
+		if netErr != nil && strings.Contains(runner.Stderr(netErr), "already exists") {
+			netErr, netExisted = nil, true
+		}
+	}()
+	wg.Wait()
+	removeNet := func(ctx context.Context) error { return s.Docker.NetworkRemove(ctx, container) }
+	if netErr == nil && !netExisted {
+		undo.push("network "+container, removeNet)
+	}
+	if branchErr != nil {
+		if errors.Is(branchErr, git.ErrRefExists) {
+			return fail(existsError(slug, "its branch "+out.Branch+" exists"))
+		}
+		return fail(fmt.Errorf("create branch %s: %w", out.Branch, branchErr))
+	}
+	undo.push("branch "+out.Branch, func(ctx context.Context) error { return r.Git.DeleteRef(ctx, BranchRef(slug), head) })
+	if netExisted {
+		// The branch claim succeeded, so a network of this name is a leftover
+		// of an earlier, crashed create of this sandbox: ours to reuse.
+		undo.push("network "+container, removeNet)
+	}
+	if netErr != nil {
+		return fail(fmt.Errorf("create network %s: %w", container, netErr))
+	}
+
+	progress("starting container " + container)
+	if _, err := s.Docker.RunDetached(ctx, s.runSpec(r, slug, head)); err != nil {
+		if strings.Contains(runner.Stderr(err), "is already in use") {
+			return fail(existsError(slug, "container "+container+" exists"))
+		}
+		// docker run may have created the container before failing to start it.
+		undo.push("container "+container, func(ctx context.Context) error { return ignoreMissing(s.Docker.Remove(ctx, container)) })
+		return fail(fmt.Errorf("start container %s: %w", container, err))
+	}
+	undo.push("container "+container, func(ctx context.Context) error { return ignoreMissing(s.Docker.Remove(ctx, container)) })
+
+	progress("copying " + short(head) + " into " + Workdir)
+	if err := s.copyTree(ctx, r, head, container); err != nil {
+		return fail(fmt.Errorf("copy %s into %s: %w", short(head), Workdir, err))
+	}
+
+	progress("running setup: " + runner.Quote(setup...))
+	var so, se bytes.Buffer
+	_, err = s.Docker.Exec(ctx, docker.ExecSpec{Container: container, Cmd: setup, Stdout: &so, Stderr: &se})
+	out.SetupOutput = so.String() + se.String()
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, docker.ErrUnavailable) {
+			return fail(fmt.Errorf("run setup: %w", err))
+		}
+		out.Status = StatusFailedSetup
+		if merr := markSetupFailed(r, slug, out.SetupOutput); merr != nil {
+			s.Log.Warn("could not record failed setup", "sandbox", slug, "err", merr)
+		}
+		return out, &SetupError{Slug: slug, Command: setup, ExitCode: runner.ExitCode(err), Output: out.SetupOutput}
+	}
+	dirtyWG.Wait()
+	return out, nil
+}
+
+// copyTree streams `git archive <commit>` into the container's /src.
+func (s *Service) copyTree(ctx context.Context, r *Repo, commit, container string) error {
+	pr, pw := io.Pipe()
+	archErr := make(chan error, 1)
+	go func() {
+		err := r.Git.Archive(ctx, commit, pw)
+		pw.CloseWithError(err)
+		archErr <- err
+	}()
+	_, err := s.Docker.Exec(ctx, docker.ExecSpec{
+		Container: container,
+		Cmd:       []string{"tar", "-x", "-f", "-", "-C", Workdir},
+		Stdin:     pr,
+	})
+	pr.CloseWithError(errors.New("copy ended"))
+	if aerr := <-archErr; aerr != nil {
+		return fmt.Errorf("git archive: %w", aerr)
+	}
+	return err
+}
+
+// SetupError is a startup command that failed. The sandbox exists, marked
+// failed-setup.
+type SetupError struct {
+	Slug     string
+	Command  []string
+	ExitCode int
+	Output   string
+}
+
+func (e *SetupError) Error() string {
+	msg := fmt.Sprintf("sandbox %q was created but its setup command `%s` failed with exit code %d; it is marked failed-setup.", e.Slug, runner.Quote(e.Command...), e.ExitCode)
+	if out := strings.TrimSpace(e.Output); out != "" {
+		msg += "\nsetup output:\n" + out
+	}
+	return msg + fmt.Sprintf("\nInspect it with `litterbox shell %s`, or delete it with `litterbox delete %s`.", e.Slug, e.Slug)
+}
+
+// Is makes errors.Is(err, ErrSetupFailed) hold.
+func (e *SetupError) Is(target error) bool { return target == ErrSetupFailed }
+
+func existsError(slug, why string) error {
+	return newError(ErrExists, "Sandbox '%s' already exists (%s). Please choose a different name, or remove it with `litterbox delete %s`.", slug, why, slug)
+}
+
+const setupFailedFile = "setup-failed"
+
+func markSetupFailed(r *Repo, slug, output string) error {
+	dir := r.stateDir(slug)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, setupFailedFile), []byte(output), 0o644)
+}
+
+func setupFailed(gitDir, slug string) bool {
+	_, err := os.Stat(filepath.Join(gitDir, "litterbox", slug, setupFailedFile))
+	return err == nil
+}
+
+func ignoreMissing(err error) error {
+	if errors.Is(err, docker.ErrNoSuchContainer) {
+		return nil
+	}
+	return err
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// undoStack records how to remove what a create made, so a failure leaves
+// nothing behind.
+type undoStack struct {
+	steps []undoStep
+}
+
+type undoStep struct {
+	what string
+	fn   func(context.Context) error
+}
+
+func (u *undoStack) push(what string, fn func(context.Context) error) {
+	u.steps = append(u.steps, undoStep{what, fn})
+}
+
+// run undoes every step, newest first, and returns cause. Undo runs even when
+// ctx was cancelled (an interrupted create must still clean up), with its own
+// deadline. Whatever could not be removed is named in the error.
+func (u *undoStack) run(ctx context.Context, s *Service, cause error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+	defer cancel()
+	var left []string
+	for i := len(u.steps) - 1; i >= 0; i-- {
+		st := u.steps[i]
+		if err := st.fn(ctx); err != nil {
+			s.Log.Warn("rollback failed", "what", st.what, "err", err)
+			left = append(left, st.what)
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("%w\nrollback could not remove: %s (remove them by hand)", cause, strings.Join(left, ", "))
+	}
+	return cause
+}

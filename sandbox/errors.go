@@ -1,0 +1,50 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/litterbox-dev/litterbox/docker"
+)
+
+// Outcomes callers branch on. The CLI maps them to exit codes in main and the
+// MCP server to tool errors; the messages that wrap them say what to do next.
+var (
+	// ErrInvalidName is a name whose slug is not 1-63 characters of [a-z0-9-].
+	ErrInvalidName = errors.New("invalid sandbox name")
+	// ErrExists is a create whose name is taken (AC1.5).
+	ErrExists = errors.New("sandbox already exists")
+	// ErrNotFound is a name with neither container nor branch.
+	ErrNotFound = errors.New("sandbox not found")
+	// ErrPaused is a command for a paused sandbox.
+	ErrPaused = errors.New("sandbox is paused")
+	// ErrStopped is a command for a sandbox whose container is not running.
+	ErrStopped = errors.New("sandbox is stopped")
+	// ErrUnmerged is a delete that would throw away commits.
+	ErrUnmerged = errors.New("sandbox has unmerged work")
+	// ErrSetupFailed is a sandbox whose startup command failed; it exists,
+	// marked failed-setup.
+	ErrSetupFailed = errors.New("sandbox setup failed")
+	// ErrPartialDelete is a delete that left some resources behind.
+	ErrPartialDelete = errors.New("delete was partial")
+	// ErrConflict is an apply or merge that would conflict or overwrite.
+	ErrConflict = errors.New("conflict")
+	// ErrUnavailable is docker missing or not answering.
+	ErrUnavailable = docker.ErrUnavailable
+)
+
+// Error is an outcome with the message a user should read. errors.Is matches
+// its Kind, so callers branch on the sentinel and print the message.
+type Error struct {
+	Kind error
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Is makes errors.Is(err, e.Kind) hold.
+func (e *Error) Is(target error) bool { return target == e.Kind }
+
+func newError(kind error, format string, args ...any) error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}

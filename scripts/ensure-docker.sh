@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# ensure-docker.sh: make a Docker engine answer on this machine.
+#
+# Idempotent: when `docker info` already answers it does nothing. Otherwise it
+# installs Debian's docker.io (as root, when dockerd is missing) and starts
+# dockerd in the background, then waits until the engine answers.
+set -euo pipefail
+
+log() { printf 'ensure-docker: %s\n' "$*" >&2; }
+
+if docker info >/dev/null 2>&1; then
+  log "engine already answers"
+  exit 0
+fi
+
+if ! command -v dockerd >/dev/null 2>&1; then
+  if [ "$(id -u)" != 0 ]; then
+    log "dockerd is missing and this is not root: install Docker, then run this again"
+    exit 1
+  fi
+  log "installing Debian's docker.io"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends docker.io >/dev/null
+fi
+
+if ! pgrep -x dockerd >/dev/null 2>&1; then
+  log "starting dockerd (log: /tmp/dockerd.log)"
+  setsid dockerd >/tmp/dockerd.log 2>&1 < /dev/null &
+fi
+
+for _ in $(seq 1 120); do
+  if docker info >/dev/null 2>&1; then
+    log "engine answers"
+    exit 0
+  fi
+  sleep 0.5
+done
+log "dockerd did not answer within 60 s; see /tmp/dockerd.log"
+tail -n 20 /tmp/dockerd.log >&2 || true
+exit 1
