@@ -42,6 +42,10 @@ const (
 	// User is the unprivileged uid:gid agent commands run as. busybox has no
 	// such user in /etc/passwd; a numeric id needs none.
 	User = "1000:1000"
+	// RunDir is a root-owned tmpfs the sandbox user can read but not write:
+	// Litterbox's own helpers (the snapshot scanner, the service supervisor)
+	// live there, out of the agent's reach.
+	RunDir = "/run/litterbox"
 )
 
 // Service is the sandbox service. Its zero value is not usable: build it with
@@ -150,7 +154,7 @@ func (s *Service) runSpec(r *Repo, slug, base string) docker.RunSpec {
 		Workdir:         Workdir,
 		Labels:          s.labels(r, slug, base),
 		Env:             []string{"HOME=/tmp", "LITTERBOX_SANDBOX=" + slug},
-		Tmpfs:           []string{Workdir + ":rw,exec,uid=1000,gid=1000,mode=0755", "/tmp:rw,exec,mode=1777"},
+		Tmpfs:           []string{Workdir + ":rw,exec,uid=1000,gid=1000,mode=0755", "/tmp:rw,exec,mode=1777", RunDir + ":rw,exec,mode=0755"},
 		ReadOnly:        true,
 		Init:            true,
 		CapDropAll:      true,
