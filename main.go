@@ -50,6 +50,10 @@ type cli struct {
 	Shell   commands.Shell   `cmd:"" help:"Open an interactive shell in a sandbox, in /src."`
 	Exec    commands.Exec    `cmd:"" help:"Run a command in a sandbox (litterbox exec NAME -- CMD ARGS...) and pass its exit code through."`
 	Version commands.Version `cmd:"" help:"Print the version."`
+
+	// Services and named ports (docs/services.md).
+	Ports   commands.Ports      `cmd:"" help:"Show a sandbox's named ports and their host URLs."`
+	Service commands.ServiceCmd `cmd:"" help:"Start, stop or restart a sandbox's service, or show its status or logs."`
 }
 
 func main() {
@@ -112,6 +116,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 // exitCode maps the outcomes callers branch on to documented exit codes.
 func exitCode(err error, fallback int) int {
 	switch {
+	case errors.Is(err, sandbox.ErrConfig), errors.Is(err, sandbox.ErrNoService):
+		return exitUsage
 	case errors.Is(err, sandbox.ErrInvalidName), errors.Is(err, git.ErrNotRepository), errors.Is(err, git.ErrNoCommits):
 		return exitUsage
 	case errors.Is(err, sandbox.ErrNotFound):

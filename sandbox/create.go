@@ -22,8 +22,11 @@ var DefaultSetup = []string{"echo", "hello", "world"}
 
 // CreateOptions tune Create. The zero value is the documented default.
 type CreateOptions struct {
-	// Setup is the startup command, as argv; nil means DefaultSetup.
+	// Setup is the startup command, as argv; nil means the configuration's
+	// (see Config), which defaults to DefaultSetup.
 	Setup []string
+	// Config is the sandbox configuration; nil means LoadConfig's.
+	Config *Config
 	// Progress, when set, is told each step as it starts.
 	Progress func(step string)
 }
@@ -36,6 +39,10 @@ type Created struct {
 	// Uncommitted is set when the working tree had uncommitted changes to
 	// tracked files: the sandbox holds HEAD, so those changes are not in it.
 	Uncommitted bool `json:"uncommittedChangesNotCopied,omitempty"`
+	// Ports are the named ports with their host URLs.
+	Ports []PortInfo `json:"ports,omitempty"`
+	// Services are the services started because of autostart.
+	Services []ServiceStatus `json:"services,omitempty"`
 }
 
 // Create makes a sandbox: it validates the name before any git or docker call,
@@ -53,14 +60,21 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	if progress == nil {
 		progress = func(string) {}
 	}
-	setup := opts.Setup
-	if setup == nil {
-		setup = DefaultSetup
-	}
 
 	head, err := r.Git.Head(ctx)
 	if err != nil {
 		return nil, err
+	}
+	// The configuration is checked before anything is made.
+	cfg := opts.Config
+	if cfg == nil {
+		if cfg, err = s.LoadConfig(ctx, r, head); err != nil {
+			return nil, err
+		}
+	}
+	setup := opts.Setup
+	if setup == nil {
+		setup = cfg.Setup
 	}
 	container := r.ContainerName(slug)
 	out := &Created{Sandbox: Sandbox{
@@ -97,6 +111,10 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	}()
 	go func() {
 		defer wg.Done()
+		if cfg.Network == NetworkNone {
+			netExisted = true // nothing to remove on failure
+			return
+		}
 		netErr = s.Docker.NetworkCreate(ctx, container, labels)
 		if netErr != nil && strings.Contains(runner.Stderr(netErr), "already exists") {
 			netErr, netExisted = nil, true
@@ -114,7 +132,7 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 		return fail(fmt.Errorf("create branch %s: %w", out.Branch, branchErr))
 	}
 	undo.push("branch "+out.Branch, func(ctx context.Context) error { return r.Git.DeleteRef(ctx, BranchRef(slug), head) })
-	if netExisted {
+	if netExisted && cfg.Network != NetworkNone {
 		// The branch claim succeeded, so a network of this name is a leftover
 		// of an earlier, crashed create of this sandbox: ours to reuse.
 		undo.push("network "+container, removeNet)
@@ -124,7 +142,9 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	}
 
 	progress("starting container " + container)
-	if _, err := s.Docker.RunDetached(ctx, s.runSpec(r, slug, head)); err != nil {
+	spec := s.runSpec(r, slug, head)
+	cfg.apply(&spec)
+	if _, err := s.Docker.RunDetached(ctx, spec); err != nil {
 		if strings.Contains(runner.Stderr(err), "is already in use") {
 			return fail(existsError(slug, "container "+container+" exists"))
 		}
@@ -135,7 +155,12 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	undo.push("container "+container, func(ctx context.Context) error { return ignoreMissing(s.Docker.Remove(ctx, container)) })
 
 	progress("copying " + short(head) + " into " + Workdir)
-	if err := s.copyTree(ctx, r, head, container); err != nil {
+	extras := s.prepareExtras(ctx, container, cfg, out)
+	err = s.copyTree(ctx, r, head, container)
+	if xerr := extras(); err == nil && xerr != nil {
+		return fail(xerr)
+	}
+	if err != nil {
 		return fail(fmt.Errorf("copy %s into %s: %w", short(head), Workdir, err))
 	}
 
@@ -152,6 +177,11 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 			s.Log.Warn("could not record failed setup", "sandbox", slug, "err", merr)
 		}
 		return out, &SetupError{Slug: slug, Command: setup, ExitCode: runner.ExitCode(err), Output: out.SetupOutput}
+	}
+	// A service that cannot be started leaves a usable sandbox: say so and
+	// let the caller start it by hand.
+	if out.Services, err = s.autostart(ctx, container, cfg); err != nil {
+		s.Log.Warn("could not start services", "sandbox", slug, "err", err)
 	}
 	dirtyWG.Wait()
 	return out, nil

@@ -1,0 +1,117 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/sandbox"
+)
+
+// Ports shows a sandbox's named ports.
+type Ports struct {
+	Name string `arg:"" help:"Sandbox name."`
+	JSON bool   `name:"json" help:"Print JSON: {\"sandbox\": ..., \"ports\": [...]}."`
+}
+
+// Validate refuses a bad name.
+func (p *Ports) Validate() error {
+	_, err := sandbox.Slugify(p.Name)
+	return err
+}
+
+// Run prints one line per named port: name, container port, host URL.
+func (p *Ports) Run(ctx context.Context, env *Env) error {
+	h, err := handle(ctx, env, p.Name)
+	if err != nil {
+		return err
+	}
+	res, err := env.Service.Ports(ctx, h)
+	if err != nil {
+		return err
+	}
+	if p.JSON {
+		return writeJSON(env, res)
+	}
+	if len(res.Ports) == 0 {
+		env.errf("Sandbox %s has no named ports. Define them under [ports] in %s.\n", res.Sandbox, sandbox.ConfigFile)
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tCONTAINER\tENV\tHOST")
+	for _, pi := range res.Ports {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", pi.Name, pi.ContainerPort, pi.Env, orDash(pi.URL))
+	}
+	return tw.Flush()
+}
+
+// ServiceCmd controls a service of a sandbox.
+type ServiceCmd struct {
+	Name    string `arg:"" help:"Sandbox name."`
+	Service string `arg:"" help:"Service name, from [services.NAME] in .litterbox.toml."`
+	Action  string `arg:"" enum:"start,stop,restart,status,logs" help:"One of ${enum}."`
+	Lines   int    `name:"lines" short:"n" default:"100" help:"Log lines to show (logs)."`
+	JSON    bool   `name:"json" help:"Print the result as JSON."`
+}
+
+// Validate refuses a bad name.
+func (c *ServiceCmd) Validate() error {
+	_, err := sandbox.Slugify(c.Name)
+	return err
+}
+
+// Run performs the action and prints the service's status (and log).
+func (c *ServiceCmd) Run(ctx context.Context, env *Env) error {
+	h, err := handle(ctx, env, c.Name)
+	if err != nil {
+		return err
+	}
+	res, err := env.Service.ServiceAction(ctx, h, c.Service, c.Action, c.Lines)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(env, res)
+	}
+	if c.Action == sandbox.ActionLogs {
+		env.outf("%s", res.Log)
+		if res.Log != "" && !strings.HasSuffix(res.Log, "\n") {
+			env.outf("\n")
+		}
+		return nil
+	}
+	st := res.Status
+	if res.Message != "" {
+		env.errf("%s: %s\n", st.Name, res.Message)
+	}
+	env.outf("%s\n", FormatServiceStatus(st))
+	return nil
+}
+
+// FormatServiceStatus renders a status on one line:
+// "web running pid=12 restarts=1 last-exit=143 up=2m3s".
+func FormatServiceStatus(st sandbox.ServiceStatus) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", st.Name, st.State)
+	if st.PID != 0 {
+		fmt.Fprintf(&b, " pid=%d", st.PID)
+	}
+	fmt.Fprintf(&b, " restarts=%d", st.Restarts)
+	if st.LastExitCode != nil {
+		fmt.Fprintf(&b, " last-exit=%d", *st.LastExitCode)
+	}
+	if st.PID != 0 && !st.StartedAt.IsZero() {
+		fmt.Fprintf(&b, " up=%s", time.Since(st.StartedAt).Truncate(time.Second))
+	}
+	return b.String()
+}
+
+func handle(ctx context.Context, env *Env, name string) (*sandbox.Handle, error) {
+	r, err := env.Repo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return env.Service.Handle(ctx, r, name)
+}

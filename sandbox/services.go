@@ -1,0 +1,290 @@
+package sandbox
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/docker"
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+// The supervisor (svc.sh) is a busybox sh script: busybox has no supervisord
+// and no runit. It is installed with the service definitions by one root exec
+// into RunDir, which the sandbox user can read but not change; see
+// docs/services.md.
+//
+//go:embed svc.sh
+var svcScript []byte
+
+// Paths of the supervisor inside the container.
+const (
+	svcPath     = RunDir + "/svc"
+	svcStateDir = RunDir + "/state"
+)
+
+// ErrNoService is a service name the sandbox does not define.
+var ErrNoService = errors.New("no such service")
+
+// Service actions.
+const (
+	ActionStart   = "start"
+	ActionStop    = "stop"
+	ActionRestart = "restart"
+	ActionStatus  = "status"
+	ActionLogs    = "logs"
+)
+
+// ServiceActions are the actions ServiceAction takes, in the order shown to
+// users.
+var ServiceActions = []string{ActionStart, ActionStop, ActionRestart, ActionStatus, ActionLogs}
+
+// DefaultLogLines is how many log lines the logs action returns by default.
+const DefaultLogLines = 100
+
+// ServiceStatus is what the supervisor knows about one service.
+type ServiceStatus struct {
+	Name string `json:"name"`
+	// State is not-started, starting, running, backoff (crashed, waiting to
+	// be restarted), exited (ended and not restarted by its policy),
+	// stopped, dead (its supervisor was killed) or unsupervised (its
+	// supervisor was killed but it still runs; start or stop it).
+	State string `json:"state"`
+	// PID is the service's pid in the container while it runs.
+	PID int `json:"pid,omitempty"`
+	// Restarts counts the times the supervisor started it again since the
+	// last start action (after a crash or a restart action).
+	Restarts int `json:"restarts"`
+	// LastExitCode is the exit code of its last run; 128+N means signal N.
+	LastExitCode *int `json:"lastExitCode,omitempty"`
+	// StartedAt is when its current (or last) run began.
+	StartedAt time.Time `json:"startedAt,omitzero"`
+}
+
+// ServiceResult is the outcome of one service action.
+type ServiceResult struct {
+	Sandbox string `json:"sandbox"`
+	Action  string `json:"action"`
+	// Message says what the action did ("started", "already running", ...).
+	Message string        `json:"message,omitempty"`
+	Status  ServiceStatus `json:"status"`
+	// Log holds the last lines of the service's output (logs action only).
+	Log string `json:"log,omitempty"`
+}
+
+// ServiceAction runs one action on a service of a running sandbox: start,
+// stop, restart, status or logs (the last lines lines; 0 means
+// DefaultLogLines). It runs as the sandbox user and never snapshots: what a
+// service writes reaches the branch only with the next write, patch or bash.
+func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action string, lines int) (*ServiceResult, error) {
+	if !serviceRE.MatchString(name) {
+		return nil, newError(ErrNoService, "%q is not a service name.", name)
+	}
+	args := []string{svcPath, action, name}
+	switch action {
+	case ActionStart, ActionStop, ActionRestart, ActionStatus:
+	case ActionLogs:
+		if lines <= 0 {
+			lines = DefaultLogLines
+		}
+		args = append(args, strconv.Itoa(lines))
+	default:
+		return nil, fmt.Errorf("unknown service action %q (one of %s)", action, strings.Join(ServiceActions, ", "))
+	}
+	var out bytes.Buffer
+	_, err := s.Docker.Exec(ctx, docker.ExecSpec{Container: h.Container, User: User, Cmd: args, Stdout: &out})
+	if err != nil {
+		if errors.Is(err, docker.ErrPaused) {
+			return nil, pausedError(h.Slug)
+		}
+		switch runner.ExitCode(err) {
+		case 3:
+			known := strings.Fields(parseKV(out.String())["services"])
+			if len(known) == 0 {
+				return nil, newError(ErrNoService, "Sandbox '%s' has no services. Define them under [services.NAME] in %s; they are set up when a sandbox is created.", h.Slug, ConfigFile)
+			}
+			return nil, newError(ErrNoService, "Sandbox '%s' has no service %q; its services: %s.", h.Slug, name, strings.Join(known, ", "))
+		case 126, 127:
+			return nil, newError(ErrNoService, "Sandbox '%s' has no services. Define them under [services.NAME] in %s; they are set up when a sandbox is created.", h.Slug, ConfigFile)
+		}
+		return nil, fmt.Errorf("%s service %q in sandbox %q: %w", action, name, h.Slug, err)
+	}
+	res := &ServiceResult{Sandbox: h.Slug, Action: action}
+	text := out.String()
+	if action == ActionLogs {
+		head, log, _ := strings.Cut(text, "--- log\n")
+		text, res.Log = head, log
+	}
+	kv := parseKV(text)
+	res.Message = kv["message"]
+	res.Status = parseServiceStatus(kv)
+	return res, nil
+}
+
+// parseKV reads key=value lines; a later key wins.
+func parseKV(s string) map[string]string {
+	m := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			m[k] = strings.TrimSpace(v)
+		}
+	}
+	return m
+}
+
+func parseServiceStatus(kv map[string]string) ServiceStatus {
+	st := ServiceStatus{Name: kv["name"], State: kv["state"]}
+	st.PID, _ = strconv.Atoi(kv["pid"])
+	st.Restarts, _ = strconv.Atoi(kv["restarts"])
+	if code, err := strconv.Atoi(kv["exit"]); err == nil {
+		st.LastExitCode = &code
+	}
+	if sec, err := strconv.ParseInt(kv["started"], 10, 64); err == nil {
+		st.StartedAt = time.Unix(sec, 0).UTC()
+	}
+	return st
+}
+
+// installServices puts the supervisor and the service definitions into the
+// container's RunDir with one root exec of tar. Root is needed only because
+// RunDir is root-owned, which is what keeps the definitions out of the agent's
+// reach; the services themselves run as the sandbox user.
+func (s *Service) installServices(ctx context.Context, container string, cfg *Config) error {
+	archive, err := servicesArchive(cfg)
+	if err != nil {
+		return err
+	}
+	_, err = s.Docker.Exec(ctx, docker.ExecSpec{
+		Container: container, User: "0:0",
+		// busybox tar does not restore the sticky bit under a umask.
+		Cmd:   []string{"sh", "-c", "tar -x -f - -C " + RunDir + " && chmod 1777 " + svcStateDir},
+		Stdin: bytes.NewReader(archive),
+	})
+	return err
+}
+
+// servicesArchive is the tar installServices extracts into RunDir.
+func servicesArchive(cfg *Config) ([]byte, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	now := time.Now()
+	add := func(name string, mode int64, body []byte) error {
+		h := &tar.Header{Name: name, Mode: mode, Size: int64(len(body)), ModTime: now, Typeflag: tar.TypeReg}
+		if strings.HasSuffix(name, "/") {
+			h.Typeflag, h.Size = tar.TypeDir, 0
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		_, err := tw.Write(body)
+		return err
+	}
+	if err := add("svc", 0o755, svcScript); err != nil {
+		return nil, err
+	}
+	if err := add("services/", 0o755, nil); err != nil {
+		return nil, err
+	}
+	if err := add("state/", 0o1777, nil); err != nil {
+		return nil, err
+	}
+	for _, sc := range cfg.Services {
+		if err := add("services/"+sc.Name+".spec", 0o644, []byte(serviceSpec(sc))); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// serviceSpec is the sh file svc.sh sources to learn one service. Every value
+// is quoted, so nothing in the configuration is interpreted by the shell.
+func serviceSpec(sc ServiceConfig) string {
+	var b strings.Builder
+	q := func(s string) string { return runner.Quote(s) }
+	fmt.Fprintf(&b, "# %s: written by litterbox at create, from %s\n", sc.Name, ConfigFile)
+	fmt.Fprintf(&b, "STOP=%s\nRESTART_SIG=%s\nTIMEOUT=%d\nPOLICY=%s\nWORKDIR=%s\nCMDLINE=%s\n",
+		q(sc.StopSignal), q(sc.RestartSignal), sc.StopTimeout, q(sc.Restart), q(sc.Workdir), q(runner.Quote(sc.Command...)))
+	b.WriteString("service_exec() {\n")
+	keys := make([]string, 0, len(sc.Env))
+	for k := range sc.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\texport %s\n", q(k+"="+sc.Env[k]))
+	}
+	fmt.Fprintf(&b, "\texec %s\n}\n", runner.Quote(sc.Command...))
+	return b.String()
+}
+
+// autostart starts the services configured with autostart, with one exec.
+func (s *Service) autostart(ctx context.Context, container string, cfg *Config) ([]ServiceStatus, error) {
+	args := []string{svcPath, ActionStart}
+	for _, sc := range cfg.Services {
+		if sc.Autostart {
+			args = append(args, sc.Name)
+		}
+	}
+	if len(args) == 2 {
+		return nil, nil
+	}
+	var out bytes.Buffer
+	if _, err := s.Docker.Exec(ctx, docker.ExecSpec{Container: container, User: User, Cmd: args, Stdout: &out}); err != nil {
+		return nil, err
+	}
+	// start prints one block per service, each opening with message=.
+	var sts []ServiceStatus
+	for _, block := range strings.Split(out.String(), "message=")[1:] {
+		sts = append(sts, parseServiceStatus(parseKV(block)))
+	}
+	return sts, nil
+}
+
+// prepareExtras installs the services and reads the host ports of a new
+// container while /src is being filled, and returns a func that waits for
+// both; so named ports and services add little to create's time.
+func (s *Service) prepareExtras(ctx context.Context, container string, cfg *Config, out *Created) func() error {
+	done := make(chan error, 2)
+	n := 0
+	if len(cfg.Services) > 0 {
+		n++
+		go func() {
+			if err := s.installServices(ctx, container, cfg); err != nil {
+				done <- fmt.Errorf("install services: %w", err)
+				return
+			}
+			done <- nil
+		}()
+	}
+	if len(cfg.Ports) > 0 {
+		n++
+		go func() {
+			res, err := s.Ports(ctx, &Handle{Container: container, Slug: out.Name})
+			if err != nil {
+				done <- err
+				return
+			}
+			out.Ports = res.Ports
+			done <- nil
+		}()
+	}
+	return func() error {
+		var errs []error
+		for range n {
+			errs = append(errs, <-done)
+		}
+		return errors.Join(errs...)
+	}
+}

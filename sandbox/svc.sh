@@ -1,0 +1,267 @@
+#!/bin/sh
+# Litterbox service supervisor and control, installed read-only (root-owned)
+# at /run/litterbox/svc. Plain busybox sh: there is no supervisord or runit.
+#
+#   svc start NAME...      start the supervisor of each service (no-op if running)
+#   svc stop NAME          stop signal to the service's process group, KILL after the timeout
+#   svc restart NAME       restart signal if one is configured, else stop then start
+#   svc status NAME        key=value lines
+#   svc logs NAME LINES    the last LINES lines of the service's log
+#   svc run NAME           the supervisor loop itself (started by start, setsid)
+#   svc exec NAME          the service command (started by run, setsid)
+#
+# Definitions: /run/litterbox/services/NAME.spec, written by root at create, so
+# the sandbox user cannot change what runs. State: /run/litterbox/state/NAME/
+# (written by the supervisor, which runs as the sandbox user like the service
+# it must signal): supervisor, pid, state, restarts, exit, started, want, log.
+R=/run/litterbox
+S=$R/state
+
+load() {
+	name=$1
+	spec=$R/services/$name.spec
+	if [ ! -f "$spec" ]; then
+		echo "error=unknown service"
+		echo "services=$(cd "$R/services" 2>/dev/null && ls | sed 's/\.spec$//' | tr '\n' ' ')"
+		exit 3
+	fi
+	. "$spec"
+	d=$S/$name
+}
+
+alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+
+get() { cat "$d/$1" 2>/dev/null; }
+
+note() { echo "[litterbox $(date '+%Y-%m-%d %H:%M:%S')] $*" >>"$d/log"; }
+
+status() {
+	st=$(get state)
+	[ -n "$st" ] || st=not-started
+	sup=$(get supervisor)
+	pid=$(get pid)
+	case $st in
+	starting | running | backoff)
+		if ! alive "$sup"; then
+			if alive "$pid"; then st=unsupervised; else st=dead; fi
+		fi
+		;;
+	esac
+	alive "$pid" || pid=
+	echo "name=$name"
+	echo "state=$st"
+	echo "pid=$pid"
+	echo "restarts=$(get restarts)"
+	echo "exit=$(get exit)"
+	echo "started=$(get started)"
+}
+
+# signal_wait SIG: send SIG to the service's process group, wait up to
+# TIMEOUT seconds for it to exit, then KILL the group.
+signal_wait() {
+	pid=$(get pid)
+	alive "$pid" || return 0
+	kill -"$1" -"$pid" 2>/dev/null || kill -"$1" "$pid" 2>/dev/null
+	n=0
+	while alive "$pid" && [ $n -lt $((TIMEOUT * 10)) ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	if alive "$pid"; then
+		note "still running ${TIMEOUT}s after SIG$1: sending SIGKILL"
+		kill -KILL -"$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+		n=0
+		while alive "$pid" && [ $n -lt 50 ]; do
+			sleep 0.1
+			n=$((n + 1))
+		done
+	fi
+}
+
+# wait_supervisor: until the supervisor has exited (it checks want at least
+# every 0.2 s).
+wait_supervisor() {
+	sup=$(get supervisor)
+	n=0
+	while alive "$sup" && [ $n -lt 100 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+}
+
+start() {
+	mkdir -p "$d" || exit 1
+	sup=$(get supervisor)
+	if alive "$sup"; then
+		echo "message=already running"
+		status
+		return
+	fi
+	# A service left behind by a killed supervisor would hold its port.
+	signal_wait "$STOP"
+	rm -f "$d/want" "$d/pid" "$d/exit"
+	echo 0 >"$d/restarts"
+	echo starting >"$d/state"
+	setsid "$R/svc" run "$name" </dev/null >/dev/null 2>&1 &
+	n=0
+	while [ ! -f "$d/pid" ] && [ $n -lt 50 ]; do
+		sleep 0.02
+		n=$((n + 1))
+	done
+	echo "message=started"
+	status
+}
+
+stop() {
+	sup=$(get supervisor)
+	if alive "$sup"; then
+		echo stop >"$d/want"
+		signal_wait "$STOP"
+		wait_supervisor
+		echo "message=stopped"
+	else
+		pid=$(get pid)
+		if alive "$pid"; then
+			signal_wait "$STOP"
+			echo "message=stopped (its supervisor was gone)"
+		else
+			echo "message=not running"
+		fi
+		[ -f "$d/state" ] && echo stopped >"$d/state"
+	fi
+	status
+}
+
+restart() {
+	sup=$(get supervisor)
+	if ! alive "$sup"; then
+		start
+		return
+	fi
+	old=$(get pid)
+	if [ -n "$RESTART_SIG" ] && alive "$old"; then
+		# The service restarts itself on this signal (a reload); if it
+		# exits instead, want=restart brings it back whatever its policy.
+		echo restart >"$d/want"
+		note "sending SIG$RESTART_SIG (restart)"
+		kill -"$RESTART_SIG" "$old" 2>/dev/null
+		sleep 0.3
+		if alive "$old" && [ "$(get pid)" = "$old" ]; then
+			rm -f "$d/want"
+			echo "message=sent SIG$RESTART_SIG"
+			status
+			return
+		fi
+	else
+		echo restart >"$d/want"
+		signal_wait "$STOP"
+	fi
+	n=0
+	while { [ "$(get pid)" = "$old" ] || [ ! -f "$d/pid" ]; } && [ $n -lt 100 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	echo "message=restarted"
+	status
+}
+
+# run is the supervisor: it starts the service in its own session (so a
+# signal reaches its whole process group), records its pid, waits for it,
+# records the exit code and restarts it as the policy says, backing off when
+# it keeps crashing.
+run() {
+	echo $$ >"$d/supervisor"
+	restarts=0
+	fails=0
+	while :; do
+		if [ -f "$d/log" ] && [ "$(wc -c <"$d/log")" -gt 4194304 ]; then
+			mv "$d/log" "$d/log.1"
+		fi
+		note "starting: $CMDLINE"
+		setsid "$R/svc" exec "$name" </dev/null >>"$d/log" 2>&1 &
+		pid=$!
+		date +%s >"$d/started"
+		echo $pid >"$d/pid"
+		echo $restarts >"$d/restarts"
+		echo running >"$d/state"
+		wait $pid
+		code=$?
+		echo $code >"$d/exit"
+		rm -f "$d/pid"
+		lived=$(($(date +%s) - $(get started)))
+		want=$(get want)
+		rm -f "$d/want"
+		note "exited with code $code after ${lived}s"
+		case $want in
+		stop)
+			echo stopped >"$d/state"
+			exit 0
+			;;
+		restart)
+			restarts=$((restarts + 1))
+			fails=0
+			continue
+			;;
+		esac
+		case $POLICY in
+		always) ;;
+		on-failure) [ $code -ne 0 ] || {
+			echo exited >"$d/state"
+			exit 0
+		} ;;
+		*)
+			echo exited >"$d/state"
+			exit 0
+			;;
+		esac
+		[ $lived -ge 10 ] && fails=0
+		case $fails in
+		0) ticks=1 ;; 1) ticks=3 ;; 2) ticks=5 ;; 3) ticks=10 ;; 4) ticks=20 ;; *) ticks=40 ;;
+		esac
+		fails=$((fails + 1))
+		echo backoff >"$d/state"
+		note "restarting in $((ticks * 2 / 10)).$((ticks * 2 % 10))s (policy $POLICY)"
+		n=0
+		while [ $n -lt $ticks ] && [ ! -f "$d/want" ]; do
+			sleep 0.2
+			n=$((n + 1))
+		done
+		if [ "$(get want)" = stop ]; then
+			rm -f "$d/want"
+			echo stopped >"$d/state"
+			exit 0
+		fi
+		rm -f "$d/want"
+		restarts=$((restarts + 1))
+	done
+}
+
+action=$1
+shift
+case $action in
+start)
+	for svc in "$@"; do
+		load "$svc"
+		start
+	done
+	;;
+stop | restart | status | run)
+	load "$1"
+	$action
+	;;
+logs)
+	load "$1"
+	status
+	echo "--- log"
+	tail -n "${2:-100}" "$d/log" 2>/dev/null
+	;;
+exec)
+	load "$1"
+	cd "$WORKDIR" || exit 126
+	service_exec
+	;;
+*)
+	echo "usage: svc start|stop|restart|status|logs|run|exec NAME" >&2
+	exit 2
+	;;
+esac
