@@ -116,6 +116,7 @@ stop() {
 	sup=$(get supervisor)
 	if alive "$sup"; then
 		echo stop >"$d/want"
+		note "stopping (SIG$STOP)"
 		signal_wait "$STOP"
 		wait_supervisor
 		echo "message=stopped"
@@ -154,6 +155,7 @@ restart() {
 		fi
 	else
 		echo restart >"$d/want"
+		note "restarting (SIG$STOP)"
 		signal_wait "$STOP"
 	fi
 	n=0
