@@ -63,3 +63,32 @@ func (c *ScanInternal) Run() error {
 	}
 	return err
 }
+
+// Milestone squashes a sandbox's snapshot commits since the last milestone
+// into one commit.
+type Milestone struct {
+	Name    string `arg:"" help:"Sandbox name."`
+	Message string `short:"m" required:"" help:"Message of the milestone commit."`
+}
+
+// Run squashes.
+func (c *Milestone) Run(ctx context.Context, env *Env) error {
+	r, err := env.Repo(ctx)
+	if err != nil {
+		return err
+	}
+	h, err := env.Service.Handle(ctx, r, c.Name)
+	if err != nil {
+		return err
+	}
+	res, err := env.Service.Milestone(ctx, h, c.Message)
+	if err != nil {
+		return err
+	}
+	if res.Commit == "" {
+		env.outf("%s\n", res.Note)
+		return nil
+	}
+	env.outf("Squashed %d commit(s) into %s\n", res.Squashed, res.Commit)
+	return nil
+}
