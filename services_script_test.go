@@ -146,18 +146,6 @@ func cmdFanout(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// scriptEnv is the environment of the script, for commands a custom command
-// runs itself.
-func scriptEnv(ts *testscript.TestScript) []string {
-	var env []string
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "LITTERBOX_LABELS", "TESTID", "GIT_CONFIG_NOSYSTEM", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "CI"} {
-		if v := ts.Getenv(k); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
-}
-
 // distinctports N NAMEFMT PORTNAME
 //
 // For the sandboxes NAMEFMT with %d replaced by 1..N, asks `litterbox ports

@@ -78,7 +78,7 @@ func TestParseServiceStatus(t *testing.T) {
 }
 
 func TestNamedPorts(t *testing.T) {
-	got := namedPorts("web=8080,api=3000,bad,x=y", []docker.Binding{{8080, "tcp", "127.0.0.1", 40001}})
+	got := namedPorts("web=8080,api=3000,bad,x=y", []docker.Binding{{ContainerPort: 8080, Proto: "tcp", HostIP: "127.0.0.1", HostPort: 40001}})
 	want := []PortInfo{
 		{Name: "api", ContainerPort: 3000, Env: "PORT_API"},
 		{Name: "web", ContainerPort: 8080, Env: "PORT_WEB", HostPort: 40001, URL: "http://127.0.0.1:40001"},
