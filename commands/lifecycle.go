@@ -46,6 +46,7 @@ func (c *Create) Run(ctx context.Context, env *Env) error {
 			}
 		} else {
 			env.outf("Created sandbox %s\n  branch:    %s\n  container: %s\n  status:    %s\n", created.Name, created.Branch, created.Container, created.Status)
+			printCreatedExtras(env, created)
 		}
 	}
 	return err

@@ -108,6 +108,17 @@ func FormatServiceStatus(st sandbox.ServiceStatus) string {
 	return b.String()
 }
 
+// printCreatedExtras adds a new sandbox's ports and autostarted services to
+// create's summary.
+func printCreatedExtras(env *Env, c *sandbox.Created) {
+	for _, p := range c.Ports {
+		env.outf("  port:      %s %d -> %s\n", p.Name, p.ContainerPort, orDash(p.URL))
+	}
+	for _, st := range c.Services {
+		env.outf("  service:   %s\n", FormatServiceStatus(st))
+	}
+}
+
 func handle(ctx context.Context, env *Env, name string) (*sandbox.Handle, error) {
 	r, err := env.Repo(ctx)
 	if err != nil {
