@@ -56,37 +56,28 @@ status() {
 	echo "started=$(get started)"
 }
 
+# wait_gone PID TICKS: until PID has exited, polling every 0.1 s, at most
+# TICKS times.
+wait_gone() {
+	n=0
+	while alive "$1" && [ $n -lt "$2" ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+}
+
 # signal_wait SIG: send SIG to the service's process group, wait up to
 # TIMEOUT seconds for it to exit, then KILL the group.
 signal_wait() {
 	pid=$(get pid)
 	alive "$pid" || return 0
 	kill -"$1" -"$pid" 2>/dev/null || kill -"$1" "$pid" 2>/dev/null
-	n=0
-	while alive "$pid" && [ $n -lt $((TIMEOUT * 10)) ]; do
-		sleep 0.1
-		n=$((n + 1))
-	done
+	wait_gone "$pid" $((TIMEOUT * 10))
 	if alive "$pid"; then
 		note "still running ${TIMEOUT}s after SIG$1: sending SIGKILL"
 		kill -KILL -"$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
-		n=0
-		while alive "$pid" && [ $n -lt 50 ]; do
-			sleep 0.1
-			n=$((n + 1))
-		done
+		wait_gone "$pid" 50
 	fi
-}
-
-# wait_supervisor: until the supervisor has exited (it checks want at least
-# every 0.2 s).
-wait_supervisor() {
-	sup=$(get supervisor)
-	n=0
-	while alive "$sup" && [ $n -lt 100 ]; do
-		sleep 0.1
-		n=$((n + 1))
-	done
 }
 
 start() {
@@ -118,7 +109,8 @@ stop() {
 		echo stop >"$d/want"
 		note "stopping (SIG$STOP)"
 		signal_wait "$STOP"
-		wait_supervisor
+		# The supervisor notices want=stop within 0.2 s.
+		wait_gone "$sup" 100
 		echo "message=stopped"
 	else
 		pid=$(get pid)
