@@ -134,22 +134,17 @@ func DefaultConfig() *Config {
 // name the file and line.
 func (s *Service) LoadConfig(ctx context.Context, r *Repo, commit string) (*Config, error) {
 	var sources []string
-	var base, local []byte
-	res, err := s.Runner.Run(ctx, r.Git.Cmd("cat-file", "--batch").WithStdin(strings.NewReader(commit+":"+ConfigFile+"\n")))
-	if err != nil {
-		return nil, fmt.Errorf("read %s from %s: %w", ConfigFile, short(commit), err)
-	}
-	base, ok, err := parseCatFile(res.Stdout)
+	base, ok, err := r.Git.FileAt(ctx, commit, ConfigFile)
 	if err != nil {
 		return nil, fmt.Errorf("read %s from %s: %w", ConfigFile, short(commit), err)
 	}
 	if ok {
 		sources = append(sources, ConfigFile)
-		if wt, err := os.ReadFile(filepath.Join(r.Root(), ConfigFile)); err == nil && !bytes.Equal(wt, base) {
-			s.Log.Warn(ConfigFile + " has uncommitted changes; the sandbox uses the committed version, as it holds HEAD")
-		}
 	}
-	local, err = os.ReadFile(filepath.Join(r.Root(), LocalConfigFile))
+	if wt, err := os.ReadFile(filepath.Join(r.Root(), ConfigFile)); err == nil && (!ok || !bytes.Equal(wt, base)) {
+		s.Log.Warn(ConfigFile + " has uncommitted changes, which this sandbox does not use: it holds HEAD, and so does its configuration. Commit them first.")
+	}
+	local, err := os.ReadFile(filepath.Join(r.Root(), LocalConfigFile))
 	switch {
 	case err == nil:
 		sources = append(sources, LocalConfigFile)
@@ -164,27 +159,6 @@ func (s *Service) LoadConfig(ctx context.Context, r *Repo, commit string) (*Conf
 	}
 	cfg.Sources = sources
 	return cfg, nil
-}
-
-// parseCatFile reads one answer of `git cat-file --batch`: "<id> blob
-// <size>\n<content>\n", or "<name> missing".
-func parseCatFile(out []byte) (content []byte, ok bool, err error) {
-	header, rest, _ := bytes.Cut(out, []byte("\n"))
-	f := strings.Fields(string(header))
-	if len(f) == 2 && f[1] == "missing" {
-		return nil, false, nil
-	}
-	if len(f) != 3 {
-		return nil, false, fmt.Errorf("unexpected git cat-file answer %q", header)
-	}
-	if f[1] != "blob" {
-		return nil, false, fmt.Errorf("%s is a %s, not a file", ConfigFile, f[1])
-	}
-	size, err := strconv.Atoi(f[2])
-	if err != nil || size > len(rest) {
-		return nil, false, fmt.Errorf("unexpected git cat-file answer %q", header)
-	}
-	return rest[:size], true, nil
 }
 
 // ParseConfig parses the committed file's content and the local override's

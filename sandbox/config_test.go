@@ -176,19 +176,6 @@ func TestParseSignal(t *testing.T) {
 	}
 }
 
-func TestParseCatFile(t *testing.T) {
-	body, ok, err := parseCatFile([]byte("abc123 blob 12\n[ports]\nx=1\n\n"))
-	if err != nil || !ok || string(body) != "[ports]\nx=1\n" {
-		t.Errorf("blob: %q %v %v", body, ok, err)
-	}
-	if _, ok, err := parseCatFile([]byte("HEAD:.litterbox.toml missing\n")); ok || err != nil {
-		t.Errorf("missing: %v %v", ok, err)
-	}
-	if _, _, err := parseCatFile([]byte("abc123 tree 30\n...")); err == nil {
-		t.Error("a tree was accepted")
-	}
-}
-
 func TestConfigApply(t *testing.T) {
 	cfg, err := ParseConfig([]byte("[ports]\nweb = 8080\napi = 3000\n[limits]\nmemory = \"1g\"\npids = 100\n"), nil)
 	if err != nil {

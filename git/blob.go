@@ -1,0 +1,43 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// FileAt returns the content of the file at path in commit's tree, or
+// ok=false when there is none, with one `git cat-file --batch`, which answers
+// "missing" instead of failing. Reading from a commit, not the working tree,
+// gives what a sandbox made from that commit holds.
+func (g *Repo) FileAt(ctx context.Context, commit, path string) (content []byte, ok bool, err error) {
+	res, err := g.R.Run(ctx, g.Cmd("cat-file", "--batch").WithStdin(strings.NewReader(commit+":"+path+"\n")))
+	if err != nil {
+		return nil, false, err
+	}
+	return ParseCatFileBlob(res.Stdout, path)
+}
+
+// ParseCatFileBlob reads one answer of `git cat-file --batch`: "<id> blob
+// <size>\n<content>\n", or "<name> missing". Anything but a blob (a
+// directory, a submodule) is an error naming path.
+func ParseCatFileBlob(out []byte, path string) (content []byte, ok bool, err error) {
+	header, rest, _ := bytes.Cut(out, []byte("\n"))
+	f := strings.Fields(string(header))
+	if len(f) == 2 && f[1] == "missing" {
+		return nil, false, nil
+	}
+	if len(f) != 3 {
+		return nil, false, fmt.Errorf("unexpected git cat-file answer %q", header)
+	}
+	if f[1] != "blob" {
+		return nil, false, fmt.Errorf("%s is a %s, not a file", path, f[1])
+	}
+	size, err := strconv.Atoi(f[2])
+	if err != nil || size > len(rest) {
+		return nil, false, fmt.Errorf("unexpected git cat-file answer %q", header)
+	}
+	return rest[:size], true, nil
+}
