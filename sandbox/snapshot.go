@@ -66,14 +66,6 @@ func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*Sna
 	}
 	defer unlock()
 
-	ref := BranchRef(h.Slug)
-	tip, ok, err := h.Repo.Git.ResolveRef(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, newError(ErrNotFound, "the branch %s%s of sandbox '%s' is gone, so its changes cannot be recorded. Ask the user to check `litterbox list`.", BranchPrefix, h.Slug, h.Slug)
-	}
 	sincePath := filepath.Join(h.Repo.stateDir(h.Slug), "since")
 	opts := ScanOptions{
 		Root:     Workdir,
@@ -91,6 +83,14 @@ func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*Sna
 		return res, writeSince(sincePath, sc.meta.Start)
 	}
 
+	ref := BranchRef(h.Slug)
+	tip, ok, err := h.Repo.Git.ResolveRef(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, newError(ErrNotFound, "the branch %s%s of sandbox '%s' is gone, so its changes cannot be recorded. Ask the user to check `litterbox list`.", BranchPrefix, h.Slug, h.Slug)
+	}
 	trees, err := h.Repo.Git.Trees(ctx, tip, sc.dirsToRead())
 	if err != nil {
 		return nil, err
@@ -221,7 +221,12 @@ func (sc *scanned) changes(trees map[string]map[string]git.TreeEntry) []git.Chan
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Delete && !out[j].Delete
+	})
 	return out
 }
 
