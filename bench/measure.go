@@ -77,6 +77,7 @@ func row(name string, samples, floor []time.Duration, t target) Row {
 }
 
 func judge(r Row, t target) Row {
+	r.Target = t.text
 	switch {
 	case t.ok == nil:
 		r.Status = "info"
