@@ -16,11 +16,7 @@ import (
 // the same noise.
 func (b *bench) caseCreate(ctx context.Context) error {
 	for _, spec := range []repoSpec{b.big, b.small} {
-		dir, err := b.repo(ctx, spec)
-		if err != nil {
-			return err
-		}
-		r, err := b.svc.OpenRepo(ctx, dir)
+		dir, r, err := b.openRepo(ctx, spec)
 		if err != nil {
 			return err
 		}
@@ -129,11 +125,7 @@ func (b *bench) floorDelete(ctx context.Context, dir string, r *sandbox.Repo, sl
 // casePause times `litterbox pause` and `resume` of one sandbox against bare
 // `docker pause` and `docker unpause` of the same container.
 func (b *bench) casePause(ctx context.Context) error {
-	dir, err := b.repo(ctx, b.small)
-	if err != nil {
-		return err
-	}
-	r, err := b.svc.OpenRepo(ctx, dir)
+	dir, r, err := b.openRepo(ctx, b.small)
 	if err != nil {
 		return err
 	}
@@ -174,11 +166,7 @@ func (b *bench) casePause(ctx context.Context) error {
 // caseList times `litterbox list` with listCount sandboxes against one
 // `docker ps -a` filtered by the repository's label.
 func (b *bench) caseList(ctx context.Context) error {
-	dir, err := b.repo(ctx, b.small)
-	if err != nil {
-		return err
-	}
-	r, err := b.svc.OpenRepo(ctx, dir)
+	dir, r, err := b.openRepo(ctx, b.small)
 	if err != nil {
 		return err
 	}

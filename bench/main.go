@@ -201,6 +201,23 @@ func (b *bench) repo(ctx context.Context, spec repoSpec) (string, error) {
 	return dir, nil
 }
 
+// openRepo returns a generated repository of spec's shape, opened.
+func (b *bench) openRepo(ctx context.Context, spec repoSpec) (string, *sandbox.Repo, error) {
+	dir, err := b.repo(ctx, spec)
+	if err != nil {
+		return "", nil, err
+	}
+	r, err := b.svc.OpenRepo(ctx, dir)
+	return dir, r, err
+}
+
+// skip adds an n/a row for each case, saying why.
+func (b *bench) skip(cases []string, why string) {
+	for _, c := range cases {
+		b.rows = append(b.rows, na(c, why))
+	}
+}
+
 // litterbox is a litterbox command run in dir.
 func (b *bench) litterbox(dir string, args ...string) proc {
 	return proc{args: append([]string{b.bin}, args...), dir: dir, env: b.env}

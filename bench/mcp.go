@@ -104,6 +104,36 @@ func (s *mcpSession) call(ctx context.Context, tool string, args map[string]any)
 	return out, nil
 }
 
+// mcpSandbox starts `litterbox mcp` on a repository of spec's shape and
+// creates sandbox name through it. why is set, and nothing is left running,
+// when the server or one of the tools is missing (the cases are then n/a).
+// done deletes the sandbox and stops the server.
+func (b *bench) mcpSandbox(ctx context.Context, spec repoSpec, name string, tools ...string) (s *mcpSession, done func(), why string, err error) {
+	if !b.has(ctx, "mcp") {
+		return nil, nil, "not implemented yet: `litterbox mcp` absent", nil
+	}
+	dir, err := b.repo(ctx, spec)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if s, err = b.startMCP(ctx, dir); err != nil {
+		return nil, nil, "", err
+	}
+	if m := s.missing(tools...); len(m) > 0 {
+		s.close()
+		return nil, nil, "not implemented yet: no tool " + strings.Join(m, ", "), nil
+	}
+	if _, err := s.call(ctx, "sandbox-create", map[string]any{"name": name}); err != nil {
+		s.close()
+		return nil, nil, "", err
+	}
+	done = func() {
+		b.litterbox(dir, "delete", "--force", name).run(context.WithoutCancel(ctx))
+		s.close()
+	}
+	return s, done, "", nil
+}
+
 // timedCall times one tool call.
 func (s *mcpSession) timedCall(ctx context.Context, tool string, args map[string]any) (time.Duration, map[string]any, error) {
 	var out map[string]any
@@ -139,32 +169,16 @@ var mcpCases = []string{"mcp bash `true`", "mcp read 10 KB", "mcp write 10 KB", 
 // caseMCP times the agent's tools on the big repository against the bare
 // docker exec each one stands for.
 func (b *bench) caseMCP(ctx context.Context) error {
-	if !b.has(ctx, "mcp") {
-		for _, c := range mcpCases {
-			b.rows = append(b.rows, na(c, "not implemented yet: `litterbox mcp` absent"))
-		}
-		return nil
-	}
-	dir, err := b.repo(ctx, b.big)
-	if err != nil {
-		return err
-	}
-	s, err := b.startMCP(ctx, dir)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	if m := s.missing("sandbox-create", "bash", "read", "write", "grep"); len(m) > 0 {
-		for _, c := range mcpCases {
-			b.rows = append(b.rows, na(c, "not implemented yet: no tool "+strings.Join(m, ", ")))
-		}
-		return nil
-	}
 	const name = "m"
-	if _, err := s.call(ctx, "sandbox-create", map[string]any{"name": name}); err != nil {
+	s, done, why, err := b.mcpSandbox(ctx, b.big, name, "sandbox-create", "bash", "read", "write", "grep")
+	if err != nil {
 		return err
 	}
-	defer b.litterbox(dir, "delete", "--force", name).run(context.WithoutCancel(ctx))
+	if why != "" {
+		b.skip(mcpCases, why)
+		return nil
+	}
+	defer done()
 	c := s.repo.ContainerName(name)
 	content := string(textOf(newRand(7), tenK))
 
@@ -274,38 +288,23 @@ func (b *bench) snapshotCases() []string {
 // to show the cost follows the change, not the repository), and after write.
 func (b *bench) caseSnapshot(ctx context.Context) error {
 	names := b.snapshotCases()
-	skip := func(why string) error {
-		for _, c := range names {
-			b.rows = append(b.rows, na(c, why))
-		}
+	const name = "s"
+	s, done, why, err := b.mcpSandbox(ctx, b.big, name, "sandbox-create", "bash", "write")
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		b.skip(names, why)
 		return nil
 	}
-	if !b.has(ctx, "mcp") {
-		return skip("not implemented yet: `litterbox mcp` absent")
-	}
-	dir, err := b.repo(ctx, b.big)
-	if err != nil {
-		return err
-	}
-	s, err := b.startMCP(ctx, dir)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	if m := s.missing("sandbox-create", "bash", "write"); len(m) > 0 {
-		return skip("not implemented yet: no tool " + strings.Join(m, ", "))
-	}
-	const name = "s"
-	if _, err := s.call(ctx, "sandbox-create", map[string]any{"name": name}); err != nil {
-		return err
-	}
-	defer b.litterbox(dir, "delete", "--force", name).run(context.WithoutCancel(ctx))
+	defer done()
 	out, err := s.call(ctx, "bash", map[string]any{"sandbox": name, "command": "true"})
 	if err != nil {
 		return err
 	}
 	if !hasSnapshot(out) {
-		return skip("not implemented yet: the bash result has no snapshot/commit field")
+		b.skip(names, "not implemented yet: the bash result has no snapshot/commit field")
+		return nil
 	}
 	c := s.repo.ContainerName(name)
 
@@ -381,20 +380,12 @@ func (b *bench) caseSnapshot(ctx context.Context) error {
 // changeOne times a bash call that appends to one file, on a fresh sandbox of
 // a repository of spec's shape, against the same command run with docker exec.
 func (b *bench) changeOne(ctx context.Context, spec repoSpec, label string) (float64, Row, error) {
-	dir, err := b.repo(ctx, spec)
-	if err != nil {
-		return 0, Row{}, err
-	}
-	s, err := b.startMCP(ctx, dir)
-	if err != nil {
-		return 0, Row{}, err
-	}
-	defer s.close()
 	const name = "one"
-	if _, err := s.call(ctx, "sandbox-create", map[string]any{"name": name}); err != nil {
+	s, done, _, err := b.mcpSandbox(ctx, spec, name)
+	if err != nil {
 		return 0, Row{}, err
 	}
-	defer b.litterbox(dir, "delete", "--force", name).run(context.WithoutCancel(ctx))
+	defer done()
 	c := s.repo.ContainerName(name)
 	var tool, floor, reported []time.Duration
 	for i := 0; i <= b.n; i++ {

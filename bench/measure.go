@@ -183,8 +183,8 @@ func printTable(w io.Writer, rows []Row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CASE\tMEDIAN\tFLOOR\tRATIO\tTARGET\tSTATUS\tNOTE")
 	for _, r := range rows {
-		if r.Status == "n/a" {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\tn/a\t%s\n", r.Case, r.Note)
+		if r.Status == "n/a" || r.Status == "ERROR" {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t%s\t%s\n", r.Case, r.Status, r.Note)
 			continue
 		}
 		floor, ratio := "-", "-"

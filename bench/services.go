@@ -27,9 +27,7 @@ var serviceCases = []string{"create with 2 named ports", "service start to first
 // a service's start until the host gets its first HTTP answer.
 func (b *bench) caseServices(ctx context.Context) error {
 	if !b.has(ctx, "ports") || !b.has(ctx, "service") {
-		for _, c := range serviceCases {
-			b.rows = append(b.rows, na(c, "not implemented yet: `litterbox ports`/`litterbox service` absent"))
-		}
+		b.skip(serviceCases, "not implemented yet: `litterbox ports`/`litterbox service` absent")
 		return nil
 	}
 	plain, err := b.repo(ctx, b.small)
