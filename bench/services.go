@@ -127,7 +127,8 @@ func (b *bench) serviceStart(ctx context.Context, dir string) (Row, error) {
 		if err != nil {
 			return Row{}, err
 		}
-		if err := runCmd(ctx, "docker", "exec", c, "pkill", "httpd"); err != nil {
+		// This busybox (Debian's busybox-static) has killall but no pkill.
+		if err := runCmd(ctx, "docker", "exec", c, "killall", "httpd"); err != nil {
 			return Row{}, err
 		}
 		if err := waitDown(ctx, url); err != nil {
