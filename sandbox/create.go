@@ -153,7 +153,7 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 		undo.push("network "+container, removeNet)
 	}
 	if netErr != nil {
-		return fail(fmt.Errorf("create network %s: %w", container, netErr))
+		return fail(networkError(container, netErr))
 	}
 
 	progress("starting container " + container)
