@@ -141,3 +141,16 @@ func TestPortsArgv(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestNetworkErrorExplainsPoolExhaustion(t *testing.T) {
+	// Captured from docker 20.10 after about 30 bridge networks.
+	err := &runner.ExitError{ExitCode: 1, Stderr: "Error response from daemon: could not find an available, non-overlapping IPv4 address pool among the defaults to assign to the network\n"}
+	got := networkError("litterbox-repo-x", err)
+	if !strings.Contains(got.Error(), "default-address-pools") || !errors.Is(got, err) {
+		t.Errorf("got %v", got)
+	}
+	other := networkError("n", errors.New("boom"))
+	if strings.Contains(other.Error(), "default-address-pools") {
+		t.Errorf("other error got the pool hint: %v", other)
+	}
+}
