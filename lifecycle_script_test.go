@@ -74,17 +74,35 @@ exec "$real" "$@"
 //
 // Puts a docker stand-in first on PATH that breaks one step of create (MODE:
 // image, copy or setup; see shimScript) and passes every other command to
-// the real docker. `dockershim off` takes it away again.
+// the real docker. `dockershim absent` leaves only litterbox and git on
+// PATH, so there is no docker CLI at all. `dockershim off` undoes either.
 func cmdDockerShim(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: dockershim image|copy|setup|off")
+		ts.Fatalf("usage: dockershim image|copy|setup|absent|off")
 	}
 	dir := ts.MkAbs(".shim")
-	path := ts.Getenv("PATH")
-	path = strings.TrimPrefix(path, dir+string(os.PathListSeparator))
-	if args[0] == "off" {
+	if ts.Getenv("LB_SAVED_PATH") == "" {
+		ts.Setenv("LB_SAVED_PATH", ts.Getenv("PATH"))
+	}
+	path := ts.Getenv("LB_SAVED_PATH")
+	switch args[0] {
+	case "off":
 		ts.Setenv("PATH", path)
 		ts.Setenv("LB_SHIM", "")
+		return
+	case "absent":
+		// /usr/bin often holds docker beside git, so link just the two.
+		bin := ts.MkAbs(".nobin")
+		ts.Check(os.MkdirAll(bin, 0o755))
+		var keep []string
+		for _, prog := range []string{"litterbox", "git"} {
+			p, err := lookPath(path, prog)
+			ts.Check(err)
+			_ = os.Remove(filepath.Join(bin, prog))
+			ts.Check(os.Symlink(p, filepath.Join(bin, prog)))
+		}
+		keep = append(keep, bin)
+		ts.Setenv("PATH", strings.Join(keep, string(os.PathListSeparator)))
 		return
 	}
 	real, err := exec.LookPath("docker")
@@ -119,4 +137,15 @@ func cmdLeftovers(ts *testscript.TestScript, neg bool, args []string) {
 	case !neg && len(found) > 0:
 		ts.Fatalf("labelled docker resources left behind: %s", strings.Join(found, ", "))
 	}
+}
+
+// lookPath finds prog in the directories of path (a PATH value).
+func lookPath(path, prog string) (string, error) {
+	for _, d := range filepath.SplitList(path) {
+		p := filepath.Join(d, prog)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found in PATH", prog)
 }
