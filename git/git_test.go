@@ -146,4 +146,6 @@ func TestOpen(t *testing.T) {
 
 type failing struct{ err error }
 
-func (f failing) Run(context.Context, *runner.Cmd) (runner.Result, error) { return runner.Result{}, f.err }
+func (f failing) Run(context.Context, *runner.Cmd) (runner.Result, error) {
+	return runner.Result{}, f.err
+}
