@@ -87,13 +87,17 @@ func scriptParams(t *testing.T, keep func(name string) bool) testscript.Params {
 			files = append(files, f)
 		}
 	}
+	scanner := staticBuild(t)
 	return testscript.Params{
 		Files:               files,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") == "1",
 		Cmds:                scriptCmds,
-		Setup:               setupScript,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("LITTERBOX_SCANNER", scanner)
+			return setupScript(env)
+		},
 		Condition: func(cond string) (bool, error) {
 			if f, ok := scriptConds[cond]; ok {
 				return f()
@@ -101,6 +105,20 @@ func scriptParams(t *testing.T, keep func(name string) bool) testscript.Params {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	}
+}
+
+// staticBuild builds a statically linked litterbox for snapshots to copy
+// into containers: the test binary itself links the C library when cgo is on,
+// and busybox has none.
+func staticBuild(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "litterbox-static")
+	cmd := exec.Command("go", "build", "-o", out, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build static litterbox: %v\n%s", err, msg)
+	}
+	return out
 }
 
 func setupScript(env *testscript.Env) error {
