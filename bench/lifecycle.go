@@ -86,7 +86,7 @@ func (b *bench) caseCreate(ctx context.Context) error {
 // stays in step), `git archive | docker exec -i tar -x`, and the startup
 // command.
 func (b *bench) floorCreate(ctx context.Context, dir string, r *sandbox.Repo, head, slug string) error {
-	spec := b.svc.RunSpec(r, slug, head)
+	spec := b.svc.ContainerSpec(r, slug, head)
 	name := r.ContainerName(slug)
 	if err := runCmd(ctx, "git", "-C", dir, "branch", sandbox.BranchPrefix+slug, head); err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/docker"
-	"github.com/litterbox-dev/litterbox/runner"
 )
 
 // PortInfo is one named port of a sandbox and where the host reaches it.
@@ -78,15 +77,4 @@ func ParsePortsLabel(label string) []Port {
 	}
 	sort.Slice(ports, func(i, j int) bool { return ports[i].Name < ports[j].Name })
 	return ports
-}
-
-// networkError explains a failed network create. Each sandbox has its own
-// bridge network, and docker's default address pools hold only about 30 of
-// them, so many sandboxes at once (with other containers' networks) can
-// exhaust them; the fix is in the daemon's configuration, not here.
-func networkError(name string, err error) error {
-	if strings.Contains(runner.Stderr(err), "could not find an available, non-overlapping IPv4 address pool") {
-		return fmt.Errorf("create network %s: docker has no address range left for another network (every sandbox has its own, and docker's default pools allow about 30): delete sandboxes you no longer need (`litterbox list --all-repos`), remove unused networks (`docker network prune`), or give docker more room with \"default-address-pools\" in /etc/docker/daemon.json, e.g. [{\"base\": \"10.200.0.0/16\", \"size\": 24}] for 256 networks: %w", name, err)
-	}
-	return fmt.Errorf("create network %s: %w", name, err)
 }

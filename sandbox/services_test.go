@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
-
 	"github.com/litterbox-dev/litterbox/docker"
 	"github.com/litterbox-dev/litterbox/runner"
 )
@@ -91,10 +89,6 @@ func TestNamedPorts(t *testing.T) {
 	}
 }
 
-func fakeService(f *runner.Fake) *Service {
-	return &Service{Docker: &docker.Client{R: f}, Runner: f, Log: log.New(io.Discard)}
-}
-
 func TestServiceActionArgv(t *testing.T) {
 	f := &runner.Fake{}
 	h := &Handle{Slug: "s1", Container: "cid"}
@@ -104,7 +98,7 @@ func TestServiceActionArgv(t *testing.T) {
 		"message=stopped\nname=web\nstate=stopped\npid=\nrestarts=0\nexit=143\nstarted=\n", nil)
 	f.Expect([]string{"docker", "exec", "--user", "1000:1000", "cid", "/run/litterbox/svc", "status", "db"},
 		"error=unknown service\nservices=web worker \n", &runner.ExitError{ExitCode: 3})
-	s := fakeService(f)
+	s, _ := fakeService(f)
 	ctx := context.Background()
 
 	res, err := s.ServiceAction(ctx, h, "web", ActionLogs, 5)
@@ -133,24 +127,12 @@ func TestServiceActionArgv(t *testing.T) {
 func TestPortsArgv(t *testing.T) {
 	f := &runner.Fake{}
 	f.Expect(append([]string{"docker"}, docker.InspectPortsArgs("cid", LabelPorts)...), "web=8080\t{\"8080/tcp\":[{\"HostIp\":\"127.0.0.1\",\"HostPort\":\"41000\"}]}\n", nil)
-	res, err := fakeService(f).Ports(context.Background(), &Handle{Slug: "s1", Container: "cid"})
+	s, _ := fakeService(f)
+	res, err := s.Ports(context.Background(), &Handle{Slug: "s1", Container: "cid"})
 	if err != nil || len(res.Ports) != 1 || res.Ports[0].URL != "http://127.0.0.1:41000" {
 		t.Errorf("%+v %v", res, err)
 	}
 	if err := f.Check(); err != nil {
 		t.Error(err)
-	}
-}
-
-func TestNetworkErrorExplainsPoolExhaustion(t *testing.T) {
-	// Captured from docker 20.10 after about 30 bridge networks.
-	err := &runner.ExitError{ExitCode: 1, Stderr: "Error response from daemon: could not find an available, non-overlapping IPv4 address pool among the defaults to assign to the network\n"}
-	got := networkError("litterbox-repo-x", err)
-	if !strings.Contains(got.Error(), "default-address-pools") || !errors.Is(got, err) {
-		t.Errorf("got %v", got)
-	}
-	other := networkError("n", errors.New("boom"))
-	if strings.Contains(other.Error(), "default-address-pools") {
-		t.Errorf("other error got the pool hint: %v", other)
 	}
 }

@@ -2,9 +2,9 @@ package sandbox
 
 import "github.com/litterbox-dev/litterbox/docker"
 
-// RunSpec is the container Create starts for sandbox slug of r at commit base.
+// ContainerSpec is the container Create starts for sandbox slug of r at commit base.
 // It is exported for the benchmark (bench/), whose floor must run the very
 // same `docker run` as Create so the two stay in step.
-func (s *Service) RunSpec(r *Repo, slug, base string) docker.RunSpec {
+func (s *Service) ContainerSpec(r *Repo, slug, base string) docker.RunSpec {
 	return s.runSpec(r, slug, base)
 }

@@ -17,7 +17,8 @@ if ! docker info >/dev/null 2>&1; then
   echo "bench: Docker is not running: run scripts/ensure-docker.sh first" >&2
   exit 1
 fi
-go build -o "$tmp/litterbox" .
+# Static, like `make build`: snapshots copy litterbox into the busybox sandbox.
+CGO_ENABLED=0 go build -o "$tmp/litterbox" .
 go build -o "$tmp/bench" ./bench
 export LITTERBOX_LABELS="${LITTERBOX_LABELS:-dev.litterbox.test=bench-$$}"
 "$tmp/bench" -bin "$tmp/litterbox" "$@"
