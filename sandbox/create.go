@@ -172,7 +172,7 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	}
 	undo.push("container "+container, func(ctx context.Context) error { return ignoreMissing(s.Docker.Remove(ctx, container)) })
 
-	extras := s.prepareExtras(ctx, container, cfg, out)
+	extras := s.prepareExtras(ctx, r, container, cfg, out)
 	progress("copying " + short(head) + " into " + Workdir + ", then running setup: " + runner.Quote(setup...))
 	var so, se bytes.Buffer
 	err = s.copyAndSetup(ctx, archive, container, setup, &so, &se)

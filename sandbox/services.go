@@ -8,6 +8,9 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -100,7 +103,22 @@ func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action str
 		return nil, fmt.Errorf("unknown service action %q (one of %s)", action, strings.Join(ServiceActions, ", "))
 	}
 	var out bytes.Buffer
-	_, err := s.Docker.Exec(ctx, docker.ExecSpec{Container: h.Container, User: User, Cmd: args, Stdout: &out})
+	call := func() error {
+		out.Reset()
+		_, err := s.Docker.Exec(ctx, docker.ExecSpec{Container: h.Container, User: User, Cmd: args, Stdout: &out})
+		return err
+	}
+	err := call()
+	if code := runner.ExitCode(err); code == 126 || code == 127 {
+		// No supervisor in the container yet: install it on first use.
+		installed, ierr := s.installSaved(ctx, h)
+		if ierr != nil {
+			return nil, ierr
+		}
+		if installed {
+			err = call()
+		}
+	}
 	if err != nil {
 		if errors.Is(err, docker.ErrPaused) {
 			return nil, pausedError(h.Slug)
@@ -154,22 +172,74 @@ func parseServiceStatus(kv map[string]string) ServiceStatus {
 	return st
 }
 
+// servicesFile keeps, in a sandbox's host-side state directory, the archive
+// of its supervisor and service definitions, made from the configuration at
+// create. It is installed into the container at the first service action (or
+// at create when a service starts automatically), so a create that only
+// defines services costs no extra docker exec.
+const servicesFile = "services.tar"
+
+// saveServices writes cfg's services archive to the sandbox's state
+// directory, or removes a stale one (from an earlier sandbox of that name)
+// when cfg has no services.
+func saveServices(r *Repo, slug string, cfg *Config) ([]byte, error) {
+	path := filepath.Join(r.stateDir(slug), servicesFile)
+	if len(cfg.Services) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		return nil, nil
+	}
+	archive, err := servicesArchive(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(r.stateDir(slug), 0o755); err != nil {
+		return nil, err
+	}
+	return archive, os.WriteFile(path, archive, 0o644)
+}
+
+// installScript unpacks the archive on stdin into RunDir. Files are renamed
+// into place, never rewritten: a supervisor already running svc keeps
+// reading the file it opened, so two installs racing cannot corrupt it.
+// busybox tar does not restore the sticky bit under a umask, hence chmod.
+const installScript = `set -e
+t=$(mktemp -d ` + RunDir + `/.install.XXXXXX)
+tar -x -f - -C "$t"
+mkdir -p ` + RunDir + `/services ` + svcStateDir + `
+chmod 1777 ` + svcStateDir + `
+for f in "$t"/services/*; do mv -f "$f" ` + RunDir + `/services/; done
+mv -f "$t/svc" ` + svcPath + `
+rm -rf "$t"`
+
 // installServices puts the supervisor and the service definitions into the
 // container's RunDir with one root exec of tar. Root is needed only because
 // RunDir is root-owned, which is what keeps the definitions out of the agent's
 // reach; the services themselves run as the sandbox user.
-func (s *Service) installServices(ctx context.Context, container string, cfg *Config) error {
-	archive, err := servicesArchive(cfg)
-	if err != nil {
-		return err
-	}
-	_, err = s.Docker.Exec(ctx, docker.ExecSpec{
+func (s *Service) installServices(ctx context.Context, container string, archive []byte) error {
+	_, err := s.Docker.Exec(ctx, docker.ExecSpec{
 		Container: container, User: "0:0",
-		// busybox tar does not restore the sticky bit under a umask.
-		Cmd:   []string{"sh", "-c", "tar -x -f - -C " + RunDir + " && chmod 1777 " + svcStateDir},
+		Cmd:   []string{"sh", "-c", installScript},
 		Stdin: bytes.NewReader(archive),
 	})
 	return err
+}
+
+// installSaved installs the archive saveServices kept for h. ok is false when
+// the sandbox has no services.
+func (s *Service) installSaved(ctx context.Context, h *Handle) (ok bool, err error) {
+	archive, err := os.ReadFile(filepath.Join(h.Repo.stateDir(h.Slug), servicesFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := s.installServices(ctx, h.Container, archive); err != nil {
+		return false, fmt.Errorf("install the services of sandbox %q: %w", h.Slug, err)
+	}
+	return true, nil
 }
 
 // servicesArchive is the tar installServices extracts into RunDir.
@@ -252,16 +322,21 @@ func (s *Service) autostart(ctx context.Context, container string, cfg *Config) 
 	return sts, nil
 }
 
-// prepareExtras installs the services and reads the host ports of a new
-// container while /src is being filled, and returns a func that waits for
-// both; so named ports and services add little to create's time.
-func (s *Service) prepareExtras(ctx context.Context, container string, cfg *Config, out *Created) func() error {
+// prepareExtras saves the services archive, and installs it when a service
+// starts automatically, and reads the host ports of a new container, while
+// /src is being filled; it returns a func that waits for all that. So named
+// ports and services add little to create's time.
+func (s *Service) prepareExtras(ctx context.Context, r *Repo, container string, cfg *Config, out *Created) func() error {
 	done := make(chan error, 2)
 	n := 0
-	if len(cfg.Services) > 0 {
+	archive, err := saveServices(r, out.Name, cfg)
+	if err != nil {
+		return func() error { return fmt.Errorf("save services: %w", err) }
+	}
+	if slices.ContainsFunc(cfg.Services, func(sc ServiceConfig) bool { return sc.Autostart }) {
 		n++
 		go func() {
-			if err := s.installServices(ctx, container, cfg); err != nil {
+			if err := s.installServices(ctx, container, archive); err != nil {
 				done <- fmt.Errorf("install services: %w", err)
 				return
 			}

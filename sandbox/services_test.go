@@ -6,12 +6,15 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/docker"
+	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/runner"
 )
 
@@ -134,5 +137,26 @@ func TestPortsArgv(t *testing.T) {
 	}
 	if err := f.Check(); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestSaveServices(t *testing.T) {
+	dir := t.TempDir()
+	r := &Repo{Git: &git.Repo{Root: dir, CommonDir: dir}}
+	path := filepath.Join(r.stateDir("s1"), servicesFile)
+	cfg := &Config{Services: []ServiceConfig{{Name: "web", Command: []string{"httpd"}, StopSignal: "TERM", Restart: RestartNo, Workdir: "/src"}}}
+	archive, err := saveServices(r, "s1", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if onDisk, err := os.ReadFile(path); err != nil || !bytes.Equal(onDisk, archive) {
+		t.Fatalf("saved archive: %v", err)
+	}
+	// A later sandbox of that name without services must not inherit them.
+	if _, err := saveServices(r, "s1", &Config{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale services archive left: %v", err)
 	}
 }
