@@ -49,6 +49,7 @@ type cli struct {
 	Delete  commands.Delete  `cmd:"" aliases:"rm" help:"Delete a sandbox: its container, network and branch."`
 	Shell   commands.Shell   `cmd:"" help:"Open an interactive shell in a sandbox, in /src."`
 	Exec    commands.Exec    `cmd:"" help:"Run a command in a sandbox (litterbox exec NAME -- CMD ARGS...) and pass its exit code through."`
+	MCP     commands.MCP     `cmd:"" name:"mcp" help:"Serve the agent tools (sandbox-create, read, write, patch, bash, ls, glob, grep) over MCP on stdio."`
 	Version commands.Version `cmd:"" help:"Print the version."`
 }
 

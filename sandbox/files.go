@@ -104,14 +104,16 @@ mkdir -p "${p%/*}" || exit 1
 cat >"$p" || exit 1
 echo "$state"`
 
-// lsSh: $1 path, $2 maxdepth ("" for all), $3 cap. Prints the resolved
-// folder, then one entry a line, folders with a trailing slash, hidden ones
-// left out.
+// lsSh: $1 path, $2 maxdepth ("" for all), $3 cap, $4 "files" to leave
+// folders out. Prints the resolved folder, then one entry a line, folders
+// first with a trailing slash, hidden ones left out. (busybox find has no
+// -printf, and its -exec {} + inside -o loses entries, hence two walks.)
 const lsSh = resolveSh + `res "$1"
 [ -e "$r" ] || { echo "$r" >&2; exit 70; }
 [ -d "$r" ] || { echo "$r" >&2; exit 74; }
 printf '%s\n' "$r"
-find "$r" -mindepth 1 ${2:+-maxdepth "$2"} \( -name '.*' -prune \) -o \( -type d -exec printf '%s/\n' {} + \) -o -print | head -n "$3"`
+{ [ "$4" = files ] || find "$r" -mindepth 1 ${2:+-maxdepth "$2"} \( -name '.*' -prune \) -o -type d -print | sed 's|$|/|'
+  find "$r" -mindepth 1 ${2:+-maxdepth "$2"} \( -name '.*' -prune \) -o ! -type d -print; } | head -n "$3"`
 
 // grepSh: $1 path, $2 ERE, $3 cap, $4 ERE over file paths ("" for all).
 // Prints path:line:text. Hidden folders are pruned before grep sees them.
@@ -336,7 +338,7 @@ func (s *Service) Ls(ctx context.Context, h *Handle, p string, recursive bool) (
 	if recursive {
 		depth = ""
 	}
-	out, err := s.fileExec(ctx, h, lsSh, nil, abs, depth, strconv.Itoa(MaxListEntries+1))
+	out, err := s.fileExec(ctx, h, lsSh, nil, abs, depth, strconv.Itoa(MaxListEntries+1), "")
 	if err != nil {
 		return nil, scriptError(p, err)
 	}
@@ -373,7 +375,7 @@ func (s *Service) Glob(ctx context.Context, h *Handle, pattern, p string) (*Glob
 	if err != nil {
 		return nil, newError(ErrBadPattern, "glob pattern %q: %v", pattern, err)
 	}
-	out, err := s.fileExec(ctx, h, lsSh, nil, abs, "", strconv.Itoa(maxScanEntries))
+	out, err := s.fileExec(ctx, h, lsSh, nil, abs, "", strconv.Itoa(maxScanEntries), "files")
 	if err != nil {
 		return nil, scriptError(p, err)
 	}
