@@ -65,7 +65,6 @@ func (s *Server) MCPServer(version string) *server.MCPServer {
 	ms := server.NewMCPServer("litterbox", version,
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInputSchemaValidation(),
 		server.WithInstructions(Instructions),
 		server.WithLogger(slog.New(s.log)),
 	)
@@ -218,6 +217,12 @@ func toolError(err error) string {
 	var se *sandbox.Error
 	switch {
 	case errors.As(err, &se):
+		switch {
+		case errors.Is(err, sandbox.ErrPaused), errors.Is(err, sandbox.ErrStopped):
+			return se.Msg + " You cannot do this yourself: ask the user to run that command."
+		case errors.Is(err, sandbox.ErrNotFound):
+			return se.Msg + " Check the name, or create it with sandbox-create."
+		}
 		return se.Msg
 	case errors.Is(err, sandbox.ErrUnavailable):
 		return err.Error() + " (ask the user to start Docker)"

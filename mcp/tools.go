@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ type texter interface{ Text() string }
 func handler[A any, R texter](fn func(ctx context.Context, args A) (R, error)) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args A
+		if err := checkArgs[A](req.GetArguments()); err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
 		if err := req.BindArguments(&args); err != nil {
 			return mcp.NewToolResultError("bad arguments: " + err.Error() + "; see the tool's input schema"), nil
 		}
@@ -35,6 +39,32 @@ func handler[A any, R texter](fn func(ctx context.Context, args A) (R, error)) s
 		}
 		return mcp.NewToolResultStructured(res, res.Text()), nil
 	}
+}
+
+// checkArgs refuses unknown and missing arguments by the json tags of A
+// (a field without omitempty is required), with messages an agent can act
+// on; mcp-go's schema validation prints Go structs.
+func checkArgs[A any](args map[string]any) error {
+	t := reflect.TypeFor[A]()
+	var all, missing []string
+	known := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		all = append(all, name)
+		known[name] = true
+		if _, ok := args[name]; !ok && !strings.Contains(opts, "omitempty") {
+			missing = append(missing, name)
+		}
+	}
+	for k := range args {
+		if !known[k] {
+			return fmt.Errorf("unknown argument %q; this tool takes: %s", k, strings.Join(all, ", "))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing required argument(s): %s; this tool takes: %s", strings.Join(missing, ", "), strings.Join(all, ", "))
+	}
+	return nil
 }
 
 func newTool[A, R any](name, title, desc string, readOnly bool, opts ...mcp.ToolOption) mcp.Tool {

@@ -5,12 +5,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/docker"
+	"github.com/litterbox-dev/litterbox/runner"
 )
 
 // Limits of Bash.
@@ -96,10 +98,18 @@ func (s *Service) Bash(ctx context.Context, h *Handle, command string, o BashOpt
 		Cmd:       []string{"sh", "-c", bashSh, "sh", wd, secs, nonce, command},
 		Stdout:    stdout, Stderr: stderr,
 	})
-	if err != nil {
+	status, ok := stderr.StripTrailer(nonce)
+	if err != nil && !ok {
+		// docker itself failed (paused, gone); its message went to our
+		// stderr writer, so classify it from there.
+		var ee *runner.ExitError
+		if errors.As(err, &ee) {
+			cp := *ee
+			cp.Stderr, _ = stderr.String()
+			err = docker.Classify(&cp)
+		}
 		return nil, s.execError(h, err)
 	}
-	status, ok := stderr.StripTrailer(nonce)
 	if !ok {
 		return nil, fmt.Errorf("the command's status line is missing from its output (the exec was interrupted?)")
 	}

@@ -119,7 +119,7 @@ printf '%s\n' "$r"
 // Prints path:line:text. Hidden folders are pruned before grep sees them.
 const grepSh = resolveSh + `res "$1"
 [ -e "$r" ] || { echo "$r" >&2; exit 70; }
-grep -E -e "$2" </dev/null >/dev/null 2>&1; [ $? -gt 1 ] && exit 78
+echo | grep -E -e "$2" >/dev/null 2>&1; [ $? -gt 1 ] && exit 78
 if [ -f "$r" ]; then grep -nHs -E -e "$2" -- "$r" | head -n "$3"; exit 0; fi
 find "$r" \( -name '.*' -prune \) -o -type f -print | { if [ -n "$4" ]; then grep -E -e "$4"; else cat; fi; } |
   tr '\n' '\0' | xargs -0 -r grep -nHs -E -e "$2" -- | head -n "$3"`
