@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -31,6 +33,29 @@ func init() {
 	// NAME of the result to FILE instead. A tool error (isError) prints its
 	// message to stderr and fails unless negated.
 	scriptCmds["mcp"] = cmdMCP
+
+	// genfile FILE SIZE
+	//
+	// Writes SIZE bytes of awkward text to FILE: shell quotes, $(...),
+	// backticks, control characters, CRLF and LF line ends, multi-byte
+	// UTF-8, and no newline at the end.
+	scriptCmds["genfile"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 2 {
+			ts.Fatalf("usage: genfile FILE SIZE")
+		}
+		size, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		chunk := "echo \"$(rm -rf /)\" '`id`' \\n \x01\x02\x1b[0m tab\tcr\r\nlf\n café ☕ $HOME %s %% \r\n"
+		var b strings.Builder
+		for b.Len() < size {
+			b.WriteString(chunk)
+		}
+		data := []byte(b.String())[:size]
+		for !utf8.Valid(data) || data[len(data)-1] == '\n' {
+			data = data[:len(data)-1]
+		}
+		ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+	}
 }
 
 var mcpClients sync.Map // *testscript.TestScript -> *client.Client
