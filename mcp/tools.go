@@ -93,8 +93,6 @@ func (s *Server) tools() []tool {
 	}
 }
 
-const sandboxDesc = "Sandbox name, as given to sandbox-create (slug rules apply: 'My Feature' is my-feature)"
-
 // sandbox-create
 
 const createDesc = `Create a sandbox: a new container holding a copy of the repository's HEAD in /src, and a git branch litterbox/<name> where every change you make is committed.

@@ -8,7 +8,7 @@ import (
 func TestApplyDiff(t *testing.T) {
 	for _, tc := range []struct {
 		name, old, diff, want, err string
-		create, delete              bool
+		create, delete             bool
 	}{
 		{
 			name: "modify",
