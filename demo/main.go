@@ -145,6 +145,9 @@ func litterbox(dir string) (string, error) {
 	step("Building litterbox")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Dir = filepath.Dir(strings.TrimSpace(string(mod)))
+	// Snapshots copy the binary into busybox containers, which have no C
+	// library: it must be static.
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		return "", fmt.Errorf("go build: %w", err)

@@ -28,7 +28,7 @@ type Service interface {
 	Read(ctx context.Context, h *sandbox.Handle, p string, o sandbox.ReadOptions) (*sandbox.ReadResult, error)
 	Write(ctx context.Context, h *sandbox.Handle, p string, content []byte) (*sandbox.WriteResult, error)
 	Patch(ctx context.Context, h *sandbox.Handle, p, diff string) (*sandbox.PatchResult, error)
-	Bash(ctx context.Context, h *sandbox.Handle, command string, o sandbox.BashOptions) (*sandbox.BashResult, error)
+	Bash(ctx context.Context, h *sandbox.Handle, command string, o sandbox.BashOptions) (*sandbox.BashResult, *sandbox.SnapshotResult, error)
 	Ls(ctx context.Context, h *sandbox.Handle, p string, recursive bool) (*sandbox.LsResult, error)
 	Glob(ctx context.Context, h *sandbox.Handle, pattern, p string) (*sandbox.GlobResult, error)
 	Grep(ctx context.Context, h *sandbox.Handle, pattern, p, include string) (*sandbox.GrepResult, error)
@@ -157,6 +157,14 @@ func withSandbox[R any](ctx context.Context, s *Server, name string, fn func(h *
 // failed snapshot does not fail the tool: the mutation happened.
 func (s *Server) snapshot(ctx context.Context, h *sandbox.Handle, msg string) SnapshotInfo {
 	res, err := s.svc.Snapshot(ctx, h, msg)
+	return s.snapshotInfo(h, res, err)
+}
+
+// snapshotInfo shapes a snapshot's outcome for a result.
+func (s *Server) snapshotInfo(h *sandbox.Handle, res *sandbox.SnapshotResult, err error) SnapshotInfo {
+	if err == nil && res == nil {
+		err = errors.New("no snapshot result")
+	}
 	if err != nil {
 		s.log.Warn("snapshot failed", "sandbox", h.Slug, "err", err)
 		return SnapshotInfo{Error: err.Error()}

@@ -97,6 +97,15 @@ func TestConcurrentBash(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
+	// Snapshots copy a static litterbox into the container; this test
+	// binary is not one.
+	scanner := filepath.Join(dir, "litterbox")
+	build := exec.Command("go", "build", "-o", scanner, "..")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build litterbox: %v\n%s", err, out)
+	}
+	t.Setenv("LITTERBOX_SCANNER", scanner)
 	repo := filepath.Join(dir, "conc")
 	for _, args := range [][]string{
 		{"init", "-q", repo},

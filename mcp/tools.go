@@ -245,7 +245,7 @@ func (s *Server) patch(ctx context.Context, a PatchArgs) (PatchResult, error) {
 
 const bashDesc = `Run a shell command (busybox sh) in a sandbox as an unprivileged user, in /src unless workdir says otherwise. Returns stdout, stderr and exitCode; a non-zero exit code is a normal result.
 The command is killed (its whole process group) after timeout seconds (default 120, at most 3600); timedOut says so. Each stream keeps its first 1 MiB, with a truncation marker after.
-Processes left in the background are stopped when the command returns. Changes to files are committed to the sandbox's branch.`
+The call returns when the command exits; processes it leaves in the background keep running, but their output is not captured. Changes to files are committed to the sandbox's branch.`
 
 // BashArgs are bash's arguments.
 type BashArgs struct {
@@ -286,11 +286,14 @@ func (s *Server) bash(ctx context.Context, a BashArgs) (BashResult, error) {
 		return BashResult{}, fmt.Errorf("timeout must be between 0 and %d seconds", int(sandbox.MaxBashTimeout.Seconds()))
 	}
 	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (BashResult, error) {
-		r, err := s.svc.Bash(ctx, h, a.Command, sandbox.BashOptions{Workdir: a.Workdir, Timeout: time.Duration(a.Timeout * float64(time.Second))})
-		if err != nil {
+		r, snap, err := s.svc.Bash(ctx, h, a.Command, sandbox.BashOptions{
+			Workdir: a.Workdir, Timeout: time.Duration(a.Timeout * float64(time.Second)), Message: bashMessage(a.Command),
+		})
+		if r == nil {
 			return BashResult{}, err
 		}
-		return BashResult{BashResult: *r, Snapshot: s.snapshot(ctx, h, bashMessage(a.Command))}, nil
+		// The command ran: a snapshot error is part of the result.
+		return BashResult{BashResult: *r, Snapshot: s.snapshotInfo(h, snap, err)}, nil
 	})
 }
 

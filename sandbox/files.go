@@ -131,22 +131,10 @@ func (s *Service) fileExec(ctx context.Context, h *Handle, script string, stdin 
 		Cmd:       append([]string{"sh", "-c", script, "sh"}, args...),
 		Stdin:     stdin,
 	})
-	return res.Stdout, s.execError(h, err)
-}
-
-// execError turns docker's failures into errors that say what to do.
-func (s *Service) execError(h *Handle, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, docker.ErrPaused):
-		return pausedError(h.Slug)
-	case errors.Is(err, docker.ErrNoSuchContainer):
-		return notFound(h.Slug)
-	case errors.Is(err, docker.ErrNotRunning):
-		return stoppedError(h.Slug)
+	if err != nil {
+		return res.Stdout, s.execError(h, "run a file operation", err)
 	}
-	return err
+	return res.Stdout, nil
 }
 
 // scriptError maps a script's exit code to a typed error about path p (as the

@@ -85,33 +85,6 @@ func TestGrepLine(t *testing.T) {
 	}
 }
 
-func TestCapWriter(t *testing.T) {
-	w := &CapWriter{Max: 10, KeepTail: 64}
-	w.Write([]byte("0123456789abcdef"))
-	w.Write([]byte("\nNONCE 3 1\n"))
-	status, ok := w.StripTrailer("NONCE")
-	if !ok || status != "3 1" {
-		t.Fatalf("StripTrailer = %q, %v", status, ok)
-	}
-	s, truncated := w.String()
-	if !truncated || !strings.HasPrefix(s, "0123456789\n[litterbox: output truncated: showing the first 10 of 16 bytes]") {
-		t.Errorf("String() = %q, %v", s, truncated)
-	}
-
-	w = &CapWriter{Max: 100, KeepTail: 64}
-	w.Write([]byte("err\n"))
-	w.Write([]byte("\nNONCE 0 0\n"))
-	if _, ok := w.StripTrailer("NONCE"); !ok {
-		t.Fatal("no trailer")
-	}
-	if s, truncated := w.String(); s != "err\n" || truncated {
-		t.Errorf("String() = %q, %v", s, truncated)
-	}
-	if _, ok := (&CapWriter{Max: 10, KeepTail: 64}).StripTrailer("NONCE"); ok {
-		t.Error("trailer found in nothing")
-	}
-}
-
 func TestGlob(t *testing.T) {
 	for _, tc := range []struct {
 		pattern string
