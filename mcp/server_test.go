@@ -106,7 +106,7 @@ func TestConcurrentBash(t *testing.T) {
 		t.Fatalf("build litterbox: %v\n%s", err, out)
 	}
 	t.Setenv("LITTERBOX_SCANNER", scanner)
-	repo := filepath.Join(dir, "conc")
+	repo := filepath.Join(dir, fmt.Sprintf("conc-%d", os.Getpid()))
 	for _, args := range [][]string{
 		{"init", "-q", repo},
 		{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"},

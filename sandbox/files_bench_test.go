@@ -33,7 +33,7 @@ func BenchmarkFiles(b *testing.B) {
 		b.Fatalf("build litterbox: %v\n%s", err, out)
 	}
 	b.Setenv("LITTERBOX_SCANNER", scanner)
-	repo := filepath.Join(dir, "bench")
+	repo := filepath.Join(dir, fmt.Sprintf("bench-%d", os.Getpid()))
 	for i := range 2500 {
 		p := filepath.Join(repo, fmt.Sprintf("pkg%02d/sub%d/file%04d.txt", i%50, i%5, i))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
