@@ -66,9 +66,11 @@ func Open(ctx context.Context, r runner.Runner, dir string) (*Repo, error) {
 // Cmd starts a git command line that runs in the repository. Prompts are off:
 // Litterbox is driven by scripts and agents with nobody at the terminal.
 // Optional locks are off so that read-only commands such as status never
-// rewrite the user's index to refresh its stat cache.
+// rewrite the user's index to refresh its stat cache. Hooks are off: even
+// plumbing runs the reference-transaction hook, and the user's hooks are for
+// the user's own commits, not for Litterbox's.
 func (g *Repo) Cmd(args ...string) *runner.Cmd {
-	return runner.New("git", append([]string{"-C", g.Root}, args...)...).WithEnv("GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
+	return runner.New("git", append([]string{"-C", g.Root, "-c", "core.hooksPath=/dev/null"}, args...)...).WithEnv("GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
 }
 
 func (g *Repo) output(ctx context.Context, args ...string) (string, error) {
