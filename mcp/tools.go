@@ -33,7 +33,9 @@ func handler[A any, R texter](fn func(ctx context.Context, args A) (R, error)) s
 		if err := req.BindArguments(&args); err != nil {
 			return mcp.NewToolResultError("bad arguments: " + err.Error() + "; see the tool's input schema"), nil
 		}
+		release := idle.begin()
 		res, err := fn(ctx, args)
+		release()
 		if err != nil {
 			return mcp.NewToolResultError(toolError(err)), nil
 		}
