@@ -60,12 +60,36 @@ func dockerUp() bool {
 var scriptSeq atomic.Int64
 
 // TestScripts runs testdata/script/*.txtar end to end against real docker and
-// git. Each script gets its own HOME, git identity and resource label, and
-// whatever it leaves labelled is removed when it ends.
+// git, in parallel. Each script gets its own HOME, git identity and resource
+// label, and whatever it leaves labelled is removed when it ends.
+//
+// Scripts named allrepos_*.txtar act on every sandbox of the machine (pause
+// --all-repos), so they would disturb the others: TestScriptsAllRepos runs
+// them after these have finished.
 func TestScripts(t *testing.T) {
+	testscript.Run(t, scriptParams(t, func(name string) bool { return !strings.HasPrefix(name, "allrepos_") }))
+}
+
+// TestScriptsAllRepos runs the allrepos_*.txtar scripts once every other
+// script has finished (top-level tests run one after another).
+func TestScriptsAllRepos(t *testing.T) {
+	testscript.Run(t, scriptParams(t, func(name string) bool { return strings.HasPrefix(name, "allrepos_") }))
+}
+
+func scriptParams(t *testing.T, keep func(name string) bool) testscript.Params {
+	all, err := filepath.Glob(filepath.Join("testdata", "script", "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []string{}
+	for _, f := range all {
+		if keep(filepath.Base(f)) {
+			files = append(files, f)
+		}
+	}
 	scanner := staticBuild(t)
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+	return testscript.Params{
+		Files:               files,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") == "1",
@@ -80,7 +104,7 @@ func TestScripts(t *testing.T) {
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-	})
+	}
 }
 
 // staticBuild builds a statically linked litterbox for snapshots to copy

@@ -29,6 +29,15 @@ func (e *Env) Repo(ctx context.Context) (*sandbox.Repo, error) {
 	return e.Service.OpenRepo(ctx, e.RepoDir)
 }
 
+// Handle resolves a running sandbox of the repository.
+func (e *Env) Handle(ctx context.Context, name string) (*sandbox.Handle, error) {
+	r, err := e.Repo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return e.Service.Handle(ctx, r, name)
+}
+
 func (e *Env) outf(format string, args ...any) {
 	fmt.Fprintf(e.Stdout, format, args...)
 }

@@ -17,11 +17,7 @@ type Snapshot struct {
 
 // Run takes the snapshot.
 func (c *Snapshot) Run(ctx context.Context, env *Env) error {
-	r, err := env.Repo(ctx)
-	if err != nil {
-		return err
-	}
-	h, err := env.Service.Handle(ctx, r, c.Name)
+	h, err := env.Handle(ctx, c.Name)
 	if err != nil {
 		return err
 	}
@@ -78,11 +74,7 @@ type Milestone struct {
 
 // Run squashes.
 func (c *Milestone) Run(ctx context.Context, env *Env) error {
-	r, err := env.Repo(ctx)
-	if err != nil {
-		return err
-	}
-	h, err := env.Service.Handle(ctx, r, c.Name)
+	h, err := env.Handle(ctx, c.Name)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ type Fake struct {
 type fakeCall struct {
 	args   []string
 	stdout string
+	stderr string
 	err    error
 }
 
@@ -28,6 +29,16 @@ func (f *Fake) Expect(args []string, stdout string, err error) *Fake {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.expected = append(f.expected, fakeCall{args: args, stdout: stdout, err: err})
+	return f
+}
+
+// ExpectStderr is Expect for a command that also prints to stderr, such as
+// `docker rm --force` of a missing container, which exits 0 and says so only
+// there.
+func (f *Fake) ExpectStderr(args []string, stdout, stderr string, err error) *Fake {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.expected = append(f.expected, fakeCall{args: args, stdout: stdout, stderr: stderr, err: err})
 	return f
 }
 
@@ -48,7 +59,14 @@ func (f *Fake) Run(_ context.Context, c *Cmd) (Result, error) {
 	if c.Stdout != nil {
 		_, _ = c.Stdout.Write([]byte(want.stdout))
 	}
-	return Result{Stdout: []byte(want.stdout), ExitCode: ExitCode(want.err)}, want.err
+	if c.Stderr != nil {
+		_, _ = c.Stderr.Write([]byte(want.stderr))
+	}
+	code := 0
+	if want.err != nil {
+		code = ExitCode(want.err)
+	}
+	return Result{Stdout: []byte(want.stdout), Stderr: []byte(want.stderr), ExitCode: code}, want.err
 }
 
 // Check reports unexpected calls and expectations that were never met.

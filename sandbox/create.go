@@ -136,6 +136,9 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 		undo.push("network "+container, removeNet)
 	}
 	if netErr != nil {
+		if strings.Contains(runner.Stderr(netErr), "could not find an available, non-overlapping IPv4 address pool") {
+			return fail(fmt.Errorf("create network %s: Docker has no address pool left for another network (each sandbox has its own, and Docker's defaults allow about 30). Delete sandboxes you no longer need (`litterbox list --all-repos`), or give Docker more room: \"default-address-pools\": [{\"base\": \"10.213.0.0/16\", \"size\": 26}] in /etc/docker/daemon.json, then restart it", container))
+		}
 		return fail(fmt.Errorf("create network %s: %w", container, netErr))
 	}
 

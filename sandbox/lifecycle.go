@@ -90,6 +90,11 @@ func (s *Service) toggle(ctx context.Context, r *Repo, name string, pause bool) 
 		}
 		return Outcome{}, notFound(slug)
 	}
+	if st := cts[0].State; st != "running" && st != "paused" {
+		// docker unpause of a stopped container says "is not paused", which
+		// would read as already active.
+		return Outcome{}, stoppedError(slug)
+	}
 	return s.toggleContainer(ctx, cts[0], pause)
 }
 

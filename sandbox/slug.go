@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -51,13 +52,16 @@ func (e *InvalidNameError) Error() string {
 func (e *InvalidNameError) Is(target error) bool { return target == ErrInvalidName }
 
 // repoSlug slugifies a repository's directory name for container names
-// (FR1.11). A directory name with no letters or digits becomes "repo".
+// (FR1.11). A name too long is cut to MaxNameLen; one with no letters or
+// digits becomes "repo".
 func repoSlug(base string) string {
 	s, err := Slugify(base)
-	if err != nil {
-		if s = strings.Trim(strings.ToLower(base), "-"); s == "" || len(s) > MaxNameLen {
-			return "repo"
-		}
+	if err == nil {
+		return s
 	}
-	return s
+	var ie *InvalidNameError
+	if errors.As(err, &ie) && ie.Slug != "" {
+		return strings.Trim(ie.Slug[:MaxNameLen], "-")
+	}
+	return "repo"
 }

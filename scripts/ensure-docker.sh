@@ -24,6 +24,20 @@ if ! command -v dockerd >/dev/null 2>&1; then
   apt-get install -y -qq --no-install-recommends docker.io >/dev/null
 fi
 
+# Every sandbox has its own bridge network, and Docker's default address
+# pools hold only about 30 of them. Give an engine this script configures
+# room for 1024 (/26 each, 62 addresses: plenty for one container), unless
+# the machine already has a daemon.json of its own.
+if [ "$(id -u)" = 0 ] && [ ! -e /etc/docker/daemon.json ]; then
+  mkdir -p /etc/docker
+  cat >/etc/docker/daemon.json <<'JSON'
+{
+  "default-address-pools": [{"base": "10.213.0.0/16", "size": 26}]
+}
+JSON
+  log "wrote /etc/docker/daemon.json (address pools for 1024 sandbox networks)"
+fi
+
 if ! pgrep -x dockerd >/dev/null 2>&1; then
   log "starting dockerd (log: /tmp/dockerd.log)"
   setsid dockerd >/tmp/dockerd.log 2>&1 < /dev/null &

@@ -1,0 +1,151 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+const id = "b9b238bacb3737a32bdf3a3dcc4978fbe2d1e3f0"
+
+func exitErr(code int, stderr string) error {
+	return &runner.ExitError{Command: "git ...", ExitCode: code, Stderr: stderr}
+}
+
+func TestParseRefs(t *testing.T) {
+	// Real `git for-each-ref --format='%(objectname) %(refname)'` output.
+	out := id + " refs/heads/litterbox/x\n" +
+		"3e0b30a8b95ec862a34b3c7576c2fb84928a2ad4 refs/heads/litterbox/my-feature\n\n"
+	got := ParseRefs(out)
+	if len(got) != 2 || got["refs/heads/litterbox/x"] != id || got["refs/heads/litterbox/my-feature"] != "3e0b30a8b95ec862a34b3c7576c2fb84928a2ad4" {
+		t.Errorf("ParseRefs = %v", got)
+	}
+	if got := ParseRefs(""); len(got) != 0 {
+		t.Errorf("ParseRefs(empty) = %v", got)
+	}
+}
+
+func repo(f *runner.Fake) *Repo { return &Repo{R: f, Root: "/r", CommonDir: "/r/.git"} }
+
+func TestRefUpdates(t *testing.T) {
+	ctx := context.Background()
+	f := &runner.Fake{}
+	g := repo(f)
+	f.Expect([]string{"git", "-C", "/r", "update-ref", "--create-reflog", "-m", "litterbox: create sandbox x", "refs/heads/litterbox/x", id, ""}, "", nil)
+	f.Expect([]string{"git", "-C", "/r", "update-ref", "--create-reflog", "-m", "m", "refs/heads/litterbox/x", id, ""},
+		"", exitErr(128, "fatal: update_ref failed for ref 'refs/heads/litterbox/x': cannot lock ref 'refs/heads/litterbox/x': reference already exists\n"))
+	f.Expect([]string{"git", "-C", "/r", "update-ref", "--create-reflog", "-m", "m", "refs/heads/litterbox/y", id, ""},
+		"", exitErr(128, "fatal: update_ref failed for ref 'refs/heads/litterbox/y': cannot lock ref 'refs/heads/litterbox/y': 'refs/heads/litterbox' exists; cannot create 'refs/heads/litterbox/y'\n"))
+	f.Expect([]string{"git", "-C", "/r", "update-ref", "--create-reflog", "-m", "snap", "refs/heads/litterbox/x", "new", id}, "", nil)
+	f.Expect([]string{"git", "-C", "/r", "update-ref", "-d", "refs/heads/litterbox/x", id}, "", nil)
+
+	if err := g.CreateRef(ctx, "refs/heads/litterbox/x", id, "litterbox: create sandbox x"); err != nil {
+		t.Errorf("CreateRef = %v", err)
+	}
+	if err := g.CreateRef(ctx, "refs/heads/litterbox/x", id, "m"); !errors.Is(err, ErrRefExists) {
+		t.Errorf("CreateRef of an existing ref = %v; want ErrRefExists", err)
+	}
+	// A directory/file conflict is not "exists": it is git's own error.
+	if err := g.CreateRef(ctx, "refs/heads/litterbox/y", id, "m"); err == nil || errors.Is(err, ErrRefExists) || !strings.Contains(err.Error(), "'refs/heads/litterbox' exists") {
+		t.Errorf("CreateRef blocked by refs/heads/litterbox = %v", err)
+	}
+	if err := g.UpdateRef(ctx, "refs/heads/litterbox/x", "new", id, "snap"); err != nil {
+		t.Errorf("UpdateRef = %v", err)
+	}
+	if err := g.DeleteRef(ctx, "refs/heads/litterbox/x", id); err != nil {
+		t.Errorf("DeleteRef = %v", err)
+	}
+	if err := f.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestCmdEnv(t *testing.T) {
+	c := repo(&runner.Fake{}).Cmd("status")
+	if got := c.String(); got != "git -C /r status" {
+		t.Errorf("Cmd = %s", got)
+	}
+	// No prompts, and read-only commands must not rewrite the user's index.
+	if strings.Join(c.Env, " ") != "GIT_TERMINAL_PROMPT=0 GIT_OPTIONAL_LOCKS=0" {
+		t.Errorf("Cmd env = %q", c.Env)
+	}
+}
+
+func TestHeadAndResolve(t *testing.T) {
+	ctx := context.Background()
+	f := &runner.Fake{}
+	g := repo(f)
+	f.Expect([]string{"git", "-C", "/r", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"}, id+"\n", nil)
+	f.Expect([]string{"git", "-C", "/r", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"}, "", exitErr(1, ""))
+	f.Expect([]string{"git", "-C", "/r", "rev-parse", "--verify", "--quiet", "--end-of-options", "refs/heads/litterbox/x^{commit}"}, id+"\n", nil)
+	f.Expect([]string{"git", "-C", "/r", "rev-parse", "--verify", "--quiet", "--end-of-options", "refs/heads/litterbox/gone^{commit}"}, "", exitErr(1, ""))
+	f.Expect([]string{"git", "-C", "/r", "rev-list", "--count", "--end-of-options", "HEAD.." + id}, "2\n", nil)
+	f.Expect([]string{"git", "-C", "/r", "status", "--porcelain", "--untracked-files=no", "--ignore-submodules"}, " M a.txt\n", nil)
+	f.Expect([]string{"git", "-C", "/r", "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/litterbox/"}, id+" refs/heads/litterbox/x\n", nil)
+
+	if h, err := g.Head(ctx); h != id || err != nil {
+		t.Errorf("Head = %q, %v", h, err)
+	}
+	if _, err := g.Head(ctx); !errors.Is(err, ErrNoCommits) || !strings.Contains(err.Error(), "make a first commit") {
+		t.Errorf("Head of an empty repository = %v", err)
+	}
+	if got, ok, err := g.ResolveRef(ctx, "refs/heads/litterbox/x"); got != id || !ok || err != nil {
+		t.Errorf("ResolveRef = %q %v %v", got, ok, err)
+	}
+	if _, ok, err := g.ResolveRef(ctx, "refs/heads/litterbox/gone"); ok || err != nil {
+		t.Errorf("ResolveRef of a missing ref = %v %v", ok, err)
+	}
+	if n, err := g.CountCommits(ctx, "HEAD", id); n != 2 || err != nil {
+		t.Errorf("CountCommits = %d, %v", n, err)
+	}
+	if dirty, err := g.DirtyTracked(ctx); !dirty || err != nil {
+		t.Errorf("DirtyTracked = %v, %v", dirty, err)
+	}
+	if refs, err := g.Refs(ctx, "refs/heads/litterbox/"); err != nil || refs["refs/heads/litterbox/x"] != id {
+		t.Errorf("Refs = %v, %v", refs, err)
+	}
+	if err := f.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestOpen(t *testing.T) {
+	ctx := context.Background()
+	argv := func(dir string) []string {
+		return []string{"git", "-C", dir, "rev-parse", "--show-toplevel", "--git-common-dir"}
+	}
+	f := &runner.Fake{}
+	f.Expect(argv("/r/sub"), "/r\n.git\n", nil)
+	f.Expect(argv("/wt"), "/wt\n/r/.git\n", nil)
+	f.Expect(argv("/tmp"), "", exitErr(128, "fatal: not a git repository (or any of the parent directories): .git\n"))
+	f.Expect(argv("/r/.git"), "", exitErr(128, "fatal: this operation must be run in a work tree\n"))
+
+	if g, err := Open(ctx, f, "/r/sub"); err != nil || g.Root != "/r" || g.CommonDir != "/r/.git" {
+		t.Errorf("Open = %+v, %v", g, err)
+	}
+	// A linked worktree shares the main repository's git dir.
+	if g, err := Open(ctx, f, "/wt"); err != nil || g.Root != "/wt" || g.CommonDir != "/r/.git" {
+		t.Errorf("Open(worktree) = %+v, %v", g, err)
+	}
+	if _, err := Open(ctx, f, "/tmp"); !errors.Is(err, ErrNotRepository) || !strings.Contains(err.Error(), "run litterbox inside a git repository") {
+		t.Errorf("Open outside a repository = %v", err)
+	}
+	if _, err := Open(ctx, f, "/r/.git"); !errors.Is(err, ErrNotRepository) {
+		t.Errorf("Open in a git dir = %v", err)
+	}
+	if err := f.Check(); err != nil {
+		t.Error(err)
+	}
+	if _, err := Open(ctx, failing{&runner.NotInstalledError{Program: "git"}}, "/r"); err == nil || !strings.Contains(err.Error(), "git is not installed") {
+		t.Errorf("Open without git = %v", err)
+	}
+}
+
+type failing struct{ err error }
+
+func (f failing) Run(context.Context, *runner.Cmd) (runner.Result, error) {
+	return runner.Result{}, f.err
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func init() {
+	scriptCmds["lbexit"] = cmdLBExit
+	scriptCmds["dockershim"] = cmdDockerShim
+	scriptCmds["leftovers"] = cmdLeftovers
+}
+
+// lbexit CODE ARGS...
+//
+// Runs `litterbox ARGS...` and fails unless it exits with exactly CODE. Its
+// stdout and stderr are kept for the stdout and stderr commands. `! lbexit`
+// is not allowed: give the code instead.
+func cmdLBExit(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("lbexit does not support !: give the expected exit code")
+	}
+	if len(args) < 1 {
+		ts.Fatalf("usage: lbexit CODE [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("lbexit: bad exit code %q", args[0])
+	}
+	err = ts.Exec("litterbox", args[1:]...)
+	got := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("lbexit: cannot run litterbox: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("litterbox %s: exit code %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
+}
+
+// shimScript is a docker stand-in that breaks one step of create on purpose
+// and passes everything else to the real docker. LB_SHIM picks the step:
+//
+//	image  docker run gets an image that does not exist
+//	copy   the tar that copies HEAD into /src fails
+//	setup  the startup command fails with exit code 3
+const shimScript = `#!/bin/sh
+real=%q
+mode="${LB_SHIM:-}"
+first="${1:-}"
+if [ "$mode" = image ] && [ "$first" = run ]; then
+  for a; do shift; [ "$a" = busybox:latest ] && a=litterbox-test/no-such-image:never; set -- "$@" "$a"; done
+fi
+if [ "$first" = exec ]; then
+  case " $* " in
+    *" tar -x -f - -C /src "*) [ "$mode" = copy ] && { cat >/dev/null; echo "tar: shim: copy broken on purpose" >&2; exit 2; } ;;
+    *" echo hello world "*) [ "$mode" = setup ] && { echo "setup broken on purpose" >&2; exit 3; } ;;
+  esac
+fi
+exec "$real" "$@"
+`
+
+// dockershim MODE
+//
+// Puts a docker stand-in first on PATH that breaks one step of create (MODE:
+// image, copy or setup; see shimScript) and passes every other command to
+// the real docker. `dockershim absent` leaves only litterbox and git on
+// PATH, so there is no docker CLI at all. `dockershim off` undoes either.
+func cmdDockerShim(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: dockershim image|copy|setup|absent|off")
+	}
+	dir := ts.MkAbs(".shim")
+	if ts.Getenv("LB_SAVED_PATH") == "" {
+		ts.Setenv("LB_SAVED_PATH", ts.Getenv("PATH"))
+	}
+	path := ts.Getenv("LB_SAVED_PATH")
+	switch args[0] {
+	case "off":
+		ts.Setenv("PATH", path)
+		ts.Setenv("LB_SHIM", "")
+		return
+	case "absent":
+		// /usr/bin often holds docker beside git, so link just the two.
+		bin := ts.MkAbs(".nobin")
+		ts.Check(os.MkdirAll(bin, 0o755))
+		var keep []string
+		for _, prog := range []string{"litterbox", "git"} {
+			p, err := lookPath(path, prog)
+			ts.Check(err)
+			_ = os.Remove(filepath.Join(bin, prog))
+			ts.Check(os.Symlink(p, filepath.Join(bin, prog)))
+		}
+		keep = append(keep, bin)
+		ts.Setenv("PATH", strings.Join(keep, string(os.PathListSeparator)))
+		return
+	}
+	real, err := exec.LookPath("docker")
+	ts.Check(err)
+	ts.Check(os.MkdirAll(dir, 0o755))
+	ts.Check(os.WriteFile(filepath.Join(dir, "docker"), fmt.Appendf(nil, shimScript, real), 0o755))
+	ts.Setenv("PATH", dir+string(os.PathListSeparator)+path)
+	ts.Setenv("LB_SHIM", args[0])
+}
+
+// leftovers
+//
+// Fails when any container, network or volume carrying this script's label
+// ($LITTERBOX_LABELS) exists. `! leftovers` fails when none does.
+func cmdLeftovers(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 0 {
+		ts.Fatalf("usage: leftovers")
+	}
+	label := "label=" + ts.Getenv("LITTERBOX_LABELS")
+	var found []string
+	for _, kind := range [][]string{{"ps", "--all"}, {"network", "ls"}, {"volume", "ls"}} {
+		argv := append(append([]string{}, kind...), "--quiet", "--filter", label)
+		out, err := exec.Command("docker", argv...).Output()
+		ts.Check(err)
+		for _, id := range strings.Fields(string(out)) {
+			found = append(found, kind[0]+" "+id)
+		}
+	}
+	switch {
+	case neg && len(found) == 0:
+		ts.Fatalf("no labelled docker resources left, expected some")
+	case !neg && len(found) > 0:
+		ts.Fatalf("labelled docker resources left behind: %s", strings.Join(found, ", "))
+	}
+}
+
+// lookPath finds prog in the directories of path (a PATH value).
+func lookPath(path, prog string) (string, error) {
+	for _, d := range filepath.SplitList(path) {
+		p := filepath.Join(d, prog)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found in PATH", prog)
+}
