@@ -170,7 +170,7 @@ func mcpClient(ts *testscript.TestScript) *client.Client {
 	dir := ts.MkAbs(".")
 	c, err := client.NewStdioMCPClientWithOptions("litterbox", env, []string{"mcp"},
 		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
-			path, err := lookPath(command, ts.Getenv("PATH"))
+			path, err := lookPath(ts.Getenv("PATH"), command)
 			if err != nil {
 				return nil, err
 			}
@@ -196,15 +196,4 @@ func mcpClient(ts *testscript.TestScript) *client.Client {
 		_ = stderr.Close()
 	})
 	return c
-}
-
-// lookPath finds a program on the script's PATH, not the test process's.
-func lookPath(name, path string) (string, error) {
-	for _, dir := range filepath.SplitList(path) {
-		p := filepath.Join(dir, name)
-		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s not found on the script's PATH", name)
 }
