@@ -88,10 +88,9 @@ func initialize(t *testing.T, c *client.Client) {
 // TestConcurrentBash runs ten bash calls at once on two sandboxes and checks
 // each gets its own output, and that the calls overlap rather than queue.
 func TestConcurrentBash(t *testing.T) {
+	// make test-unit runs this package without an engine; the testscript
+	// suite is the one that fails in CI when Docker is missing.
 	if exec.Command("docker", "info").Run() != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but no Docker engine answers")
-		}
 		t.Skip("needs a Docker engine")
 	}
 	ctx := context.Background()
