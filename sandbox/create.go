@@ -26,6 +26,11 @@ type CreateOptions struct {
 	Setup []string
 	// Progress, when set, is told each step as it starts.
 	Progress func(step string)
+	// FromBranch recreates a sandbox whose container is gone from its
+	// existing branch: the container holds the branch tip, the branch is
+	// kept (never made, never removed on rollback), and the base is the
+	// merge base of HEAD and the branch.
+	FromBranch bool
 }
 
 // Created is the result of Create.
@@ -62,6 +67,13 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	if err != nil {
 		return nil, err
 	}
+	// start is the commit copied into /src; head is the base label.
+	start := head
+	if opts.FromBranch {
+		if start, head, err = s.recoverStart(ctx, r, slug); err != nil {
+			return nil, err
+		}
+	}
 	container := r.ContainerName(slug)
 	out := &Created{Sandbox: Sandbox{
 		Name: slug, Status: StatusActive, Branch: BranchPrefix + slug,
@@ -71,11 +83,13 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	// Whether tracked files are dirty is only reported, so it runs beside
 	// the real work.
 	var dirtyWG sync.WaitGroup
-	dirtyWG.Add(1)
-	go func() {
-		defer dirtyWG.Done()
-		out.Uncommitted, _ = r.Git.DirtyTracked(ctx)
-	}()
+	if !opts.FromBranch {
+		dirtyWG.Add(1)
+		go func() {
+			defer dirtyWG.Done()
+			out.Uncommitted, _ = r.Git.DirtyTracked(ctx)
+		}()
+	}
 	defer dirtyWG.Wait()
 
 	var undo undoStack
@@ -93,7 +107,9 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		branchErr = r.Git.CreateRef(ctx, BranchRef(slug), head, "litterbox: create sandbox "+slug)
+		if !opts.FromBranch {
+			branchErr = r.Git.CreateRef(ctx, BranchRef(slug), head, "litterbox: create sandbox "+slug)
+		}
 	}()
 	go func() {
 		defer wg.Done()
@@ -113,8 +129,10 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 		}
 		return fail(fmt.Errorf("create branch %s: %w", out.Branch, branchErr))
 	}
-	undo.push("branch "+out.Branch, func(ctx context.Context) error { return r.Git.DeleteRef(ctx, BranchRef(slug), head) })
-	if netExisted {
+	if !opts.FromBranch {
+		undo.push("branch "+out.Branch, func(ctx context.Context) error { return r.Git.DeleteRef(ctx, BranchRef(slug), head) })
+	}
+	if netExisted && !opts.FromBranch {
 		// The branch claim succeeded, so a network of this name is a leftover
 		// of an earlier, crashed create of this sandbox: ours to reuse.
 		undo.push("network "+container, removeNet)
@@ -134,9 +152,9 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	}
 	undo.push("container "+container, func(ctx context.Context) error { return ignoreMissing(s.Docker.Remove(ctx, container)) })
 
-	progress("copying " + short(head) + " into " + Workdir)
-	if err := s.copyTree(ctx, r, head, container); err != nil {
-		return fail(fmt.Errorf("copy %s into %s: %w", short(head), Workdir, err))
+	progress("copying " + short(start) + " into " + Workdir)
+	if err := s.copyTree(ctx, r, start, container); err != nil {
+		return fail(fmt.Errorf("copy %s into %s: %w", short(start), Workdir, err))
 	}
 
 	progress("running setup: " + runner.Quote(setup...))
