@@ -159,6 +159,12 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 		return res, nil
 	}
 	if overlap := intersect(paths, dirty); len(overlap) > 0 {
+		// Files holding exactly the sandbox's changes are dirty too: that is
+		// an apply done before, not a conflict.
+		if back, _, _, err := r.Git.ApplyCheck(ctx, patch, true); err == nil && back {
+			res.Already = true
+			return res, nil
+		}
 		return nil, newError(ErrConflict, "Cannot apply sandbox '%s': it changes files that have uncommitted changes, or are untracked, in your working tree:\n%s\nCommit or stash them (`git stash --include-untracked`), then run `litterbox apply %s` again. Nothing was changed.",
 			rv.slug, bullets(overlap), rv.slug)
 	}
