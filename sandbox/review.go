@@ -389,8 +389,8 @@ func bullets(paths []string) string {
 // recoverStart is where create --from-branch starts: the branch tip to copy,
 // and the merge base of HEAD and the branch as the base label (the commit
 // diff, apply and merge measure the work from). It refuses while the
-// sandbox still has a container, and clears a failed-setup mark left by the
-// old one.
+// sandbox's container runs or is paused; a stopped one is removed first. It
+// clears a failed-setup mark left by the old container.
 func (s *Service) recoverStart(ctx context.Context, r *Repo, slug string) (tip, base string, err error) {
 	f, err := s.lookup(ctx, r, slug)
 	if errors.Is(err, ErrNotFound) {
@@ -398,9 +398,6 @@ func (s *Service) recoverStart(ctx context.Context, r *Repo, slug string) (tip, 
 	}
 	if err != nil {
 		return "", "", err
-	}
-	if f.container != nil {
-		return "", "", existsError(slug, "its container "+f.container.Name+" still exists; only a sandbox whose container is gone is recreated from its branch")
 	}
 	if f.branchID == "" {
 		return "", "", newError(ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from.", slug, BranchPrefix, slug)
@@ -412,6 +409,20 @@ func (s *Service) recoverStart(ctx context.Context, r *Repo, slug string) (tip, 
 	if !ok {
 		base = f.branchID
 	}
+	if c := f.container; c != nil {
+		if c.State == "running" || c.State == "paused" {
+			return "", "", existsError(slug, "its container "+c.Name+" is "+c.State+"; only a sandbox whose container is gone or stopped is recreated from its branch")
+		}
+		// A stopped container holds nothing: /src was in memory, and the
+		// rest of its filesystem is read-only.
+		if err := ignoreMissing(s.Docker.Remove(ctx, c.ID)); err != nil {
+			return "", "", fmt.Errorf("remove the stopped container %s: %w", c.Name, err)
+		}
+	}
 	_ = os.Remove(filepath.Join(r.stateDir(slug), setupFailedFile))
 	return f.branchID, base, nil
+}
+
+func noContainerError(slug string) error {
+	return newError(ErrStopped, "Sandbox '%s' has no container, only its branch %s%s. Recreate its container from the branch with `litterbox create --from-branch %s`, or delete it with `litterbox delete %s`.", slug, BranchPrefix, slug, slug, slug)
 }
