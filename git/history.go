@@ -263,6 +263,23 @@ func (g *Repo) CommitTree(ctx context.Context, tree, msg string, sign bool, pare
 	return g.outputCmd(ctx, c)
 }
 
+// MergeFF returns the user's merge.ff setting: "true" (the default),
+// "false" (always make a merge commit) or "only" (refuse anything else than a
+// fast-forward).
+func (g *Repo) MergeFF(ctx context.Context) string {
+	out, err := g.output(ctx, "config", "--get", "merge.ff")
+	switch {
+	case err != nil:
+		return "true"
+	case out == "only":
+		return out
+	}
+	if b, err := g.output(ctx, "config", "--type=bool", "--get", "merge.ff"); err == nil {
+		return b
+	}
+	return "true"
+}
+
 // SignsCommits reports whether commit.gpgSign is on in the user's config.
 func (g *Repo) SignsCommits(ctx context.Context) bool {
 	out, err := g.output(ctx, "config", "--type=bool", "--get", "commit.gpgSign")

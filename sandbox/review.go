@@ -219,6 +219,8 @@ type MergeResult struct {
 // back to an unsigned commit and says so). Then read-tree -m -u moves the
 // working tree and index, atomically, and update-ref moves the branch,
 // compare-and-swap; if that loses a race, the working tree is moved back.
+// merge.ff from the user's config is honoured: false always makes a merge
+// commit, only refuses what cannot be fast-forwarded.
 func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult, error) {
 	rv, err := s.review(ctx, r, name)
 	if err != nil {
@@ -253,6 +255,15 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 	ff, err := r.Git.IsAncestor(ctx, head, rv.tip)
 	if err != nil {
 		return nil, err
+	}
+	switch r.Git.MergeFF(ctx) {
+	case "false":
+		ff = false // merge.ff=false: the user wants a merge commit every time
+	case "only":
+		if !ff {
+			return nil, newError(ErrConflict, "Cannot merge sandbox '%s' into %s: merge.ff=only is set and %s has moved on since the sandbox started, so it cannot be fast-forwarded. Rebase the branch with git (`git rebase %s %s%s`), or merge it with `git merge --no-ff %s%s`. Nothing was changed.",
+				rv.slug, into, into, into, BranchPrefix, rv.slug, BranchPrefix, rv.slug)
+		}
 	}
 	target := rv.tip // the tree the working tree moves to
 	if !ff {
