@@ -165,8 +165,7 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 			res.Already = true
 			return res, nil
 		}
-		return nil, newError(ErrConflict, "Cannot apply sandbox '%s': it changes files that have uncommitted changes, or are untracked, in your working tree:\n%s\nCommit or stash them (`git stash --include-untracked`), then run `litterbox apply %s` again. Nothing was changed.",
-			rv.slug, bullets(overlap), rv.slug)
+		return nil, inTheWay("apply", rv.slug, overlap)
 	}
 	ok, bad, msg, err := r.Git.ApplyCheck(ctx, patch, false)
 	if err != nil {
@@ -291,8 +290,7 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 		return nil, fmt.Errorf("merge sandbox %q: %w", rv.slug, err)
 	}
 	if overlap := intersect(res.Files, dirty); len(overlap) > 0 {
-		return nil, newError(ErrConflict, "Cannot merge sandbox '%s': it changes files that have uncommitted changes, or are untracked, in your working tree:\n%s\nCommit or stash them (`git stash --include-untracked`), then run `litterbox merge %s` again. Nothing was changed.",
-			rv.slug, bullets(overlap), rv.slug)
+		return nil, inTheWay("merge", rv.slug, overlap)
 	}
 
 	commit := rv.tip
@@ -358,6 +356,12 @@ func (s *Service) deleteMerged(ctx context.Context, r *Repo, res *MergeResult) (
 		return res, fmt.Errorf("sandbox '%s' %s, but was not deleted: %w", res.Name, what, err)
 	}
 	return res, nil
+}
+
+// inTheWay refuses an apply or merge whose files have local changes.
+func inTheWay(verb, slug string, paths []string) error {
+	return newError(ErrConflict, "Cannot %s sandbox '%s': it changes files that have uncommitted changes, or are untracked, in your working tree:\n%s\nCommit or stash them (`git stash --include-untracked`), then run `litterbox %s %s` again. Nothing was changed.",
+		verb, slug, bullets(paths), verb, slug)
 }
 
 // errText is git's own message when there is one.
