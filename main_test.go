@@ -63,13 +63,17 @@ var scriptSeq atomic.Int64
 // git. Each script gets its own HOME, git identity and resource label, and
 // whatever it leaves labelled is removed when it ends.
 func TestScripts(t *testing.T) {
+	scanner := staticBuild(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") == "1",
 		Cmds:                scriptCmds,
-		Setup:               setupScript,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("LITTERBOX_SCANNER", scanner)
+			return setupScript(env)
+		},
 		Condition: func(cond string) (bool, error) {
 			if f, ok := scriptConds[cond]; ok {
 				return f()
@@ -77,6 +81,20 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
+}
+
+// staticBuild builds a statically linked litterbox for snapshots to copy
+// into containers: the test binary itself links the C library when cgo is on,
+// and busybox has none.
+func staticBuild(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "litterbox-static")
+	cmd := exec.Command("go", "build", "-o", out, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build static litterbox: %v\n%s", err, msg)
+	}
+	return out
 }
 
 func setupScript(env *testscript.Env) error {

@@ -10,6 +10,8 @@ type Handle struct {
 	// Container is the container's id, so a same-named container of another
 	// repository can never be reached by accident.
 	Container string
+	// Base is the commit the sandbox started from.
+	Base string
 }
 
 // Handle resolves a running sandbox. Missing, paused and stopped sandboxes
@@ -19,5 +21,5 @@ func (s *Service) Handle(ctx context.Context, r *Repo, name string) (*Handle, er
 	if err != nil {
 		return nil, err
 	}
-	return &Handle{Repo: r, Slug: sb.Name, Container: sb.Container}, nil
+	return &Handle{Repo: r, Slug: sb.Name, Container: sb.Container, Base: sb.Base}, nil
 }

@@ -13,7 +13,10 @@ import (
 var labelKeys = []string{LabelSlug, LabelRepo, LabelGitDir, LabelBranch, LabelBase}
 
 // containers lists sandbox containers with one docker ps: those of r, or of
-// every repository when r is nil. slug narrows it to one sandbox.
+// every repository when r is nil. slug narrows it to one sandbox. Extra labels
+// (LITTERBOX_LABELS) narrow every lookup too: they make a namespace, so a test
+// suite's `pause --all-repos` never reaches a user's sandboxes, nor the
+// reverse.
 func (s *Service) containers(ctx context.Context, r *Repo, slug string) ([]docker.Container, error) {
 	filters := []string{LabelSlug}
 	if slug != "" {
@@ -22,6 +25,7 @@ func (s *Service) containers(ctx context.Context, r *Repo, slug string) ([]docke
 	if r != nil {
 		filters = append(filters, LabelGitDir+"="+r.Git.CommonDir)
 	}
+	filters = append(filters, docker.SortedLabels(s.ExtraLabels)...)
 	return s.Docker.PS(ctx, filters, labelKeys)
 }
 

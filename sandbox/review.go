@@ -48,7 +48,7 @@ func (s *Service) review(ctx context.Context, r *Repo, name string) (*reviewed, 
 			}
 		}
 	}
-	base, ok, err := r.Git.MergeBase(ctx, "HEAD", rv.tip)
+	base, ok, err := r.Git.CommonAncestor(ctx, "HEAD", rv.tip)
 	if err != nil {
 		return nil, fmt.Errorf("find the base of %s%s: %w", BranchPrefix, f.slug, err)
 	}
@@ -328,14 +328,14 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 func (s *Service) mergeCommit(ctx context.Context, r *Repo, res *MergeResult, tree, head, tip string) (string, error) {
 	msg := fmt.Sprintf("Merge branch '%s%s'", BranchPrefix, res.Name)
 	if r.Git.SignsCommits(ctx) {
-		id, err := r.Git.CommitTree(ctx, tree, msg, true, head, tip)
+		id, err := r.Git.CommitMerge(ctx, tree, msg, true, head, tip)
 		if err == nil {
 			return id, nil
 		}
 		res.Unsigned, res.SignFailure = true, strings.TrimSpace(errText(err))
 		s.Log.Debug("signed merge commit failed; making it unsigned", "err", err)
 	}
-	id, err := r.Git.CommitTree(ctx, tree, msg, false, head, tip)
+	id, err := r.Git.CommitMerge(ctx, tree, msg, false, head, tip)
 	if err != nil {
 		return "", fmt.Errorf("merge sandbox %q: make the merge commit (nothing was changed): %w", res.Name, err)
 	}
@@ -417,7 +417,7 @@ func (s *Service) recoverStart(ctx context.Context, r *Repo, slug string) (tip, 
 	if f.branchID == "" {
 		return "", "", newError(ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from.", slug, BranchPrefix, slug)
 	}
-	base, ok, err := r.Git.MergeBase(ctx, "HEAD", f.branchID)
+	base, ok, err := r.Git.CommonAncestor(ctx, "HEAD", f.branchID)
 	if err != nil {
 		return "", "", err
 	}
@@ -434,7 +434,11 @@ func (s *Service) recoverStart(ctx context.Context, r *Repo, slug string) (tip, 
 			return "", "", fmt.Errorf("remove the stopped container %s: %w", c.Name, err)
 		}
 	}
+	// The old container's failed-setup mark and snapshot watermark do not
+	// describe the new one; without the watermark the first snapshot
+	// compares all of /src with the branch.
 	_ = os.Remove(filepath.Join(r.stateDir(slug), setupFailedFile))
+	_ = os.Remove(filepath.Join(r.stateDir(slug), "since"))
 	return f.branchID, base, nil
 }
 

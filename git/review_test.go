@@ -106,16 +106,16 @@ func TestParseLog(t *testing.T) {
 	}
 }
 
-func TestCommitTreeSigning(t *testing.T) {
+func TestCommitMergeSigning(t *testing.T) {
 	f := &runner.Fake{}
 	f.Expect([]string{"git", "-C", "/r", "commit-tree", "-S", "-p", "h", "-p", "t", "-m", "msg", "--end-of-options", "tree"}, "", &runner.ExitError{ExitCode: 128, Stderr: "error: gpg failed to sign the data"})
 	f.Expect([]string{"git", "-C", "/r", "commit-tree", "--no-gpg-sign", "-p", "h", "-p", "t", "-m", "msg", "--end-of-options", "tree"}, "abc\n", nil)
 	g := &Repo{R: f, Root: "/r"}
 	ctx := context.Background()
-	if _, err := g.CommitTree(ctx, "tree", "msg", true, "h", "t"); runner.ExitCode(err) != 128 {
+	if _, err := g.CommitMerge(ctx, "tree", "msg", true, "h", "t"); runner.ExitCode(err) != 128 {
 		t.Errorf("signed: %v", err)
 	}
-	if id, err := g.CommitTree(ctx, "tree", "msg", false, "h", "t"); err != nil || id != "abc" {
+	if id, err := g.CommitMerge(ctx, "tree", "msg", false, "h", "t"); err != nil || id != "abc" {
 		t.Errorf("unsigned: %q %v", id, err)
 	}
 	if err := f.Check(); err != nil {

@@ -1,0 +1,94 @@
+package commands
+
+import (
+	"bufio"
+	"context"
+	"os"
+
+	"github.com/litterbox-dev/litterbox/sandbox"
+)
+
+// Snapshot records what changed in a sandbox's /src as a commit on its
+// branch, as the MCP tools do after each mutation.
+type Snapshot struct {
+	Name    string `arg:"" help:"Sandbox name."`
+	Message string `short:"m" default:"snapshot" help:"Commit message."`
+}
+
+// Run takes the snapshot.
+func (c *Snapshot) Run(ctx context.Context, env *Env) error {
+	r, err := env.Repo(ctx)
+	if err != nil {
+		return err
+	}
+	h, err := env.Service.Handle(ctx, r, c.Name)
+	if err != nil {
+		return err
+	}
+	res, err := env.Service.Snapshot(ctx, h, c.Message)
+	if err != nil {
+		return err
+	}
+	for _, sk := range res.Skipped {
+		env.errf("skipped %s: %s\n", sk.Path, sk.Reason)
+	}
+	if res.Committed {
+		env.outf("Committed %s on %s%s\n", res.Commit, sandbox.BranchPrefix, h.Slug)
+	} else {
+		env.outf("No changes\n")
+	}
+	return nil
+}
+
+// ScanInternal is the scanner that snapshots run inside the container. It is
+// not for humans.
+type ScanInternal struct {
+	Root    string   `default:"/src"`
+	Since   int64    `default:"0"`
+	MaxSize int64    `name:"max-size" default:"0"`
+	Full    []string `name:"full"`
+	Path    []string `name:"path"`
+	Exclude []string `name:"exclude"`
+}
+
+// Run writes the scan stream to stdout.
+func (c *ScanInternal) Run() error {
+	w := bufio.NewWriterSize(os.Stdout, 1<<16)
+	err := sandbox.Scan(w, sandbox.ScanOptions{
+		Root: c.Root, Since: c.Since, MaxSize: c.MaxSize,
+		Full: c.Full, Paths: c.Path, Excludes: c.Exclude,
+	})
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// Milestone squashes a sandbox's snapshot commits since the last milestone
+// into one commit.
+type Milestone struct {
+	Name    string `arg:"" help:"Sandbox name."`
+	Message string `short:"m" required:"" help:"Message of the milestone commit."`
+}
+
+// Run squashes.
+func (c *Milestone) Run(ctx context.Context, env *Env) error {
+	r, err := env.Repo(ctx)
+	if err != nil {
+		return err
+	}
+	h, err := env.Service.Handle(ctx, r, c.Name)
+	if err != nil {
+		return err
+	}
+	res, err := env.Service.Milestone(ctx, h, c.Message)
+	if err != nil {
+		return err
+	}
+	if res.Commit == "" {
+		env.outf("%s\n", res.Note)
+		return nil
+	}
+	env.outf("Squashed %d commit(s) into %s\n", res.Squashed, res.Commit)
+	return nil
+}

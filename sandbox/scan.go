@@ -1,0 +1,240 @@
+package sandbox
+
+import (
+	"archive/tar"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The scanner is the half of a snapshot that runs inside the container: the
+// litterbox binary itself, copied into the root-owned RunDir and run as the
+// sandbox user (`litterbox scan-internal`). It walks /src, skips what
+// .gitignore excludes, and writes a tar of only the entries changed since a
+// stamp, then one meta entry. Change is judged by ctime as well as mtime:
+// chmod, `touch -d` and `cp -p` leave mtime in the past but always move ctime,
+// which no user can set. The host never follows anything from this stream; it
+// only reads names, modes, link targets and bytes.
+
+// ScanOptions tune one scan.
+type ScanOptions struct {
+	Root     string   // the directory to scan, /src
+	Since    int64    // report entries changed at or after this time (unix ns); 0 reports all
+	Full     []string // directories (relative) whose whole subtree is reported
+	Paths    []string // files (relative) reported whatever their times, even when ignored
+	Excludes []string // global exclude patterns (info/exclude, core.excludesFile), base ""
+	MaxSize  int64    // larger files are skipped and named in Meta.Skipped
+}
+
+// ScanMeta is the last entry of a scan stream, named scanMetaName.
+type ScanMeta struct {
+	// Start is a ctime stamp taken before the walk: the Since of the next scan.
+	Start int64 `json:"start"`
+	// Dirs holds, for every directory changed since Since (entries added,
+	// removed or renamed), all its entries: "name" for a file or link,
+	// "name/" for a directory, "name/!" for an ignored directory that was not
+	// walked. The host compares them with the branch to find deletions.
+	Dirs map[string][]string `json:"dirs"`
+	// Skipped are files that could not be reported, with the reason.
+	Skipped []Skipped `json:"skipped,omitempty"`
+	// IgnoredChanged are changed files that .gitignore excludes; the host
+	// asks for them again (Paths) only when the branch tracks them.
+	IgnoredChanged []string `json:"ignoredChanged,omitempty"`
+}
+
+// scanMetaName is absolute, so no file of /src (all relative) can take it.
+const scanMetaName = "/litterbox-scan-meta"
+
+// Scan writes the scan stream of o to w.
+func Scan(w io.Writer, o ScanOptions) error {
+	start, err := stamp()
+	if err != nil {
+		return err
+	}
+	sc := &scanner{
+		o:     o,
+		tw:    tar.NewWriter(w),
+		meta:  ScanMeta{Start: start, Dirs: map[string][]string{}},
+		full:  map[string]bool{},
+		paths: map[string]bool{},
+	}
+	for _, d := range o.Full {
+		sc.full[path.Clean(d)] = true
+	}
+	for _, p := range o.Paths {
+		sc.paths[path.Clean(p)] = true
+	}
+	ig := (&ignorer{}).with(parseIgnore("", []byte(strings.Join(o.Excludes, "\n"))))
+	fi, err := os.Lstat(o.Root)
+	if err != nil {
+		return err
+	}
+	if err := sc.walk("", fi, ig, o.Since == 0); err != nil {
+		return err
+	}
+	for p := range sc.paths {
+		if err := sc.emitPath(p); err != nil {
+			return err
+		}
+	}
+	data, err := json.Marshal(sc.meta)
+	if err != nil {
+		return err
+	}
+	if err := sc.tw.WriteHeader(&tar.Header{Name: scanMetaName, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+		return err
+	}
+	if _, err := sc.tw.Write(data); err != nil {
+		return err
+	}
+	return sc.tw.Close()
+}
+
+// stamp returns the file system's idea of now: the ctime of a new file. Any
+// change after it carries a ctime at or after it, whatever the clock's grain.
+func stamp() (int64, error) {
+	f, err := os.CreateTemp("", ".litterbox-stamp-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return ctime(fi), nil
+}
+
+func ctime(fi os.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return time.Unix(st.Ctim.Sec, st.Ctim.Nsec).UnixNano()
+	}
+	return fi.ModTime().UnixNano()
+}
+
+type scanner struct {
+	o     ScanOptions
+	tw    *tar.Writer
+	meta  ScanMeta
+	full  map[string]bool
+	paths map[string]bool
+}
+
+func (sc *scanner) changed(fi os.FileInfo, all bool) bool {
+	return all || ctime(fi) >= sc.o.Since || fi.ModTime().UnixNano() >= sc.o.Since
+}
+
+func (sc *scanner) skip(rel, reason string) {
+	sc.meta.Skipped = append(sc.meta.Skipped, Skipped{Path: rel, Reason: reason})
+}
+
+// walk visits directory rel (fi is its own Lstat). all reports every entry.
+func (sc *scanner) walk(rel string, fi os.FileInfo, ig *ignorer, all bool) error {
+	all = all || sc.full[rel]
+	abs := filepath.Join(sc.o.Root, rel)
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		sc.skip(rel+"/", "cannot read directory: "+err.Error())
+		return nil
+	}
+	if data, err := os.ReadFile(filepath.Join(abs, ".gitignore")); err == nil {
+		ig = ig.with(parseIgnore(rel, data))
+	}
+	dirChanged := sc.changed(fi, all)
+	var listing []string
+	for _, e := range entries {
+		name := e.Name()
+		p := path.Join(rel, name)
+		if strings.EqualFold(name, ".git") {
+			if dirChanged {
+				sc.skip(p, "a .git entry is never committed")
+			}
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue // removed while we walked; the next scan sees it gone
+		}
+		isDir := info.IsDir()
+		ignored := ig.ignored(p, isDir)
+		switch {
+		case isDir && ignored:
+			listing = append(listing, name+"/!")
+		case isDir:
+			listing = append(listing, name+"/")
+			if err := sc.walk(p, info, ig, all); err != nil {
+				return err
+			}
+		default:
+			listing = append(listing, name)
+			if !sc.changed(info, all) || sc.paths[p] {
+				continue
+			}
+			if ignored {
+				sc.meta.IgnoredChanged = append(sc.meta.IgnoredChanged, p)
+				continue
+			}
+			if err := sc.emit(p, info); err != nil {
+				return err
+			}
+		}
+	}
+	if dirChanged {
+		if listing == nil {
+			listing = []string{}
+		}
+		sc.meta.Dirs[rel] = listing
+	}
+	return nil
+}
+
+func (sc *scanner) emitPath(rel string) error {
+	info, err := os.Lstat(filepath.Join(sc.o.Root, rel))
+	if err != nil || info.IsDir() {
+		return nil // gone, or not a file: the listings say what is there
+	}
+	return sc.emit(rel, info)
+}
+
+// emit writes one file or symlink. Other kinds cannot be stored in git.
+func (sc *scanner) emit(rel string, info os.FileInfo) error {
+	abs := filepath.Join(sc.o.Root, rel)
+	h := &tar.Header{Name: rel, Mode: int64(info.Mode().Perm()), ModTime: info.ModTime()}
+	var data []byte
+	switch {
+	case info.Mode()&os.ModeSymlink != 0:
+		target, err := os.Readlink(abs)
+		if err != nil {
+			sc.skip(rel, "cannot read link: "+err.Error())
+			return nil
+		}
+		h.Typeflag, h.Linkname = tar.TypeSymlink, target
+	case info.Mode().IsRegular():
+		if sc.o.MaxSize > 0 && info.Size() > sc.o.MaxSize {
+			sc.skip(rel, fmt.Sprintf("%d bytes is over the snapshot size cap of %d bytes", info.Size(), sc.o.MaxSize))
+			return nil
+		}
+		// Read it whole: a file growing while we read must not break the tar.
+		var err error
+		if data, err = os.ReadFile(abs); err != nil {
+			sc.skip(rel, "cannot read: "+err.Error())
+			return nil
+		}
+		h.Typeflag, h.Size = tar.TypeReg, int64(len(data))
+	default:
+		sc.skip(rel, "not a regular file or symlink ("+info.Mode().Type().String()+"); git cannot store it")
+		return nil
+	}
+	if err := sc.tw.WriteHeader(h); err != nil {
+		return err
+	}
+	_, err := sc.tw.Write(data)
+	return err
+}
