@@ -49,15 +49,20 @@ type ScanInternal struct {
 	Full    []string `name:"full"`
 	Path    []string `name:"path"`
 	Exclude []string `name:"exclude"`
+	RunSpec bool     `name:"run" help:"Run the command described on stdin (JSON) first."`
 }
 
 // Run writes the scan stream to stdout.
 func (c *ScanInternal) Run() error {
 	w := bufio.NewWriterSize(os.Stdout, 1<<16)
-	err := sandbox.Scan(w, sandbox.ScanOptions{
+	o := sandbox.ScanOptions{
 		Root: c.Root, Since: c.Since, MaxSize: c.MaxSize,
 		Full: c.Full, Paths: c.Path, Excludes: c.Exclude,
-	})
+	}
+	if c.RunSpec {
+		o.Run = os.Stdin
+	}
+	err := sandbox.Scan(w, o)
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}

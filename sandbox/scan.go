@@ -30,6 +30,9 @@ type ScanOptions struct {
 	Paths    []string // files (relative) reported whatever their times, even when ignored
 	Excludes []string // global exclude patterns (info/exclude, core.excludesFile), base ""
 	MaxSize  int64    // larger files are skipped and named in Meta.Skipped
+	// Run, when set, holds a RunSpec as JSON: the command runs first and its
+	// result leads the stream.
+	Run io.Reader
 }
 
 // ScanMeta is the last entry of a scan stream, named scanMetaName.
@@ -53,13 +56,34 @@ const scanMetaName = "/litterbox-scan-meta"
 
 // Scan writes the scan stream of o to w.
 func Scan(w io.Writer, o ScanOptions) error {
+	tw := tar.NewWriter(w)
+	if o.Run != nil {
+		res, stdout, stderr, err := runInContainer(o.Run)
+		if err != nil {
+			return err
+		}
+		data, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		for _, e := range []struct {
+			name string
+			data []byte
+		}{{runStdoutName, stdout}, {runStderrName, stderr}, {runResultName, data}} {
+			if err := writeEntry(tw, e.name, e.data); err != nil {
+				return err
+			}
+		}
+	}
+	// The stamp follows the command, so what it changed is in this walk and
+	// what changes after the stamp is in the next.
 	start, err := stamp()
 	if err != nil {
 		return err
 	}
 	sc := &scanner{
 		o:     o,
-		tw:    tar.NewWriter(w),
+		tw:    tw,
 		meta:  ScanMeta{Start: start, Dirs: map[string][]string{}},
 		full:  map[string]bool{},
 		paths: map[string]bool{},
@@ -87,13 +111,18 @@ func Scan(w io.Writer, o ScanOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := sc.tw.WriteHeader(&tar.Header{Name: scanMetaName, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+	if err := writeEntry(tw, scanMetaName, data); err != nil {
 		return err
 	}
-	if _, err := sc.tw.Write(data); err != nil {
+	return tw.Close()
+}
+
+func writeEntry(tw *tar.Writer, name string, data []byte) error {
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
 		return err
 	}
-	return sc.tw.Close()
+	_, err := tw.Write(data)
+	return err
 }
 
 // stamp returns the file system's idea of now: the ctime of a new file. Any

@@ -60,11 +60,47 @@ const snapshotAuthor = "Litterbox <litterbox@localhost>"
 // processes. A snapshot cut short (a killed process) leaves the branch at a
 // whole commit; the next one catches up, because it compares with the branch.
 func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*SnapshotResult, error) {
+	sc, err := s.scan(ctx, h, s.scanOptions(ctx, h), nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.commitScan(ctx, h, sc, message)
+}
+
+// scanOptions are the options of a plain scan of h: since its last stamp.
+func (s *Service) scanOptions(ctx context.Context, h *Handle) ScanOptions {
+	return ScanOptions{
+		Root:     Workdir,
+		Since:    readSince(sincePath(h)),
+		Excludes: s.excludes(ctx, h.Repo),
+		MaxSize:  maxFileSize(),
+	}
+}
+
+func sincePath(h *Handle) string { return filepath.Join(h.Repo.stateDir(h.Slug), "since") }
+
+// commitScan turns a scan into a commit. Scans run without the lock, so two
+// calls can scan at once; under the lock, a scan older than the last one
+// committed is replaced by a fresh one, so stale content never overwrites
+// newer.
+func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, message string) (*SnapshotResult, error) {
 	unlock, err := lockState(ctx, h.Repo.stateDir(h.Slug))
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+
+	opts := s.scanOptions(ctx, h)
+	if sc.meta.Start < opts.Since {
+		if sc, err = s.scan(ctx, h, opts, nil); err != nil {
+			return nil, err
+		}
+	}
+	res := &SnapshotResult{Skipped: sc.meta.Skipped}
+	if len(sc.files) == 0 && len(sc.meta.Dirs) == 0 && len(sc.meta.IgnoredChanged) == 0 {
+		// Nothing changed: no git at all.
+		return res, writeSince(sincePath(h), max(sc.meta.Start, opts.Since))
+	}
 
 	ref := BranchRef(h.Slug)
 	tip, ok, err := h.Repo.Git.ResolveRef(ctx, ref)
@@ -74,23 +110,6 @@ func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*Sna
 	if !ok {
 		return nil, newError(ErrNotFound, "the branch %s%s of sandbox '%s' is gone, so its changes cannot be recorded. Ask the user to check `litterbox list`.", BranchPrefix, h.Slug, h.Slug)
 	}
-	sincePath := filepath.Join(h.Repo.stateDir(h.Slug), "since")
-	opts := ScanOptions{
-		Root:     Workdir,
-		Since:    readSince(sincePath),
-		Excludes: s.excludes(ctx, h.Repo),
-		MaxSize:  maxFileSize(),
-	}
-	sc, err := s.scan(ctx, h, opts)
-	if err != nil {
-		return nil, err
-	}
-	res := &SnapshotResult{Skipped: sc.meta.Skipped}
-	if len(sc.files) == 0 && len(sc.meta.Dirs) == 0 && len(sc.meta.IgnoredChanged) == 0 {
-		// Nothing changed: no git at all.
-		return res, writeSince(sincePath, sc.meta.Start)
-	}
-
 	trees, err := h.Repo.Git.Trees(ctx, tip, sc.dirsToRead())
 	if err != nil {
 		return nil, err
@@ -100,12 +119,11 @@ func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*Sna
 	// wider scan.
 	if full, paths := sc.followUps(trees); len(full) > 0 || len(paths) > 0 {
 		opts.Full, opts.Paths = full, paths
-		if sc, err = s.scan(ctx, h, opts); err != nil {
+		if sc, err = s.scan(ctx, h, opts, nil); err != nil {
 			return nil, err
 		}
 		res.Skipped = sc.meta.Skipped
-		more := missing(trees, sc.dirsToRead())
-		if len(more) > 0 {
+		if more := missing(trees, sc.dirsToRead()); len(more) > 0 {
 			extra, err := h.Repo.Git.Trees(ctx, tip, more)
 			if err != nil {
 				return nil, err
@@ -116,8 +134,7 @@ func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*Sna
 		}
 	}
 
-	changes := sc.changes(trees)
-	if len(changes) > 0 {
+	if changes := sc.changes(trees); len(changes) > 0 {
 		id, err := h.Repo.Git.Commit(ctx, git.CommitSpec{
 			Ref: ref, Parent: tip, Message: message, Author: snapshotAuthor,
 			When: time.Now(), Changes: changes,
@@ -127,13 +144,14 @@ func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*Sna
 		}
 		res.Committed, res.Commit = true, id
 	}
-	return res, writeSince(sincePath, sc.meta.Start)
+	return res, writeSince(sincePath(h), sc.meta.Start)
 }
 
 // scanned is a parsed scan stream.
 type scanned struct {
 	files map[string]git.Change
 	meta  ScanMeta
+	run   *RunResult // set when the scan ran a command first
 }
 
 // dirsToRead are the directories whose trees the comparison needs.
@@ -221,7 +239,12 @@ func (sc *scanned) changes(trees map[string]map[string]git.TreeEntry) []git.Chan
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Delete && !out[j].Delete
+	})
 	return out
 }
 
@@ -233,7 +256,8 @@ func parentDir(p string) string {
 }
 
 // scan runs the scanner in the container, installing it first when needed.
-func (s *Service) scan(ctx context.Context, h *Handle, o ScanOptions) (*scanned, error) {
+// A non-nil run is a RunSpec as JSON: the scanner runs it before scanning.
+func (s *Service) scan(ctx context.Context, h *Handle, o ScanOptions, run io.Reader) (*scanned, error) {
 	bin, err := scannerBinary()
 	if err != nil {
 		return nil, err
@@ -248,13 +272,28 @@ func (s *Service) scan(ctx context.Context, h *Handle, o ScanOptions) (*scanned,
 	for _, e := range o.Excludes {
 		args = append(args, "--exclude", e)
 	}
+	if run != nil {
+		// Read the spec now: a retry after installing needs it again.
+		data, err := io.ReadAll(run)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--run")
+		run = bytes.NewReader(data)
+	}
 	spec := docker.ExecSpec{Container: h.Container, Cmd: args}
+	if run != nil {
+		spec.Stdin = run
+	}
 	res, err := s.Docker.Exec(ctx, spec)
 	// A container without the scanner (new, or made by another build) fails
 	// the exec with 126 or 127 before anything runs: install, then retry.
 	if code := runner.ExitCode(err); code == 126 || code == 127 {
 		if ierr := s.installScanner(ctx, h, bin); ierr != nil {
 			return nil, ierr
+		}
+		if r, ok := spec.Stdin.(*bytes.Reader); ok {
+			r.Seek(0, io.SeekStart)
 		}
 		res, err = s.Docker.Exec(ctx, spec)
 	}
@@ -296,6 +335,21 @@ func parseScan(out []byte) (*scanned, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read scan: %w", err)
 		}
+		switch hdr.Name {
+		case runStdoutName:
+			sc.ensureRun().Stdout = string(data)
+			continue
+		case runStderrName:
+			sc.ensureRun().Stderr = string(data)
+			continue
+		case runResultName:
+			out, errOut := sc.ensureRun().Stdout, sc.run.Stderr
+			if err := json.Unmarshal(data, sc.run); err != nil {
+				return nil, fmt.Errorf("read command result: %w", err)
+			}
+			sc.run.Stdout, sc.run.Stderr = out, errOut
+			continue
+		}
 		if hdr.Name == scanMetaName {
 			if err := json.Unmarshal(data, &sc.meta); err != nil {
 				return nil, fmt.Errorf("read scan meta: %w", err)
@@ -329,6 +383,13 @@ func parseScan(out []byte) (*scanned, error) {
 		}
 	}
 	return sc, nil
+}
+
+func (sc *scanned) ensureRun() *RunResult {
+	if sc.run == nil {
+		sc.run = &RunResult{}
+	}
+	return sc.run
 }
 
 func safeRelPath(p string) bool {
