@@ -191,3 +191,16 @@ func (c *Client) Exec(ctx context.Context, s ExecSpec) (runner.Result, error) {
 	}
 	return c.Run(ctx, cmd)
 }
+
+// Networks lists the ids of networks carrying every filter label.
+func (c *Client) Networks(ctx context.Context, filters []string) ([]string, error) {
+	args := []string{"network", "ls", "--quiet", "--no-trunc"}
+	for _, f := range filters {
+		args = append(args, "--filter", "label="+f)
+	}
+	res, err := c.Run(ctx, Cmd(args...))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(res.Stdout)), nil
+}

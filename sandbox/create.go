@@ -92,8 +92,15 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	}
 	defer dirtyWG.Wait()
 
+	// git archive only reads the repository, so it runs while the branch,
+	// network and container are made, into memory, instead of after them.
+	archCtx, cancelArchive := context.WithCancel(ctx)
+	defer cancelArchive()
+	archive := s.startArchive(archCtx, r, start)
+
 	var undo undoStack
 	fail := func(err error) (*Created, error) {
+		cancelArchive()
 		dirtyWG.Wait()
 		return nil, undo.run(ctx, s, err)
 	}
@@ -119,7 +126,7 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 		}
 	}()
 	wg.Wait()
-	removeNet := func(ctx context.Context) error { return s.Docker.NetworkRemove(ctx, container) }
+	removeNet := func(ctx context.Context) error { return s.removeNetworks(ctx, r, slug) }
 	if netErr == nil && !netExisted {
 		undo.push("network "+container, removeNet)
 	}
@@ -132,10 +139,23 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	if !opts.FromBranch {
 		undo.push("branch "+out.Branch, func(ctx context.Context) error { return r.Git.DeleteRef(ctx, BranchRef(slug), head) })
 	}
-	if netExisted && !opts.FromBranch {
-		// The branch claim succeeded, so a network of this name is a leftover
-		// of an earlier, crashed create of this sandbox: ours to reuse.
-		undo.push("network "+container, removeNet)
+	if netExisted {
+		// The branch claim succeeded (or, from a branch, the branch is this
+		// sandbox's), so a network of this name is either a leftover of an
+		// earlier create of this very sandbox (ours to reuse) or another
+		// repository's, whose directory has the same name: never touch that
+		// one.
+		ours, err := s.Docker.Networks(ctx, s.resourceFilters(r, slug))
+		if err != nil {
+			return fail(err)
+		}
+		if len(ours) == 0 {
+			return fail(s.nameTaken(ctx, slug, container))
+		}
+		if !opts.FromBranch {
+			// From a branch it is the old container's network: not ours.
+			undo.push("network "+container, removeNet)
+		}
 	}
 	if netErr != nil {
 		return fail(fmt.Errorf("create network %s: %w", container, netErr))
@@ -144,7 +164,7 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	progress("starting container " + container)
 	if _, err := s.Docker.RunDetached(ctx, s.runSpec(r, slug, head)); err != nil {
 		if strings.Contains(runner.Stderr(err), "is already in use") {
-			return fail(existsError(slug, "container "+container+" exists"))
+			return fail(s.nameTaken(ctx, slug, container))
 		}
 		// docker run may have created the container before failing to start it.
 		undo.push("container "+container, func(ctx context.Context) error { return ignoreMissing(s.Docker.Remove(ctx, container)) })
@@ -152,19 +172,17 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	}
 	undo.push("container "+container, func(ctx context.Context) error { return ignoreMissing(s.Docker.Remove(ctx, container)) })
 
-	progress("copying " + short(start) + " into " + Workdir)
-	if err := s.copyTree(ctx, r, start, container); err != nil {
-		return fail(fmt.Errorf("copy %s into %s: %w", short(start), Workdir, err))
-	}
-
-	progress("running setup: " + runner.Quote(setup...))
+	progress("copying " + short(start) + " into " + Workdir + ", then running setup: " + runner.Quote(setup...))
 	var so, se bytes.Buffer
-	_, err = s.Docker.Exec(ctx, docker.ExecSpec{Container: container, Cmd: setup, Stdout: &so, Stderr: &se})
+	err = s.copyAndSetup(ctx, archive, container, setup, &so, &se)
 	out.SetupOutput = so.String() + se.String()
-	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, docker.ErrUnavailable) {
-			return fail(fmt.Errorf("run setup: %w", err))
-		}
+	var ce *copyError
+	switch {
+	case errors.As(err, &ce):
+		return fail(fmt.Errorf("copy %s into %s: %w", short(start), Workdir, err))
+	case err != nil && (ctx.Err() != nil || errors.Is(err, docker.ErrUnavailable) || runner.ExitCode(err) < 0):
+		return fail(fmt.Errorf("run setup: %w", err))
+	case err != nil:
 		out.Status = StatusFailedSetup
 		if merr := markSetupFailed(r, slug, out.SetupOutput); merr != nil {
 			s.Log.Warn("could not record failed setup", "sandbox", slug, "err", merr)
@@ -175,25 +193,120 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	return out, nil
 }
 
-// copyTree streams `git archive <commit>` into the container's /src.
-func (s *Service) copyTree(ctx context.Context, r *Repo, commit, container string) error {
-	pr, pw := io.Pipe()
-	archErr := make(chan error, 1)
+// archiveStream is a git archive running into memory.
+type archiveStream struct {
+	pipe *bufferedPipe
+}
+
+// startArchive starts `git archive <commit>` into a buffered pipe.
+func (s *Service) startArchive(ctx context.Context, r *Repo, commit string) *archiveStream {
+	a := &archiveStream{pipe: newBufferedPipe()}
 	go func() {
-		err := r.Git.Archive(ctx, commit, pw)
-		pw.CloseWithError(err)
-		archErr <- err
+		err := r.Git.Archive(ctx, commit, a.pipe)
+		a.pipe.CloseWithError(err)
 	}()
+	return a
+}
+
+// copyExitCode is the exit code the copy step uses for its own failure, told
+// apart from the setup command's by copyMarker on stderr.
+const (
+	copyExitCode = 254
+	copyMarker   = "litterbox: copying the repository into /src failed"
+)
+
+// copyError is a failed copy of the repository into the container.
+type copyError struct{ err error }
+
+func (e *copyError) Error() string { return e.err.Error() }
+func (e *copyError) Unwrap() error { return e.err }
+
+// copyAndSetup extracts the archive into /src and runs the setup command, in
+// one docker exec: a round trip saved on every create.
+func (s *Service) copyAndSetup(ctx context.Context, a *archiveStream, container string, setup []string, stdout, stderr *bytes.Buffer) error {
+	script := `tar -x -f - -C "$1" || { echo "` + copyMarker + `" >&2; exit ` + fmt.Sprint(copyExitCode) + `; }; shift; [ $# -eq 0 ] || exec "$@"`
 	_, err := s.Docker.Exec(ctx, docker.ExecSpec{
 		Container: container,
-		Cmd:       []string{"tar", "-x", "-f", "-", "-C", Workdir},
-		Stdin:     pr,
+		Cmd:       append([]string{"sh", "-c", script, "sh", Workdir}, setup...),
+		Stdin:     a.pipe, Stdout: stdout, Stderr: stderr,
 	})
-	pr.CloseWithError(errors.New("copy ended"))
-	if aerr := <-archErr; aerr != nil {
-		return fmt.Errorf("git archive: %w", aerr)
+	a.pipe.CloseRead()
+	if err == nil {
+		return nil // tar saw the end of the archive, so it got all of it
+	}
+	if aerr := a.pipe.writerErr(); aerr != nil && aerr != io.EOF && !errors.Is(aerr, io.ErrClosedPipe) {
+		return &copyError{fmt.Errorf("git archive: %w", aerr)}
+	}
+	if runner.ExitCode(err) == copyExitCode && strings.Contains(stderr.String(), copyMarker) {
+		return &copyError{fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))}
 	}
 	return err
+}
+
+// bufferedPipe is a pipe whose writer never waits for its reader: what is
+// written waits in memory until read.
+type bufferedPipe struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	buf    bytes.Buffer
+	err    error // the writer's end: io.EOF when it finished cleanly
+	closed bool  // the reader is gone
+}
+
+func newBufferedPipe() *bufferedPipe {
+	p := &bufferedPipe{}
+	p.cond = sync.NewCond(&p.mu)
+	return p
+}
+
+func (p *bufferedPipe) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return 0, io.ErrClosedPipe
+	}
+	p.buf.Write(b)
+	p.cond.Broadcast()
+	return len(b), nil
+}
+
+func (p *bufferedPipe) Read(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.buf.Len() == 0 && p.err == nil {
+		p.cond.Wait()
+	}
+	if p.buf.Len() > 0 {
+		return p.buf.Read(b)
+	}
+	return 0, p.err
+}
+
+// CloseWithError ends the writer's side; nil means a clean end.
+func (p *bufferedPipe) CloseWithError(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err == nil {
+		err = io.EOF
+	}
+	if p.err == nil {
+		p.err = err
+	}
+	p.cond.Broadcast()
+}
+
+// CloseRead drops what is unread and makes further writes fail.
+func (p *bufferedPipe) CloseRead() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	p.buf.Reset()
+}
+
+func (p *bufferedPipe) writerErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
 }
 
 // SetupError is a startup command that failed. The sandbox exists, marked
@@ -215,6 +328,20 @@ func (e *SetupError) Error() string {
 
 // Is makes errors.Is(err, ErrSetupFailed) hold.
 func (e *SetupError) Is(target error) bool { return target == ErrSetupFailed }
+
+// nameTaken explains a container or network name that is already used: by a
+// container of this repository left without its branch, or by a sandbox of
+// another repository whose directory has the same name (FR1.11 names
+// containers after the directory, not its path).
+func (s *Service) nameTaken(ctx context.Context, slug, container string) error {
+	cts, _ := s.Docker.PS(ctx, []string{LabelSlug + "=" + slug}, labelKeys)
+	for _, c := range cts {
+		if c.Name == container {
+			return newError(ErrExists, "Sandbox '%s' cannot be created: the container name %s is taken by the sandbox '%s' of %s, a repository with the same directory name. Please choose a different name.", slug, container, slug, c.Labels[LabelRepo])
+		}
+	}
+	return existsError(slug, "container or network "+container+" exists")
+}
 
 func existsError(slug, why string) error {
 	return newError(ErrExists, "Sandbox '%s' already exists (%s). Please choose a different name, or remove it with `litterbox delete %s`.", slug, why, slug)

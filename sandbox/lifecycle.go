@@ -183,17 +183,20 @@ func (s *Service) Delete(ctx context.Context, r *Repo, name string, force bool) 
 	var left []string
 	network := r.ContainerName(slug)
 	if f.container != nil {
-		network = f.container.Name
 		if err := ignoreMissing(s.Docker.Remove(ctx, f.container.ID)); err != nil {
 			// Keep the branch: the sandbox stays whole rather than half gone.
 			return rep, newError(ErrPartialDelete, "delete sandbox '%s': could not remove container %s: %v\nNothing was removed; try again.", slug, f.container.Name, err)
 		}
 		rep.Removed = append(rep.Removed, "container "+f.container.Name)
 	}
-	if err := s.Docker.NetworkRemove(ctx, network); err != nil {
+	if nets, err := s.Docker.Networks(ctx, s.resourceFilters(r, slug)); err != nil {
 		left = append(left, fmt.Sprintf("network %s (%v)", network, err))
-	} else if f.container != nil {
-		rep.Removed = append(rep.Removed, "network "+network)
+	} else if len(nets) > 0 {
+		if err := s.removeNetworks(ctx, r, slug); err != nil {
+			left = append(left, fmt.Sprintf("network %s (%v)", network, err))
+		} else {
+			rep.Removed = append(rep.Removed, "network "+network)
+		}
 	}
 	if f.branchID != "" {
 		if err := r.Git.DeleteRef(ctx, BranchRef(slug), f.branchID); err != nil {
@@ -209,4 +212,23 @@ func (s *Service) Delete(ctx context.Context, r *Repo, name string, force bool) 
 		return rep, newError(ErrPartialDelete, "delete sandbox '%s' was partial; still present:\n  %s\nRun `litterbox delete %s` again, or remove them by hand.", slug, strings.Join(left, "\n  "), slug)
 	}
 	return rep, nil
+}
+
+// resourceFilters are the label filters that select this sandbox's own
+// resources, never a same-named one of another repository.
+func (s *Service) resourceFilters(r *Repo, slug string) []string {
+	return []string{LabelSlug + "=" + slug, LabelGitDir + "=" + r.Git.CommonDir}
+}
+
+// removeNetworks removes the networks labelled as this sandbox's.
+func (s *Service) removeNetworks(ctx context.Context, r *Repo, slug string) error {
+	ids, err := s.Docker.Networks(ctx, s.resourceFilters(r, slug))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, id := range ids {
+		errs = append(errs, s.Docker.NetworkRemove(ctx, id))
+	}
+	return errors.Join(errs...)
 }

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/docker"
+	"github.com/litterbox-dev/litterbox/sandbox"
+)
+
+// caseCreate times `litterbox create` and `litterbox delete` on the big and
+// the small repository, each beside its floor, runs interleaved so both see
+// the same noise.
+func (b *bench) caseCreate(ctx context.Context) error {
+	for _, spec := range []repoSpec{b.big, b.small} {
+		dir, r, err := b.openRepo(ctx, spec)
+		if err != nil {
+			return err
+		}
+		head, err := r.Git.Head(ctx)
+		if err != nil {
+			return err
+		}
+		var create, del, fCreate, fDel []time.Duration
+		// Run 0 warms the page cache and docker; it is not counted.
+		for i := 0; i <= b.n; i++ {
+			name, fname := fmt.Sprintf("c%d", i), fmt.Sprintf("f%d", i)
+			lb := func() error {
+				dc, err := timed(func() error { _, err := b.litterbox(dir, "create", name).run(ctx); return err })
+				if err != nil {
+					return err
+				}
+				dd, err := timed(func() error { _, err := b.litterbox(dir, "delete", name).run(ctx); return err })
+				if err != nil {
+					return err
+				}
+				if i > 0 {
+					create, del = append(create, dc), append(del, dd)
+				}
+				return nil
+			}
+			fl := func() error {
+				dc, err := timed(func() error { return b.floorCreate(ctx, dir, r, head, fname) })
+				if err != nil {
+					return err
+				}
+				dd, err := timed(func() error { return b.floorDelete(ctx, dir, r, fname) })
+				if err != nil {
+					return err
+				}
+				if i > 0 {
+					fCreate, fDel = append(fCreate, dc), append(fDel, dd)
+				}
+				return nil
+			}
+			// Alternate which goes first, so neither always runs on a warmer
+			// (or busier) machine.
+			first, second := lb, fl
+			if i%2 == 1 {
+				first, second = fl, lb
+			}
+			if err := first(); err != nil {
+				return err
+			}
+			if err := second(); err != nil {
+				return err
+			}
+		}
+		t := maxRatio(1.3)
+		if spec == b.big {
+			t = all(maxRatio(1.3), under(1000))
+		}
+		b.rows = append(b.rows,
+			row("create "+spec.String(), create, fCreate, t),
+			row("delete "+spec.String(), del, fDel, info),
+		)
+	}
+	return nil
+}
+
+// floorCreate is what a script would run to make the same sandbox: branch,
+// network, the hardened `docker run` Create uses (from sandbox.RunSpec, so it
+// stays in step), `git archive | docker exec -i tar -x`, and the startup
+// command.
+func (b *bench) floorCreate(ctx context.Context, dir string, r *sandbox.Repo, head, slug string) error {
+	spec := b.svc.ContainerSpec(r, slug, head)
+	name := r.ContainerName(slug)
+	if err := runCmd(ctx, "git", "-C", dir, "branch", sandbox.BranchPrefix+slug, head); err != nil {
+		return err
+	}
+	net := []string{"docker", "network", "create", "--driver", "bridge"}
+	for _, kv := range docker.SortedLabels(spec.Labels) {
+		net = append(net, "--label", kv)
+	}
+	if err := runCmd(ctx, append(net, name)...); err != nil {
+		return err
+	}
+	if err := runCmd(ctx, append([]string{"docker"}, docker.RunArgs(spec)...)...); err != nil {
+		return err
+	}
+	if err := pipe(ctx,
+		proc{args: []string{"git", "-C", dir, "archive", "--format=tar", head}},
+		proc{args: []string{"docker", "exec", "-i", name, "tar", "-x", "-f", "-", "-C", sandbox.Workdir}},
+	); err != nil {
+		return err
+	}
+	return runCmd(ctx, append([]string{"docker", "exec", name}, sandbox.DefaultSetup...)...)
+}
+
+// floorDelete is `docker rm -f`, `docker network rm` and `git branch -D`.
+func (b *bench) floorDelete(ctx context.Context, dir string, r *sandbox.Repo, slug string) error {
+	name := r.ContainerName(slug)
+	if err := runCmd(ctx, "docker", "rm", "-f", name); err != nil {
+		return err
+	}
+	if err := runCmd(ctx, "docker", "network", "rm", name); err != nil {
+		return err
+	}
+	return runCmd(ctx, "git", "-C", dir, "branch", "-D", sandbox.BranchPrefix+slug)
+}
+
+// casePause times `litterbox pause` and `resume` of one sandbox against bare
+// `docker pause` and `docker unpause` of the same container.
+func (b *bench) casePause(ctx context.Context) error {
+	dir, r, err := b.openRepo(ctx, b.small)
+	if err != nil {
+		return err
+	}
+	const name = "pr"
+	if _, err := b.litterbox(dir, "create", name).run(ctx); err != nil {
+		return err
+	}
+	defer b.litterbox(dir, "delete", "--force", name).run(context.WithoutCancel(ctx))
+	c := r.ContainerName(name)
+	var pause, resume, fPause, fResume []time.Duration
+	for i := 0; i <= b.n; i++ {
+		steps := []struct {
+			into *[]time.Duration
+			p    proc
+		}{
+			{&pause, b.litterbox(dir, "pause", name)},
+			{&resume, b.litterbox(dir, "resume", name)},
+			{&fPause, proc{args: []string{"docker", "pause", c}}},
+			{&fResume, proc{args: []string{"docker", "unpause", c}}},
+		}
+		for _, s := range steps {
+			d, err := timed(func() error { _, err := s.p.run(ctx); return err })
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				*s.into = append(*s.into, d)
+			}
+		}
+	}
+	b.rows = append(b.rows,
+		row("pause", pause, fPause, under(100)),
+		row("resume", resume, fResume, under(100)),
+	)
+	return nil
+}
+
+// caseList times `litterbox list` with listCount sandboxes against one
+// `docker ps -a` filtered by the repository's label.
+func (b *bench) caseList(ctx context.Context) error {
+	dir, r, err := b.openRepo(ctx, b.small)
+	if err != nil {
+		return err
+	}
+	progress("creating %d sandboxes", b.listCount)
+	names := make([]string, b.listCount)
+	for i := range names {
+		names[i] = fmt.Sprintf("l%02d", i)
+	}
+	if err := b.each(ctx, names, 4, func(n string) error { _, err := b.litterbox(dir, "create", n).run(ctx); return err }); err != nil {
+		return err
+	}
+	defer b.each(context.WithoutCancel(ctx), names, 4, func(n string) error {
+		_, err := b.litterbox(dir, "delete", "--force", n).run(context.WithoutCancel(ctx))
+		return err
+	})
+	var list, floor []time.Duration
+	ps := proc{args: []string{"docker", "ps", "-a", "--no-trunc", "--filter", "label=" + sandbox.LabelGitDir + "=" + r.Git.CommonDir, "--format", "{{json .}}"}}
+	for i := 0; i <= b.n; i++ {
+		var out []byte
+		d, err := timed(func() error { var err error; out, err = b.litterbox(dir, "list").run(ctx); return err })
+		if err != nil {
+			return err
+		}
+		f, err := timed(func() error { _, err := ps.run(ctx); return err })
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			if got := strings.Count(string(out), "l0") + strings.Count(string(out), "l1"); got < b.listCount {
+				progress("list shows %d of %d sandboxes", got, b.listCount)
+			}
+			continue
+		}
+		list, floor = append(list, d), append(floor, f)
+	}
+	b.rows = append(b.rows, row(fmt.Sprintf("list (%d sandboxes)", b.listCount), list, floor, maxRatio(1.5)))
+	return nil
+}
+
+// each runs fn on every name, at most par at once, and returns the first error.
+func (b *bench) each(ctx context.Context, names []string, par int, fn func(string) error) error {
+	sem := make(chan struct{}, par)
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for _, n := range names {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := fn(n); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
