@@ -65,7 +65,7 @@ func TestRefUpdates(t *testing.T) {
 
 func TestCmdEnv(t *testing.T) {
 	c := repo(&runner.Fake{}).Cmd("status")
-	if got := c.String(); got != "git -C /r status" {
+	if got := c.String(); got != "git -C /r -c core.hooksPath=/dev/null status" {
 		t.Errorf("Cmd = %s", got)
 	}
 	// No prompts, and read-only commands must not rewrite the user's index.
