@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -13,10 +12,6 @@ import (
 
 func init() {
 	scriptCmds["snap"] = cmdSnap
-	// The tests branch brings an lbexit of its own; keep whichever came first.
-	if _, ok := scriptCmds["lbexit"]; !ok {
-		scriptCmds["lbexit"] = cmdReviewExit
-	}
 }
 
 // snap NAME DIR MESSAGE
@@ -56,29 +51,4 @@ func cmdSnap(ts *testscript.TestScript, neg bool, args []string) {
 	tree := git(dir, priv, "write-tree")
 	commit := git(repo, nil, "commit-tree", "--no-gpg-sign", "-p", tip, "-m", args[2], tree)
 	git(repo, nil, "update-ref", ref, commit, tip)
-}
-
-// lbexit CODE ARGS...
-//
-// Runs `litterbox ARGS...` and fails unless it exits with exactly CODE. Its
-// stdout and stderr are kept for the stdout and stderr commands.
-func cmdReviewExit(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 1 {
-		ts.Fatalf("usage: lbexit CODE [ARGS...]")
-	}
-	want, err := strconv.Atoi(args[0])
-	if err != nil {
-		ts.Fatalf("lbexit: bad exit code %q", args[0])
-	}
-	got := 0
-	if err := ts.Exec("litterbox", args[1:]...); err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			ts.Fatalf("lbexit: cannot run litterbox: %v", err)
-		}
-		got = ee.ExitCode()
-	}
-	if got != want {
-		ts.Fatalf("litterbox %s: exit code %d, want %d", strings.Join(args[1:], " "), got, want)
-	}
 }
