@@ -157,13 +157,9 @@ func (r ReadResult) Text() string {
 }
 
 func (s *Server) read(ctx context.Context, a ReadArgs) (ReadResult, error) {
-	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (ReadResult, error) {
-		r, err := s.svc.Read(ctx, h, a.Path, sandbox.ReadOptions{Offset: a.Offset, Limit: a.Limit})
-		if err != nil {
-			return ReadResult{}, err
-		}
-		return ReadResult{*r}, nil
-	})
+	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.ReadResult, error) {
+		return s.svc.Read(ctx, h, a.Path, sandbox.ReadOptions{Offset: a.Offset, Limit: a.Limit})
+	}, func(r sandbox.ReadResult) ReadResult { return ReadResult{r} })
 }
 
 // write
@@ -321,13 +317,9 @@ func (r LsResult) Text() string {
 }
 
 func (s *Server) ls(ctx context.Context, a LsArgs) (LsResult, error) {
-	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (LsResult, error) {
-		r, err := s.svc.Ls(ctx, h, a.Path, a.Recursive)
-		if err != nil {
-			return LsResult{}, err
-		}
-		return LsResult{*r}, nil
-	})
+	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.LsResult, error) {
+		return s.svc.Ls(ctx, h, a.Path, a.Recursive)
+	}, func(r sandbox.LsResult) LsResult { return LsResult{r} })
 }
 
 // glob
@@ -353,13 +345,9 @@ func (r GlobResult) Text() string {
 }
 
 func (s *Server) glob(ctx context.Context, a GlobArgs) (GlobResult, error) {
-	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (GlobResult, error) {
-		r, err := s.svc.Glob(ctx, h, a.Pattern, a.Path)
-		if err != nil {
-			return GlobResult{}, err
-		}
-		return GlobResult{*r}, nil
-	})
+	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.GlobResult, error) {
+		return s.svc.Glob(ctx, h, a.Pattern, a.Path)
+	}, func(r sandbox.GlobResult) GlobResult { return GlobResult{r} })
 }
 
 // grep
@@ -386,12 +374,20 @@ func (r GrepResult) Text() string {
 }
 
 func (s *Server) grep(ctx context.Context, a GrepArgs) (GrepResult, error) {
-	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (GrepResult, error) {
-		r, err := s.svc.Grep(ctx, h, a.Pattern, a.Path, a.Include)
+	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.GrepResult, error) {
+		return s.svc.Grep(ctx, h, a.Pattern, a.Path, a.Include)
+	}, func(r sandbox.GrepResult) GrepResult { return GrepResult{r} })
+}
+
+// query runs a read-only service call on a sandbox and wraps its result.
+func query[T, R any](ctx context.Context, s *Server, name string, fn func(h *sandbox.Handle) (*T, error), wrap func(T) R) (R, error) {
+	return withSandbox(ctx, s, name, func(h *sandbox.Handle) (R, error) {
+		r, err := fn(h)
 		if err != nil {
-			return GrepResult{}, err
+			var zero R
+			return zero, err
 		}
-		return GrepResult{*r}, nil
+		return wrap(*r), nil
 	})
 }
 
