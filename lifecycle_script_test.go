@@ -52,7 +52,7 @@ func cmdLBExit(ts *testscript.TestScript, neg bool, args []string) {
 // and passes everything else to the real docker. LB_SHIM picks the step:
 //
 //	image  docker run gets an image that does not exist
-//	copy   the tar that copies HEAD into /src fails
+//	copy   the tar that copies HEAD into /src fails (its target is missing)
 //	setup  the startup command fails with exit code 3
 const shimScript = `#!/bin/sh
 real=%q
@@ -61,10 +61,19 @@ first="${1:-}"
 if [ "$mode" = image ] && [ "$first" = run ]; then
   for a; do shift; [ "$a" = busybox:latest ] && a=litterbox-test/no-such-image:never; set -- "$@" "$a"; done
 fi
-if [ "$first" = exec ]; then
+# Break the real step rather than fake its failure: create's copy-and-setup
+# exec then fails through docker, and create must notice on its own.
+if [ "$first" = exec ] && [ "$mode" = copy ]; then
   case " $* " in
-    *" tar -x -f - -C /src "*) [ "$mode" = copy ] && { cat >/dev/null; echo "tar: shim: copy broken on purpose" >&2; exit 2; } ;;
-    *" echo hello world "*) [ "$mode" = setup ] && { echo "setup broken on purpose" >&2; exit 3; } ;;
+    *" tar -x -f - "*) for a; do shift; [ "$a" = /src ] && a=/nonexistent-src; set -- "$@" "$a"; done ;;
+  esac
+fi
+if [ "$first" = exec ] && [ "$mode" = setup ]; then
+  case " $* " in
+    *" echo hello world ")
+      n=$#; i=0
+      for a; do shift; i=$((i+1)); [ "$i" -gt $((n-3)) ] || set -- "$@" "$a"; done
+      set -- "$@" sh -c 'echo "setup broken on purpose" >&2; exit 3' ;;
   esac
 fi
 exec "$real" "$@"

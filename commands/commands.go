@@ -51,6 +51,12 @@ type Version struct{}
 
 // Run prints the module version and VCS revision of this build.
 func (v *Version) Run(env *Env) error {
+	env.outf("litterbox %s\n", version())
+	return nil
+}
+
+// version is the module version and VCS revision of this build.
+func version() string {
 	version, rev := "(devel)", ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Version != "" {
@@ -62,8 +68,7 @@ func (v *Version) Run(env *Env) error {
 			}
 		}
 	}
-	env.outf("litterbox %s%s\n", version, rev)
-	return nil
+	return version + rev
 }
 
 func isTerminal(f *os.File) bool {

@@ -18,6 +18,8 @@ import (
 type Create struct {
 	Name string `arg:"" help:"Sandbox name; slugified to [a-z0-9-], 1-63 characters."`
 	JSON bool   `name:"json" help:"Print the result as JSON."`
+	// FromBranch is the recovery path of a sandbox whose container is gone.
+	FromBranch bool `name:"from-branch" help:"Recreate a sandbox whose container is gone from its branch litterbox/NAME: the container holds the branch tip, and the branch is kept."`
 }
 
 // Validate refuses a bad name before anything runs.
@@ -34,7 +36,7 @@ func (c *Create) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	p := newProgress(env)
-	created, err := env.Service.Create(ctx, r, c.Name, sandbox.CreateOptions{Progress: p.step})
+	created, err := env.Service.Create(ctx, r, c.Name, sandbox.CreateOptions{Progress: p.step, FromBranch: c.FromBranch})
 	p.done()
 	if created != nil {
 		if created.Uncommitted {
@@ -45,7 +47,11 @@ func (c *Create) Run(ctx context.Context, env *Env) error {
 				return jerr
 			}
 		} else {
-			env.outf("Created sandbox %s\n  branch:    %s\n  container: %s\n  status:    %s\n", created.Name, created.Branch, created.Container, created.Status)
+			verb := "Created"
+			if c.FromBranch {
+				verb = "Recreated"
+			}
+			env.outf("%s sandbox %s\n  branch:    %s\n  container: %s\n  status:    %s\n", verb, created.Name, created.Branch, created.Container, created.Status)
 			printCreatedExtras(env, created)
 		}
 	}

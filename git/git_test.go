@@ -34,13 +34,13 @@ func TestRefUpdates(t *testing.T) {
 	ctx := context.Background()
 	f := &runner.Fake{}
 	g := repo(f)
-	f.Expect([]string{"git", "-C", "/r", "update-ref", "--create-reflog", "-m", "litterbox: create sandbox x", "refs/heads/litterbox/x", id, ""}, "", nil)
-	f.Expect([]string{"git", "-C", "/r", "update-ref", "--create-reflog", "-m", "m", "refs/heads/litterbox/x", id, ""},
+	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "update-ref", "--create-reflog", "-m", "litterbox: create sandbox x", "refs/heads/litterbox/x", id, ""}, "", nil)
+	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "update-ref", "--create-reflog", "-m", "m", "refs/heads/litterbox/x", id, ""},
 		"", exitErr(128, "fatal: update_ref failed for ref 'refs/heads/litterbox/x': cannot lock ref 'refs/heads/litterbox/x': reference already exists\n"))
-	f.Expect([]string{"git", "-C", "/r", "update-ref", "--create-reflog", "-m", "m", "refs/heads/litterbox/y", id, ""},
+	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "update-ref", "--create-reflog", "-m", "m", "refs/heads/litterbox/y", id, ""},
 		"", exitErr(128, "fatal: update_ref failed for ref 'refs/heads/litterbox/y': cannot lock ref 'refs/heads/litterbox/y': 'refs/heads/litterbox' exists; cannot create 'refs/heads/litterbox/y'\n"))
-	f.Expect([]string{"git", "-C", "/r", "update-ref", "--create-reflog", "-m", "snap", "refs/heads/litterbox/x", "new", id}, "", nil)
-	f.Expect([]string{"git", "-C", "/r", "update-ref", "-d", "refs/heads/litterbox/x", id}, "", nil)
+	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "update-ref", "--create-reflog", "-m", "snap", "refs/heads/litterbox/x", "new", id}, "", nil)
+	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "update-ref", "-d", "refs/heads/litterbox/x", id}, "", nil)
 
 	if err := g.CreateRef(ctx, "refs/heads/litterbox/x", id, "litterbox: create sandbox x"); err != nil {
 		t.Errorf("CreateRef = %v", err)
@@ -65,7 +65,7 @@ func TestRefUpdates(t *testing.T) {
 
 func TestCmdEnv(t *testing.T) {
 	c := repo(&runner.Fake{}).Cmd("status")
-	if got := c.String(); got != "git -C /r status" {
+	if got := c.String(); got != "git -C /r -c core.hooksPath=/dev/null status" {
 		t.Errorf("Cmd = %s", got)
 	}
 	// No prompts, and read-only commands must not rewrite the user's index.
@@ -78,13 +78,13 @@ func TestHeadAndResolve(t *testing.T) {
 	ctx := context.Background()
 	f := &runner.Fake{}
 	g := repo(f)
-	f.Expect([]string{"git", "-C", "/r", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"}, id+"\n", nil)
-	f.Expect([]string{"git", "-C", "/r", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"}, "", exitErr(1, ""))
-	f.Expect([]string{"git", "-C", "/r", "rev-parse", "--verify", "--quiet", "--end-of-options", "refs/heads/litterbox/x^{commit}"}, id+"\n", nil)
-	f.Expect([]string{"git", "-C", "/r", "rev-parse", "--verify", "--quiet", "--end-of-options", "refs/heads/litterbox/gone^{commit}"}, "", exitErr(1, ""))
-	f.Expect([]string{"git", "-C", "/r", "rev-list", "--count", "--end-of-options", "HEAD.." + id}, "2\n", nil)
-	f.Expect([]string{"git", "-C", "/r", "status", "--porcelain", "--untracked-files=no", "--ignore-submodules"}, " M a.txt\n", nil)
-	f.Expect([]string{"git", "-C", "/r", "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/litterbox/"}, id+" refs/heads/litterbox/x\n", nil)
+	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"}, id+"\n", nil)
+	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"}, "", exitErr(1, ""))
+	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "rev-parse", "--verify", "--quiet", "--end-of-options", "refs/heads/litterbox/x^{commit}"}, id+"\n", nil)
+	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "rev-parse", "--verify", "--quiet", "--end-of-options", "refs/heads/litterbox/gone^{commit}"}, "", exitErr(1, ""))
+	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "rev-list", "--count", "--end-of-options", "HEAD.." + id}, "2\n", nil)
+	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "status", "--porcelain", "--untracked-files=no", "--ignore-submodules"}, " M a.txt\n", nil)
+	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/litterbox/"}, id+" refs/heads/litterbox/x\n", nil)
 
 	if h, err := g.Head(ctx); h != id || err != nil {
 		t.Errorf("Head = %q, %v", h, err)

@@ -38,8 +38,3 @@ func (g *Repo) CommitTree(ctx context.Context, tree, parent, message, name, emai
 	res, err := g.R.Run(ctx, cmd)
 	return strings.TrimSpace(string(res.Stdout)), err
 }
-
-// MergeBase returns the best common ancestor of a and b.
-func (g *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
-	return g.output(ctx, "merge-base", "--end-of-options", a, b)
-}

@@ -142,7 +142,7 @@ func (s *Service) LoadConfig(ctx context.Context, r *Repo, commit string) (*Conf
 		sources = append(sources, ConfigFile)
 	}
 	if wt, err := os.ReadFile(filepath.Join(r.Root(), ConfigFile)); err == nil && (!ok || !bytes.Equal(wt, base)) {
-		s.Log.Warn(ConfigFile + " has uncommitted changes, which this sandbox does not use: it holds HEAD, and so does its configuration. Commit them first.")
+		s.Log.Warn(fmt.Sprintf("%s in the working tree differs from the one in %s, which this sandbox holds and uses; commit your edits to use them", ConfigFile, short(commit)))
 	}
 	local, err := os.ReadFile(filepath.Join(r.Root(), LocalConfigFile))
 	switch {

@@ -29,6 +29,11 @@ type CreateOptions struct {
 	Config *Config
 	// Progress, when set, is told each step as it starts.
 	Progress func(step string)
+	// FromBranch recreates a sandbox whose container is gone from its
+	// existing branch: the container holds the branch tip, the branch is
+	// kept (never made, never removed on rollback), and the base is the
+	// merge base of HEAD and the branch.
+	FromBranch bool
 }
 
 // Created is the result of Create.
@@ -65,10 +70,18 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	if err != nil {
 		return nil, err
 	}
-	// The configuration is checked before anything is made.
+	// start is the commit copied into /src; head is the base label.
+	start := head
+	if opts.FromBranch {
+		if start, head, err = s.recoverStart(ctx, r, slug); err != nil {
+			return nil, err
+		}
+	}
+	// The configuration, the one of the commit copied in, is checked
+	// before anything is made.
 	cfg := opts.Config
 	if cfg == nil {
-		if cfg, err = s.LoadConfig(ctx, r, head); err != nil {
+		if cfg, err = s.LoadConfig(ctx, r, start); err != nil {
 			return nil, err
 		}
 	}
@@ -85,18 +98,20 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	// Whether tracked files are dirty is only reported, so it runs beside
 	// the real work.
 	var dirtyWG sync.WaitGroup
-	dirtyWG.Add(1)
-	go func() {
-		defer dirtyWG.Done()
-		out.Uncommitted, _ = r.Git.DirtyTracked(ctx)
-	}()
+	if !opts.FromBranch {
+		dirtyWG.Add(1)
+		go func() {
+			defer dirtyWG.Done()
+			out.Uncommitted, _ = r.Git.DirtyTracked(ctx)
+		}()
+	}
 	defer dirtyWG.Wait()
 
 	// git archive only reads the repository, so it runs while the branch,
 	// network and container are made, into memory, instead of after them.
 	archCtx, cancelArchive := context.WithCancel(ctx)
 	defer cancelArchive()
-	archive := s.startArchive(archCtx, r, head)
+	archive := s.startArchive(archCtx, r, start)
 
 	var undo undoStack
 	fail := func(err error) (*Created, error) {
@@ -114,7 +129,9 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		branchErr = r.Git.CreateRef(ctx, BranchRef(slug), head, "litterbox: create sandbox "+slug)
+		if !opts.FromBranch {
+			branchErr = r.Git.CreateRef(ctx, BranchRef(slug), head, "litterbox: create sandbox "+slug)
+		}
 	}()
 	go func() {
 		defer wg.Done()
@@ -137,12 +154,15 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 		}
 		return fail(fmt.Errorf("create branch %s: %w", out.Branch, branchErr))
 	}
-	undo.push("branch "+out.Branch, func(ctx context.Context) error { return r.Git.DeleteRef(ctx, BranchRef(slug), head) })
+	if !opts.FromBranch {
+		undo.push("branch "+out.Branch, func(ctx context.Context) error { return r.Git.DeleteRef(ctx, BranchRef(slug), head) })
+	}
 	if netExisted {
-		// The branch claim succeeded, so a network of this name is either a
-		// leftover of an earlier, crashed create of this very sandbox (ours
-		// to reuse) or another repository's, whose directory has the same
-		// name: never touch that one.
+		// The branch claim succeeded (or, from a branch, the branch is this
+		// sandbox's), so a network of this name is either a leftover of an
+		// earlier create of this very sandbox (ours to reuse) or another
+		// repository's, whose directory has the same name: never touch that
+		// one.
 		ours, err := s.Docker.Networks(ctx, s.resourceFilters(r, slug))
 		if err != nil {
 			return fail(err)
@@ -150,7 +170,10 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 		if len(ours) == 0 {
 			return fail(s.nameTaken(ctx, slug, container))
 		}
-		undo.push("network "+container, removeNet)
+		if !opts.FromBranch {
+			// From a branch it is the old container's network: not ours.
+			undo.push("network "+container, removeNet)
+		}
 	}
 	if netErr != nil {
 		if strings.Contains(runner.Stderr(netErr), "could not find an available, non-overlapping IPv4 address pool") {
@@ -173,7 +196,7 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	undo.push("container "+container, func(ctx context.Context) error { return ignoreMissing(s.Docker.Remove(ctx, container)) })
 
 	extras := s.prepareExtras(ctx, r, container, cfg, out)
-	progress("copying " + short(head) + " into " + Workdir + ", then running setup: " + runner.Quote(setup...))
+	progress("copying " + short(start) + " into " + Workdir + ", then running setup: " + runner.Quote(setup...))
 	var so, se bytes.Buffer
 	err = s.copyAndSetup(ctx, archive, container, setup, &so, &se)
 	out.SetupOutput = so.String() + se.String()
@@ -183,7 +206,7 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	var ce *copyError
 	switch {
 	case errors.As(err, &ce):
-		return fail(fmt.Errorf("copy %s into %s: %w", short(head), Workdir, err))
+		return fail(fmt.Errorf("copy %s into %s: %w", short(start), Workdir, err))
 	case err != nil && (ctx.Err() != nil || errors.Is(err, docker.ErrUnavailable) || runner.ExitCode(err) < 0):
 		return fail(fmt.Errorf("run setup: %w", err))
 	case err != nil:

@@ -18,7 +18,7 @@ func (s *Service) Running(ctx context.Context, r *Repo, name string) (Sandbox, e
 		return Sandbox{}, err
 	}
 	if f.container == nil {
-		return Sandbox{}, newError(ErrStopped, "Sandbox '%s' has no container, only its branch %s%s. Delete it with `litterbox delete %s`.", f.slug, BranchPrefix, f.slug, f.slug)
+		return Sandbox{}, noContainerError(f.slug)
 	}
 	c := f.container
 	switch c.State {

@@ -86,7 +86,7 @@ func (s *Service) toggle(ctx context.Context, r *Repo, name string, pause bool) 
 	}
 	if len(cts) == 0 {
 		if _, ok, _ := r.Git.ResolveRef(ctx, BranchRef(slug)); ok {
-			return Outcome{}, newError(ErrStopped, "Sandbox '%s' has no container, only its branch %s%s. Delete it with `litterbox delete %s`.", slug, BranchPrefix, slug, slug)
+			return Outcome{}, noContainerError(slug)
 		}
 		return Outcome{}, notFound(slug)
 	}
@@ -120,7 +120,7 @@ func (s *Service) toggleContainer(ctx context.Context, c docker.Container, pause
 }
 
 func stoppedError(slug string) error {
-	return newError(ErrStopped, "Sandbox '%s' is stopped: its container exited, and the copy in /src, which lives in memory, went with it. Its branch %s%s keeps the committed work; delete the sandbox with `litterbox delete %s` and create it again.", slug, BranchPrefix, slug, slug)
+	return newError(ErrStopped, "Sandbox '%s' is stopped: its container exited, and the copy in /src, which lives in memory, went with it. Its branch %s%s keeps the committed work: recreate the sandbox from it with `litterbox create --from-branch %s`.", slug, BranchPrefix, slug, slug)
 }
 
 // PauseAll pauses every sandbox of r, or of every repository when r is nil.

@@ -66,7 +66,7 @@ func TestToggleMissing(t *testing.T) {
 	ctx := context.Background()
 	f := &runner.Fake{}
 	s, r := fakeService(f)
-	resolve := []string{"git", "-C", "/r", "rev-parse", "--verify", "--quiet", "--end-of-options", "refs/heads/litterbox/ghost^{commit}"}
+	resolve := []string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "rev-parse", "--verify", "--quiet", "--end-of-options", "refs/heads/litterbox/ghost^{commit}"}
 	f.Expect(psOf("ghost"), "", nil)
 	f.Expect(resolve, "", &runner.ExitError{ExitCode: 1})
 	f.Expect(psOf("ghost"), "", nil)

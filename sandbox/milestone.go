@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"strings"
 )
 
@@ -45,8 +46,11 @@ func (s *Service) Milestone(ctx context.Context, h *Handle, message string) (*Mi
 	}
 	base := h.Base
 	if base == "" {
-		if base, err = g.MergeBase(ctx, "HEAD", tip); err != nil {
+		var found bool
+		if base, found, err = g.CommonAncestor(ctx, "HEAD", tip); err != nil {
 			return nil, err
+		} else if !found {
+			return nil, fmt.Errorf("the branch %s%s shares no history with HEAD", BranchPrefix, h.Slug)
 		}
 	}
 	commits, err := g.Messages(ctx, base, tip)

@@ -8,9 +8,14 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
+	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The scanner is the half of a snapshot that runs inside the container: the
@@ -84,6 +89,7 @@ func Scan(w io.Writer, o ScanOptions) error {
 	sc := &scanner{
 		o:     o,
 		tw:    tw,
+		sem:   make(chan struct{}, 2*runtime.NumCPU()),
 		meta:  ScanMeta{Start: start, Dirs: map[string][]string{}},
 		full:  map[string]bool{},
 		paths: map[string]bool{},
@@ -99,8 +105,12 @@ func Scan(w io.Writer, o ScanOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := sc.walk("", fi, ig, o.Since == 0); err != nil {
-		return err
+	sc.walk("", fi, ig, o.Since == 0)
+	sort.Strings(sc.pending)
+	for _, p := range sc.pending {
+		if err := sc.emitPath(p); err != nil {
+			return err
+		}
 	}
 	for p := range sc.paths {
 		if err := sc.emitPath(p); err != nil {
@@ -151,9 +161,15 @@ func ctime(fi os.FileInfo) int64 {
 type scanner struct {
 	o     ScanOptions
 	tw    *tar.Writer
-	meta  ScanMeta
 	full  map[string]bool
 	paths map[string]bool
+	// sem bounds the directories walked at once; a walker that finds no
+	// free slot walks the subdirectory itself.
+	sem chan struct{}
+
+	mu      sync.Mutex // guards meta and pending
+	meta    ScanMeta
+	pending []string // changed files to send once the walk is done
 }
 
 func (sc *scanner) changed(fi os.FileInfo, all bool) bool {
@@ -161,25 +177,39 @@ func (sc *scanner) changed(fi os.FileInfo, all bool) bool {
 }
 
 func (sc *scanner) skip(rel, reason string) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
 	sc.meta.Skipped = append(sc.meta.Skipped, Skipped{Path: rel, Reason: reason})
 }
 
 // walk visits directory rel (fi is its own Lstat). all reports every entry.
-func (sc *scanner) walk(rel string, fi os.FileInfo, ig *ignorer, all bool) error {
+// It stats entries relative to the open directory, not by full path, checks
+// ignore patterns only for directories (to prune them) and for changed files
+// (on a large tree nearly every file is neither), and walks subdirectories in
+// parallel: the walk is what grows with the repository.
+func (sc *scanner) walk(rel string, fi os.FileInfo, ig *ignorer, all bool) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	all = all || sc.full[rel]
 	abs := filepath.Join(sc.o.Root, rel)
-	entries, err := os.ReadDir(abs)
+	dir, err := os.Open(abs)
 	if err != nil {
 		sc.skip(rel+"/", "cannot read directory: "+err.Error())
-		return nil
+		return
+	}
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		sc.skip(rel+"/", "cannot read directory: "+err.Error())
+		return
 	}
 	if data, err := os.ReadFile(filepath.Join(abs, ".gitignore")); err == nil {
 		ig = ig.with(parseIgnore(rel, data))
 	}
 	dirChanged := sc.changed(fi, all)
+	fd := int(dir.Fd())
 	var listing []string
-	for _, e := range entries {
-		name := e.Name()
+	for _, name := range names {
 		p := path.Join(rel, name)
 		if strings.EqualFold(name, ".git") {
 			if dirChanged {
@@ -187,42 +217,57 @@ func (sc *scanner) walk(rel string, fi os.FileInfo, ig *ignorer, all bool) error
 			}
 			continue
 		}
-		info, err := e.Info()
-		if err != nil {
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			continue // removed while we walked; the next scan sees it gone
 		}
-		isDir := info.IsDir()
-		ignored := ig.ignored(p, isDir)
-		switch {
-		case isDir && ignored:
-			listing = append(listing, name+"/!")
-		case isDir:
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			if ig.ignored(p, true) {
+				listing = append(listing, name+"/!")
+				continue
+			}
 			listing = append(listing, name+"/")
-			if err := sc.walk(p, info, ig, all); err != nil {
-				return err
-			}
-		default:
-			listing = append(listing, name)
-			if !sc.changed(info, all) || sc.paths[p] {
+			info, err := os.Lstat(filepath.Join(abs, name))
+			if err != nil {
 				continue
 			}
-			if ignored {
-				sc.meta.IgnoredChanged = append(sc.meta.IgnoredChanged, p)
-				continue
+			select {
+			case sc.sem <- struct{}{}:
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer func() { <-sc.sem }()
+					sc.walk(p, info, ig, all)
+				}()
+			default:
+				sc.walk(p, info, ig, all)
 			}
-			if err := sc.emit(p, info); err != nil {
-				return err
-			}
+			continue
 		}
+		listing = append(listing, name)
+		changed := all || statTime(st.Ctim) >= sc.o.Since || statTime(st.Mtim) >= sc.o.Since
+		if !changed || sc.paths[p] {
+			continue
+		}
+		sc.mu.Lock()
+		if ig.ignored(p, false) {
+			sc.meta.IgnoredChanged = append(sc.meta.IgnoredChanged, p)
+		} else {
+			sc.pending = append(sc.pending, p)
+		}
+		sc.mu.Unlock()
 	}
 	if dirChanged {
 		if listing == nil {
 			listing = []string{}
 		}
+		sc.mu.Lock()
 		sc.meta.Dirs[rel] = listing
+		sc.mu.Unlock()
 	}
-	return nil
 }
+
+func statTime(t unix.Timespec) int64 { return t.Sec*1e9 + t.Nsec }
 
 func (sc *scanner) emitPath(rel string) error {
 	info, err := os.Lstat(filepath.Join(sc.o.Root, rel))

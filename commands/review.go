@@ -1,0 +1,148 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/sandbox"
+)
+
+// reviewName is the sandbox argument of log, diff, apply and merge.
+type reviewName struct {
+	Name string `arg:"" help:"Sandbox name."`
+}
+
+// Validate refuses a bad name before anything runs.
+func (n *reviewName) Validate() error {
+	_, err := sandbox.Slugify(n.Name)
+	return err
+}
+
+// Log lists a sandbox's commits.
+type Log struct {
+	reviewName
+	JSON bool `name:"json" help:"Print JSON: {\"name\", \"branch\", \"base\", \"commits\": [...]}."`
+}
+
+// Run prints one line per commit since the base, newest first: short id,
+// date and subject.
+func (l *Log) Run(ctx context.Context, env *Env) error {
+	r, err := env.Repo(ctx)
+	if err != nil {
+		return err
+	}
+	h, err := env.Service.History(ctx, r, l.Name)
+	if err != nil {
+		return err
+	}
+	if l.JSON {
+		return writeJSON(env, h)
+	}
+	if len(h.Commits) == 0 {
+		env.errf("No commits on %s since its base %s: the sandbox has changed nothing yet.\n", h.Branch, shortID(h.Base))
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	for _, c := range h.Commits {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Short(), c.Date.Local().Format("2006-01-02 15:04"), c.Subject)
+	}
+	return tw.Flush()
+}
+
+// Diff shows a sandbox's changes against its base.
+type Diff struct {
+	reviewName
+	Stat bool `name:"stat" help:"Show a diffstat instead of the patch."`
+}
+
+// Run streams git diff to stdout, in colour only on a terminal.
+func (d *Diff) Run(ctx context.Context, env *Env) error {
+	r, err := env.Repo(ctx)
+	if err != nil {
+		return err
+	}
+	f, ok := env.Stdout.(*os.File)
+	opts := git.DiffOptions{Stat: d.Stat, Color: ok && isTerminal(f)}
+	res, err := env.Service.Diff(ctx, r, d.Name, opts, env.Stdout)
+	if err != nil {
+		return err
+	}
+	if res.Empty {
+		env.errf("No changes: sandbox %s changes nothing against its base %s.\n", res.Name, shortID(res.Base))
+	}
+	return nil
+}
+
+// Apply brings a sandbox's changes into the working tree, uncommitted.
+type Apply struct {
+	reviewName
+}
+
+// Run applies and names the files changed.
+func (a *Apply) Run(ctx context.Context, env *Env) error {
+	r, err := env.Repo(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := env.Service.Apply(ctx, r, a.Name)
+	if err != nil {
+		return err
+	}
+	switch {
+	case res.Empty:
+		env.errf("Nothing to apply: sandbox %s changes nothing against its base %s.\n", res.Name, shortID(res.Base))
+		return nil
+	case res.Already:
+		env.errf("Nothing to apply: the working tree already holds the changes of sandbox %s.\n", res.Name)
+		return nil
+	}
+	env.outf("Applied sandbox %s to the working tree, uncommitted (%d file(s)):\n%s\n", res.Name, len(res.Files), indent(res.Files))
+	env.errf("The index and HEAD are unchanged and the sandbox is kept: review with `git status` and `git diff`, then commit.\nApply copies the changes, so the sandbox's own commits stay unmerged: once done, remove it with `litterbox delete --force %s`.\n", res.Name)
+	return nil
+}
+
+// Merge merges a sandbox's branch into the current branch and deletes it.
+type Merge struct {
+	reviewName
+}
+
+// Run merges, then reports the merge and the delete.
+func (m *Merge) Run(ctx context.Context, env *Env) error {
+	r, err := env.Repo(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := env.Service.Merge(ctx, r, m.Name)
+	if res != nil {
+		switch {
+		case res.NothingToMerge:
+			env.outf("Nothing to merge: %s%s has no commits that are not in %s.\n", sandbox.BranchPrefix, res.Name, res.Into)
+		case res.FastForward:
+			env.outf("Merged sandbox %s into %s (fast-forward to %s, %d file(s) changed)\n", res.Name, res.Into, shortID(res.Commit), len(res.Files))
+		default:
+			env.outf("Merged sandbox %s into %s (merge commit %s, %d file(s) changed)\n", res.Name, res.Into, shortID(res.Commit), len(res.Files))
+		}
+		if res.Unsigned {
+			env.errf("warning: commit.gpgSign is on but signing failed, so merge commit %s is unsigned: %s\nSign it with `git commit --amend --no-edit -S` once signing works.\n", shortID(res.Commit), firstLine(res.SignFailure))
+		}
+		if res.Deleted != nil && len(res.Deleted.Removed) > 0 {
+			env.outf("Deleted %s (%s)\n", res.Deleted.Name, strings.Join(res.Deleted.Removed, ", "))
+		}
+	}
+	return err
+}
+
+func shortID(id string) string { return id[:min(12, len(id))] }
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func indent(paths []string) string {
+	return "  " + strings.Join(paths, "\n  ")
+}

@@ -1,0 +1,124 @@
+package git
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+// Outputs captured from git 2.39.
+
+func TestParseMergeTree(t *testing.T) {
+	tests := []struct {
+		name      string
+		out       string
+		tree      string
+		conflicts []string
+	}{
+		{"clean", "4e214b81bdf03b2294cea4e1062c9eb5d3dbbe84\x00", "4e214b81bdf03b2294cea4e1062c9eb5d3dbbe84", nil},
+		{"conflicts", "4e214b81bdf03b2294cea4e1062c9eb5d3dbbe84\x00f\x00g\x00", "4e214b81bdf03b2294cea4e1062c9eb5d3dbbe84", []string{"f", "g"}},
+		{"odd names", "4e214b81bdf03b2294cea4e1062c9eb5d3dbbe84\x00dir/a b.txt\x00tab\there\x00dir/a b.txt\x00", "4e214b81bdf03b2294cea4e1062c9eb5d3dbbe84", []string{"dir/a b.txt", "tab\there"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tree, conflicts, err := ParseMergeTree(tt.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tree != tt.tree || !slices.Equal(conflicts, tt.conflicts) {
+				t.Errorf("got %q %q, want %q %q", tree, conflicts, tt.tree, tt.conflicts)
+			}
+		})
+	}
+	if _, _, err := ParseMergeTree("fatal: bad revision\n"); err == nil {
+		t.Error("garbage parsed without error")
+	}
+}
+
+func TestMergeTreeConflictExit(t *testing.T) {
+	f := &runner.Fake{}
+	args := []string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", "--end-of-options", "HEAD", "litterbox/x"}
+	f.Expect(args, "4e214b81bdf03b2294cea4e1062c9eb5d3dbbe84\x00a.txt\x00", &runner.ExitError{ExitCode: 1})
+	f.Expect(args, "4e214b81bdf03b2294cea4e1062c9eb5d3dbbe84\x00", &runner.ExitError{ExitCode: 1})
+	f.Expect(args, "", &runner.ExitError{ExitCode: 128, Stderr: "fatal: not something we can merge"})
+	g := &Repo{R: f, Root: "/r"}
+	ctx := context.Background()
+
+	if _, c, err := g.MergeTree(ctx, "HEAD", "litterbox/x"); err != nil || !slices.Equal(c, []string{"a.txt"}) {
+		t.Errorf("conflict: got %q, %v", c, err)
+	}
+	// Exit 1 without names is still a conflict, never a clean merge.
+	if _, c, err := g.MergeTree(ctx, "HEAD", "litterbox/x"); err != nil || len(c) != 1 {
+		t.Errorf("unnamed conflict: got %q, %v", c, err)
+	}
+	if _, _, err := g.MergeTree(ctx, "HEAD", "litterbox/x"); runner.ExitCode(err) != 128 {
+		t.Errorf("failure: got %v", err)
+	}
+	if err := f.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestParseApplyErrors(t *testing.T) {
+	stderr := "error: patch failed: f:1\nerror: f: patch does not apply\n" +
+		"error: patch failed: dir/g h.txt:12\nerror: dir/g h.txt: patch does not apply\n" +
+		"error: new.txt: already exists in working directory\n" +
+		"error: gone.txt: No such file or directory\n" +
+		"warning: something else\n"
+	want := []string{"f", "dir/g h.txt", "new.txt", "gone.txt"}
+	if got := ParseApplyErrors(stderr); !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestParseStatusPaths(t *testing.T) {
+	out := "M  f\x00 M g\x00?? sp ace.txt\x00D  gone\x00?? dir/new\x00"
+	want := []string{"f", "g", "sp ace.txt", "gone", "dir/new"}
+	if got := ParseStatusPaths(out); !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := ParseStatusPaths(""); got != nil {
+		t.Errorf("clean tree: got %q", got)
+	}
+}
+
+func TestParseLog(t *testing.T) {
+	out := "c127de1814379f58ddec9a497df1548c20d8fde7\x1f2026-11-21T23:02:53+00:00\x1fbash: echo a; echo b\x00" +
+		"\n4342351276a00b76d208f6d34d5ae749f3b3ec4\x1f2026-11-21T23:02:50+01:00\x1fwrite: dir/a.txt\x00"
+	got, err := ParseLog(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Subject != "bash: echo a; echo b" || got[1].Short() != "4342351276a0" {
+		t.Fatalf("got %+v", got)
+	}
+	if want := time.Date(2026, 11, 21, 22, 2, 50, 0, time.UTC); !got[1].Date.Equal(want) {
+		t.Errorf("date %v, want %v", got[1].Date, want)
+	}
+	if got, err := ParseLog(""); err != nil || got != nil {
+		t.Errorf("empty: %v %v", got, err)
+	}
+	if _, err := ParseLog("garbage\x00"); err == nil {
+		t.Error("garbage parsed without error")
+	}
+}
+
+func TestCommitMergeSigning(t *testing.T) {
+	f := &runner.Fake{}
+	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "commit-tree", "-S", "-p", "h", "-p", "t", "-m", "msg", "--end-of-options", "tree"}, "", &runner.ExitError{ExitCode: 128, Stderr: "error: gpg failed to sign the data"})
+	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "commit-tree", "--no-gpg-sign", "-p", "h", "-p", "t", "-m", "msg", "--end-of-options", "tree"}, "abc\n", nil)
+	g := &Repo{R: f, Root: "/r"}
+	ctx := context.Background()
+	if _, err := g.CommitMerge(ctx, "tree", "msg", true, "h", "t"); runner.ExitCode(err) != 128 {
+		t.Errorf("signed: %v", err)
+	}
+	if id, err := g.CommitMerge(ctx, "tree", "msg", false, "h", "t"); err != nil || id != "abc" {
+		t.Errorf("unsigned: %q %v", id, err)
+	}
+	if err := f.Check(); err != nil {
+		t.Error(err)
+	}
+}

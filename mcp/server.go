@@ -1,0 +1,241 @@
+// Package mcp is Litterbox's MCP server: the tools an agent uses to work in
+// sandboxes (sandbox-create, read, write, patch, bash, ls, glob, grep). The
+// handlers are thin: they resolve the sandbox, call the sandbox service and
+// shape its result. Every failure an agent can act on is a tool result with
+// isError and a message saying what to do next, never a protocol error.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/charmbracelet/log"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/litterbox-dev/litterbox/sandbox"
+)
+
+// Service is what the server needs of the sandbox service.
+type Service interface {
+	Create(ctx context.Context, r *sandbox.Repo, name string, opts sandbox.CreateOptions) (*sandbox.Created, error)
+	Handle(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.Handle, error)
+	Snapshot(ctx context.Context, h *sandbox.Handle, message string) (*sandbox.SnapshotResult, error)
+	Read(ctx context.Context, h *sandbox.Handle, p string, o sandbox.ReadOptions) (*sandbox.ReadResult, error)
+	Write(ctx context.Context, h *sandbox.Handle, p string, content []byte) (*sandbox.WriteResult, error)
+	Patch(ctx context.Context, h *sandbox.Handle, p, diff string) (*sandbox.PatchResult, error)
+	Bash(ctx context.Context, h *sandbox.Handle, command string, o sandbox.BashOptions) (*sandbox.BashResult, *sandbox.SnapshotResult, error)
+	Ls(ctx context.Context, h *sandbox.Handle, p string, recursive bool) (*sandbox.LsResult, error)
+	Glob(ctx context.Context, h *sandbox.Handle, pattern, p string) (*sandbox.GlobResult, error)
+	Grep(ctx context.Context, h *sandbox.Handle, pattern, p, include string) (*sandbox.GrepResult, error)
+}
+
+// Server serves the tools for one repository.
+type Server struct {
+	svc  Service
+	repo *sandbox.Repo
+	log  *log.Logger
+
+	mu      sync.Mutex
+	handles map[string]*sandbox.Handle // by slug
+	locks   map[string]*sync.Mutex     // by slug: one file mutation at a time
+}
+
+// New builds a server over svc for the repository r.
+func New(svc Service, r *sandbox.Repo, logger *log.Logger) *Server {
+	if logger == nil {
+		logger = log.Default()
+	}
+	return &Server{svc: svc, repo: r, log: logger, handles: map[string]*sandbox.Handle{}, locks: map[string]*sync.Mutex{}}
+}
+
+// Instructions tell the agent how the tools fit together.
+const Instructions = `Litterbox gives you disposable sandboxes: Linux (busybox) containers holding a copy of this git repository in /src.
+Create one with sandbox-create, then work in it with read, write, patch, bash, ls, glob and grep, passing its name as "sandbox".
+Paths are absolute in the sandbox or relative to /src. Hidden files and folders (names starting with ".") are not available to you.
+Every write, patch and bash is committed to the git branch litterbox/<name> for the user to review; you never need git.
+The sandbox has no network access to other sandboxes and no git; it has busybox tools (sh, grep, find, sed, awk, diff, patch).`
+
+// MCPServer builds the mcp-go server with every tool registered.
+func (s *Server) MCPServer(version string) *server.MCPServer {
+	ms := server.NewMCPServer("litterbox", version,
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions(Instructions),
+		server.WithLogger(slog.New(s.log)),
+	)
+	for _, t := range s.tools() {
+		ms.AddTool(t.tool, t.handler)
+	}
+	return ms
+}
+
+// ServeStdio serves MCP on in/out until in reaches EOF or ctx ends. Sandboxes
+// are left running.
+func (s *Server) ServeStdio(ctx context.Context, version string, in io.Reader, out io.Writer) error {
+	// Calls on different sandboxes must not queue behind each other; the
+	// default pool of 5 workers would make the sixth wait.
+	ss := server.NewStdioServer(s.MCPServer(version))
+	server.WithWorkerPoolSize(64)(ss)
+	ss.SetErrorLogger(slog.NewLogLogger(s.log, slog.LevelError))
+	err := ss.Listen(ctx, in, out)
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// handle resolves a sandbox name to a running sandbox, once per slug.
+func (s *Server) handle(ctx context.Context, name string) (*sandbox.Handle, error) {
+	slug, err := sandbox.Slugify(name)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	h := s.handles[slug]
+	s.mu.Unlock()
+	if h != nil {
+		return h, nil
+	}
+	h, err = s.svc.Handle(ctx, s.repo, slug)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.handles[slug] = h
+	s.mu.Unlock()
+	return h, nil
+}
+
+// forget drops a cached handle whose container docker no longer knows.
+func (s *Server) forget(h *sandbox.Handle) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.handles[h.Slug] == h {
+		delete(s.handles, h.Slug)
+	}
+}
+
+// lock is the per-sandbox lock that keeps two file mutations on one sandbox
+// from interleaving (patch reads, then writes).
+func (s *Server) lock(slug string) *sync.Mutex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.locks[slug]
+	if l == nil {
+		l = &sync.Mutex{}
+		s.locks[slug] = l
+	}
+	return l
+}
+
+// withSandbox resolves name and runs fn with its handle. When docker says the
+// container is gone, the cached handle is dropped and the sandbox resolved
+// again once: it may have been recreated under the same name.
+func withSandbox[R any](ctx context.Context, s *Server, name string, fn func(h *sandbox.Handle) (R, error)) (R, error) {
+	h, err := s.handle(ctx, name)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	r, err := fn(h)
+	if errors.Is(err, sandbox.ErrNotFound) {
+		s.forget(h)
+		if h, err = s.handle(ctx, name); err != nil {
+			return r, err
+		}
+		return fn(h)
+	}
+	return r, err
+}
+
+// snapshot commits what a mutation changed and reports it in the result. A
+// failed snapshot does not fail the tool: the mutation happened.
+func (s *Server) snapshot(ctx context.Context, h *sandbox.Handle, msg string) SnapshotInfo {
+	res, err := s.svc.Snapshot(ctx, h, msg)
+	return s.snapshotInfo(h, res, err)
+}
+
+// snapshotInfo shapes a snapshot's outcome for a result.
+func (s *Server) snapshotInfo(h *sandbox.Handle, res *sandbox.SnapshotResult, err error) SnapshotInfo {
+	if err == nil && res == nil {
+		err = errors.New("no snapshot result")
+	}
+	if err != nil {
+		s.log.Warn("snapshot failed", "sandbox", h.Slug, "err", err)
+		return SnapshotInfo{Error: err.Error()}
+	}
+	return SnapshotInfo{Committed: res.Committed, Commit: res.Commit, Skipped: res.Skipped}
+}
+
+// SnapshotInfo is the snapshot part of a mutation's result.
+type SnapshotInfo struct {
+	Committed bool              `json:"committed"`
+	Commit    string            `json:"commit,omitempty"`
+	Skipped   []sandbox.Skipped `json:"skipped,omitempty"`
+	Error     string            `json:"error,omitempty"`
+}
+
+func (i SnapshotInfo) text() string {
+	switch {
+	case i.Error != "":
+		return "snapshot failed: " + i.Error
+	case i.Committed:
+		t := "committed " + shortID(i.Commit)
+		for _, sk := range i.Skipped {
+			t += fmt.Sprintf("; skipped %s (%s)", sk.Path, sk.Reason)
+		}
+		return t
+	}
+	return "nothing to commit"
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// bashMessage is the snapshot message of a bash call: its first line,
+// shortened.
+func bashMessage(command string) string {
+	line, _, multi := strings.Cut(strings.TrimSpace(command), "\n")
+	line = strings.TrimSpace(line)
+	const max = 72
+	if len(line) > max {
+		cut := max
+		for cut > 0 && line[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		line, multi = line[:cut], true
+	}
+	if multi {
+		line += " ..."
+	}
+	return "bash: " + line
+}
+
+// toolError is the message an agent sees for err.
+func toolError(err error) string {
+	var se *sandbox.Error
+	switch {
+	case errors.As(err, &se):
+		switch {
+		case errors.Is(err, sandbox.ErrPaused), errors.Is(err, sandbox.ErrStopped):
+			return se.Msg + " You cannot do this yourself: ask the user to run that command."
+		case errors.Is(err, sandbox.ErrNotFound):
+			return se.Msg + " Check the name, or create it with sandbox-create."
+		}
+		return se.Msg
+	case errors.Is(err, sandbox.ErrUnavailable):
+		return err.Error() + " (ask the user to start Docker)"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return "the call was cancelled or ran out of time: " + err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,199 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/charmbracelet/log"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox"
+)
+
+func TestBashMessage(t *testing.T) {
+	for in, want := range map[string]string{
+		"go test ./...":          "bash: go test ./...",
+		"  make\n  make install": "bash: make ...",
+		strings.Repeat("x", 100): "bash: " + strings.Repeat("x", 72) + " ...",
+	} {
+		if got := bashMessage(in); got != want {
+			t.Errorf("bashMessage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCheckArgs(t *testing.T) {
+	if err := checkArgs[ReadArgs](map[string]any{"sandbox": "s", "path": "p"}); err != nil {
+		t.Errorf("valid args refused: %v", err)
+	}
+	if err := checkArgs[ReadArgs](map[string]any{"sandbox": "s"}); err == nil || !strings.Contains(err.Error(), "missing required argument(s): path") {
+		t.Errorf("missing path: %v", err)
+	}
+	if err := checkArgs[ReadArgs](map[string]any{"sandbox": "s", "path": "p", "pth": 1}); err == nil || !strings.Contains(err.Error(), `unknown argument "pth"`) {
+		t.Errorf("unknown arg: %v", err)
+	}
+	// An empty string is a given argument: write may empty a file.
+	if err := checkArgs[WriteArgs](map[string]any{"sandbox": "s", "path": "p", "content": ""}); err != nil {
+		t.Errorf("empty content refused: %v", err)
+	}
+}
+
+// TestToolsListed checks every tool has a description and input and output
+// schemas, and that there is no delete tool.
+func TestToolsListed(t *testing.T) {
+	s := New(nil, nil, nil)
+	c, err := client.NewInProcessClient(s.MCPServer("test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	initialize(t, c)
+	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+		if tool.Description == "" || len(tool.InputSchema.Properties) == 0 || tool.OutputSchema.Type != "object" {
+			t.Errorf("tool %s lacks a description or schema", tool.Name)
+		}
+		if strings.Contains(tool.Name, "delete") {
+			t.Errorf("agents must not get a delete tool: %s", tool.Name)
+		}
+	}
+	if got := strings.Join(names, " "); got != "bash glob grep ls patch read sandbox-create write" {
+		t.Errorf("tools = %s", got)
+	}
+}
+
+func initialize(t *testing.T, c *client.Client) {
+	t.Helper()
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	if _, err := c.Initialize(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConcurrentBash runs ten bash calls at once on two sandboxes and checks
+// each gets its own output, and that the calls overlap rather than queue.
+func TestConcurrentBash(t *testing.T) {
+	// make test-unit runs this package without an engine; the testscript
+	// suite is the one that fails in CI when Docker is missing.
+	if exec.Command("docker", "info").Run() != nil {
+		t.Skip("needs a Docker engine")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	// Snapshots copy a static litterbox into the container; this test
+	// binary is not one.
+	scanner := filepath.Join(dir, "litterbox")
+	build := exec.Command("go", "build", "-o", scanner, "..")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build litterbox: %v\n%s", err, out)
+	}
+	t.Setenv("LITTERBOX_SCANNER", scanner)
+	repo := filepath.Join(dir, fmt.Sprintf("conc-%d", os.Getpid()))
+	for _, args := range [][]string{
+		{"init", "-q", repo},
+		{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"},
+	} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	logger := log.New(os.Stderr)
+	logger.SetLevel(log.WarnLevel)
+	svc := sandbox.New(runner.Exec{Log: logger}, logger)
+	svc.ExtraLabels["dev.litterbox.test"] = fmt.Sprintf("mcp-conc-%d", os.Getpid())
+	r, err := svc.OpenRepo(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(svc, r, logger)
+	c, err := client.NewInProcessClient(s.MCPServer("test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	initialize(t, c)
+
+	boxes := []string{"one", "two"}
+	for _, b := range boxes {
+		t.Cleanup(func() { _, _ = svc.Delete(context.Background(), r, b, true) })
+		call(t, c, "sandbox-create", map[string]any{"name": b})
+	}
+
+	// Each command reports when it ran by the kernel's clock, which the
+	// containers share: calls that queued behind each other would not
+	// overlap.
+	type span struct {
+		box        string
+		start, end float64
+	}
+	spans := make([]span, 10)
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			box := boxes[i%2]
+			res := call(t, c, "bash", map[string]any{
+				"sandbox": box,
+				"command": fmt.Sprintf("read s _ </proc/uptime; sleep 1; echo call-%d in $LITTERBOX_SANDBOX; read e _ </proc/uptime; echo $s $e >&2", i),
+			})
+			want := fmt.Sprintf("call-%d in %s\n", i, box)
+			if res["stdout"] != want {
+				t.Errorf("call %d: stdout %q, want %q", i, res["stdout"], want)
+			}
+			var sp span
+			if _, err := fmt.Sscanf(fmt.Sprint(res["stderr"]), "%g %g", &sp.start, &sp.end); err != nil {
+				t.Errorf("call %d: stderr %q: %v", i, res["stderr"], err)
+			}
+			sp.box = box
+			spans[i] = sp
+		}()
+	}
+	wg.Wait()
+	overlap := false
+	for _, a := range spans {
+		for _, b := range spans {
+			if a.box != b.box && a.start < b.end && b.start < a.end {
+				overlap = true
+			}
+		}
+	}
+	if !overlap {
+		t.Errorf("no two calls on different sandboxes ran at the same time: %v", spans)
+	}
+}
+
+func call(t *testing.T, c *client.Client, tool string, args map[string]any) map[string]any {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	if res.IsError {
+		t.Fatalf("%s: %v", tool, res.Content)
+	}
+	m, ok := res.StructuredContent.(map[string]any)
+	if !ok {
+		// The in-process client hands back the handler's own value.
+		t.Fatalf("%s: structured content is %T", tool, res.StructuredContent)
+	}
+	return m
+}

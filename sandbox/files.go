@@ -1,0 +1,471 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/litterbox-dev/litterbox/docker"
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+// Outcomes of the file operations, for callers that branch on them. The
+// errors' messages say what to do next.
+var (
+	// ErrBadPath is a path that cannot be used (NUL, climbs out of /src).
+	ErrBadPath = errors.New("bad path")
+	// ErrHidden is a hidden path, or a symlink that resolves to one.
+	ErrHidden = errors.New("hidden path")
+	// ErrNoFile is a path that does not exist.
+	ErrNoFile = errors.New("no such file or directory")
+	// ErrIsDir is a file operation on a directory.
+	ErrIsDir = errors.New("is a directory")
+	// ErrNotDir is a directory operation on something else.
+	ErrNotDir = errors.New("not a directory")
+	// ErrBinary is a read of a file that is not UTF-8 text.
+	ErrBinary = errors.New("binary file")
+	// ErrTooLarge is a read of a file over MaxReadBytes.
+	ErrTooLarge = errors.New("file too large")
+	// ErrPatch is a diff that does not apply; nothing was changed.
+	ErrPatch = errors.New("patch does not apply")
+	// ErrBadPattern is a grep or glob pattern that does not parse.
+	ErrBadPattern = errors.New("bad pattern")
+)
+
+// Limits of the file operations.
+const (
+	// MaxReadBytes is the largest file read returns.
+	MaxReadBytes = 16 << 20
+	// MaxListEntries caps ls and glob results.
+	MaxListEntries = 1000
+	// maxScanEntries caps what glob scans in the container.
+	maxScanEntries = 200000
+	// MaxGrepMatches caps grep results.
+	MaxGrepMatches = 200
+	// MaxGrepLine is the longest matching line grep shows in full.
+	MaxGrepLine = 500
+)
+
+// Exit codes of the in-container scripts below, for outcomes the host turns
+// into typed errors. The scripts print the resolved path on stderr.
+const (
+	codeMissing  = 70
+	codeHidden   = 71
+	codeIsDir    = 72
+	codeNotFile  = 73
+	codeNotDir   = 74
+	codeTooBig   = 76
+	codeChanged  = 77
+	codeBadRegex = 78
+)
+
+// resolveSh is the prelude of every file script: res PATH sets $r to PATH
+// with every symlink resolved inside the container, and refuses a result
+// that is hidden, so a symlink cannot leak a hidden file. Arguments always
+// arrive positionally; nothing the agent gives is pasted into a script.
+const resolveSh = `res() { r=$(realpath "$1" 2>/dev/null) || { echo "$1" >&2; exit 70; }
+case "$r" in */.*) echo "$r" >&2; exit 71;; esac; }
+`
+
+// readSh: $1 path, $2 byte cap. Prints the resolved path, a newline, then the
+// file.
+const readSh = resolveSh + `res "$1"
+[ -e "$r" ] || { echo "$r" >&2; exit 70; }
+[ -d "$r" ] && { echo "$r" >&2; exit 72; }
+[ -f "$r" ] || { echo "$r" >&2; exit 73; }
+s=$(wc -c <"$r") || exit 1
+[ "$s" -gt "$2" ] && { echo "$s" >&2; exit 76; }
+printf '%s\n' "$r"
+exec cat "$r"`
+
+// putSh: $1 path, $2 expected sha1 of the current file ("" for any, "-"
+// for absent), $3 write|delete; content on stdin. Prints "created" or
+// "replaced" or "deleted". The nearest existing ancestor is resolved first,
+// so a symlinked folder cannot lead a write into a hidden one.
+const putSh = resolveSh + `p=$1 a=${1%/*}
+while [ -n "$a" ] && [ ! -e "$a" ] && [ ! -L "$a" ]; do a=${a%/*}; done
+res "${a:-/}"
+state=created
+if [ -e "$p" ] || [ -L "$p" ]; then res "$p"; [ -d "$r" ] && { echo "$r" >&2; exit 72; }; state=replaced; fi
+if [ -n "$2" ]; then
+  cur=-; [ -e "$p" ] && cur=$(sha1sum <"$p") && cur=${cur%% *}
+  [ "$cur" = "$2" ] || { echo "$p" >&2; exit 77; }
+fi
+if [ "$3" = delete ]; then rm -f "$p" || exit 1; echo deleted; exit 0; fi
+mkdir -p "${p%/*}" || exit 1
+cat >"$p" || exit 1
+echo "$state"`
+
+// lsSh: $1 path, $2 maxdepth ("" for all), $3 cap, $4 "files" to leave
+// folders out. Prints the resolved folder, then one entry a line, folders
+// first with a trailing slash, hidden ones left out. (busybox find has no
+// -printf, and its -exec {} + inside -o loses entries, hence two walks.)
+const lsSh = resolveSh + `res "$1"
+[ -e "$r" ] || { echo "$r" >&2; exit 70; }
+[ -d "$r" ] || { echo "$r" >&2; exit 74; }
+printf '%s\n' "$r"
+{ [ "$4" = files ] || find "$r" -mindepth 1 ${2:+-maxdepth "$2"} \( -name '.*' -prune \) -o -type d -print | sed 's|$|/|'
+  find "$r" -mindepth 1 ${2:+-maxdepth "$2"} \( -name '.*' -prune \) -o ! -type d -print; } | head -n "$3"`
+
+// grepSh: $1 path, $2 ERE, $3 cap, $4 ERE over file paths ("" for all).
+// Prints path:line:text. Hidden folders are pruned before grep sees them.
+const grepSh = resolveSh + `res "$1"
+[ -e "$r" ] || { echo "$r" >&2; exit 70; }
+echo | grep -E -e "$2" >/dev/null 2>&1; [ $? -gt 1 ] && exit 78
+if [ -f "$r" ]; then grep -nHs -E -e "$2" -- "$r" | head -n "$3"; exit 0; fi
+find "$r" \( -name '.*' -prune \) -o -type f -print | { if [ -n "$4" ]; then grep -E -e "$4"; else cat; fi; } |
+  tr '\n' '\0' | xargs -0 -r grep -nHs -E -e "$2" -- | head -n "$3"`
+
+// fileExec runs one of the scripts above in the sandbox with args.
+func (s *Service) fileExec(ctx context.Context, h *Handle, script string, stdin io.Reader, args ...string) ([]byte, error) {
+	res, err := s.Docker.Exec(ctx, docker.ExecSpec{
+		Container: h.Container,
+		Cmd:       append([]string{"sh", "-c", script, "sh"}, args...),
+		Stdin:     stdin,
+	})
+	if err != nil {
+		return res.Stdout, s.execError(h, "run a file operation", err)
+	}
+	return res.Stdout, nil
+}
+
+// scriptError maps a script's exit code to a typed error about path p (as the
+// agent gave it); other failures pass through.
+func scriptError(p string, err error) error {
+	detail := strings.TrimSpace(runner.Stderr(err))
+	switch runner.ExitCode(err) {
+	case codeMissing:
+		return newError(ErrNoFile, "%s does not exist. Use ls or glob to find the right path.", p)
+	case codeHidden:
+		return newError(ErrHidden, "%s resolves to the hidden path %s. Hidden files are not available to agents.", p, detail)
+	case codeIsDir:
+		return newError(ErrIsDir, "%s is a directory. Use ls to list it.", p)
+	case codeNotFile:
+		return newError(ErrNoFile, "%s is not a regular file (a device, socket or pipe).", p)
+	case codeNotDir:
+		return newError(ErrNotDir, "%s is not a directory. Use read to read a file.", p)
+	case codeTooBig:
+		return newError(ErrTooLarge, "%s is %s bytes, over the %d MiB read limit. Look at parts of it with bash (head, tail, sed -n '100,200p', grep).", p, detail, MaxReadBytes>>20)
+	case codeChanged:
+		return newError(ErrPatch, "%s changed while the patch was being applied; nothing was written. Read it again and retry.", p)
+	}
+	if ee := (*runner.ExitError)(nil); errors.As(err, &ee) && detail != "" {
+		return fmt.Errorf("%s: %s", p, detail)
+	}
+	return err
+}
+
+// ReadOptions select lines of a file: Offset is 0-based, Limit 0 means all.
+type ReadOptions struct {
+	Offset int
+	Limit  int
+}
+
+// ReadResult is a slice of a text file.
+type ReadResult struct {
+	Path       string `json:"path"`
+	Content    string `json:"content"`
+	Offset     int    `json:"offset"`
+	Lines      int    `json:"lines"`      // lines returned
+	TotalLines int    `json:"totalLines"` // lines in the file
+	More       bool   `json:"more"`       // lines remain after this slice
+}
+
+// Read returns lines of a text file with one docker exec. Binary files (a NUL
+// byte or invalid UTF-8), directories, missing and hidden files are errors.
+func (s *Service) Read(ctx context.Context, h *Handle, p string, o ReadOptions) (*ReadResult, error) {
+	abs, err := agentPath(p)
+	if err != nil {
+		return nil, err
+	}
+	if o.Offset < 0 || o.Limit < 0 {
+		return nil, newError(ErrBadPath, "offset and limit must not be negative")
+	}
+	out, err := s.fileExec(ctx, h, readSh, nil, abs, strconv.Itoa(MaxReadBytes))
+	if err != nil {
+		return nil, scriptError(p, err)
+	}
+	_, data, _ := bytes.Cut(out, []byte("\n"))
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		return nil, newError(ErrBinary, "%s is a binary file (%d bytes), not text. Inspect it with bash, e.g. `od -c %s | head`.", p, len(data), abs)
+	}
+	content, total, n := SliceLines(string(data), o.Offset, o.Limit)
+	return &ReadResult{Path: DisplayPath(abs), Content: content, Offset: o.Offset, Lines: n, TotalLines: total, More: o.Offset+n < total}, nil
+}
+
+// SliceLines returns limit lines (all when 0) of text from the 0-based line
+// offset, the file's line count and how many lines it returned. A last line
+// without a newline counts as a line.
+func SliceLines(text string, offset, limit int) (slice string, total, n int) {
+	total = strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		total++
+	}
+	if offset >= total {
+		return "", total, 0
+	}
+	start := 0
+	for i := 0; i < offset; i++ {
+		start += strings.IndexByte(text[start:], '\n') + 1
+	}
+	end := len(text)
+	if limit > 0 && offset+limit < total {
+		end = start
+		for i := 0; i < limit; i++ {
+			end += strings.IndexByte(text[end:], '\n') + 1
+		}
+		n = limit
+	} else {
+		n = total - offset
+	}
+	return text[start:end], total, n
+}
+
+// WriteResult says what a write did.
+type WriteResult struct {
+	Path    string `json:"path"`
+	Bytes   int    `json:"bytes"`
+	Created bool   `json:"created"` // the file did not exist before
+}
+
+// Write creates or overwrites a file, making its parent folders, with one
+// docker exec. The content travels on stdin, never through a shell string,
+// so every byte arrives as given. An existing file keeps its mode.
+func (s *Service) Write(ctx context.Context, h *Handle, p string, content []byte) (*WriteResult, error) {
+	abs, err := agentPath(p)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.fileExec(ctx, h, putSh, bytes.NewReader(content), abs, "", "write")
+	if err != nil {
+		return nil, scriptError(p, err)
+	}
+	return &WriteResult{Path: DisplayPath(abs), Bytes: len(content), Created: strings.TrimSpace(string(out)) == "created"}, nil
+}
+
+// PatchResult says what a patch did.
+type PatchResult struct {
+	Path   string `json:"path"`
+	Action string `json:"action"` // created, modified or deleted
+	Hunks  int    `json:"hunks"`
+}
+
+// Patch applies a unified diff to one file with two docker execs: it reads
+// the file, applies the hunks on the host, and writes the result only if the
+// file is still what was read. A diff that does not apply changes nothing
+// and the error names the failing hunk.
+func (s *Service) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchResult, error) {
+	abs, err := agentPath(p)
+	if err != nil {
+		return nil, err
+	}
+	d, err := ParseDiff(diff)
+	if err != nil {
+		return nil, newError(ErrPatch, "%s: %v; nothing was changed.", p, err)
+	}
+	out, err := s.fileExec(ctx, h, readSh, nil, abs, strconv.Itoa(MaxReadBytes))
+	exists := true
+	if runner.ExitCode(err) == codeMissing {
+		exists, err = false, nil
+	}
+	if err != nil {
+		return nil, scriptError(p, err)
+	}
+	_, old, _ := bytes.Cut(out, []byte("\n"))
+	switch {
+	case d.Create && exists:
+		return nil, newError(ErrPatch, "%s: the diff creates the file, but it exists; nothing was changed. Read it and send a diff against its content.", p)
+	case !d.Create && !exists:
+		return nil, newError(ErrPatch, "%s does not exist, and the diff modifies it; nothing was changed. Use a diff from /dev/null to create it, or write.", p)
+	}
+	result, err := d.Apply(string(old))
+	if err != nil {
+		return nil, newError(ErrPatch, "%s: %v; nothing was changed. Read the file and send a diff against its current content.", p, err)
+	}
+	expect := "-"
+	if exists {
+		sum := sha1.Sum(old)
+		expect = hex.EncodeToString(sum[:])
+	}
+	op, action := "write", "modified"
+	switch {
+	case d.Delete:
+		op, action = "delete", "deleted"
+	case d.Create:
+		action = "created"
+	}
+	if _, err := s.fileExec(ctx, h, putSh, strings.NewReader(result), abs, expect, op); err != nil {
+		return nil, scriptError(p, err)
+	}
+	return &PatchResult{Path: DisplayPath(abs), Action: action, Hunks: len(d.Hunks)}, nil
+}
+
+// LsResult lists a folder.
+type LsResult struct {
+	Path      string   `json:"path"`
+	Entries   []string `json:"entries"` // relative to Path; folders end in "/"
+	Truncated bool     `json:"truncated"`
+}
+
+// Ls lists a folder (recursively when asked) with one docker exec, leaving
+// hidden entries out.
+func (s *Service) Ls(ctx context.Context, h *Handle, p string, recursive bool) (*LsResult, error) {
+	abs, err := agentPath(p)
+	if err != nil {
+		return nil, err
+	}
+	depth := "1"
+	if recursive {
+		depth = ""
+	}
+	out, err := s.fileExec(ctx, h, lsSh, nil, abs, depth, strconv.Itoa(MaxListEntries+1), "")
+	if err != nil {
+		return nil, scriptError(p, err)
+	}
+	root, lines := splitFirst(out)
+	res := &LsResult{Path: DisplayPath(root), Entries: []string{}}
+	for _, l := range lines {
+		if rel, ok := relTo(root, l); ok {
+			res.Entries = append(res.Entries, rel)
+		}
+	}
+	sort.Strings(res.Entries)
+	if len(res.Entries) > MaxListEntries {
+		res.Entries, res.Truncated = res.Entries[:MaxListEntries], true
+	}
+	return res, nil
+}
+
+// GlobResult is the files matching a pattern.
+type GlobResult struct {
+	Pattern   string   `json:"pattern"`
+	Matches   []string `json:"matches"`
+	Truncated bool     `json:"truncated"`
+}
+
+// Glob finds files (not folders) under p whose path relative to p matches
+// pattern, where ** spans folders and {a,b} alternates. One docker exec lists
+// the non-hidden files; matching runs on the host.
+func (s *Service) Glob(ctx context.Context, h *Handle, pattern, p string) (*GlobResult, error) {
+	abs, err := agentPath(p)
+	if err != nil {
+		return nil, err
+	}
+	m, err := CompileGlob(pattern)
+	if err != nil {
+		return nil, newError(ErrBadPattern, "glob pattern %q: %v", pattern, err)
+	}
+	out, err := s.fileExec(ctx, h, lsSh, nil, abs, "", strconv.Itoa(maxScanEntries), "files")
+	if err != nil {
+		return nil, scriptError(p, err)
+	}
+	root, lines := splitFirst(out)
+	res := &GlobResult{Pattern: pattern, Matches: []string{}}
+	for _, l := range lines {
+		rel, ok := relTo(root, l)
+		if !ok || strings.HasSuffix(rel, "/") {
+			continue
+		}
+		if m.Match(rel) || strings.HasPrefix(pattern, "/") && m.Match(l) {
+			res.Matches = append(res.Matches, DisplayPath(l))
+		}
+	}
+	sort.Strings(res.Matches)
+	if len(res.Matches) > MaxListEntries {
+		res.Matches, res.Truncated = res.Matches[:MaxListEntries], true
+	}
+	return res, nil
+}
+
+// GrepResult is the lines matching a pattern.
+type GrepResult struct {
+	Pattern   string   `json:"pattern"`
+	Matches   []string `json:"matches"` // path:line:text
+	Truncated bool     `json:"truncated"`
+}
+
+// Grep searches files under p (or the file p) for an extended regular
+// expression with one docker exec, skipping hidden files and folders.
+// include, a glob over file names (*.go, *.{ts,tsx}), narrows the files.
+func (s *Service) Grep(ctx context.Context, h *Handle, pattern, p, include string) (*GrepResult, error) {
+	abs, err := agentPath(p)
+	if err != nil {
+		return nil, err
+	}
+	if pattern == "" {
+		return nil, newError(ErrBadPattern, "give a pattern to search for")
+	}
+	inc := ""
+	if include != "" {
+		if inc, err = IncludeRegexp(include); err != nil {
+			return nil, newError(ErrBadPattern, "include pattern %q: %v", include, err)
+		}
+	}
+	out, err := s.fileExec(ctx, h, grepSh, nil, abs, pattern, strconv.Itoa(MaxGrepMatches+1), inc)
+	if runner.ExitCode(err) == codeBadRegex {
+		return nil, newError(ErrBadPattern, "%q is not a valid extended regular expression (POSIX ERE, as grep -E).", pattern)
+	}
+	if err != nil {
+		return nil, scriptError(p, err)
+	}
+	res := &GrepResult{Pattern: pattern, Matches: []string{}}
+	for _, l := range strings.Split(string(out), "\n") {
+		if l == "" {
+			continue
+		}
+		if len(res.Matches) == MaxGrepMatches {
+			res.Truncated = true
+			break
+		}
+		res.Matches = append(res.Matches, grepLine(l))
+	}
+	return res, nil
+}
+
+// grepLine shortens one grep -nH line for an agent: the path relative to
+// /src, binary text replaced, long lines cut.
+func grepLine(l string) string {
+	file, rest, ok := strings.Cut(l, ":")
+	if !ok {
+		return l
+	}
+	num, text, _ := strings.Cut(rest, ":")
+	switch {
+	case strings.IndexByte(text, 0) >= 0 || !utf8.ValidString(text):
+		text = "(binary line)"
+	case len(text) > MaxGrepLine:
+		cut := MaxGrepLine
+		for !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut] + fmt.Sprintf(" [... %d more bytes]", len(text)-cut)
+	}
+	return DisplayPath(file) + ":" + num + ":" + text
+}
+
+// relTo returns p relative to the folder root.
+func relTo(root, p string) (string, bool) {
+	rel, ok := strings.CutPrefix(p, strings.TrimSuffix(root, "/")+"/")
+	return rel, ok && rel != ""
+}
+
+// splitFirst splits script output into its first line and the other
+// non-empty lines.
+func splitFirst(out []byte) (string, []string) {
+	first, rest, _ := strings.Cut(string(out), "\n")
+	var lines []string
+	for _, l := range strings.Split(rest, "\n") {
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return first, lines
+}

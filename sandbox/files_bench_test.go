@@ -1,0 +1,122 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/log"
+
+	"github.com/litterbox-dev/litterbox/docker"
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+// BenchmarkFiles measures the agent file operations on a sandbox of a
+// 2,500-file repository, each beside its floor: a bare `docker exec C true`
+// for bash, busybox grep run with docker exec for grep. Run with
+// go test -run XXX -bench Files ./sandbox/ (needs Docker).
+func BenchmarkFiles(b *testing.B) {
+	if exec.Command("docker", "info").Run() != nil {
+		b.Skip("needs a Docker engine")
+	}
+	ctx := context.Background()
+	dir := b.TempDir()
+	scanner := filepath.Join(dir, "litterbox")
+	build := exec.Command("go", "build", "-o", scanner, "..")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build litterbox: %v\n%s", err, out)
+	}
+	b.Setenv("LITTERBOX_SCANNER", scanner)
+	repo := filepath.Join(dir, fmt.Sprintf("bench-%d", os.Getpid()))
+	for i := range 2500 {
+		p := filepath.Join(repo, fmt.Sprintf("pkg%02d/sub%d/file%04d.txt", i%50, i%5, i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		body := strings.Repeat(fmt.Sprintf("line of file %d with some words in it\n", i), 40)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "bench"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	logger := log.New(os.Stderr)
+	logger.SetLevel(log.ErrorLevel)
+	s := New(runner.Exec{Log: logger}, logger)
+	s.ExtraLabels["dev.litterbox.test"] = fmt.Sprintf("bench-%d", os.Getpid())
+	r, err := s.OpenRepo(ctx, repo)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Create(ctx, r, "bench", CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	defer s.Delete(context.Background(), r, "bench", true)
+	h, err := s.Handle(ctx, r, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ten := bytes.Repeat([]byte("0123456789abcdef\n"), 600)
+
+	b.Run("floor-docker-exec-true", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Docker.Exec(ctx, docker.ExecSpec{Container: h.Container, Cmd: []string{"true"}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("bash-true", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := s.Bash(ctx, h, "true", BashOptions{Message: "bash: true"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("write-10KB", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Write(ctx, h, "bench/ten.txt", ten); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("read-10KB", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Read(ctx, h, "bench/ten.txt", ReadOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("floor-busybox-grep", func(b *testing.B) {
+		for b.Loop() {
+			_, err := s.Docker.Exec(ctx, docker.ExecSpec{Container: h.Container, Cmd: []string{"grep", "-rnE", "file 12[0-9]{2} ", "/src"}})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("grep", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Grep(ctx, h, "file 12[0-9]{2} ", ".", ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("glob", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Glob(ctx, h, "**/sub1/*.txt", ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

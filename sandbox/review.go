@@ -1,0 +1,447 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+// This file is the human side of review: log, diff, apply and merge. They
+// read the branch, which is the record of a sandbox's work, so they work
+// whether or not its container still exists. apply and merge are the only
+// operations that change the user's working tree, and both check everything
+// before they write anything.
+
+// reviewed is a sandbox's branch with the commit its work started from.
+type reviewed struct {
+	slug string
+	tip  string // branch tip
+	base string // where the sandbox's changes start
+}
+
+// review resolves a sandbox's branch and base. The base is the commit the
+// container was made from (its base label) while the container exists and
+// that commit is still an ancestor of the branch; otherwise the merge base of
+// HEAD and the branch, which is the same commit until the user merges.
+func (s *Service) review(ctx context.Context, r *Repo, name string) (*reviewed, error) {
+	f, err := s.lookup(ctx, r, name)
+	if err != nil {
+		return nil, err
+	}
+	if f.branchID == "" {
+		return nil, newError(ErrNotFound, "Sandbox '%s' has no branch %s%s, so no work of it was recorded. Delete its container with `litterbox delete %s`.", f.slug, BranchPrefix, f.slug, f.slug)
+	}
+	rv := &reviewed{slug: f.slug, tip: f.branchID}
+	if f.container != nil {
+		if b := f.container.Labels[LabelBase]; b != "" {
+			if ok, err := r.Git.IsAncestor(ctx, b, rv.tip); err == nil && ok {
+				rv.base = b
+				return rv, nil
+			}
+		}
+	}
+	base, ok, err := r.Git.CommonAncestor(ctx, "HEAD", rv.tip)
+	if err != nil {
+		return nil, fmt.Errorf("find the base of %s%s: %w", BranchPrefix, f.slug, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s%s shares no history with HEAD, so its changes cannot be told apart", BranchPrefix, f.slug)
+	}
+	rv.base = base
+	return rv, nil
+}
+
+// History is a sandbox's branch since its base.
+type History struct {
+	Name    string       `json:"name"`
+	Branch  string       `json:"branch"`
+	Base    string       `json:"base"`
+	Commits []git.Commit `json:"commits"` // newest first
+}
+
+// History lists the snapshot and milestone commits of a sandbox's branch
+// since its base, newest first (litterbox log).
+func (s *Service) History(ctx context.Context, r *Repo, name string) (*History, error) {
+	rv, err := s.review(ctx, r, name)
+	if err != nil {
+		return nil, err
+	}
+	commits, err := r.Git.Log(ctx, rv.base, rv.tip)
+	if err != nil {
+		return nil, fmt.Errorf("log of %s%s: %w", BranchPrefix, rv.slug, err)
+	}
+	if commits == nil {
+		commits = []git.Commit{}
+	}
+	return &History{Name: rv.slug, Branch: BranchPrefix + rv.slug, Base: rv.base, Commits: commits}, nil
+}
+
+// DiffResult says what Diff compared.
+type DiffResult struct {
+	Name  string
+	Base  string
+	Tip   string
+	Empty bool // the branch changes nothing; nothing was written
+}
+
+// Diff writes the sandbox's changes against its base to w, as git diff shows
+// them (or a diffstat).
+func (s *Service) Diff(ctx context.Context, r *Repo, name string, opts git.DiffOptions, w io.Writer) (*DiffResult, error) {
+	rv, err := s.review(ctx, r, name)
+	if err != nil {
+		return nil, err
+	}
+	res := &DiffResult{Name: rv.slug, Base: rv.base, Tip: rv.tip}
+	paths, err := r.Git.ChangedPaths(ctx, rv.base, rv.tip)
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		res.Empty = true
+		return res, nil
+	}
+	return res, r.Git.Diff(ctx, rv.base, rv.tip, opts, w)
+}
+
+// ApplyResult says what Apply did.
+type ApplyResult struct {
+	Name  string   `json:"name"`
+	Base  string   `json:"base"`
+	Tip   string   `json:"tip"`
+	Files []string `json:"files"` // paths changed in the working tree
+	// Empty: the branch changes nothing, so nothing was applied.
+	Empty bool `json:"empty,omitempty"`
+	// Already: the working tree already holds the changes; nothing was applied.
+	Already bool `json:"alreadyApplied,omitempty"`
+}
+
+// Apply puts the sandbox's changes (base..branch) into the working tree,
+// uncommitted, and keeps the sandbox. The index and HEAD are left alone, so
+// the user reviews and stages the result as their own edit.
+//
+// It refuses with ErrConflict, having changed nothing, when a file the
+// changes touch has uncommitted changes (staged or not) or is untracked, and
+// when the patch does not apply to the working tree. git apply is atomic, so
+// nothing is ever half-applied.
+func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult, error) {
+	rv, err := s.review(ctx, r, name)
+	if err != nil {
+		return nil, err
+	}
+	res := &ApplyResult{Name: rv.slug, Base: rv.base, Tip: rv.tip}
+	var (
+		paths, dirty      []string
+		patch             []byte
+		pErr, dErr, chErr error
+		wg                sync.WaitGroup
+	)
+	wg.Add(3)
+	go func() { defer wg.Done(); paths, chErr = r.Git.ChangedPaths(ctx, rv.base, rv.tip) }()
+	go func() { defer wg.Done(); dirty, dErr = r.Git.Dirty(ctx) }()
+	go func() { defer wg.Done(); patch, pErr = r.Git.Patch(ctx, rv.base, rv.tip) }()
+	wg.Wait()
+	for _, err := range []error{chErr, dErr, pErr} {
+		if err != nil {
+			return nil, fmt.Errorf("apply sandbox %q: %w", rv.slug, err)
+		}
+	}
+	res.Files = paths
+	if len(paths) == 0 {
+		res.Empty = true
+		return res, nil
+	}
+	if overlap := intersect(paths, dirty); len(overlap) > 0 {
+		// Files holding exactly the sandbox's changes are dirty too: that is
+		// an apply done before, not a conflict.
+		if back, _, _, err := r.Git.ApplyCheck(ctx, patch, true); err == nil && back {
+			res.Already = true
+			return res, nil
+		}
+		return nil, inTheWay("apply", rv.slug, overlap)
+	}
+	ok, bad, msg, err := r.Git.ApplyCheck(ctx, patch, false)
+	if err != nil {
+		return nil, fmt.Errorf("apply sandbox %q: %w", rv.slug, err)
+	}
+	if !ok {
+		if back, _, _, err := r.Git.ApplyCheck(ctx, patch, true); err == nil && back {
+			res.Already = true
+			return res, nil
+		}
+		files := bullets(bad)
+		if len(bad) == 0 {
+			files = "  " + strings.ReplaceAll(msg, "\n", "\n  ")
+		}
+		return nil, newError(ErrConflict, "Cannot apply sandbox '%s': its changes do not apply to your working tree, which differs from the sandbox's base %s in:\n%s\nMerge it instead with `litterbox merge %s` (a three-way merge that refuses conflicts before changing anything), or with git: `git merge %s%s`. Nothing was changed.",
+			rv.slug, short(rv.base), files, rv.slug, BranchPrefix, rv.slug)
+	}
+	if err := r.Git.Apply(ctx, patch); err != nil {
+		return nil, fmt.Errorf("apply sandbox %q (git apply is atomic: nothing was changed): %w", rv.slug, err)
+	}
+	return res, nil
+}
+
+// MergeResult says what Merge did.
+type MergeResult struct {
+	Name        string   `json:"name"`
+	Into        string   `json:"into"`   // the branch merged into, e.g. main
+	Commit      string   `json:"commit"` // the branch's new tip
+	FastForward bool     `json:"fastForward,omitempty"`
+	Files       []string `json:"files"`
+	// NothingToMerge: the branch's commits were all in HEAD already.
+	NothingToMerge bool `json:"nothingToMerge,omitempty"`
+	// Unsigned: commit.gpgSign is on but signing failed, so the merge commit
+	// was made unsigned rather than not at all.
+	Unsigned    bool          `json:"unsigned,omitempty"`
+	SignFailure string        `json:"signFailure,omitempty"`
+	Deleted     *DeleteReport `json:"deleted,omitempty"`
+}
+
+// Merge merges a sandbox's branch into the current branch, then deletes the
+// sandbox. A branch whose commits are all in HEAD already (an empty sandbox
+// too) has nothing to merge; the sandbox is deleted all the same, since
+// nothing of it would be lost.
+//
+// Before it writes anything it refuses, with ErrConflict, on a detached HEAD,
+// when the merge would conflict (git merge-tree) and when a file the merge
+// changes has uncommitted changes or an untracked file is in the way. It
+// fast-forwards when it can; otherwise it makes the merge commit with
+// commit-tree, so no hooks run and a signing failure cannot stop it (it falls
+// back to an unsigned commit and says so). Then read-tree -m -u moves the
+// working tree and index, atomically, and update-ref moves the branch,
+// compare-and-swap; if that loses a race, the working tree is moved back.
+// merge.ff from the user's config is honoured: false always makes a merge
+// commit, only refuses what cannot be fast-forwarded.
+func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult, error) {
+	rv, err := s.review(ctx, r, name)
+	if err != nil {
+		return nil, err
+	}
+	ref, attached, err := r.Git.CurrentBranch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !attached {
+		return nil, newError(ErrConflict, "Cannot merge sandbox '%s': HEAD is detached, so there is no branch to merge into. Switch to one (`git switch BRANCH`) and run `litterbox merge %s` again. Nothing was changed.", rv.slug, rv.slug)
+	}
+	if ref == BranchRef(rv.slug) {
+		return nil, newError(ErrConflict, "Cannot merge sandbox '%s' into its own branch: switch to the branch to merge into and run `litterbox merge %s` again. Nothing was changed.", rv.slug, rv.slug)
+	}
+	into := strings.TrimPrefix(ref, "refs/heads/")
+	head, err := r.Git.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := &MergeResult{Name: rv.slug, Into: into, Commit: head, Files: []string{}}
+
+	merged, err := r.Git.IsAncestor(ctx, rv.tip, head)
+	if err != nil {
+		return nil, err
+	}
+	if merged {
+		res.NothingToMerge = true
+		return s.deleteMerged(ctx, r, res)
+	}
+
+	ff, err := r.Git.IsAncestor(ctx, head, rv.tip)
+	if err != nil {
+		return nil, err
+	}
+	switch r.Git.MergeFF(ctx) {
+	case "false":
+		ff = false // merge.ff=false: the user wants a merge commit every time
+	case "only":
+		if !ff {
+			return nil, newError(ErrConflict, "Cannot merge sandbox '%s' into %s: merge.ff=only is set and %s has moved on since the sandbox started, so it cannot be fast-forwarded. Rebase the branch with git (`git rebase %s %s%s`), or merge it with `git merge --no-ff %s%s`. Nothing was changed.",
+				rv.slug, into, into, into, BranchPrefix, rv.slug, BranchPrefix, rv.slug)
+		}
+	}
+	target := rv.tip // the tree the working tree moves to
+	if !ff {
+		tree, conflicts, err := r.Git.MergeTree(ctx, head, rv.tip)
+		if err != nil {
+			return nil, fmt.Errorf("merge sandbox %q: %w", rv.slug, err)
+		}
+		if len(conflicts) > 0 {
+			return nil, newError(ErrConflict, "Cannot merge sandbox '%s' into %s: both changed the same lines in:\n%s\nResolve it with git: `git merge %s%s`, fix the conflicts and commit, then `litterbox delete %s`. Nothing was changed.",
+				rv.slug, into, bullets(conflicts), BranchPrefix, rv.slug, rv.slug)
+		}
+		target = tree
+	}
+	var dirty []string
+	var dErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); dirty, dErr = r.Git.Dirty(ctx) }()
+	res.Files, err = r.Git.ChangedPaths(ctx, head, target)
+	wg.Wait()
+	if err == nil {
+		err = dErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("merge sandbox %q: %w", rv.slug, err)
+	}
+	if overlap := intersect(res.Files, dirty); len(overlap) > 0 {
+		return nil, inTheWay("merge", rv.slug, overlap)
+	}
+
+	commit := rv.tip
+	res.FastForward = ff
+	if !ff {
+		if commit, err = s.mergeCommit(ctx, r, res, target, head, rv.tip); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.Git.CheckoutTree(ctx, head, commit); err != nil {
+		return nil, newError(ErrConflict, "Cannot merge sandbox '%s': git refused to update the working tree:\n  %s\nCommit or stash your changes and run `litterbox merge %s` again. Nothing was changed.",
+			rv.slug, strings.ReplaceAll(strings.TrimSpace(errText(err)), "\n", "\n  "), rv.slug)
+	}
+	msg := "litterbox merge " + rv.slug + ": "
+	if ff {
+		msg += "fast-forward"
+	} else {
+		msg += "merge " + BranchPrefix + rv.slug
+	}
+	if err := r.Git.UpdateRef(ctx, "HEAD", commit, head, msg); err != nil {
+		// HEAD moved under us: put the working tree back where it was.
+		if rerr := r.Git.CheckoutTree(context.WithoutCancel(ctx), commit, head); rerr != nil {
+			return nil, fmt.Errorf("merge sandbox %q: moving %s failed (%v), and so did restoring the working tree to %s: %w", rv.slug, into, err, short(head), rerr)
+		}
+		return nil, newError(ErrConflict, "Cannot merge sandbox '%s': %s moved while merging (%v). Nothing was changed; run `litterbox merge %s` again.", rv.slug, into, err, rv.slug)
+	}
+	res.Commit = commit
+	return s.deleteMerged(ctx, r, res)
+}
+
+// mergeCommit makes the two-parent merge commit of tree. It honours
+// commit.gpgSign, but when signing fails (no key, no agent) it makes the
+// commit unsigned instead and says so in res: the merge is the user's
+// request and nothing has been written yet that signing could protect.
+func (s *Service) mergeCommit(ctx context.Context, r *Repo, res *MergeResult, tree, head, tip string) (string, error) {
+	msg := fmt.Sprintf("Merge branch '%s%s'", BranchPrefix, res.Name)
+	if r.Git.SignsCommits(ctx) {
+		id, err := r.Git.CommitMerge(ctx, tree, msg, true, head, tip)
+		if err == nil {
+			return id, nil
+		}
+		res.Unsigned, res.SignFailure = true, strings.TrimSpace(errText(err))
+		s.Log.Debug("signed merge commit failed; making it unsigned", "err", err)
+	}
+	id, err := r.Git.CommitMerge(ctx, tree, msg, false, head, tip)
+	if err != nil {
+		return "", fmt.Errorf("merge sandbox %q: make the merge commit (nothing was changed): %w", res.Name, err)
+	}
+	return id, nil
+}
+
+// deleteMerged deletes a sandbox whose branch is now in HEAD. Delete checks
+// again that no commit would be lost, so a snapshot that landed during the
+// merge keeps the sandbox.
+func (s *Service) deleteMerged(ctx context.Context, r *Repo, res *MergeResult) (*MergeResult, error) {
+	rep, err := s.Delete(ctx, r, res.Name, false)
+	res.Deleted = rep
+	if err != nil {
+		what := "merged into " + res.Into
+		if res.NothingToMerge {
+			what = "had nothing to merge"
+		}
+		return res, fmt.Errorf("sandbox '%s' %s, but was not deleted: %w", res.Name, what, err)
+	}
+	return res, nil
+}
+
+// inTheWay refuses an apply or merge whose files have local changes.
+func inTheWay(verb, slug string, paths []string) error {
+	return newError(ErrConflict, "Cannot %s sandbox '%s': it changes files that have uncommitted changes, or are untracked, in your working tree:\n%s\nCommit or stash them (`git stash --include-untracked`), then run `litterbox %s %s` again. Nothing was changed.",
+		verb, slug, bullets(paths), verb, slug)
+}
+
+// errText is git's own message when there is one.
+func errText(err error) string {
+	if s := strings.TrimSpace(runner.Stderr(err)); s != "" {
+		return s
+	}
+	return err.Error()
+}
+
+// intersect returns the paths of a that are in b, in a's order.
+func intersect(a, b []string) []string {
+	in := make(map[string]bool, len(b))
+	for _, p := range b {
+		in[p] = true
+	}
+	var out []string
+	for _, p := range a {
+		if in[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// bullets lists paths one per line, indented, at most 20 of them.
+func bullets(paths []string) string {
+	const max = 20
+	var b strings.Builder
+	for i, p := range paths {
+		if i == max {
+			fmt.Fprintf(&b, "  … and %d more\n", len(paths)-max)
+			break
+		}
+		b.WriteString("  " + p + "\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// recoverStart is where create --from-branch starts: the branch tip to copy,
+// and the merge base of HEAD and the branch as the base label (the commit
+// diff, apply and merge measure the work from). It refuses while the
+// sandbox's container runs or is paused; a stopped one is removed first. It
+// clears a failed-setup mark left by the old container.
+func (s *Service) recoverStart(ctx context.Context, r *Repo, slug string) (tip, base string, err error) {
+	f, err := s.lookup(ctx, r, slug)
+	if errors.Is(err, ErrNotFound) {
+		return "", "", newError(ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from. Create a new sandbox with `litterbox create %s`.", slug, BranchPrefix, slug, slug)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if f.branchID == "" {
+		return "", "", newError(ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from.", slug, BranchPrefix, slug)
+	}
+	base, ok, err := r.Git.CommonAncestor(ctx, "HEAD", f.branchID)
+	if err != nil {
+		return "", "", err
+	}
+	if !ok {
+		base = f.branchID
+	}
+	if c := f.container; c != nil {
+		if c.State == "running" || c.State == "paused" {
+			return "", "", existsError(slug, "its container "+c.Name+" is "+c.State+"; only a sandbox whose container is gone or stopped is recreated from its branch")
+		}
+		// A stopped container holds nothing: /src was in memory, and the
+		// rest of its filesystem is read-only.
+		if err := ignoreMissing(s.Docker.Remove(ctx, c.ID)); err != nil {
+			return "", "", fmt.Errorf("remove the stopped container %s: %w", c.Name, err)
+		}
+	}
+	// The old container's failed-setup mark and snapshot watermark do not
+	// describe the new one; without the watermark the first snapshot
+	// compares all of /src with the branch.
+	_ = os.Remove(filepath.Join(r.stateDir(slug), setupFailedFile))
+	_ = os.Remove(filepath.Join(r.stateDir(slug), "since"))
+	return f.branchID, base, nil
+}
+
+func noContainerError(slug string) error {
+	return newError(ErrStopped, "Sandbox '%s' has no container, only its branch %s%s. Recreate its container from the branch with `litterbox create --from-branch %s`, or delete it with `litterbox delete %s`.", slug, BranchPrefix, slug, slug, slug)
+}
