@@ -1,7 +1,7 @@
 // Package mcp is Litterbox's MCP server: the tools an agent uses to work in
-// sandboxes (sandbox-create, read, write, patch, bash, ls, glob, grep). The
-// handlers are thin: they resolve the sandbox, call the sandbox service and
-// shape its result. Every failure an agent can act on is a tool result with
+// sandboxes (sandbox-create, read, write, patch, bash, ls, glob, grep,
+// sandbox-ports, sandbox-service). The handlers are thin: they resolve the
+// sandbox, call the sandbox service and shape its result. Every failure an agent can act on is a tool result with
 // isError and a message saying what to do next, never a protocol error.
 package mcp
 
@@ -32,6 +32,8 @@ type Service interface {
 	Ls(ctx context.Context, h *sandbox.Handle, p string, recursive bool) (*sandbox.LsResult, error)
 	Glob(ctx context.Context, h *sandbox.Handle, pattern, p string) (*sandbox.GlobResult, error)
 	Grep(ctx context.Context, h *sandbox.Handle, pattern, p, include string) (*sandbox.GrepResult, error)
+	Ports(ctx context.Context, h *sandbox.Handle) (*sandbox.PortsResult, error)
+	ServiceAction(ctx context.Context, h *sandbox.Handle, name, action string, lines int) (*sandbox.ServiceResult, error)
 }
 
 // Server serves the tools for one repository.
@@ -58,7 +60,8 @@ const Instructions = `Litterbox gives you disposable sandboxes: Linux (busybox) 
 Create one with sandbox-create, then work in it with read, write, patch, bash, ls, glob and grep, passing its name as "sandbox".
 Paths are absolute in the sandbox or relative to /src. Hidden files and folders (names starting with ".") are not available to you.
 Every write, patch and bash is committed to the git branch litterbox/<name> for the user to review; you never need git.
-The sandbox has no network access to other sandboxes and no git; it has busybox tools (sh, grep, find, sed, awk, diff, patch).`
+The sandbox has no network access to other sandboxes and no git; it has busybox tools (sh, grep, find, sed, awk, diff, patch).
+Servers defined in the repository's .litterbox.toml run as services: control them with sandbox-service, and find the host URLs of the named ports with sandbox-ports.`
 
 // MCPServer builds the mcp-go server with every tool registered.
 func (s *Server) MCPServer(version string) *server.MCPServer {

@@ -92,6 +92,8 @@ func (s *Server) tools() []tool {
 		{newTool[LsArgs, LsResult]("ls", "List a folder", lsDesc, true), handler(s.ls)},
 		{newTool[GlobArgs, GlobResult]("glob", "Find files by name", globDesc, true), handler(s.glob)},
 		{newTool[GrepArgs, GrepResult]("grep", "Search file contents", grepDesc, true), handler(s.grep)},
+		{newTool[PortsArgs, PortsResult]("sandbox-ports", "List named ports", portsDesc, true), handler(s.ports)},
+		{newTool[ServiceArgs, ServiceResult]("sandbox-service", "Control a service", serviceDesc, false), handler(s.service)},
 	}
 }
 
@@ -113,6 +115,9 @@ type CreateResult struct {
 	Status      string `json:"status"`
 	Workdir     string `json:"workdir"`
 	SetupOutput string `json:"setupOutput"`
+	// Ports and Services: see sandbox-ports and sandbox-service.
+	Ports    []sandbox.PortInfo      `json:"ports,omitempty"`
+	Services []sandbox.ServiceStatus `json:"services,omitempty"`
 }
 
 // Text implements texter.
@@ -126,7 +131,8 @@ func (s *Server) create(ctx context.Context, a CreateArgs) (CreateResult, error)
 	if err != nil {
 		return CreateResult{}, err
 	}
-	return CreateResult{Sandbox: c.Name, Branch: c.Branch, Container: c.Container, Status: string(c.Status), Workdir: sandbox.Workdir, SetupOutput: c.SetupOutput}, nil
+	return CreateResult{Sandbox: c.Name, Branch: c.Branch, Container: c.Container, Status: string(c.Status), Workdir: sandbox.Workdir, SetupOutput: c.SetupOutput,
+		Ports: c.Ports, Services: c.Services}, nil
 }
 
 // read

@@ -1,0 +1,103 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/litterbox-dev/litterbox/sandbox"
+)
+
+// The service and port tools (docs/services.md). Neither snapshots: what a
+// service writes reaches the branch with the next write, patch or bash.
+
+// sandbox-ports
+
+const portsDesc = `List a sandbox's named ports: for each, its name, the port inside the sandbox (also in the environment as PORT_<NAME>), and the URL the user reaches it at from the host (http://127.0.0.1:<port docker picked>).
+Named ports come from [ports] in the repository's .litterbox.toml and are set up when the sandbox is created. Make your server listen on 0.0.0.0:$PORT_<NAME> inside the sandbox.`
+
+// PortsArgs are sandbox-ports' arguments.
+type PortsArgs struct {
+	Sandbox string `json:"sandbox" jsonschema:"Sandbox name, as given to sandbox-create"`
+}
+
+// PortsResult is sandbox-ports' result.
+type PortsResult struct {
+	sandbox.PortsResult
+}
+
+// Text implements texter.
+func (r PortsResult) Text() string {
+	if len(r.Ports) == 0 {
+		return "This sandbox has no named ports ([ports] in .litterbox.toml)."
+	}
+	var b strings.Builder
+	for _, p := range r.Ports {
+		url := p.URL
+		if url == "" {
+			url = "(not published)"
+		}
+		fmt.Fprintf(&b, "%s: port %d in the sandbox ($%s) -> %s on the host\n", p.Name, p.ContainerPort, p.Env, url)
+	}
+	return b.String()
+}
+
+func (s *Server) ports(ctx context.Context, a PortsArgs) (PortsResult, error) {
+	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.PortsResult, error) {
+		return s.svc.Ports(ctx, h)
+	}, func(r sandbox.PortsResult) PortsResult { return PortsResult{r} })
+}
+
+// sandbox-service
+
+const serviceDesc = `Control a long-running service of a sandbox (a web server, a database), defined under [services.NAME] in the repository's .litterbox.toml and supervised inside the sandbox.
+action: start (no-op if running), stop (its stop signal, then SIGKILL after a grace period), restart (its restart signal if it has one, else stop then start), status, or logs (the last lines lines of its output, default 100).
+Every action returns its status: state (running, backoff, exited, stopped, ...), pid, restarts (a crashed service is restarted as its policy says) and lastExitCode.`
+
+// ServiceArgs are sandbox-service's arguments.
+type ServiceArgs struct {
+	Sandbox string `json:"sandbox" jsonschema:"Sandbox name, as given to sandbox-create"`
+	Name    string `json:"name" jsonschema:"Service name, from [services.NAME] in .litterbox.toml"`
+	Action  string `json:"action" jsonschema:"One of start, stop, restart, status, logs"`
+	Lines   int    `json:"lines,omitempty" jsonschema:"For logs: how many of the last lines to return (default 100)"`
+}
+
+// ServiceResult is sandbox-service's result.
+type ServiceResult struct {
+	sandbox.ServiceResult
+}
+
+// Text implements texter.
+func (r ServiceResult) Text() string {
+	st := r.Status
+	var b strings.Builder
+	if r.Message != "" {
+		fmt.Fprintf(&b, "%s: %s. ", st.Name, r.Message)
+	}
+	fmt.Fprintf(&b, "%s is %s", st.Name, st.State)
+	if st.PID != 0 {
+		fmt.Fprintf(&b, " (pid %d)", st.PID)
+	}
+	fmt.Fprintf(&b, "; restarts %d", st.Restarts)
+	if st.LastExitCode != nil {
+		fmt.Fprintf(&b, "; last exit code %d", *st.LastExitCode)
+	}
+	b.WriteString("\n")
+	if r.Action == sandbox.ActionLogs {
+		if r.Log == "" {
+			b.WriteString("(no output yet)\n")
+		} else {
+			b.WriteString("--- log\n" + r.Log)
+		}
+	}
+	return b.String()
+}
+
+func (s *Server) service(ctx context.Context, a ServiceArgs) (ServiceResult, error) {
+	if a.Lines < 0 {
+		return ServiceResult{}, fmt.Errorf("lines must be positive")
+	}
+	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.ServiceResult, error) {
+		return s.svc.ServiceAction(ctx, h, a.Name, a.Action, a.Lines)
+	}, func(r sandbox.ServiceResult) ServiceResult { return ServiceResult{r} })
+}
