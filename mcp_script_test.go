@@ -33,6 +33,49 @@ func init() {
 	// NAME of the result to FILE instead. A tool error (isError) prints its
 	// message to stderr and fails unless negated.
 	scriptCmds["mcp"] = cmdMCP
+	// mcpwriters PROCS WRITES SANDBOX
+	// starts PROCS `litterbox mcp` processes at once, each writing WRITES
+	// distinct files wP-I.txt to SANDBOX, and fails if any call fails.
+	scriptCmds["mcpwriters"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 3 {
+			ts.Fatalf("usage: mcpwriters PROCS WRITES SANDBOX")
+		}
+		procs, err := strconv.Atoi(args[0])
+		ts.Check(err)
+		writes, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		clients := make([]*client.Client, procs)
+		for p := range clients {
+			clients[p] = startMCP(ts, fmt.Sprintf("mcpwriter%d.stderr", p))
+		}
+		errs := make(chan error, procs*writes)
+		var wg sync.WaitGroup
+		for p, c := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 1; i <= writes; i++ {
+					req := mcp.CallToolRequest{}
+					req.Params.Name = "write"
+					req.Params.Arguments = map[string]any{"sandbox": args[2], "path": fmt.Sprintf("w%d-%d.txt", p+1, i), "content": fmt.Sprintf("%d-%d\n", p+1, i)}
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+					res, err := c.CallTool(ctx, req)
+					cancel()
+					if err == nil && res.IsError {
+						err = fmt.Errorf("write w%d-%d.txt: %v", p+1, i, res.Content)
+					}
+					if err != nil {
+						errs <- err
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			ts.Fatalf("%v", err)
+		}
+	}
 
 	// genfile FILE SIZE
 	//
@@ -159,13 +202,23 @@ func mcpClient(ts *testscript.TestScript) *client.Client {
 	if c, ok := mcpClients.Load(ts); ok {
 		return c.(*client.Client)
 	}
+	c := startMCP(ts, "mcp.stderr")
+	mcpClients.Store(ts, c)
+	ts.Defer(func() { mcpClients.Delete(ts) })
+	return c
+}
+
+// startMCP starts one `litterbox mcp` process in the script's directory,
+// logging to stderrName in $WORK, and initialises a client for it. It is
+// closed when the script ends.
+func startMCP(ts *testscript.TestScript, stderrName string) *client.Client {
 	var env []string
 	for _, k := range []string{"PATH", "HOME", "GIT_CONFIG_NOSYSTEM", "LITTERBOX_LABELS", "LITTERBOX_SCANNER", "LITTERBOX_LOG_LEVEL", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "TMPDIR"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}
 	}
-	stderr, err := os.Create(filepath.Join(ts.Getenv("WORK"), "mcp.stderr"))
+	stderr, err := os.Create(filepath.Join(ts.Getenv("WORK"), stderrName))
 	ts.Check(err)
 	dir := ts.MkAbs(".")
 	c, err := client.NewStdioMCPClientWithOptions("litterbox", env, []string{"mcp"},
@@ -189,9 +242,7 @@ func mcpClient(ts *testscript.TestScript) *client.Client {
 	if _, err := c.Initialize(ctx, init); err != nil {
 		ts.Fatalf("initialize litterbox mcp: %v", err)
 	}
-	mcpClients.Store(ts, c)
 	ts.Defer(func() {
-		mcpClients.Delete(ts)
 		_ = c.Close()
 		_ = stderr.Close()
 	})

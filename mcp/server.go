@@ -1,8 +1,9 @@
 // Package mcp is Litterbox's MCP server: the tools an agent uses to work in
 // sandboxes (sandbox-create, read, write, patch, bash, ls, glob, grep,
-// sandbox-ports, sandbox-service). The handlers are thin: they resolve the
-// sandbox, call the sandbox service and shape its result. Every failure an agent can act on is a tool result with
-// isError and a message saying what to do next, never a protocol error.
+// milestone, sandbox-ports, sandbox-service). The handlers are thin: they
+// resolve the sandbox, call the sandbox service and shape its result. Every
+// failure an agent can act on is a tool result with isError and a message
+// saying what to do next, never a protocol error.
 package mcp
 
 import (
@@ -24,10 +25,10 @@ import (
 type Service interface {
 	Create(ctx context.Context, r *sandbox.Repo, name string, opts sandbox.CreateOptions) (*sandbox.Created, error)
 	Handle(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.Handle, error)
-	Snapshot(ctx context.Context, h *sandbox.Handle, message string) (*sandbox.SnapshotResult, error)
+	Milestone(ctx context.Context, h *sandbox.Handle, message string) (*sandbox.MilestoneResult, error)
 	Read(ctx context.Context, h *sandbox.Handle, p string, o sandbox.ReadOptions) (*sandbox.ReadResult, error)
-	Write(ctx context.Context, h *sandbox.Handle, p string, content []byte) (*sandbox.WriteResult, error)
-	Patch(ctx context.Context, h *sandbox.Handle, p, diff string) (*sandbox.PatchResult, error)
+	Write(ctx context.Context, h *sandbox.Handle, p string, content []byte) (*sandbox.WriteResult, *sandbox.SnapshotResult, error)
+	Patch(ctx context.Context, h *sandbox.Handle, p, diff string) (*sandbox.PatchResult, *sandbox.SnapshotResult, error)
 	Bash(ctx context.Context, h *sandbox.Handle, command string, o sandbox.BashOptions) (*sandbox.BashResult, *sandbox.SnapshotResult, error)
 	Ls(ctx context.Context, h *sandbox.Handle, p string, recursive bool) (*sandbox.LsResult, error)
 	Glob(ctx context.Context, h *sandbox.Handle, pattern, p string) (*sandbox.GlobResult, error)
@@ -60,6 +61,7 @@ const Instructions = `Litterbox gives you disposable sandboxes: Linux (busybox) 
 Create one with sandbox-create, then work in it with read, write, patch, bash, ls, glob and grep, passing its name as "sandbox".
 Paths are absolute in the sandbox or relative to /src. Hidden files and folders (names starting with ".") are not available to you.
 Every write, patch and bash is committed to the git branch litterbox/<name> for the user to review; you never need git.
+When a piece of work is done, call milestone with a message that says what it does: it squashes the commits since the last milestone into one.
 The sandbox has no network access to other sandboxes and no git; it has busybox tools (sh, grep, find, sed, awk, diff, patch).
 Servers defined in the repository's .litterbox.toml run as services: control them with sandbox-service, and find the host URLs of the named ports with sandbox-ports.`
 
@@ -156,14 +158,8 @@ func withSandbox[R any](ctx context.Context, s *Server, name string, fn func(h *
 	return r, err
 }
 
-// snapshot commits what a mutation changed and reports it in the result. A
-// failed snapshot does not fail the tool: the mutation happened.
-func (s *Server) snapshot(ctx context.Context, h *sandbox.Handle, msg string) SnapshotInfo {
-	res, err := s.svc.Snapshot(ctx, h, msg)
-	return s.snapshotInfo(h, res, err)
-}
-
-// snapshotInfo shapes a snapshot's outcome for a result.
+// snapshotInfo shapes a mutation's snapshot outcome for its result. A failed
+// snapshot does not fail the tool: the mutation happened.
 func (s *Server) snapshotInfo(h *sandbox.Handle, res *sandbox.SnapshotResult, err error) SnapshotInfo {
 	if err == nil && res == nil {
 		err = errors.New("no snapshot result")

@@ -92,9 +92,47 @@ func (s *Server) tools() []tool {
 		{newTool[LsArgs, LsResult]("ls", "List a folder", lsDesc, true), handler(s.ls)},
 		{newTool[GlobArgs, GlobResult]("glob", "Find files by name", globDesc, true), handler(s.glob)},
 		{newTool[GrepArgs, GrepResult]("grep", "Search file contents", grepDesc, true), handler(s.grep)},
+		{newTool[MilestoneArgs, MilestoneResult]("milestone", "Record a milestone", milestoneDesc, false), handler(s.milestone)},
 		{newTool[PortsArgs, PortsResult]("sandbox-ports", "List named ports", portsDesc, true), handler(s.ports)},
 		{newTool[ServiceArgs, ServiceResult]("sandbox-service", "Control a service", serviceDesc, false), handler(s.service)},
 	}
+}
+
+// milestone
+
+const milestoneDesc = `Mark a milestone in a sandbox: every write, patch and bash since the previous milestone (or since the sandbox was created) is squashed into one commit on its branch, with your message.
+Call it when a coherent piece of work is done, with a message like a good commit message. With nothing to squash it says so and changes nothing.`
+
+// MilestoneArgs are milestone's arguments.
+type MilestoneArgs struct {
+	Sandbox string `json:"sandbox" jsonschema:"Sandbox name, as given to sandbox-create"`
+	Message string `json:"message" jsonschema:"Commit message for the milestone: what the work since the last milestone does"`
+}
+
+// MilestoneResult is milestone's result.
+type MilestoneResult struct {
+	sandbox.MilestoneResult
+}
+
+// Text implements texter.
+func (r MilestoneResult) Text() string {
+	if r.Commit == "" {
+		return r.Note
+	}
+	return fmt.Sprintf("Squashed %d commit(s) into milestone %s", r.Squashed, r.Commit)
+}
+
+func (s *Server) milestone(ctx context.Context, a MilestoneArgs) (MilestoneResult, error) {
+	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (MilestoneResult, error) {
+		l := s.lock(h.Slug)
+		l.Lock()
+		defer l.Unlock()
+		r, err := s.svc.Milestone(ctx, h, a.Message)
+		if err != nil {
+			return MilestoneResult{}, err
+		}
+		return MilestoneResult{*r}, nil
+	})
 }
 
 // sandbox-create
@@ -199,12 +237,12 @@ func (s *Server) write(ctx context.Context, a WriteArgs) (WriteResult, error) {
 	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (WriteResult, error) {
 		l := s.lock(h.Slug)
 		l.Lock()
-		r, err := s.svc.Write(ctx, h, a.Path, []byte(a.Content))
+		r, snap, err := s.svc.Write(ctx, h, a.Path, []byte(a.Content))
 		l.Unlock()
-		if err != nil {
+		if r == nil {
 			return WriteResult{}, err
 		}
-		return WriteResult{WriteResult: *r, Snapshot: s.snapshot(ctx, h, "write: "+r.Path)}, nil
+		return WriteResult{WriteResult: *r, Snapshot: s.snapshotInfo(h, snap, err)}, nil
 	})
 }
 
@@ -236,12 +274,12 @@ func (s *Server) patch(ctx context.Context, a PatchArgs) (PatchResult, error) {
 	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (PatchResult, error) {
 		l := s.lock(h.Slug)
 		l.Lock()
-		r, err := s.svc.Patch(ctx, h, a.Path, a.Diff)
+		r, snap, err := s.svc.Patch(ctx, h, a.Path, a.Diff)
 		l.Unlock()
-		if err != nil {
+		if r == nil {
 			return PatchResult{}, err
 		}
-		return PatchResult{PatchResult: *r, Snapshot: s.snapshot(ctx, h, "patch: "+r.Path)}, nil
+		return PatchResult{PatchResult: *r, Snapshot: s.snapshotInfo(h, snap, err)}, nil
 	})
 }
 

@@ -137,6 +137,21 @@ func (s *Service) fileExec(ctx context.Context, h *Handle, script string, stdin 
 	return res.Stdout, nil
 }
 
+// putExec runs putSh with content on stdin and snapshots what it changed, in
+// one docker exec (see Run). A failed put is an error and its snapshot is
+// dropped; a failed snapshot after a good put comes back as err beside the
+// put's output.
+func (s *Service) putExec(ctx context.Context, h *Handle, content []byte, message string, args ...string) ([]byte, *SnapshotResult, error) {
+	run, snap, err := s.Run(ctx, h, RunSpec{Command: putSh, Args: args, Stdin: content, Message: message})
+	if run == nil {
+		return nil, nil, err
+	}
+	if run.ExitCode != 0 {
+		return nil, nil, &runner.ExitError{Command: "put " + runner.Quote(args...), ExitCode: run.ExitCode, Stderr: run.Stderr}
+	}
+	return []byte(run.Stdout), snap, err
+}
+
 // scriptError maps a script's exit code to a typed error about path p (as the
 // agent gave it); other failures pass through.
 func scriptError(p string, err error) error {
@@ -236,19 +251,20 @@ type WriteResult struct {
 	Created bool   `json:"created"` // the file did not exist before
 }
 
-// Write creates or overwrites a file, making its parent folders, with one
-// docker exec. The content travels on stdin, never through a shell string,
-// so every byte arrives as given. An existing file keeps its mode.
-func (s *Service) Write(ctx context.Context, h *Handle, p string, content []byte) (*WriteResult, error) {
+// Write creates or overwrites a file, making its parent folders, and
+// snapshots it, with one docker exec. The content travels as data, never
+// through a shell string, so every byte arrives as given. An existing file
+// keeps its mode. A snapshot error comes with the result: the write happened.
+func (s *Service) Write(ctx context.Context, h *Handle, p string, content []byte) (*WriteResult, *SnapshotResult, error) {
 	abs, err := agentPath(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out, err := s.fileExec(ctx, h, putSh, bytes.NewReader(content), abs, "", "write")
-	if err != nil {
-		return nil, scriptError(p, err)
+	out, snap, err := s.putExec(ctx, h, content, "write: "+DisplayPath(abs), abs, "", "write")
+	if out == nil {
+		return nil, nil, scriptError(p, err)
 	}
-	return &WriteResult{Path: DisplayPath(abs), Bytes: len(content), Created: strings.TrimSpace(string(out)) == "created"}, nil
+	return &WriteResult{Path: DisplayPath(abs), Bytes: len(content), Created: strings.TrimSpace(string(out)) == "created"}, snap, err
 }
 
 // PatchResult says what a patch did.
@@ -259,17 +275,17 @@ type PatchResult struct {
 }
 
 // Patch applies a unified diff to one file with two docker execs: it reads
-// the file, applies the hunks on the host, and writes the result only if the
-// file is still what was read. A diff that does not apply changes nothing
-// and the error names the failing hunk.
-func (s *Service) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchResult, error) {
+// the file, applies the hunks on the host, and writes the result (and
+// snapshots it) only if the file is still what was read. A diff that does not
+// apply changes nothing and the error names the failing hunk.
+func (s *Service) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchResult, *SnapshotResult, error) {
 	abs, err := agentPath(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d, err := ParseDiff(diff)
 	if err != nil {
-		return nil, newError(ErrPatch, "%s: %v; nothing was changed.", p, err)
+		return nil, nil, newError(ErrPatch, "%s: %v; nothing was changed.", p, err)
 	}
 	out, err := s.fileExec(ctx, h, readSh, nil, abs, strconv.Itoa(MaxReadBytes))
 	exists := true
@@ -277,18 +293,18 @@ func (s *Service) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchR
 		exists, err = false, nil
 	}
 	if err != nil {
-		return nil, scriptError(p, err)
+		return nil, nil, scriptError(p, err)
 	}
 	_, old, _ := bytes.Cut(out, []byte("\n"))
 	switch {
 	case d.Create && exists:
-		return nil, newError(ErrPatch, "%s: the diff creates the file, but it exists; nothing was changed. Read it and send a diff against its content.", p)
+		return nil, nil, newError(ErrPatch, "%s: the diff creates the file, but it exists; nothing was changed. Read it and send a diff against its content.", p)
 	case !d.Create && !exists:
-		return nil, newError(ErrPatch, "%s does not exist, and the diff modifies it; nothing was changed. Use a diff from /dev/null to create it, or write.", p)
+		return nil, nil, newError(ErrPatch, "%s does not exist, and the diff modifies it; nothing was changed. Use a diff from /dev/null to create it, or write.", p)
 	}
 	result, err := d.Apply(string(old))
 	if err != nil {
-		return nil, newError(ErrPatch, "%s: %v; nothing was changed. Read the file and send a diff against its current content.", p, err)
+		return nil, nil, newError(ErrPatch, "%s: %v; nothing was changed. Read the file and send a diff against its current content.", p, err)
 	}
 	expect := "-"
 	if exists {
@@ -302,10 +318,11 @@ func (s *Service) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchR
 	case d.Create:
 		action = "created"
 	}
-	if _, err := s.fileExec(ctx, h, putSh, strings.NewReader(result), abs, expect, op); err != nil {
-		return nil, scriptError(p, err)
+	out, snap, err := s.putExec(ctx, h, []byte(result), "patch: "+DisplayPath(abs), abs, expect, op)
+	if out == nil {
+		return nil, nil, scriptError(p, err)
 	}
-	return &PatchResult{Path: DisplayPath(abs), Action: action, Hunks: len(d.Hunks)}, nil
+	return &PatchResult{Path: DisplayPath(abs), Action: action, Hunks: len(d.Hunks)}, snap, err
 }
 
 // LsResult lists a folder.

@@ -85,7 +85,7 @@ func BenchmarkFiles(b *testing.B) {
 	})
 	b.Run("write-10KB", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := s.Write(ctx, h, "bench/ten.txt", ten); err != nil {
+			if _, _, err := s.Write(ctx, h, "bench/ten.txt", ten); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -26,6 +26,10 @@ type RunSpec struct {
 	Cap     int           `json:"cap"`           // bytes kept per stream; 0 means DefaultOutputCap
 	Env     []string      `json:"env,omitempty"` // extra KEY=VALUE
 	Message string        `json:"message"`       // snapshot commit message
+	// Args are the script's positional parameters ($1...), and Stdin its
+	// input: the agent's values travel as data, never inside Command.
+	Args  []string `json:"args,omitempty"`
+	Stdin []byte   `json:"stdin,omitempty"`
 }
 
 // Defaults of RunSpec.
@@ -86,8 +90,9 @@ func runInContainer(stdin io.Reader) (*RunResult, []byte, []byte, error) {
 	if err := json.NewDecoder(stdin).Decode(&spec); err != nil {
 		return nil, nil, nil, fmt.Errorf("read run spec: %w", err)
 	}
-	cmd := exec.Command("/bin/sh", "-c", spec.Command)
+	cmd := exec.Command("/bin/sh", append([]string{"-c", spec.Command, "sh"}, spec.Args...)...)
 	cmd.Dir = spec.Workdir
+	cmd.Stdin = bytes.NewReader(spec.Stdin)
 	cmd.Env = append(os.Environ(), spec.Env...)
 	// Its own process group, so a timeout kills everything it started.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
