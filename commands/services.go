@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
@@ -86,26 +85,8 @@ func (c *ServiceCmd) Run(ctx context.Context, env *Env) error {
 	if res.Message != "" {
 		env.errf("%s: %s\n", st.Name, res.Message)
 	}
-	env.outf("%s\n", FormatServiceStatus(st))
+	env.outf("%s\n", st.String())
 	return nil
-}
-
-// FormatServiceStatus renders a status on one line:
-// "web running pid=12 restarts=1 last-exit=143 up=2m3s".
-func FormatServiceStatus(st sandbox.ServiceStatus) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", st.Name, st.State)
-	if st.PID != 0 {
-		fmt.Fprintf(&b, " pid=%d", st.PID)
-	}
-	fmt.Fprintf(&b, " restarts=%d", st.Restarts)
-	if st.LastExitCode != nil {
-		fmt.Fprintf(&b, " last-exit=%d", *st.LastExitCode)
-	}
-	if st.PID != 0 && !st.StartedAt.IsZero() {
-		fmt.Fprintf(&b, " up=%s", time.Since(st.StartedAt).Truncate(time.Second))
-	}
-	return b.String()
 }
 
 // printCreatedExtras adds a new sandbox's ports and autostarted services to
@@ -115,7 +96,7 @@ func printCreatedExtras(env *Env, c *sandbox.Created) {
 		env.outf("  port:      %s %d -> %s\n", p.Name, p.ContainerPort, orDash(p.URL))
 	}
 	for _, st := range c.Services {
-		env.outf("  service:   %s\n", FormatServiceStatus(st))
+		env.outf("  service:   %s\n", st.String())
 	}
 }
 

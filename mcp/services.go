@@ -69,20 +69,11 @@ type ServiceResult struct {
 
 // Text implements texter.
 func (r ServiceResult) Text() string {
-	st := r.Status
 	var b strings.Builder
 	if r.Message != "" {
-		fmt.Fprintf(&b, "%s: %s. ", st.Name, r.Message)
+		fmt.Fprintf(&b, "%s: %s\n", r.Status.Name, r.Message)
 	}
-	fmt.Fprintf(&b, "%s is %s", st.Name, st.State)
-	if st.PID != 0 {
-		fmt.Fprintf(&b, " (pid %d)", st.PID)
-	}
-	fmt.Fprintf(&b, "; restarts %d", st.Restarts)
-	if st.LastExitCode != nil {
-		fmt.Fprintf(&b, "; last exit code %d", *st.LastExitCode)
-	}
-	b.WriteString("\n")
+	b.WriteString(r.Status.String() + "\n")
 	if r.Action == sandbox.ActionLogs {
 		if r.Log == "" {
 			b.WriteString("(no output yet)\n")

@@ -72,6 +72,24 @@ type ServiceStatus struct {
 	StartedAt time.Time `json:"startedAt,omitzero"`
 }
 
+// String renders a status on one line, as the CLI prints it:
+// "web running pid=12 restarts=1 last-exit=143 up=2m3s".
+func (st ServiceStatus) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", st.Name, st.State)
+	if st.PID != 0 {
+		fmt.Fprintf(&b, " pid=%d", st.PID)
+	}
+	fmt.Fprintf(&b, " restarts=%d", st.Restarts)
+	if st.LastExitCode != nil {
+		fmt.Fprintf(&b, " last-exit=%d", *st.LastExitCode)
+	}
+	if st.PID != 0 && !st.StartedAt.IsZero() {
+		fmt.Fprintf(&b, " up=%s", time.Since(st.StartedAt).Truncate(time.Second))
+	}
+	return b.String()
+}
+
 // ServiceResult is the outcome of one service action.
 type ServiceResult struct {
 	Sandbox string `json:"sandbox"`
