@@ -70,7 +70,7 @@ func TestToolsListed(t *testing.T) {
 			t.Errorf("agents must not get a delete tool: %s", tool.Name)
 		}
 	}
-	if got := strings.Join(names, " "); got != "bash glob grep ls patch read sandbox-create write" {
+	if got := strings.Join(names, " "); got != "bash glob grep ls milestone patch read sandbox-create write" {
 		t.Errorf("tools = %s", got)
 	}
 }
