@@ -96,6 +96,7 @@ func run() error {
 			"diff": "--- a/greet.sh\n+++ b/greet.sh\n@@ -1,2 +1,2 @@\n #!/bin/sh\n-echo \"hello, $1\"\n+echo \"hello, $1, from the sandbox\"\n"}},
 		{"bash", map[string]any{"sandbox": sandboxName, "command": "sh greet.sh agent"}},
 		{"grep", map[string]any{"sandbox": sandboxName, "pattern": "hello|price", "path": "."}},
+		{"milestone", map[string]any{"sandbox": sandboxName, "message": "Add price(), greet from the sandbox"}},
 	}
 	for _, call := range calls {
 		var args strings.Builder
@@ -120,6 +121,7 @@ func run() error {
 	for _, cmd := range [][]string{
 		{bin, "--repo", repo, "list"},
 		{"git", "-C", repo, "log", "--oneline", "litterbox/" + sandboxName},
+		{bin, "--repo", repo, "diff", "--stat", sandboxName},
 	} {
 		out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput()
 		step("The human's side: %s", strings.Join(append([]string{filepath.Base(cmd[0])}, cmd[1:]...), " "))
