@@ -42,27 +42,25 @@ type cli struct {
 	LogFormat string `name:"log-format" default:"text" enum:"text,json,logfmt" env:"LITTERBOX_LOG_FORMAT" help:"Log format (${enum})."`
 	Repo      string `name:"repo" default:"." env:"LITTERBOX_REPO" help:"Repository to work on (any directory inside it)."`
 
-	Create    commands.Create    `cmd:"" help:"Create a sandbox: branch litterbox/NAME from HEAD and a container holding a copy of it."`
-	List      commands.List      `cmd:"" aliases:"ls" help:"List sandboxes."`
-	Pause     commands.Pause     `cmd:"" help:"Pause sandboxes, keeping their state."`
-	Resume    commands.Resume    `cmd:"" help:"Resume paused sandboxes."`
-	Delete    commands.Delete    `cmd:"" aliases:"rm" help:"Delete a sandbox: its container, network and branch."`
-	Shell     commands.Shell     `cmd:"" help:"Open an interactive shell in a sandbox, in /src."`
-	Exec      commands.Exec      `cmd:"" help:"Run a command in a sandbox (litterbox exec NAME -- CMD ARGS...) and pass its exit code through."`
-	Log       commands.Log       `cmd:"" help:"List a sandbox's commits since its base, newest first."`
-	Diff      commands.Diff      `cmd:"" help:"Show a sandbox's changes against its base."`
-	Apply     commands.Apply     `cmd:"" help:"Put a sandbox's changes into the working tree, uncommitted; keep the sandbox."`
-	Merge     commands.Merge     `cmd:"" help:"Merge a sandbox's branch into the current branch, then delete the sandbox."`
-	Snapshot  commands.Snapshot  `cmd:"" help:"Commit what changed in a sandbox's /src to its branch now."`
-	Milestone commands.Milestone `cmd:"" help:"Squash a sandbox's commits since its last milestone into one."`
-	MCP       commands.MCP       `cmd:"" name:"mcp" help:"Serve the agent tools (sandbox-create, read, write, patch, bash, ls, glob, grep) over MCP on stdio."`
-	Version   commands.Version   `cmd:"" help:"Print the version."`
+	Create    commands.Create     `cmd:"" help:"Create a sandbox: branch litterbox/NAME from HEAD and a container holding a copy of it."`
+	List      commands.List       `cmd:"" aliases:"ls" help:"List sandboxes."`
+	Pause     commands.Pause      `cmd:"" help:"Pause sandboxes, keeping their state."`
+	Resume    commands.Resume     `cmd:"" help:"Resume paused sandboxes."`
+	Delete    commands.Delete     `cmd:"" aliases:"rm" help:"Delete a sandbox: its container, network and branch."`
+	Shell     commands.Shell      `cmd:"" help:"Open an interactive shell in a sandbox, in /src."`
+	Exec      commands.Exec       `cmd:"" help:"Run a command in a sandbox (litterbox exec NAME -- CMD ARGS...) and pass its exit code through."`
+	Log       commands.Log        `cmd:"" help:"List a sandbox's commits since its base, newest first."`
+	Diff      commands.Diff       `cmd:"" help:"Show a sandbox's changes against its base."`
+	Apply     commands.Apply      `cmd:"" help:"Put a sandbox's changes into the working tree, uncommitted; keep the sandbox."`
+	Merge     commands.Merge      `cmd:"" help:"Merge a sandbox's branch into the current branch, then delete the sandbox."`
+	Snapshot  commands.Snapshot   `cmd:"" help:"Commit what changed in a sandbox's /src to its branch now."`
+	Milestone commands.Milestone  `cmd:"" help:"Squash a sandbox's commits since its last milestone into one."`
+	Ports     commands.Ports      `cmd:"" help:"Show a sandbox's named ports and their host URLs."`
+	Service   commands.ServiceCmd `cmd:"" help:"Start, stop or restart a sandbox's service, or show its status or logs."`
+	MCP       commands.MCP        `cmd:"" name:"mcp" help:"Serve the agent tools over MCP on stdio (docs/mcp.md)."`
+	Version   commands.Version    `cmd:"" help:"Print the version."`
 
 	ScanInternal commands.ScanInternal `cmd:"" name:"scan-internal" hidden:"" help:"Runs inside a sandbox for snapshots."`
-
-	// Services and named ports (docs/services.md).
-	Ports   commands.Ports      `cmd:"" help:"Show a sandbox's named ports and their host URLs."`
-	Service commands.ServiceCmd `cmd:"" help:"Start, stop or restart a sandbox's service, or show its status or logs."`
 }
 
 func main() {
