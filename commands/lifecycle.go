@@ -99,14 +99,13 @@ type List struct {
 
 // Run prints the table or JSON.
 func (l *List) Run(ctx context.Context, env *Env) error {
-	var r *sandbox.Repo
-	if !l.AllRepos {
-		var err error
-		if r, err = env.Repo(ctx); err != nil {
-			return err
-		}
+	var list []sandbox.Sandbox
+	var err error
+	if l.AllRepos {
+		list, err = env.Service.List(ctx, nil)
+	} else {
+		list, err = env.Service.ListDir(ctx, env.RepoDir)
 	}
-	list, err := env.Service.List(ctx, r)
 	if err != nil {
 		return err
 	}

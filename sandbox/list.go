@@ -61,7 +61,52 @@ func (s *Service) List(ctx context.Context, r *Repo) ([]Sandbox, error) {
 	if refErr != nil {
 		return nil, refErr
 	}
+	return s.assemble(ctx, r, cts, own)
+}
 
+// ListDir lists the sandboxes of the repository containing dir. Finding the
+// repository (git) runs beside the one docker ps, which asks for every
+// sandbox and is filtered here: list costs about one docker ps.
+func (s *Service) ListDir(ctx context.Context, dir string) ([]Sandbox, error) {
+	var (
+		r      *Repo
+		repErr error
+		own    map[string]string
+		cts    []docker.Container
+		psErr  error
+		wg     sync.WaitGroup
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if r, repErr = s.OpenRepo(ctx, dir); repErr == nil {
+			own, repErr = r.Git.Refs(ctx, "refs/heads/"+BranchPrefix)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		cts, psErr = s.containers(ctx, nil, "")
+	}()
+	wg.Wait()
+	if repErr != nil {
+		return nil, repErr
+	}
+	if psErr != nil {
+		return nil, psErr
+	}
+	mine := cts[:0]
+	for _, c := range cts {
+		if c.Labels[LabelGitDir] == r.Git.CommonDir {
+			mine = append(mine, c)
+		}
+	}
+	return s.assemble(ctx, r, mine, own)
+}
+
+// assemble joins containers and branches into list rows; own are r's
+// branches (r may be nil when listing every repository).
+func (s *Service) assemble(ctx context.Context, r *Repo, cts []docker.Container, own map[string]string) ([]Sandbox, error) {
+	var wg sync.WaitGroup
 	// Branches of every repository that has a sandbox container.
 	type repoRefs struct {
 		root string
