@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/litterbox-dev/litterbox/internal/testutil"
 )
 
 // TestMain lets scripts run `exec litterbox ...` as the real binary, in its
@@ -87,7 +89,7 @@ func scriptParams(t *testing.T, keep func(name string) bool) testscript.Params {
 			files = append(files, f)
 		}
 	}
-	scanner := staticBuild(t)
+	scanner := testutil.StaticLitterbox(t, ".")
 	return testscript.Params{
 		Files:               files,
 		RequireExplicitExec: true,
@@ -105,20 +107,6 @@ func scriptParams(t *testing.T, keep func(name string) bool) testscript.Params {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	}
-}
-
-// staticBuild builds a statically linked litterbox for snapshots to copy
-// into containers: the test binary itself links the C library when cgo is on,
-// and busybox has none.
-func staticBuild(t *testing.T) string {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), "litterbox-static")
-	cmd := exec.Command("go", "build", "-o", out, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build static litterbox: %v\n%s", err, msg)
-	}
-	return out
 }
 
 func setupScript(env *testscript.Env) error {

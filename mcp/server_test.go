@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/litterbox-dev/litterbox/internal/testutil"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
@@ -97,13 +98,7 @@ func TestConcurrentBash(t *testing.T) {
 	dir := t.TempDir()
 	// Snapshots copy a static litterbox into the container; this test
 	// binary is not one.
-	scanner := filepath.Join(dir, "litterbox")
-	build := exec.Command("go", "build", "-o", scanner, "..")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build litterbox: %v\n%s", err, out)
-	}
-	t.Setenv("LITTERBOX_SCANNER", scanner)
+	t.Setenv("LITTERBOX_SCANNER", testutil.StaticLitterbox(t, ".."))
 	repo := filepath.Join(dir, fmt.Sprintf("conc-%d", os.Getpid()))
 	for _, args := range [][]string{
 		{"init", "-q", repo},

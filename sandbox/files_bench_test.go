@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/litterbox-dev/litterbox/docker"
+	"github.com/litterbox-dev/litterbox/internal/testutil"
 	"github.com/litterbox-dev/litterbox/runner"
 )
 
@@ -26,13 +27,7 @@ func BenchmarkFiles(b *testing.B) {
 	}
 	ctx := context.Background()
 	dir := b.TempDir()
-	scanner := filepath.Join(dir, "litterbox")
-	build := exec.Command("go", "build", "-o", scanner, "..")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build litterbox: %v\n%s", err, out)
-	}
-	b.Setenv("LITTERBOX_SCANNER", scanner)
+	b.Setenv("LITTERBOX_SCANNER", testutil.StaticLitterbox(b, ".."))
 	repo := filepath.Join(dir, fmt.Sprintf("bench-%d", os.Getpid()))
 	for i := range 2500 {
 		p := filepath.Join(repo, fmt.Sprintf("pkg%02d/sub%d/file%04d.txt", i%50, i%5, i))
