@@ -13,21 +13,11 @@ if docker info >/dev/null 2>&1; then
   exit 0
 fi
 
-if ! command -v dockerd >/dev/null 2>&1; then
-  if [ "$(id -u)" != 0 ]; then
-    log "dockerd is missing and this is not root: install Docker, then run this again"
-    exit 1
-  fi
-  log "installing Debian's docker.io"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends docker.io >/dev/null
-fi
-
 # Every sandbox has its own bridge network, and Docker's default address
 # pools hold only about 30 of them. Give an engine this script configures
 # room for 1024 (/26 each, 62 addresses: plenty for one container), unless
-# the machine already has a daemon.json of its own.
+# the machine already has a daemon.json of its own. It is written before the
+# install, so an engine the package starts by itself gets it too.
 if [ "$(id -u)" = 0 ] && [ ! -e /etc/docker/daemon.json ]; then
   mkdir -p /etc/docker
   cat >/etc/docker/daemon.json <<'JSON'
@@ -36,6 +26,17 @@ if [ "$(id -u)" = 0 ] && [ ! -e /etc/docker/daemon.json ]; then
 }
 JSON
   log "wrote /etc/docker/daemon.json (address pools for 1024 sandbox networks)"
+fi
+
+if ! command -v dockerd >/dev/null 2>&1; then
+  if [ "$(id -u)" != 0 ]; then
+    log "dockerd is missing and this is not root: install Docker, then run this again"
+    exit 1
+  fi
+  log "installing Debian's docker.io"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-confold docker.io >/dev/null
 fi
 
 if ! pgrep -x dockerd >/dev/null 2>&1; then
