@@ -477,6 +477,8 @@ func (c *Config) apply(spec *docker.RunSpec) {
 	}
 	if c.Memory != "" {
 		spec.Memory = c.Memory
+		// The in-memory file systems are sized from the limit.
+		spec.Tmpfs = tmpfsMounts(c.Memory)
 	}
 	if c.CPUs != "" {
 		spec.CPUs = c.CPUs

@@ -194,9 +194,43 @@ func TestConfigApply(t *testing.T) {
 	if spec.Labels[LabelPorts] != "api=3000,web=8080" || spec.Memory != "1g" || spec.PidsLimit != 100 || spec.Network != "litterbox-repo-x" {
 		t.Errorf("spec = %+v", spec)
 	}
+	// The in-memory file systems are sized from the configured limit.
+	if want := []string{"/src:rw,exec,uid=1000,gid=1000,mode=0755,size=536870912", "/tmp:rw,exec,mode=1777,size=268435456", "/run/litterbox:rw,exec,mode=0755,size=67108864"}; !reflect.DeepEqual(spec.Tmpfs, want) {
+		t.Errorf("tmpfs = %q", spec.Tmpfs)
+	}
 	none, _ := ParseConfig([]byte(`network = "none"`), nil)
 	none.apply(&spec)
 	if spec.Network != "none" {
 		t.Errorf("network = %q", spec.Network)
+	}
+}
+
+func TestTmpfsMountsBelowMemory(t *testing.T) {
+	for _, tc := range []struct {
+		memory   string
+		src, tmp string
+	}{
+		{"2g", "size=1073741824", "size=536870912"},
+		{"512m", "size=268435456", "size=134217728"},
+		{"1.5G", "size=805306368", "size=402653184"},
+		{"1048576", "size=524288", "size=262144"},
+		{"64k", "size=32768", "size=16384"},
+		{"0", "", ""},
+	} {
+		got := tmpfsMounts(tc.memory)
+		if len(got) != 3 {
+			t.Fatalf("tmpfsMounts(%q) = %q", tc.memory, got)
+		}
+		for i, want := range []string{tc.src, tc.tmp} {
+			_, size, _ := strings.Cut(got[i], ",size=")
+			if want == "" && size != "" || want != "" && "size="+size != want {
+				t.Errorf("tmpfsMounts(%q)[%d] = %q, want %q", tc.memory, i, got[i], want)
+			}
+		}
+	}
+	s := &Service{Image: DefaultImage}
+	r := &Repo{Slug: "repo", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
+	if spec := s.runSpec(r, "x", "base"); !strings.HasSuffix(spec.Tmpfs[0], ",size=1073741824") {
+		t.Errorf("default /src = %q, want half of %s", spec.Tmpfs[0], DefaultMemory)
 	}
 }

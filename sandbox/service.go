@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -154,16 +155,65 @@ func (s *Service) runSpec(r *Repo, slug, base string) docker.RunSpec {
 		Workdir:         Workdir,
 		Labels:          s.labels(r, slug, base),
 		Env:             []string{"HOME=/tmp", "LITTERBOX_SANDBOX=" + slug},
-		Tmpfs:           []string{Workdir + ":rw,exec,uid=1000,gid=1000,mode=0755", "/tmp:rw,exec,mode=1777", RunDir + ":rw,exec,mode=0755"},
+		Tmpfs:           tmpfsMounts(DefaultMemory),
 		ReadOnly:        true,
 		Init:            true,
 		CapDropAll:      true,
 		NoNewPrivileges: true,
 		PidsLimit:       1024,
-		Memory:          "2g",
+		Memory:          DefaultMemory,
 		CPUs:            fmt.Sprint(min(2, runtime.NumCPU())),
 		Cmd:             []string{"sleep", "infinity"},
 	}
+}
+
+// DefaultMemory is a sandbox's memory limit unless its configuration sets one.
+const DefaultMemory = "2g"
+
+// runDirSize caps RunDir: the scanner (about 16 MiB) and the services' state
+// and logs fit with room to spare.
+const runDirSize = 64 << 20
+
+// tmpfsMounts are the in-memory file systems of a sandbox with the memory
+// limit memory. Their pages count against that limit, so an unbounded /src
+// that the agent fills leaves no memory for any process: every command, the
+// snapshot scanner and `rm` included, is then OOM-killed, and the sandbox is
+// dead while docker still calls it running. Capped below the limit (half of
+// it for /src, a quarter for /tmp), a full file system is "No space left on
+// device" instead, and there is memory left to clean up. A memory of 0
+// (no limit) or one that does not parse leaves the sizes to docker.
+func tmpfsMounts(memory string) []string {
+	src := Workdir + ":rw,exec,uid=1000,gid=1000,mode=0755"
+	tmp := "/tmp:rw,exec,mode=1777"
+	run := RunDir + ":rw,exec,mode=0755"
+	if n := memoryBytes(memory); n > 0 {
+		src += ",size=" + strconv.FormatInt(n/2, 10)
+		tmp += ",size=" + strconv.FormatInt(n/4, 10)
+	}
+	run += ",size=" + strconv.FormatInt(runDirSize, 10)
+	return []string{src, tmp, run}
+}
+
+// memoryBytes reads a docker memory size ("512m", "1.5g", "1048576"); 0 when
+// it is 0 or does not parse.
+func memoryBytes(s string) int64 {
+	unit := int64(1)
+	if s != "" {
+		switch s[len(s)-1] {
+		case 'k', 'K':
+			unit = 1 << 10
+		case 'm', 'M':
+			unit = 1 << 20
+		case 'g', 'G':
+			unit = 1 << 30
+		}
+	}
+	s = strings.TrimRight(s, "bBkKmMgG")
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 {
+		return 0
+	}
+	return int64(f * float64(unit))
 }
 
 // Status is what list shows for a sandbox.
