@@ -23,7 +23,40 @@ func (e TreeEntry) IsTree() bool { return e.Mode == "40000" || e.Mode == "040000
 
 // Trees reads the trees at dirs ("" for the root) of commit with one
 // git cat-file --batch. A dir that is missing or not a tree maps to nil.
+//
+// cat-file --batch reads one object name a line and drops a CR before the
+// LF, so a dir whose name holds a newline or a CR (any file name is legal in
+// a sandbox) cannot be asked for by path: it would be read as two names, or
+// as another directory, and every answer after it would land on the wrong
+// dir. Such a dir is reached instead by walking from its nearest plain
+// ancestor, entry by entry, asking for each tree by id.
 func (g *Repo) Trees(ctx context.Context, commit string, dirs []string) (map[string]map[string]TreeEntry, error) {
+	var plain, odd []string
+	for _, d := range dirs {
+		if strings.ContainsAny(d, "\n\r") {
+			odd = append(odd, d)
+		} else {
+			plain = append(plain, d)
+		}
+	}
+	trees, err := g.treeBatch(ctx, commit, plain)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range odd {
+		if trees[d], err = g.walkTree(ctx, commit, d); err != nil {
+			return nil, err
+		}
+	}
+	return trees, nil
+}
+
+// treeBatch asks one cat-file --batch for the trees at dirs, whose names
+// hold no newline or CR.
+func (g *Repo) treeBatch(ctx context.Context, commit string, dirs []string) (map[string]map[string]TreeEntry, error) {
+	if len(dirs) == 0 {
+		return map[string]map[string]TreeEntry{}, nil
+	}
 	var in bytes.Buffer
 	for _, d := range dirs {
 		if d == "" {
@@ -37,6 +70,34 @@ func (g *Repo) Trees(ctx context.Context, commit string, dirs []string) (map[str
 		return nil, err
 	}
 	return ParseTreeBatch(res.Stdout, dirs)
+}
+
+// walkTree reads the tree at dir by path up to its first component holding a
+// newline or CR, then by the ids of the entries below it.
+func (g *Repo) walkTree(ctx context.Context, commit, dir string) (map[string]TreeEntry, error) {
+	comps := strings.Split(dir, "/")
+	i := 0
+	for i < len(comps) && !strings.ContainsAny(comps[i], "\n\r") {
+		i++
+	}
+	base := strings.Join(comps[:i], "/")
+	trees, err := g.treeBatch(ctx, commit, []string{base})
+	if err != nil {
+		return nil, err
+	}
+	t := trees[base]
+	for _, c := range comps[i:] {
+		e, ok := t[c]
+		if !ok || !e.IsTree() {
+			return nil, nil
+		}
+		// By id: the name holds no newline.
+		if trees, err = g.treeBatch(ctx, e.ID, []string{""}); err != nil {
+			return nil, err
+		}
+		t = trees[""]
+	}
+	return t, nil
 }
 
 // ParseTreeBatch parses `git cat-file --batch` output for trees asked in
