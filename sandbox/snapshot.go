@@ -377,11 +377,32 @@ func parseScan(out []byte) (*scanned, error) {
 	if !gotMeta {
 		return nil, errors.New("read scan: the stream ended early (no meta entry)")
 	}
-	for d := range sc.meta.Dirs {
+	// The meta is as untrusted as the names: the agent runs as the
+	// scanner's uid and can tamper with it. Its paths go back to the
+	// scanner (--full, --path) and into git queries, so they get the same
+	// checks; a listing entry is one name, never a path.
+	for d, listing := range sc.meta.Dirs {
 		if d != "" && !safeRelPath(d) {
 			delete(sc.meta.Dirs, d)
+			continue
+		}
+		kept := listing[:0]
+		for _, e := range listing {
+			if safeListingEntry(e) {
+				kept = append(kept, e)
+			}
+		}
+		sc.meta.Dirs[d] = kept
+	}
+	ignored := sc.meta.IgnoredChanged[:0]
+	for _, p := range sc.meta.IgnoredChanged {
+		if safeRelPath(p) {
+			ignored = append(ignored, p)
+		} else {
+			sc.meta.Skipped = append(sc.meta.Skipped, Skipped{Path: p, Reason: "unsafe path"})
 		}
 	}
+	sc.meta.IgnoredChanged = ignored
 	return sc, nil
 }
 
@@ -390,6 +411,16 @@ func (sc *scanned) ensureRun() *RunResult {
 		sc.run = &RunResult{}
 	}
 	return sc.run
+}
+
+// safeListingEntry checks one entry of ScanMeta.Dirs: "name", "name/" or
+// "name/!", where name is a single path component.
+func safeListingEntry(e string) bool {
+	name, ok := strings.CutSuffix(e, "/!")
+	if !ok {
+		name = strings.TrimSuffix(e, "/")
+	}
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00")
 }
 
 func safeRelPath(p string) bool {

@@ -53,6 +53,32 @@ func TestParseScanRefusesHostileNames(t *testing.T) {
 	}
 }
 
+// TestParseScanRefusesHostileMeta: the agent runs as the scanner's uid and
+// can forge its meta too. Paths in it that climb out of /src must not go
+// back to the scanner (--full, --path) or into git queries.
+func TestParseScanRefusesHostileMeta(t *testing.T) {
+	sc, err := parseScan(scanStream(t, nil, nil, ScanMeta{
+		Dirs:           map[string][]string{"": {"../../etc/", "a/b/", "./", "ok/", "ok.txt", "ign/!"}},
+		IgnoredChanged: []string{"../../etc/passwd", "/etc/shadow", ".git/config", "kept.log"},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sc.meta.Dirs[""], []string{"ok/", "ok.txt", "ign/!"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("listing = %q, want %q", got, want)
+	}
+	if got := sc.meta.IgnoredChanged; len(got) != 1 || got[0] != "kept.log" {
+		t.Errorf("ignoredChanged = %q, want only kept.log", got)
+	}
+	if len(sc.meta.Skipped) != 3 {
+		t.Errorf("skipped = %v, want the 3 unsafe ignored paths named", sc.meta.Skipped)
+	}
+	full, paths := sc.followUps(map[string]map[string]git.TreeEntry{"": {"kept.log": {Mode: "100644"}}})
+	if strings.Join(full, ",") != "ok" || strings.Join(paths, ",") != "kept.log" {
+		t.Errorf("followUps = %q %q, want [ok] [kept.log]", full, paths)
+	}
+}
+
 func TestParseScanModes(t *testing.T) {
 	sc, err := parseScan(scanStream(t, []tar.Header{
 		{Name: "run.sh", Typeflag: tar.TypeReg, Mode: 0o755},
