@@ -442,8 +442,9 @@ type scannerFile struct {
 }
 
 var (
-	scannerOnce sync.Once
-	scannerBin  scannerBinaryInfo
+	scannerInstalls sync.Map // container -> *sync.Mutex
+	scannerOnce     sync.Once
+	scannerBin      scannerBinaryInfo
 )
 
 type scannerBinaryInfo struct {
@@ -488,8 +489,15 @@ func scannerBinary() (scannerFile, error) {
 
 // installScanner copies the scanner into the container's root-owned RunDir,
 // where the sandbox user can run it but not replace it. The copy lands under
-// a temporary name and is renamed, so a concurrent install is harmless.
+// a temporary name and is renamed, so a concurrent install is harmless. The
+// installs of one container still run one at a time, and one that finds the
+// scanner in place writes nothing: RunDir is a small tmpfs (runDirSize), and
+// the first tool calls of a new sandbox, made at once, each found the
+// scanner missing and wrote a 16 MiB copy of their own until it was full.
 func (s *Service) installScanner(ctx context.Context, h *Handle, bin scannerFile) error {
+	mu, _ := scannerInstalls.LoadOrStore(h.Container, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
 	f, err := os.Open(bin.host)
 	if err != nil {
 		return err
@@ -497,7 +505,7 @@ func (s *Service) installScanner(ctx context.Context, h *Handle, bin scannerFile
 	defer f.Close()
 	_, err = s.Docker.Exec(ctx, docker.ExecSpec{
 		Container: h.Container, User: "0", Stdin: f,
-		Cmd: []string{"sh", "-c", `set -e; t=$(mktemp "$1.XXXXXX"); cat >"$t"; chmod 0755 "$t"; mv -f "$t" "$1"`, "sh", bin.inContainer},
+		Cmd: []string{"sh", "-c", `set -e; if [ -x "$1" ]; then cat >/dev/null; exit 0; fi; t=$(mktemp "$1.XXXXXX"); cat >"$t"; chmod 0755 "$t"; mv -f "$t" "$1"`, "sh", bin.inContainer},
 	})
 	if err != nil {
 		return s.execError(h, "install the snapshot scanner", err)
