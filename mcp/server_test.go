@@ -70,6 +70,12 @@ func TestToolsListed(t *testing.T) {
 		if strings.Contains(tool.Name, "delete") {
 			t.Errorf("agents must not get a delete tool: %s", tool.Name)
 		}
+		// A jsonschema tag is split at commas; the hunk header must survive.
+		if tool.Name == "patch" {
+			if d := tool.InputSchema.Properties["diff"].(map[string]any)["description"]; !strings.Contains(fmt.Sprint(d), "@@ -a,b +c,d @@") {
+				t.Errorf("patch diff description = %q, want the hunk header @@ -a,b +c,d @@ intact", d)
+			}
+		}
 	}
 	if got := strings.Join(names, " "); got != "bash glob grep ls milestone patch read sandbox-create sandbox-ports sandbox-service write" {
 		t.Errorf("tools = %s", got)

@@ -256,7 +256,7 @@ The change is committed to the sandbox's branch. Hidden paths are refused.`
 type PatchArgs struct {
 	Sandbox string `json:"sandbox" jsonschema:"Sandbox name, as given to sandbox-create"`
 	Path    string `json:"path" jsonschema:"The file the diff applies to: absolute in the sandbox or relative to /src (file names inside the diff are ignored)"`
-	Diff    string `json:"diff" jsonschema:"Unified diff of that one file, with @@ -a,b +c,d @@ hunks"`
+	Diff    string `json:"diff" jsonschema_description:"Unified diff of that one file, with @@ -a,b +c,d @@ hunks"`
 }
 
 // PatchResult is patch's result.
