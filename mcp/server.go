@@ -225,6 +225,8 @@ func toolError(err error) string {
 	switch {
 	case errors.As(err, &se):
 		switch {
+		case se.Agent != "":
+			return se.Agent
 		case errors.Is(err, sandbox.ErrPaused), errors.Is(err, sandbox.ErrStopped):
 			return se.Msg + " You cannot do this yourself: ask the user to run that command."
 		case errors.Is(err, sandbox.ErrNotFound):

@@ -378,7 +378,9 @@ func (s *Service) nameTaken(ctx context.Context, slug, container string) error {
 }
 
 func existsError(slug, why string) error {
-	return newError(ErrExists, "Sandbox '%s' already exists (%s). Please choose a different name, or remove it with `litterbox delete %s`.", slug, why, slug)
+	return &Error{Kind: ErrExists,
+		Msg:   fmt.Sprintf("Sandbox '%s' already exists (%s). Please choose a different name, or remove it with `litterbox delete %s`.", slug, why, slug),
+		Agent: fmt.Sprintf("Sandbox '%s' already exists (%s). Please choose a different name; or, if it is the one you created earlier, keep working in it with sandbox=%q.", slug, why, slug)}
 }
 
 const setupFailedFile = "setup-failed"

@@ -54,7 +54,9 @@ func (s *Service) lookup(ctx context.Context, r *Repo, name string) (*found, err
 }
 
 func notFound(slug string) error {
-	return newError(ErrNotFound, "Sandbox '%s' not found. See `litterbox list` for the sandboxes of this repository.", slug)
+	return &Error{Kind: ErrNotFound,
+		Msg:   fmt.Sprintf("Sandbox '%s' not found. See `litterbox list` for the sandboxes of this repository.", slug),
+		Agent: fmt.Sprintf("Sandbox '%s' not found in this repository. Check the name (the one you gave sandbox-create), or create it with sandbox-create.", slug)}
 }
 
 // Outcome is the result of pausing or resuming one sandbox.
