@@ -222,7 +222,10 @@ func bashMessage(command string) string {
 // toolError is the message an agent sees for err.
 func toolError(err error) string {
 	var se *sandbox.Error
+	var setup *sandbox.SetupError
 	switch {
+	case errors.As(err, &setup):
+		return setup.AgentMessage()
 	case errors.As(err, &se):
 		switch {
 		case se.Agent != "":
