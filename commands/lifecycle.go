@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
@@ -106,6 +107,9 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 		list, err = env.Service.List(ctx, nil)
 	} else {
 		list, err = env.Service.ListDir(ctx, env.RepoDir)
+		if errors.Is(err, git.ErrNotRepository) {
+			return fmt.Errorf("%w\n`litterbox list --all-repos` lists the sandboxes of every repository.", err)
+		}
 	}
 	if err != nil {
 		return err

@@ -47,6 +47,9 @@ func Open(ctx context.Context, r runner.Runner, dir string) (*Repo, error) {
 		if strings.Contains(stderr, "not a git repository") {
 			return nil, fmt.Errorf("%s: %w (run litterbox inside a git repository, or pass --repo)", dir, ErrNotRepository)
 		}
+		if strings.Contains(stderr, "cannot change to") {
+			return nil, fmt.Errorf("%s: no such directory: %w (check --repo or LITTERBOX_REPO)", dir, ErrNotRepository)
+		}
 		if strings.Contains(stderr, "must be run in a work tree") {
 			return nil, fmt.Errorf("%s is a bare repository: %w (run litterbox in a working tree)", dir, ErrNotRepository)
 		}
