@@ -166,6 +166,13 @@ func (s *Service) runSpec(r *Repo, slug, base string) docker.RunSpec {
 	}
 }
 
+// ContainerSpec is the container Create starts for sandbox slug of r at commit
+// base, before the configuration's ports and limits. The benchmark's floor
+// runs this very `docker run`, so the two stay in step.
+func (s *Service) ContainerSpec(r *Repo, slug, base string) docker.RunSpec {
+	return s.runSpec(r, slug, base)
+}
+
 // Status is what list shows for a sandbox.
 type Status string
 
