@@ -108,7 +108,7 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 	} else {
 		list, err = env.Service.ListDir(ctx, env.RepoDir)
 		if errors.Is(err, git.ErrNotRepository) {
-			return fmt.Errorf("%w\n`litterbox list --all-repos` lists the sandboxes of every repository.", err)
+			return fmt.Errorf("%w; `litterbox list --all-repos` lists the sandboxes of every repository", err)
 		}
 	}
 	if err != nil {
