@@ -131,7 +131,7 @@ func TestOpen(t *testing.T) {
 	if g, err := Open(ctx, f, "/wt"); err != nil || g.Root != "/wt" || g.CommonDir != "/r/.git" {
 		t.Errorf("Open(worktree) = %+v, %v", g, err)
 	}
-	if _, err := Open(ctx, f, "/tmp"); !errors.Is(err, ErrNotRepository) || !strings.Contains(err.Error(), "run litterbox inside a git repository") {
+	if _, err := Open(ctx, f, "/tmp"); !errors.Is(err, ErrNotRepository) || !strings.Contains(err.Error(), "is not inside a git repository: run litterbox inside one") {
 		t.Errorf("Open outside a repository = %v", err)
 	}
 	if _, err := Open(ctx, f, "/r/.git"); !errors.Is(err, ErrNotRepository) {
