@@ -213,7 +213,7 @@ func mcpClient(ts *testscript.TestScript) *client.Client {
 // closed when the script ends.
 func startMCP(ts *testscript.TestScript, stderrName string) *client.Client {
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "GIT_CONFIG_NOSYSTEM", "LITTERBOX_LABELS", "LITTERBOX_SCANNER", "LITTERBOX_LOG_LEVEL", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "TMPDIR"} {
+	for _, k := range []string{"PATH", "HOME", "GIT_CONFIG_NOSYSTEM", "LITTERBOX_LABELS", "LITTERBOX_SCANNER", "LITTERBOX_LOG_LEVEL", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "TMPDIR", "LB_SHIM"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}

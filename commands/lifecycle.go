@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
@@ -105,6 +107,9 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 		list, err = env.Service.List(ctx, nil)
 	} else {
 		list, err = env.Service.ListDir(ctx, env.RepoDir)
+		if errors.Is(err, git.ErrNotRepository) {
+			return fmt.Errorf("%w; `litterbox list --all-repos` lists the sandboxes of every repository", err)
+		}
 	}
 	if err != nil {
 		return err
@@ -212,13 +217,19 @@ func (t *toggleFlags) run(ctx context.Context, env *Env, pause bool) error {
 		if o.Name == "" {
 			continue
 		}
-		where := ""
+		where, lb := "", "litterbox"
 		if t.AllRepos {
 			where = " (" + o.Repo + ")"
+			lb += " --repo " + runner.Quote(o.Repo)
 		}
-		if o.Already {
+		switch {
+		case o.Skipped == "stopped":
+			env.errf("Skipped %s%s: it is stopped (its container exited). Recreate it with `%s create --from-branch %s`.\n", o.Name, where, lb, o.Name)
+		case o.Skipped != "":
+			env.errf("Skipped %s%s: its container is gone. See `litterbox list`.\n", o.Name, where)
+		case o.Already:
 			env.outf("Sandbox %s is %s%s\n", o.Name, already, where)
-		} else {
+		default:
 			env.outf("%s %s%s\n", verb, o.Name, where)
 		}
 	}

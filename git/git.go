@@ -19,6 +19,14 @@ import (
 // ErrNotRepository means the directory is not inside a git working tree.
 var ErrNotRepository = errors.New("not inside a git repository")
 
+// notRepository is an ErrNotRepository with a message of its own.
+type notRepository string
+
+func (e notRepository) Error() string { return string(e) }
+
+// Is makes errors.Is(err, ErrNotRepository) hold.
+func (e notRepository) Is(target error) bool { return target == ErrNotRepository }
+
 // ErrNoCommits means the repository has no commit yet, so HEAD is unborn.
 var ErrNoCommits = errors.New("the repository has no commits yet")
 
@@ -45,10 +53,13 @@ func Open(ctx context.Context, r runner.Runner, dir string) (*Repo, error) {
 		}
 		stderr := runner.Stderr(err)
 		if strings.Contains(stderr, "not a git repository") {
-			return nil, fmt.Errorf("%s: %w (run litterbox inside a git repository, or pass --repo)", dir, ErrNotRepository)
+			return nil, notRepository(dir + " is not inside a git repository: run litterbox inside one, or pass --repo")
+		}
+		if strings.Contains(stderr, "cannot change to") {
+			return nil, notRepository(dir + ": no such directory (check --repo or LITTERBOX_REPO)")
 		}
 		if strings.Contains(stderr, "must be run in a work tree") {
-			return nil, fmt.Errorf("%s is a bare repository: %w (run litterbox in a working tree)", dir, ErrNotRepository)
+			return nil, notRepository(dir + " is a bare repository: run litterbox in a working tree")
 		}
 		return nil, err
 	}

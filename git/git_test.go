@@ -122,6 +122,7 @@ func TestOpen(t *testing.T) {
 	f.Expect(argv("/wt"), "/wt\n/r/.git\n", nil)
 	f.Expect(argv("/tmp"), "", exitErr(128, "fatal: not a git repository (or any of the parent directories): .git\n"))
 	f.Expect(argv("/r/.git"), "", exitErr(128, "fatal: this operation must be run in a work tree\n"))
+	f.Expect(argv("/nonexistent"), "", exitErr(128, "fatal: cannot change to '/nonexistent': No such file or directory\n"))
 
 	if g, err := Open(ctx, f, "/r/sub"); err != nil || g.Root != "/r" || g.CommonDir != "/r/.git" {
 		t.Errorf("Open = %+v, %v", g, err)
@@ -130,11 +131,14 @@ func TestOpen(t *testing.T) {
 	if g, err := Open(ctx, f, "/wt"); err != nil || g.Root != "/wt" || g.CommonDir != "/r/.git" {
 		t.Errorf("Open(worktree) = %+v, %v", g, err)
 	}
-	if _, err := Open(ctx, f, "/tmp"); !errors.Is(err, ErrNotRepository) || !strings.Contains(err.Error(), "run litterbox inside a git repository") {
+	if _, err := Open(ctx, f, "/tmp"); !errors.Is(err, ErrNotRepository) || !strings.Contains(err.Error(), "is not inside a git repository: run litterbox inside one") {
 		t.Errorf("Open outside a repository = %v", err)
 	}
 	if _, err := Open(ctx, f, "/r/.git"); !errors.Is(err, ErrNotRepository) {
 		t.Errorf("Open in a git dir = %v", err)
+	}
+	if _, err := Open(ctx, f, "/nonexistent"); !errors.Is(err, ErrNotRepository) || !strings.Contains(err.Error(), "/nonexistent: no such directory") {
+		t.Errorf("Open of a missing directory = %v", err)
 	}
 	if err := f.Check(); err != nil {
 		t.Error(err)

@@ -59,11 +59,13 @@ func New(svc Service, r *sandbox.Repo, logger *log.Logger) *Server {
 // Instructions tell the agent how the tools fit together.
 const Instructions = `Litterbox gives you disposable sandboxes: Linux (busybox) containers holding a copy of this git repository in /src.
 Create one with sandbox-create, then work in it with read, write, patch, bash, ls, glob and grep, passing its name as "sandbox".
-Paths are absolute in the sandbox or relative to /src. Hidden files and folders (names starting with ".") are not available to you.
+Paths are absolute in the sandbox or relative to /src. Hidden files and folders (names starting with ".") are not available to you: read, write and patch refuse them, and ls, glob and grep leave them out.
 Every write, patch and bash is committed to the git branch litterbox/<name> for the user to review; you never need git.
 When a piece of work is done, call milestone with a message that says what it does: it squashes the commits since the last milestone into one.
 The sandbox has no network access to other sandboxes and no git; it has busybox tools (sh, grep, find, sed, awk, diff, patch).
-Servers defined in the repository's .litterbox.toml run as services: control them with sandbox-service, and find the host URLs of the named ports with sandbox-ports.`
+Servers defined in the repository's .litterbox.toml run as services: control them with sandbox-service, and find the host URLs of the named ports with sandbox-ports.
+bash kills a command after 120 seconds unless you pass a longer timeout (at most 3600).
+You cannot delete, pause or resume sandboxes: when a tool says a sandbox is paused or stopped, ask the user to run the command it names.`
 
 // MCPServer builds the mcp-go server with every tool registered.
 func (s *Server) MCPServer(version string) *server.MCPServer {
@@ -222,9 +224,14 @@ func bashMessage(command string) string {
 // toolError is the message an agent sees for err.
 func toolError(err error) string {
 	var se *sandbox.Error
+	var setup *sandbox.SetupError
 	switch {
+	case errors.As(err, &setup):
+		return setup.AgentMessage()
 	case errors.As(err, &se):
 		switch {
+		case se.Agent != "":
+			return se.Agent
 		case errors.Is(err, sandbox.ErrPaused), errors.Is(err, sandbox.ErrStopped):
 			return se.Msg + " You cannot do this yourself: ask the user to run that command."
 		case errors.Is(err, sandbox.ErrNotFound):

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,6 +28,33 @@ func TestBashMessage(t *testing.T) {
 	} {
 		if got := bashMessage(in); got != want {
 			t.Errorf("bashMessage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestBindError(t *testing.T) {
+	for args, want := range map[string]string{
+		`{"name": 5}`: `bad arguments: "name" must be a string, not a number; see the tool's input schema`,
+		`{"sandbox": "s", "path": "p", "offset": "ten"}`:   `bad arguments: "offset" must be an integer, not a string; see the tool's input schema`,
+		`{"sandbox": "s", "command": "c", "timeout": "1"}`: `bad arguments: "timeout" must be a number, not a string; see the tool's input schema`,
+	} {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(args), &m); err != nil {
+			t.Fatal(err)
+		}
+		req := mcp.CallToolRequest{}
+		req.Params.Arguments = m
+		var err error
+		switch {
+		case strings.Contains(args, "name"):
+			err = req.BindArguments(&CreateArgs{})
+		case strings.Contains(args, "offset"):
+			err = req.BindArguments(&ReadArgs{})
+		default:
+			err = req.BindArguments(&BashArgs{})
+		}
+		if got := bindError(err); got != want {
+			t.Errorf("bindError for %s = %q, want %q", args, got, want)
 		}
 	}
 }
@@ -69,6 +97,12 @@ func TestToolsListed(t *testing.T) {
 		}
 		if strings.Contains(tool.Name, "delete") {
 			t.Errorf("agents must not get a delete tool: %s", tool.Name)
+		}
+		// A jsonschema tag is split at commas; the hunk header must survive.
+		if tool.Name == "patch" {
+			if d := tool.InputSchema.Properties["diff"].(map[string]any)["description"]; !strings.Contains(fmt.Sprint(d), "@@ -a,b +c,d @@") {
+				t.Errorf("patch diff description = %q, want the hunk header @@ -a,b +c,d @@ intact", d)
+			}
 		}
 	}
 	if got := strings.Join(names, " "); got != "bash glob grep ls milestone patch read sandbox-create sandbox-ports sandbox-service write" {

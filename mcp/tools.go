@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -31,7 +33,7 @@ func handler[A any, R texter](fn func(ctx context.Context, args A) (R, error)) s
 			return mcp.NewToolResultError(err.Error()), nil
 		}
 		if err := req.BindArguments(&args); err != nil {
-			return mcp.NewToolResultError("bad arguments: " + err.Error() + "; see the tool's input schema"), nil
+			return mcp.NewToolResultError(bindError(err)), nil
 		}
 		release := idle.begin()
 		res, err := fn(ctx, args)
@@ -67,6 +69,21 @@ func checkArgs[A any](args map[string]any) error {
 		return fmt.Errorf("missing required argument(s): %s; this tool takes: %s", strings.Join(missing, ", "), strings.Join(all, ", "))
 	}
 	return nil
+}
+
+// bindError says which argument has the wrong type, in JSON terms rather
+// than Go's ("cannot unmarshal number into Go struct field ...").
+func bindError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		want := map[reflect.Kind]string{reflect.String: "a string", reflect.Bool: "true or false",
+			reflect.Int: "an integer", reflect.Float64: "a number"}[te.Type.Kind()]
+		if want == "" {
+			want = "a " + te.Type.String()
+		}
+		return fmt.Sprintf("bad arguments: %q must be %s, not a %s; see the tool's input schema", te.Field, want, te.Value)
+	}
+	return "bad arguments: " + err.Error() + "; see the tool's input schema"
 }
 
 func newTool[A, R any](name, title, desc string, readOnly bool, opts ...mcp.ToolOption) mcp.Tool {
@@ -256,7 +273,7 @@ The change is committed to the sandbox's branch. Hidden paths are refused.`
 type PatchArgs struct {
 	Sandbox string `json:"sandbox" jsonschema:"Sandbox name, as given to sandbox-create"`
 	Path    string `json:"path" jsonschema:"The file the diff applies to: absolute in the sandbox or relative to /src (file names inside the diff are ignored)"`
-	Diff    string `json:"diff" jsonschema:"Unified diff of that one file, with @@ -a,b +c,d @@ hunks"`
+	Diff    string `json:"diff" jsonschema_description:"Unified diff of that one file, with @@ -a,b +c,d @@ hunks"`
 }
 
 // PatchResult is patch's result.

@@ -353,11 +353,21 @@ type SetupError struct {
 }
 
 func (e *SetupError) Error() string {
-	msg := fmt.Sprintf("sandbox %q was created but its setup command `%s` failed with exit code %d; it is marked failed-setup.", e.Slug, runner.Quote(e.Command...), e.ExitCode)
+	return e.what() + fmt.Sprintf("\nInspect it with `litterbox shell %s`, or delete it with `litterbox delete %s`.", e.Slug, e.Slug)
+}
+
+// AgentMessage is the message for an agent, which has no shell or delete
+// command but can use the sandbox with its tools.
+func (e *SetupError) AgentMessage() string {
+	return e.what() + fmt.Sprintf("\nThe sandbox exists and its tools work: investigate with bash (sandbox=%q), for example by running the setup command yourself, or tell the user.", e.Slug)
+}
+
+func (e *SetupError) what() string {
+	msg := fmt.Sprintf("Sandbox '%s' was created, but its setup command `%s` failed with exit code %d; it is marked failed-setup.", e.Slug, runner.Quote(e.Command...), e.ExitCode)
 	if out := strings.TrimSpace(e.Output); out != "" {
 		msg += "\nsetup output:\n" + out
 	}
-	return msg + fmt.Sprintf("\nInspect it with `litterbox shell %s`, or delete it with `litterbox delete %s`.", e.Slug, e.Slug)
+	return msg
 }
 
 // Is makes errors.Is(err, ErrSetupFailed) hold.
@@ -378,7 +388,9 @@ func (s *Service) nameTaken(ctx context.Context, slug, container string) error {
 }
 
 func existsError(slug, why string) error {
-	return newError(ErrExists, "Sandbox '%s' already exists (%s). Please choose a different name, or remove it with `litterbox delete %s`.", slug, why, slug)
+	return &Error{Kind: ErrExists,
+		Msg:   fmt.Sprintf("Sandbox '%s' already exists (%s). Please choose a different name, or remove it with `litterbox delete %s`.", slug, why, slug),
+		Agent: fmt.Sprintf("Sandbox '%s' already exists (%s). Please choose a different name; or, if it is the one you created earlier, keep working in it with sandbox=%q.", slug, why, slug)}
 }
 
 const setupFailedFile = "setup-failed"

@@ -38,6 +38,9 @@ var (
 type Error struct {
 	Kind error
 	Msg  string
+	// Agent, when set, is the message for an agent over MCP, where the
+	// human's next step (a litterbox command) is not available.
+	Agent string
 }
 
 func (e *Error) Error() string { return e.Msg }

@@ -173,6 +173,12 @@ func scriptError(p string, err error) error {
 		return newError(ErrPatch, "%s changed while the patch was being applied; nothing was written. Read it again and retry.", p)
 	}
 	if ee := (*runner.ExitError)(nil); errors.As(err, &ee) && detail != "" {
+		switch {
+		case strings.Contains(detail, "Read-only file system"):
+			return fmt.Errorf("%s: the sandbox's file system is read-only outside /src and /tmp; put the file under /src (or /tmp for scratch files)", p)
+		case strings.Contains(detail, "Permission denied"):
+			return fmt.Errorf("%s: permission denied: the sandbox user (uid 1000) may not write there; put the file under /src (or /tmp for scratch files)", p)
+		}
 		return fmt.Errorf("%s: %s", p, detail)
 	}
 	return err

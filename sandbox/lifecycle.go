@@ -54,7 +54,9 @@ func (s *Service) lookup(ctx context.Context, r *Repo, name string) (*found, err
 }
 
 func notFound(slug string) error {
-	return newError(ErrNotFound, "Sandbox '%s' not found. See `litterbox list` for the sandboxes of this repository.", slug)
+	return &Error{Kind: ErrNotFound,
+		Msg:   fmt.Sprintf("Sandbox '%s' not found. See `litterbox list` for the sandboxes of this repository.", slug),
+		Agent: fmt.Sprintf("Sandbox '%s' not found in this repository. Check the name (the one you gave sandbox-create), or create it with sandbox-create.", slug)}
 }
 
 // Outcome is the result of pausing or resuming one sandbox.
@@ -62,6 +64,9 @@ type Outcome struct {
 	Name    string `json:"name"`
 	Repo    string `json:"repo"`
 	Already bool   `json:"already"` // it was already in the asked-for state
+	// Skipped says why --all-envs/--all-repos left this sandbox alone: it is
+	// stopped (nothing to pause or resume) or its container vanished meanwhile.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Pause freezes a sandbox's processes, keeping all its state. Pausing a
@@ -143,15 +148,23 @@ func (s *Service) toggleAll(ctx context.Context, r *Repo, pause bool) ([]Outcome
 	var wg sync.WaitGroup
 	for i, c := range cts {
 		if c.State != "running" && c.State != "paused" {
-			// A stopped sandbox is neither paused nor resumable; say so.
-			outs[i] = Outcome{Name: c.Labels[LabelSlug], Repo: c.Labels[LabelRepo]}
-			errs[i] = stoppedError(outs[i].Name)
+			// A stopped sandbox is neither active nor paused: pausing "all
+			// active sandboxes" (FR2.2) leaves it alone, and says so.
+			outs[i] = Outcome{Name: c.Labels[LabelSlug], Repo: c.Labels[LabelRepo], Skipped: "stopped"}
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			outs[i], errs[i] = s.toggleContainer(ctx, c, pause)
+			switch {
+			case errors.Is(errs[i], ErrStopped):
+				outs[i].Skipped, errs[i] = "stopped", nil
+			case errors.Is(errs[i], docker.ErrNoSuchContainer):
+				outs[i].Skipped, errs[i] = "gone", nil
+			case errs[i] != nil:
+				outs[i] = Outcome{} // not done: the error says why
+			}
 		}()
 	}
 	wg.Wait()
