@@ -105,7 +105,7 @@ func Scan(w io.Writer, o ScanOptions) error {
 	if err != nil {
 		return err
 	}
-	sc.walk("", fi, ig, o.Since == 0)
+	sc.walk("", sc.changed(fi, o.Since == 0), ig, o.Since == 0)
 	sort.Strings(sc.pending)
 	for _, p := range sc.pending {
 		if err := sc.emitPath(p); err != nil {
@@ -182,12 +182,13 @@ func (sc *scanner) skip(rel, reason string) {
 	sc.meta.Skipped = append(sc.meta.Skipped, Skipped{Path: rel, Reason: reason})
 }
 
-// walk visits directory rel (fi is its own Lstat). all reports every entry.
+// walk visits directory rel; selfChanged says whether its own times passed
+// the stamp (entries added, removed or renamed). all reports every entry.
 // It stats entries relative to the open directory, not by full path, checks
 // ignore patterns only for directories (to prune them) and for changed files
 // (on a large tree nearly every file is neither), and walks subdirectories in
 // parallel: the walk is what grows with the repository.
-func (sc *scanner) walk(rel string, fi os.FileInfo, ig *ignorer, all bool) {
+func (sc *scanner) walk(rel string, selfChanged bool, ig *ignorer, all bool) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	all = all || sc.full[rel]
@@ -206,14 +207,13 @@ func (sc *scanner) walk(rel string, fi os.FileInfo, ig *ignorer, all bool) {
 	if data, err := os.ReadFile(filepath.Join(abs, ".gitignore")); err == nil {
 		ig = ig.with(parseIgnore(rel, data))
 	}
-	dirChanged := sc.changed(fi, all)
+	dirChanged := selfChanged || all
 	fd := int(dir.Fd())
 	var listing []string
 	for _, name := range names {
-		p := path.Join(rel, name)
 		if strings.EqualFold(name, ".git") {
 			if dirChanged {
-				sc.skip(p, "a .git entry is never committed")
+				sc.skip(path.Join(rel, name), "a .git entry is never committed")
 			}
 			continue
 		}
@@ -221,41 +221,50 @@ func (sc *scanner) walk(rel string, fi os.FileInfo, ig *ignorer, all bool) {
 		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			continue // removed while we walked; the next scan sees it gone
 		}
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			if ig.ignored(p, true) {
-				listing = append(listing, name+"/!")
-				continue
-			}
-			listing = append(listing, name+"/")
-			info, err := os.Lstat(filepath.Join(abs, name))
-			if err != nil {
-				continue
-			}
-			select {
-			case sc.sem <- struct{}{}:
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					defer func() { <-sc.sem }()
-					sc.walk(p, info, ig, all)
-				}()
-			default:
-				sc.walk(p, info, ig, all)
-			}
-			continue
-		}
-		listing = append(listing, name)
 		changed := all || statTime(st.Ctim) >= sc.o.Since || statTime(st.Mtim) >= sc.o.Since
-		if !changed || sc.paths[p] {
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			// The common case on a large tree: an unchanged file in an
+			// unchanged directory costs one fstatat and nothing else.
+			if dirChanged {
+				listing = append(listing, name)
+			}
+			if !changed {
+				continue
+			}
+			p := path.Join(rel, name)
+			if sc.paths[p] {
+				continue
+			}
+			sc.mu.Lock()
+			if ig.ignored(p, false) {
+				sc.meta.IgnoredChanged = append(sc.meta.IgnoredChanged, p)
+			} else {
+				sc.pending = append(sc.pending, p)
+			}
+			sc.mu.Unlock()
 			continue
 		}
-		sc.mu.Lock()
-		if ig.ignored(p, false) {
-			sc.meta.IgnoredChanged = append(sc.meta.IgnoredChanged, p)
-		} else {
-			sc.pending = append(sc.pending, p)
+		p := path.Join(rel, name)
+		if ig.ignored(p, true) {
+			if dirChanged {
+				listing = append(listing, name+"/!")
+			}
+			continue
 		}
-		sc.mu.Unlock()
+		if dirChanged {
+			listing = append(listing, name+"/")
+		}
+		select {
+		case sc.sem <- struct{}{}:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sc.sem }()
+				sc.walk(p, changed, ig, all)
+			}()
+		default:
+			sc.walk(p, changed, ig, all)
+		}
 	}
 	if dirChanged {
 		if listing == nil {
