@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -155,12 +154,6 @@ func ParseRefs(out string) map[string]string {
 		}
 	}
 	return refs
-}
-
-// Archive writes a tar of commit's tree to w.
-func (g *Repo) Archive(ctx context.Context, commit string, w io.Writer) error {
-	_, err := g.R.Run(ctx, g.Cmd("archive", "--format=tar", "--end-of-options", commit).WithStdout(w))
-	return err
 }
 
 // CountCommits counts the commits reachable from tip but not from base.

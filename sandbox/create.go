@@ -107,7 +107,7 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	}
 	defer dirtyWG.Wait()
 
-	// git archive only reads the repository, so it runs while the branch,
+	// Archiving only reads the repository, so it runs while the branch,
 	// network and container are made, into memory, instead of after them.
 	archCtx, cancelArchive := context.WithCancel(ctx)
 	defer cancelArchive()
@@ -227,16 +227,16 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	return out, nil
 }
 
-// archiveStream is a git archive running into memory.
+// archiveStream is the tree of a commit being archived into memory.
 type archiveStream struct {
 	pipe *bufferedPipe
 }
 
-// startArchive starts `git archive <commit>` into a buffered pipe.
+// startArchive starts archiving commit's tree into a buffered pipe.
 func (s *Service) startArchive(ctx context.Context, r *Repo, commit string) *archiveStream {
 	a := &archiveStream{pipe: newBufferedPipe()}
 	go func() {
-		err := r.Git.Archive(ctx, commit, a.pipe)
+		err := r.Git.TreeArchive(ctx, commit, a.pipe)
 		a.pipe.CloseWithError(err)
 	}()
 	return a
@@ -269,7 +269,7 @@ func (s *Service) copyAndSetup(ctx context.Context, a *archiveStream, container 
 		return nil // tar saw the end of the archive, so it got all of it
 	}
 	if aerr := a.pipe.writerErr(); aerr != nil && aerr != io.EOF && !errors.Is(aerr, io.ErrClosedPipe) {
-		return &copyError{fmt.Errorf("git archive: %w", aerr)}
+		return &copyError{fmt.Errorf("archive the tree: %w", aerr)}
 	}
 	if runner.ExitCode(err) == copyExitCode && strings.Contains(stderr.String(), copyMarker) {
 		return &copyError{fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))}
