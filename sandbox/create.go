@@ -157,6 +157,11 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	if !opts.FromBranch {
 		undo.push("branch "+out.Branch, func(ctx context.Context) error { return r.Git.DeleteRef(ctx, BranchRef(slug), head) })
 	}
+	// Host-side state (the scan stamp, a failed-setup mark) goes with a
+	// rolled-back create, unless it was there before (a recovery).
+	if _, err := os.Stat(r.stateDir(slug)); os.IsNotExist(err) {
+		undo.push("state "+r.stateDir(slug), func(context.Context) error { return os.RemoveAll(r.stateDir(slug)) })
+	}
 	if netExisted {
 		// The branch claim succeeded (or, from a branch, the branch is this
 		// sandbox's), so a network of this name is either a leftover of an
@@ -199,6 +204,11 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	progress("copying " + short(start) + " into " + Workdir + ", then running setup: " + runner.Quote(setup...))
 	var so, se bytes.Buffer
 	err = s.copyAndSetup(ctx, archive, container, setup, &so, &se)
+	if st := takeStamp(&so); st > 0 {
+		if werr := writeSince(r, slug, st); werr != nil {
+			s.Log.Warn("could not record the scan stamp; the first snapshot will scan all of /src", "err", werr)
+		}
+	}
 	out.SetupOutput = so.String() + se.String()
 	if xerr := extras(); xerr != nil {
 		return fail(xerr)
@@ -249,6 +259,26 @@ const (
 	copyMarker   = "litterbox: copying the repository into /src failed"
 )
 
+// stampMarker leads the line of copyAndSetup's stdout that holds the stamp.
+const stampMarker = "litterbox-stamp "
+
+// takeStamp removes the stamp line from the head of stdout and returns the
+// stamp in unix nanoseconds, or 0 when there is none.
+func takeStamp(stdout *bytes.Buffer) int64 {
+	line, rest, _ := strings.Cut(stdout.String(), "\n")
+	value, ok := strings.CutPrefix(line, stampMarker)
+	if !ok {
+		return 0
+	}
+	stdout.Reset()
+	stdout.WriteString(rest)
+	t, err := time.Parse("2006-01-02 15:04:05.999999999 -0700", value)
+	if err != nil {
+		return 0
+	}
+	return t.UnixNano()
+}
+
 // copyError is a failed copy of the repository into the container.
 type copyError struct{ err error }
 
@@ -258,7 +288,12 @@ func (e *copyError) Unwrap() error { return e.err }
 // copyAndSetup extracts the archive into /src and runs the setup command, in
 // one docker exec: a round trip saved on every create.
 func (s *Service) copyAndSetup(ctx context.Context, a *archiveStream, container string, setup []string, stdout, stderr *bytes.Buffer) error {
-	script := `tar -x -f - -C "$1" || { echo "` + copyMarker + `" >&2; exit ` + fmt.Sprint(copyExitCode) + `; }; shift; [ $# -eq 0 ] || exec "$@"`
+	// After the copy, and before setup, the file system's clock is read off
+	// a new file's ctime: the first snapshot then looks only at what changed
+	// since, setup included, instead of at the whole tree.
+	script := `tar -x -f - -C "$1" || { echo "` + copyMarker + `" >&2; exit ` + fmt.Sprint(copyExitCode) + `; }
+s=/tmp/.litterbox-stamp; : >"$s" && echo "` + stampMarker + `$(stat -c %z "$s")"; rm -f "$s"
+shift; [ $# -eq 0 ] || exec "$@"`
 	_, err := s.Docker.Exec(ctx, docker.ExecSpec{
 		Container: container,
 		Cmd:       append([]string{"sh", "-c", script, "sh", Workdir}, setup...),

@@ -77,7 +77,9 @@ func (s *Service) scanOptions(ctx context.Context, h *Handle) ScanOptions {
 	}
 }
 
-func sincePath(h *Handle) string { return filepath.Join(h.Repo.stateDir(h.Slug), "since") }
+func sincePath(h *Handle) string { return sinceFile(h.Repo, h.Slug) }
+
+func sinceFile(r *Repo, slug string) string { return filepath.Join(r.stateDir(slug), "since") }
 
 // commitScan turns a scan into a commit. Scans run without the lock, so two
 // calls can scan at once; under the lock, a scan older than the last one
@@ -99,7 +101,7 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, messag
 	res := &SnapshotResult{Skipped: sc.meta.Skipped}
 	if len(sc.files) == 0 && len(sc.meta.Dirs) == 0 && len(sc.meta.IgnoredChanged) == 0 {
 		// Nothing changed: no git at all.
-		return res, writeSince(sincePath(h), max(sc.meta.Start, opts.Since))
+		return res, writeSince(h.Repo, h.Slug, max(sc.meta.Start, opts.Since))
 	}
 
 	ref := BranchRef(h.Slug)
@@ -144,7 +146,7 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, messag
 		}
 		res.Committed, res.Commit = true, id
 	}
-	return res, writeSince(sincePath(h), sc.meta.Start)
+	return res, writeSince(h.Repo, h.Slug, sc.meta.Start)
 }
 
 // scanned is a parsed scan stream.
@@ -571,7 +573,11 @@ func readSince(p string) int64 {
 // writeSince records the scan stamp, only after the branch holds the scan's
 // changes: a crash before it makes the next scan look further back, which
 // costs time but loses nothing.
-func writeSince(p string, n int64) error {
+func writeSince(r *Repo, slug string, n int64) error {
+	if err := os.MkdirAll(r.stateDir(slug), 0o755); err != nil {
+		return err
+	}
+	p := sinceFile(r, slug)
 	tmp := fmt.Sprintf("%s.%d", p, os.Getpid())
 	if err := os.WriteFile(tmp, []byte(strconv.FormatInt(n, 10)+"\n"), 0o644); err != nil {
 		return err
