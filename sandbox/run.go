@@ -72,14 +72,15 @@ func (s *Service) Run(ctx context.Context, h *Handle, spec RunSpec) (*RunResult,
 	if err != nil {
 		return nil, nil, err
 	}
-	sc, err := s.scan(ctx, h, s.scanOptions(ctx, h), bytes.NewReader(in))
+	opts := s.scanOptions(ctx, h)
+	sc, err := s.scan(ctx, h, opts, bytes.NewReader(in))
 	if err != nil {
 		return nil, nil, err
 	}
 	if sc.run == nil {
 		return nil, nil, errors.New("the scanner sent no command result")
 	}
-	snap, err := s.commitScan(ctx, h, sc, spec.Message)
+	snap, err := s.commitScan(ctx, h, sc, opts, spec.Message)
 	return sc.run, snap, err
 }
 

@@ -60,11 +60,12 @@ const snapshotAuthor = "Litterbox <litterbox@localhost>"
 // processes. A snapshot cut short (a killed process) leaves the branch at a
 // whole commit; the next one catches up, because it compares with the branch.
 func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*SnapshotResult, error) {
-	sc, err := s.scan(ctx, h, s.scanOptions(ctx, h), nil)
+	opts := s.scanOptions(ctx, h)
+	sc, err := s.scan(ctx, h, opts, nil)
 	if err != nil {
 		return nil, err
 	}
-	return s.commitScan(ctx, h, sc, message)
+	return s.commitScan(ctx, h, sc, opts, message)
 }
 
 // scanOptions are the options of a plain scan of h: since its last stamp.
@@ -84,15 +85,17 @@ func sinceFile(r *Repo, slug string) string { return filepath.Join(r.stateDir(sl
 // commitScan turns a scan into a commit. Scans run without the lock, so two
 // calls can scan at once; under the lock, a scan older than the last one
 // committed is replaced by a fresh one, so stale content never overwrites
-// newer.
-func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, message string) (*SnapshotResult, error) {
+// newer. opts are the options sc was scanned with.
+func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts ScanOptions, message string) (*SnapshotResult, error) {
 	unlock, err := lockState(ctx, h.Repo.stateDir(h.Slug))
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 
-	opts := s.scanOptions(ctx, h)
+	// The stamp is read again under the lock: another call may have
+	// committed a newer scan since this one began.
+	opts.Since = readSince(sincePath(h))
 	if sc.meta.Start < opts.Since {
 		if sc, err = s.scan(ctx, h, opts, nil); err != nil {
 			return nil, err
@@ -101,7 +104,7 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, messag
 	res := &SnapshotResult{Skipped: sc.meta.Skipped}
 	if len(sc.files) == 0 && len(sc.meta.Dirs) == 0 && len(sc.meta.IgnoredChanged) == 0 {
 		// Nothing changed: no git at all.
-		return res, writeSince(h.Repo, h.Slug, max(sc.meta.Start, opts.Since))
+		return res, writeSince(h.Repo, h.Slug, sc.meta.Start)
 	}
 
 	ref := BranchRef(h.Slug)
