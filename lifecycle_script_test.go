@@ -54,6 +54,8 @@ func cmdLBExit(ts *testscript.TestScript, neg bool, args []string) {
 //	image  docker run gets an image that does not exist
 //	copy   the tar that copies HEAD into /src fails (its target is missing)
 //	setup  the startup command fails with exit code 3
+//	pause  the copy and setup run, then the container is paused and docker
+//	       itself fails the exec (as when someone pauses it mid-create)
 const shimScript = `#!/bin/sh
 real=%q
 mode="${LB_SHIM:-}"
@@ -76,18 +78,23 @@ if [ "$first" = exec ] && [ "$mode" = setup ]; then
       set -- "$@" sh -c 'echo "setup broken on purpose" >&2; exit 3' ;;
   esac
 fi
+if [ "$first" = exec ] && [ "$mode" = pause ]; then
+  case " $* " in
+    *" tar -x -f - "*) "$real" "$@"; "$real" pause "$3" >/dev/null; exec "$real" exec "$3" true ;;
+  esac
+fi
 exec "$real" "$@"
 `
 
 // dockershim MODE
 //
 // Puts a docker stand-in first on PATH that breaks one step of create (MODE:
-// image, copy or setup; see shimScript) and passes every other command to
+// image, copy, setup or pause; see shimScript) and passes every other command to
 // the real docker. `dockershim absent` leaves only litterbox and git on
 // PATH, so there is no docker CLI at all. `dockershim off` undoes either.
 func cmdDockerShim(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: dockershim image|copy|setup|absent|off")
+		ts.Fatalf("usage: dockershim image|copy|setup|pause|absent|off")
 	}
 	dir := ts.MkAbs(".shim")
 	if ts.Getenv("LB_SAVED_PATH") == "" {

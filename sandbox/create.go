@@ -217,10 +217,14 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	switch {
 	case errors.As(err, &ce):
 		return fail(fmt.Errorf("copy %s into %s: %w", short(start), Workdir, err))
-	case err != nil && (ctx.Err() != nil || errors.Is(err, docker.ErrUnavailable) || runner.ExitCode(err) < 0 || strings.Contains(se.String(), "Error response from daemon:")):
+	case err != nil && strings.Contains(se.String(), "Error response from daemon:"):
 		// Docker itself failed the exec (the container was paused, stopped
-		// or removed meanwhile): that is no verdict on the setup command.
-		return fail(fmt.Errorf("run setup: %w: %s", err, strings.TrimSpace(se.String())))
+		// or removed meanwhile): that is no verdict on the setup command,
+		// and docker's own words say what happened.
+		_, daemon, _ := strings.Cut(se.String(), "Error response from daemon:")
+		return fail(fmt.Errorf("run setup in %s: docker refused: %s", container, strings.TrimSpace(daemon)))
+	case err != nil && (ctx.Err() != nil || errors.Is(err, docker.ErrUnavailable) || runner.ExitCode(err) < 0):
+		return fail(fmt.Errorf("run setup: %w", err))
 	case err != nil:
 		out.Status = StatusFailedSetup
 		if merr := markSetupFailed(r, slug, out.SetupOutput); merr != nil {
