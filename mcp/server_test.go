@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -123,25 +122,14 @@ func initialize(t *testing.T, c *client.Client) {
 // TestConcurrentBash runs ten bash calls at once on two sandboxes and checks
 // each gets its own output, and that the calls overlap rather than queue.
 func TestConcurrentBash(t *testing.T) {
-	// make test-unit runs this package without an engine; the testscript
-	// suite is the one that fails in CI when Docker is missing.
-	if exec.Command("docker", "info").Run() != nil {
-		t.Skip("needs a Docker engine")
-	}
+	testutil.DockerOrSkip(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	// Snapshots copy a static litterbox into the container; this test
 	// binary is not one.
 	t.Setenv("LITTERBOX_SCANNER", testutil.StaticLitterbox(t, ".."))
 	repo := filepath.Join(dir, fmt.Sprintf("conc-%d", os.Getpid()))
-	for _, args := range [][]string{
-		{"init", "-q", repo},
-		{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"},
-	} {
-		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	testutil.CommitRepo(t, repo)
 	logger := log.New(os.Stderr)
 	logger.SetLevel(log.WarnLevel)
 	svc := sandbox.New(runner.Exec{Log: logger}, logger)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,9 +21,7 @@ import (
 // for bash, busybox grep run with docker exec for grep. Run with
 // go test -run XXX -bench Files ./sandbox/ (needs Docker).
 func BenchmarkFiles(b *testing.B) {
-	if exec.Command("docker", "info").Run() != nil {
-		b.Skip("needs a Docker engine")
-	}
+	testutil.DockerOrSkip(b)
 	ctx := context.Background()
 	dir := b.TempDir()
 	b.Setenv("LITTERBOX_SCANNER", testutil.StaticLitterbox(b, ".."))
@@ -39,13 +36,7 @@ func BenchmarkFiles(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "bench"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	testutil.CommitRepo(b, repo)
 	logger := log.New(os.Stderr)
 	logger.SetLevel(log.ErrorLevel)
 	s := New(runner.Exec{Log: logger}, logger)
