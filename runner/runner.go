@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,7 +16,8 @@ import (
 )
 
 // Result is what a finished command produced. Stdout and Stderr are empty when
-// the Cmd streamed them elsewhere.
+// the Cmd streamed them elsewhere (a failure's ExitError still holds the end
+// of a streamed stderr).
 type Result struct {
 	Stdout   []byte
 	Stderr   []byte
@@ -93,7 +95,9 @@ func (r Exec) Run(ctx context.Context, c *Cmd) (Result, error) {
 		cmd.Stdout = c.Stdout
 	}
 	if c.Stderr != nil {
-		cmd.Stderr = c.Stderr
+		// Streamed stderr still ends in the ExitError and the log line: it
+		// is what says why a command failed.
+		cmd.Stderr = io.MultiWriter(c.Stderr, &tail{buf: &stderr})
 	}
 	// Killing only the direct child can leave a grandchild holding our pipes
 	// open; WaitDelay bounds how long Wait then blocks.
@@ -101,7 +105,10 @@ func (r Exec) Run(ctx context.Context, c *Cmd) (Result, error) {
 
 	start := time.Now()
 	err := cmd.Run()
-	res := Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Duration: time.Since(start)}
+	res := Result{Stdout: stdout.Bytes(), Duration: time.Since(start)}
+	if c.Stderr == nil {
+		res.Stderr = stderr.Bytes()
+	}
 	res.ExitCode = cmd.ProcessState.ExitCode()
 
 	fields := []any{"cmd", c.String(), "exit", res.ExitCode, "ms", res.Duration.Milliseconds()}
@@ -139,4 +146,20 @@ func (r Exec) logger() *log.Logger {
 		return log.Default()
 	}
 	return r.Log
+}
+
+// tailSize is how much of a streamed stderr is kept for errors.
+const tailSize = 4 << 10
+
+// tail keeps the last tailSize bytes written to it.
+type tail struct {
+	buf *bytes.Buffer
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.buf.Write(p)
+	if extra := t.buf.Len() - tailSize; extra > 0 {
+		t.buf.Next(extra)
+	}
+	return len(p), nil
 }

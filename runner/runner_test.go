@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -86,5 +87,21 @@ func TestFake(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Check() = %v; want it to mention %q", err, want)
 		}
+	}
+}
+
+func TestStreamedStderrStillExplainsAFailure(t *testing.T) {
+	var seen bytes.Buffer
+	long := strings.Repeat("x", 2*tailSize)
+	res, err := Exec{}.Run(context.Background(), New("sh", "-c", `printf '%s' "$1" >&2; echo "the reason" >&2; exit 3`, "sh", long).WithStderr(&seen))
+	if !strings.HasSuffix(seen.String(), "the reason\n") || seen.Len() != len(long)+len("the reason\n") {
+		t.Fatalf("the caller's writer got %d bytes, want all of them", seen.Len())
+	}
+	if len(res.Stderr) != 0 {
+		t.Errorf("Result.Stderr = %d bytes, want none: the caller streamed it", len(res.Stderr))
+	}
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.ExitCode != 3 || !strings.HasSuffix(ee.Stderr, "the reason\n") || len(ee.Stderr) > tailSize {
+		t.Fatalf("err = %v, want an ExitError with code 3 ending in the reason, at most %d bytes", err, tailSize)
 	}
 }

@@ -217,11 +217,11 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 	switch {
 	case errors.As(err, &ce):
 		return fail(fmt.Errorf("copy %s into %s: %w", short(start), Workdir, err))
-	case err != nil && strings.Contains(se.String(), "Error response from daemon:"):
+	case errors.Is(err, docker.ErrPaused), errors.Is(err, docker.ErrNotRunning), errors.Is(err, docker.ErrNoSuchContainer):
 		// Docker itself failed the exec (the container was paused, stopped
 		// or removed meanwhile): that is no verdict on the setup command,
 		// and docker's own words say what happened.
-		_, daemon, _ := strings.Cut(se.String(), "Error response from daemon:")
+		_, daemon, _ := strings.Cut(runner.Stderr(err), "Error response from daemon:")
 		return fail(fmt.Errorf("run setup in %s: docker refused: %s", container, strings.TrimSpace(daemon)))
 	case err != nil && (ctx.Err() != nil || errors.Is(err, docker.ErrUnavailable) || runner.ExitCode(err) < 0):
 		return fail(fmt.Errorf("run setup: %w", err))
