@@ -103,8 +103,9 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts S
 	}
 	res := &SnapshotResult{Skipped: sc.meta.Skipped}
 	if len(sc.files) == 0 && len(sc.meta.Dirs) == 0 && len(sc.meta.IgnoredChanged) == 0 {
-		// Nothing changed: no git at all.
-		return res, writeSince(h.Repo, h.Slug, sc.meta.Start)
+		// Nothing changed: no git, and no new stamp either, since nothing
+		// carries a time between the old stamp and this scan's.
+		return res, nil
 	}
 
 	ref := BranchRef(h.Slug)
