@@ -46,6 +46,18 @@ func (e *Env) errf(format string, args ...any) {
 	fmt.Fprintf(e.Stderr, format, args...)
 }
 
+// sandboxName is the argument of the commands that work on an existing
+// sandbox.
+type sandboxName struct {
+	Name string `arg:"" help:"Sandbox name."`
+}
+
+// Validate refuses a bad name before anything runs.
+func (n *sandboxName) Validate() error {
+	_, err := sandbox.Slugify(n.Name)
+	return err
+}
+
 // Version prints the build's version.
 type Version struct{}
 

@@ -21,7 +21,7 @@ func (e *ExitCodeError) ExitCode() int { return e.Code }
 
 // Shell opens an interactive shell in a sandbox.
 type Shell struct {
-	Name string `arg:"" help:"Sandbox name."`
+	sandboxName
 }
 
 // Run starts sh in /src as the sandbox user, with a TTY when there is one.
@@ -39,6 +39,9 @@ type Exec struct {
 func (e *Exec) Validate() error {
 	if len(e.Cmd) > 0 && e.Cmd[0] == "--" {
 		e.Cmd = e.Cmd[1:]
+	}
+	if _, err := sandbox.Slugify(e.Name); err != nil {
+		return err
 	}
 	if len(e.Cmd) == 0 {
 		return errors.New("give a command to run: litterbox exec NAME -- CMD [ARGS...]")

@@ -263,14 +263,8 @@ func (r *Resume) Run(ctx context.Context, env *Env) error { return r.run(ctx, en
 
 // Delete removes a sandbox.
 type Delete struct {
-	Name  string `arg:"" help:"Sandbox name."`
-	Force bool   `short:"f" help:"Delete even when the branch has commits that are not in HEAD."`
-}
-
-// Validate refuses a bad name.
-func (d *Delete) Validate() error {
-	_, err := sandbox.Slugify(d.Name)
-	return err
+	sandboxName
+	Force bool `short:"f" help:"Delete even when the branch has commits that are not in HEAD."`
 }
 
 // Run deletes.

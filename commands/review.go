@@ -11,20 +11,9 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
-// reviewName is the sandbox argument of log, diff, apply and merge.
-type reviewName struct {
-	Name string `arg:"" help:"Sandbox name."`
-}
-
-// Validate refuses a bad name before anything runs.
-func (n *reviewName) Validate() error {
-	_, err := sandbox.Slugify(n.Name)
-	return err
-}
-
 // Log lists a sandbox's commits.
 type Log struct {
-	reviewName
+	sandboxName
 	JSON bool `name:"json" help:"Print JSON: {\"name\", \"branch\", \"base\", \"commits\": [...]}."`
 }
 
@@ -55,7 +44,7 @@ func (l *Log) Run(ctx context.Context, env *Env) error {
 
 // Diff shows a sandbox's changes against its base.
 type Diff struct {
-	reviewName
+	sandboxName
 	Stat bool `name:"stat" help:"Show a diffstat instead of the patch."`
 }
 
@@ -79,7 +68,7 @@ func (d *Diff) Run(ctx context.Context, env *Env) error {
 
 // Apply brings a sandbox's changes into the working tree, uncommitted.
 type Apply struct {
-	reviewName
+	sandboxName
 }
 
 // Run applies and names the files changed.
@@ -107,7 +96,7 @@ func (a *Apply) Run(ctx context.Context, env *Env) error {
 
 // Merge merges a sandbox's branch into the current branch and deletes it.
 type Merge struct {
-	reviewName
+	sandboxName
 }
 
 // Run merges, then reports the merge and the delete.

@@ -11,19 +11,13 @@ import (
 
 // Ports shows a sandbox's named ports.
 type Ports struct {
-	Name string `arg:"" help:"Sandbox name."`
-	JSON bool   `name:"json" help:"Print JSON: {\"sandbox\": ..., \"ports\": [...]}."`
-}
-
-// Validate refuses a bad name.
-func (p *Ports) Validate() error {
-	_, err := sandbox.Slugify(p.Name)
-	return err
+	sandboxName
+	JSON bool `name:"json" help:"Print JSON: {\"sandbox\": ..., \"ports\": [...]}."`
 }
 
 // Run prints one line per named port: name, container port, host URL.
 func (p *Ports) Run(ctx context.Context, env *Env) error {
-	h, err := handle(ctx, env, p.Name)
+	h, err := env.Handle(ctx, p.Name)
 	if err != nil {
 		return err
 	}
@@ -48,22 +42,16 @@ func (p *Ports) Run(ctx context.Context, env *Env) error {
 
 // ServiceCmd controls a service of a sandbox.
 type ServiceCmd struct {
-	Name    string `arg:"" help:"Sandbox name."`
+	sandboxName
 	Service string `arg:"" help:"Service name, from [services.NAME] in .litterbox.toml."`
 	Action  string `arg:"" enum:"start,stop,restart,status,logs" help:"One of ${enum}."`
 	Lines   int    `name:"lines" short:"n" default:"100" help:"Log lines to show (logs)."`
 	JSON    bool   `name:"json" help:"Print the result as JSON."`
 }
 
-// Validate refuses a bad name.
-func (c *ServiceCmd) Validate() error {
-	_, err := sandbox.Slugify(c.Name)
-	return err
-}
-
 // Run performs the action and prints the service's status (and log).
 func (c *ServiceCmd) Run(ctx context.Context, env *Env) error {
-	h, err := handle(ctx, env, c.Name)
+	h, err := env.Handle(ctx, c.Name)
 	if err != nil {
 		return err
 	}
@@ -98,12 +86,4 @@ func printCreatedExtras(env *Env, c *sandbox.Created) {
 	for _, st := range c.Services {
 		env.outf("  service:   %s\n", st.String())
 	}
-}
-
-func handle(ctx context.Context, env *Env, name string) (*sandbox.Handle, error) {
-	r, err := env.Repo(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return env.Service.Handle(ctx, r, name)
 }

@@ -11,7 +11,7 @@ import (
 // Snapshot records what changed in a sandbox's /src as a commit on its
 // branch, as the MCP tools do after each mutation.
 type Snapshot struct {
-	Name    string `arg:"" help:"Sandbox name."`
+	sandboxName
 	Message string `short:"m" default:"snapshot" help:"Commit message."`
 }
 
@@ -68,7 +68,7 @@ func (c *ScanInternal) Run() error {
 // Milestone squashes a sandbox's snapshot commits since the last milestone
 // into one commit.
 type Milestone struct {
-	Name    string `arg:"" help:"Sandbox name."`
+	sandboxName
 	Message string `short:"m" required:"" help:"Message of the milestone commit."`
 }
 
