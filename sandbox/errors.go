@@ -33,6 +33,29 @@ var (
 	ErrUnavailable = docker.ErrUnavailable
 )
 
+// Outcomes of the file operations, for callers that branch on them. The
+// errors' messages say what to do next.
+var (
+	// ErrBadPath is a path that cannot be used (NUL, climbs out of /src).
+	ErrBadPath = errors.New("bad path")
+	// ErrHidden is a hidden path, or a symlink that resolves to one.
+	ErrHidden = errors.New("hidden path")
+	// ErrNoFile is a path that does not exist.
+	ErrNoFile = errors.New("no such file or directory")
+	// ErrIsDir is a file operation on a directory.
+	ErrIsDir = errors.New("is a directory")
+	// ErrNotDir is a directory operation on something else.
+	ErrNotDir = errors.New("not a directory")
+	// ErrBinary is a read of a file that is not UTF-8 text.
+	ErrBinary = errors.New("binary file")
+	// ErrTooLarge is a read of a file over MaxReadBytes.
+	ErrTooLarge = errors.New("file too large")
+	// ErrPatch is a diff that does not apply; nothing was changed.
+	ErrPatch = errors.New("patch does not apply")
+	// ErrBadPattern is a grep or glob pattern that does not parse.
+	ErrBadPattern = errors.New("bad pattern")
+)
+
 // Error is an outcome with the message a user should read. errors.Is matches
 // its Kind, so callers branch on the sentinel and print the message.
 type Error struct {
