@@ -56,6 +56,16 @@ func cmdLBExit(ts *testscript.TestScript, neg bool, args []string) {
 //	setup  the startup command fails with exit code 3
 //	pause  the copy and setup run, then the container is paused and docker
 //	       itself fails the exec (as when someone pauses it mid-create)
+//	killcopy  the copy gets only the first 256 KiB of the archive, then
+//	       litterbox is killed with SIGKILL (an interrupted create)
+//	killrun   litterbox is killed with SIGKILL as it starts docker run, which
+//	       never runs: the branch and network are left
+//	sigintnet litterbox gets SIGINT (Ctrl-C) while docker network create
+//	       runs; the network is made all the same, as the engine does when
+//	       the CLI is killed after sending its request
+//	netrmfail docker network rm fails without removing anything
+//	netrmlost docker network rm removes the network but reports a failure
+//	       (a CLI that timed out while the engine went on)
 const shimScript = `#!/bin/sh
 real=%q
 mode="${LB_SHIM:-}"
@@ -83,18 +93,36 @@ if [ "$first" = exec ] && [ "$mode" = pause ]; then
     *" tar -x -f - "*) "$real" "$@"; "$real" pause "$3" >/dev/null; exec "$real" exec "$3" true ;;
   esac
 fi
+if [ "$first" = exec ] && [ "$mode" = killcopy ]; then
+  case " $* " in
+    *" tar -x -f - "*) head -c 262144 | "$real" "$@" >/dev/null 2>&1; kill -9 $PPID; exit 137 ;;
+  esac
+fi
+if [ "$first" = run ] && [ "$mode" = killrun ]; then
+  kill -9 $PPID; exit 137
+fi
+if [ "$first" = network ] && [ "$2" = create ] && [ "$mode" = sigintnet ]; then
+  "$real" "$@"; rc=$?; kill -INT $PPID; sleep 1; exit $rc
+fi
+if [ "$first" = network ] && [ "$2" = rm ] && [ "$mode" = netrmfail ]; then
+  echo "Error response from daemon: error while removing network: network $3 has active endpoints" >&2; exit 1
+fi
+if [ "$first" = network ] && [ "$2" = rm ] && [ "$mode" = netrmlost ]; then
+  "$real" "$@" >/dev/null 2>&1; echo "Error response from daemon: i/o timeout" >&2; exit 1
+fi
 exec "$real" "$@"
 `
 
 // dockershim MODE
 //
 // Puts a docker stand-in first on PATH that breaks one step of create (MODE:
-// image, copy, setup or pause; see shimScript) and passes every other command to
+// image, copy, setup, pause, killcopy, killrun, sigintnet, netrmfail or
+// netrmlost; see shimScript) and passes every other command to
 // the real docker. `dockershim absent` leaves only litterbox and git on
 // PATH, so there is no docker CLI at all. `dockershim off` undoes either.
 func cmdDockerShim(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: dockershim image|copy|setup|pause|absent|off")
+		ts.Fatalf("usage: dockershim image|copy|setup|pause|killcopy|killrun|sigintnet|netrmfail|netrmlost|absent|off")
 	}
 	dir := ts.MkAbs(".shim")
 	if ts.Getenv("LB_SAVED_PATH") == "" {
@@ -141,7 +169,9 @@ func cmdLeftovers(ts *testscript.TestScript, neg bool, args []string) {
 	var found []string
 	for _, kind := range [][]string{{"ps", "--all"}, {"network", "ls"}, {"volume", "ls"}} {
 		argv := append(append([]string{}, kind...), "--quiet", "--filter", label)
-		out, err := exec.Command("docker", argv...).Output()
+		cmd := exec.Command("docker", argv...)
+		cmd.Env = append(os.Environ(), "DOCKER_HOST="+ts.Getenv("DOCKER_HOST"))
+		out, err := cmd.Output()
 		ts.Check(err)
 		for _, id := range strings.Fields(string(out)) {
 			found = append(found, kind[0]+" "+id)

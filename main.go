@@ -12,14 +12,21 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
 	"syscall"
 	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/charmbracelet/log"
+	kongcompletion "github.com/jotaen/kong-completion"
 
 	"github.com/litterbox-dev/litterbox/commands"
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/internal/buildinfo"
+	"github.com/litterbox-dev/litterbox/internal/termtext"
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/provider/docker"
+	"github.com/litterbox-dev/litterbox/provider/kubernetes"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
@@ -31,22 +38,35 @@ const (
 	exitUsage       = 2 // bad flags or arguments, invalid name, not in a repository
 	exitNotFound    = 3 // no such sandbox
 	exitExists      = 4 // the name is taken
-	exitUnavailable = 5 // docker missing or not running
+	exitUnavailable = 5 // the engine (docker, podman) missing, not running or not answering; an engine or git command timed out
 	exitSetup       = 6 // created, but the startup command failed (failed-setup)
-	exitRefused     = 7 // refused to lose work or to conflict: nothing changed
-	exitState       = 8 // the sandbox is paused or stopped
+	exitRefused     = 7 // refused to lose work, to conflict, or to run sandboxes that can reach each other: nothing changed
+	exitState       = 8 // the sandbox is paused, stopped, incomplete or being created
 )
 
 type cli struct {
 	LogLevel  string `name:"log-level" default:"warn" enum:"debug,info,warn,error" env:"LITTERBOX_LOG_LEVEL" help:"Log level; debug logs every docker and git command (${enum})."`
 	LogFormat string `name:"log-format" default:"text" enum:"text,json,logfmt" env:"LITTERBOX_LOG_FORMAT" help:"Log format (${enum})."`
 	Repo      string `name:"repo" default:"." env:"LITTERBOX_REPO" help:"Repository to work on (any directory inside it)."`
+	Engine    string `name:"engine" default:"docker" enum:"docker,podman,kubernetes" env:"LITTERBOX_ENGINE" help:"Engine that runs the sandboxes (${enum}): docker is whatever the docker CLI points at (DOCKER_HOST, DOCKER_CONTEXT); podman is Podman's Docker-compatible API at CONTAINER_HOST, else /run/podman/podman.sock, driven with the docker CLI; kubernetes is the cluster kubectl points at (KUBECONFIG, its current context), sandboxes being pods."`
 
-	Create    commands.Create     `cmd:"" help:"Create a sandbox: branch litterbox/NAME from HEAD and a container holding a copy of it."`
+	Kubeconfig  string `name:"kubeconfig" env:"LITTERBOX_KUBECONFIG" help:"With --engine kubernetes: the kubeconfig file kubectl uses (else KUBECONFIG, else ~/.kube/config)."`
+	KubeContext string `name:"kube-context" env:"LITTERBOX_KUBE_CONTEXT" help:"With --engine kubernetes: the kubeconfig context (else its current one)."`
+	Namespace   string `name:"namespace" env:"LITTERBOX_NAMESPACE" help:"With --engine kubernetes: the namespace of the sandboxes' pods (else the context's)."`
+
+	ControlTimeout  time.Duration `name:"control-timeout" default:"1m" env:"LITTERBOX_CONTROL_TIMEOUT" help:"How long a docker call that a healthy engine answers at once (ps, inspect, pause, rm, network) may take before litterbox stops it and reports the engine as not answering."`
+	AllowUnisolated bool          `name:"allow-unisolated" env:"LITTERBOX_ALLOW_UNISOLATED" help:"Create sandboxes even on an engine where they can reach each other (one whose firewall does not separate their networks, e.g. dockerd --iptables=false); litterbox checks this once per engine start and refuses such an engine unless allowed. Also allow_unisolated = true in .litterbox.local.toml."`
+
+	WorkTimeout time.Duration `name:"work-timeout" default:"10m" env:"LITTERBOX_WORK_TIMEOUT" help:"How long a git command, or a docker exec whose work is bounded (a snapshot's scan, a file operation, the copy into a new sandbox), may take before litterbox stops it."`
+
+	PrintVersion kong.VersionFlag `name:"version" help:"Print the version and commit, then exit."`
+
+	Create    commands.Create     `cmd:"" help:"Create a sandbox: branch litterbox/NAME from HEAD (or --from REF) and a container holding a copy of it."`
 	List      commands.List       `cmd:"" aliases:"ls" help:"List sandboxes."`
 	Pause     commands.Pause      `cmd:"" help:"Pause sandboxes, keeping their state."`
 	Resume    commands.Resume     `cmd:"" help:"Resume paused sandboxes."`
 	Delete    commands.Delete     `cmd:"" aliases:"rm" help:"Delete a sandbox: its container, network and branch."`
+	Prune     commands.Prune      `cmd:"" help:"Remove the containers and networks of sandboxes whose repository no longer exists."`
 	Shell     commands.Shell      `cmd:"" help:"Open an interactive shell in a sandbox, in /src."`
 	Exec      commands.Exec       `cmd:"" help:"Run a command in a sandbox (litterbox exec NAME -- CMD ARGS...) and pass its exit code through."`
 	Log       commands.Log        `cmd:"" help:"List a sandbox's commits since its base, newest first."`
@@ -54,11 +74,17 @@ type cli struct {
 	Apply     commands.Apply      `cmd:"" help:"Put a sandbox's changes into the working tree, uncommitted; keep the sandbox."`
 	Merge     commands.Merge      `cmd:"" help:"Merge a sandbox's branch into the current branch, then delete the sandbox."`
 	Snapshot  commands.Snapshot   `cmd:"" help:"Commit what changed in a sandbox's /src to its branch now."`
+	Fork      commands.Fork       `cmd:"" help:"Create a sandbox from another sandbox's branch tip (litterbox fork NAME NEW), snapshotting NAME first."`
+	Rewind    commands.Rewind     `cmd:"" help:"Put a sandbox's /src back to one of its commits, recorded as a new commit; running services are restarted."`
+	Cp        commands.Cp         `cmd:"" help:"Copy files or folders between the host and a sandbox: litterbox cp SRC NAME:PATH, litterbox cp NAME:PATH DST (- is a tar stream on stdin or stdout)."`
 	Milestone commands.Milestone  `cmd:"" help:"Squash a sandbox's commits since its last milestone into one."`
 	Ports     commands.Ports      `cmd:"" help:"Show a sandbox's named ports and their host URLs."`
 	Service   commands.ServiceCmd `cmd:"" help:"Start, stop or restart a sandbox's service, or show its status or logs."`
 	MCP       commands.MCP        `cmd:"" name:"mcp" help:"Serve the agent tools over MCP on stdio (docs/mcp.md)."`
-	Version   commands.Version    `cmd:"" help:"Print the version."`
+	Doctor    commands.Doctor     `cmd:"" help:"Check the engine, the image, git and disk space, one line each, with what to do about what fails."`
+	Version   commands.Version    `cmd:"" help:"Print the version and commit."`
+
+	Completion kongcompletion.Completion `cmd:"" help:"Print how to turn on tab completion in bash, zsh or fish (-c prints the code itself)."`
 
 	ScanInternal commands.ScanInternal `cmd:"" name:"scan-internal" hidden:"" help:"Runs inside a sandbox for snapshots."`
 }
@@ -72,13 +98,7 @@ type exitRequest int
 
 func run(args []string, stdout, stderr io.Writer) (code int) {
 	var c cli
-	parser, err := kong.New(&c,
-		kong.Name("litterbox"),
-		kong.Description("Disposable Docker sandboxes for coding agents, with every change kept on a git branch."),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { panic(exitRequest(code)) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-	)
+	parser, err := newParser(&c, stdout, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "litterbox:", err)
 		return exitFailed
@@ -92,6 +112,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = int(req)
 		}
 	}()
+	// A shell asking for completions (COMP_LINE set) is answered here, and
+	// the program exits before parsing: see `litterbox completion`.
+	kongcompletion.Register(parser, kongcompletion.WithPredictor(commands.SandboxPredictor, commands.SandboxNames{Env: completionEnv()}))
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error: %v\nRun `litterbox --help` for usage.\n", err)
@@ -101,8 +124,16 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	logger := newLogger(stderr, c.LogLevel, c.LogFormat)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	run := runner.Exec{Log: logger, Limits: runner.Limits{Control: c.ControlTimeout, Work: c.WorkTimeout}}
+	engine, err := newEngine(c.Engine, kubernetes.Options{Kubeconfig: c.Kubeconfig, Context: c.KubeContext, Namespace: c.Namespace}, run)
+	if err != nil {
+		fmt.Fprintf(stderr, "Error: %v\n", err)
+		return exitUsage
+	}
+	svc := sandbox.New(engine, run, logger)
+	svc.AllowUnisolated = c.AllowUnisolated
 	env := &commands.Env{
-		Service: sandbox.New(runner.Exec{Log: logger}, logger),
+		Service: svc,
 		RepoDir: c.Repo,
 		Stdout:  stdout,
 		Stderr:  stderr,
@@ -114,30 +145,102 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		if errors.As(err, &ec) {
 			return ec.Code
 		}
-		fmt.Fprintf(stderr, "Error: %v\n", err)
+		// An error can quote what an agent made (a file name, a message).
+		fmt.Fprintf(stderr, "Error: %s\n", termtext.EscapeText(err.Error()))
 		return exitCode(err, exitFailed)
 	}
 	return exitOK
 }
 
+// newParser builds the command line parser over c. Its exit (after --help,
+// --version or a completion) panics with exitRequest, for run to recover.
+func newParser(c *cli, stdout, stderr io.Writer) (*kong.Kong, error) {
+	return kong.New(c,
+		kong.Name("litterbox"),
+		kong.Description("Disposable Docker (or Podman) sandboxes for coding agents, with every change kept on a git branch."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitRequest(code)) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Vars{"version": buildinfo.String()},
+		kong.KindMapper(reflect.String, rawString{}),
+	)
+}
+
+// rawString decodes a string argument, flag or env value as the bytes it
+// was given. kong's own string decoder round-trips through JSON, which turns
+// bytes that are not UTF-8 into U+FFFD: paths and messages are bytes.
+type rawString struct{}
+
+func (rawString) Decode(ctx *kong.DecodeContext, target reflect.Value) error {
+	t, err := ctx.Scan.PopValue("string")
+	if err != nil {
+		return err
+	}
+	if v, ok := t.Value.(string); ok {
+		target.SetString(v)
+		return nil
+	}
+	target.SetString(fmt.Sprint(t.Value))
+	return nil
+}
+
+// completionEnv is what sandbox names are completed with: the repository of
+// LITTERBOX_REPO or the current directory, no log (stdout is the shell's list
+// of words, stderr would garble the prompt), and short time limits, because a
+// user pressing TAB waits for the answer.
+func completionEnv() *commands.Env {
+	quiet := log.New(io.Discard)
+	dir := os.Getenv("LITTERBOX_REPO")
+	if dir == "" {
+		dir = "."
+	}
+	limits := runner.Limits{Control: 5 * time.Second, Work: 5 * time.Second}
+	run := runner.Exec{Log: quiet, Limits: limits}
+	// Flags are not parsed yet: the engine comes from the environment, as
+	// --engine's would; an unknown one falls back to docker.
+	engine, err := newEngine(os.Getenv("LITTERBOX_ENGINE"), kubernetes.Options{
+		Kubeconfig: os.Getenv("LITTERBOX_KUBECONFIG"), Context: os.Getenv("LITTERBOX_KUBE_CONTEXT"), Namespace: os.Getenv("LITTERBOX_NAMESPACE"),
+	}, run)
+	if err != nil {
+		engine, _ = docker.New(docker.Options{Runner: run})
+	}
+	return &commands.Env{
+		Service: sandbox.New(engine, run, quiet),
+		RepoDir: dir,
+		Stdout:  io.Discard,
+		Stderr:  io.Discard,
+	}
+}
+
+// newEngine is the provider the --engine flag names: kubernetes, with its
+// kubeconfig, context and namespace from k, or the docker provider for
+// docker and podman.
+func newEngine(name string, k kubernetes.Options, run runner.Runner) (provider.Provider, error) {
+	if name == kubernetes.Engine {
+		k.Runner = run
+		return kubernetes.New(k)
+	}
+	return docker.New(docker.Options{Engine: name, Runner: run})
+}
+
 // exitCode maps the outcomes callers branch on to documented exit codes.
 func exitCode(err error, fallback int) int {
 	switch {
-	case errors.Is(err, sandbox.ErrConfig), errors.Is(err, sandbox.ErrNoService):
+	case errors.Is(err, sandbox.ErrConfig), errors.Is(err, sandbox.ErrNoService), errors.Is(err, sandbox.ErrImage):
 		return exitUsage
-	case errors.Is(err, sandbox.ErrInvalidName), errors.Is(err, git.ErrNotRepository), errors.Is(err, git.ErrNoCommits):
+	case errors.Is(err, sandbox.ErrInvalidName), errors.Is(err, sandbox.ErrBadRef), errors.Is(err, git.ErrNotRepository), errors.Is(err, git.ErrNoCommits):
 		return exitUsage
 	case errors.Is(err, sandbox.ErrNotFound):
 		return exitNotFound
 	case errors.Is(err, sandbox.ErrExists):
 		return exitExists
-	case errors.Is(err, sandbox.ErrUnavailable):
+	case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, runner.ErrTimeout):
 		return exitUnavailable
 	case errors.Is(err, sandbox.ErrSetupFailed):
 		return exitSetup
-	case errors.Is(err, sandbox.ErrUnmerged), errors.Is(err, sandbox.ErrConflict):
+	case errors.Is(err, sandbox.ErrUnmerged), errors.Is(err, sandbox.ErrConflict), errors.Is(err, sandbox.ErrBadArchive), errors.Is(err, sandbox.ErrUnisolated), errors.Is(err, sandbox.ErrPortRange):
 		return exitRefused
-	case errors.Is(err, sandbox.ErrPaused), errors.Is(err, sandbox.ErrStopped):
+	case errors.Is(err, sandbox.ErrPaused), errors.Is(err, sandbox.ErrStopped), errors.Is(err, sandbox.ErrIncomplete):
 		return exitState
 	}
 	return fallback

@@ -1,17 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
-
-	"github.com/litterbox-dev/litterbox/internal/testutil"
 )
 
 // TestMain lets scripts run `exec litterbox ...` as the real binary, in its
@@ -19,6 +19,7 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"litterbox": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+		"lbfault":   faultMain, // see fault_script_test.go
 	})
 }
 
@@ -39,6 +40,22 @@ var scriptConds = map[string]func() (bool, error){
 		}
 		return false, nil
 	},
+}
+
+func init() {
+	// node: node and npm are on PATH, for the TypeScript SDK's script. In
+	// CI a missing node fails the script: it must run there.
+	scriptConds["node"] = func() (bool, error) {
+		_, errNode := exec.LookPath("node")
+		_, errNpm := exec.LookPath("npm")
+		if errNode == nil && errNpm == nil {
+			return true, nil
+		}
+		if os.Getenv("CI") == "true" {
+			return false, fmt.Errorf("CI=true but node or npm is missing: install Node.js (the TypeScript SDK test needs it)")
+		}
+		return false, nil
+	}
 }
 
 var dockerState atomic.Int32 // 0 unknown, 1 up, 2 down
@@ -69,7 +86,7 @@ var scriptSeq atomic.Int64
 // --all-repos), so they would disturb the others: TestScriptsAllRepos runs
 // them after these have finished.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, scriptParams(t, func(name string) bool { return !strings.HasPrefix(name, "allrepos_") }))
+	testscript.Run(t, scriptParams(t, func(name string) bool { return !strings.HasPrefix(name, "allrepos_") && !kubernetesScript(name) }))
 }
 
 // TestScriptsAllRepos runs the allrepos_*.txtar scripts once every other
@@ -78,7 +95,7 @@ func TestScriptsAllRepos(t *testing.T) {
 	testscript.Run(t, scriptParams(t, func(name string) bool { return strings.HasPrefix(name, "allrepos_") }))
 }
 
-func scriptParams(t *testing.T, keep func(name string) bool) testscript.Params {
+func scriptParams(t *testing.T, keep func(name string) bool, env ...string) testscript.Params {
 	all, err := filepath.Glob(filepath.Join("testdata", "script", "*.txtar"))
 	if err != nil {
 		t.Fatal(err)
@@ -89,16 +106,21 @@ func scriptParams(t *testing.T, keep func(name string) bool) testscript.Params {
 			files = append(files, f)
 		}
 	}
-	scanner := testutil.StaticLitterbox(t, ".")
 	return testscript.Params{
 		Files:               files,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") == "1",
 		Cmds:                scriptCmds,
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("LITTERBOX_SCANNER", scanner)
-			return setupScript(env)
+		Setup: func(e *testscript.Env) error {
+			if err := setupScript(e); err != nil {
+				return err
+			}
+			for _, kv := range env {
+				k, v, _ := strings.Cut(kv, "=")
+				e.Setenv(k, v)
+			}
+			return nil
 		},
 		Condition: func(cond string) (bool, error) {
 			if f, ok := scriptConds[cond]; ok {
@@ -107,6 +129,27 @@ func scriptParams(t *testing.T, keep func(name string) bool) testscript.Params {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	}
+}
+
+// podmanScripts are the journeys that run once more against Podman's
+// service: create, an MCP session, log and diff, merge, delete.
+var podmanScripts = []string{"lifecycle_basic.txtar", "mcp_roundtrip.txtar", "review_log_diff.txtar", "review_merge.txtar"}
+
+// TestScriptsPodman runs podmanScripts with --engine podman (through
+// LITTERBOX_ENGINE) against the service scripts/ensure-podman.sh starts.
+// DOCKER_HOST points at it too, so what a script runs with docker itself
+// reaches the same engine. With CI=true a Podman that does not answer fails
+// the test.
+func TestScriptsPodman(t *testing.T) {
+	host := cmp.Or(os.Getenv("CONTAINER_HOST"), "unix:///run/litterbox-podman/podman.sock")
+	if out, err := exec.Command("docker", "--host", host, "version", "--format", "{{.Server.Version}}").CombinedOutput(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but Podman does not answer at %s (%v: %s): run scripts/ensure-podman.sh first", host, err, out)
+		}
+		t.Skipf("Podman does not answer at %s; scripts/ensure-podman.sh starts it", host)
+	}
+	testscript.Run(t, scriptParams(t, func(name string) bool { return slices.Contains(podmanScripts, name) },
+		"LITTERBOX_ENGINE=podman", "CONTAINER_HOST="+host, "DOCKER_HOST="+host))
 }
 
 func setupScript(env *testscript.Env) error {
@@ -124,26 +167,40 @@ func setupScript(env *testscript.Env) error {
 	label := "dev.litterbox.test=" + id
 	env.Setenv("LITTERBOX_LABELS", label)
 	env.Setenv("TESTID", id)
+	// The isolation check's verdicts are keyed by engine and kept across
+	// runs, as a user's are: each engine is probed once per start, not once
+	// per script.
+	env.Setenv("LITTERBOX_CACHE_DIR", filepath.Join(os.TempDir(), "litterbox-test-cache"))
 	for _, k := range []string{"DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "CI"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env.Setenv(k, v)
 		}
 	}
-	env.Defer(func() { removeLabelled(label) })
+	// The engine is the script's, known only once Setup is done; scripts
+	// that use the ssh or open engine set DOCKER_HOST themselves, so those
+	// are cleaned through their sockets.
+	env.Defer(func() { removeLabelled(env.Getenv("DOCKER_HOST"), label); removeLabelledRemote(label) })
 	return nil
 }
 
-// removeLabelled removes the containers and networks carrying label.
-func removeLabelled(label string) {
-	if dockerState.Load() != 1 {
+// removeLabelled removes the containers and networks carrying label from
+// the engine at host ("" for the docker CLI's own).
+func removeLabelled(host, label string) {
+	if dockerState.Load() != 1 && host == "" {
 		return
 	}
-	out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label="+label).Output()
-	if ids := strings.Fields(string(out)); len(ids) > 0 {
-		_ = exec.Command("docker", append([]string{"rm", "-f", "-v"}, ids...)...).Run()
+	docker := func(args ...string) *exec.Cmd {
+		if host != "" {
+			args = append([]string{"--host", host}, args...)
+		}
+		return exec.Command("docker", args...)
 	}
-	out, _ = exec.Command("docker", "network", "ls", "-q", "--filter", "label="+label).Output()
+	out, _ := docker("ps", "-aq", "--filter", "label="+label).Output()
 	if ids := strings.Fields(string(out)); len(ids) > 0 {
-		_ = exec.Command("docker", append([]string{"network", "rm"}, ids...)...).Run()
+		_ = docker(append([]string{"rm", "-f", "-v"}, ids...)...).Run()
+	}
+	out, _ = docker("network", "ls", "-q", "--filter", "label="+label).Output()
+	if ids := strings.Fields(string(out)); len(ids) > 0 {
+		_ = docker(append([]string{"network", "rm"}, ids...)...).Run()
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,180 @@ func init() {
 	// NAME of the result to FILE instead. A tool error (isError) prints its
 	// message to stderr and fails unless negated.
 	scriptCmds["mcp"] = cmdMCP
+	// mcpbg [-progress] [flags of mcp] NAME TOOL JSONARGS
+	//
+	// Starts a call of TOOL in the background on the script's client, as
+	// NAME; with -progress it asks for progress notifications.
+	scriptCmds["mcpbg"] = cmdMCPBg
+	// mcpwait NAME
+	//
+	// Waits for the background call NAME and prints its outcome as mcp
+	// would, with the flags it was started with; "progress: N" on stderr
+	// counts the progress notifications it received.
+	scriptCmds["mcpwait"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 1 {
+			ts.Fatalf("usage: mcpwait NAME")
+		}
+		c, call := bgNamed(ts, args[0])
+		waitBg(ts, call)
+		c.mu.Lock()
+		fmt.Fprintf(ts.Stderr(), "progress: %d\n", c.progress["bg-"+args[0]])
+		c.mu.Unlock()
+		printResult(ts, neg, call.opts, call.tool, call.res, call.err)
+	}
+	// mcpcancel NAME
+	//
+	// Cancels the background call NAME as a client does: the call's context
+	// ends and the client sends notifications/cancelled. Fails if the call
+	// had already returned. Prints "progress: N" as mcpwait does.
+	scriptCmds["mcpcancel"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 1 {
+			ts.Fatalf("usage: mcpcancel NAME")
+		}
+		c, call := bgNamed(ts, args[0])
+		select {
+		case <-call.done:
+			ts.Fatalf("call %s had already returned: %v", args[0], call.err)
+		default:
+		}
+		call.cancel()
+		waitBg(ts, call)
+		if call.err == nil {
+			ts.Fatalf("call %s returned a result after its cancel", args[0])
+		}
+		c.mu.Lock()
+		fmt.Fprintf(ts.Stdout(), "progress: %d\n", c.progress["bg-"+args[0]])
+		c.mu.Unlock()
+	}
+	// mcpnoreply NAME
+	//
+	// Asserts that the server sent no response to the background call NAME
+	// (in the traffic traced so far).
+	scriptCmds["mcpnoreply"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if len(args) != 1 {
+			ts.Fatalf("usage: mcpnoreply NAME")
+		}
+		c, call := bgNamed(ts, args[0])
+		id := requestID(ts, c, call)
+		if got := responded(ts, c, id); got != neg {
+			ts.Fatalf("response to request %s sent: %v", id, got)
+		}
+	}
+	// mcpuntil TOOL JSONARGS REGEXP
+	//
+	// Calls TOOL every 200 ms until the text of its result matches REGEXP,
+	// for at most 2 minutes.
+	scriptCmds["mcpuntil"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 3 {
+			ts.Fatalf("usage: mcpuntil TOOL JSONARGS REGEXP")
+		}
+		re := regexp.MustCompile(args[2])
+		c := mcpClient(ts)
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			res, err := c.CallTool(ctx, toolRequest(ts, args[0], args[1], ""))
+			cancel()
+			if err == nil && re.MatchString(resultText(res)) {
+				return
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("%s never matched %q; last: %v %v", args[0], args[2], err, res)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	// mcpreadall SANDBOX PATH FILE
+	//
+	// Reads PATH with read, page after page (offset and limit as the results
+	// say), and writes the pages joined to FILE; prints the number of pages.
+	scriptCmds["mcpreadall"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 3 {
+			ts.Fatalf("usage: mcpreadall SANDBOX PATH FILE")
+		}
+		c := mcpClient(ts)
+		var all strings.Builder
+		offset, pages := 0, 0
+		for {
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "read"
+			req.Params.Arguments = map[string]any{"sandbox": args[0], "path": args[1], "offset": offset}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			res, err := c.CallTool(ctx, req)
+			cancel()
+			printResult(ts, false, mcpOpts{out: os.DevNull}, "read", res, err)
+			pages++
+			all.WriteString(firstText(res))
+			var meta struct {
+				Lines int  `json:"lines"`
+				More  bool `json:"more"`
+			}
+			data, _ := json.Marshal(res.StructuredContent)
+			ts.Check(json.Unmarshal(data, &meta))
+			if !meta.More {
+				break
+			}
+			if meta.Lines == 0 {
+				ts.Fatalf("read at offset %d returned no lines but says there are more", offset)
+			}
+			offset += meta.Lines
+		}
+		ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(all.String()), 0o644))
+		fmt.Fprintf(ts.Stdout(), "pages: %d\n", pages)
+	}
+	// repeat FILE N TEXT
+	//
+	// Writes TEXT N times to FILE.
+	scriptCmds["repeat"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 3 {
+			ts.Fatalf("usage: repeat FILE N TEXT")
+		}
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Repeat(args[2], n)), 0o644))
+	}
+	// mcpfresh
+	//
+	// Starts a new `litterbox mcp` for the script's next calls, with the
+	// environment as it is now (the previous one is closed at the end).
+	scriptCmds["mcpfresh"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 0 {
+			ts.Fatalf("usage: mcpfresh")
+		}
+		mcpClients.Store(ts, startMCP(ts, fmt.Sprintf("mcp%d.stderr", time.Now().UnixNano())))
+	}
+	// tssdk
+	//
+	// Installs the official TypeScript MCP SDK (tsSDKVersion) with npm into
+	// the user's cache directory, outside the clone, once, and sets SDK to
+	// its package folder for scripts run with node.
+	scriptCmds["tssdk"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 0 {
+			ts.Fatalf("usage: tssdk")
+		}
+		dir, err := tsSDK()
+		ts.Check(err)
+		ts.Setenv("SDK", dir)
+	}
+	// waitfile FILE REGEXP
+	//
+	// Waits up to 2 minutes for FILE to exist and match REGEXP.
+	scriptCmds["waitfile"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 2 {
+			ts.Fatalf("usage: waitfile FILE REGEXP")
+		}
+		re := regexp.MustCompile(args[1])
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			if data, err := os.ReadFile(ts.MkAbs(args[0])); err == nil && re.Match(data) {
+				return
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("%s does not match %q after 2 minutes", args[0], args[1])
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 	// mcpwriters PROCS WRITES SANDBOX
 	// starts PROCS `litterbox mcp` processes at once, each writing WRITES
 	// distinct files wP-I.txt to SANDBOX, and fails if any call fails.
@@ -44,7 +219,7 @@ func init() {
 		ts.Check(err)
 		writes, err := strconv.Atoi(args[1])
 		ts.Check(err)
-		clients := make([]*client.Client, procs)
+		clients := make([]*scriptClient, procs)
 		for p := range clients {
 			clients[p] = startMCP(ts, fmt.Sprintf("mcpwriter%d.stderr", p))
 		}
@@ -101,36 +276,60 @@ func init() {
 	}
 }
 
-var mcpClients sync.Map // *testscript.TestScript -> *client.Client
+var mcpClients sync.Map // *testscript.TestScript -> *scriptClient
 
-func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
-	text := false
-	field, out := "", ""
+// mcpOpts are the flags of mcp, mcpbg and mcpwait.
+type mcpOpts struct {
+	text     bool
+	field    string
+	out      string
+	max      int  // fail when the result, as JSON, is larger
+	progress bool // ask for progress notifications
+}
+
+// defaultMaxResult is the most any result may weigh as JSON: the server's
+// default response cap.
+const defaultMaxResult = 256 << 10
+
+const mcpUsage = "usage: mcp [-text] [-max BYTES] [-progress] [-field NAME [-out FILE]] TOOL JSONARGS"
+
+func parseMCPFlags(ts *testscript.TestScript, args []string) (mcpOpts, []string) {
+	var o mcpOpts
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		switch args[0] {
 		case "-text":
-			text = true
+			o.text = true
 			args = args[1:]
-		case "-field", "-out":
+		case "-progress":
+			o.progress = true
+			args = args[1:]
+		case "-field", "-out", "-max":
 			if len(args) < 2 {
-				ts.Fatalf("usage: mcp [-text] [-field NAME -out FILE] TOOL JSONARGS")
+				ts.Fatalf(mcpUsage)
 			}
-			if args[0] == "-field" {
-				field = args[1]
-			} else {
-				out = ts.MkAbs(args[1])
+			switch args[0] {
+			case "-field":
+				o.field = args[1]
+			case "-out":
+				o.out = ts.MkAbs(args[1])
+			case "-max":
+				n, err := strconv.Atoi(args[1])
+				ts.Check(err)
+				o.max = n
 			}
 			args = args[2:]
 		default:
 			ts.Fatalf("unknown flag %s", args[0])
 		}
 	}
-	if len(args) != 2 {
-		ts.Fatalf("usage: mcp [-text] [-field NAME -out FILE] TOOL JSONARGS")
-	}
+	return o, args
+}
+
+// toolRequest builds a tools/call request from TOOL and JSONARGS.
+func toolRequest(ts *testscript.TestScript, tool, jsonArgs string, progress string) mcp.CallToolRequest {
 	var params map[string]any
-	if err := json.Unmarshal([]byte(args[1]), &params); err != nil {
-		ts.Fatalf("bad JSON arguments %s: %v", args[1], err)
+	if err := json.Unmarshal([]byte(jsonArgs), &params); err != nil {
+		ts.Fatalf("bad JSON arguments %s: %v", jsonArgs, err)
 	}
 	for k, v := range params {
 		if name, ok := strings.CutSuffix(k, "@"); ok {
@@ -140,34 +339,55 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 			params[name] = string(data)
 		}
 	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = params
+	if progress != "" {
+		req.Params.Meta = &mcp.Meta{ProgressToken: progress}
+	}
+	return req
+}
+
+func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
+	o, args := parseMCPFlags(ts, args)
+	if len(args) != 2 {
+		ts.Fatalf(mcpUsage)
+	}
 	c := mcpClient(ts)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = args[0]
-	req.Params.Arguments = params
-	res, err := c.CallTool(ctx, req)
+	res, err := c.CallTool(ctx, toolRequest(ts, args[0], args[1], ""))
+	printResult(ts, neg, o, args[0], res, err)
+}
+
+// printResult prints a tool's result as mcp does.
+func printResult(ts *testscript.TestScript, neg bool, o mcpOpts, tool string, res *mcp.CallToolResult, err error) {
+	text, field, out := o.text, o.field, o.out
 	if err != nil {
-		ts.Fatalf("protocol error calling %s: %v", args[0], err)
+		ts.Fatalf("protocol error calling %s: %v", tool, err)
 	}
-	var msg strings.Builder
-	for _, ct := range res.Content {
-		if tc, ok := ct.(mcp.TextContent); ok {
-			msg.WriteString(tc.Text)
+	if o.max == 0 {
+		o.max = defaultMaxResult
+	}
+	if o.max > 0 {
+		data, err := json.Marshal(res)
+		ts.Check(err)
+		if len(data) > o.max {
+			ts.Fatalf("the result of %s is %d bytes as JSON, over %d", tool, len(data), o.max)
 		}
 	}
 	if res.IsError {
-		fmt.Fprintln(ts.Stderr(), msg.String())
+		fmt.Fprintln(ts.Stderr(), resultText(res))
 		if !neg {
-			ts.Fatalf("tool %s failed", args[0])
+			ts.Fatalf("tool %s failed", tool)
 		}
 		return
 	}
 	if neg {
-		ts.Fatalf("tool %s succeeded unexpectedly", args[0])
+		ts.Fatalf("tool %s succeeded unexpectedly", tool)
 	}
 	if res.StructuredContent == nil {
-		ts.Fatalf("tool %s returned no structuredContent", args[0])
+		ts.Fatalf("tool %s returned no structuredContent", tool)
 	}
 	structured, err := json.MarshalIndent(res.StructuredContent, "", "  ")
 	ts.Check(err)
@@ -184,8 +404,10 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 			return
 		}
 		ts.Check(os.WriteFile(out, []byte(s), 0o644))
+	case out != "":
+		ts.Check(os.WriteFile(out, []byte(firstText(res)), 0o644))
 	case text:
-		fmt.Fprintln(ts.Stdout(), msg.String())
+		fmt.Fprintln(ts.Stdout(), resultText(res))
 	default:
 		// Escaping HTML would make scripts match \u003c for <.
 		var b bytes.Buffer
@@ -197,10 +419,62 @@ func cmdMCP(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// resultText joins the text blocks of a result, one a line.
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, ct := range res.Content {
+		if tc, ok := ct.(mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// firstText is the first text block of a result: the payload itself.
+func firstText(res *mcp.CallToolResult) string {
+	for _, ct := range res.Content {
+		if tc, ok := ct.(mcp.TextContent); ok {
+			return tc.Text
+		}
+	}
+	return ""
+}
+
+// scriptClient is a client of one `litterbox mcp` process, with what the
+// custom commands need besides: the progress notifications it received,
+// the raw JSON-RPC traffic (traced to files in $WORK) and background calls.
+type scriptClient struct {
+	*client.Client
+	stdinLog, stdoutLog string
+
+	mu       sync.Mutex
+	progress map[string]int // progress notifications by token
+}
+
+// bgCalls are the background calls of the scripts, by script and name.
+var bgCalls sync.Map // bgKey -> *bgCall
+
+type bgKey struct {
+	ts   *testscript.TestScript
+	name string
+}
+
+// bgCall is a tool call started by mcpbg.
+type bgCall struct {
+	c      *scriptClient
+	tool   string
+	opts   mcpOpts
+	req    mcp.CallToolRequest
+	cancel context.CancelFunc
+	done   chan struct{}
+	res    *mcp.CallToolResult
+	err    error
+}
+
 // mcpClient starts `litterbox mcp` for the script on first use.
-func mcpClient(ts *testscript.TestScript) *client.Client {
+func mcpClient(ts *testscript.TestScript) *scriptClient {
 	if c, ok := mcpClients.Load(ts); ok {
-		return c.(*client.Client)
+		return c.(*scriptClient)
 	}
 	c := startMCP(ts, "mcp.stderr")
 	mcpClients.Store(ts, c)
@@ -209,17 +483,25 @@ func mcpClient(ts *testscript.TestScript) *client.Client {
 }
 
 // startMCP starts one `litterbox mcp` process in the script's directory,
-// logging to stderrName in $WORK, and initialises a client for it. It is
-// closed when the script ends.
-func startMCP(ts *testscript.TestScript, stderrName string) *client.Client {
+// logging to stderrName in $WORK, and initialises a client for it. What the
+// client sends and receives is copied to stderrName with .in and .out
+// appended. It is closed when the script ends.
+func startMCP(ts *testscript.TestScript, stderrName string) *scriptClient {
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "GIT_CONFIG_NOSYSTEM", "LITTERBOX_LABELS", "LITTERBOX_SCANNER", "LITTERBOX_LOG_LEVEL", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "TMPDIR", "LB_SHIM"} {
+	for _, k := range []string{"PATH", "HOME", "GIT_CONFIG_NOSYSTEM", "LITTERBOX_LABELS", "LITTERBOX_SCANNER", "LITTERBOX_IMAGE", "LITTERBOX_LOG_LEVEL",
+		"LITTERBOX_MCP_MAX_OUTPUT", "LITTERBOX_MCP_PROGRESS_INTERVAL", "LITTERBOX_ENGINE", "CONTAINER_HOST", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "TMPDIR", "LB_SHIM",
+		"LITTERBOX_KUBECONFIG", "LITTERBOX_KUBE_CONTEXT", "LITTERBOX_NAMESPACE", "LITTERBOX_KUBECTL", "LITTERBOX_ALLOW_UNISOLATED"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}
 	}
-	stderr, err := os.Create(filepath.Join(ts.Getenv("WORK"), stderrName))
+	work := ts.Getenv("WORK")
+	stderr, err := os.Create(filepath.Join(work, stderrName))
 	ts.Check(err)
+	sc := &scriptClient{
+		stdinLog: filepath.Join(work, stderrName+".in"), stdoutLog: filepath.Join(work, stderrName+".out"),
+		progress: map[string]int{},
+	}
 	dir := ts.MkAbs(".")
 	c, err := client.NewStdioMCPClientWithOptions("litterbox", env, []string{"mcp"},
 		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
@@ -227,15 +509,28 @@ func startMCP(ts *testscript.TestScript, stderrName string) *client.Client {
 			if err != nil {
 				return nil, err
 			}
-			cmd := exec.CommandContext(ctx, path, args...)
-			cmd.Env, cmd.Dir = env, dir
+			// tee keeps the raw traffic: mcpnoreply reads it.
+			cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", `tee "$IN" | "$0" "$@" | tee "$OUT"`, path}, args...)...)
+			cmd.Env, cmd.Dir = append(env, "IN="+sc.stdinLog, "OUT="+sc.stdoutLog), dir
 			return cmd, nil
 		}),
 		transport.WithCommandStderrWriter(stderr),
 	)
 	ts.Check(err)
+	sc.Client = c
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method != "notifications/progress" {
+			return
+		}
+		sc.mu.Lock()
+		sc.progress[fmt.Sprint(n.Params.AdditionalFields["progressToken"])]++
+		sc.mu.Unlock()
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// Start (the transport is running already) installs the notification
+	// handler.
+	ts.Check(c.Start(ctx))
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "litterbox-testscript", Version: "1"}
@@ -246,5 +541,124 @@ func startMCP(ts *testscript.TestScript, stderrName string) *client.Client {
 		_ = c.Close()
 		_ = stderr.Close()
 	})
-	return c
+	return sc
+}
+
+// cmdMCPBg starts a tool call in the background; see init.
+func cmdMCPBg(ts *testscript.TestScript, neg bool, args []string) {
+	o, args := parseMCPFlags(ts, args)
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: mcpbg [flags] NAME TOOL JSONARGS")
+	}
+	c := mcpClient(ts)
+	token := ""
+	if o.progress {
+		token = "bg-" + args[0]
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	call := &bgCall{c: c, tool: args[1], opts: o, req: toolRequest(ts, args[1], args[2], token), cancel: cancel, done: make(chan struct{})}
+	bgCalls.Store(bgKey{ts, args[0]}, call)
+	ts.Defer(func() {
+		cancel()
+		bgCalls.Delete(bgKey{ts, args[0]})
+	})
+	go func() {
+		defer close(call.done)
+		call.res, call.err = c.CallTool(ctx, call.req)
+	}()
+}
+
+func bgNamed(ts *testscript.TestScript, name string) (*scriptClient, *bgCall) {
+	v, ok := bgCalls.Load(bgKey{ts, name})
+	if !ok {
+		ts.Fatalf("no background call %q (start it with mcpbg)", name)
+	}
+	call := v.(*bgCall)
+	return call.c, call
+}
+
+// waitBg waits for a background call to end.
+func waitBg(ts *testscript.TestScript, call *bgCall) {
+	select {
+	case <-call.done:
+	case <-time.After(5 * time.Minute):
+		ts.Fatalf("background call %s still running after 5 minutes", call.tool)
+	}
+}
+
+// requestID finds the JSON-RPC id the client gave call, in the traced
+// traffic.
+func requestID(ts *testscript.TestScript, c *scriptClient, call *bgCall) string {
+	want, err := json.Marshal(call.req.Params.Arguments)
+	ts.Check(err)
+	data, err := os.ReadFile(c.stdinLog)
+	ts.Check(err)
+	for _, line := range strings.Split(string(data), "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"params"`
+		}
+		if json.Unmarshal([]byte(line), &m) != nil || m.Method != "tools/call" {
+			continue
+		}
+		var got any
+		if json.Unmarshal(m.Params.Arguments, &got) == nil {
+			if again, _ := json.Marshal(got); bytes.Equal(again, want) {
+				return string(m.ID)
+			}
+		}
+	}
+	ts.Fatalf("the traced requests hold no tools/call with arguments %s", want)
+	return ""
+}
+
+// responded reports whether the traced traffic holds a response to id.
+func responded(ts *testscript.TestScript, c *scriptClient, id string) bool {
+	data, err := os.ReadFile(c.stdoutLog)
+	ts.Check(err)
+	for _, line := range strings.Split(string(data), "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.Method == "" && string(m.ID) == id {
+			return true
+		}
+	}
+	return false
+}
+
+// tsSDKVersion is the TypeScript SDK the reference-client script runs.
+const tsSDKVersion = "1.32.2"
+
+var tsSDKOnce struct {
+	sync.Once
+	dir string
+	err error
+}
+
+// tsSDK installs the TypeScript SDK into the user's cache once and returns
+// its package folder.
+func tsSDK() (string, error) {
+	tsSDKOnce.Do(func() {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			tsSDKOnce.err = err
+			return
+		}
+		prefix := filepath.Join(cache, "litterbox-test", "ts-sdk-"+tsSDKVersion)
+		pkg := filepath.Join(prefix, "node_modules", "@modelcontextprotocol", "sdk")
+		tsSDKOnce.dir = pkg
+		if _, err := os.Stat(filepath.Join(pkg, "package.json")); err == nil {
+			return
+		}
+		cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefix", prefix, "@modelcontextprotocol/sdk@"+tsSDKVersion)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			tsSDKOnce.err = fmt.Errorf("npm install @modelcontextprotocol/sdk@%s: %v\n%s", tsSDKVersion, err, out)
+		}
+	})
+	return tsSDKOnce.dir, tsSDKOnce.err
 }

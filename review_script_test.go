@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,53 @@ import (
 
 func init() {
 	scriptCmds["snap"] = cmdSnap
+	scriptCmds["gitshim"] = cmdGitShim
+}
+
+// gitShimScript is a git stand-in that kills litterbox (its parent) with
+// SIGKILL at one step of merge or apply, and passes everything else to the
+// real git. LB_GITSHIM picks the step:
+//
+//	killref       as merge moves the branch (update-ref HEAD), which never
+//	              runs: the working tree and index are merged, HEAD is not
+//	killafterref  right after merge moved the branch
+//	killapply     right after apply wrote the working tree
+const gitShimScript = `#!/bin/sh
+real=%q
+mode="${LB_GITSHIM:-}"
+case "$mode:$*" in
+  killref:*" update-ref "*" HEAD "*) kill -9 $PPID; exit 137 ;;
+  killafterref:*" update-ref "*" HEAD "*) "$real" "$@"; kill -9 $PPID; exit 137 ;;
+  killapply:*" apply --whitespace=nowarn") "$real" "$@"; kill -9 $PPID; exit 137 ;;
+esac
+exec "$real" "$@"
+`
+
+// gitshim MODE
+//
+// Puts a git stand-in first on PATH that kills litterbox at one step of
+// merge or apply (MODE: killref, killafterref or killapply; see
+// gitShimScript). `gitshim off` removes it.
+func cmdGitShim(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: gitshim killref|killafterref|killapply|off")
+	}
+	if ts.Getenv("LB_GIT_SAVED_PATH") == "" {
+		ts.Setenv("LB_GIT_SAVED_PATH", ts.Getenv("PATH"))
+	}
+	path := ts.Getenv("LB_GIT_SAVED_PATH")
+	if args[0] == "off" {
+		ts.Setenv("PATH", path)
+		ts.Setenv("LB_GITSHIM", "")
+		return
+	}
+	real, err := lookPath(path, "git")
+	ts.Check(err)
+	dir := filepath.Join(ts.Getenv("WORK"), ".gitshim")
+	ts.Check(os.MkdirAll(dir, 0o755))
+	ts.Check(os.WriteFile(filepath.Join(dir, "git"), fmt.Appendf(nil, gitShimScript, real), 0o755))
+	ts.Setenv("PATH", dir+string(os.PathListSeparator)+path)
+	ts.Setenv("LB_GITSHIM", args[0])
 }
 
 // snap NAME DIR MESSAGE

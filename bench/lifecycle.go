@@ -7,7 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/litterbox-dev/litterbox/docker"
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
@@ -51,6 +52,11 @@ func (b *bench) caseCreate(ctx context.Context) error {
 				if err != nil {
 					return err
 				}
+				// The naive script's own network goes outside the timing: a
+				// sandbox on the shared bridge has none to remove.
+				if err := runCmd(ctx, "docker", "network", "rm", r.ContainerName(fname)); err != nil {
+					return err
+				}
 				if i > 0 {
 					fCreate, fDel = append(fCreate, dc), append(fDel, dd)
 				}
@@ -77,28 +83,63 @@ func (b *bench) caseCreate(ctx context.Context) error {
 			row("create "+spec.String(), create, fCreate, t),
 			row("delete "+spec.String(), del, fDel, info),
 		)
+		if spec == b.small {
+			if err := b.parallelCreates(ctx, dir, spec, median(create)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
-// floorCreate is what a script would run to make the same sandbox: branch,
-// network, the hardened `docker run` Create uses (from sandbox.RunSpec, so it
-// stays in step), `git archive | docker exec -i tar -x`, and the startup
-// command.
+// parallelCreates times 10 creates started at once on one repository against
+// 10 times the median of one (issue 13), then deletes them.
+func (b *bench) parallelCreates(ctx context.Context, dir string, spec repoSpec, one time.Duration) error {
+	const n = 10
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("par%d", i)
+	}
+	var samples []time.Duration
+	for run := 0; run < max(1, b.n/3); run++ {
+		d, err := timed(func() error {
+			return b.each(ctx, names, n, func(name string) error { _, err := b.litterbox(dir, "create", name).run(ctx); return err })
+		})
+		derr := b.each(context.WithoutCancel(ctx), names, 4, func(name string) error {
+			_, err := b.litterbox(dir, "delete", "--force", name).run(context.WithoutCancel(ctx))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if derr != nil {
+			return derr
+		}
+		samples = append(samples, d)
+	}
+	b.rows = append(b.rows, row(fmt.Sprintf("%d parallel creates %s", n, spec), samples, []time.Duration{n * one}, maxRatio(0.4)))
+	return nil
+}
+
+// floorCreate is what a naive script would run to make the same sandbox:
+// branch, a network of its own, the hardened `docker run` Create uses (from
+// sandbox's ContainerSpec, so it stays in step), `git archive | docker exec
+// -i tar -x`, and the startup command.
 func (b *bench) floorCreate(ctx context.Context, dir string, r *sandbox.Repo, head, slug string) error {
 	spec := b.svc.ContainerSpec(r, slug, head)
+	spec.Network = provider.NetworkOwn
 	name := r.ContainerName(slug)
 	if err := runCmd(ctx, "git", "-C", dir, "branch", sandbox.BranchPrefix+slug, head); err != nil {
 		return err
 	}
-	net := []string{"docker", "network", "create", "--driver", "bridge"}
-	for _, kv := range docker.SortedLabels(spec.Labels) {
-		net = append(net, "--label", kv)
-	}
-	if err := runCmd(ctx, append(net, name)...); err != nil {
+	if err := runCmd(ctx, append([]string{"docker"}, docker.NetworkCreateArgs(name, spec.Labels)...)...); err != nil {
 		return err
 	}
-	if err := runCmd(ctx, append([]string{"docker"}, docker.RunArgs(spec)...)...); err != nil {
+	run, err := docker.RunArgs(spec, docker.DockerDialect)
+	if err != nil {
+		return err
+	}
+	if err := runCmd(ctx, append([]string{"docker"}, run...)...); err != nil {
 		return err
 	}
 	if err := pipe(ctx,
@@ -110,13 +151,9 @@ func (b *bench) floorCreate(ctx context.Context, dir string, r *sandbox.Repo, he
 	return runCmd(ctx, append([]string{"docker", "exec", name}, sandbox.DefaultSetup...)...)
 }
 
-// floorDelete is `docker rm -f`, `docker network rm` and `git branch -D`.
+// floorDelete is `docker rm -f` and `git branch -D` (issue 13's floor).
 func (b *bench) floorDelete(ctx context.Context, dir string, r *sandbox.Repo, slug string) error {
-	name := r.ContainerName(slug)
-	if err := runCmd(ctx, "docker", "rm", "-f", name); err != nil {
-		return err
-	}
-	if err := runCmd(ctx, "docker", "network", "rm", name); err != nil {
+	if err := runCmd(ctx, "docker", "rm", "-f", r.ContainerName(slug)); err != nil {
 		return err
 	}
 	return runCmd(ctx, "git", "-C", dir, "branch", "-D", sandbox.BranchPrefix+slug)

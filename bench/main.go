@@ -22,25 +22,31 @@ import (
 
 	"github.com/charmbracelet/log"
 
+	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
 // groups of cases, in the order they run.
-var groups = []string{"create", "pause", "list", "mcp", "snapshot", "services"}
+var groups = []string{"create", "pause", "list", "mcp", "remote", "kubernetes", "snapshot", "services", "bigwrite"}
 
 type bench struct {
 	bin   string   // the litterbox binary under test
+	ssh   string   // the ssh engine of the remote group, "" for none
 	n     int      // runs per case
 	label string   // key=value put on everything made, and used to clean up
 	env   []string // extra environment for litterbox
 	tmp   string   // temp dir holding the synthetic repositories
 	svc   *sandbox.Service
 	rows  []Row
+	// snapCost is the snapshot cost of one changed file, by repository
+	// ("250 files"), for the issue-13 table.
+	snapCost map[string]float64
 	// repository shapes
 	big, small repoSpec
 	scale      []repoSpec
 	listCount  int
+	bigShapes  []bigShape
 	repos      map[repoSpec]string // generated repositories by shape
 }
 
@@ -56,12 +62,14 @@ func main() {
 		scale     = flag.String("scale", "250,2500,25000", "file counts of the snapshot scaling repositories (1 KB per file on average, except the big one)")
 		listCount = flag.Int("list-count", 20, "sandboxes present while list is timed")
 		keep      = flag.Bool("keep", false, "keep the temp directory of generated repositories")
+		bigWrite  = flag.String("bigwrite", "19x48,4x48,19x8", "big-write cases, FILESxMIB: files of random bytes written in one command, then snapshotted")
+		ssh       = flag.String("ssh", "ssh://litterbox-remote", "ssh engine of the remote group (scripts/ensure-ssh-engine.sh); \"\" for none")
 	)
 	flag.Parse()
-	os.Exit(run(*bin, *n, *jsonOut, *only, *bigFiles, *bigMB, *small, *scale, *listCount, *keep))
+	os.Exit(run(*bin, *n, *jsonOut, *only, *bigFiles, *bigMB, *small, *scale, *listCount, *keep, *bigWrite, *ssh))
 }
 
-func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFiles int, scale string, listCount int, keep bool) int {
+func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFiles int, scale string, listCount int, keep bool, bigWrite, ssh string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -71,6 +79,7 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		small:     repoSpec{Files: smallFiles, Bytes: int64(smallFiles) * 4 << 10},
 		listCount: listCount,
 		repos:     map[repoSpec]string{},
+		ssh:       ssh,
 	}
 	for _, f := range strings.Split(scale, ",") {
 		var files int
@@ -85,6 +94,12 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		b.scale = append(b.scale, spec)
 	}
 
+	var err error
+	if b.bigShapes, err = parseBigShapes(bigWrite); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 2
+	}
+
 	// Everything made carries one label, so only what this run made is removed.
 	labels := os.Getenv("LITTERBOX_LABELS")
 	if labels == "" {
@@ -93,9 +108,14 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 	}
 	b.label, _, _ = strings.Cut(labels, ",")
 	b.env = []string{"LITTERBOX_LABELS=" + labels, "LITTERBOX_LOG_LEVEL=warn"}
-	b.svc = sandbox.New(runner.Exec{Log: log.New(os.Stderr)}, nil)
+	run := runner.Exec{Log: log.New(os.Stderr)}
+	p, err := docker.New(docker.Options{Runner: run})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	b.svc = sandbox.New(p, run, nil)
 
-	var err error
 	if b.tmp, err = os.MkdirTemp("", "litterbox-bench-"); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
@@ -135,12 +155,15 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		}
 	}
 	cases := map[string]func(context.Context) error{
-		"create":   b.caseCreate,
-		"pause":    b.casePause,
-		"list":     b.caseList,
-		"mcp":      b.caseMCP,
-		"snapshot": b.caseSnapshot,
-		"services": b.caseServices,
+		"create":     b.caseCreate,
+		"pause":      b.casePause,
+		"list":       b.caseList,
+		"mcp":        b.caseMCP,
+		"remote":     b.caseRemote,
+		"kubernetes": b.caseKubernetes,
+		"snapshot":   b.caseSnapshot,
+		"services":   b.caseServices,
+		"bigwrite":   b.caseBigWrite,
 	}
 	started := time.Now()
 	for _, g := range groups {
@@ -161,6 +184,8 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		"runs": b.n, "cpus": runtime.NumCPU(), "binary": b.bin, "seconds": time.Since(started).Seconds(),
 		"date": time.Now().UTC().Format(time.RFC3339),
 	}
+	fast := b.fastRows(ctx)
+	meta["fast"] = fast
 	if jsonOut {
 		if err := printJSON(os.Stdout, b.rows, meta); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -169,6 +194,10 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 	} else {
 		fmt.Printf("litterbox bench: median of %d runs; floor = bare docker/git commands, same run; %d CPUs; %.0f s\n\n", b.n, runtime.NumCPU(), time.Since(started).Seconds())
 		printTable(os.Stdout, b.rows)
+		if len(fast) > 0 {
+			fmt.Printf("\nissue 13 (fast): each ratio against a floor from this run\n\n")
+			printFast(os.Stdout, fast)
+		}
 	}
 	for _, r := range b.rows {
 		if r.Status == "ERROR" {
@@ -230,22 +259,30 @@ func (b *bench) has(ctx context.Context, sub ...string) bool {
 	return err == nil
 }
 
-// cleanup removes every container and network carrying this run's label.
+// cleanup removes every container and network carrying this run's label, on
+// the local engine and on the ssh engine of the remote group.
 func (b *bench) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	filter := "label=" + b.label
-	if out, err := (proc{args: []string{"docker", "ps", "-aq", "--filter", filter}}).run(ctx); err == nil {
-		if ids := strings.Fields(string(out)); len(ids) > 0 {
-			if err := runCmd(ctx, append([]string{"docker", "rm", "-f", "-v"}, ids...)...); err != nil {
-				progress("cleanup: %v", err)
+	hosts := [][]string{{"docker"}}
+	if b.ssh != "" {
+		hosts = append(hosts, []string{"docker", "--host", b.ssh})
+	}
+	for _, docker := range hosts {
+		cmd := func(args ...string) []string { return append(append([]string{}, docker...), args...) }
+		if out, err := (proc{args: cmd("ps", "-aq", "--filter", filter)}).run(ctx); err == nil {
+			if ids := strings.Fields(string(out)); len(ids) > 0 {
+				if err := runCmd(ctx, cmd(append([]string{"rm", "-f", "-v"}, ids...)...)...); err != nil {
+					progress("cleanup: %v", err)
+				}
 			}
 		}
-	}
-	if out, err := (proc{args: []string{"docker", "network", "ls", "-q", "--filter", filter}}).run(ctx); err == nil {
-		if ids := strings.Fields(string(out)); len(ids) > 0 {
-			if err := runCmd(ctx, append([]string{"docker", "network", "rm"}, ids...)...); err != nil {
-				progress("cleanup: %v", err)
+		if out, err := (proc{args: cmd("network", "ls", "-q", "--filter", filter)}).run(ctx); err == nil {
+			if ids := strings.Fields(string(out)); len(ids) > 0 {
+				if err := runCmd(ctx, cmd(append([]string{"network", "rm"}, ids...)...)...); err != nil {
+					progress("cleanup: %v", err)
+				}
 			}
 		}
 	}

@@ -29,6 +29,11 @@ type mcpSession struct {
 
 // startMCP starts `litterbox mcp` in dir and initializes the session.
 func (b *bench) startMCP(ctx context.Context, dir string) (*mcpSession, error) {
+	return b.startMCPEnv(ctx, dir, nil)
+}
+
+// startMCPEnv is startMCP with more environment (DOCKER_HOST, say).
+func (b *bench) startMCPEnv(ctx context.Context, dir string, env []string) (*mcpSession, error) {
 	r, err := b.svc.OpenRepo(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -38,7 +43,7 @@ func (b *bench) startMCP(ctx context.Context, dir string) (*mcpSession, error) {
 		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
 			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), b.env...)
+			cmd.Env = append(append(os.Environ(), b.env...), env...)
 			s.cmd = cmd
 			return cmd, nil
 		}))
@@ -343,6 +348,10 @@ func (b *bench) caseSnapshot(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if b.snapCost == nil {
+			b.snapCost = map[string]float64{}
+		}
+		b.snapCost[spec.String()] = cost
 		switch k {
 		case 0:
 			first = cost

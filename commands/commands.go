@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/litterbox-dev/litterbox/internal/buildinfo"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
@@ -49,7 +49,7 @@ func (e *Env) errf(format string, args ...any) {
 // sandboxName is the argument of the commands that work on an existing
 // sandbox.
 type sandboxName struct {
-	Name string `arg:"" help:"Sandbox name."`
+	Name string `arg:"" predictor:"sandbox" help:"Sandbox name."`
 }
 
 // Validate refuses a bad name before anything runs.
@@ -61,26 +61,10 @@ func (n *sandboxName) Validate() error {
 // Version prints the build's version.
 type Version struct{}
 
-// Run prints the module version and VCS revision of this build.
+// Run prints the version and commit of this build, as --version does.
 func (v *Version) Run(env *Env) error {
-	env.outf("litterbox %s\n", version())
+	env.outf("%s\n", buildinfo.String())
 	return nil
-}
-
-// version is the module version and VCS revision of this build.
-func version() string {
-	version, rev := "(devel)", ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			version = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				rev = " " + s.Value
-			}
-		}
-	}
-	return version + rev
 }
 
 func isTerminal(f *os.File) bool {

@@ -31,7 +31,7 @@ func (s *Shell) Run(ctx context.Context, env *Env) error {
 
 // Exec runs one command in a sandbox.
 type Exec struct {
-	Name string   `arg:"" help:"Sandbox name."`
+	Name string   `arg:"" predictor:"sandbox" help:"Sandbox name."`
 	Cmd  []string `arg:"" passthrough:"" help:"Command and arguments, after --."`
 }
 

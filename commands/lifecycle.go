@@ -14,6 +14,7 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
 
 // Create makes a sandbox.
@@ -22,12 +23,21 @@ type Create struct {
 	JSON bool   `name:"json" help:"Print the result as JSON."`
 	// FromBranch is the recovery path of a sandbox whose container is gone.
 	FromBranch bool `name:"from-branch" help:"Recreate a sandbox whose container is gone from its branch litterbox/NAME: the container holds the branch tip, and the branch is kept."`
+	// Image wins over the configuration's image and LITTERBOX_IMAGE.
+	Image string `name:"image" placeholder:"IMAGE" help:"Image to make the sandbox from, instead of the image in .litterbox.toml (default busybox:latest, or LITTERBOX_IMAGE). It must be on the engine: litterbox pulls no image you name (see docs/images.md)."`
+	// From starts the sandbox at another commit than HEAD.
+	From string `name:"from" placeholder:"REF" help:"Start from this branch, tag or commit instead of HEAD; it is the sandbox's base for diff, log, apply and merge."`
 }
 
 // Validate refuses a bad name before anything runs.
 func (c *Create) Validate() error {
-	_, err := sandbox.Slugify(c.Name)
-	return err
+	if _, err := sandbox.Slugify(c.Name); err != nil {
+		return err
+	}
+	if c.Image != "" && !config.ValidImage(c.Image) {
+		return fmt.Errorf("--image %q is not an image reference such as busybox:latest", c.Image)
+	}
+	return nil
 }
 
 // Run creates the sandbox, showing progress on a terminal when it takes longer
@@ -38,9 +48,12 @@ func (c *Create) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	p := newProgress(env)
-	created, err := env.Service.Create(ctx, r, c.Name, sandbox.CreateOptions{Progress: p.step, FromBranch: c.FromBranch})
+	created, err := env.Service.Create(ctx, r, c.Name, sandbox.CreateOptions{Progress: p.step, FromBranch: c.FromBranch, From: c.From, Image: c.Image})
 	p.done()
 	if created != nil {
+		if created.RemovedIncomplete {
+			env.errf("note: removed the incomplete sandbox '%s' that an interrupted create had left (it held no work)\n", created.Name)
+		}
 		if created.Uncommitted {
 			env.errf("note: the working tree has uncommitted changes; they were not copied (the sandbox holds HEAD %s)\n", created.Base[:12])
 		}
@@ -53,7 +66,10 @@ func (c *Create) Run(ctx context.Context, env *Env) error {
 			if c.FromBranch {
 				verb = "Recreated"
 			}
-			env.outf("%s sandbox %s\n  branch:    %s\n  container: %s\n  status:    %s\n", verb, created.Name, created.Branch, created.Container, created.Status)
+			env.outf("%s sandbox %s\n  branch:    %s\n  container: %s\n  image:     %s\n  status:    %s\n", verb, created.Name, created.Branch, created.Container, created.Image, created.Status)
+			if c.From != "" {
+				env.outf("  base:      %s (%s)\n", shortID(created.Base), c.From)
+			}
 			printCreatedExtras(env, created)
 		}
 	}
@@ -166,7 +182,7 @@ func age(t time.Time) string {
 
 // toggleFlags are the shared target flags of pause and resume.
 type toggleFlags struct {
-	Name     string `arg:"" optional:"" help:"Sandbox name."`
+	Name     string `arg:"" optional:"" predictor:"sandbox" help:"Sandbox name."`
 	AllEnvs  bool   `name:"all-envs" help:"Every sandbox of this repository."`
 	AllRepos bool   `name:"all-repos" help:"Every sandbox of every repository."`
 }
@@ -276,6 +292,29 @@ func (d *Delete) Run(ctx context.Context, env *Env) error {
 	rep, err := env.Service.Delete(ctx, r, d.Name, d.Force)
 	if rep != nil && len(rep.Removed) > 0 {
 		env.outf("Deleted %s (%s)\n", rep.Name, strings.Join(rep.Removed, ", "))
+	}
+	return err
+}
+
+// Prune removes what sandboxes of repositories that no longer exist left.
+type Prune struct {
+	JSON bool `name:"json" help:"Print JSON: {\"removed\": [...]}."`
+}
+
+// Run prunes.
+func (p *Prune) Run(ctx context.Context, env *Env) error {
+	out, err := env.Service.Prune(ctx)
+	if p.JSON {
+		if jerr := writeJSON(env, map[string]any{"removed": out}); jerr != nil {
+			return jerr
+		}
+		return err
+	}
+	for _, o := range out {
+		env.outf("Removed %s %s (sandbox %s of %s, which no longer exists)\n", o.Kind, o.Name, o.Sandbox, o.Repo)
+	}
+	if err == nil && len(out) == 0 {
+		env.errf("Nothing to prune: every sandbox's repository exists.\n")
 	}
 	return err
 }

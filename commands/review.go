@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
@@ -37,7 +38,9 @@ func (l *Log) Run(ctx context.Context, env *Env) error {
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	for _, c := range h.Commits {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Short(), c.Date.Local().Format("2006-01-02 15:04"), c.Subject)
+		// Subjects are the agent's words: stored escaped, and escaped again
+		// here for commits made elsewhere.
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Short(), c.Date.Local().Format("2006-01-02 15:04"), termtext.Escape(c.Subject))
 	}
 	return tw.Flush()
 }
@@ -132,6 +135,11 @@ func firstLine(s string) string {
 	return line
 }
 
+// indent lists paths one a line, quoted as git quotes names.
 func indent(paths []string) string {
-	return "  " + strings.Join(paths, "\n  ")
+	quoted := make([]string, len(paths))
+	for i, p := range paths {
+		quoted[i] = termtext.Quote(p)
+	}
+	return "  " + strings.Join(quoted, "\n  ")
 }

@@ -3,9 +3,11 @@ package commands
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
@@ -34,10 +36,21 @@ func (p *Ports) Run(ctx context.Context, env *Env) error {
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tCONTAINER\tENV\tHOST")
+	var notes []string
 	for _, pi := range res.Ports {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", pi.Name, pi.ContainerPort, pi.Env, orDash(pi.URL))
+		if pi.Note != "" && !slices.Contains(notes, pi.Note) {
+			notes = append(notes, pi.Note)
+		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Where the URLs work, when not here: not data, so on stderr.
+	for _, n := range notes {
+		env.errf("Note: %s\n", n)
+	}
+	return nil
 }
 
 // ServiceCmd controls a service of a sandbox.
@@ -63,7 +76,7 @@ func (c *ServiceCmd) Run(ctx context.Context, env *Env) error {
 		return writeJSON(env, res)
 	}
 	if c.Action == sandbox.ActionLogs {
-		env.outf("%s", res.Log)
+		env.outf("%s", termtext.EscapeText(res.Log))
 		if res.Log != "" && !strings.HasSuffix(res.Log, "\n") {
 			env.outf("\n")
 		}
@@ -82,6 +95,9 @@ func (c *ServiceCmd) Run(ctx context.Context, env *Env) error {
 func printCreatedExtras(env *Env, c *sandbox.Created) {
 	for _, p := range c.Ports {
 		env.outf("  port:      %s %d -> %s\n", p.Name, p.ContainerPort, orDash(p.URL))
+		if p.Note != "" {
+			env.outf("             (%s)\n", p.Note)
+		}
 	}
 	for _, st := range c.Services {
 		env.outf("  service:   %s\n", st.String())

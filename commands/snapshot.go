@@ -5,7 +5,9 @@ import (
 	"context"
 	"os"
 
+	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/scan"
 )
 
 // Snapshot records what changed in a sandbox's /src as a commit on its
@@ -26,7 +28,7 @@ func (c *Snapshot) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	for _, sk := range res.Skipped {
-		env.errf("skipped %s: %s\n", sk.Path, sk.Reason)
+		env.errf("skipped %s: %s\n", termtext.Quote(sk.Path), termtext.Escape(sk.Reason))
 	}
 	if res.Committed {
 		env.outf("Committed %s on %s%s\n", res.Commit, sandbox.BranchPrefix, h.Slug)
@@ -37,28 +39,27 @@ func (c *Snapshot) Run(ctx context.Context, env *Env) error {
 }
 
 // ScanInternal is the scanner that snapshots run inside the container. It is
-// not for humans.
+// not for humans. Paths come on standard input, byte for byte (see
+// scan.ReadRequest), followed by the command to run when --run is given.
 type ScanInternal struct {
-	Root    string   `default:"/src"`
-	Since   int64    `default:"0"`
-	MaxSize int64    `name:"max-size" default:"0"`
-	Full    []string `name:"full"`
-	Path    []string `name:"path"`
-	Exclude []string `name:"exclude"`
-	RunSpec bool     `name:"run" help:"Run the command described on stdin (JSON) first."`
+	Root    string `default:"/src"`
+	Since   int64  `default:"0"`
+	MaxSize int64  `name:"max-size" default:"0"`
+	RunSpec bool   `name:"run" help:"Run the command described on stdin (JSON, after the request) first."`
 }
 
 // Run writes the scan stream to stdout.
 func (c *ScanInternal) Run() error {
-	w := bufio.NewWriterSize(os.Stdout, 1<<16)
-	o := sandbox.ScanOptions{
-		Root: c.Root, Since: c.Since, MaxSize: c.MaxSize,
-		Full: c.Full, Paths: c.Path, Excludes: c.Exclude,
+	in := bufio.NewReader(os.Stdin)
+	o := scan.Options{Root: c.Root, Since: c.Since, MaxSize: c.MaxSize}
+	if err := scan.ReadRequest(in, &o); err != nil {
+		return err
 	}
 	if c.RunSpec {
-		o.Run = os.Stdin
+		o.Run = in
 	}
-	err := sandbox.Scan(w, o)
+	w := bufio.NewWriterSize(os.Stdout, 1<<16)
+	err := scan.Scan(w, o)
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -88,13 +87,9 @@ func writeTar(batch io.Reader, entries []LsEntry, w io.Writer, when time.Time) e
 		if err != nil {
 			return fmt.Errorf("cat-file: %w", err)
 		}
-		f := strings.Fields(line)
-		if len(f) != 3 || f[0] != e.ID {
-			return fmt.Errorf("cat-file: unexpected header %q for %s", line, e.Path)
-		}
-		size, err := strconv.ParseInt(f[2], 10, 64)
-		if err != nil {
-			return fmt.Errorf("cat-file: bad size in %q", line)
+		oid, _, size, err := ParseBatchHeader(strings.TrimSuffix(line, "\n"))
+		if err != nil || oid != e.ID {
+			return fmt.Errorf("cat-file: unexpected header %q for %q", line, e.Path)
 		}
 		switch e.Mode {
 		case "120000":

@@ -25,10 +25,12 @@ func (g *Repo) FileAt(ctx context.Context, commit, path string) (content []byte,
 // directory, a submodule) is an error naming path.
 func ParseCatFileBlob(out []byte, path string) (content []byte, ok bool, err error) {
 	header, rest, _ := bytes.Cut(out, []byte("\n"))
-	f := strings.Fields(string(header))
-	if len(f) == 2 && f[1] == "missing" {
+	// "<commit>:<path> missing" repeats the path, which may hold spaces; a
+	// found object's header ends in its size instead.
+	if bytes.HasSuffix(header, []byte(" missing")) {
 		return nil, false, nil
 	}
+	f := strings.Fields(string(header))
 	if len(f) != 3 {
 		return nil, false, fmt.Errorf("unexpected git cat-file answer %q", header)
 	}

@@ -10,9 +10,12 @@ import (
 
 // Change is one path to set or delete in a commit built by Commit.
 type Change struct {
-	Path    string
-	Delete  bool
-	Mode    string // 100644, 100755 or 120000 (the content is the link target)
+	Path   string
+	Delete bool
+	Mode   string // 100644, 100755 or 120000 (the content is the link target)
+	// ID, when set, names a blob already in the repository (written by a
+	// BlobWriter), and Content is not used.
+	ID      string
 	Content []byte
 }
 
@@ -46,7 +49,9 @@ func (g *Repo) Commit(ctx context.Context, c CommitSpec) (string, error) {
 		}
 	}
 	for _, ch := range c.Changes {
-		if !ch.Delete {
+		if !ch.Delete && ch.ID != "" {
+			fmt.Fprintf(&in, "M %s %s %s\n", ch.Mode, ch.ID, QuotePath(ch.Path))
+		} else if !ch.Delete {
 			fmt.Fprintf(&in, "M %s inline %s\ndata %d\n", ch.Mode, QuotePath(ch.Path), len(ch.Content))
 			in.Write(ch.Content)
 			in.WriteByte('\n')

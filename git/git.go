@@ -40,11 +40,14 @@ type Repo struct {
 	R         runner.Runner
 	Root      string // top of the working tree
 	CommonDir string // the git dir shared by all worktrees, absolute
+	// GitDir is this working tree's own git dir (its HEAD and index live
+	// there), absolute: CommonDir for the main working tree.
+	GitDir string
 }
 
 // Open finds the repository that contains dir.
 func Open(ctx context.Context, r runner.Runner, dir string) (*Repo, error) {
-	res, err := r.Run(ctx, runner.New("git", "-C", dir, "rev-parse", "--show-toplevel", "--git-common-dir"))
+	res, err := r.Run(ctx, runner.New("git", "-C", dir, "rev-parse", "--show-toplevel", "--git-common-dir", "--absolute-git-dir"))
 	if err != nil {
 		var ni *runner.NotInstalledError
 		if errors.As(err, &ni) {
@@ -63,14 +66,14 @@ func Open(ctx context.Context, r runner.Runner, dir string) (*Repo, error) {
 		return nil, err
 	}
 	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
-	if len(lines) != 2 {
+	if len(lines) != 3 {
 		return nil, fmt.Errorf("unexpected output of git rev-parse: %q", res.Stdout)
 	}
-	root, common := lines[0], lines[1]
+	root, common, gitDir := lines[0], lines[1], lines[2]
 	if !filepath.IsAbs(common) {
 		common = filepath.Join(root, common)
 	}
-	return &Repo{R: r, Root: root, CommonDir: filepath.Clean(common)}, nil
+	return &Repo{R: r, Root: root, CommonDir: filepath.Clean(common), GitDir: gitDir}, nil
 }
 
 // Cmd starts a git command line that runs in the repository. Prompts are off:
@@ -129,26 +132,35 @@ func (g *Repo) UpdateRef(ctx context.Context, ref, id, old, msg string) error {
 	return err
 }
 
-// DeleteRef deletes ref if it still points at old.
+// DeleteRef deletes ref if it still points at old. A ref that is already
+// gone is not an error: the goal is met. A ref that moved on is.
 func (g *Repo) DeleteRef(ctx context.Context, ref, old string) error {
 	_, err := g.R.Run(ctx, g.Cmd("update-ref", "-d", ref, old))
+	if err != nil && strings.Contains(runner.Stderr(err), "unable to resolve reference") {
+		if _, ok, rerr := g.ResolveRef(ctx, ref); rerr == nil && !ok {
+			return nil
+		}
+	}
 	return err
 }
 
 // Refs lists the refs under prefix (e.g. refs/heads/litterbox/) with their ids.
 func (g *Repo) Refs(ctx context.Context, prefix string) (map[string]string, error) {
-	out, err := g.output(ctx, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+	// Not output: trimming the whole answer would trim the last name.
+	res, err := g.R.Run(ctx, g.Cmd("for-each-ref", "--format=%(objectname) %(refname)", prefix))
 	if err != nil {
 		return nil, err
 	}
-	return ParseRefs(out), nil
+	return ParseRefs(string(res.Stdout)), nil
 }
 
-// ParseRefs parses "<id> <refname>" lines.
+// ParseRefs parses "<id> <refname>" lines. A ref name holds no space or
+// control character, but may end in other blanks (a no-break space): the
+// line is taken as it is.
 func ParseRefs(out string) map[string]string {
 	refs := map[string]string{}
 	for _, line := range strings.Split(out, "\n") {
-		id, name, ok := strings.Cut(strings.TrimSpace(line), " ")
+		id, name, ok := strings.Cut(line, " ")
 		if ok {
 			refs[name] = id
 		}

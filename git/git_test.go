@@ -3,10 +3,12 @@ package git
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/runner/runnertest"
 )
 
 const id = "b9b238bacb3737a32bdf3a3dcc4978fbe2d1e3f0"
@@ -28,11 +30,11 @@ func TestParseRefs(t *testing.T) {
 	}
 }
 
-func repo(f *runner.Fake) *Repo { return &Repo{R: f, Root: "/r", CommonDir: "/r/.git"} }
+func repo(f *runnertest.Fake) *Repo { return &Repo{R: f, Root: "/r", CommonDir: "/r/.git"} }
 
 func TestRefUpdates(t *testing.T) {
 	ctx := context.Background()
-	f := &runner.Fake{}
+	f := &runnertest.Fake{}
 	g := repo(f)
 	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "update-ref", "--create-reflog", "-m", "litterbox: create sandbox x", "refs/heads/litterbox/x", id, ""}, "", nil)
 	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "update-ref", "--create-reflog", "-m", "m", "refs/heads/litterbox/x", id, ""},
@@ -64,7 +66,7 @@ func TestRefUpdates(t *testing.T) {
 }
 
 func TestCmdEnv(t *testing.T) {
-	c := repo(&runner.Fake{}).Cmd("status")
+	c := repo(&runnertest.Fake{}).Cmd("status")
 	if got := c.String(); got != "git -C /r -c core.hooksPath=/dev/null status" {
 		t.Errorf("Cmd = %s", got)
 	}
@@ -76,7 +78,7 @@ func TestCmdEnv(t *testing.T) {
 
 func TestHeadAndResolve(t *testing.T) {
 	ctx := context.Background()
-	f := &runner.Fake{}
+	f := &runnertest.Fake{}
 	g := repo(f)
 	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"}, id+"\n", nil)
 	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"}, "", exitErr(1, ""))
@@ -115,20 +117,20 @@ func TestHeadAndResolve(t *testing.T) {
 func TestOpen(t *testing.T) {
 	ctx := context.Background()
 	argv := func(dir string) []string {
-		return []string{"git", "-C", dir, "rev-parse", "--show-toplevel", "--git-common-dir"}
+		return []string{"git", "-C", dir, "rev-parse", "--show-toplevel", "--git-common-dir", "--absolute-git-dir"}
 	}
-	f := &runner.Fake{}
-	f.Expect(argv("/r/sub"), "/r\n.git\n", nil)
-	f.Expect(argv("/wt"), "/wt\n/r/.git\n", nil)
+	f := &runnertest.Fake{}
+	f.Expect(argv("/r/sub"), "/r\n.git\n/r/.git\n", nil)
+	f.Expect(argv("/wt"), "/wt\n/r/.git\n/r/.git/worktrees/wt\n", nil)
 	f.Expect(argv("/tmp"), "", exitErr(128, "fatal: not a git repository (or any of the parent directories): .git\n"))
 	f.Expect(argv("/r/.git"), "", exitErr(128, "fatal: this operation must be run in a work tree\n"))
 	f.Expect(argv("/nonexistent"), "", exitErr(128, "fatal: cannot change to '/nonexistent': No such file or directory\n"))
 
-	if g, err := Open(ctx, f, "/r/sub"); err != nil || g.Root != "/r" || g.CommonDir != "/r/.git" {
+	if g, err := Open(ctx, f, "/r/sub"); err != nil || g.Root != "/r" || g.CommonDir != "/r/.git" || g.GitDir != "/r/.git" {
 		t.Errorf("Open = %+v, %v", g, err)
 	}
-	// A linked worktree shares the main repository's git dir.
-	if g, err := Open(ctx, f, "/wt"); err != nil || g.Root != "/wt" || g.CommonDir != "/r/.git" {
+	// A linked worktree shares the main repository's git dir, and has its own.
+	if g, err := Open(ctx, f, "/wt"); err != nil || g.Root != "/wt" || g.CommonDir != "/r/.git" || g.GitDir != "/r/.git/worktrees/wt" {
 		t.Errorf("Open(worktree) = %+v, %v", g, err)
 	}
 	if _, err := Open(ctx, f, "/tmp"); !errors.Is(err, ErrNotRepository) || !strings.Contains(err.Error(), "is not inside a git repository: run litterbox inside one") {
@@ -152,4 +154,35 @@ type failing struct{ err error }
 
 func (f failing) Run(context.Context, *runner.Cmd) (runner.Result, error) {
 	return runner.Result{}, f.err
+}
+
+// TestRefsKeepsOddNames lists, with real git, branches whose names end in a
+// no-break space (git allows it): each comes back under its own name.
+func TestRefsKeepsOddNames(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=T", "-c", "user.email=t@t"}, args...)...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	c := git("commit-tree", "-m", "x", "4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+	names := []string{"refs/heads/litterbox/a", "refs/heads/litterbox/b\u00a0"} // the odd one last
+	for _, n := range names {
+		git("update-ref", n, c)
+	}
+	g := &Repo{R: runner.Exec{}, Root: dir, CommonDir: dir + "/.git"}
+	refs, err := g.Refs(context.Background(), "refs/heads/litterbox/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) != 2 || refs[names[0]] != c || refs[names[1]] != c {
+		t.Errorf("Refs = %q, want %q and %q at %s", refs, names[0], names[1], c)
+	}
 }

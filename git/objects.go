@@ -6,8 +6,11 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"hash"
 	"io"
+	"path"
 	"strconv"
 	"strings"
 )
@@ -21,132 +24,229 @@ type TreeEntry struct {
 // IsTree reports whether the entry is a directory.
 func (e TreeEntry) IsTree() bool { return e.Mode == "40000" || e.Mode == "040000" }
 
-// Trees reads the trees at dirs ("" for the root) of commit with one
-// git cat-file --batch. A dir that is missing or not a tree maps to nil.
+// Trees reads the trees at dirs ("" for the root) of commit. A dir that is
+// missing or not a tree maps to nil; every dir asked for is a key.
 //
-// cat-file --batch reads one object name a line and drops a CR before the
-// LF, so a dir whose name holds a newline or a CR (any file name is legal in
-// a sandbox) cannot be asked for by path: it would be read as two names, or
-// as another directory, and every answer after it would land on the wrong
-// dir. Such a dir is reached instead by walking from its nearest plain
-// ancestor, entry by entry, asking for each tree by id.
+// Trees are asked for by id, never by path, one at a time from one
+// `git cat-file --batch`, walking down from the root: a name is bytes, and a
+// path in an object name is parsed by git (a newline ends the request, a CR
+// before it is dropped, and suffixes such as "^{tree}", "~1" or "@{-1}" mean
+// something), so no name of the sandbox's ever reaches git as text.
 func (g *Repo) Trees(ctx context.Context, commit string, dirs []string) (map[string]map[string]TreeEntry, error) {
-	var plain, odd []string
-	for _, d := range dirs {
-		if strings.ContainsAny(d, "\n\r") {
-			odd = append(odd, d)
-		} else {
-			plain = append(plain, d)
-		}
-	}
-	trees, err := g.treeBatch(ctx, commit, plain)
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range odd {
-		if trees[d], err = g.walkTree(ctx, commit, d); err != nil {
-			return nil, err
-		}
-	}
-	return trees, nil
-}
-
-// treeBatch asks one cat-file --batch for the trees at dirs, whose names
-// hold no newline or CR.
-func (g *Repo) treeBatch(ctx context.Context, commit string, dirs []string) (map[string]map[string]TreeEntry, error) {
+	out := make(map[string]map[string]TreeEntry, len(dirs))
 	if len(dirs) == 0 {
-		return map[string]map[string]TreeEntry{}, nil
+		return out, nil
 	}
-	var in bytes.Buffer
+	cf := g.startBatch(ctx)
+	defer cf.close()
+	w := &treeWalker{cf: cf, cache: map[string]map[string]TreeEntry{}}
+	root, err := cf.tree(commit + "^{tree}")
+	if err != nil {
+		return nil, err
+	}
+	w.cache[""] = root
 	for _, d := range dirs {
-		if d == "" {
-			fmt.Fprintf(&in, "%s^{tree}\n", commit)
-		} else {
-			fmt.Fprintf(&in, "%s:%s\n", commit, d)
-		}
-	}
-	res, err := g.R.Run(ctx, g.Cmd("cat-file", "--batch").WithStdin(&in))
-	if err != nil {
-		return nil, err
-	}
-	return ParseTreeBatch(res.Stdout, dirs)
-}
-
-// walkTree reads the tree at dir by path up to its first component holding a
-// newline or CR, then by the ids of the entries below it.
-func (g *Repo) walkTree(ctx context.Context, commit, dir string) (map[string]TreeEntry, error) {
-	comps := strings.Split(dir, "/")
-	i := 0
-	for i < len(comps) && !strings.ContainsAny(comps[i], "\n\r") {
-		i++
-	}
-	base := strings.Join(comps[:i], "/")
-	trees, err := g.treeBatch(ctx, commit, []string{base})
-	if err != nil {
-		return nil, err
-	}
-	t := trees[base]
-	for _, c := range comps[i:] {
-		e, ok := t[c]
-		if !ok || !e.IsTree() {
-			return nil, nil
-		}
-		// By id: the name holds no newline.
-		if trees, err = g.treeBatch(ctx, e.ID, []string{""}); err != nil {
+		t, err := w.get(d)
+		if err != nil {
 			return nil, err
 		}
-		t = trees[""]
+		out[d] = t
 	}
+	return out, cf.close()
+}
+
+// TreeFiles lists what lies under each of dirs (all levels) in commit:
+// the directories (dirs themselves included, when they are trees) and the
+// files, as full paths. Names are bytes, as in Trees.
+func (g *Repo) TreeFiles(ctx context.Context, commit string, dirs []string) (trees, files []string, err error) {
+	if len(dirs) == 0 {
+		return nil, nil, nil
+	}
+	cf := g.startBatch(ctx)
+	defer cf.close()
+	w := &treeWalker{cf: cf, cache: map[string]map[string]TreeEntry{}}
+	root, err := cf.tree(commit + "^{tree}")
+	if err != nil {
+		return nil, nil, err
+	}
+	w.cache[""] = root
+	var walk func(d string, t map[string]TreeEntry) error
+	walk = func(d string, t map[string]TreeEntry) error {
+		trees = append(trees, d)
+		for name, e := range t {
+			p := path.Join(d, name)
+			switch {
+			case e.IsTree():
+				sub, err := w.get(p)
+				if err != nil {
+					return err
+				}
+				if err := walk(p, sub); err != nil {
+					return err
+				}
+			case e.Mode != "160000":
+				files = append(files, p)
+			}
+		}
+		return nil
+	}
+	for _, d := range dirs {
+		t, err := w.get(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		if t != nil {
+			if err := walk(d, t); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return trees, files, cf.close()
+}
+
+// treeWalker reads trees by path, each once, by the ids of their parents'
+// entries.
+type treeWalker struct {
+	cf    *batch
+	cache map[string]map[string]TreeEntry
+}
+
+func (w *treeWalker) get(d string) (map[string]TreeEntry, error) {
+	if t, ok := w.cache[d]; ok {
+		return t, nil
+	}
+	dir, name := "", d
+	if i := strings.LastIndexByte(d, '/'); i >= 0 {
+		dir, name = d[:i], d[i+1:]
+	}
+	parent, err := w.get(dir)
+	if err != nil {
+		return nil, err
+	}
+	var t map[string]TreeEntry
+	if e, ok := parent[name]; ok && e.IsTree() {
+		if t, err = w.cf.tree(e.ID); err != nil {
+			return nil, err
+		}
+	}
+	w.cache[d] = t
 	return t, nil
 }
 
-// ParseTreeBatch parses `git cat-file --batch` output for trees asked in
-// order dirs.
-func ParseTreeBatch(out []byte, dirs []string) (map[string]map[string]TreeEntry, error) {
-	trees := make(map[string]map[string]TreeEntry, len(dirs))
-	r := bufio.NewReader(bytes.NewReader(out))
-	for _, d := range dirs {
-		header, err := r.ReadString('\n')
-		if err != nil {
-			return nil, fmt.Errorf("cat-file: short output for %q", d)
+// batch is a `git cat-file --batch` asked one object at a time.
+type batch struct {
+	in   *io.PipeWriter
+	out  *bufio.Reader
+	done chan error
+	err  error
+	shut bool
+}
+
+func (g *Repo) startBatch(ctx context.Context) *batch {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	b := &batch{in: inW, out: bufio.NewReaderSize(outR, 1<<16), done: make(chan error, 1)}
+	go func() {
+		_, err := g.R.Run(ctx, g.Cmd("cat-file", "--batch").WithStdin(inR).WithStdout(outW))
+		if err == nil {
+			err = io.EOF
 		}
-		f := strings.Fields(header)
-		if len(f) == 2 && f[1] == "missing" {
-			trees[d] = nil
-			continue
+		outW.CloseWithError(err)
+		inR.CloseWithError(err)
+		if err == io.EOF {
+			err = nil
 		}
-		if len(f) != 3 {
-			return nil, fmt.Errorf("cat-file: bad header %q", header)
-		}
-		size, err := strconv.Atoi(f[2])
-		if err != nil {
-			return nil, fmt.Errorf("cat-file: bad size in %q", header)
-		}
-		body := make([]byte, size+1) // object plus its trailing newline
-		if _, err := io.ReadFull(r, body); err != nil {
-			return nil, fmt.Errorf("cat-file: short object for %q", d)
-		}
-		if f[1] != "tree" {
-			trees[d] = nil
-			continue
-		}
-		entries, err := ParseTree(body[:size])
-		if err != nil {
-			return nil, err
-		}
-		trees[d] = entries
+		b.done <- err
+	}()
+	return b
+}
+
+// tree reads the object named name (an id, or "<id>^{tree}"): its entries
+// when it is a tree, nil when it is missing or not a tree.
+func (b *batch) tree(name string) (map[string]TreeEntry, error) {
+	if _, err := io.WriteString(b.in, name+"\n"); err != nil {
+		return nil, b.fail(err)
 	}
-	return trees, nil
+	typ, body, err := ReadBatchObject(b.out, name)
+	if err != nil {
+		return nil, b.fail(err)
+	}
+	if typ != "tree" {
+		return nil, nil
+	}
+	return ParseTree(body)
+}
+
+// fail prefers the process's own error (its stderr) to a broken pipe.
+func (b *batch) fail(err error) error {
+	if perr := b.close(); perr != nil {
+		return perr
+	}
+	return err
+}
+
+func (b *batch) close() error {
+	if !b.shut {
+		b.shut = true
+		b.in.Close()
+		b.err = <-b.done
+	}
+	return b.err
+}
+
+// ReadBatchObject reads one answer of `git cat-file --batch` to a request
+// for name: the header "<oid> <type> <size>" and the object with its
+// trailing newline, or "<name> missing" (also "ambiguous"), for which typ is
+// "". Only the answer's own shape is trusted: the name is compared whole,
+// never split, since it may hold any byte.
+func ReadBatchObject(r *bufio.Reader, name string) (typ string, body []byte, err error) {
+	header, err := r.ReadString('\n')
+	if err != nil {
+		return "", nil, fmt.Errorf("cat-file: short output for %q", name)
+	}
+	header = strings.TrimSuffix(header, "\n")
+	if header == name+" missing" || header == name+" ambiguous" {
+		return "", nil, nil
+	}
+	_, typ, size, err := ParseBatchHeader(header)
+	if err != nil {
+		return "", nil, err
+	}
+	body = make([]byte, 0, min(size, 1<<20))
+	buf := bytes.NewBuffer(body)
+	if _, err := io.CopyN(buf, r, size); err != nil {
+		return "", nil, fmt.Errorf("cat-file: short object for %q", name)
+	}
+	if nl, err := r.ReadByte(); err != nil || nl != '\n' {
+		return "", nil, fmt.Errorf("cat-file: no newline after the object for %q", name)
+	}
+	return typ, buf.Bytes(), nil
+}
+
+// ParseBatchHeader parses the header of a found object, "<oid> <type>
+// <size>": exactly three fields and a decimal size. Callers that know the
+// id they asked for compare it.
+func ParseBatchHeader(header string) (oid, typ string, size int64, err error) {
+	f := strings.Split(header, " ")
+	if len(f) != 3 || f[0] == "" || f[1] == "" {
+		return "", "", 0, fmt.Errorf("cat-file: bad header %q", header)
+	}
+	size, err = strconv.ParseInt(f[2], 10, 64)
+	if err != nil || size < 0 || strconv.FormatInt(size, 10) != f[2] {
+		return "", "", 0, fmt.Errorf("cat-file: bad size in %q", header)
+	}
+	return f[0], f[1], size, nil
 }
 
 // ParseTree parses a raw tree object: "<mode> <name>\0<20-byte id>"...
+// A name is any bytes but NUL (git itself keeps '/' out of them).
 func ParseTree(raw []byte) (map[string]TreeEntry, error) {
 	entries := map[string]TreeEntry{}
 	for len(raw) > 0 {
 		sp := bytes.IndexByte(raw, ' ')
 		nul := bytes.IndexByte(raw, 0)
-		if sp < 0 || nul < sp || len(raw) < nul+21 {
-			return nil, fmt.Errorf("malformed tree object")
+		if sp <= 0 || nul < sp || len(raw) < nul+21 {
+			return nil, errors.New("malformed tree object")
 		}
 		mode, name := string(raw[:sp]), string(raw[sp+1:nul])
 		entries[name] = TreeEntry{Mode: mode, ID: hex.EncodeToString(raw[nul+1 : nul+21])}
@@ -157,8 +257,15 @@ func ParseTree(raw []byte) (map[string]TreeEntry, error) {
 
 // BlobID is the id git gives a blob with this content (SHA-1 repositories).
 func BlobID(content []byte) string {
-	h := sha1.New()
-	fmt.Fprintf(h, "blob %d\x00", len(content))
+	h := NewBlobHash(int64(len(content)))
 	h.Write(content)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// NewBlobHash starts the id of a blob of size bytes: write the content to
+// it, as it streams, then Sum.
+func NewBlobHash(size int64) hash.Hash {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", size)
+	return h
 }

@@ -41,7 +41,10 @@ func (g *Repo) Log(ctx context.Context, base, tip string) ([]Commit, error) {
 func ParseLog(out string) ([]Commit, error) {
 	var commits []Commit
 	for _, rec := range strings.Split(out, "\x00") {
-		rec = strings.TrimSpace(rec)
+		// Only a stray newline between records goes: the subject is kept
+		// byte for byte, as git prints it (which already dropped trailing
+		// ASCII blanks, but keeps, say, a no-break space).
+		rec = strings.TrimLeft(rec, "\n")
 		if rec == "" {
 			continue
 		}
@@ -98,7 +101,8 @@ func (g *Repo) Diff(ctx context.Context, base, tip string, opts DiffOptions, w i
 		ArgIf(opts.Stat, "--stat").
 		ArgIf(!opts.Color, "--color=never").
 		Arg("--end-of-options", base, tip, "--").
-		WithStdout(w)
+		WithStdout(w).
+		As(runner.Stream) // w may be a pager the user reads at leisure
 	_, err := g.R.Run(ctx, c)
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/runner/runnertest"
 )
 
 // Outputs captured from git 2.39.
@@ -39,7 +40,7 @@ func TestParseMergeTree(t *testing.T) {
 }
 
 func TestMergeTreeConflictExit(t *testing.T) {
-	f := &runner.Fake{}
+	f := &runnertest.Fake{}
 	args := []string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", "--end-of-options", "HEAD", "litterbox/x"}
 	f.Expect(args, "4e214b81bdf03b2294cea4e1062c9eb5d3dbbe84\x00a.txt\x00", &runner.ExitError{ExitCode: 1})
 	f.Expect(args, "4e214b81bdf03b2294cea4e1062c9eb5d3dbbe84\x00", &runner.ExitError{ExitCode: 1})
@@ -107,7 +108,7 @@ func TestParseLog(t *testing.T) {
 }
 
 func TestCommitMergeSigning(t *testing.T) {
-	f := &runner.Fake{}
+	f := &runnertest.Fake{}
 	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "commit-tree", "-S", "-p", "h", "-p", "t", "-m", "msg", "--end-of-options", "tree"}, "", &runner.ExitError{ExitCode: 128, Stderr: "error: gpg failed to sign the data"})
 	f.Expect([]string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "commit-tree", "--no-gpg-sign", "-p", "h", "-p", "t", "-m", "msg", "--end-of-options", "tree"}, "abc\n", nil)
 	g := &Repo{R: f, Root: "/r"}

@@ -8,14 +8,18 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/log"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/litterbox-dev/litterbox/sandbox"
@@ -35,6 +39,8 @@ type Service interface {
 	Grep(ctx context.Context, h *sandbox.Handle, pattern, p, include string) (*sandbox.GrepResult, error)
 	Ports(ctx context.Context, h *sandbox.Handle) (*sandbox.PortsResult, error)
 	ServiceAction(ctx context.Context, h *sandbox.Handle, name, action string, lines int) (*sandbox.ServiceResult, error)
+	Fork(ctx context.Context, r *sandbox.Repo, name, newName string, opts sandbox.CreateOptions) (*sandbox.Forked, error)
+	Rewind(ctx context.Context, h *sandbox.Handle, rev string) (*sandbox.RewindResult, error)
 }
 
 // Server serves the tools for one repository.
@@ -42,6 +48,13 @@ type Server struct {
 	svc  Service
 	repo *sandbox.Repo
 	log  *log.Logger
+
+	// MaxOutput caps every response, in bytes of JSON (DefaultMaxOutput;
+	// at least MinMaxOutput).
+	MaxOutput int
+	// ProgressInterval is how often a call sends a progress notification
+	// when its client asked for them (DefaultProgressInterval; 0 sends none).
+	ProgressInterval time.Duration
 
 	mu      sync.Mutex
 	handles map[string]*sandbox.Handle // by slug
@@ -53,8 +66,16 @@ func New(svc Service, r *sandbox.Repo, logger *log.Logger) *Server {
 	if logger == nil {
 		logger = log.Default()
 	}
-	return &Server{svc: svc, repo: r, log: logger, handles: map[string]*sandbox.Handle{}, locks: map[string]*sync.Mutex{}}
+	return &Server{svc: svc, repo: r, log: logger, MaxOutput: DefaultMaxOutput, ProgressInterval: DefaultProgressInterval,
+		handles: map[string]*sandbox.Handle{}, locks: map[string]*sync.Mutex{}}
 }
+
+// Defaults and bounds of the server's settings.
+const (
+	DefaultMaxOutput        = 256 << 10
+	MinMaxOutput            = 16 << 10
+	DefaultProgressInterval = 15 * time.Second
+)
 
 // Instructions tell the agent how the tools fit together.
 const Instructions = `Litterbox gives you disposable sandboxes: Linux (busybox) containers holding a copy of this git repository in /src.
@@ -69,11 +90,19 @@ You cannot delete, pause or resume sandboxes: when a tool says a sandbox is paus
 
 // MCPServer builds the mcp-go server with every tool registered.
 func (s *Server) MCPServer(version string) *server.MCPServer {
+	return s.mcpServer(version, &server.Hooks{})
+}
+
+func (s *Server) mcpServer(version string, hooks *server.Hooks) *server.MCPServer {
+	if s.MaxOutput < MinMaxOutput {
+		s.MaxOutput = MinMaxOutput
+	}
 	ms := server.NewMCPServer("litterbox", version,
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
 		server.WithInstructions(Instructions),
 		server.WithLogger(slog.New(s.log)),
+		server.WithHooks(hooks),
 	)
 	for _, t := range s.tools() {
 		ms.AddTool(t.tool, t.handler)
@@ -84,16 +113,114 @@ func (s *Server) MCPServer(version string) *server.MCPServer {
 // ServeStdio serves MCP on in/out until in reaches EOF or ctx ends. Sandboxes
 // are left running.
 func (s *Server) ServeStdio(ctx context.Context, version string, in io.Reader, out io.Writer) error {
+	// mcp-go cancels a call's context on notifications/cancelled but still
+	// sends what the handler returns; the MCP spec says a cancelled request
+	// gets no response. So the call's end marks its id when its context was
+	// cancelled, and the writer drops that response.
+	f := &replyFilter{w: out, log: s.log, dropped: map[string]bool{}}
+	hooks := &server.Hooks{}
+	hooks.AddAfterCallTool(func(ctx context.Context, id any, _ *mcp.CallToolRequest, _ any) {
+		if ctx.Err() != nil {
+			f.drop(id)
+		}
+	})
+	hooks.AddOnError(func(ctx context.Context, id any, method mcp.MCPMethod, _ any, _ error) {
+		if method == mcp.MethodToolsCall && ctx.Err() != nil {
+			f.drop(id)
+		}
+	})
 	// Calls on different sandboxes must not queue behind each other; the
 	// default pool of 5 workers would make the sixth wait.
-	ss := server.NewStdioServer(s.MCPServer(version))
+	ss := server.NewStdioServer(s.mcpServer(version, hooks))
 	server.WithWorkerPoolSize(64)(ss)
 	ss.SetErrorLogger(slog.NewLogLogger(s.log, slog.LevelError))
-	err := ss.Listen(ctx, in, out)
+	err := ss.Listen(ctx, in, f)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err
+}
+
+// replyFilter passes the server's messages to w, but for the responses to
+// cancelled calls. mcp-go writes one message per Write.
+type replyFilter struct {
+	w   io.Writer
+	log *log.Logger
+
+	mu      sync.Mutex
+	dropped map[string]bool // JSON ids of cancelled calls
+}
+
+func (f *replyFilter) drop(id any) {
+	key, err := json.Marshal(id)
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	f.dropped[string(key)] = true
+	f.mu.Unlock()
+}
+
+func (f *replyFilter) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	if len(f.dropped) > 0 {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(p, &m) == nil && m.Method == "" && f.dropped[string(m.ID)] {
+			delete(f.dropped, string(m.ID))
+			f.mu.Unlock()
+			f.log.Info("call cancelled by the client: no response sent", "id", string(m.ID))
+			return len(p), nil
+		}
+	}
+	f.mu.Unlock()
+	return f.w.Write(p)
+}
+
+// progress sends progress notifications for a call while it runs, every
+// ProgressInterval, when the client asked for them with a progress token
+// (the TypeScript SDK times a request out after 60 s unless progress resets
+// it). The returned func stops them, before the call's response goes out.
+func (s *Server) progress(ctx context.Context, req mcp.CallToolRequest, tool string) func() {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil || s.ProgressInterval <= 0 {
+		return func() {}
+	}
+	srv := server.ServerFromContext(ctx)
+	if srv == nil {
+		return func() {}
+	}
+	token := req.Params.Meta.ProgressToken
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(s.ProgressInterval)
+		defer t.Stop()
+		start := time.Now()
+		for n := 1; ; n++ {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				elapsed := time.Since(start).Round(time.Second)
+				err := srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+					"progressToken": token,
+					"progress":      n,
+					"message":       fmt.Sprintf("%s still running after %s", tool, elapsed),
+				})
+				if err != nil {
+					s.log.Debug("progress notification not sent", "err", err)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
 }
 
 // handle resolves a sandbox name to a running sandbox, once per slug.
@@ -168,9 +295,33 @@ func (s *Server) snapshotInfo(h *sandbox.Handle, res *sandbox.SnapshotResult, er
 	}
 	if err != nil {
 		s.log.Warn("snapshot failed", "sandbox", h.Slug, "err", err)
-		return SnapshotInfo{Error: err.Error()}
+		return SnapshotInfo{Error: clip(err.Error(), 2048)}
 	}
-	return SnapshotInfo{Committed: res.Committed, Commit: res.Commit, Skipped: res.Skipped}
+	info := SnapshotInfo{Committed: res.Committed, Commit: res.Commit, Skipped: res.Skipped}
+	// A result names at most maxSkipped files: thousands of fifos must not
+	// fill a response.
+	if n := len(info.Skipped); n > maxSkipped {
+		info.Skipped, info.SkippedMore = info.Skipped[:maxSkipped], n-maxSkipped
+	}
+	for i, sk := range info.Skipped {
+		info.Skipped[i] = sandbox.Skipped{Path: clip(sk.Path, 512), Reason: clip(sk.Reason, 512)}
+	}
+	return info
+}
+
+// maxSkipped is the most skipped files a result names.
+const maxSkipped = 10
+
+// clip cuts s to at most n bytes, at a rune, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 // SnapshotInfo is the snapshot part of a mutation's result.
@@ -178,7 +329,9 @@ type SnapshotInfo struct {
 	Committed bool              `json:"committed"`
 	Commit    string            `json:"commit,omitempty"`
 	Skipped   []sandbox.Skipped `json:"skipped,omitempty"`
-	Error     string            `json:"error,omitempty"`
+	// SkippedMore counts skipped files past those named.
+	SkippedMore int    `json:"skippedMore,omitempty"`
+	Error       string `json:"error,omitempty"`
 }
 
 func (i SnapshotInfo) text() string {
@@ -189,6 +342,9 @@ func (i SnapshotInfo) text() string {
 		t := "committed " + shortID(i.Commit)
 		for _, sk := range i.Skipped {
 			t += fmt.Sprintf("; skipped %s (%s)", sk.Path, sk.Reason)
+		}
+		if i.SkippedMore > 0 {
+			t += fmt.Sprintf("; skipped %d more", i.SkippedMore)
 		}
 		return t
 	}
@@ -239,7 +395,7 @@ func toolError(err error) string {
 		}
 		return se.Msg
 	case errors.Is(err, sandbox.ErrUnavailable):
-		return err.Error() + " (ask the user to start Docker)"
+		return err.Error() + " (you cannot fix this from the sandbox: ask the user to get the engine answering)"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return "the call was cancelled or ran out of time: " + err.Error()
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/litterbox-dev/litterbox/internal/testutil"
+	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
@@ -104,7 +105,7 @@ func TestToolsListed(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(names, " "); got != "bash glob grep ls milestone patch read sandbox-create sandbox-ports sandbox-service write" {
+	if got := strings.Join(names, " "); got != "bash glob grep ls milestone patch read rewind sandbox-create sandbox-fork sandbox-ports sandbox-service write" {
 		t.Errorf("tools = %s", got)
 	}
 }
@@ -125,14 +126,15 @@ func TestConcurrentBash(t *testing.T) {
 	testutil.DockerOrSkip(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	// Snapshots copy a static litterbox into the container; this test
-	// binary is not one.
-	t.Setenv("LITTERBOX_SCANNER", testutil.StaticLitterbox(t, ".."))
 	repo := filepath.Join(dir, fmt.Sprintf("conc-%d", os.Getpid()))
 	testutil.CommitRepo(t, repo)
 	logger := log.New(os.Stderr)
 	logger.SetLevel(log.WarnLevel)
-	svc := sandbox.New(runner.Exec{Log: logger}, logger)
+	p, err := docker.New(docker.Options{Runner: runner.Exec{Log: logger}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := sandbox.New(p, runner.Exec{Log: logger}, logger)
 	svc.ExtraLabels["dev.litterbox.test"] = fmt.Sprintf("mcp-conc-%d", os.Getpid())
 	r, err := svc.OpenRepo(ctx, repo)
 	if err != nil {
@@ -165,17 +167,19 @@ func TestConcurrentBash(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			box := boxes[i%2]
-			res := call(t, c, "bash", map[string]any{
+			_, text := call(t, c, "bash", map[string]any{
 				"sandbox": box,
 				"command": fmt.Sprintf("read s _ </proc/uptime; sleep 1; echo call-%d in $LITTERBOX_SANDBOX; read e _ </proc/uptime; echo $s $e >&2", i),
 			})
+			_, streams, _ := strings.Cut(text, "--- stdout\n")
+			stdout, stderr, _ := strings.Cut(streams, "--- stderr\n")
 			want := fmt.Sprintf("call-%d in %s\n", i, box)
-			if res["stdout"] != want {
-				t.Errorf("call %d: stdout %q, want %q", i, res["stdout"], want)
+			if stdout != want {
+				t.Errorf("call %d: stdout %q, want %q", i, stdout, want)
 			}
 			var sp span
-			if _, err := fmt.Sscanf(fmt.Sprint(res["stderr"]), "%g %g", &sp.start, &sp.end); err != nil {
-				t.Errorf("call %d: stderr %q: %v", i, res["stderr"], err)
+			if _, err := fmt.Sscanf(stderr, "%g %g", &sp.start, &sp.end); err != nil {
+				t.Errorf("call %d: stderr %q: %v", i, stderr, err)
 			}
 			sp.box = box
 			spans[i] = sp
@@ -195,7 +199,8 @@ func TestConcurrentBash(t *testing.T) {
 	}
 }
 
-func call(t *testing.T, c *client.Client, tool string, args map[string]any) map[string]any {
+// call calls tool and returns its metadata and its text.
+func call(t *testing.T, c *client.Client, tool string, args map[string]any) (any, string) {
 	t.Helper()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
@@ -207,10 +212,52 @@ func call(t *testing.T, c *client.Client, tool string, args map[string]any) map[
 	if res.IsError {
 		t.Fatalf("%s: %v", tool, res.Content)
 	}
-	m, ok := res.StructuredContent.(map[string]any)
-	if !ok {
-		// The in-process client hands back the handler's own value.
-		t.Fatalf("%s: structured content is %T", tool, res.StructuredContent)
+	text := ""
+	if len(res.Content) > 0 {
+		text = res.Content[0].(mcp.TextContent).Text
 	}
-	return m
+	return res.StructuredContent, text
+}
+
+// TestResultsStayUnderTheCap: whatever a tool returns, the response weighs
+// at most MaxOutput as JSON, and says where it was cut.
+func TestResultsStayUnderTheCap(t *testing.T) {
+	s := New(nil, nil, nil)
+	s.MaxOutput = MinMaxOutput
+	lines := strings.Repeat("a line of text <&>\n", 100000)
+	long := make([]string, 1000)
+	for i := range long {
+		long[i] = fmt.Sprintf("%d-%s", i, strings.Repeat("\x00", 200))
+	}
+	for name, r := range map[string]result{
+		"read":    &ReadResult{Path: "f", TotalLines: 100000, Lines: 100000, content: lines},
+		"oneline": &ReadResult{Path: "f", TotalLines: 1, Lines: 1, content: strings.Repeat("x", 1<<20)},
+		"glob":    &GlobResult{Pattern: "**", list: newList(long, false, "")},
+		"create":  &CreateResult{setupOutput: lines},
+		"service": &ServiceResult{Action: "logs", log: lines},
+		// bash's output is fitted in the container; the cap holds even
+		// when a tampered scanner sends more
+		"bash": &BashResult{stdout: lines},
+	} {
+		out := s.shape(r)
+		data, err := json.Marshal(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) > s.MaxOutput {
+			t.Errorf("%s: %d bytes, over the cap of %d", name, len(data), s.MaxOutput)
+		}
+		text := ""
+		for _, c := range out.Content {
+			text += c.(mcp.TextContent).Text
+		}
+		if !strings.Contains(text, "cut") {
+			t.Errorf("%s: the text does not say it was cut: ...%s", name, text[max(len(text)-200, 0):])
+		}
+	}
+	r := &ReadResult{Path: "f", TotalLines: 100000, Lines: 100000, content: lines}
+	s.shape(r)
+	if !r.More || !r.Cut || r.Lines == 0 || r.Lines != strings.Count(r.content, "\n") {
+		t.Errorf("read cut to %d lines (more %v, cut %v), content of %d lines", r.Lines, r.More, r.Cut, strings.Count(r.content, "\n"))
+	}
 }

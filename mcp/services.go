@@ -13,7 +13,7 @@ import (
 
 // sandbox-ports
 
-const portsDesc = `List a sandbox's named ports: for each, its name, the port inside the sandbox (also in the environment as PORT_<NAME>), and the URL the user reaches it at from the host (http://127.0.0.1:<port docker picked>).
+const portsDesc = `List a sandbox's named ports: for each, its name, the port inside the sandbox (also in the environment as PORT_<NAME>), and the URL the user reaches it at from the host (http://127.0.0.1:<port the engine picked>), with a note when that URL works only somewhere else (another host, a network namespace).
 Named ports come from [ports] in the repository's .litterbox.toml and are set up when the sandbox is created. Make your server listen on 0.0.0.0:$PORT_<NAME> inside the sandbox.`
 
 // PortsArgs are sandbox-ports' arguments.
@@ -23,11 +23,13 @@ type PortsArgs struct {
 
 // PortsResult is sandbox-ports' result.
 type PortsResult struct {
+	plain
 	sandbox.PortsResult
 }
 
-// Text implements texter.
-func (r PortsResult) Text() string {
+func (r *PortsResult) blocks() []string { return []string{r.text()} }
+
+func (r *PortsResult) text() string {
 	if len(r.Ports) == 0 {
 		return "This sandbox has no named ports ([ports] in .litterbox.toml)."
 	}
@@ -38,14 +40,17 @@ func (r PortsResult) Text() string {
 			url = "(not published)"
 		}
 		fmt.Fprintf(&b, "%s: port %d in the sandbox ($%s) -> %s on the host\n", p.Name, p.ContainerPort, p.Env, url)
+		if p.Note != "" {
+			fmt.Fprintf(&b, "  (%s)\n", p.Note)
+		}
 	}
 	return b.String()
 }
 
-func (s *Server) ports(ctx context.Context, a PortsArgs) (PortsResult, error) {
+func (s *Server) ports(ctx context.Context, a PortsArgs) (*PortsResult, error) {
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.PortsResult, error) {
 		return s.svc.Ports(ctx, h)
-	}, func(r sandbox.PortsResult) PortsResult { return PortsResult{r} })
+	}, func(r sandbox.PortsResult) *PortsResult { return &PortsResult{PortsResult: r} })
 }
 
 // sandbox-service
@@ -62,33 +67,45 @@ type ServiceArgs struct {
 	Lines   int    `json:"lines,omitempty" jsonschema:"For logs: how many of the last lines to return (default 100)"`
 }
 
-// ServiceResult is sandbox-service's result.
+// ServiceResult is sandbox-service's result; the log of the logs action is
+// in the text.
 type ServiceResult struct {
-	sandbox.ServiceResult
+	Sandbox string                `json:"sandbox"`
+	Action  string                `json:"action"`
+	Message string                `json:"message,omitempty"`
+	Status  sandbox.ServiceStatus `json:"status"`
+
+	log string
 }
 
-// Text implements texter.
-func (r ServiceResult) Text() string {
+func (r *ServiceResult) fit(budget int) { r.log = cutText(r.log, budget-1024, "the log") }
+
+func (r *ServiceResult) blocks() []string {
 	var b strings.Builder
 	if r.Message != "" {
 		fmt.Fprintf(&b, "%s: %s\n", r.Status.Name, r.Message)
 	}
 	b.WriteString(r.Status.String() + "\n")
 	if r.Action == sandbox.ActionLogs {
-		if r.Log == "" {
+		if r.log == "" {
 			b.WriteString("(no output yet)\n")
 		} else {
-			b.WriteString("--- log\n" + r.Log)
+			b.WriteString("--- log\n" + r.log)
 		}
 	}
-	return b.String()
+	return []string{b.String()}
 }
 
-func (s *Server) service(ctx context.Context, a ServiceArgs) (ServiceResult, error) {
-	if a.Lines < 0 {
-		return ServiceResult{}, fmt.Errorf("lines must be positive")
+func (s *Server) service(ctx context.Context, a ServiceArgs) (*ServiceResult, error) {
+	if a.Lines < 0 || a.Lines > maxLogLines {
+		return nil, fmt.Errorf("lines must be between 1 and %d (leave it out for 100)", maxLogLines)
 	}
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.ServiceResult, error) {
 		return s.svc.ServiceAction(ctx, h, a.Name, a.Action, a.Lines)
-	}, func(r sandbox.ServiceResult) ServiceResult { return ServiceResult{r} })
+	}, func(r sandbox.ServiceResult) *ServiceResult {
+		return &ServiceResult{Sandbox: r.Sandbox, Action: r.Action, Message: r.Message, Status: r.Status, log: r.Log}
+	})
 }
+
+// maxLogLines bounds the logs action.
+const maxLogLines = 100000

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/litterbox-dev/litterbox/internal/textcap"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
@@ -20,29 +21,71 @@ type tool struct {
 	handler server.ToolHandlerFunc
 }
 
-// texter is a result with a text fallback for clients that do not read
-// structuredContent.
-type texter interface{ Text() string }
+// result is what a tool returns: its metadata, sent as structuredContent,
+// and its text, sent once as content (see docs/mcp.md, "Results").
+type result interface {
+	// fit cuts the payload (file content, output, a list) to at most
+	// budget bytes of JSON, and says so in the metadata.
+	fit(budget int)
+	// blocks are the text: the payload first, then any notes on it.
+	blocks() []string
+}
 
-// handler binds arguments, runs fn and shapes its outcome: a structured
-// result with a text fallback, or a tool error an agent can act on.
-func handler[A any, R texter](fn func(ctx context.Context, args A) (R, error)) server.ToolHandlerFunc {
+// handler binds arguments, runs fn and shapes its outcome: a result of at
+// most the server's cap, or a tool error an agent can act on. Progress
+// notifications go out while fn runs, when the client asked for them. A
+// call whose client cancelled it gets no response (ServeStdio drops it).
+func handler[A any, R result](s *Server, tool string, fn func(ctx context.Context, args A) (R, error)) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args A
 		if err := checkArgs[A](req.GetArguments()); err != nil {
-			return mcp.NewToolResultError(err.Error()), nil
+			return s.errorResult(err.Error()), nil
 		}
 		if err := req.BindArguments(&args); err != nil {
-			return mcp.NewToolResultError(bindError(err)), nil
+			return s.errorResult(bindError(err)), nil
 		}
 		release := idle.begin()
+		defer release()
+		stop := s.progress(ctx, req, tool)
 		res, err := fn(ctx, args)
-		release()
+		stop()
 		if err != nil {
-			return mcp.NewToolResultError(toolError(err)), nil
+			return s.errorResult(toolError(err)), nil
 		}
-		return mcp.NewToolResultStructured(res, res.Text()), nil
+		return s.shape(res), nil
 	}
+}
+
+// responseSlack covers the JSON-RPC envelope around a result.
+const responseSlack = 512
+
+// shape fits res under the cap and builds the tool result.
+func (s *Server) shape(res result) *mcp.CallToolResult {
+	meta, _ := json.Marshal(res)
+	res.fit(s.MaxOutput - len(meta) - responseSlack)
+	out := &mcp.CallToolResult{StructuredContent: res}
+	for _, b := range res.blocks() {
+		out.Content = append(out.Content, mcp.NewTextContent(b))
+	}
+	// The payload was fitted by its own rules; this is the guarantee.
+	if data, _ := json.Marshal(out); len(data) > s.MaxOutput && len(out.Content) > 0 {
+		first := out.Content[0].(mcp.TextContent).Text
+		keep := textcap.Prefix(first, textcap.Len(first)-(len(data)-s.MaxOutput)-200)
+		out.Content[0] = mcp.NewTextContent(first[:keep] + "\n[litterbox: response cut at the cap]")
+	}
+	return out
+}
+
+// maxErrorBytes caps a tool error's message.
+const maxErrorBytes = 8 << 10
+
+// errorResult is a tool error with msg, cut to maxErrorBytes.
+func (s *Server) errorResult(msg string) *mcp.CallToolResult {
+	if textcap.Len(msg) > maxErrorBytes {
+		keep := textcap.Prefix(msg, maxErrorBytes-100)
+		msg = fmt.Sprintf("%s [... %d bytes of the message cut]", msg[:keep], len(msg)-keep)
+	}
+	return mcp.NewToolResultError(msg)
 }
 
 // checkArgs refuses unknown and missing arguments by the json tags of A
@@ -101,19 +144,26 @@ func newTool[A, R any](name, title, desc string, readOnly bool, opts ...mcp.Tool
 
 func (s *Server) tools() []tool {
 	return []tool{
-		{newTool[CreateArgs, CreateResult]("sandbox-create", "Create a sandbox", createDesc, false), handler(s.create)},
-		{newTool[ReadArgs, ReadResult]("read", "Read a file", readDesc, true), handler(s.read)},
-		{newTool[WriteArgs, WriteResult]("write", "Write a file", writeDesc, false), handler(s.write)},
-		{newTool[PatchArgs, PatchResult]("patch", "Patch a file", patchDesc, false), handler(s.patch)},
-		{newTool[BashArgs, BashResult]("bash", "Run a shell command", bashDesc, false), handler(s.bash)},
-		{newTool[LsArgs, LsResult]("ls", "List a folder", lsDesc, true), handler(s.ls)},
-		{newTool[GlobArgs, GlobResult]("glob", "Find files by name", globDesc, true), handler(s.glob)},
-		{newTool[GrepArgs, GrepResult]("grep", "Search file contents", grepDesc, true), handler(s.grep)},
-		{newTool[MilestoneArgs, MilestoneResult]("milestone", "Record a milestone", milestoneDesc, false), handler(s.milestone)},
-		{newTool[PortsArgs, PortsResult]("sandbox-ports", "List named ports", portsDesc, true), handler(s.ports)},
-		{newTool[ServiceArgs, ServiceResult]("sandbox-service", "Control a service", serviceDesc, false), handler(s.service)},
+		{newTool[CreateArgs, CreateResult]("sandbox-create", "Create a sandbox", createDesc, false), handler(s, "sandbox-create", s.create)},
+		{newTool[ReadArgs, ReadResult]("read", "Read a file", readDesc, true), handler(s, "read", s.read)},
+		{newTool[WriteArgs, WriteResult]("write", "Write a file", writeDesc, false), handler(s, "write", s.write)},
+		{newTool[PatchArgs, PatchResult]("patch", "Patch a file", patchDesc, false), handler(s, "patch", s.patch)},
+		{newTool[BashArgs, BashResult]("bash", "Run a shell command", bashDesc, false), handler(s, "bash", s.bash)},
+		{newTool[LsArgs, LsResult]("ls", "List a folder", lsDesc, true), handler(s, "ls", s.ls)},
+		{newTool[GlobArgs, GlobResult]("glob", "Find files by name", globDesc, true), handler(s, "glob", s.glob)},
+		{newTool[GrepArgs, GrepResult]("grep", "Search file contents", grepDesc, true), handler(s, "grep", s.grep)},
+		{newTool[MilestoneArgs, MilestoneResult]("milestone", "Record a milestone", milestoneDesc, false), handler(s, "milestone", s.milestone)},
+		{newTool[PortsArgs, PortsResult]("sandbox-ports", "List named ports", portsDesc, true), handler(s, "sandbox-ports", s.ports)},
+		{newTool[ServiceArgs, ServiceResult]("sandbox-service", "Control a service", serviceDesc, false), handler(s, "sandbox-service", s.service)},
+		{newTool[ForkArgs, CreateResult]("sandbox-fork", "Fork a sandbox", forkDesc, false), handler(s, "sandbox-fork", s.fork)},
+		{newTool[RewindArgs, RewindResult]("rewind", "Rewind a sandbox", rewindDesc, false), handler(s, "rewind", s.rewind)},
 	}
 }
+
+// plain is a result with no payload to cut.
+type plain struct{}
+
+func (plain) fit(int) {}
 
 // milestone
 
@@ -128,66 +178,93 @@ type MilestoneArgs struct {
 
 // MilestoneResult is milestone's result.
 type MilestoneResult struct {
+	plain
 	sandbox.MilestoneResult
 }
 
-// Text implements texter.
-func (r MilestoneResult) Text() string {
+func (r *MilestoneResult) blocks() []string {
 	if r.Commit == "" {
-		return r.Note
+		return []string{r.Note}
 	}
-	return fmt.Sprintf("Squashed %d commit(s) into milestone %s", r.Squashed, r.Commit)
+	return []string{fmt.Sprintf("Squashed %d commit(s) into milestone %s", r.Squashed, r.Commit)}
 }
 
-func (s *Server) milestone(ctx context.Context, a MilestoneArgs) (MilestoneResult, error) {
-	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (MilestoneResult, error) {
+func (s *Server) milestone(ctx context.Context, a MilestoneArgs) (*MilestoneResult, error) {
+	// Once begun, a milestone completes: its response is dropped if the
+	// client cancelled, but the branch is never left half done.
+	ctx = context.WithoutCancel(ctx)
+	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*MilestoneResult, error) {
 		l := s.lock(h.Slug)
 		l.Lock()
 		defer l.Unlock()
 		r, err := s.svc.Milestone(ctx, h, a.Message)
 		if err != nil {
-			return MilestoneResult{}, err
+			return nil, err
 		}
-		return MilestoneResult{*r}, nil
+		return &MilestoneResult{MilestoneResult: *r}, nil
 	})
 }
 
 // sandbox-create
 
 const createDesc = `Create a sandbox: a new container holding a copy of the repository's HEAD in /src, and a git branch litterbox/<name> where every change you make is committed.
-The name is slugified (lowercase, runs of other characters become '-'); it must give 1-63 characters of [a-z0-9-]. A name that is taken is an error: pick another.`
+With base_ref (a branch, tag or commit) the sandbox starts from that commit instead of HEAD; it is the base the user's review (diff, merge) compares with. A base_ref that names no commit is an error and creates nothing.
+The name is slugified (lowercase, runs of other characters become '-'); it must give 1-63 characters of [a-z0-9-]. A name that is taken is an error: pick another.
+The sandbox runs the project's image; leave image out unless the user told you which of the images they allow to use.`
 
 // CreateArgs are sandbox-create's arguments.
 type CreateArgs struct {
-	Name string `json:"name" jsonschema:"Name of the new sandbox, e.g. fix-login-bug"`
+	Name    string `json:"name" jsonschema:"Name of the new sandbox, e.g. fix-login-bug"`
+	BaseRef string `json:"base_ref,omitempty" jsonschema:"Branch, tag or commit to start from (default: HEAD)"`
+	// Image is allowed only when the user's agent_images lists it.
+	Image string `json:"image,omitempty" jsonschema:"Image to run the sandbox in; leave it out for the project's image. Only images the user allows (agent_images in .litterbox.local.toml) are accepted."`
 }
 
 // CreateResult is sandbox-create's result.
 type CreateResult struct {
-	Sandbox     string `json:"sandbox"`
-	Branch      string `json:"branch"`
-	Container   string `json:"container"`
-	Status      string `json:"status"`
-	Workdir     string `json:"workdir"`
-	SetupOutput string `json:"setupOutput"`
+	Sandbox   string `json:"sandbox"`
+	Branch    string `json:"branch"`
+	Container string `json:"container"`
+	Status    string `json:"status"`
+	Image     string `json:"image"`
+	Workdir   string `json:"workdir"`
+	// Base is the commit the sandbox started from.
+	Base string `json:"base"`
+	// SetupOutputBytes is the size of the startup command's output, which
+	// the text shows.
+	SetupOutputBytes int `json:"setupOutputBytes"`
 	// Ports and Services: see sandbox-ports and sandbox-service.
 	Ports    []sandbox.PortInfo      `json:"ports,omitempty"`
 	Services []sandbox.ServiceStatus `json:"services,omitempty"`
+
+	setupOutput string
 }
 
-// Text implements texter.
-func (r CreateResult) Text() string {
-	return fmt.Sprintf("Created sandbox %s (status %s): files in %s, changes committed to branch %s. Use sandbox=%q with the other tools.",
-		r.Sandbox, r.Status, r.Workdir, r.Branch, r.Sandbox)
+func (r *CreateResult) fit(budget int) {
+	r.setupOutput = cutText(r.setupOutput, budget-1024, "the startup command's output")
 }
 
-func (s *Server) create(ctx context.Context, a CreateArgs) (CreateResult, error) {
-	c, err := s.svc.Create(ctx, s.repo, a.Name, sandbox.CreateOptions{})
-	if err != nil {
-		return CreateResult{}, err
+func (r *CreateResult) blocks() []string {
+	t := fmt.Sprintf("Created sandbox %s (status %s, image %s): files in %s, changes committed to branch %s. Use sandbox=%q with the other tools.",
+		r.Sandbox, r.Status, r.Image, r.Workdir, r.Branch, r.Sandbox)
+	if r.setupOutput != "" {
+		t += "\n--- startup command output\n" + r.setupOutput
 	}
-	return CreateResult{Sandbox: c.Name, Branch: c.Branch, Container: c.Container, Status: string(c.Status), Workdir: sandbox.Workdir, SetupOutput: c.SetupOutput,
-		Ports: c.Ports, Services: c.Services}, nil
+	return []string{t}
+}
+
+func (s *Server) create(ctx context.Context, a CreateArgs) (*CreateResult, error) {
+	c, err := s.svc.Create(ctx, s.repo, a.Name, sandbox.CreateOptions{From: a.BaseRef, Image: a.Image, ByAgent: a.Image != ""})
+	if err != nil {
+		return nil, err
+	}
+	return createResult(c), nil
+}
+
+// createResult shapes a new sandbox (of sandbox-create or sandbox-fork).
+func createResult(c *sandbox.Created) *CreateResult {
+	return &CreateResult{Sandbox: c.Name, Branch: c.Branch, Container: c.Container, Status: string(c.Status), Image: c.Image, Workdir: sandbox.Workdir, Base: c.Base,
+		SetupOutputBytes: len(c.SetupOutput), setupOutput: c.SetupOutput, Ports: c.Ports, Services: c.Services}
 }
 
 // read
@@ -203,24 +280,55 @@ type ReadArgs struct {
 	Limit   int    `json:"limit,omitempty" jsonschema:"Most lines to return (default: all)"`
 }
 
-// ReadResult is read's result.
+// ReadResult is read's result: the content is the first text block, as
+// it is in the file; a second block, when there is one, says what is left.
 type ReadResult struct {
-	sandbox.ReadResult
+	Path       string `json:"path"`
+	Offset     int    `json:"offset"`
+	Lines      int    `json:"lines"`      // lines returned
+	TotalLines int    `json:"totalLines"` // lines in the file
+	More       bool   `json:"more"`       // lines remain after these
+	// Cut says the lines asked for did not fit in the response: fewer
+	// were returned (a line too long for it, only its start).
+	Cut bool `json:"cut,omitempty"`
+
+	content string
 }
 
-// Text implements texter: the content itself, with a note when more lines
-// remain.
-func (r ReadResult) Text() string {
-	if r.More {
-		return r.Content + fmt.Sprintf("\n[litterbox: lines %d-%d of %d; read on with offset=%d]", r.Offset+1, r.Offset+r.Lines, r.TotalLines, r.Offset+r.Lines)
+// fit keeps the whole lines that fit in budget.
+func (r *ReadResult) fit(budget int) {
+	budget -= 300 // the note
+	if textcap.Len(r.content) <= budget {
+		return
 	}
-	return r.Content
+	keep := textcap.Prefix(r.content, budget)
+	if nl := strings.LastIndexByte(r.content[:keep], '\n'); nl >= 0 {
+		keep = nl + 1
+		r.Lines = strings.Count(r.content[:keep], "\n")
+	} else {
+		r.Lines = 0 // one line longer than the cap: its start only
+	}
+	r.content, r.More, r.Cut = r.content[:keep], true, true
 }
 
-func (s *Server) read(ctx context.Context, a ReadArgs) (ReadResult, error) {
+func (r *ReadResult) blocks() []string {
+	switch {
+	case r.Cut && r.Lines == 0:
+		return []string{r.content, fmt.Sprintf("[litterbox: line %d alone is longer than the response cap; this is its start. Read it in parts with bash, e.g. sed -n '%dp' %s | cut -c 1-100000]", r.Offset+1, r.Offset+1, r.Path)}
+	case r.Cut:
+		return []string{r.content, fmt.Sprintf("[litterbox: lines %d-%d of %d (cut at the response cap); read on with offset=%d]", r.Offset+1, r.Offset+r.Lines, r.TotalLines, r.Offset+r.Lines)}
+	case r.More:
+		return []string{r.content, fmt.Sprintf("[litterbox: lines %d-%d of %d; read on with offset=%d]", r.Offset+1, r.Offset+r.Lines, r.TotalLines, r.Offset+r.Lines)}
+	}
+	return []string{r.content}
+}
+
+func (s *Server) read(ctx context.Context, a ReadArgs) (*ReadResult, error) {
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.ReadResult, error) {
 		return s.svc.Read(ctx, h, a.Path, sandbox.ReadOptions{Offset: a.Offset, Limit: a.Limit})
-	}, func(r sandbox.ReadResult) ReadResult { return ReadResult{r} })
+	}, func(r sandbox.ReadResult) *ReadResult {
+		return &ReadResult{Path: r.Path, Offset: r.Offset, Lines: r.Lines, TotalLines: r.TotalLines, More: r.More, content: r.Content}
+	})
 }
 
 // write
@@ -237,36 +345,39 @@ type WriteArgs struct {
 
 // WriteResult is write's result.
 type WriteResult struct {
+	plain
 	sandbox.WriteResult
 	Snapshot SnapshotInfo `json:"snapshot"`
 }
 
-// Text implements texter.
-func (r WriteResult) Text() string {
+func (r *WriteResult) blocks() []string {
 	verb := "Overwrote"
 	if r.Created {
 		verb = "Created"
 	}
-	return fmt.Sprintf("%s %s (%d bytes); %s", verb, r.Path, r.Bytes, r.Snapshot.text())
+	return []string{fmt.Sprintf("%s %s (%d bytes); %s", verb, r.Path, r.Bytes, r.Snapshot.text())}
 }
 
-func (s *Server) write(ctx context.Context, a WriteArgs) (WriteResult, error) {
-	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (WriteResult, error) {
+func (s *Server) write(ctx context.Context, a WriteArgs) (*WriteResult, error) {
+	// A write is short and whole: once begun it completes and is committed
+	// (a cancel drops only its response).
+	ctx = context.WithoutCancel(ctx)
+	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*WriteResult, error) {
 		l := s.lock(h.Slug)
 		l.Lock()
 		r, snap, err := s.svc.Write(ctx, h, a.Path, []byte(a.Content))
 		l.Unlock()
 		if r == nil {
-			return WriteResult{}, err
+			return nil, err
 		}
-		return WriteResult{WriteResult: *r, Snapshot: s.snapshotInfo(h, snap, err)}, nil
+		return &WriteResult{WriteResult: *r, Snapshot: s.snapshotInfo(h, snap, err)}, nil
 	})
 }
 
 // patch
 
 const patchDesc = `Apply a unified diff (as produced by git diff or diff -u) to one file in a sandbox. The diff may create the file (--- /dev/null), modify it, or delete it (+++ /dev/null).
-Context and removed lines must match the file exactly; hunks may sit at other line numbers than their headers say. If any hunk does not apply, nothing changes and the error names the hunk: read the file and try again.
+Each hunk must hold exactly the lines its header counts (@@ -a,b +c,d @@: b context and - lines, d context and + lines). Context and removed lines must match the file exactly; hunks may sit at other line numbers than their headers say. If any hunk cannot be read or does not apply, nothing changes and the error names the hunk: read the file and try again.
 The change is committed to the sandbox's branch. Hidden paths are refused.`
 
 // PatchArgs are patch's arguments.
@@ -278,32 +389,34 @@ type PatchArgs struct {
 
 // PatchResult is patch's result.
 type PatchResult struct {
+	plain
 	sandbox.PatchResult
 	Snapshot SnapshotInfo `json:"snapshot"`
 }
 
-// Text implements texter.
-func (r PatchResult) Text() string {
-	return fmt.Sprintf("Patched %s: %s (%d hunk(s)); %s", r.Path, r.Action, r.Hunks, r.Snapshot.text())
+func (r *PatchResult) blocks() []string {
+	return []string{fmt.Sprintf("Patched %s: %s (%d hunk(s)); %s", r.Path, r.Action, r.Hunks, r.Snapshot.text())}
 }
 
-func (s *Server) patch(ctx context.Context, a PatchArgs) (PatchResult, error) {
-	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (PatchResult, error) {
+func (s *Server) patch(ctx context.Context, a PatchArgs) (*PatchResult, error) {
+	ctx = context.WithoutCancel(ctx) // as write
+	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*PatchResult, error) {
 		l := s.lock(h.Slug)
 		l.Lock()
 		r, snap, err := s.svc.Patch(ctx, h, a.Path, a.Diff)
 		l.Unlock()
 		if r == nil {
-			return PatchResult{}, err
+			return nil, err
 		}
-		return PatchResult{PatchResult: *r, Snapshot: s.snapshotInfo(h, snap, err)}, nil
+		return &PatchResult{PatchResult: *r, Snapshot: s.snapshotInfo(h, snap, err)}, nil
 	})
 }
 
 // bash
 
-const bashDesc = `Run a shell command (busybox sh) in a sandbox as an unprivileged user, in /src unless workdir says otherwise. Returns stdout, stderr and exitCode; a non-zero exit code is a normal result.
-The command is killed (its whole process group) after timeout seconds (default 120, at most 3600); timedOut says so. Each stream keeps its first 1 MiB, with a truncation marker after.
+const bashDesc = `Run a shell command (busybox sh) in a sandbox as an unprivileged user, in /src unless workdir says otherwise. Returns the exit code, stdout and stderr; a non-zero exit code is a normal result.
+The command is killed, with every process it started, after timeout seconds (default 120, at most 3600); timedOut says so. Cancelling the call stops it the same way.
+Output is shown up to the response cap: a stream too long is cut in the middle, with a note naming the file in /tmp that keeps all of it (page through it with bash: head -c, tail -c, sed -n).
 The call returns when the command exits; processes it leaves in the background keep running, but their output is not captured. Changes to files are committed to the sandbox's branch.`
 
 // BashArgs are bash's arguments.
@@ -314,45 +427,65 @@ type BashArgs struct {
 	Timeout float64 `json:"timeout,omitempty" jsonschema:"Seconds before the command is killed (default 120, at most 3600)"`
 }
 
-// BashResult is bash's result.
+// BashResult is bash's result: the output is in the text, each stream
+// after a "--- stdout" or "--- stderr" line.
 type BashResult struct {
-	sandbox.BashResult
-	Snapshot SnapshotInfo `json:"snapshot"`
+	plain
+	ExitCode    int   `json:"exitCode"`
+	TimedOut    bool  `json:"timedOut,omitempty"`
+	StdoutBytes int64 `json:"stdoutBytes"`
+	StderrBytes int64 `json:"stderrBytes"`
+	// StdoutFile and StderrFile keep the whole of a stream that was cut
+	// (or held bytes that are not UTF-8), in the sandbox's /tmp.
+	StdoutFile string       `json:"stdoutFile,omitempty"`
+	StderrFile string       `json:"stderrFile,omitempty"`
+	Workdir    string       `json:"workdir"`
+	DurationMs int64        `json:"durationMs"`
+	Snapshot   SnapshotInfo `json:"snapshot"`
+
+	stdout, stderr string
 }
 
-// Text implements texter.
-func (r BashResult) Text() string {
+func (r *BashResult) blocks() []string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "exit code %d", r.ExitCode)
 	if r.TimedOut {
 		b.WriteString(" (timed out, killed)")
 	}
 	fmt.Fprintf(&b, "; %s\n", r.Snapshot.text())
-	if r.Stdout != "" {
-		b.WriteString("--- stdout\n" + r.Stdout)
-		if !strings.HasSuffix(r.Stdout, "\n") {
+	if r.stdout != "" {
+		b.WriteString("--- stdout\n" + r.stdout)
+		if !strings.HasSuffix(r.stdout, "\n") {
 			b.WriteString("\n")
 		}
 	}
-	if r.Stderr != "" {
-		b.WriteString("--- stderr\n" + r.Stderr)
+	if r.stderr != "" {
+		b.WriteString("--- stderr\n" + r.stderr)
 	}
-	return b.String()
+	return []string{b.String()}
 }
 
-func (s *Server) bash(ctx context.Context, a BashArgs) (BashResult, error) {
+// bashReserve is what a bash result needs besides its output.
+const bashReserve = 8 << 10
+
+func (s *Server) bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 	if a.Timeout < 0 || a.Timeout > sandbox.MaxBashTimeout.Seconds() {
-		return BashResult{}, fmt.Errorf("timeout must be between 0 and %d seconds", int(sandbox.MaxBashTimeout.Seconds()))
+		return nil, fmt.Errorf("timeout must be between 0 and %d seconds", int(sandbox.MaxBashTimeout.Seconds()))
 	}
-	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (BashResult, error) {
+	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*BashResult, error) {
 		r, snap, err := s.svc.Bash(ctx, h, a.Command, sandbox.BashOptions{
 			Workdir: a.Workdir, Timeout: time.Duration(a.Timeout * float64(time.Second)), Message: bashMessage(a.Command),
+			OutputCap: s.MaxOutput - bashReserve,
 		})
 		if r == nil {
-			return BashResult{}, err
+			return nil, err
 		}
 		// The command ran: a snapshot error is part of the result.
-		return BashResult{BashResult: *r, Snapshot: s.snapshotInfo(h, snap, err)}, nil
+		return &BashResult{
+			ExitCode: r.ExitCode, TimedOut: r.TimedOut, StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes,
+			StdoutFile: r.StdoutFile, StderrFile: r.StderrFile, Workdir: r.Workdir, DurationMs: r.DurationMs,
+			Snapshot: s.snapshotInfo(h, snap, err), stdout: r.Stdout, stderr: r.Stderr,
+		}, nil
 	})
 }
 
@@ -367,25 +500,23 @@ type LsArgs struct {
 	Recursive bool   `json:"recursive,omitempty" jsonschema:"List the whole tree below the folder"`
 }
 
-// LsResult is ls's result.
+// LsResult is ls's result: the entries are the text, one a line.
 type LsResult struct {
-	sandbox.LsResult
+	Path string `json:"path"`
+	list
 }
 
-// Text implements texter.
-func (r LsResult) Text() string {
-	return listText(r.Entries, r.Truncated, "(empty folder)")
-}
-
-func (s *Server) ls(ctx context.Context, a LsArgs) (LsResult, error) {
+func (s *Server) ls(ctx context.Context, a LsArgs) (*LsResult, error) {
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.LsResult, error) {
 		return s.svc.Ls(ctx, h, a.Path, a.Recursive)
-	}, func(r sandbox.LsResult) LsResult { return LsResult{r} })
+	}, func(r sandbox.LsResult) *LsResult {
+		return &LsResult{Path: r.Path, list: newList(r.Entries, r.Truncated, "(empty folder)")}
+	})
 }
 
 // glob
 
-const globDesc = `Find files in a sandbox whose path matches a glob pattern, relative to path (default /src): * and ? match within a folder name, ** matches any number of folders, {a,b} alternates, e.g. "**/*.go" or "src/**/*.{ts,tsx}".
+const globDesc = `Find files in a sandbox whose path matches a glob pattern, relative to path (default /src): * and ? match within a folder name, ** matches any number of folders, [a-z] a class, {a,b} alternates (braces nest), e.g. "**/*.go" or "src/**/*.{ts,tsx}".
 Hidden files and folders are left out. Paths are returned relative to /src. At most 1000; truncated says when there were more.`
 
 // GlobArgs are glob's arguments.
@@ -395,26 +526,24 @@ type GlobArgs struct {
 	Path    string `json:"path,omitempty" jsonschema:"Folder to search: absolute in the sandbox or relative to /src (default /src)"`
 }
 
-// GlobResult is glob's result.
+// GlobResult is glob's result: the paths are the text, one a line.
 type GlobResult struct {
-	sandbox.GlobResult
+	Pattern string `json:"pattern"`
+	list
 }
 
-// Text implements texter.
-func (r GlobResult) Text() string {
-	return listText(r.Matches, r.Truncated, "(no files match)")
-}
-
-func (s *Server) glob(ctx context.Context, a GlobArgs) (GlobResult, error) {
+func (s *Server) glob(ctx context.Context, a GlobArgs) (*GlobResult, error) {
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.GlobResult, error) {
 		return s.svc.Glob(ctx, h, a.Pattern, a.Path)
-	}, func(r sandbox.GlobResult) GlobResult { return GlobResult{r} })
+	}, func(r sandbox.GlobResult) *GlobResult {
+		return &GlobResult{Pattern: r.Pattern, list: newList(r.Matches, r.Truncated, "(no files match)")}
+	})
 }
 
 // grep
 
 const grepDesc = `Search the files under path in a sandbox (or the file path) for lines matching an extended regular expression (POSIX ERE, as grep -E). Returns "path:line:text" matches, paths relative to /src.
-include narrows the files by name, e.g. "*.go" or "*.{ts,tsx}". Hidden files and folders are skipped. At most 200 matches; truncated says when there were more.`
+include narrows the files by name with a glob, e.g. "*.go" or "*.{ts,tsx}". Hidden files and folders are skipped. At most 200 matches; truncated says when there were more.`
 
 // GrepArgs are grep's arguments.
 type GrepArgs struct {
@@ -424,20 +553,18 @@ type GrepArgs struct {
 	Include string `json:"include,omitempty" jsonschema:"Only files whose name matches this glob, e.g. *.go"`
 }
 
-// GrepResult is grep's result.
+// GrepResult is grep's result: the matches are the text, one a line.
 type GrepResult struct {
-	sandbox.GrepResult
+	Pattern string `json:"pattern"`
+	list
 }
 
-// Text implements texter.
-func (r GrepResult) Text() string {
-	return listText(r.Matches, r.Truncated, "(no matches)")
-}
-
-func (s *Server) grep(ctx context.Context, a GrepArgs) (GrepResult, error) {
+func (s *Server) grep(ctx context.Context, a GrepArgs) (*GrepResult, error) {
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.GrepResult, error) {
 		return s.svc.Grep(ctx, h, a.Pattern, a.Path, a.Include)
-	}, func(r sandbox.GrepResult) GrepResult { return GrepResult{r} })
+	}, func(r sandbox.GrepResult) *GrepResult {
+		return &GrepResult{Pattern: r.Pattern, list: newList(r.Matches, r.Truncated, "(no matches)")}
+	})
 }
 
 // query runs a read-only service call on a sandbox and wraps its result.
@@ -452,13 +579,54 @@ func query[T, R any](ctx context.Context, s *Server, name string, fn func(h *san
 	})
 }
 
-func listText(items []string, truncated bool, empty string) string {
-	if len(items) == 0 {
-		return empty
+// list is a list result: the items are the text, one a line, and the
+// metadata counts them.
+type list struct {
+	Count     int  `json:"count"`     // items in the text
+	Truncated bool `json:"truncated"` // there were more than the tool's limit
+	// Cut says the items did not all fit in the response: Count of them
+	// are shown.
+	Cut bool `json:"cut,omitempty"`
+
+	items []string
+	empty string
+}
+
+func newList(items []string, truncated bool, empty string) list {
+	return list{Count: len(items), Truncated: truncated, items: items, empty: empty}
+}
+
+// fit keeps the whole items that fit in budget.
+func (l *list) fit(budget int) {
+	budget -= 200 // the note
+	n := 0
+	for i, it := range l.items {
+		if n += textcap.Len(it) + 2; n > budget {
+			l.items, l.Count, l.Cut = l.items[:i], i, true
+			return
+		}
 	}
-	t := strings.Join(items, "\n")
-	if truncated {
+}
+
+func (l *list) blocks() []string {
+	if len(l.items) == 0 && !l.Cut {
+		return []string{l.empty}
+	}
+	t := strings.Join(l.items, "\n")
+	switch {
+	case l.Cut:
+		t += "\n[litterbox: the list was cut at the response cap; narrow the search]"
+	case l.Truncated:
 		t += "\n[litterbox: truncated; narrow the search]"
 	}
-	return t
+	return []string{t}
+}
+
+// cutText cuts s to budget bytes of JSON, with a note naming what.
+func cutText(s string, budget int, what string) string {
+	if textcap.Len(s) <= budget {
+		return s
+	}
+	keep := textcap.Prefix(s, max(budget-200, 0))
+	return fmt.Sprintf("%s\n[litterbox: %s was cut at the response cap: %d of %d bytes shown]\n", s[:keep], what, keep, len(s))
 }

@@ -1,11 +1,42 @@
 // Package runner runs the external commands Litterbox depends on (docker and
-// git) and logs every invocation, so a user can see, and paste, exactly what ran.
+// git) and logs every invocation, so a user can see, and paste, exactly what
+// ran. Every command has a time limit by its Kind, so a hung engine is an
+// error that names the command, not a hang.
 package runner
 
 import (
 	"io"
 	"strings"
 )
+
+// Kind is what sort of command a Cmd is. It picks the time limit Exec gives
+// the command on the host (see Limits), so that a hung engine, or a hung ssh
+// to a remote one, ends in a TimeoutError instead of a hang.
+type Kind uint8
+
+const (
+	// Work is the default: git plumbing, a scan of /src, a file operation,
+	// a copy of the tree. Its time grows with the repository, so its limit
+	// is generous.
+	Work Kind = iota
+	// Control is a docker call that a healthy engine answers at once: ps,
+	// inspect, pause, rm, network.
+	Control
+	// Stream runs as long as its caller lets it: an interactive shell, bash
+	// with its own timeout, a user's setup command, a diff read through a
+	// pager. It has no limit of its own; the caller's context bounds it.
+	Stream
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Control:
+		return "control"
+	case Stream:
+		return "stream"
+	}
+	return "work"
+}
 
 // Cmd is one external command: its argv, working directory, extra environment
 // and streams. Build it with New and the chainable helpers; argv is never a
@@ -17,6 +48,7 @@ type Cmd struct {
 	Stdin  io.Reader
 	Stdout io.Writer // when nil, stdout is captured into Result.Stdout
 	Stderr io.Writer // when nil, stderr is captured into Result.Stderr
+	Kind   Kind      // sets the time limit; Work unless told
 }
 
 // New starts a command with its program name and first arguments.
@@ -35,6 +67,12 @@ func (c *Cmd) ArgIf(cond bool, args ...string) *Cmd {
 	if cond {
 		c.Args = append(c.Args, args...)
 	}
+	return c
+}
+
+// As sets the command's Kind, and so its time limit.
+func (c *Cmd) As(k Kind) *Cmd {
+	c.Kind = k
 	return c
 }
 

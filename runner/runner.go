@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,8 +12,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/log"
+	"github.com/mattn/go-isatty"
 )
 
 // Result is what a finished command produced. Stdout and Stderr are empty when
@@ -25,7 +28,8 @@ type Result struct {
 	Duration time.Duration
 }
 
-// Runner runs commands. The exec implementation is Exec; unit tests use Fake.
+// Runner runs commands. The exec implementation is Exec; unit tests use
+// runnertest.Fake.
 type Runner interface {
 	// Run runs c to completion. A non-zero exit is an *ExitError; a missing
 	// program is a *NotInstalledError.
@@ -40,12 +44,35 @@ type ExitError struct {
 	Stderr   string
 }
 
+// Error quotes the command and its stderr, each cut to a few KiB (the ends
+// kept, the middle dropped with a note): an argv or stderr of megabytes must
+// not become a message of megabytes.
 func (e *ExitError) Error() string {
-	msg := strings.TrimSpace(e.Stderr)
+	cmd := clip(e.Command, maxQuoted, 0)
+	msg := clip(strings.TrimSpace(e.Stderr), 1<<10, 2<<10)
 	if msg == "" {
-		return fmt.Sprintf("%s: exit status %d", e.Command, e.ExitCode)
+		return fmt.Sprintf("%s: exit status %d", cmd, e.ExitCode)
 	}
-	return fmt.Sprintf("%s: exit status %d: %s", e.Command, e.ExitCode, msg)
+	return fmt.Sprintf("%s: exit status %d: %s", cmd, e.ExitCode, msg)
+}
+
+// clip keeps the first head and last tail bytes of s (at UTF-8 boundaries)
+// and says how much it cut between them.
+func clip(s string, head, tail int) string {
+	if len(s) <= head+tail {
+		return s
+	}
+	h, t := head, len(s)-tail
+	for h > 0 && !utf8.RuneStart(s[h]) {
+		h--
+	}
+	for t < len(s) && !utf8.RuneStart(s[t]) {
+		t++
+	}
+	if tail == 0 {
+		return fmt.Sprintf("%s... (%d more bytes)", s[:h], len(s)-h)
+	}
+	return fmt.Sprintf("%s [... %d bytes cut] %s", s[:h], t-h, s[t:])
 }
 
 // NotInstalledError is a program that is not on PATH.
@@ -56,6 +83,59 @@ type NotInstalledError struct {
 func (e *NotInstalledError) Error() string {
 	return fmt.Sprintf("%s is not installed or not on PATH: install it and try again", e.Program)
 }
+
+// ErrTimeout is a command that ran past its time limit and was killed.
+var ErrTimeout = errors.New("command timed out")
+
+// TimeoutError is a command that Exec killed at its time limit (see Kind):
+// the program, or the engine it talks to, did not answer in time.
+type TimeoutError struct {
+	Command string // shell-quoted argv, cut to a readable length
+	Kind    Kind
+	Limit   time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%s: no answer within %s, so litterbox stopped it; if it is only slow, raise %s", e.Command, e.Limit, e.Setting())
+}
+
+// Setting is the environment variable that sets the limit e hit.
+func (e *TimeoutError) Setting() string {
+	return "LITTERBOX_" + strings.ToUpper(e.Kind.String()) + "_TIMEOUT"
+}
+
+// Is makes errors.Is(err, ErrTimeout) hold.
+func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
+
+// Limits are the time limits Exec gives each Kind of command; a zero field
+// takes its default. Stream commands have none.
+type Limits struct {
+	Control time.Duration // default DefaultControlLimit
+	Work    time.Duration // default DefaultWorkLimit
+}
+
+// Default time limits. Control calls take well under a second on a healthy
+// engine; the minute leaves room for a loaded machine or a slow remote
+// engine, and for `docker rm` of a container that wrote a lot.
+const (
+	DefaultControlLimit = time.Minute
+	DefaultWorkLimit    = 10 * time.Minute
+)
+
+// of returns the limit for k; 0 means none.
+func (l Limits) of(k Kind) time.Duration {
+	switch k {
+	case Control:
+		return cmp.Or(l.Control, DefaultControlLimit)
+	case Work:
+		return cmp.Or(l.Work, DefaultWorkLimit)
+	}
+	return 0
+}
+
+// maxQuoted is how much of a command line an error quotes: enough to see
+// what ran, never megabytes of argv.
+const maxQuoted = 300
 
 // ExitCode reports the exit code of err when it is an *ExitError, else -1.
 func ExitCode(err error) int {
@@ -77,13 +157,23 @@ func Stderr(err error) string {
 
 // Exec runs commands as real processes and logs each one at debug level: the
 // pasteable argv, its directory, exit code, duration, and stderr on failure.
+// It kills a command that runs past the limit of its Kind.
 type Exec struct {
-	Log *log.Logger
+	Log    *log.Logger
+	Limits Limits
 }
 
-// Run implements Runner.
+// Run implements Runner. A command killed at its time limit is a
+// *TimeoutError.
 func (r Exec) Run(ctx context.Context, c *Cmd) (Result, error) {
-	cmd := exec.CommandContext(ctx, c.Args[0], c.Args[1:]...)
+	runCtx := ctx
+	limit := r.Limits.of(c.Kind)
+	if limit > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(runCtx, c.Args[0], c.Args[1:]...)
 	cmd.Dir = c.Dir
 	if len(c.Env) > 0 {
 		cmd.Env = append(os.Environ(), c.Env...)
@@ -99,8 +189,17 @@ func (r Exec) Run(ctx context.Context, c *Cmd) (Result, error) {
 		// is what says why a command failed.
 		cmd.Stderr = io.MultiWriter(c.Stderr, &tail{buf: &stderr})
 	}
-	// Killing only the direct child can leave a grandchild holding our pipes
-	// open; WaitDelay bounds how long Wait then blocks.
+	if !onTerminal(c) {
+		// Its own process group, killed whole: killing only the direct child
+		// would leave its children running (docker's ssh to a remote engine,
+		// a wrapper script's). A command on the user's terminal stays in the
+		// foreground group, which it needs to read the terminal; Ctrl-C
+		// reaches it there.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	}
+	// A grandchild outside the group can still hold our pipes open;
+	// WaitDelay bounds how long Wait then blocks.
 	cmd.WaitDelay = 2 * time.Second
 
 	start := time.Now()
@@ -120,6 +219,10 @@ func (r Exec) Run(ctx context.Context, c *Cmd) (Result, error) {
 		return res, nil
 	}
 
+	if runCtx.Err() != nil && ctx.Err() == nil {
+		r.logger().Debug("timed out", append(fields, "limit", limit)...)
+		return res, &TimeoutError{Command: clip(c.String(), maxQuoted, 0), Kind: c.Kind, Limit: limit}
+	}
 	if errors.Is(err, exec.ErrNotFound) {
 		r.logger().Debug("not installed", fields...)
 		return res, &NotInstalledError{Program: c.Args[0]}
@@ -128,7 +231,7 @@ func (r Exec) Run(ctx context.Context, c *Cmd) (Result, error) {
 	if errors.As(err, &xe) {
 		if ctx.Err() != nil {
 			r.logger().Debug("cancelled", fields...)
-			return res, fmt.Errorf("%s: %w", c.String(), ctx.Err())
+			return res, fmt.Errorf("%s: %w", clip(c.String(), maxQuoted, 0), ctx.Err())
 		}
 		if st, ok := xe.Sys().(syscall.WaitStatus); ok && st.Signaled() {
 			res.ExitCode = 128 + int(st.Signal())
@@ -138,7 +241,17 @@ func (r Exec) Run(ctx context.Context, c *Cmd) (Result, error) {
 		return res, &ExitError{Command: c.String(), ExitCode: res.ExitCode, Stderr: stderr.String()}
 	}
 	r.logger().Debug("failed to start", append(fields, "err", err)...)
-	return res, fmt.Errorf("%s: %w", c.String(), err)
+	return res, fmt.Errorf("%s: %w", clip(c.String(), maxQuoted, 0), err)
+}
+
+// onTerminal reports whether any of c's streams is a terminal.
+func onTerminal(c *Cmd) bool {
+	for _, s := range []any{c.Stdin, c.Stdout, c.Stderr} {
+		if f, ok := s.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r Exec) logger() *log.Logger {

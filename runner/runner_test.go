@@ -4,8 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/litterbox-dev/litterbox/internal/testutil"
 )
 
 func TestQuote(t *testing.T) {
@@ -63,30 +72,65 @@ func TestExec(t *testing.T) {
 	}
 }
 
-func TestFake(t *testing.T) {
+// A command past its limit is killed with everything it started, and the
+// error names it, the limit and the setting to raise.
+func TestTimeoutKillsTheCommandAndItsChildren(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	r := Exec{Limits: Limits{Control: 300 * time.Millisecond}}
+	_, err := r.Run(context.Background(), New("sh", "-c", `sleep 30 & echo $! >"$1"; wait`, "sh", pidFile).As(Control))
+	var te *TimeoutError
+	if !errors.As(err, &te) || !errors.Is(err, ErrTimeout) || te.Limit != 300*time.Millisecond {
+		t.Fatalf("err = %v, want a TimeoutError at 300ms", err)
+	}
+	want := `sh -c 'sleep 30 & echo $! >"$1"; wait' sh ` + pidFile + `: no answer within 300ms, so litterbox stopped it; if it is only slow, raise LITTERBOX_CONTROL_TIMEOUT`
+	if err.Error() != want {
+		t.Errorf("Error() = %q\nwant      %q", err.Error(), want)
+	}
+	data, rerr := os.ReadFile(pidFile)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	// The kill is sent before Run returns; dying takes the kernel a moment.
+	for i := 0; i < 100 && testutil.ProcessAlive(pid); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if testutil.ProcessAlive(pid) {
+		t.Errorf("the command's child %d is still running", pid)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+func TestLimitsByKind(t *testing.T) {
+	tiny := Exec{Limits: Limits{Control: time.Nanosecond, Work: time.Nanosecond}}
 	ctx := context.Background()
-	f := &Fake{}
-	f.Expect([]string{"git", "status"}, "clean\n", nil)
-	res, err := f.Run(ctx, New("git", "status"))
-	if err != nil || string(res.Stdout) != "clean\n" || res.ExitCode != 0 {
-		t.Errorf("Run = %+v, %v", res, err)
-	}
-	if err := f.Check(); err != nil {
-		t.Errorf("Check = %v", err)
-	}
-	// A mismatch, an unexpected call and an unmet expectation are all reported.
-	f.Expect([]string{"git", "log"}, "", nil).Expect([]string{"git", "never"}, "", nil)
-	_, _ = f.Run(ctx, New("git", "diff"))
-	_, _ = f.Run(ctx, New("git", "never"))
-	_, _ = f.Run(ctx, New("git", "extra"))
-	err = f.Check()
-	if err == nil {
-		t.Fatal("Check = nil after a mismatch")
-	}
-	for _, want := range []string{"command mismatch", "got: git diff", "unexpected command: git extra"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("Check() = %v; want it to mention %q", err, want)
+	for _, k := range []Kind{Control, Work} {
+		if _, err := tiny.Run(ctx, New("true").As(k)); !errors.Is(err, ErrTimeout) {
+			t.Errorf("%v command past its limit: err = %v, want ErrTimeout", k, err)
 		}
+	}
+	// A stream has no limit of its own.
+	if _, err := tiny.Run(ctx, New("true").As(Stream)); err != nil {
+		t.Errorf("stream command: %v", err)
+	}
+	// The caller's own cancellation is not a timeout.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := (Exec{}).Run(cctx, New("true")); !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
+		t.Errorf("cancelled: err = %v, want context.Canceled and no timeout", err)
+	}
+	if (Limits{}).of(Control) != DefaultControlLimit || (Limits{}).of(Work) != DefaultWorkLimit || (Limits{}).of(Stream) != 0 {
+		t.Error("zero Limits do not take the defaults")
+	}
+}
+
+// An error quotes a command line only so far: never megabytes of argv.
+func TestTimeoutQuotesAReadableCommand(t *testing.T) {
+	huge := strings.Repeat("é", 50000)
+	_, err := Exec{Limits: Limits{Work: time.Nanosecond}}.Run(context.Background(), New("printf", huge))
+	msg := err.Error()
+	if len(msg) > maxQuoted+200 || !strings.Contains(msg, "more bytes)") || !utf8.ValidString(msg) {
+		t.Errorf("error of %d bytes (valid UTF-8: %v): %.400s", len(msg), utf8.ValidString(msg), msg)
 	}
 }
 
@@ -103,5 +147,24 @@ func TestStreamedStderrStillExplainsAFailure(t *testing.T) {
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.ExitCode != 3 || !strings.HasSuffix(ee.Stderr, "the reason\n") || len(ee.Stderr) > tailSize {
 		t.Fatalf("err = %v, want an ExitError with code 3 ending in the reason, at most %d bytes", err, tailSize)
+	}
+}
+
+// TestErrorsQuoteBriefly: an error quotes at most a few KiB of the argv and
+// stderr it came with, saying how much it left out.
+func TestErrorsQuoteBriefly(t *testing.T) {
+	big := strings.Repeat("x", 2<<20)
+	e := &ExitError{Command: "grep -e " + big, ExitCode: 2, Stderr: big + "the end"}
+	msg := e.Error()
+	if len(msg) > 10<<10 {
+		t.Errorf("ExitError quotes %d bytes", len(msg))
+	}
+	if !strings.Contains(msg, "more bytes)") || !strings.Contains(msg, "bytes cut]") || !strings.HasSuffix(msg, "the end") {
+		t.Errorf("ExitError does not say what it cut, or loses the end of stderr: %q ... %q", msg[:100], msg[len(msg)-100:])
+	}
+	// a command that cannot start (an argument over the kernel's limit)
+	_, err := Exec{}.Run(context.Background(), New("true", big))
+	if err == nil || len(err.Error()) > 10<<10 || !strings.Contains(err.Error(), "more bytes)") {
+		t.Errorf("start error of %d bytes: %.200v", len(fmt.Sprint(err)), err)
 	}
 }

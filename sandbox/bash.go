@@ -12,9 +12,8 @@ import (
 const (
 	// MaxBashTimeout is the longest timeout allowed.
 	MaxBashTimeout = time.Hour
-	// MaxStreamBytes caps each of stdout and stderr; the rest is dropped,
-	// with a marker.
-	MaxStreamBytes = DefaultOutputCap
+	// MaxCommandBytes is the longest command.
+	MaxCommandBytes = 1 << 20
 )
 
 // BashOptions tune Bash.
@@ -22,6 +21,10 @@ type BashOptions struct {
 	Workdir string        // absolute or relative to /src; default /src
 	Timeout time.Duration // default DefaultRunTimeout
 	Message string        // snapshot commit message
+	// OutputCap is how much output the result shows, both streams
+	// together, as JSON bytes; the whole of a stream cut is kept in a file
+	// under OutputDir. 0 means DefaultOutputCap.
+	OutputCap int
 }
 
 // BashResult is what a command did. A non-zero exit is a result, not an
@@ -33,12 +36,16 @@ type BashResult struct {
 }
 
 // Bash runs a shell command for an agent and snapshots what it changed, in
-// one docker exec (see Run), and marks truncated output and timeouts in the
-// text so an agent cannot miss them. The snapshot's error, when the command
-// ran, comes with its result rather than instead of it.
+// one exec (see Run), and marks timeouts in the text so an agent
+// cannot miss them. The snapshot's error, when the command ran, comes with
+// its result rather than instead of it. When ctx ends the command is
+// stopped, and what it changed is still committed (see Run).
 func (s *Service) Bash(ctx context.Context, h *Handle, command string, o BashOptions) (*BashResult, *SnapshotResult, error) {
 	if strings.TrimSpace(command) == "" {
 		return nil, nil, newError(ErrBadPath, "give a command to run")
+	}
+	if err := checkLen("command", command, MaxCommandBytes); err != nil {
+		return nil, nil, err
 	}
 	wd, err := ContainerPath(o.Workdir)
 	if err != nil {
@@ -52,7 +59,7 @@ func (s *Service) Bash(ctx context.Context, h *Handle, command string, o BashOpt
 		return nil, nil, newError(ErrBadPath, "timeout %s is over the limit of %s", timeout, MaxBashTimeout)
 	}
 	start := time.Now()
-	run, snap, err := s.Run(ctx, h, RunSpec{Command: command, Workdir: wd, Timeout: timeout, Cap: MaxStreamBytes, Message: o.Message})
+	run, snap, err := s.Run(ctx, h, RunSpec{Command: command, Workdir: wd, Timeout: timeout, Cap: o.OutputCap, KeepOutput: true, Message: o.Message})
 	if run == nil {
 		if err == nil {
 			err = errors.New("the command sent no result")
@@ -65,15 +72,8 @@ func (s *Service) Bash(ctx context.Context, h *Handle, command string, o BashOpt
 		return nil, nil, newError(ErrNoFile, "workdir %s does not exist or is not a directory. Use ls to find it.", DisplayPath(wd))
 	}
 	res := &BashResult{RunResult: *run, Workdir: DisplayPath(wd), DurationMs: time.Since(start).Milliseconds()}
-	marker := fmt.Sprintf("\n[litterbox: output truncated: only the first %d bytes are shown]\n", MaxStreamBytes)
-	if res.StdoutTruncated {
-		res.Stdout += marker
-	}
-	if res.StderrTruncated {
-		res.Stderr += marker
-	}
 	if res.TimedOut {
-		res.Stderr += fmt.Sprintf("\n[litterbox: timed out after %s; the command's process group was killed]\n", timeout)
+		res.Stderr += fmt.Sprintf("\n[litterbox: timed out after %s; the command and every process it started were killed]\n", timeout)
 	}
 	return res, snap, err
 }

@@ -7,18 +7,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/litterbox-dev/litterbox/docker"
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
-
-// DefaultSetup is the startup command run once after the copy (FR1.7).
-var DefaultSetup = []string{"echo", "hello", "world"}
 
 // CreateOptions tune Create. The zero value is the documented default.
 type CreateOptions struct {
@@ -26,19 +24,33 @@ type CreateOptions struct {
 	// (see Config), which defaults to DefaultSetup.
 	Setup []string
 	// Config is the sandbox configuration; nil means LoadConfig's.
-	Config *Config
+	Config *config.Config
 	// Progress, when set, is told each step as it starts.
 	Progress func(step string)
+	// Image is the image to make the sandbox from (`create --image`); ""
+	// means the configuration's, else the service's default. An image
+	// other than DefaultImage must be on the engine: it is never pulled.
+	Image string
+	// ByAgent says Image was named by an agent (MCP sandbox-create): it
+	// must then be one the user lists in agent_images.
+	ByAgent bool
 	// FromBranch recreates a sandbox whose container is gone from its
 	// existing branch: the container holds the branch tip, the branch is
 	// kept (never made, never removed on rollback), and the base is the
 	// merge base of HEAD and the branch.
 	FromBranch bool
+	// From, when set, is the branch, tag or commit the sandbox starts from
+	// instead of HEAD: its commit is copied in and is the sandbox's base,
+	// which diff, log, apply and merge compare with. A name that resolves
+	// to no commit is ErrBadRef, before anything is made.
+	From string
 }
 
 // Created is the result of Create.
 type Created struct {
 	Sandbox
+	// Image is the image the sandbox runs.
+	Image string `json:"image"`
 	// SetupOutput is what the startup command printed (stdout then stderr).
 	SetupOutput string `json:"setupOutput"`
 	// Uncommitted is set when the working tree had uncommitted changes to
@@ -48,208 +60,474 @@ type Created struct {
 	Ports []PortInfo `json:"ports,omitempty"`
 	// Services are the services started because of autostart.
 	Services []ServiceStatus `json:"services,omitempty"`
+	// RemovedIncomplete: an incomplete sandbox of this name, left by an
+	// interrupted create, was removed first.
+	RemovedIncomplete bool `json:"removedIncomplete,omitempty"`
 }
 
-// Create makes a sandbox: it validates the name before any git or docker call,
-// claims the branch litterbox/<slug> at HEAD (atomically, so a name that is
-// taken is refused), starts the container on its own network, copies HEAD
-// into /src and runs the startup command once. Any failure before the startup
-// command removes everything made so far. A failing startup command leaves
-// the sandbox in place, marked failed-setup, and returns ErrSetupFailed.
+// Create makes a sandbox: it validates the name before any git or engine
+// call, takes the sandbox's create lock, claims the branch litterbox/<slug> at
+// HEAD (atomically, so a name that is taken is refused), has the engine make
+// the sandbox's network and start its container, copies HEAD into /src and
+// runs the startup command once. Any failure before the startup command
+// removes everything made so far. A failing startup command leaves the
+// sandbox in place, marked failed-setup, and returns ErrSetupFailed.
+//
+// A create cut short where no rollback can run (kill -9, a dead engine) leaves
+// its create journal behind and no ready mark, so list shows what is left as
+// incomplete and no operation uses it; the next create of the name removes it
+// first, when its branch holds nothing beyond its base.
 func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateOptions) (*Created, error) {
+	c, err := s.beginCreate(ctx, r, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer c.end()
+	for _, step := range []func(context.Context) error{
+		c.checkIsolation, // the engine keeps sandboxes apart, or the user allows it
+		c.writeJournal,   // from here on, whatever a kill leaves is known as an unfinished create
+		c.claimBranch,    // litterbox/<slug> at HEAD, unless recreating from it
+		c.startContainer, // the engine makes the network and starts the container
+		c.fill,           // HEAD into /src, then setup; services and ports meanwhile
+	} {
+		if err := step(ctx); err != nil {
+			return nil, c.fail(ctx, err)
+		}
+	}
+	return c.finish(ctx)
+}
+
+// creation is one Create on its way.
+type creation struct {
+	s        *Service
+	r        *Repo
+	slug     string
+	opts     CreateOptions
+	progress func(step string)
+	// head is the base label; start the commit copied into /src (the branch
+	// tip when recreating from it).
+	head, start string
+	cfg         *config.Config
+	setup       []string
+	out         *Created
+	unlock      func()
+	undo        undoStack
+	// Whether tracked files are dirty is only reported, so it runs beside
+	// the real work.
+	dirty sync.WaitGroup
+	// Archiving only reads the repository, so it runs while the branch and
+	// container are made, into memory, instead of after them.
+	archive       *archiveStream
+	cancelArchive context.CancelFunc
+	// platform is the image's os/arch; "" when the engine pulls it.
+	platform string
+	// volumes are the image's VOLUMEs, covered read-only (volumeMasks).
+	volumes []string
+	// isolation is the engine's isolation check, started beside the rest;
+	// nil for a sandbox without a network.
+	isolation *engineCheck
+	sandbox   *provider.Sandbox
+	// stamp is the scan stamp the copy reported; setupErr a failed setup.
+	stamp    int64
+	setupErr error
+}
+
+// beginCreate checks everything that can be checked before anything is made
+// (the name, HEAD, what an earlier sandbox of the name left, the
+// configuration), takes the create lock, and starts the side work.
+func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts CreateOptions) (*creation, error) {
 	slug, err := Slugify(name)
 	if err != nil {
 		return nil, err
 	}
-	progress := opts.Progress
-	if progress == nil {
-		progress = func(string) {}
+	c := &creation{s: s, r: r, slug: slug, opts: opts, progress: opts.Progress}
+	if c.progress == nil {
+		c.progress = func(string) {}
 	}
-
-	head, err := r.Git.Head(ctx)
-	if err != nil {
+	if c.head, err = s.createBase(ctx, r, slug, opts); err != nil {
 		return nil, err
 	}
-	// start is the commit copied into /src; head is the base label.
-	start := head
+	_, statErr := os.Stat(r.stateDir(slug))
+	if c.unlock, err = lockCreate(ctx, r, slug); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			// A create refused here (bad configuration, a missing image)
+			// made nothing, and leaves no state either.
+			if os.IsNotExist(statErr) {
+				_ = removeState(r, slug)
+			}
+			c.unlock()
+		}
+	}()
+	c.start = c.head
+	cleaned := false
 	if opts.FromBranch {
-		if start, head, err = s.recoverStart(ctx, r, slug); err != nil {
+		if c.start, c.head, err = s.recoverStart(ctx, r, slug); err != nil {
 			return nil, err
 		}
+	} else if cleaned, err = s.clearLeftovers(ctx, r, slug, os.IsNotExist(statErr)); err != nil {
+		return nil, err
 	}
 	// The configuration, the one of the commit copied in, is checked
 	// before anything is made.
-	cfg := opts.Config
-	if cfg == nil {
-		if cfg, err = s.LoadConfig(ctx, r, start); err != nil {
+	if c.cfg = opts.Config; c.cfg == nil {
+		if c.cfg, err = s.LoadConfig(ctx, r, c.start); err != nil {
 			return nil, err
 		}
 	}
-	setup := opts.Setup
-	if setup == nil {
-		setup = cfg.Setup
+	if c.setup = opts.Setup; c.setup == nil {
+		c.setup = c.cfg.Setup
 	}
-	container := r.ContainerName(slug)
-	out := &Created{Sandbox: Sandbox{
+	// The image: --image, else the configuration's, else the default. It
+	// goes into the configuration the spec is made from.
+	cfg := *c.cfg
+	c.cfg = &cfg
+	switch {
+	case opts.Image != "" && opts.ByAgent && !slices.Contains(c.cfg.AgentImages, opts.Image):
+		return nil, &Error{Kind: ErrImage,
+			Msg:   fmt.Sprintf("An agent asked for the image %s, which agent_images in %s does not list: agents may pick only the images you list there (see docs/mcp.md).", opts.Image, config.LocalFile),
+			Agent: fmt.Sprintf("The image %s is not one you may pick: the user lists the images agents may use in agent_images in %s. Create the sandbox without image (it gets the project's image), or ask the user to allow this one.", opts.Image, config.LocalFile)}
+	case opts.Image != "":
+		c.cfg.Image = opts.Image
+	case c.cfg.Image == "":
+		c.cfg.Image = s.Image
+	}
+	// The image, when the engine holds it, must be for a platform litterbox
+	// has a scanner for; that is known before anything is made.
+	var img provider.Image
+	if c.platform, img, err = s.imageInfo(ctx, c.cfg.Image); err != nil {
+		return nil, err
+	}
+	c.volumes = img.Volumes
+	if c.platform == "" && c.cfg.Image != DefaultImage {
+		return nil, missingImage(c.cfg.Image)
+	}
+	c.out = &Created{Sandbox: Sandbox{
 		Name: slug, Status: StatusActive, Branch: BranchPrefix + slug,
-		Container: container, Repo: r.Root(), Base: head, Created: time.Now().UTC(),
-	}}
-
-	// Whether tracked files are dirty is only reported, so it runs beside
-	// the real work.
-	var dirtyWG sync.WaitGroup
-	if !opts.FromBranch {
-		dirtyWG.Add(1)
+		Container: r.ContainerName(slug), Repo: r.Root(), Base: c.head, Created: time.Now().UTC(),
+	}, Image: c.cfg.Image, RemovedIncomplete: cleaned}
+	if !opts.FromBranch && opts.From == "" {
+		c.dirty.Add(1)
 		go func() {
-			defer dirtyWG.Done()
-			out.Uncommitted, _ = r.Git.DirtyTracked(ctx)
+			defer c.dirty.Done()
+			c.out.Uncommitted, _ = r.Git.DirtyTracked(ctx)
 		}()
 	}
-	defer dirtyWG.Wait()
-
-	// Archiving only reads the repository, so it runs while the branch,
-	// network and container are made, into memory, instead of after them.
-	archCtx, cancelArchive := context.WithCancel(ctx)
-	defer cancelArchive()
-	archive := s.startArchive(archCtx, r, start)
-
-	var undo undoStack
-	fail := func(err error) (*Created, error) {
-		cancelArchive()
-		dirtyWG.Wait()
-		return nil, undo.run(ctx, s, err)
+	var archCtx context.Context
+	archCtx, c.cancelArchive = context.WithCancel(ctx)
+	c.archive = s.startArchive(archCtx, r, c.start)
+	if c.cfg.Network != config.NetworkNone {
+		c.isolation = s.startIsolationCheck(ctx, c.cfg.Image)
 	}
 
-	// The branch and the network do not depend on each other.
-	progress("creating branch " + out.Branch + " and network")
-	labels := s.labels(r, slug, head)
-	var branchErr, netErr error
-	netExisted := false
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		if !opts.FromBranch {
-			branchErr = r.Git.CreateRef(ctx, BranchRef(slug), head, "litterbox: create sandbox "+slug)
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		if cfg.Network == NetworkNone {
-			return
-		}
-		netErr = s.Docker.NetworkCreate(ctx, container, labels)
-		if netErr != nil && strings.Contains(runner.Stderr(netErr), "already exists") {
-			netErr, netExisted = nil, true
-		}
-	}()
-	wg.Wait()
-	removeNet := func(ctx context.Context) error { return s.removeNetworks(ctx, r, slug) }
-	if netErr == nil && !netExisted && cfg.Network != NetworkNone {
-		undo.push("network "+container, removeNet)
-	}
-	if branchErr != nil {
-		if errors.Is(branchErr, git.ErrRefExists) {
-			return fail(existsError(slug, "its branch "+out.Branch+" exists"))
-		}
-		return fail(fmt.Errorf("create branch %s: %w", out.Branch, branchErr))
-	}
-	if !opts.FromBranch {
-		undo.push("branch "+out.Branch, func(ctx context.Context) error { return r.Git.DeleteRef(ctx, BranchRef(slug), head) })
-	}
-	// Host-side state (the scan stamp, a failed-setup mark) goes with a
-	// rolled-back create, unless it was there before (a recovery).
-	if _, err := os.Stat(r.stateDir(slug)); os.IsNotExist(err) {
-		undo.push("state "+r.stateDir(slug), func(context.Context) error { return os.RemoveAll(r.stateDir(slug)) })
-	}
-	if netExisted {
-		// The branch claim succeeded (or, from a branch, the branch is this
-		// sandbox's), so a network of this name is either a leftover of an
-		// earlier create of this very sandbox (ours to reuse) or another
-		// repository's, whose directory has the same name: never touch that
-		// one.
-		ours, err := s.Docker.Networks(ctx, s.resourceFilters(r, slug))
-		if err != nil {
-			return fail(err)
-		}
-		if len(ours) == 0 {
-			return fail(s.nameTaken(ctx, slug, container))
-		}
-		if !opts.FromBranch {
-			// From a branch it is the old container's network: not ours.
-			undo.push("network "+container, removeNet)
+	c.undo.hint = fmt.Sprintf("once the cause is fixed, remove it with `litterbox delete %s`, or run `litterbox create %s` again, which removes it first", slug, slug)
+	// The journal and the rest of the state go last, and only when every
+	// other step was undone: what a failed rollback leaves stays marked.
+	c.undo.final = func() error { return removeState(r, slug) }
+	if opts.FromBranch {
+		c.undo.hint = fmt.Sprintf("once the cause is fixed, run `litterbox create --from-branch %s` again, which removes it first (the branch keeps its work)", slug)
+		c.undo.final = func() error {
+			return errors.Join(removeJournal(r, slug), os.Remove(sinceFile(r, slug)))
 		}
 	}
-	if netErr != nil {
-		if strings.Contains(runner.Stderr(netErr), "could not find an available, non-overlapping IPv4 address pool") {
-			return fail(fmt.Errorf("create network %s: Docker has no address pool left for another network (each sandbox has its own, and Docker's defaults allow about 30). Delete sandboxes you no longer need (`litterbox list --all-repos`), or give Docker more room: \"default-address-pools\": [{\"base\": \"10.213.0.0/16\", \"size\": 26}] in /etc/docker/daemon.json, then restart it", container))
-		}
-		return fail(fmt.Errorf("create network %s: %w", container, netErr))
-	}
+	ok = true
+	return c, nil
+}
 
-	progress("starting container " + container)
-	spec := s.runSpec(r, slug, head)
-	cfg.apply(&spec)
-	if _, err := s.Docker.RunDetached(ctx, spec); err != nil {
-		if strings.Contains(runner.Stderr(err), "is already in use") {
-			return fail(s.nameTaken(ctx, slug, container))
-		}
-		// docker run may have created the container before failing to start it.
-		undo.push("container "+container, func(ctx context.Context) error { return ignoreMissing(s.Docker.Remove(ctx, container)) })
-		return fail(fmt.Errorf("start container %s: %w", container, err))
+// createBase is the commit a new sandbox starts from: HEAD, or the commit
+// opts.From names.
+func (s *Service) createBase(ctx context.Context, r *Repo, slug string, opts CreateOptions) (string, error) {
+	if opts.From == "" {
+		return r.Git.Head(ctx)
 	}
-	undo.push("container "+container, func(ctx context.Context) error { return ignoreMissing(s.Docker.Remove(ctx, container)) })
+	if opts.FromBranch {
+		return "", newError(ErrBadRef, "Cannot create sandbox '%s': --from-branch recreates a sandbox from its own branch, so it takes no other starting point; drop --from.", slug)
+	}
+	id, ok, err := r.Git.ResolveRef(ctx, opts.From)
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", clipQuote(opts.From), err)
+	}
+	if !ok {
+		return "", &Error{Kind: ErrBadRef,
+			Msg:   fmt.Sprintf("Cannot create sandbox '%s': %s names no commit in this repository. Give a branch, a tag or a commit id (`git log --oneline --all` lists them); nothing was created.", slug, clipQuote(opts.From)),
+			Agent: fmt.Sprintf("Cannot create sandbox '%s': base_ref %s names no commit in this repository. Give a branch, a tag or a commit id, or leave base_ref out to start from HEAD; nothing was created.", slug, clipQuote(opts.From))}
+	}
+	return id, nil
+}
 
-	extras := s.prepareExtras(ctx, r, container, cfg, out)
-	progress("copying " + short(start) + " into " + Workdir + ", then running setup: " + runner.Quote(setup...))
+// end stops the side work and lets the next create of the name go.
+func (c *creation) end() {
+	c.cancelArchive()
+	if c.isolation != nil {
+		<-c.isolation.done
+	}
+	c.dirty.Wait()
+	c.unlock()
+}
+
+// fail undoes every step made, newest first, and returns err.
+func (c *creation) fail(ctx context.Context, err error) error {
+	c.cancelArchive()
+	c.dirty.Wait()
+	return c.undo.run(ctx, c.s, err)
+}
+
+// made is the context of calls that make something: they run to their end
+// even when ctx is cancelled (Ctrl-C), since killing a client does not stop
+// what it asked for, and then nothing would remove it. Once the call
+// returns, the undo knows what exists.
+func made(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
+// checkIsolation refuses a sandbox with a network on an engine whose
+// sandboxes reach each other, unless the user allows it (isolation.go).
+// Nothing is made before it.
+func (c *creation) checkIsolation(context.Context) error {
+	if c.isolation == nil {
+		return nil
+	}
+	v, err := c.isolation.wait()
+	if err != nil {
+		if errors.Is(err, provider.ErrUnreachable) {
+			return err
+		}
+		// A check that could not run says nothing of the engine: go on,
+		// and try again next time.
+		c.s.Log.Warn("could not check that the engine isolates sandboxes from each other; it is checked again next time", "err", err)
+		return nil
+	}
+	allowedBy := ""
+	switch {
+	case c.s.AllowUnisolated:
+		allowedBy = "--allow-unisolated (LITTERBOX_ALLOW_UNISOLATED)"
+	case c.cfg.AllowUnisolated:
+		allowedBy = "allow_unisolated in " + config.LocalFile
+	}
+	return c.s.checkIsolated(v, allowedBy)
+}
+
+func (c *creation) writeJournal(context.Context) error {
+	// Everything made from here on carries the repository's id.
+	if err := ensureRepoID(c.r); err != nil {
+		return fmt.Errorf("create sandbox %q: %w", c.slug, err)
+	}
+	if err := writeJournal(c.r, c.slug, createJournal{Base: c.head, FromBranch: c.opts.FromBranch, Started: time.Now().UTC()}); err != nil {
+		return fmt.Errorf("create sandbox %q: record the create in %s: %w", c.slug, c.r.stateDir(c.slug), err)
+	}
+	return nil
+}
+
+func (c *creation) claimBranch(ctx context.Context) error {
+	if c.opts.FromBranch {
+		return nil
+	}
+	c.progress("creating branch " + c.out.Branch)
+	if err := c.r.Git.CreateRef(made(ctx), BranchRef(c.slug), c.head, "litterbox: create sandbox "+c.slug); err != nil {
+		if errors.Is(err, git.ErrRefExists) {
+			// Made since clearLeftovers looked, by something else than
+			// litterbox (creates of a name take turns): not ours.
+			return existsError(c.slug, "its branch "+c.out.Branch+" exists")
+		}
+		return fmt.Errorf("create branch %s: %w", c.out.Branch, err)
+	}
+	c.undo.push("branch "+c.out.Branch, func(ctx context.Context) error {
+		return c.r.Git.DeleteRef(ctx, BranchRef(c.slug), c.head)
+	})
+	return ctx.Err()
+}
+
+func (c *creation) startContainer(ctx context.Context) error {
+	spec := c.s.spec(c.r, c.slug, c.head, c.cfg)
+	spec.Tmpfs = append(spec.Tmpfs, volumeMasks(c.volumes)...)
+	if c.platform != "" {
+		spec.Labels[LabelPlatform] = c.platform
+	}
+	c.progress("starting container " + spec.Name)
+	sb, err := c.s.Provider.Create(ctx, spec)
+	if errors.Is(err, provider.ErrConflict) {
+		// No sandbox of this name exists (see clearLeftovers), so what holds
+		// the name is a network this very sandbox left (ours to remove), or
+		// something of another repository, such as a sandbox of one whose
+		// directory has the same name: never touch that, take the name
+		// with this repository's id as a suffix instead.
+		var removed bool
+		if removed, err = c.s.removeLeftoverNetworks(ctx, c.r, c.slug); err != nil {
+			return err
+		}
+		if !removed {
+			c.s.Log.Debug("container name taken by another repository's object; adding this repository's id", "name", spec.Name)
+			spec.Name = c.r.suffixedName(c.slug)
+		}
+		if sb, err = c.s.Provider.Create(ctx, spec); errors.Is(err, provider.ErrConflict) {
+			return c.s.nameTaken(ctx, c.slug, spec.Name)
+		}
+	}
+	name := spec.Name
+	c.out.Container = name
+	if errors.Is(err, provider.ErrNoHostPort) && !errors.Is(err, provider.ErrLeftBehind) {
+		r := c.cfg.HostPorts
+		return &Error{Kind: ErrPortRange,
+			Msg: fmt.Sprintf("Sandbox '%s' was not created: no host port in %s is free for its %d port(s) (the range in [ports] of the configuration); other sandboxes or programs hold them. Delete sandboxes you no longer need (`litterbox list`), or widen the range. Nothing was made.\nThe engine said: %s",
+				c.slug, r, len(c.cfg.Ports), capText(runner.Stderr(err))),
+			Agent: fmt.Sprintf("Sandbox '%s' was not created: every host port of the range %s that the user configured is taken by other sandboxes. Tell the user; nothing was made.", c.slug, r)}
+	}
+	if errors.Is(err, provider.ErrLeftBehind) {
+		// The engine could not clean up after itself: try again, by labels.
+		c.undo.push("container "+name, func(ctx context.Context) error {
+			_, err := c.s.removeLeftovers(ctx, c.r, c.slug)
+			return err
+		})
+	}
+	if err != nil {
+		return err
+	}
+	c.sandbox = sb
+	c.undo.push("container "+name, func(ctx context.Context) error { return c.s.Provider.Remove(ctx, sb.Ref) })
+	if c.platform == "" {
+		// The engine pulled the image: now its platform can be checked.
+		_, err = c.s.imagePlatform(ctx, c.cfg.Image)
+	}
+	return err
+}
+
+// fill copies the commit into /src and runs the setup command in one exec,
+// while the services are installed and the ports read. A failed copy, or a
+// setup the engine stopped (the container paused, stopped or removed
+// meanwhile), fails the create; a setup that exits non-zero does not: the
+// sandbox is kept, marked failed-setup (see finish).
+func (c *creation) fill(ctx context.Context) error {
+	extras := c.s.prepareExtras(ctx, c.r, c.sandbox.Ref, c.cfg, c.out)
+	c.progress("copying " + short(c.start) + " into " + Workdir + ", then running setup: " + runner.Quote(c.setup...))
 	var so, se bytes.Buffer
-	err = s.copyAndSetup(ctx, archive, container, setup, &so, &se)
-	if st := takeStamp(&so); st > 0 {
-		if werr := writeSince(r, slug, st); werr != nil {
-			s.Log.Warn("could not record the scan stamp; the first snapshot will scan all of /src", "err", werr)
-		}
-	}
-	out.SetupOutput = so.String() + se.String()
+	err := c.s.copyAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.setup, &so, &se)
+	c.stamp = takeStamp(&so)
+	c.out.SetupOutput = so.String() + se.String()
 	if xerr := extras(); xerr != nil {
-		return fail(xerr)
+		return xerr
 	}
 	var ce *copyError
 	switch {
+	case errors.Is(err, ErrImage):
+		return err
 	case errors.As(err, &ce):
-		return fail(fmt.Errorf("copy %s into %s: %w", short(start), Workdir, err))
-	case errors.Is(err, docker.ErrPaused), errors.Is(err, docker.ErrNotRunning), errors.Is(err, docker.ErrNoSuchContainer):
-		// Docker itself failed the exec (the container was paused, stopped
-		// or removed meanwhile): that is no verdict on the setup command,
-		// and docker's own words say what happened.
-		_, daemon, _ := strings.Cut(runner.Stderr(err), "Error response from daemon:")
-		return fail(fmt.Errorf("run setup in %s: docker refused: %s", container, strings.TrimSpace(daemon)))
-	case err != nil && (ctx.Err() != nil || errors.Is(err, docker.ErrUnavailable) || runner.ExitCode(err) < 0):
-		return fail(fmt.Errorf("run setup: %w", err))
-	case err != nil:
-		out.Status = StatusFailedSetup
-		if merr := markSetupFailed(r, slug, out.SetupOutput); merr != nil {
-			s.Log.Warn("could not record failed setup", "sandbox", slug, "err", merr)
+		return fmt.Errorf("copy %s into %s: %w", short(c.start), Workdir, err)
+	case errors.Is(err, provider.ErrPaused), errors.Is(err, provider.ErrStopped), errors.Is(err, provider.ErrNotFound):
+		// The engine itself failed the exec (the container was paused,
+		// stopped or removed meanwhile): that is no verdict on the setup
+		// command, and the engine's own words say what happened.
+		return fmt.Errorf("run setup in %s: the engine refused: %v", c.out.Container, err)
+	case err != nil && (ctx.Err() != nil || errors.Is(err, provider.ErrUnreachable) || runner.ExitCode(err) < 0):
+		return fmt.Errorf("run setup: %w", err)
+	case c.stamp == 0:
+		// The copy step always prints the stamp once tar has succeeded;
+		// without it nothing says the copy is complete.
+		return fmt.Errorf("copy %s into %s: the copy did not report completion (%v)", short(c.start), Workdir, err)
+	}
+	if err != nil {
+		c.setupErr = &SetupError{Slug: c.slug, Command: c.setup, ExitCode: runner.ExitCode(err), Output: c.out.SetupOutput}
+	}
+	return nil
+}
+
+// finish records the stamp and the setup's outcome and then, last, the ready
+// mark that makes the sandbox usable; then it starts the services that start
+// by themselves.
+func (c *creation) finish(ctx context.Context) (*Created, error) {
+	// The copy is complete (tar read the whole archive, which git wrote
+	// whole).
+	if err := writeSince(c.r, c.slug, c.stamp); err != nil {
+		c.s.Log.Warn("could not record the scan stamp; the first snapshot will scan all of /src", "err", err)
+	}
+	if c.setupErr != nil {
+		c.out.Status = StatusFailedSetup
+		if err := markSetupFailed(c.r, c.slug, c.out.SetupOutput); err != nil {
+			c.s.Log.Warn("could not record failed setup", "sandbox", c.slug, "err", err)
 		}
-		return out, &SetupError{Slug: slug, Command: setup, ExitCode: runner.ExitCode(err), Output: out.SetupOutput}
+	}
+	if err := markReady(c.r, c.slug, c.sandbox.Ref.ID); err != nil {
+		return nil, c.fail(ctx, fmt.Errorf("create sandbox %q: mark it ready: %w", c.slug, err))
+	}
+	if err := removeJournal(c.r, c.slug); err != nil {
+		c.s.Log.Warn("could not remove the create journal", "sandbox", c.slug, "err", err)
+	}
+	if c.setupErr != nil {
+		return c.out, c.setupErr
 	}
 	// A service that cannot be started leaves a usable sandbox: say so and
 	// let the caller start it by hand.
-	if out.Services, err = s.autostart(ctx, container, cfg); err != nil {
-		s.Log.Warn("could not start services", "sandbox", slug, "err", err)
+	var err error
+	if c.out.Services, err = c.s.autostart(ctx, c.sandbox.Ref, c.cfg); err != nil {
+		c.s.Log.Warn("could not start services", "sandbox", c.slug, "err", err)
 	}
-	dirtyWG.Wait()
-	return out, nil
+	c.dirty.Wait()
+	return c.out, nil
+}
+
+// clearLeftovers prepares a new create of slug. No sandbox of that name may
+// exist: a usable one, a failed-setup one and one whose container is gone
+// (its branch may hold work) are refused with ErrExists. What an interrupted
+// create left (its journal says so, and it never became ready) is removed
+// first, provided its branch holds no commit beyond the base it was made at:
+// it never held work. State files of an earlier sandbox of the name whose
+// container and branch are gone (a delete cut short, a removal by hand)
+// describe nothing any more and are cleared, so they cannot trip the new
+// sandbox up. removed reports an incomplete sandbox that was removed.
+//
+// fresh says the sandbox had no state directory: then only a branch can be
+// in the way (a container or network of the name is refused or reused by
+// the create itself), and a rev-parse instead of an engine list tells.
+func (s *Service) clearLeftovers(ctx context.Context, r *Repo, slug string, fresh bool) (removed bool, err error) {
+	if fresh {
+		_, ok, err := r.Git.ResolveRef(ctx, BranchRef(slug))
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	f, err := s.lookup(ctx, r, slug)
+	if errors.Is(err, ErrNotFound) {
+		return false, clearState(r, slug)
+	}
+	if err != nil {
+		return false, err
+	}
+	j := f.journal
+	if f.ready || j == nil || j.FromBranch {
+		switch {
+		case f.container != nil && !f.ready:
+			return false, existsError(slug, "it is incomplete: its container "+f.container.Name+" never got a complete copy")
+		case f.branchID != "":
+			return false, existsError(slug, "its branch "+BranchPrefix+slug+" exists")
+		}
+		return false, existsError(slug, "its container "+f.container.Name+" exists")
+	}
+	if f.branchID != "" {
+		n, err := r.Git.CountCommits(ctx, j.Base, f.branchID)
+		if err != nil {
+			return false, fmt.Errorf("count the commits of %s%s: %w", BranchPrefix, slug, err)
+		}
+		if n > 0 {
+			return false, newError(ErrExists, "Sandbox '%s' is incomplete (its create was interrupted), but its branch %s%s holds %d commit(s) beyond the commit it was made at, so it is not removed for you. Review them with `litterbox log %s`, then remove it with `litterbox delete --force %s` and create it again.", slug, BranchPrefix, slug, n, slug, slug)
+		}
+	}
+	if _, err := s.removeSandbox(ctx, r, f, func() error { return clearState(r, slug) }); err != nil {
+		return false, fmt.Errorf("remove the incomplete sandbox '%s' left by an interrupted create: %w", slug, err)
+	}
+	return true, nil
 }
 
 // archiveStream is the tree of a commit being archived into memory.
 type archiveStream struct {
 	pipe *bufferedPipe
+	done chan struct{} // closed once git archive has ended
 }
 
 // startArchive starts archiving commit's tree into a buffered pipe.
 func (s *Service) startArchive(ctx context.Context, r *Repo, commit string) *archiveStream {
-	a := &archiveStream{pipe: newBufferedPipe()}
+	a := &archiveStream{pipe: newBufferedPipe(), done: make(chan struct{})}
 	go func() {
+		defer close(a.done)
 		err := r.Git.TreeArchive(ctx, commit, a.pipe)
 		a.pipe.CloseWithError(err)
 	}()
@@ -262,6 +540,23 @@ const (
 	copyExitCode = 254
 	copyMarker   = "litterbox: copying the repository into /src failed"
 )
+
+// guestTools are the programs of the guest contract (docs/architecture.md)
+// that create and snapshots run, besides sh, and sleep (the main process:
+// without it the container does not start). guestCheck, run first in the
+// copy step's shell, names those missing with guestMarker and exits
+// guestExitCode: one exec checks the image, at no extra cost.
+var guestTools = []string{"tar", "stat", "cat", "mktemp", "chmod", "mv", "rm"}
+
+const (
+	guestExitCode = 253
+	guestMarker   = "litterbox: the image lacks:"
+)
+
+// It ends with "; ", so the copy's own " tar -x -f - " still reads as it did
+// to the test suite's docker stand-ins.
+var guestCheck = `m=; for c in ` + strings.Join(guestTools, " ") + `; do command -v "$c" >/dev/null 2>&1 || m="$m $c"; done; ` +
+	`[ -z "$m" ] || { echo "` + guestMarker + `$m" >&2; exit ` + fmt.Sprint(guestExitCode) + `; }; `
 
 // stampMarker leads the line of copyAndSetup's stdout that holds the stamp.
 const stampMarker = "litterbox-stamp "
@@ -290,30 +585,53 @@ func (e *copyError) Error() string { return e.err.Error() }
 func (e *copyError) Unwrap() error { return e.err }
 
 // copyAndSetup extracts the archive into /src and runs the setup command, in
-// one docker exec: a round trip saved on every create.
-func (s *Service) copyAndSetup(ctx context.Context, a *archiveStream, container string, setup []string, stdout, stderr *bytes.Buffer) error {
+// one exec: a round trip saved on every create.
+func (s *Service) copyAndSetup(ctx context.Context, a *archiveStream, ref provider.Ref, image string, setup []string, stdout, stderr *bytes.Buffer) error {
 	// After the copy, and before setup, the file system's clock is read off
 	// a new file's ctime: the first snapshot then looks only at what changed
 	// since, setup included, instead of at the whole tree.
-	script := `tar -x -f - -C "$1" || { echo "` + copyMarker + `" >&2; exit ` + fmt.Sprint(copyExitCode) + `; }
+	script := guestCheck + `tar -x -f - -C "$1" || { echo "` + copyMarker + `" >&2; exit ` + fmt.Sprint(copyExitCode) + `; }
 s=/tmp/.litterbox-stamp; : >"$s" && echo "` + stampMarker + `$(stat -c %z "$s")"; rm -f "$s"
 shift; [ $# -eq 0 ] || exec "$@"`
-	_, err := s.Docker.Exec(ctx, docker.ExecSpec{
-		Container: container,
-		Cmd:       append([]string{"sh", "-c", script, "sh", Workdir}, setup...),
-		Stdin:     a.pipe, Stdout: stdout, Stderr: stderr,
-	})
-	a.pipe.CloseRead()
-	if err == nil {
-		return nil // tar saw the end of the archive, so it got all of it
+	kind := runner.Work
+	if len(setup) > 0 {
+		kind = runner.Stream // the user's setup command runs as long as it needs
 	}
-	if aerr := a.pipe.writerErr(); aerr != nil && aerr != io.EOF && !errors.Is(aerr, io.ErrClosedPipe) {
+	_, err := s.exec(ctx, provider.ExecRequest{
+		Kind:  kind,
+		Ref:   ref,
+		Cmd:   append([]string{"sh", "-c", script, "sh", Workdir}, setup...),
+		Stdin: a.pipe, Stdout: stdout, Stderr: stderr,
+	})
+	// tar stops at the archive's end-of-archive blocks, or at an end of
+	// input that falls between two files, and succeeds either way: only an
+	// archive that git finished whole was copied whole. The writer never
+	// waits for the reader, so this wait ends with git archive.
+	<-a.done
+	a.pipe.CloseRead()
+	aerr := a.pipe.writerErr()
+	switch {
+	case runner.ExitCode(err) == guestExitCode && strings.Contains(stderr.String(), guestMarker):
+		_, missing, _ := strings.Cut(stderr.String(), guestMarker)
+		missing, _, _ = strings.Cut(missing, "\n")
+		return newError(ErrImage, "The image %s lacks what litterbox needs in a sandbox: %s (see the guest contract, docs/architecture.md). Use an image that has them, such as one built FROM busybox.",
+			image, strings.Join(strings.Fields(missing), ", "))
+	case runner.ExitCode(err) == copyExitCode && strings.Contains(stderr.String(), copyMarker):
+		return &copyError{fmt.Errorf("%w: %s", err, capText(stderr.String()))}
+	case aerr != io.EOF && (err == nil || runner.ExitCode(err) > 0):
 		return &copyError{fmt.Errorf("archive the tree: %w", aerr)}
 	}
-	if runner.ExitCode(err) == copyExitCode && strings.Contains(stderr.String(), copyMarker) {
-		return &copyError{fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))}
-	}
 	return err
+}
+
+// capText trims s and cuts it to a size an error message can quote.
+func capText(s string) string {
+	const max = 2000
+	s = strings.TrimSpace(s)
+	if len(s) > max {
+		s = s[:max] + fmt.Sprintf(" … (%d more bytes)", len(s)-max)
+	}
+	return s
 }
 
 // bufferedPipe is a pipe whose writer never waits for its reader: what is
@@ -415,12 +733,13 @@ func (e *SetupError) Is(target error) bool { return target == ErrSetupFailed }
 // nameTaken explains a container or network name that is already used: by a
 // container of this repository left without its branch, or by a sandbox of
 // another repository whose directory has the same name (FR1.11 names
-// containers after the directory, not its path).
+// containers after the directory, not its path). It looks past the extra
+// labels: the other sandbox need not carry them.
 func (s *Service) nameTaken(ctx context.Context, slug, container string) error {
-	cts, _ := s.Docker.PS(ctx, []string{LabelSlug + "=" + slug}, labelKeys)
-	for _, c := range cts {
-		if c.Name == container {
-			return newError(ErrExists, "Sandbox '%s' cannot be created: the container name %s is taken by the sandbox '%s' of %s, a repository with the same directory name. Please choose a different name.", slug, container, slug, c.Labels[LabelRepo])
+	sbs, _ := s.Provider.List(ctx, provider.Selector{Labels: map[string]string{LabelSlug: slug}, Report: labelKeys})
+	for _, sb := range sbs {
+		if sb.Name == container && sb.Labels[LabelRepo] != "" {
+			return newError(ErrExists, "Sandbox '%s' cannot be created: the container name %s is taken by the sandbox '%s' of %s. Please choose a different name.", slug, container, slug, sb.Labels[LabelRepo])
 		}
 	}
 	return existsError(slug, "container or network "+container+" exists")
@@ -430,28 +749,6 @@ func existsError(slug, why string) error {
 	return &Error{Kind: ErrExists,
 		Msg:   fmt.Sprintf("Sandbox '%s' already exists (%s). Please choose a different name, or remove it with `litterbox delete %s`.", slug, why, slug),
 		Agent: fmt.Sprintf("Sandbox '%s' already exists (%s). Please choose a different name; or, if it is the one you created earlier, keep working in it with sandbox=%q.", slug, why, slug)}
-}
-
-const setupFailedFile = "setup-failed"
-
-func markSetupFailed(r *Repo, slug, output string) error {
-	dir := r.stateDir(slug)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, setupFailedFile), []byte(output), 0o644)
-}
-
-func setupFailed(gitDir, slug string) bool {
-	_, err := os.Stat(filepath.Join(gitDir, "litterbox", slug, setupFailedFile))
-	return err == nil
-}
-
-func ignoreMissing(err error) error {
-	if errors.Is(err, docker.ErrNoSuchContainer) {
-		return nil
-	}
-	return err
 }
 
 func short(id string) string {
@@ -464,7 +761,13 @@ func short(id string) string {
 // undoStack records how to remove what a create made, so a failure leaves
 // nothing behind.
 type undoStack struct {
+	// hint says how to remove what a failed rollback left.
+	hint  string
 	steps []undoStep
+	// final runs after every step succeeded: it removes the create's
+	// journal (and state), which must outlive anything left behind so that
+	// list shows it as incomplete and the next create or delete removes it.
+	final func() error
 }
 
 type undoStep struct {
@@ -478,7 +781,8 @@ func (u *undoStack) push(what string, fn func(context.Context) error) {
 
 // run undoes every step, newest first, and returns cause. Undo runs even when
 // ctx was cancelled (an interrupted create must still clean up), with its own
-// deadline. Whatever could not be removed is named in the error.
+// deadline. Whatever could not be removed is named in the error, with the
+// command that removes it.
 func (u *undoStack) run(ctx context.Context, s *Service, cause error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
 	defer cancel()
@@ -491,7 +795,12 @@ func (u *undoStack) run(ctx context.Context, s *Service, cause error) error {
 		}
 	}
 	if len(left) > 0 {
-		return fmt.Errorf("%w\nrollback could not remove: %s (remove them by hand)", cause, strings.Join(left, ", "))
+		return fmt.Errorf("%w\nrollback could not remove: %s. `litterbox list` shows what is left as incomplete; %s", cause, strings.Join(left, ", "), u.hint)
+	}
+	if u.final != nil {
+		if err := u.final(); err != nil {
+			s.Log.Warn("rollback could not remove the sandbox's state", "err", err)
+		}
 	}
 	return cause
 }

@@ -19,6 +19,8 @@ type Diff struct {
 type Hunk struct {
 	Header   string
 	OldStart int // 1-based, as in the header
+	OldLines int // the header's counts: context and removed lines,
+	NewLines int // context and added lines
 	Lines    []DiffLine
 }
 
@@ -34,18 +36,65 @@ var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@
 
 // ParseDiff parses a unified diff of a single file. Header lines (diff --git,
 // index, mode lines) are read for creation and deletion; file names are
-// ignored, since the caller names the file. Hunk line counts are not
-// trusted: a hunk runs to the next hunk or file header.
+// ignored, since the caller names the file. A hunk holds exactly the lines
+// its header counts, as git reads it; a hunk that ends before its counts,
+// or has more hunk lines after them, is an error naming it, since the agent
+// miscounted and the hunk cannot be read as it was meant. (git apply reads
+// a hunk as far as its counts and drops what follows; that would apply a
+// hunk other than the one written.)
 func ParseDiff(text string) (*Diff, error) {
 	text = strings.TrimSuffix(text, "\n")
 	lines := strings.Split(text, "\n")
 	d := &Diff{}
 	files := 0
 	var cur *Hunk
+	oldLeft, newLeft := 0, 0 // lines cur still needs
+	// closeHunk checks that cur got all its lines before line i (0-based).
+	closeHunk := func() error {
+		if cur != nil && (oldLeft > 0 || newLeft > 0) {
+			return fmt.Errorf("hunk #%d (%s) ends after %d old and %d new lines; its header counts %d and %d. Fix the counts (old: context and - lines; new: context and + lines) and send it again",
+				len(d.Hunks), cur.Header, cur.OldLines-oldLeft, cur.NewLines-newLeft, cur.OldLines, cur.NewLines)
+		}
+		return nil
+	}
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
+		inBody := cur != nil && (oldLeft > 0 || newLeft > 0)
 		switch {
+		case inBody && !strings.HasPrefix(l, "@@"):
+			// the counts say what is body, as git reads it
+			op := byte(' ') // an editor stripped a blank context line's leading space
+			if l != "" {
+				op = l[0]
+			}
+			switch op {
+			case ' ':
+				oldLeft--
+				newLeft--
+			case '-':
+				oldLeft--
+			case '+':
+				newLeft--
+			case '\\':
+				if n := len(cur.Lines); n > 0 {
+					cur.Lines[n-1].NoEOL = true
+				}
+				continue
+			default:
+				return nil, fmt.Errorf("line %d of the diff is not part of a hunk (lines start with ' ', '-' or '+'): %s", i+1, clipQuote(l))
+			}
+			if oldLeft < 0 || newLeft < 0 {
+				return nil, tooLong(len(d.Hunks), cur)
+			}
+			text := ""
+			if l != "" {
+				text = l[1:]
+			}
+			cur.Lines = append(cur.Lines, DiffLine{Op: op, Text: text})
 		case strings.HasPrefix(l, "--- ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "+++ "):
+			if err := closeHunk(); err != nil {
+				return nil, err
+			}
 			files++
 			if files > 1 {
 				return nil, errors.New("the diff changes more than one file; send one diff per file")
@@ -55,40 +104,67 @@ func ParseDiff(text string) (*Diff, error) {
 			cur = nil
 			i++
 		case strings.HasPrefix(l, "diff --git "):
+			if err := closeHunk(); err != nil {
+				return nil, err
+			}
 			if cur != nil || files > 0 {
 				return nil, errors.New("the diff changes more than one file; send one diff per file")
 			}
-		case strings.HasPrefix(l, "new file mode"):
-			d.Create = true
-		case strings.HasPrefix(l, "deleted file mode"):
-			d.Delete = true
 		case strings.HasPrefix(l, "@@"):
+			if err := closeHunk(); err != nil {
+				return nil, err
+			}
 			m := hunkHeader.FindStringSubmatch(l)
 			if m == nil {
-				return nil, fmt.Errorf("line %d: bad hunk header %q (want @@ -a,b +c,d @@)", i+1, l)
+				return nil, fmt.Errorf("line %d: bad hunk header %s (want @@ -a,b +c,d @@)", i+1, clipQuote(l))
 			}
-			start, _ := strconv.Atoi(m[1])
-			d.Hunks = append(d.Hunks, Hunk{Header: l, OldStart: start})
+			start, err1 := strconv.Atoi(m[1])
+			oldN, err2 := headerCount(m[2])
+			newN, err3 := headerCount(m[4])
+			if err := errors.Join(err1, err2, err3); err != nil {
+				return nil, fmt.Errorf("line %d: bad hunk header %s: %v", i+1, clipQuote(l), err)
+			}
+			d.Hunks = append(d.Hunks, Hunk{Header: strings.TrimSpace(m[0]), OldStart: start, OldLines: oldN, NewLines: newN})
 			cur = &d.Hunks[len(d.Hunks)-1]
+			oldLeft, newLeft = oldN, newN
 		case cur == nil:
 			// Text before the first header (a commit message, index lines).
 		case strings.HasPrefix(l, `\`):
+			// "\ No newline at end of file" after the hunk's last line
 			if n := len(cur.Lines); n > 0 {
 				cur.Lines[n-1].NoEOL = true
 			}
+		case l == "-- ":
+			// git format-patch's signature: the diff is over
+			i = len(lines)
 		case l == "":
-			// An editor stripped a blank context line's leading space.
-			cur.Lines = append(cur.Lines, DiffLine{Op: ' '})
+			// a blank line after the last hunk
 		case l[0] == ' ' || l[0] == '-' || l[0] == '+':
-			cur.Lines = append(cur.Lines, DiffLine{Op: l[0], Text: l[1:]})
+			return nil, tooLong(len(d.Hunks), cur)
 		default:
-			return nil, fmt.Errorf("line %d of the diff is not part of a hunk (lines start with ' ', '-' or '+'): %q", i+1, l)
+			return nil, fmt.Errorf("line %d of the diff is not part of a hunk (lines start with ' ', '-' or '+'): %s", i+1, clipQuote(l))
 		}
+	}
+	if err := closeHunk(); err != nil {
+		return nil, err
 	}
 	if len(d.Hunks) == 0 {
 		return nil, errors.New("the diff has no hunks (@@ -a,b +c,d @@ sections)")
 	}
 	return d, nil
+}
+
+func tooLong(n int, h *Hunk) error {
+	return fmt.Errorf("hunk #%d (%s) has more lines than its header counts (%d old: context and - lines; %d new: context and + lines). Fix the counts and send it again",
+		n, h.Header, h.OldLines, h.NewLines)
+}
+
+// headerCount reads a hunk header's line count, 1 when it is left out.
+func headerCount(s string) (int, error) {
+	if s == "" {
+		return 1, nil
+	}
+	return strconv.Atoi(s)
 }
 
 // diffName is the file name of a ---/+++ line, without a timestamp.

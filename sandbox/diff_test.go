@@ -1,6 +1,12 @@
 package sandbox
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -125,4 +131,225 @@ func TestParseDiffErrors(t *testing.T) {
 			t.Errorf("ParseDiff(%q) = %v, want %q", diff, err, want)
 		}
 	}
+}
+
+// TestParseDiffCounts: a hunk's header counts its lines; a body that ends
+// early, or runs past its counts with more hunk lines, is refused, naming
+// the hunk, before anything is applied.
+func TestParseDiffCounts(t *testing.T) {
+	for diff, want := range map[string]string{
+		// the body has one old line more than the header says
+		"@@ -1,2 +1,2 @@\n alpha\n-beta\n+BETA\n gamma\n": `hunk #1 (@@ -1,2 +1,2 @@) has more lines than its header counts`,
+		// an added line past the counts
+		"@@ -1,2 +1,2 @@\n a\n-b\n+B\n+C\n": `hunk #1 (@@ -1,2 +1,2 @@) has more lines`,
+		// the body ends before its counts, at the next hunk
+		"@@ -1,3 +1,3 @@\n a\n-b\n+B\n@@ -5 +5 @@\n-e\n+E\n": `hunk #1 (@@ -1,3 +1,3 @@) ends after 2 old and 2 new lines; its header counts 3 and 3`,
+		// and at the end of the diff
+		"@@ -1,2 +1,3 @@\n a\n+b\n": `hunk #1 (@@ -1,2 +1,3 @@) ends after 1 old and 2 new lines; its header counts 2 and 3`,
+		// the second hunk is the bad one
+		"@@ -1 +1 @@\n-a\n+A\n@@ -3,2 +3,2 @@\n-c\n+C\n": `hunk #2 (@@ -3,2 +3,2 @@) ends after 1 old and 1 new lines`,
+	} {
+		if _, err := ParseDiff(diff); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseDiff(%q) = %v, want %q", diff, err, want)
+		}
+	}
+	// what git puts after a hunk is fine: "\ No newline", a signature
+	for _, diff := range []string{
+		"@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+b\n\\ No newline at end of file\n",
+		"@@ -1 +1 @@\n-a\n+b\n-- \n2.39.5\n\n",
+	} {
+		if _, err := ParseDiff(diff); err != nil {
+			t.Errorf("ParseDiff(%q): %v", diff, err)
+		}
+	}
+}
+
+// TestPatchMatchesGitApply compares Apply with git apply on the diffs git
+// itself makes of random edits, as made and with their counts or bodies
+// damaged: when git applies a diff, so does Apply, with the same result;
+// when git refuses one, so does Apply. One difference is deliberate: git
+// reads a hunk only as far as its counts and ignores the lines after, where
+// Apply refuses a hunk that has more lines than it counts.
+func TestPatchMatchesGitApply(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	dir := t.TempDir()
+	words := []string{"a", "b", "c", "d", "", "e e", "f\t"}
+	randText := func(n int) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			b.WriteString(words[rng.IntN(len(words))] + "\n")
+		}
+		s := b.String()
+		if rng.IntN(4) == 0 {
+			s = strings.TrimSuffix(s, "\n")
+		}
+		return s
+	}
+	edit := func(old string) string {
+		lines := strings.SplitAfter(old, "\n")
+		for k := rng.IntN(4) + 1; k > 0; k-- {
+			i := rng.IntN(len(lines) + 1)
+			switch rng.IntN(3) {
+			case 0:
+				lines = append(lines[:i], append([]string{words[rng.IntN(len(words))] + "\n"}, lines[i:]...)...)
+			case 1:
+				if i < len(lines) {
+					lines = append(lines[:i], lines[i+1:]...)
+				}
+			default:
+				if i < len(lines) {
+					lines[i] = "x" + lines[i]
+				}
+			}
+		}
+		return strings.Join(lines, "")
+	}
+	gitDiff := func(old, new string, context int) string {
+		os.WriteFile(filepath.Join(dir, "old"), []byte(old), 0o644)
+		os.WriteFile(filepath.Join(dir, "new"), []byte(new), 0o644)
+		out, _ := exec.Command("git", "-C", dir, "diff", "--no-index", "--no-color", fmt.Sprintf("-U%d", context), "--", "old", "new").Output()
+		return string(out)
+	}
+	gitApply := func(old, diff string) (string, bool) {
+		os.WriteFile(filepath.Join(dir, "f"), []byte(old), 0o644)
+		diff = strings.ReplaceAll(strings.ReplaceAll(diff, "a/old", "a/f"), "b/new", "b/f")
+		cmd := exec.Command("git", "-C", dir, "apply", "--whitespace=nowarn", "-")
+		cmd.Stdin = strings.NewReader(diff)
+		if cmd.Run() != nil {
+			return "", false
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, "f"))
+		return string(data), true
+	}
+	applied, refused := 0, 0
+	for n := 0; n < 200; n++ {
+		old := randText(rng.IntN(12) + 1)
+		new := edit(old)
+		if new == old {
+			continue
+		}
+		diff := gitDiff(old, new, rng.IntN(3)+1)
+		longer := false
+		switch rng.IntN(4) {
+		case 1: // a count off by one
+			diff, longer = damageCount(diff, rng)
+		case 2: // a body line dropped or doubled
+			diff, longer = damageBody(diff, rng)
+		}
+		want, gitOK := gitApply(old, diff)
+		var got string
+		d, err := ParseDiff(diff)
+		if err == nil {
+			got, err = d.Apply(old)
+		}
+		switch {
+		case gitOK && err == nil && got != want:
+			t.Fatalf("git apply and Apply differ on\n%s\nto %q: git %q, Apply %q", diff, old, want, got)
+		case gitOK && err != nil && !longer:
+			t.Fatalf("git applies\n%s\nto %q, Apply refuses: %v", diff, old, err)
+		case !gitOK && err == nil:
+			t.Fatalf("git refuses\n%s\nfor %q, Apply applies it: %q", diff, old, got)
+		}
+		if err == nil {
+			applied++
+		} else {
+			refused++
+		}
+	}
+	t.Logf("%d applied, %d refused", applied, refused)
+}
+
+// damageCount changes one count of one hunk header by one; longer says the
+// body now runs past its counts.
+func damageCount(diff string, rng *rand.Rand) (string, bool) {
+	lines := strings.Split(diff, "\n")
+	var heads []int
+	for i, l := range lines {
+		if hunkHeader.MatchString(l) {
+			heads = append(heads, i)
+		}
+	}
+	if len(heads) == 0 {
+		return diff, false
+	}
+	i := heads[rng.IntN(len(heads))]
+	m := hunkHeader.FindStringSubmatch(lines[i])
+	oldN, newN := countOr1(m[2]), countOr1(m[4])
+	delta := 1
+	if rng.IntN(2) == 0 {
+		delta = -1
+	}
+	if rng.IntN(2) == 0 {
+		oldN += delta
+	} else {
+		newN += delta
+	}
+	if oldN < 0 || newN < 0 {
+		return diff, false
+	}
+	lines[i] = fmt.Sprintf("@@ -%s,%d +%s,%d @@", m[1], oldN, m[3], newN)
+	return strings.Join(lines, "\n"), delta < 0
+}
+
+// damageBody drops or doubles one line of one hunk's body.
+func damageBody(diff string, rng *rand.Rand) (string, bool) {
+	lines := strings.Split(diff, "\n")
+	var body []int
+	in := false
+	for i, l := range lines {
+		switch {
+		case hunkHeader.MatchString(l):
+			in = true
+		case in && l != "" && strings.ContainsRune(" +-", rune(l[0])):
+			body = append(body, i)
+		}
+	}
+	if len(body) == 0 {
+		return diff, false
+	}
+	i := body[rng.IntN(len(body))]
+	if rng.IntN(2) == 0 {
+		return strings.Join(append(lines[:i:i], lines[i+1:]...), "\n"), false
+	}
+	return strings.Join(append(lines[:i+1:i+1], lines[i:]...), "\n"), true
+}
+
+func countOr1(s string) int {
+	if s == "" {
+		return 1
+	}
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// FuzzParseDiff: no diff makes the parser or Apply panic, and a parsed
+// hunk's body always holds the lines its header counts.
+func FuzzParseDiff(f *testing.F) {
+	f.Add("@@ -1,2 +1,2 @@\n a\n-b\n+B\n", "a\nb\n")
+	f.Add("--- /dev/null\n+++ b/f\n@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n", "")
+	f.Add("@@ -1 +1 @@\n-a\n+b\n-- \n2.39\n", "a\n")
+	f.Fuzz(func(t *testing.T, diff, old string) {
+		d, err := ParseDiff(diff)
+		if err != nil {
+			return
+		}
+		for _, h := range d.Hunks {
+			oldN, newN := 0, 0
+			for _, l := range h.Lines {
+				if l.Op != '+' {
+					oldN++
+				}
+				if l.Op != '-' {
+					newN++
+				}
+			}
+			if oldN != h.OldLines || newN != h.NewLines {
+				t.Fatalf("hunk %s holds %d old and %d new lines", h.Header, oldN, newN)
+			}
+		}
+		_, _ = d.Apply(old)
+	})
 }

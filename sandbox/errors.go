@@ -3,8 +3,9 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
-	"github.com/litterbox-dev/litterbox/docker"
+	"github.com/litterbox-dev/litterbox/provider"
 )
 
 // Outcomes callers branch on. The CLI maps them to exit codes in main and the
@@ -20,6 +21,10 @@ var (
 	ErrPaused = errors.New("sandbox is paused")
 	// ErrStopped is a command for a sandbox whose container is not running.
 	ErrStopped = errors.New("sandbox is stopped")
+	// ErrIncomplete is a command for a sandbox whose create was cut short
+	// (or is still running): its copy of the repository is not known to be
+	// complete, so it cannot be used.
+	ErrIncomplete = errors.New("sandbox is incomplete")
 	// ErrUnmerged is a delete that would throw away commits.
 	ErrUnmerged = errors.New("sandbox has unmerged work")
 	// ErrSetupFailed is a sandbox whose startup command failed; it exists,
@@ -29,8 +34,18 @@ var (
 	ErrPartialDelete = errors.New("delete was partial")
 	// ErrConflict is an apply or merge that would conflict or overwrite.
 	ErrConflict = errors.New("conflict")
-	// ErrUnavailable is docker missing or not answering.
-	ErrUnavailable = docker.ErrUnavailable
+	// ErrBadRef is a base ref or rewind target that names no usable
+	// commit.
+	ErrBadRef = errors.New("bad ref")
+	// ErrUnavailable is the engine unreachable: its CLI missing, the
+	// engine down, or not answering.
+	ErrUnavailable = provider.ErrUnreachable
+	// ErrUnisolated is a create refused because the engine lets sandboxes
+	// reach each other (isolation.go) and the user did not allow it.
+	ErrUnisolated = errors.New("engine does not isolate sandboxes")
+	// ErrPortRange is a create refused because no host port of the
+	// configured range ([ports] range) is free. Nothing was made.
+	ErrPortRange = errors.New("host port range is full")
 )
 
 // Outcomes of the file operations, for callers that branch on them. The
@@ -54,7 +69,37 @@ var (
 	ErrPatch = errors.New("patch does not apply")
 	// ErrBadPattern is a grep or glob pattern that does not parse.
 	ErrBadPattern = errors.New("bad pattern")
+	// ErrTooLong is an argument over its limit (a path, a pattern, a
+	// message, content).
+	ErrTooLong = errors.New("argument too long")
+	// ErrBadArchive is a tar stream cp refuses: unreadable, or with an
+	// entry that could write outside its destination.
+	ErrBadArchive = errors.New("bad archive")
+	// ErrTooSlow is a file operation stopped at FileOpTimeout.
+	ErrTooSlow = errors.New("operation too slow")
 )
+
+// clipQuote quotes s for an error message, at most quoteMax bytes of it:
+// an error never pastes a whole argument back.
+func clipQuote(s string) string {
+	const quoteMax = 200
+	if len(s) <= quoteMax {
+		return fmt.Sprintf("%q", s)
+	}
+	cut := quoteMax
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q... (%d bytes in all)", s[:cut], len(s))
+}
+
+// checkLen refuses an argument over max bytes, naming it what.
+func checkLen(what, s string, max int) error {
+	if len(s) > max {
+		return newError(ErrTooLong, "the %s is %d bytes, over the limit of %d.", what, len(s), max)
+	}
+	return nil
+}
 
 // Error is an outcome with the message a user should read. errors.Is matches
 // its Kind, so callers branch on the sentinel and print the message.

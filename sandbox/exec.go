@@ -5,33 +5,30 @@ import (
 	"errors"
 	"io"
 
-	"github.com/litterbox-dev/litterbox/docker"
+	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 )
 
-// Running finds a sandbox whose container is running and returns it with the
-// container's id in Container. Missing, paused and stopped sandboxes are
-// errors that say what to do.
-func (s *Service) Running(ctx context.Context, r *Repo, name string) (Sandbox, error) {
+// running finds a sandbox whose container is running. Missing, incomplete,
+// paused and stopped sandboxes are errors that say what to do.
+func (s *Service) running(ctx context.Context, r *Repo, name string) (*found, error) {
 	f, err := s.lookup(ctx, r, name)
 	if err != nil {
-		return Sandbox{}, err
+		return nil, err
+	}
+	if err := f.usable(r.Git.CommonDir); err != nil {
+		return nil, err
 	}
 	if f.container == nil {
-		return Sandbox{}, noContainerError(f.slug)
+		return nil, noContainerError(f.slug)
 	}
-	c := f.container
-	switch c.State {
-	case "running":
-	case "paused":
-		return Sandbox{}, pausedError(f.slug)
-	default:
-		return Sandbox{}, stoppedError(f.slug)
+	switch f.container.State {
+	case provider.StateRunning:
+		return f, nil
+	case provider.StatePaused:
+		return nil, pausedError(f.slug)
 	}
-	return Sandbox{
-		Name: f.slug, Status: containerStatus(c.State, r.Git.CommonDir, f.slug), Branch: BranchPrefix + f.slug,
-		Container: c.ID, Repo: r.Root(), Base: c.Labels[LabelBase], Created: c.Created,
-	}, nil
+	return nil, stoppedError(f.slug)
 }
 
 func pausedError(slug string) error {
@@ -52,23 +49,35 @@ type ExecOptions struct {
 // Exec runs a command in a running sandbox, in /src, as the sandbox user, and
 // returns its exit code. Only failures to run it at all are errors.
 func (s *Service) Exec(ctx context.Context, r *Repo, name string, o ExecOptions) (int, error) {
-	sb, err := s.Running(ctx, r, name)
+	f, err := s.running(ctx, r, name)
 	if err != nil {
 		return 0, err
 	}
-	_, err = s.Docker.Exec(ctx, docker.ExecSpec{
-		Container: sb.Container, Cmd: o.Cmd, Workdir: Workdir,
+	res, err := s.Provider.Exec(ctx, provider.ExecRequest{
+		Kind: runner.Stream, // the user's command: it runs until done or Ctrl-C
+		Ref:  f.container.Ref, Cmd: o.Cmd, Workdir: Workdir,
 		TTY: o.TTY, Interactive: o.Interactive, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
-	var ee *runner.ExitError
-	if errors.As(err, &ee) && !errors.Is(err, docker.ErrUnavailable) {
-		switch {
-		case errors.Is(err, docker.ErrPaused):
-			return 0, pausedError(sb.Name)
-		case errors.Is(err, docker.ErrNoSuchContainer):
-			return 0, notFound(sb.Name)
-		}
-		return ee.ExitCode, nil
+	switch {
+	case errors.Is(err, provider.ErrPaused):
+		return 0, pausedError(f.slug)
+	case errors.Is(err, provider.ErrNotFound):
+		return 0, notFound(f.slug)
+	case errors.Is(err, provider.ErrStopped):
+		return 0, stoppedError(f.slug)
+	case err != nil:
+		return 0, err
 	}
-	return 0, err
+	return res.ExitCode, nil
+}
+
+// exec runs a command in h's sandbox for the service itself, for which a
+// non-zero exit is a failure: it comes back as a *runner.ExitError holding
+// the code and stderr, as a failed git command would.
+func (s *Service) exec(ctx context.Context, req provider.ExecRequest) (provider.ExecResult, error) {
+	res, err := s.Provider.Exec(ctx, req)
+	if err == nil && res.ExitCode != 0 {
+		err = &runner.ExitError{Command: runner.Quote(req.Cmd...), ExitCode: res.ExitCode, Stderr: string(res.Stderr)}
+	}
+	return res, err
 }

@@ -11,9 +11,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
-	"github.com/litterbox-dev/litterbox/docker"
+	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 )
 
@@ -29,6 +30,10 @@ const (
 	MaxGrepMatches = 200
 	// MaxGrepLine is the longest matching line grep shows in full.
 	MaxGrepLine = 500
+	// MaxWriteBytes is the most write and patch put in a file.
+	MaxWriteBytes = MaxReadBytes
+	// FileOpTimeout bounds every file operation in the container.
+	FileOpTimeout = time.Minute
 )
 
 // Exit codes of the in-container scripts below, for outcomes the host turns
@@ -92,22 +97,37 @@ printf '%s\n' "$r"
 { [ "$4" = files ] || find "$r" -mindepth 1 ${2:+-maxdepth "$2"} \( -name '.*' -prune \) -o -type d -print | sed 's|$|/|'
   find "$r" -mindepth 1 ${2:+-maxdepth "$2"} \( -name '.*' -prune \) -o ! -type d -print; } | head -n "$3"`
 
-// grepSh: $1 path, $2 ERE, $3 cap, $4 ERE over file paths ("" for all).
-// Prints path:line:text. Hidden folders are pruned before grep sees them.
+// grepSh: $1 path, $2 ERE, $3 cap. Prints path:line:text. Hidden folders
+// are pruned before grep sees them.
 const grepSh = resolveSh + `res "$1"
 [ -e "$r" ] || { echo "$r" >&2; exit 70; }
 echo | grep -E -e "$2" >/dev/null 2>&1; [ $? -gt 1 ] && exit 78
 if [ -f "$r" ]; then grep -nHs -E -e "$2" -- "$r" | head -n "$3"; exit 0; fi
-find "$r" \( -name '.*' -prune \) -o -type f -print | { if [ -n "$4" ]; then grep -E -e "$4"; else cat; fi; } |
-  tr '\n' '\0' | xargs -0 -r grep -nHs -E -e "$2" -- | head -n "$3"`
+find "$r" \( -name '.*' -prune \) -o -type f -print | tr '\n' '\0' | xargs -0 -r grep -nHs -E -e "$2" -- | head -n "$3"`
 
-// fileExec runs one of the scripts above in the sandbox with args.
+// grepListSh: $1 ERE, $2 cap; the files to search on stdin, NUL-separated
+// (the host chose them by grep's include).
+const grepListSh = `echo | grep -E -e "$1" >/dev/null 2>&1; [ $? -gt 1 ] && exit 78
+xargs -0 -r grep -nHs -E -e "$1" -- | head -n "$2"`
+
+// timeLimitSh runs the script $1 with the arguments after it, killed after
+// FileOpTimeout, so a costly search cannot run on after its caller gave up
+// (killing the exec's client leaves the process in the container running).
+var timeLimitSh = fmt.Sprintf(`s=$1; shift
+if command -v timeout >/dev/null 2>&1; then exec timeout -s KILL %d sh -c "$s" sh "$@"; fi
+exec sh -c "$s" sh "$@"`, int(FileOpTimeout.Seconds()))
+
+// fileExec runs one of the scripts above in the sandbox with args, within
+// FileOpTimeout.
 func (s *Service) fileExec(ctx context.Context, h *Handle, script string, stdin io.Reader, args ...string) ([]byte, error) {
-	res, err := s.Docker.Exec(ctx, docker.ExecSpec{
-		Container: h.Container,
-		Cmd:       append([]string{"sh", "-c", script, "sh"}, args...),
-		Stdin:     stdin,
+	res, err := s.exec(ctx, provider.ExecRequest{
+		Ref:   h.Ref,
+		Cmd:   append([]string{"sh", "-c", timeLimitSh, "sh", script}, args...),
+		Stdin: stdin,
 	})
+	if runner.ExitCode(err) == 137 {
+		return nil, newError(ErrTooSlow, "the operation was stopped after %s; narrow it (a smaller path, an include, a simpler pattern).", FileOpTimeout)
+	}
 	if err != nil {
 		return res.Stdout, s.execError(h, "run a file operation", err)
 	}
@@ -115,7 +135,7 @@ func (s *Service) fileExec(ctx context.Context, h *Handle, script string, stdin 
 }
 
 // putExec runs putSh with content on stdin and snapshots what it changed, in
-// one docker exec (see Run). A failed put is an error and its snapshot is
+// one exec (see Run). A failed put is an error and its snapshot is
 // dropped; a failed snapshot after a good put comes back as err beside the
 // put's output.
 func (s *Service) putExec(ctx context.Context, h *Handle, content []byte, message string, args ...string) ([]byte, *SnapshotResult, error) {
@@ -177,7 +197,7 @@ type ReadResult struct {
 	More       bool   `json:"more"`       // lines remain after this slice
 }
 
-// Read returns lines of a text file with one docker exec. Binary files (a NUL
+// Read returns lines of a text file with one exec. Binary files (a NUL
 // byte or invalid UTF-8), directories, missing and hidden files are errors.
 func (s *Service) Read(ctx context.Context, h *Handle, p string, o ReadOptions) (*ReadResult, error) {
 	abs, err := agentPath(p)
@@ -235,13 +255,16 @@ type WriteResult struct {
 }
 
 // Write creates or overwrites a file, making its parent folders, and
-// snapshots it, with one docker exec. The content travels as data, never
+// snapshots it, with one exec. The content travels as data, never
 // through a shell string, so every byte arrives as given. An existing file
 // keeps its mode. A snapshot error comes with the result: the write happened.
 func (s *Service) Write(ctx context.Context, h *Handle, p string, content []byte) (*WriteResult, *SnapshotResult, error) {
 	abs, err := agentPath(p)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(content) > MaxWriteBytes {
+		return nil, nil, newError(ErrTooLong, "the content is %d bytes, over the limit of %d. Write a big file in parts with bash (cat >> file).", len(content), MaxWriteBytes)
 	}
 	out, snap, err := s.putExec(ctx, h, content, "write: "+DisplayPath(abs), abs, "", "write")
 	if out == nil {
@@ -257,13 +280,16 @@ type PatchResult struct {
 	Hunks  int    `json:"hunks"`
 }
 
-// Patch applies a unified diff to one file with two docker execs: it reads
+// Patch applies a unified diff to one file with two execs: it reads
 // the file, applies the hunks on the host, and writes the result (and
 // snapshots it) only if the file is still what was read. A diff that does not
 // apply changes nothing and the error names the failing hunk.
 func (s *Service) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchResult, *SnapshotResult, error) {
 	abs, err := agentPath(p)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkLen("diff", diff, MaxWriteBytes); err != nil {
 		return nil, nil, err
 	}
 	d, err := ParseDiff(diff)
@@ -315,7 +341,7 @@ type LsResult struct {
 	Truncated bool     `json:"truncated"`
 }
 
-// Ls lists a folder (recursively when asked) with one docker exec, leaving
+// Ls lists a folder (recursively when asked) with one exec, leaving
 // hidden entries out.
 func (s *Service) Ls(ctx context.Context, h *Handle, p string, recursive bool) (*LsResult, error) {
 	abs, err := agentPath(p)
@@ -352,7 +378,7 @@ type GlobResult struct {
 }
 
 // Glob finds files (not folders) under p whose path relative to p matches
-// pattern, where ** spans folders and {a,b} alternates. One docker exec lists
+// pattern, where ** spans folders and {a,b} alternates. One exec lists
 // the non-hidden files; matching runs on the host.
 func (s *Service) Glob(ctx context.Context, h *Handle, pattern, p string) (*GlobResult, error) {
 	abs, err := agentPath(p)
@@ -361,13 +387,12 @@ func (s *Service) Glob(ctx context.Context, h *Handle, pattern, p string) (*Glob
 	}
 	m, err := CompileGlob(pattern)
 	if err != nil {
-		return nil, newError(ErrBadPattern, "glob pattern %q: %v", pattern, err)
+		return nil, newError(ErrBadPattern, "glob pattern %s: %v", clipQuote(pattern), err)
 	}
-	out, err := s.fileExec(ctx, h, lsSh, nil, abs, "", strconv.Itoa(maxScanEntries), "files")
+	root, lines, err := s.listFiles(ctx, h, p, abs)
 	if err != nil {
-		return nil, scriptError(p, err)
+		return nil, err
 	}
-	root, lines := splitFirst(out)
 	res := &GlobResult{Pattern: pattern, Matches: []string{}}
 	for _, l := range lines {
 		rel, ok := relTo(root, l)
@@ -393,7 +418,7 @@ type GrepResult struct {
 }
 
 // Grep searches files under p (or the file p) for an extended regular
-// expression with one docker exec, skipping hidden files and folders.
+// expression with one exec, skipping hidden files and folders.
 // include, a glob over file names (*.go, *.{ts,tsx}), narrows the files.
 func (s *Service) Grep(ctx context.Context, h *Handle, pattern, p, include string) (*GrepResult, error) {
 	abs, err := agentPath(p)
@@ -403,15 +428,17 @@ func (s *Service) Grep(ctx context.Context, h *Handle, pattern, p, include strin
 	if pattern == "" {
 		return nil, newError(ErrBadPattern, "give a pattern to search for")
 	}
-	inc := ""
-	if include != "" {
-		if inc, err = IncludeRegexp(include); err != nil {
-			return nil, newError(ErrBadPattern, "include pattern %q: %v", include, err)
-		}
+	if err := checkPattern("pattern", pattern); err != nil {
+		return nil, newError(ErrBadPattern, "%v.", err)
 	}
-	out, err := s.fileExec(ctx, h, grepSh, nil, abs, pattern, strconv.Itoa(MaxGrepMatches+1), inc)
+	var out []byte
+	if include == "" {
+		out, err = s.fileExec(ctx, h, grepSh, nil, abs, pattern, strconv.Itoa(MaxGrepMatches+1))
+	} else {
+		out, err = s.grepIncluded(ctx, h, pattern, p, abs, include)
+	}
 	if runner.ExitCode(err) == codeBadRegex {
-		return nil, newError(ErrBadPattern, "%q is not a valid extended regular expression (POSIX ERE, as grep -E).", pattern)
+		return nil, newError(ErrBadPattern, "%s is not a valid extended regular expression (POSIX ERE, as grep -E).", clipQuote(pattern))
 	}
 	if err != nil {
 		return nil, scriptError(p, err)
@@ -428,6 +455,42 @@ func (s *Service) Grep(ctx context.Context, h *Handle, pattern, p, include strin
 		res.Matches = append(res.Matches, grepLine(l))
 	}
 	return res, nil
+}
+
+// grepIncluded greps the files under abs whose names match include: one
+// exec lists the files, the host picks them (braces are never expanded, see
+// glob.go), and a second exec greps those. A file path ignores include.
+func (s *Service) grepIncluded(ctx context.Context, h *Handle, pattern, p, abs, include string) ([]byte, error) {
+	inc, err := CompileInclude(include)
+	if err != nil {
+		return nil, newError(ErrBadPattern, "include %s: %v", clipQuote(include), err)
+	}
+	root, lines, err := s.listFiles(ctx, h, p, abs)
+	if errors.Is(err, ErrNotDir) {
+		return s.fileExec(ctx, h, grepSh, nil, abs, pattern, strconv.Itoa(MaxGrepMatches+1))
+	}
+	if err != nil {
+		return nil, err
+	}
+	var list bytes.Buffer
+	for _, l := range lines {
+		if rel, ok := relTo(root, l); ok && inc.Match(rel) {
+			list.WriteString(l)
+			list.WriteByte(0)
+		}
+	}
+	return s.fileExec(ctx, h, grepListSh, &list, pattern, strconv.Itoa(MaxGrepMatches+1))
+}
+
+// listFiles lists the non-hidden files under the folder abs (p as the agent
+// gave it), at most maxScanEntries: the folder resolved, and absolute paths.
+func (s *Service) listFiles(ctx context.Context, h *Handle, p, abs string) (string, []string, error) {
+	out, err := s.fileExec(ctx, h, lsSh, nil, abs, "", strconv.Itoa(maxScanEntries), "files")
+	if err != nil {
+		return "", nil, scriptError(p, err)
+	}
+	root, lines := splitFirst(out)
+	return root, lines, nil
 }
 
 // grepLine shortens one grep -nH line for an agent: the path relative to

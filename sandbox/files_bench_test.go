@@ -11,8 +11,9 @@ import (
 
 	"github.com/charmbracelet/log"
 
-	"github.com/litterbox-dev/litterbox/docker"
 	"github.com/litterbox-dev/litterbox/internal/testutil"
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/runner"
 )
 
@@ -24,7 +25,6 @@ func BenchmarkFiles(b *testing.B) {
 	testutil.DockerOrSkip(b)
 	ctx := context.Background()
 	dir := b.TempDir()
-	b.Setenv("LITTERBOX_SCANNER", testutil.StaticLitterbox(b, ".."))
 	repo := filepath.Join(dir, fmt.Sprintf("bench-%d", os.Getpid()))
 	for i := range 2500 {
 		p := filepath.Join(repo, fmt.Sprintf("pkg%02d/sub%d/file%04d.txt", i%50, i%5, i))
@@ -39,7 +39,11 @@ func BenchmarkFiles(b *testing.B) {
 	testutil.CommitRepo(b, repo)
 	logger := log.New(os.Stderr)
 	logger.SetLevel(log.ErrorLevel)
-	s := New(runner.Exec{Log: logger}, logger)
+	p, err := docker.New(docker.Options{Runner: runner.Exec{Log: logger}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := New(p, runner.Exec{Log: logger}, logger)
 	s.ExtraLabels["dev.litterbox.test"] = fmt.Sprintf("bench-%d", os.Getpid())
 	r, err := s.OpenRepo(ctx, repo)
 	if err != nil {
@@ -57,7 +61,7 @@ func BenchmarkFiles(b *testing.B) {
 
 	b.Run("floor-docker-exec-true", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := s.Docker.Exec(ctx, docker.ExecSpec{Container: h.Container, Cmd: []string{"true"}}); err != nil {
+			if _, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Cmd: []string{"true"}}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -85,7 +89,7 @@ func BenchmarkFiles(b *testing.B) {
 	})
 	b.Run("floor-busybox-grep", func(b *testing.B) {
 		for b.Loop() {
-			_, err := s.Docker.Exec(ctx, docker.ExecSpec{Container: h.Container, Cmd: []string{"grep", "-rnE", "file 12[0-9]{2} ", "/src"}})
+			_, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Cmd: []string{"grep", "-rnE", "file 12[0-9]{2} ", "/src"}})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,25 +1,33 @@
 package sandbox
 
-import "context"
+import (
+	"context"
+
+	"github.com/litterbox-dev/litterbox/provider"
+)
 
 // Handle is a sandbox resolved once for repeated tool calls: the MCP server
-// caches it so each call costs one docker exec, not a lookup and an exec.
+// caches it so each call costs one exec, not a lookup and an exec.
 type Handle struct {
 	Repo *Repo
 	Slug string
-	// Container is the container's id, so a same-named container of another
-	// repository can never be reached by accident.
-	Container string
+	// Ref names the sandbox on its engine by id, so a same-named sandbox of
+	// another repository can never be reached by accident.
+	Ref provider.Ref
 	// Base is the commit the sandbox started from.
 	Base string
+	// Image and Platform ("linux/arm64") are its labels: Platform is ""
+	// when the engine did not hold the image at create (it pulled it).
+	Image, Platform string
 }
 
-// Handle resolves a running sandbox. Missing, paused and stopped sandboxes
-// are errors that say what to do.
+// Handle resolves a running sandbox. Missing, incomplete, paused and stopped
+// sandboxes are errors that say what to do.
 func (s *Service) Handle(ctx context.Context, r *Repo, name string) (*Handle, error) {
-	sb, err := s.Running(ctx, r, name)
+	f, err := s.running(ctx, r, name)
 	if err != nil {
 		return nil, err
 	}
-	return &Handle{Repo: r, Slug: sb.Name, Container: sb.Container, Base: sb.Base}, nil
+	l := f.container.Labels
+	return &Handle{Repo: r, Slug: f.slug, Ref: f.container.Ref, Base: l[LabelBase], Image: l[LabelImage], Platform: l[LabelPlatform]}, nil
 }

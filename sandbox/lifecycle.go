@@ -5,52 +5,100 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
-	"github.com/litterbox-dev/litterbox/docker"
+	"github.com/litterbox-dev/litterbox/provider"
 )
 
 // found is what lookup knows about one sandbox.
 type found struct {
-	slug      string
-	container *docker.Container // nil when there is none
-	branchID  string            // empty when there is no branch
+	slug string
+	// container is its newest container; nil when there is none.
+	container *provider.Sandbox
+	// objects is all the engine holds of it: containers, and networks left
+	// without one.
+	objects  []provider.Sandbox
+	branchID string // empty when there is no branch
+	// ready: the container holds a copy of the repository verified complete.
+	ready bool
+	// journal is set while a create of this sandbox has not finished (it
+	// runs now, or was cut short).
+	journal *createJournal
+	// state: the sandbox has a state directory (only lookupAll).
+	state bool
 }
 
-// lookup finds a sandbox's container and branch in parallel.
+// lookup finds a sandbox's container and branch in parallel. A name with
+// neither is ErrNotFound.
 func (s *Service) lookup(ctx context.Context, r *Repo, name string) (*found, error) {
+	f, err := s.find(ctx, r, name)
+	if err == nil && f.container == nil && f.branchID == "" {
+		return nil, notFound(f.slug)
+	}
+	return f, err
+}
+
+// lookupAll finds whatever a sandbox left: containers, networks and branch;
+// state tells whether it has a state directory. A name with none of these is
+// ErrNotFound.
+func (s *Service) lookupAll(ctx context.Context, r *Repo, name string, state bool) (*found, error) {
+	f, err := s.find(ctx, r, name)
+	if err != nil {
+		return nil, err
+	}
+	f.state = state
+	if len(f.objects) == 0 && f.branchID == "" && !f.state {
+		return nil, notFound(f.slug)
+	}
+	return f, nil
+}
+
+func (s *Service) find(ctx context.Context, r *Repo, name string) (*found, error) {
 	slug, err := Slugify(name)
 	if err != nil {
 		return nil, err
 	}
 	f := &found{slug: slug}
-	var cts []docker.Container
-	var psErr, refErr error
+	var listErr, refErr error
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		cts, psErr = s.containers(ctx, r, slug)
+		f.objects, listErr = s.sandboxes(ctx, r, slug)
 	}()
 	go func() {
 		defer wg.Done()
 		f.branchID, _, refErr = r.Git.ResolveRef(ctx, BranchRef(slug))
 	}()
 	wg.Wait()
-	if psErr != nil {
-		return nil, psErr
+	if err := errors.Join(listErr, refErr); err != nil {
+		return nil, err
 	}
-	if refErr != nil {
-		return nil, refErr
+	for i := range f.objects {
+		if f.objects[i].State != provider.StateNone {
+			f.container = &f.objects[i]
+			f.ready = isReady(r.Git.CommonDir, slug, f.container.Ref.ID)
+			break
+		}
 	}
-	if len(cts) > 0 {
-		f.container = &cts[0]
-	}
-	if f.container == nil && f.branchID == "" {
-		return nil, notFound(slug)
-	}
+	f.journal = readJournal(r.Git.CommonDir, slug)
 	return f, nil
+}
+
+// usable refuses a sandbox whose container is not marked ready, or whose
+// create journal says a create has not finished: that create is running now,
+// or was cut short with /src holding any part of the repository. Every
+// operation on a sandbox's container checks this first.
+func (f *found) usable(gitDir string) error {
+	if f.ready || (f.container == nil && f.journal == nil) {
+		return nil
+	}
+	if beingCreated(gitDir, f.slug) {
+		return creatingError(f.slug)
+	}
+	return incompleteError(gitDir, f.slug)
 }
 
 func notFound(slug string) error {
@@ -85,33 +133,41 @@ func (s *Service) toggle(ctx context.Context, r *Repo, name string, pause bool) 
 	if err != nil {
 		return Outcome{}, err
 	}
-	cts, err := s.containers(ctx, r, slug)
+	sbs, err := s.sandboxes(ctx, r, slug)
 	if err != nil {
 		return Outcome{}, err
 	}
-	if len(cts) == 0 {
+	i := slices.IndexFunc(sbs, func(sb provider.Sandbox) bool { return sb.State != provider.StateNone })
+	if i < 0 {
 		if _, ok, _ := r.Git.ResolveRef(ctx, BranchRef(slug)); ok {
 			return Outcome{}, noContainerError(slug)
 		}
 		return Outcome{}, notFound(slug)
 	}
-	if st := cts[0].State; st != "running" && st != "paused" {
-		// docker unpause of a stopped container says "is not paused", which
-		// would read as already active.
+	if st := sbs[i].State; st != provider.StateRunning && st != provider.StatePaused {
 		return Outcome{}, stoppedError(slug)
 	}
-	return s.toggleContainer(ctx, cts[0], pause)
+	return s.toggleContainer(ctx, r, sbs[i], pause)
 }
 
-func (s *Service) toggleContainer(ctx context.Context, c docker.Container, pause bool) (Outcome, error) {
+func (s *Service) toggleContainer(ctx context.Context, r *Repo, c provider.Sandbox, pause bool) (Outcome, error) {
 	out := Outcome{Name: c.Labels[LabelSlug], Repo: c.Labels[LabelRepo]}
+	ends := s.pauseEnds()
 	var err error
 	if pause {
-		out.Already, err = s.Docker.Pause(ctx, c.ID)
+		if ends && c.State == provider.StateRunning {
+			if err := s.snapshotBeforePause(ctx, r, c); err != nil {
+				return out, err
+			}
+		}
+		out.Already, err = s.Provider.Pause(ctx, c.Ref)
 	} else {
-		out.Already, err = s.Docker.Unpause(ctx, c.ID)
+		out.Already, err = s.Provider.Resume(ctx, c.Ref)
+		if err == nil && !out.Already && ends {
+			err = s.refillAfterResume(ctx, r, c)
+		}
 	}
-	if errors.Is(err, docker.ErrNotRunning) {
+	if errors.Is(err, provider.ErrStopped) {
 		return out, stoppedError(out.Name)
 	}
 	if err != nil {
@@ -139,15 +195,16 @@ func (s *Service) ResumeAll(ctx context.Context, r *Repo) ([]Outcome, error) {
 }
 
 func (s *Service) toggleAll(ctx context.Context, r *Repo, pause bool) ([]Outcome, error) {
-	cts, err := s.containers(ctx, r, "")
+	sbs, err := s.sandboxes(ctx, r, "")
 	if err != nil {
 		return nil, err
 	}
+	cts := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return sb.State == provider.StateNone })
 	outs := make([]Outcome, len(cts))
 	errs := make([]error, len(cts))
 	var wg sync.WaitGroup
 	for i, c := range cts {
-		if c.State != "running" && c.State != "paused" {
+		if c.State != provider.StateRunning && c.State != provider.StatePaused {
 			// A stopped sandbox is neither active nor paused: pausing "all
 			// active sandboxes" (FR2.2) leaves it alone, and says so.
 			outs[i] = Outcome{Name: c.Labels[LabelSlug], Repo: c.Labels[LabelRepo], Skipped: "stopped"}
@@ -156,11 +213,11 @@ func (s *Service) toggleAll(ctx context.Context, r *Repo, pause bool) ([]Outcome
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outs[i], errs[i] = s.toggleContainer(ctx, c, pause)
+			outs[i], errs[i] = s.toggleContainer(ctx, r, c, pause)
 			switch {
 			case errors.Is(errs[i], ErrStopped):
 				outs[i].Skipped, errs[i] = "stopped", nil
-			case errors.Is(errs[i], docker.ErrNoSuchContainer):
+			case errors.Is(errs[i], provider.ErrNotFound):
 				outs[i].Skipped, errs[i] = "gone", nil
 			case errs[i] != nil:
 				outs[i] = Outcome{} // not done: the error says why
@@ -177,54 +234,108 @@ type DeleteReport struct {
 	Removed []string `json:"removed"`
 }
 
-// Delete removes a sandbox's container, network, branch and host-side state
-// (AC3.3). It refuses, changing nothing, when the branch has commits that are
-// not in HEAD, unless force is set: that work would be lost. When a step
-// fails, the error names what is still present.
+// Delete removes a sandbox's container, networks, branch and host-side state
+// (AC3.3), and whatever part of them an interrupted create or delete left. It
+// refuses, changing nothing, when the branch has commits that are not in HEAD
+// (for an incomplete sandbox: beyond the commit it was made at), unless force
+// is set: that work would be lost. Every removal is idempotent, and the state
+// directory goes last, only once everything else is gone: a delete cut short
+// at any point is finished by running it again.
 func (s *Service) Delete(ctx context.Context, r *Repo, name string, force bool) (*DeleteReport, error) {
-	f, err := s.lookup(ctx, r, name)
+	slug, err := Slugify(name)
 	if err != nil {
 		return nil, err
 	}
-	slug := f.slug
+	// Taken before looking, so a create of the name cannot be halfway
+	// through while this removes its parts.
+	_, statErr := os.Stat(r.stateDir(slug))
+	unlock, lockErr := lockCreate(ctx, r, slug)
+	if lockErr != nil && (!force || !errors.Is(lockErr, ErrIncomplete)) {
+		if errors.Is(lockErr, ErrIncomplete) {
+			return nil, newError(ErrIncomplete, "Sandbox '%s' is being created by another litterbox process right now. Wait for it to finish, then delete it; or delete it now with `litterbox delete --force %s`, which makes that create fail.", slug, slug)
+		}
+		return nil, lockErr
+	}
+	if lockErr == nil {
+		defer unlock()
+	}
+	f, err := s.lookupAll(ctx, r, slug, statErr == nil)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) && os.IsNotExist(statErr) && lockErr == nil {
+			_ = removeState(r, slug) // made by lockCreate just now
+		}
+		return nil, err
+	}
 	if f.branchID != "" && !force {
-		n, err := r.Git.CountCommits(ctx, "HEAD", f.branchID)
+		base, beyond := "HEAD", "that are not in HEAD"
+		if j := f.journal; j != nil && !f.ready && !j.FromBranch {
+			// An interrupted create: its branch is its base commit, whatever
+			// HEAD is now.
+			base, beyond = j.Base, "beyond the commit it was made at"
+		}
+		n, err := r.Git.CountCommits(ctx, base, f.branchID)
 		if err != nil {
 			return nil, fmt.Errorf("count unmerged commits of %s%s: %w", BranchPrefix, slug, err)
 		}
 		if n > 0 {
-			return nil, newError(ErrUnmerged, "Sandbox '%s' has %d commit(s) on %s%s that are not in HEAD; deleting it would lose them. Review them with `litterbox diff %s`, bring them in with `litterbox merge %s` or `litterbox apply %s`, or delete anyway with `litterbox delete --force %s`.", slug, n, BranchPrefix, slug, slug, slug, slug, slug)
+			return nil, newError(ErrUnmerged, "Sandbox '%s' has %d commit(s) on %s%s %s; deleting it would lose them. Review them with `litterbox diff %s`, bring them in with `litterbox merge %s` or `litterbox apply %s`, or delete anyway with `litterbox delete --force %s`.", slug, n, BranchPrefix, slug, beyond, slug, slug, slug, slug)
 		}
 	}
+	remove := removeState
+	if lockErr != nil {
+		remove = clearState // --force past a running create: its lock stays its own
+	}
+	return s.removeSandbox(ctx, r, f, func() error { return remove(r, slug) })
+}
 
-	rep := &DeleteReport{Name: slug}
-	var left []string
-	network := r.ContainerName(slug)
-	if f.container != nil {
-		if err := ignoreMissing(s.Docker.Remove(ctx, f.container.ID)); err != nil {
-			// Keep the branch: the sandbox stays whole rather than half gone.
-			return rep, newError(ErrPartialDelete, "delete sandbox '%s': could not remove container %s: %v\nNothing was removed; try again.", slug, f.container.Name, err)
+// removeSandbox removes a sandbox's container, networks, state (with
+// clearState, once the container and networks are gone) and branch, each only
+// if still there and each idempotent (already gone is done). A container
+// that cannot be removed stops it before anything else goes, so the sandbox
+// stays whole rather than half gone; otherwise it removes what it can and
+// names what is left. The branch goes last: a removal cut short at any point
+// leaves something list shows and a new delete finds.
+func (s *Service) removeSandbox(ctx context.Context, r *Repo, f *found, clearState func() error) (*DeleteReport, error) {
+	slug := f.slug
+	rep := &DeleteReport{Name: slug, Removed: []string{}}
+	for _, c := range f.objects {
+		if c.State == provider.StateNone {
+			continue
 		}
-		rep.Removed = append(rep.Removed, "container "+f.container.Name)
+		if err := s.Provider.Remove(ctx, provider.Ref{ID: c.Ref.ID}); err != nil {
+			if len(rep.Removed) == 0 {
+				return rep, newError(ErrPartialDelete, "delete sandbox '%s': could not remove container %s: %v\nNothing was removed; run `litterbox delete %s` again.", slug, c.Name, errText(err), slug)
+			}
+			return rep, newError(ErrPartialDelete, "delete sandbox '%s' was partial: could not remove container %s: %v\nRun `litterbox delete %s` again.", slug, c.Name, errText(err), slug)
+		}
+		rep.Removed = append(rep.Removed, "container "+c.Name)
 	}
-	if nets, err := s.Docker.Networks(ctx, s.resourceFilters(r, slug)); err != nil {
-		left = append(left, fmt.Sprintf("network %s (%v)", network, err))
-	} else if len(nets) > 0 {
-		if err := s.removeNetworks(ctx, r, slug); err != nil {
-			left = append(left, fmt.Sprintf("network %s (%v)", network, err))
+	var left []string
+	for _, n := range f.objects {
+		if n.Ref.NetworkID == "" {
+			continue
+		}
+		if err := s.Provider.Remove(ctx, provider.Ref{NetworkID: n.Ref.NetworkID}); err != nil {
+			left = append(left, fmt.Sprintf("network %s (%s)", n.Network, errText(err)))
 		} else {
-			rep.Removed = append(rep.Removed, "network "+network)
+			rep.Removed = append(rep.Removed, "network "+n.Network)
+		}
+	}
+	if len(left) == 0 {
+		// The state goes once nothing on the engine needs it; with
+		// anything left it stays, so a new delete finds the sandbox.
+		if err := clearState(); err != nil {
+			left = append(left, fmt.Sprintf("state %s (%v)", r.stateDir(slug), err))
+		} else if f.state && len(rep.Removed) == 0 && f.branchID == "" {
+			rep.Removed = append(rep.Removed, "leftover state in "+r.stateDir(slug))
 		}
 	}
 	if f.branchID != "" {
 		if err := r.Git.DeleteRef(ctx, BranchRef(slug), f.branchID); err != nil {
-			left = append(left, fmt.Sprintf("branch %s%s (%v)", BranchPrefix, slug, err))
+			left = append(left, fmt.Sprintf("branch %s%s (%s)", BranchPrefix, slug, errText(err)))
 		} else {
 			rep.Removed = append(rep.Removed, "branch "+BranchPrefix+slug)
 		}
-	}
-	if err := os.RemoveAll(r.stateDir(slug)); err != nil {
-		left = append(left, fmt.Sprintf("state %s (%v)", r.stateDir(slug), err))
 	}
 	if len(left) > 0 {
 		return rep, newError(ErrPartialDelete, "delete sandbox '%s' was partial; still present:\n  %s\nRun `litterbox delete %s` again, or remove them by hand.", slug, strings.Join(left, "\n  "), slug)
@@ -232,21 +343,92 @@ func (s *Service) Delete(ctx context.Context, r *Repo, name string, force bool) 
 	return rep, nil
 }
 
-// resourceFilters are the label filters that select this sandbox's own
-// resources, never a same-named one of another repository.
-func (s *Service) resourceFilters(r *Repo, slug string) []string {
-	return []string{LabelSlug + "=" + slug, LabelGitDir + "=" + r.Git.CommonDir}
+// Pruned is a container or network Prune removed.
+type Pruned struct {
+	Kind    string `json:"kind"` // "container" or "network"
+	Name    string `json:"name"`
+	Sandbox string `json:"sandbox"`
+	Repo    string `json:"repo"`
 }
 
-// removeNetworks removes the networks labelled as this sandbox's.
-func (s *Service) removeNetworks(ctx context.Context, r *Repo, slug string) error {
-	ids, err := s.Docker.Networks(ctx, s.resourceFilters(r, slug))
+// Prune removes the containers and networks of sandboxes whose repository no
+// longer exists (its git dir is gone, or holds another repository, one with
+// another id): nothing can record their work any
+// more, and delete, which works in a repository, cannot reach them. list
+// --all-repos shows them first, as orphans. Extra labels narrow it as they do
+// every lookup.
+func (s *Service) Prune(ctx context.Context) ([]Pruned, error) {
+	sbs, err := s.sandboxes(ctx, nil, "")
 	if err != nil {
-		return err
+		return nil, err
+	}
+	gone := func(labels map[string]string) bool {
+		gd := labels[LabelGitDir]
+		if gd == "" {
+			return false
+		}
+		_, err := os.Stat(gd)
+		if errors.Is(err, os.ErrNotExist) {
+			return true
+		}
+		// Another repository (another id) is at that path now.
+		id := labels[LabelRepoID]
+		there := readRepoID(gd)
+		return err == nil && id != "" && there != "" && there != id
+	}
+	out := []Pruned{}
+	var errs []error
+	// Containers first: a network is in use while its container exists.
+	for _, c := range sbs {
+		if c.State == provider.StateNone || !gone(c.Labels) {
+			continue
+		}
+		if err := s.Provider.Remove(ctx, provider.Ref{ID: c.Ref.ID}); err != nil {
+			errs = append(errs, fmt.Errorf("remove container %s: %s", c.Name, errText(err)))
+			continue
+		}
+		out = append(out, Pruned{Kind: "container", Name: c.Name, Sandbox: c.Labels[LabelSlug], Repo: c.Labels[LabelRepo]})
+	}
+	for _, n := range sbs {
+		if n.Ref.NetworkID == "" || !gone(n.Labels) {
+			continue
+		}
+		if err := s.Provider.Remove(ctx, provider.Ref{NetworkID: n.Ref.NetworkID}); err != nil {
+			errs = append(errs, fmt.Errorf("remove network %s: %s", n.Network, errText(err)))
+			continue
+		}
+		out = append(out, Pruned{Kind: "network", Name: n.Network, Sandbox: n.Labels[LabelSlug], Repo: n.Labels[LabelRepo]})
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("prune was partial: %w\nRun `litterbox prune` again", errors.Join(errs...))
+	}
+	return out, nil
+}
+
+// removeLeftovers removes whatever the engine holds of sandbox slug of r;
+// removed says whether there was anything.
+func (s *Service) removeLeftovers(ctx context.Context, r *Repo, slug string) (removed bool, err error) {
+	return s.removeObjects(ctx, r, slug, func(provider.Sandbox) bool { return true })
+}
+
+// removeLeftoverNetworks removes the networks sandbox slug of r left without
+// a container; removed says whether there were any.
+func (s *Service) removeLeftoverNetworks(ctx context.Context, r *Repo, slug string) (removed bool, err error) {
+	return s.removeObjects(ctx, r, slug, func(sb provider.Sandbox) bool { return sb.State == provider.StateNone })
+}
+
+func (s *Service) removeObjects(ctx context.Context, r *Repo, slug string, match func(provider.Sandbox) bool) (bool, error) {
+	sbs, err := s.sandboxes(ctx, r, slug)
+	if err != nil {
+		return false, err
 	}
 	var errs []error
-	for _, id := range ids {
-		errs = append(errs, s.Docker.NetworkRemove(ctx, id))
+	removed := false
+	for _, sb := range sbs {
+		if match(sb) {
+			removed = true
+			errs = append(errs, s.Provider.Remove(ctx, sb.Ref))
+		}
 	}
-	return errors.Join(errs...)
+	return removed, errors.Join(errs...)
 }

@@ -4,94 +4,439 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/charmbracelet/log"
 
-	"github.com/litterbox-dev/litterbox/docker"
-	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/internal/testutil"
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/provider/fake"
 	"github.com/litterbox-dev/litterbox/runner"
 )
 
-const cid = "77d5bf6074cbb925caf372f6f064efd0ee017a39aa7eeccf4856d84c6f41a7ca"
+// These tests run the service's create, list, pause, resume and delete
+// against provider/fake and a real git repository: fast, and able to fail
+// any step of the engine on purpose.
 
-func fakeService(f *runner.Fake) (*Service, *Repo) {
-	s := &Service{Docker: &docker.Client{R: f}, Runner: f, Log: log.New(nil), Image: DefaultImage}
-	r := &Repo{Git: &git.Repo{R: f, Root: "/r", CommonDir: "/r/.git"}, Slug: "r"}
-	return s, r
+// fixture is a repository named "repo" with one commit, and a service over
+// a fake engine whose commands behave as a busybox sandbox's would for what
+// create runs.
+type fixture struct {
+	t   *testing.T
+	ctx context.Context
+	p   *fake.Provider
+	s   *Service
+	r   *Repo
+	// setupExit is the exit code of the setup command; installExit that of
+	// the services' install.
+	setupExit, installExit int
+	// noStamp makes the copy step print no stamp; copyFails fails tar.
+	noStamp, copyFails bool
+	// cleanup, when set, undoes what a test did to the repository.
+	cleanup func()
 }
 
-// psOf is the argv of the docker ps that finds sandbox slug of /r.
-func psOf(slug string) []string {
-	return append([]string{"docker"}, docker.PSArgs([]string{LabelSlug + "=" + slug, LabelGitDir + "=/r/.git"}, labelKeys)...)
+func newFixture(t *testing.T, files map[string]string) *fixture {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "repo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files["a.txt"] = "a\n"
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.CommitRepo(t, dir)
+	f := &fixture{t: t, ctx: context.Background(), p: &fake.Provider{}}
+	f.p.Run = f.run
+	f.s = New(f.p, runner.Exec{}, log.New(io.Discard))
+	f.s.ExtraLabels = map[string]string{}
+	r, err := f.s.OpenRepo(f.ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.r = r
+	return f
 }
 
-func psLine(state string) string {
-	return fmt.Sprintf(`{"id":%q,"name":"litterbox-r-x","state":%q,"created":"2026-11-21 23:02:11 +0000 UTC","ports":"","labels":{%q:"x",%q:"/r",%q:"/r/.git",%q:"litterbox/x",%q:""}}`+"\n",
-		cid, state, LabelSlug, LabelRepo, LabelGitDir, LabelBranch, LabelBase)
+// run stands in for the sandbox's shell: the copy-and-setup script, the
+// services' install, and anything else (which succeeds).
+func (f *fixture) run(_ context.Context, req provider.ExecRequest) (provider.ExecResult, error) {
+	if req.Stdin != nil {
+		_, _ = io.Copy(io.Discard, req.Stdin)
+	}
+	script := ""
+	if len(req.Cmd) > 2 && req.Cmd[0] == "sh" {
+		script = req.Cmd[2]
+	}
+	switch {
+	case script == installScript:
+		return provider.ExecResult{ExitCode: f.installExit}, nil
+	case strings.Contains(script, "tar -x -f -"):
+		if f.copyFails {
+			fmt.Fprintln(req.Stderr, copyMarker)
+			return provider.ExecResult{ExitCode: copyExitCode}, nil
+		}
+		if !f.noStamp {
+			fmt.Fprintln(req.Stdout, stampMarker+"2026-11-23 14:00:00.123456789 +0000")
+		}
+		fmt.Fprintln(req.Stdout, strings.Join(req.Cmd[5:], " "))
+		return provider.ExecResult{ExitCode: f.setupExit}, nil
+	}
+	return provider.ExecResult{}, nil
 }
 
-func TestToggle(t *testing.T) {
-	ctx := context.Background()
-	f := &runner.Fake{}
-	s, r := fakeService(f)
-	f.Expect(psOf("x"), psLine("running"), nil)
-	f.Expect([]string{"docker", "pause", cid}, cid+"\n", nil)
-	f.Expect(psOf("x"), psLine("paused"), nil)
-	f.Expect([]string{"docker", "unpause", cid}, cid+"\n", nil)
-	// docker unpause of a stopped container says "is not paused"; resume must
-	// not take that for "already active", so it never asks.
-	f.Expect(psOf("x"), psLine("exited"), nil)
-	f.Expect(psOf("x"), psLine("exited"), nil)
-
-	if out, err := s.Pause(ctx, r, "X"); err != nil || out.Already || out.Name != "x" || out.Repo != "/r" {
-		t.Errorf("Pause = %+v, %v", out, err)
-	}
-	if out, err := s.Resume(ctx, r, "x"); err != nil || out.Already {
-		t.Errorf("Resume = %+v, %v", out, err)
-	}
-	if _, err := s.Resume(ctx, r, "x"); !errors.Is(err, ErrStopped) {
-		t.Errorf("Resume of a stopped sandbox = %v; want ErrStopped", err)
-	}
-	if _, err := s.Pause(ctx, r, "x"); !errors.Is(err, ErrStopped) {
-		t.Errorf("Pause of a stopped sandbox = %v; want ErrStopped", err)
-	}
-	if err := f.Check(); err != nil {
-		t.Error(err)
-	}
+// git runs git in the repository and returns its trimmed output.
+func (f *fixture) git(args ...string) (string, error) {
+	out, err := exec.Command("git", append([]string{"-C", f.r.Root()}, args...)...).Output()
+	return strings.TrimSpace(string(out)), err
 }
 
-func TestToggleMissing(t *testing.T) {
-	ctx := context.Background()
-	f := &runner.Fake{}
-	s, r := fakeService(f)
-	resolve := []string{"git", "-C", "/r", "-c", "core.hooksPath=/dev/null", "rev-parse", "--verify", "--quiet", "--end-of-options", "refs/heads/litterbox/ghost^{commit}"}
-	f.Expect(psOf("ghost"), "", nil)
-	f.Expect(resolve, "", &runner.ExitError{ExitCode: 1})
-	f.Expect(psOf("ghost"), "", nil)
-	f.Expect(resolve, "b9b238bacb3737a32bdf3a3dcc4978fbe2d1e3f0\n", nil)
-
-	_, err := s.Pause(ctx, r, "ghost")
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "Sandbox 'ghost' not found") {
-		t.Errorf("Pause of a missing sandbox = %v", err)
+// nothingLeft fails unless sandbox slug left nothing: no object on the
+// engine, no branch, no state.
+func (f *fixture) nothingLeft(slug string) {
+	f.t.Helper()
+	if objs := f.p.Objects(); len(objs) > 0 {
+		f.t.Errorf("the engine still holds %+v", objs)
 	}
-	// A branch without a container cannot be paused either; it says why.
-	_, err = s.Pause(ctx, r, "ghost")
-	if !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "has no container, only its branch litterbox/ghost") {
-		t.Errorf("Pause of an orphan branch = %v", err)
+	if _, err := f.git("rev-parse", "--verify", "--quiet", BranchRef(slug)); err == nil {
+		f.t.Errorf("branch %s%s is left", BranchPrefix, slug)
 	}
-	if err := f.Check(); err != nil {
-		t.Error(err)
+	if _, err := os.Stat(f.r.stateDir(slug)); !errors.Is(err, os.ErrNotExist) {
+		f.t.Errorf("state %s is left (%v)", f.r.stateDir(slug), err)
 	}
 }
 
-// Invalid names are refused before any git or docker call: the fake expects
-// none and fails on any.
+// status is what list says of slug, "" when it does not list it.
+func (f *fixture) status(slug string) Status {
+	f.t.Helper()
+	list, err := f.s.List(f.ctx, f.r)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, sb := range list {
+		if sb.Name == slug {
+			return sb.Status
+		}
+	}
+	return ""
+}
+
+func (f *fixture) mustCreate(name string) *Created {
+	f.t.Helper()
+	c, err := f.s.Create(f.ctx, f.r, name, CreateOptions{})
+	if err != nil {
+		f.t.Fatalf("create %s: %v", name, err)
+	}
+	return c
+}
+
+// The whole life of a sandbox: create, list, pause, resume, delete.
+func TestLifecycleOnFake(t *testing.T) {
+	f := newFixture(t, map[string]string{})
+	c := f.mustCreate("X")
+	if c.Name != "x" || c.Container != "litterbox-repo-x" || c.Status != StatusActive || !strings.Contains(c.SetupOutput, "hello world") {
+		t.Errorf("created %+v", c)
+	}
+	objs := f.p.Objects()
+	if len(objs) != 1 || objs[0].Network != "litterbox-repo-x" || objs[0].Labels[LabelBranch] != "litterbox/x" || objs[0].Labels[LabelGitDir] != f.r.Git.CommonDir {
+		t.Errorf("engine holds %+v", objs)
+	}
+	if st := f.status("x"); st != StatusActive {
+		t.Errorf("status = %s", st)
+	}
+	if out, err := f.s.Pause(f.ctx, f.r, "x"); err != nil || out.Already {
+		t.Errorf("pause = %+v, %v", out, err)
+	}
+	if out, err := f.s.Pause(f.ctx, f.r, "x"); err != nil || !out.Already {
+		t.Errorf("pause again = %+v, %v; want already", out, err)
+	}
+	if st := f.status("x"); st != StatusPaused {
+		t.Errorf("status = %s", st)
+	}
+	if _, err := f.s.Exec(f.ctx, f.r, "x", ExecOptions{Cmd: []string{"true"}}); !errors.Is(err, ErrPaused) {
+		t.Errorf("exec in a paused sandbox = %v", err)
+	}
+	if out, err := f.s.Resume(f.ctx, f.r, "x"); err != nil || out.Already {
+		t.Errorf("resume = %+v, %v", out, err)
+	}
+	rep, err := f.s.Delete(f.ctx, f.r, "x", false)
+	if err != nil || !slices.Equal(rep.Removed, []string{"container litterbox-repo-x", "network litterbox-repo-x", "branch litterbox/x"}) {
+		t.Errorf("delete = %+v, %v", rep, err)
+	}
+	f.nothingLeft("x")
+}
+
+// A failure at any step of create leaves nothing behind: not on the engine,
+// not in git, not in the state directory.
+func TestCreateFailsAtEachStep(t *testing.T) {
+	ports := map[string]string{ConfigFile: "[ports]\nweb = 8080\n"}
+	service := map[string]string{ConfigFile: "[services.web]\ncommand = [\"httpd\", \"-f\"]\nautostart = true\n"}
+	for _, tc := range []struct {
+		name   string
+		files  map[string]string
+		inject func(f *fixture, cancel context.CancelFunc)
+		want   string // in the error
+	}{
+		{"engine down", nil, func(f *fixture, _ context.CancelFunc) {
+			f.p.Fail(fake.StepNetwork, &provider.UnreachableError{Reason: "Docker is not running"})
+		}, "Docker is not running"},
+		{"container", nil, func(f *fixture, _ context.CancelFunc) {
+			f.p.Fail(fake.StepContainer, errors.New("no such image"))
+		}, "no such image"},
+		{"container, and the engine's cleanup", nil, func(f *fixture, _ context.CancelFunc) {
+			f.p.Fail(fake.StepContainer, fmt.Errorf("killed: %w", provider.ErrLeftBehind))
+		}, "killed"},
+		{"interrupted while the engine makes it", nil, func(f *fixture, cancel context.CancelFunc) {
+			f.p.OnStep = func(s fake.Step) {
+				if s == fake.StepContainer {
+					cancel()
+				}
+			}
+		}, "context canceled"},
+		{"the engine refuses the copy", nil, func(f *fixture, _ context.CancelFunc) {
+			f.p.Fail(fake.StepExec, provider.Errorf(provider.ErrPaused, "Container abc is paused"))
+		}, "the engine refused: Container abc is paused"},
+		{"tar fails", nil, func(f *fixture, _ context.CancelFunc) { f.copyFails = true }, "copying the repository into /src failed"},
+		{"no completion stamp", nil, func(f *fixture, _ context.CancelFunc) { f.noStamp = true }, "did not report completion"},
+		{"ports", ports, func(f *fixture, _ context.CancelFunc) {
+			f.p.Fail(fake.StepPorts, errors.New("inspect failed"))
+		}, "inspect failed"},
+		{"services install", service, func(f *fixture, _ context.CancelFunc) { f.installExit = 2 }, "install services"},
+		{"branch", nil, func(f *fixture, _ context.CancelFunc) {
+			// git cannot take the ref's lock.
+			lock := filepath.Join(f.r.Git.CommonDir, "refs", "heads", "litterbox", "x.lock")
+			if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+				f.t.Fatal(err)
+			}
+			if err := os.WriteFile(lock, nil, 0o644); err != nil {
+				f.t.Fatal(err)
+			}
+			f.cleanup = func() { os.Remove(lock) }
+		}, "create branch litterbox/x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{}
+			for k, v := range tc.files {
+				files[k] = v
+			}
+			f := newFixture(t, files)
+			ctx, cancel := context.WithCancel(f.ctx)
+			defer cancel()
+			tc.inject(f, cancel)
+			_, err := f.s.Create(ctx, f.r, "x", CreateOptions{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("create = %v; want an error with %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "rollback could not remove") {
+				t.Errorf("rollback failed: %v", err)
+			}
+			f.nothingLeft("x")
+			// And the name is free again.
+			f.p.OnStep, f.copyFails, f.noStamp, f.installExit = nil, false, false, 0
+			if f.cleanup != nil {
+				f.cleanup()
+			}
+			f.mustCreate("x")
+		})
+	}
+}
+
+// A rollback that cannot remove the container says so, keeps the create's
+// journal (list shows the sandbox as incomplete), and delete finishes it.
+func TestCreateRollbackFails(t *testing.T) {
+	f := newFixture(t, map[string]string{})
+	f.copyFails = true
+	f.p.Fail(fake.StepRemove, errors.New("engine hiccup"))
+	_, err := f.s.Create(f.ctx, f.r, "x", CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "rollback could not remove: container litterbox-repo-x") {
+		t.Fatalf("create = %v", err)
+	}
+	if st := f.status("x"); st != StatusIncomplete {
+		t.Errorf("status = %s, want incomplete", st)
+	}
+	if _, err := f.s.Exec(f.ctx, f.r, "x", ExecOptions{Cmd: []string{"true"}}); !errors.Is(err, ErrIncomplete) {
+		t.Errorf("exec in an incomplete sandbox = %v", err)
+	}
+	if _, err := f.s.Delete(f.ctx, f.r, "x", false); err != nil {
+		t.Fatal(err)
+	}
+	f.nothingLeft("x")
+}
+
+// A setup command that fails keeps the sandbox, marked failed-setup.
+func TestCreateSetupFails(t *testing.T) {
+	f := newFixture(t, map[string]string{})
+	f.setupExit = 3
+	c, err := f.s.Create(f.ctx, f.r, "x", CreateOptions{})
+	var se *SetupError
+	if !errors.As(err, &se) || se.ExitCode != 3 || c == nil || c.Status != StatusFailedSetup {
+		t.Fatalf("create = %+v, %v", c, err)
+	}
+	if st := f.status("x"); st != StatusFailedSetup {
+		t.Errorf("status = %s", st)
+	}
+	if _, err := f.s.Delete(f.ctx, f.r, "x", false); err != nil {
+		t.Fatal(err)
+	}
+	f.nothingLeft("x")
+}
+
+// A network this very sandbox left behind is removed and made again; one
+// of another repository that holds the name is never touched.
+func TestCreateWhereTheNameIsTaken(t *testing.T) {
+	f := newFixture(t, map[string]string{})
+	f.p.AddNetwork("litterbox-repo-x", map[string]string{LabelSlug: "x", LabelGitDir: f.r.Git.CommonDir, LabelRepo: f.r.Root()})
+	if st := f.status("x"); st != StatusNoSandbox {
+		t.Errorf("status of a network alone = %s", st)
+	}
+	f.mustCreate("x")
+	if objs := f.p.Objects(); len(objs) != 1 || objs[0].State != provider.StateRunning || objs[0].Network == "" {
+		t.Errorf("engine holds %+v", objs)
+	}
+
+	// Another repository's network holds the plain name: the sandbox gets
+	// the name with this repository's id as a suffix.
+	other := f.p.AddNetwork("litterbox-repo-y", map[string]string{LabelSlug: "y", LabelGitDir: "/elsewhere/.git", LabelRepo: "/elsewhere", LabelRepoID: strings.Repeat("e", 32)})
+	c, err := f.s.Create(f.ctx, f.r, "y", CreateOptions{})
+	if err != nil || c.Container != "litterbox-repo-y-"+f.r.ID[:8] {
+		t.Errorf("create over another repository's network = %+v, %v", c, err)
+	}
+	if !slices.ContainsFunc(f.p.Objects(), func(sb provider.Sandbox) bool { return sb.Ref == other }) {
+		t.Error("the other repository's network was removed")
+	}
+	if st := f.status("y"); st != StatusActive {
+		t.Errorf("status of y = %s", st)
+	}
+
+	// Both names taken: refused, and nothing is left.
+	f.p.AddNetwork("litterbox-repo-z", map[string]string{LabelSlug: "z", LabelRepo: "/elsewhere", LabelRepoID: strings.Repeat("e", 32)})
+	f.p.AddNetwork("litterbox-repo-z-"+f.r.ID[:8], map[string]string{LabelSlug: "z", LabelRepo: "/third", LabelRepoID: strings.Repeat("d", 32)})
+	_, err = f.s.Create(f.ctx, f.r, "z", CreateOptions{})
+	if !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "the container name litterbox-repo-z-"+f.r.ID[:8]+" is taken by the sandbox 'z' of /third") {
+		t.Errorf("create where both names are taken = %v", err)
+	}
+	if _, err := f.git("rev-parse", "--verify", "--quiet", BranchRef("z")); err == nil {
+		t.Error("branch litterbox/z is left")
+	}
+}
+
+// What list says of every kind of leftover, and delete removes each.
+func TestListLeftovers(t *testing.T) {
+	f := newFixture(t, map[string]string{})
+	f.mustCreate("ok")
+	f.mustCreate("nobranch")
+	if _, err := f.git("branch", "-D", BranchPrefix+"nobranch"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.git("branch", BranchPrefix+"branchonly"); err != nil {
+		t.Fatal(err)
+	}
+	f.p.AddNetwork("litterbox-repo-net", map[string]string{LabelSlug: "net", LabelGitDir: f.r.Git.CommonDir, LabelRepo: f.r.Root()})
+	stopped := f.mustCreate("stopped")
+	for _, sb := range f.p.Objects() {
+		if sb.Name == stopped.Container {
+			f.p.SetState(sb.Ref, provider.StateStopped)
+		}
+	}
+	want := map[string]Status{"ok": StatusActive, "nobranch": StatusNoBranch, "branchonly": StatusNoContainer, "net": StatusNoSandbox, "stopped": StatusStopped}
+	for slug, st := range want {
+		if got := f.status(slug); got != st {
+			t.Errorf("%s: status %s, want %s", slug, got, st)
+		}
+	}
+	if _, err := f.s.Pause(f.ctx, f.r, "stopped"); !errors.Is(err, ErrStopped) {
+		t.Errorf("pause of a stopped sandbox = %v", err)
+	}
+	if _, err := f.s.Pause(f.ctx, f.r, "branchonly"); !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "has no container") {
+		t.Errorf("pause of a branch alone = %v", err)
+	}
+	if _, err := f.s.Pause(f.ctx, f.r, "ghost"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("pause of nothing = %v", err)
+	}
+	for slug := range want {
+		if _, err := f.s.Delete(f.ctx, f.r, slug, true); err != nil {
+			t.Errorf("delete %s: %v", slug, err)
+		}
+	}
+	f.nothingLeft("ok")
+	if list, err := f.s.List(f.ctx, f.r); err != nil || len(list) != 0 {
+		t.Errorf("list after deleting all = %+v, %v", list, err)
+	}
+}
+
+// A network the engine will not remove: delete says what is left and keeps
+// the state, and a second delete finishes.
+func TestDeletePartial(t *testing.T) {
+	f := newFixture(t, map[string]string{})
+	f.mustCreate("x")
+	f.p.Fail(fake.StepRemoveNet, errors.New("network has active endpoints"))
+	_, err := f.s.Delete(f.ctx, f.r, "x", false)
+	if !errors.Is(err, ErrPartialDelete) || !strings.Contains(err.Error(), "network litterbox-repo-x (") || !strings.Contains(err.Error(), "network has active endpoints") {
+		t.Fatalf("delete = %v", err)
+	}
+	if st := f.status("x"); st != StatusNoSandbox {
+		t.Errorf("status = %s, want orphan-network", st)
+	}
+	rep, err := f.s.Delete(f.ctx, f.r, "x", false)
+	if err != nil || !slices.Equal(rep.Removed, []string{"network litterbox-repo-x"}) {
+		t.Errorf("second delete = %+v, %v", rep, err)
+	}
+	f.nothingLeft("x")
+
+	// A container the engine will not remove: nothing is removed at all.
+	f.mustCreate("y")
+	f.p.Fail(fake.StepRemove, errors.New("device busy"))
+	if _, err := f.s.Delete(f.ctx, f.r, "y", false); !errors.Is(err, ErrPartialDelete) || !strings.Contains(err.Error(), "Nothing was removed") {
+		t.Errorf("delete = %v", err)
+	}
+	if st := f.status("y"); st != StatusActive {
+		t.Errorf("status = %s, want active", st)
+	}
+}
+
+// Pausing every sandbox runs the calls side by side; one that fails is
+// reported and the others are done.
+func TestPauseAllParallel(t *testing.T) {
+	f := newFixture(t, map[string]string{})
+	for _, n := range []string{"a", "b", "c", "d"} {
+		f.mustCreate(n)
+	}
+	f.p.Fail(fake.StepPause, errors.New("freezer busy"))
+	outs, err := f.s.PauseAll(f.ctx, f.r)
+	if err == nil || !strings.Contains(err.Error(), "freezer busy") {
+		t.Errorf("pause all = %v", err)
+	}
+	paused := 0
+	for _, n := range []string{"a", "b", "c", "d"} {
+		if f.status(n) == StatusPaused {
+			paused++
+		}
+	}
+	done := slices.DeleteFunc(outs, func(o Outcome) bool { return o.Name == "" })
+	if paused != 3 || len(done) != 3 {
+		t.Errorf("%d paused, %d outcomes (%+v); want 3", paused, len(done), outs)
+	}
+	outs, err = f.s.ResumeAll(f.ctx, nil)
+	if err != nil || len(outs) != 4 {
+		t.Errorf("resume all = %+v, %v", outs, err)
+	}
+}
+
+// Invalid names are refused before any git or engine call.
 func TestInvalidNameRunsNothing(t *testing.T) {
+	p := &fake.Provider{}
+	s := New(p, runner.Exec{}, log.New(io.Discard))
+	r := &Repo{Slug: "r"} // no git: a git call would crash
 	ctx := context.Background()
-	f := &runner.Fake{}
-	s, r := fakeService(f)
 	long := strings.Repeat("a", 64)
 	for _, name := range []string{"", "!!!", long} {
 		if _, err := s.Create(ctx, r, name, CreateOptions{}); !errors.Is(err, ErrInvalidName) {
@@ -104,7 +449,70 @@ func TestInvalidNameRunsNothing(t *testing.T) {
 			t.Errorf("Delete(%q) = %v", name, err)
 		}
 	}
-	if err := f.Check(); err != nil {
-		t.Error(err)
+	if calls := p.Calls(); len(calls) > 0 {
+		t.Errorf("engine calls: %v", calls)
+	}
+}
+
+// The image: --image wins over the configuration's, which wins over the
+// service's default; an image the engine lacks is never pulled but refused
+// before anything is made, naming how to get it; an agent may name only an
+// image agent_images lists.
+func TestCreateImageChoice(t *testing.T) {
+	f := newFixture(t, map[string]string{".litterbox.toml": "image = \"team/app:1\"\n"})
+	f.p.Images = map[string]provider.Image{
+		"team/app:1":  {ID: "sha256:a", OS: "linux", Arch: "amd64"},
+		"team/tool:2": {ID: "sha256:b", OS: "linux", Arch: "amd64"},
+	}
+	c := f.mustCreate("cfg")
+	if objs := f.p.Objects(); c.Image != "team/app:1" || len(objs) != 1 || objs[0].Labels[LabelImage] != "team/app:1" {
+		t.Errorf("created %+v on %+v; want the configuration's image", c, objs)
+	}
+	c, err := f.s.Create(f.ctx, f.r, "flag", CreateOptions{Image: "team/tool:2"})
+	if err != nil || c.Image != "team/tool:2" {
+		t.Errorf("create --image = %+v, %v; want the flag's image", c, err)
+	}
+	for _, name := range []string{"cfg", "flag"} {
+		if _, err := f.s.Delete(f.ctx, f.r, name, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	_, err = f.s.Create(f.ctx, f.r, "missing", CreateOptions{Image: "team/nope:3"})
+	if !errors.Is(err, ErrImage) || !strings.Contains(err.Error(), "The image team/nope:3 is not on the engine") || !strings.Contains(err.Error(), "docker pull team/nope:3") {
+		t.Errorf("create with a missing image = %v", err)
+	}
+	f.nothingLeft("missing")
+
+	_, err = f.s.Create(f.ctx, f.r, "agent", CreateOptions{Image: "team/tool:2", ByAgent: true})
+	var e *Error
+	if !errors.As(err, &e) || !errors.Is(err, ErrImage) || !strings.Contains(e.Agent, "not one you may pick") {
+		t.Errorf("agent's image not in agent_images = %v", err)
+	}
+	f.nothingLeft("agent")
+	if err := os.WriteFile(filepath.Join(f.r.Root(), ".litterbox.local.toml"), []byte("agent_images = [\"team/tool:2\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := f.s.Create(f.ctx, f.r, "agent", CreateOptions{Image: "team/tool:2", ByAgent: true}); err != nil || c.Image != "team/tool:2" {
+		t.Errorf("agent's image listed in agent_images = %+v, %v", c, err)
+	}
+
+	if _, err := f.s.Delete(f.ctx, f.r, "agent", true); err != nil {
+		t.Fatal(err)
+	}
+	// An image carrying litterbox's own labels would hand them to its
+	// sandboxes: refused. Its VOLUMEs are covered read-only.
+	f.p.Images["team/forged:1"] = provider.Image{ID: "sha256:c", OS: "linux", Arch: "amd64", Labels: map[string]string{LabelRepoID: "someone-else", "org.example": "x"}}
+	if _, err := f.s.Create(f.ctx, f.r, "forged", CreateOptions{Image: "team/forged:1"}); !errors.Is(err, ErrImage) || !strings.Contains(err.Error(), "carries litterbox's own labels ("+LabelRepoID+")") {
+		t.Errorf("image with litterbox's labels = %v", err)
+	}
+	f.nothingLeft("forged")
+}
+
+func TestVolumeMasks(t *testing.T) {
+	got := volumeMasks([]string{"/data", "/src", "/tmp/", "/var/lib/db/"})
+	want := []provider.Tmpfs{{Path: "/data", Mode: 0o755, Size: 4096, ReadOnly: true}, {Path: "/var/lib/db", Mode: 0o755, Size: 4096, ReadOnly: true}}
+	if !slices.Equal(got, want) {
+		t.Errorf("volumeMasks = %+v, want %+v", got, want)
 	}
 }

@@ -2,50 +2,57 @@ package sandbox
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
-	"github.com/litterbox-dev/litterbox/docker"
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/provider"
 )
 
-var labelKeys = []string{LabelSlug, LabelRepo, LabelGitDir, LabelBranch, LabelBase}
+var labelKeys = []string{LabelSlug, LabelRepo, LabelGitDir, LabelRepoID, LabelBranch, LabelBase, LabelImage, LabelPlatform}
 
-// containers lists sandbox containers with one docker ps: those of r, or of
-// every repository when r is nil. slug narrows it to one sandbox. Extra labels
-// (LITTERBOX_LABELS) narrow every lookup too: they make a namespace, so a test
-// suite's `pause --all-repos` never reaches a user's sandboxes, nor the
-// reverse.
-func (s *Service) containers(ctx context.Context, r *Repo, slug string) ([]docker.Container, error) {
-	filters := []string{LabelSlug}
-	if slug != "" {
-		filters = []string{LabelSlug + "=" + slug}
+// sandboxes lists what the engine holds of sandboxes, with one provider
+// List: those of r (see Repo.owns), or of every repository when r is nil.
+// slug narrows it to one sandbox. Extra labels (LITTERBOX_LABELS) narrow
+// every lookup too: they make a namespace, so a test suite's `pause
+// --all-repos` never reaches a user's sandboxes, nor the reverse.
+//
+// r's objects are picked here, not by a label filter: those made before
+// repository ids existed carry no id, only the git dir, and an engine's
+// filter cannot say "this id, or no id and this git dir".
+func (s *Service) sandboxes(ctx context.Context, r *Repo, slug string) ([]provider.Sandbox, error) {
+	sel := provider.Selector{Labels: map[string]string{LabelSlug: slug}, Report: labelKeys}
+	for k, v := range s.ExtraLabels {
+		sel.Labels[k] = v
 	}
-	if r != nil {
-		filters = append(filters, LabelGitDir+"="+r.Git.CommonDir)
+	sbs, err := s.Provider.List(ctx, sel)
+	if err != nil || r == nil {
+		return sbs, err
 	}
-	filters = append(filters, docker.SortedLabels(s.ExtraLabels)...)
-	return s.Docker.PS(ctx, filters, labelKeys)
+	return slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return !r.owns(sb.Labels) }), nil
 }
 
 // List returns the sandboxes of r, or of every repository when r is nil, from
-// one docker ps and one git for-each-ref per repository. Branches without a
-// container and containers without a branch are listed too, as orphans.
-// Across repositories, a repository whose sandboxes all lost their containers
-// is not found: nothing else records it.
+// one provider List and one git for-each-ref per repository (side by side), plus a read of a small state file or two per
+// sandbox. Branches without a container, containers without a branch and
+// networks without either are listed too, as orphans. Across repositories, a
+// repository is found through its containers and networks: one whose
+// sandboxes all lost both is not found, since nothing else records it.
 func (s *Service) List(ctx context.Context, r *Repo) ([]Sandbox, error) {
 	var (
-		cts    []docker.Container
-		psErr  error
-		own    map[string]string
-		refErr error
-		wg     sync.WaitGroup
+		sbs     []provider.Sandbox
+		listErr error
+		own     map[string]string
+		refErr  error
+		wg      sync.WaitGroup
 	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		cts, psErr = s.containers(ctx, r, "")
+		sbs, listErr = s.sandboxes(ctx, r, "")
 	}()
 	if r != nil {
 		wg.Add(1)
@@ -55,26 +62,24 @@ func (s *Service) List(ctx context.Context, r *Repo) ([]Sandbox, error) {
 		}()
 	}
 	wg.Wait()
-	if psErr != nil {
-		return nil, psErr
+	if err := errors.Join(listErr, refErr); err != nil {
+		return nil, err
 	}
-	if refErr != nil {
-		return nil, refErr
-	}
-	return s.assemble(ctx, r, cts, own)
+	return s.assemble(ctx, r, sbs, own)
 }
 
 // ListDir lists the sandboxes of the repository containing dir. Finding the
-// repository (git) runs beside the one docker ps, which asks for every
-// sandbox and is filtered here: list costs about one docker ps.
+// repository (git) runs beside the engine list, which asks for every sandbox
+// and are filtered here: list costs about one engine list. It first finishes
+// an interrupted merge or apply of this working tree (see recoverWorktree).
 func (s *Service) ListDir(ctx context.Context, dir string) ([]Sandbox, error) {
 	var (
-		r      *Repo
-		repErr error
-		own    map[string]string
-		cts    []docker.Container
-		psErr  error
-		wg     sync.WaitGroup
+		r       *Repo
+		repErr  error
+		own     map[string]string
+		sbs     []provider.Sandbox
+		listErr error
+		wg      sync.WaitGroup
 	)
 	wg.Add(2)
 	go func() {
@@ -85,88 +90,108 @@ func (s *Service) ListDir(ctx context.Context, dir string) ([]Sandbox, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		cts, psErr = s.containers(ctx, nil, "")
+		sbs, listErr = s.sandboxes(ctx, nil, "")
 	}()
 	wg.Wait()
 	if repErr != nil {
 		return nil, repErr
 	}
-	if psErr != nil {
-		return nil, psErr
+	if listErr != nil {
+		return nil, listErr
 	}
-	mine := cts[:0]
-	for _, c := range cts {
-		if c.Labels[LabelGitDir] == r.Git.CommonDir {
-			mine = append(mine, c)
-		}
+	if err := s.recoverWorktree(ctx, r); err != nil {
+		// The message says what to do; the list is still worth showing.
+		s.Log.Warn(err.Error())
 	}
+	mine := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return !r.owns(sb.Labels) })
 	return s.assemble(ctx, r, mine, own)
 }
 
-// assemble joins containers and branches into list rows; own are r's
-// branches (r may be nil when listing every repository).
-func (s *Service) assemble(ctx context.Context, r *Repo, cts []docker.Container, own map[string]string) ([]Sandbox, error) {
+// assemble joins what the engine holds (containers, leftover networks) and
+// branches into list rows; own are r's branches (r may be nil when listing
+// every repository).
+func (s *Service) assemble(ctx context.Context, r *Repo, sbs []provider.Sandbox, own map[string]string) ([]Sandbox, error) {
 	var wg sync.WaitGroup
-	// Branches of every repository that has a sandbox container.
-	type repoRefs struct {
-		root string
-		refs map[string]string
-	}
-	repos := map[string]*repoRefs{} // by git dir
+	// Every repository that has a sandbox container or network, with its
+	// branches.
+	repos := map[string]*owner{}
 	if r != nil {
-		repos[r.Git.CommonDir] = &repoRefs{root: r.Root(), refs: own}
+		repos[selfKey] = &owner{key: selfKey, gitDir: r.Git.CommonDir, root: r.Root(), refs: own}
 	}
-	for _, c := range cts {
-		gd := c.Labels[LabelGitDir]
-		if _, ok := repos[gd]; !ok && gd != "" {
-			repos[gd] = &repoRefs{root: c.Labels[LabelRepo]}
+	ids := map[string]string{} // repository id found in a git dir
+	objOwner := make([]*owner, len(sbs))
+	for i, sb := range sbs {
+		o := ownerOf(r, sb.Labels, ids)
+		if repos[o.key] == nil {
+			repos[o.key] = &o
 		}
+		objOwner[i] = repos[o.key]
 	}
 	var mu sync.Mutex
-	for gd, rr := range repos {
-		if rr.refs != nil {
+	for _, o := range repos {
+		if o.refs != nil || o.gitDir == "" {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g := &git.Repo{R: s.Runner, Root: rr.root, CommonDir: gd}
+			g := &git.Repo{R: s.Runner, Root: o.root, CommonDir: o.gitDir}
 			refs, err := g.Refs(ctx, "refs/heads/"+BranchPrefix)
 			if err != nil {
-				// The repository may be gone; its containers then show as
-				// orphans, which is the truth.
-				s.Log.Debug("cannot read branches", "repo", rr.root, "err", err)
+				// The repository may be gone; its containers and networks
+				// then show as orphans, which is the truth.
+				s.Log.Debug("cannot read branches", "repo", o.root, "err", err)
 			}
 			mu.Lock()
-			rr.refs = refs
+			o.refs = refs
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
 
-	var out []Sandbox
-	seen := map[string]bool{}
-	for _, c := range cts {
-		gd, slug := c.Labels[LabelGitDir], c.Labels[LabelSlug]
-		sb := Sandbox{
-			Name: slug, Branch: BranchPrefix + slug, Container: c.Name,
-			Repo: c.Labels[LabelRepo], Base: c.Labels[LabelBase], Created: c.Created,
-			Status: containerStatus(c.State, gd, slug),
+	type key struct{ owner, slug string }
+	rows := map[key]*Sandbox{}
+	var order []key
+	row := func(o *owner, slug string) *Sandbox {
+		k := key{o.key, slug}
+		if sb := rows[k]; sb != nil {
+			return sb
 		}
-		if rr := repos[gd]; rr == nil || rr.refs[BranchRef(slug)] == "" {
-			sb.Status = StatusNoBranch
-		}
-		seen[gd+"\x00"+slug] = true
-		out = append(out, sb)
+		sb := &Sandbox{Name: slug, Branch: BranchPrefix + slug, Repo: o.root}
+		rows[k] = sb
+		order = append(order, k)
+		return sb
 	}
-	for gd, rr := range repos {
-		for ref := range rr.refs {
-			slug := strings.TrimPrefix(ref, "refs/heads/"+BranchPrefix)
-			if seen[gd+"\x00"+slug] {
-				continue
-			}
-			out = append(out, Sandbox{Name: slug, Branch: BranchPrefix + slug, Repo: rr.root, Status: StatusNoContainer})
+	type seen struct {
+		state provider.State
+		ready bool
+	}
+	states := map[key]seen{} // of the container, for the status
+	for i, c := range sbs {
+		o, slug := objOwner[i], c.Labels[LabelSlug]
+		sb := row(o, slug)
+		if sb.Network == "" {
+			sb.Network = c.Network
 		}
+		if c.State == provider.StateNone || sb.Container != "" {
+			continue // a leftover network, or an older second container (the newest comes first)
+		}
+		sb.Container, sb.Base, sb.Created = c.Name, c.Labels[LabelBase], c.Created
+		states[key{o.key, slug}] = seen{c.State, o.gitDir != "" && isReady(o.gitDir, slug, c.Ref.ID)}
+	}
+	for _, o := range repos {
+		for ref := range o.refs {
+			row(o, strings.TrimPrefix(ref, "refs/heads/"+BranchPrefix))
+		}
+	}
+	out := make([]Sandbox, 0, len(order))
+	for _, k := range order {
+		sb := rows[k]
+		o := repos[k.owner]
+		hasBranch := o.refs[BranchRef(k.slug)] != ""
+		st := states[k]
+		sb.Status = status(o.gitDir, k.slug, sb.Container != "", st.state, st.ready, hasBranch)
+		out = append(out, *sb)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Repo != out[j].Repo {
@@ -177,14 +202,85 @@ func (s *Service) assemble(ctx context.Context, r *Repo, cts []docker.Container,
 	return out, nil
 }
 
-func containerStatus(state, gitDir, slug string) Status {
+// owner is a repository that list found sandboxes of.
+type owner struct {
+	key string
+	// gitDir is its common git dir, where its branches and state files
+	// are; "" when no longer known (the repository moved, or another one
+	// is at the path its objects name).
+	gitDir string
+	root   string
+	refs   map[string]string
+}
+
+// selfKey is the owner key of the repository list runs in.
+const selfKey = "self"
+
+// ownerOf is the repository an object with labels belongs to, as list
+// groups them: r when r owns it; else the one of its id, whose branches and
+// state are read only where its git dir label points and that git dir still
+// holds that id. An object made before ids existed belongs to whatever
+// repository is at its git dir now, as Repo.owns has it. ids caches the
+// id files read.
+func ownerOf(r *Repo, labels map[string]string, ids map[string]string) owner {
+	root := labels[LabelRepo]
+	if r != nil && r.owns(labels) {
+		return owner{key: selfKey, gitDir: r.Git.CommonDir, root: r.Root()}
+	}
+	gd, id := labels[LabelGitDir], labels[LabelRepoID]
+	there, ok := ids[gd]
+	if !ok {
+		there = readRepoID(gd)
+		ids[gd] = there
+	}
+	switch {
+	case id == "" && there != "":
+		return owner{key: "id:" + there, gitDir: gd, root: root}
+	case id == "":
+		return owner{key: "gitdir:" + gd, gitDir: gd, root: root}
+	case there == id:
+		return owner{key: "id:" + id, gitDir: gd, root: root}
+	}
+	return owner{key: "id:" + id, root: root}
+}
+
+// status is what list says of a sandbox of the repository with common git
+// dir gitDir, from what exists of it: its container (in state state,
+// marked ready or not), its branch, and its state files. A create running
+// now, or one cut short before the sandbox was ready, comes first: nothing of
+// it may pass for a usable sandbox, nor for an orphan with work on it.
+//
+// A gitDir of "" means the state files are not known (see owner).
+func status(gitDir, slug string, container bool, state provider.State, ready, branch bool) Status {
+	known := gitDir != ""
+	switch {
+	case known && beingCreated(gitDir, slug):
+		return StatusCreating
+	case container && ready:
+		if !branch {
+			return StatusNoBranch
+		}
+		return containerStatus(state, gitDir, slug)
+	case container && (branch || known && readJournal(gitDir, slug) != nil):
+		return StatusIncomplete
+	case container:
+		return StatusNoBranch
+	case known && readJournal(gitDir, slug) != nil:
+		return StatusIncomplete
+	case branch:
+		return StatusNoContainer
+	}
+	return StatusNoSandbox
+}
+
+func containerStatus(state provider.State, gitDir, slug string) Status {
 	switch state {
-	case "running":
-		if setupFailed(gitDir, slug) {
+	case provider.StateRunning:
+		if gitDir != "" && setupFailed(gitDir, slug) {
 			return StatusFailedSetup
 		}
 		return StatusActive
-	case "paused":
+	case provider.StatePaused:
 		return StatusPaused
 	default:
 		return StatusStopped

@@ -4,7 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/litterbox-dev/litterbox/internal/termtext"
 )
+
+// MaxMessageBytes is the longest milestone message.
+const MaxMessageBytes = 64 << 10
 
 // milestoneTrailer marks milestone commits, so the next milestone knows where
 // to start squashing.
@@ -26,6 +31,12 @@ func (s *Service) Milestone(ctx context.Context, h *Handle, message string) (*Mi
 	if message == "" {
 		return nil, newError(ErrInvalidName, "a milestone needs a message that says what the work so far does")
 	}
+	if err := checkLen("message", message, MaxMessageBytes); err != nil {
+		return nil, err
+	}
+	// The agent's words reach the user's terminal through git log as they
+	// are stored: control characters are stored escaped.
+	message = termtext.EscapeText(message)
 	if _, err := s.Snapshot(ctx, h, "milestone: pending changes"); err != nil {
 		return nil, err
 	}

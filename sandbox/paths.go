@@ -5,6 +5,9 @@ import (
 	"strings"
 )
 
+// MaxPathBytes is the longest path an agent may give, Linux's PATH_MAX.
+const MaxPathBytes = 4096
+
 // ContainerPath turns a path an agent gave into a clean absolute path in the
 // container: absolute paths stay as they are, relative ones are taken from
 // /src. A relative path that climbs out of /src ("../../etc/shadow") is
@@ -12,6 +15,9 @@ import (
 // so with an absolute path. Symlinks are resolved later, inside the
 // container, never on the host.
 func ContainerPath(p string) (string, error) {
+	if err := checkLen("path", p, MaxPathBytes); err != nil {
+		return "", err
+	}
 	if strings.ContainsAny(p, "\x00\n") {
 		return "", newError(ErrBadPath, "Path %q holds a NUL or newline character; give a plain path, absolute in the sandbox or relative to %s.", p, Workdir)
 	}

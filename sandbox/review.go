@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 )
 
@@ -129,9 +131,16 @@ type ApplyResult struct {
 //
 // It refuses with ErrConflict, having changed nothing, when a file the
 // changes touch has uncommitted changes (staged or not) or is untracked, and
-// when the patch does not apply to the working tree. git apply is atomic, so
-// nothing is ever half-applied.
+// when the patch does not apply to the working tree. git apply checks every
+// hunk before it writes, and a journal (see txn.go) lets the next merge,
+// apply or list roll back an apply killed while it wrote: nothing is ever
+// left half-applied.
 func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult, error) {
+	unlock, err := s.worktreeWriter(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	rv, err := s.review(ctx, r, name)
 	if err != nil {
 		return nil, err
@@ -183,10 +192,80 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 		return nil, newError(ErrConflict, "Cannot apply sandbox '%s': its changes do not apply to your working tree, which differs from the sandbox's base %s in:\n%s\nMerge it instead with `litterbox merge %s` (a three-way merge that refuses conflicts before changing anything), or with git: `git merge %s%s`. Nothing was changed.",
 			rv.slug, short(rv.base), files, rv.slug, BranchPrefix, rv.slug)
 	}
+	// The journal names each path with its content before and after, so a
+	// kill while git writes the files is rolled back by the next merge,
+	// apply or list. The after side comes from applying the patch to a
+	// private index.
+	t := &worktreeTxn{Op: "apply", Sandbox: rv.slug, Started: time.Now().UTC()}
+	if changes, err := r.Git.ApplyPreview(ctx, patch); err == nil {
+		t.Paths = txnPaths(changes, true)
+	} else {
+		s.Log.Debug("no preview of the apply; a rollback keeps a copy of every file it undoes", "err", err)
+		for _, p := range paths {
+			t.Paths = append(t.Paths, txnPath{Path: []byte(p)})
+		}
+		if err := s.fillOld(ctx, r, t); err != nil {
+			return nil, fmt.Errorf("apply sandbox %q (nothing was changed): %w", rv.slug, err)
+		}
+	}
+	if err := writeTxn(r, t); err != nil {
+		return nil, fmt.Errorf("apply sandbox %q (nothing was changed): %w", rv.slug, err)
+	}
 	if err := r.Git.Apply(ctx, patch); err != nil {
-		return nil, fmt.Errorf("apply sandbox %q (git apply is atomic: nothing was changed): %w", rv.slug, err)
+		return nil, s.undoWrite(ctx, r, t, fmt.Errorf("apply sandbox %q: %w", rv.slug, err))
+	}
+	if err := removeTxn(r); err != nil {
+		s.Log.Warn("could not remove the apply's journal", "err", err)
 	}
 	return res, nil
+}
+
+// worktreeWriter takes the working tree's merge/apply lock, waiting for
+// another merge or apply to end, and first finishes one that was cut short.
+func (s *Service) worktreeWriter(ctx context.Context, r *Repo) (func(), error) {
+	unlock, _, err := lockWorktree(ctx, r, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.recoverLocked(ctx, r); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
+// undoWrite rolls back a merge or apply whose write step failed, and returns
+// cause with what became of the working tree.
+func (s *Service) undoWrite(ctx context.Context, r *Repo, t *worktreeTxn, cause error) error {
+	ctx = context.WithoutCancel(ctx)
+	rescued, err := s.rollback(ctx, r, t, t.Started)
+	if err != nil {
+		return fmt.Errorf("%w\nrolling it back failed too (%v); `litterbox list` retries the rollback (journal %s)", cause, err, txnFile(r))
+	}
+	if err := removeTxn(r); err != nil {
+		s.Log.Warn("could not remove the journal", "err", err)
+	}
+	if rescued != "" {
+		return fmt.Errorf("%w\nIt was rolled back; files that held other changes were copied to %s first", cause, rescued)
+	}
+	return fmt.Errorf("%w\nIt was rolled back: nothing was changed", cause)
+}
+
+// fillOld sets the before side of t's paths to their HEAD entries, which is
+// what a working tree whose files are clean holds.
+func (s *Service) fillOld(ctx context.Context, r *Repo, t *worktreeTxn) error {
+	paths := make([]string, len(t.Paths))
+	for i, p := range t.Paths {
+		paths[i] = string(p.Path)
+	}
+	idx, err := r.Git.IndexEntries(ctx, paths)
+	if err != nil {
+		return err
+	}
+	for i := range t.Paths {
+		t.Paths[i].Old = idx[paths[i]]
+	}
+	return nil
 }
 
 // MergeResult says what Merge did.
@@ -215,12 +294,18 @@ type MergeResult struct {
 // changes has uncommitted changes or an untracked file is in the way. It
 // fast-forwards when it can; otherwise it makes the merge commit with
 // commit-tree, so no hooks run and a signing failure cannot stop it (it falls
-// back to an unsigned commit and says so). Then read-tree -m -u moves the
-// working tree and index, atomically, and update-ref moves the branch,
-// compare-and-swap; if that loses a race, the working tree is moved back.
+// back to an unsigned commit and says so). Then, with a journal written first
+// (see txn.go), read-tree -m -u moves the working tree and index and
+// update-ref moves the branch, compare-and-swap; if either fails, or the
+// process is killed between them, the working tree and index are rolled back.
 // merge.ff from the user's config is honoured: false always makes a merge
 // commit, only refuses what cannot be fast-forwarded.
 func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult, error) {
+	unlock, err := s.worktreeWriter(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	rv, err := s.review(ctx, r, name)
 	if err != nil {
 		return nil, err
@@ -281,7 +366,10 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); dirty, dErr = r.Git.Dirty(ctx) }()
-	res.Files, err = r.Git.ChangedPaths(ctx, head, target)
+	changes, err := r.Git.RawDiff(ctx, head, target)
+	for _, c := range changes {
+		res.Files = append(res.Files, c.Path)
+	}
 	wg.Wait()
 	if err == nil {
 		err = dErr
@@ -300,9 +388,18 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 			return nil, err
 		}
 	}
+	// The journal goes first: the working tree and index move, then the
+	// branch, and a kill between those steps (or during the first) is
+	// rolled back, or recognised as done, by the next merge, apply or list.
+	t := &worktreeTxn{Op: "merge", Sandbox: rv.slug, Ref: ref, From: head, To: commit, Index: true,
+		Started: time.Now().UTC(), Paths: txnPaths(changes, true)}
+	if err := writeTxn(r, t); err != nil {
+		return nil, fmt.Errorf("merge sandbox %q (nothing was changed): %w", rv.slug, err)
+	}
 	if err := r.Git.CheckoutTree(ctx, head, commit); err != nil {
-		return nil, newError(ErrConflict, "Cannot merge sandbox '%s': git refused to update the working tree:\n  %s\nCommit or stash your changes and run `litterbox merge %s` again. Nothing was changed.",
-			rv.slug, strings.ReplaceAll(strings.TrimSpace(errText(err)), "\n", "\n  "), rv.slug)
+		cause := newError(ErrConflict, "Cannot merge sandbox '%s': git refused to update the working tree:\n  %s\nCommit or stash your changes and run `litterbox merge %s` again.",
+			rv.slug, strings.ReplaceAll(errText(err), "\n", "\n  "), rv.slug)
+		return nil, s.undoWrite(ctx, r, t, cause)
 	}
 	msg := "litterbox merge " + rv.slug + ": "
 	if ff {
@@ -312,10 +409,11 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 	}
 	if err := r.Git.UpdateRef(ctx, "HEAD", commit, head, msg); err != nil {
 		// HEAD moved under us: put the working tree back where it was.
-		if rerr := r.Git.CheckoutTree(context.WithoutCancel(ctx), commit, head); rerr != nil {
-			return nil, fmt.Errorf("merge sandbox %q: moving %s failed (%v), and so did restoring the working tree to %s: %w", rv.slug, into, err, short(head), rerr)
-		}
-		return nil, newError(ErrConflict, "Cannot merge sandbox '%s': %s moved while merging (%v). Nothing was changed; run `litterbox merge %s` again.", rv.slug, into, err, rv.slug)
+		cause := newError(ErrConflict, "Cannot merge sandbox '%s': %s moved while merging (%s); run `litterbox merge %s` again.", rv.slug, into, errText(err), rv.slug)
+		return nil, s.undoWrite(ctx, r, t, cause)
+	}
+	if err := removeTxn(r); err != nil {
+		s.Log.Warn("could not remove the merge's journal", "err", err)
 	}
 	res.Commit = commit
 	return s.deleteMerged(ctx, r, res)
@@ -364,12 +462,13 @@ func inTheWay(verb, slug string, paths []string) error {
 		verb, slug, bullets(paths), verb, slug)
 }
 
-// errText is git's own message when there is one.
+// errText is the failed command's own message when there is one, cut to a
+// size an error can quote.
 func errText(err error) string {
 	if s := strings.TrimSpace(runner.Stderr(err)); s != "" {
-		return s
+		return capText(s)
 	}
-	return err.Error()
+	return capText(err.Error())
 }
 
 // intersect returns the paths of a that are in b, in a's order.
@@ -425,20 +524,26 @@ func (s *Service) recoverStart(ctx context.Context, r *Repo, slug string) (tip, 
 		base = f.branchID
 	}
 	if c := f.container; c != nil {
-		if c.State == "running" || c.State == "paused" {
-			return "", "", existsError(slug, "its container "+c.Name+" is "+c.State+"; only a sandbox whose container is gone or stopped is recreated from its branch")
+		if f.ready && (c.State == provider.StateRunning || c.State == provider.StatePaused) {
+			return "", "", existsError(slug, "its container "+c.Name+" is "+string(c.State)+"; only a sandbox whose container is gone or stopped is recreated from its branch")
 		}
 		// A stopped container holds nothing: /src was in memory, and the
-		// rest of its filesystem is read-only.
-		if err := ignoreMissing(s.Docker.Remove(ctx, c.ID)); err != nil {
-			return "", "", fmt.Errorf("remove the stopped container %s: %w", c.Name, err)
+		// rest of its filesystem is read-only. An incomplete one (a create
+		// or recreate cut short) never held a whole copy, and no snapshot
+		// ran in it. Its network goes with it: the new container gets a
+		// new one.
+		if err := s.Provider.Remove(ctx, c.Ref); err != nil {
+			return "", "", fmt.Errorf("remove the old container %s: %w", c.Name, err)
 		}
 	}
-	// The old container's failed-setup mark and snapshot watermark do not
-	// describe the new one; without the watermark the first snapshot
-	// compares all of /src with the branch.
-	_ = os.Remove(filepath.Join(r.stateDir(slug), setupFailedFile))
-	_ = os.Remove(filepath.Join(r.stateDir(slug), "since"))
+	// The old container's marks and snapshot watermark do not describe the
+	// new one; without the watermark the first snapshot compares all of
+	// /src with the branch.
+	for _, name := range []string{setupFailedFile, "since", readyFile} {
+		if err := os.Remove(filepath.Join(r.stateDir(slug), name)); err != nil && !os.IsNotExist(err) {
+			return "", "", fmt.Errorf("recreate sandbox %q: %w", slug, err)
+		}
+	}
 	return f.branchID, base, nil
 }
 

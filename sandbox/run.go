@@ -1,36 +1,28 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"syscall"
+	"sync"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/sandbox/scan"
 )
 
-// A bash tool call and the snapshot after it share one docker exec: the
+// A bash tool call and the snapshot after it share one exec: the
 // scanner runs the command itself, then scans, and sends the command's
 // output ahead of the scan in the same stream. That halves the round trips
 // an agent waits for on every call.
 
-// RunSpec is one shell command for Service.Run.
-type RunSpec struct {
-	Command string        `json:"command"`
-	Workdir string        `json:"workdir"`       // absolute in the container
-	Timeout time.Duration `json:"timeout"`       // 0 means DefaultRunTimeout
-	Cap     int           `json:"cap"`           // bytes kept per stream; 0 means DefaultOutputCap
-	Env     []string      `json:"env,omitempty"` // extra KEY=VALUE
-	Message string        `json:"message"`       // snapshot commit message
-	// Args are the script's positional parameters ($1...), and Stdin its
-	// input: the agent's values travel as data, never inside Command.
-	Args  []string `json:"args,omitempty"`
-	Stdin []byte   `json:"stdin,omitempty"`
-}
+// RunSpec is one shell command for Service.Run; the scanner runs it.
+type RunSpec = scan.RunSpec
+
+// RunResult is what the command did.
+type RunResult = scan.RunResult
 
 // Defaults of RunSpec.
 const (
@@ -38,26 +30,21 @@ const (
 	DefaultOutputCap  = 1 << 20
 )
 
-// RunResult is what the command did.
-type RunResult struct {
-	Stdout          string `json:"stdout"`
-	Stderr          string `json:"stderr"`
-	ExitCode        int    `json:"exitCode"`
-	TimedOut        bool   `json:"timedOut,omitempty"`
-	StdoutTruncated bool   `json:"stdoutTruncated,omitempty"`
-	StderrTruncated bool   `json:"stderrTruncated,omitempty"`
-}
-
-const (
-	runStdoutName = "/litterbox-run-stdout"
-	runStderrName = "/litterbox-run-stderr"
-	runResultName = "/litterbox-run-result"
-)
+// cancelGrace is how long a cancelled command's exec may take to stop the
+// command and scan before it is abandoned (a scanner that does not answer
+// its closed stdin has been tampered with).
+const cancelGrace = time.Minute
 
 // Run runs a shell command in the sandbox as the sandbox user, then snapshots
-// what it changed, in one docker exec. A non-zero exit is a result, not an
+// what it changed, in one exec. A non-zero exit is a result, not an
 // error. The snapshot error, if any, comes with the command's result: the
 // command ran either way.
+//
+// When ctx ends, the command stops: the exec's stdin closes, and the scanner
+// kills every process the command started (its group, its descendants, and
+// any process carrying its LITTERBOX_RUN mark), then scans as usual. The exec
+// and the snapshot run on past ctx, so what the command changed is
+// committed under its own message; the result says Cancelled.
 func (s *Service) Run(ctx context.Context, h *Handle, spec RunSpec) (*RunResult, *SnapshotResult, error) {
 	if spec.Timeout <= 0 {
 		spec.Timeout = DefaultRunTimeout
@@ -68,73 +55,77 @@ func (s *Service) Run(ctx context.Context, h *Handle, spec RunSpec) (*RunResult,
 	if spec.Workdir == "" {
 		spec.Workdir = Workdir
 	}
+	if spec.ID == "" {
+		spec.ID = newRunID()
+	}
 	in, err := json.Marshal(spec)
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := s.scanOptions(ctx, h)
-	sc, err := s.scan(ctx, h, opts, bytes.NewReader(in))
+	work, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	work, done := beginCall(work, h, spec.Message)
+	defer done()
+	go func() {
+		select {
+		case <-ctx.Done():
+			t := time.AfterFunc(cancelGrace, stop)
+			<-work.Done()
+			t.Stop()
+		case <-work.Done():
+		}
+	}()
+	opts := s.scanOptions(work, h)
+	sc, err := s.scan(work, h, opts, &runInput{spec: in, stop: ctx.Done()})
 	if err != nil {
 		return nil, nil, err
 	}
 	if sc.run == nil {
 		return nil, nil, errors.New("the scanner sent no command result")
 	}
-	snap, err := s.commitScan(ctx, h, sc, opts, spec.Message)
+	snap, err := s.commitScan(work, h, sc, opts, spec.Message)
 	return sc.run, snap, err
 }
 
-// runInContainer is the scanner's half of Run: it runs the command and
-// returns what to send ahead of the scan.
-func runInContainer(stdin io.Reader) (*RunResult, []byte, []byte, error) {
-	var spec RunSpec
-	if err := json.NewDecoder(stdin).Decode(&spec); err != nil {
-		return nil, nil, nil, fmt.Errorf("read run spec: %w", err)
+// newRunID is a run's name: sortable by time, unique.
+func newRunID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%x", time.Now().UTC().Format("20060102T150405.000000"), b)
+}
+
+// runInput is the stdin of a scan that runs a command: the spec, then
+// nothing until stop, when it closes, which tells the scanner to stop the
+// command.
+type runInput struct {
+	spec []byte
+	stop <-chan struct{}
+}
+
+// pipe makes one exec's stdin for in; release frees it once the exec is
+// over. An *os.File goes to the exec client as it is, so nothing on our
+// side waits on the pipe.
+func (in *runInput) pipe() (stdin *os.File, release func(), err error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
 	}
-	cmd := exec.Command("/bin/sh", append([]string{"-c", spec.Command, "sh"}, spec.Args...)...)
-	cmd.Dir = spec.Workdir
-	cmd.Stdin = bytes.NewReader(spec.Stdin)
-	cmd.Env = append(os.Environ(), spec.Env...)
-	// Its own process group, so a timeout kills everything it started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, stderr := &capped{max: spec.Cap}, &capped{max: spec.Cap}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	// A background job that keeps our pipes open must not hold the call.
-	cmd.WaitDelay = 500 * time.Millisecond
-	res := &RunResult{}
-	if err := cmd.Start(); err != nil {
-		res.ExitCode = 127
-		stderr.Write([]byte(err.Error() + "\n"))
-	} else {
-		timer := time.AfterFunc(spec.Timeout, func() {
-			res.TimedOut = true
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	over := make(chan struct{})
+	go func() {
+		defer w.Close()
+		if _, err := w.Write(in.spec); err != nil {
+			return
+		}
+		select {
+		case <-in.stop:
+		case <-over:
+		}
+	}()
+	var once sync.Once
+	return r, func() {
+		once.Do(func() {
+			close(over)
+			r.Close()
 		})
-		err := cmd.Wait()
-		timer.Stop()
-		res.ExitCode = cmd.ProcessState.ExitCode()
-		if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() {
-			res.ExitCode = 128 + int(st.Signal())
-		}
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay) {
-			stderr.Write([]byte(err.Error() + "\n"))
-		}
-	}
-	res.StdoutTruncated, res.StderrTruncated = stdout.dropped > 0, stderr.dropped > 0
-	return res, stdout.buf.Bytes(), stderr.buf.Bytes(), nil
-}
-
-// capped keeps the first max bytes written and counts the rest.
-type capped struct {
-	buf     bytes.Buffer
-	max     int
-	dropped int
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	room := min(max(c.max-c.buf.Len(), 0), len(p))
-	c.buf.Write(p[:room])
-	c.dropped += len(p) - room
-	return len(p), nil
+	}, nil
 }

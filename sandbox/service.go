@@ -1,8 +1,8 @@
 // Package sandbox is the service the CLI and the MCP server share: it creates,
 // lists, pauses, resumes, deletes and runs commands in sandboxes, each one a
-// hardened Docker container holding a copy of the repository plus a git branch
-// litterbox/<slug> on the host. It builds no argv itself: that is in packages
-// docker and git.
+// hardened container holding a copy of the repository plus a git branch
+// litterbox/<slug> on the host. It builds no argv itself: the engine is
+// behind a provider.Provider, and git is package git.
 package sandbox
 
 import (
@@ -17,13 +17,14 @@ import (
 
 	"github.com/charmbracelet/log"
 
-	"github.com/litterbox-dev/litterbox/docker"
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
 
-// Labels put on every container and network Litterbox makes. Docker labels
-// plus git refs are the whole state: there is no registry file.
+// Labels put on every container and network Litterbox makes. The engine's
+// labels plus git refs are the whole state: there is no registry file.
 const (
 	LabelPrefix = "dev.litterbox."
 	LabelSlug   = LabelPrefix + "slug"
@@ -31,6 +32,12 @@ const (
 	LabelGitDir = LabelPrefix + "gitdir" // common git dir
 	LabelBranch = LabelPrefix + "branch"
 	LabelBase   = LabelPrefix + "base" // commit the sandbox started from
+	// LabelImage is the image the sandbox was made from, and LabelPlatform
+	// its os/arch when the engine held it at create: the snapshot scanner
+	// copied in is the one for that platform.
+	LabelImage    = LabelPrefix + "image"
+	LabelPlatform = LabelPrefix + "platform"
+	// LabelRepoID (identity.go) is the repository's id.
 )
 
 // BranchPrefix is where sandbox branches live.
@@ -39,7 +46,6 @@ const BranchPrefix = "litterbox/"
 // Defaults of the sandbox container (DESIGN.md, "Sandbox container").
 const (
 	DefaultImage = "busybox:latest"
-	Workdir      = "/src"
 	// User is the unprivileged uid:gid agent commands run as. busybox has no
 	// such user in /etc/passwd; a numeric id needs none.
 	User = "1000:1000"
@@ -52,26 +58,37 @@ const (
 // Service is the sandbox service. Its zero value is not usable: build it with
 // New.
 type Service struct {
-	Docker *docker.Client
-	Runner runner.Runner
-	Log    *log.Logger
-	Image  string
+	// Provider runs the sandboxes.
+	Provider provider.Provider
+	Runner   runner.Runner
+	Log      *log.Logger
+	// Image is what sandboxes are made from unless the configuration's
+	// image or CreateOptions.Image names another: DefaultImage, or
+	// LITTERBOX_IMAGE.
+	Image string
 	// ExtraLabels go on every resource made; the test suite uses them to find
 	// and remove what it made (LITTERBOX_LABELS).
 	ExtraLabels map[string]string
+	// AllowUnisolated lets create go on an engine whose sandboxes can reach
+	// each other (isolation.go), with a warning.
+	AllowUnisolated bool
 }
 
-// New builds a Service over r. Extra labels come from LITTERBOX_LABELS
-// ("key=value,key=value").
-func New(r runner.Runner, logger *log.Logger) *Service {
+// New builds a Service that runs sandboxes with p and git with r. Extra
+// labels come from LITTERBOX_LABELS ("key=value,key=value").
+func New(p provider.Provider, r runner.Runner, logger *log.Logger) *Service {
 	if logger == nil {
 		logger = log.Default()
 	}
+	image := os.Getenv("LITTERBOX_IMAGE")
+	if image == "" {
+		image = DefaultImage
+	}
 	return &Service{
-		Docker:      &docker.Client{R: r},
+		Provider:    p,
 		Runner:      r,
 		Log:         logger,
-		Image:       DefaultImage,
+		Image:       image,
 		ExtraLabels: parseLabels(os.Getenv("LITTERBOX_LABELS")),
 	}
 }
@@ -90,6 +107,9 @@ func parseLabels(s string) map[string]string {
 type Repo struct {
 	Git  *git.Repo
 	Slug string // slug of the root's base name, the container name prefix
+	// ID is the repository's id (identity.go); "" until its first create
+	// since ids exist.
+	ID string
 }
 
 // OpenRepo finds the git repository containing dir.
@@ -102,13 +122,14 @@ func (s *Service) OpenRepo(ctx context.Context, dir string) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Repo{Git: g, Slug: repoSlug(filepath.Base(g.Root))}, nil
+	return &Repo{Git: g, Slug: repoSlug(filepath.Base(g.Root)), ID: readRepoID(g.CommonDir)}, nil
 }
 
 // Root is the repository's working tree root.
 func (r *Repo) Root() string { return r.Git.Root }
 
-// ContainerName is litterbox-<repo>-<slug> (FR1.11).
+// ContainerName is litterbox-<repo>-<slug> (FR1.11): the name a sandbox's
+// container gets unless another repository's holds it (see suffixedName).
 func (r *Repo) ContainerName(slug string) string {
 	return "litterbox-" + r.Slug + "-" + slug
 }
@@ -124,13 +145,15 @@ func (r *Repo) stateDir(slug string) string {
 }
 
 // labels are the labels of a sandbox's resources.
-func (s *Service) labels(r *Repo, slug, base string) map[string]string {
+func (s *Service) labels(r *Repo, slug, base, image string) map[string]string {
 	l := map[string]string{
 		LabelSlug:   slug,
 		LabelRepo:   r.Root(),
 		LabelGitDir: r.Git.CommonDir,
+		LabelRepoID: r.ID,
 		LabelBranch: BranchPrefix + slug,
 		LabelBase:   base,
+		LabelImage:  image,
 	}
 	for k, v := range s.ExtraLabels {
 		l[k] = v
@@ -138,33 +161,61 @@ func (s *Service) labels(r *Repo, slug, base string) map[string]string {
 	return l
 }
 
-// runSpec is the hardened container of a sandbox (DESIGN.md): non-root, no
+// spec is the hardened container of a sandbox (DESIGN.md): non-root, no
 // capabilities, no privilege gain, read-only root with /src and /tmp in
 // memory, limits on pids, memory and CPU, an init to reap zombies, and an idle
-// main process. /src is a tmpfs because filling an overlay-backed /src was
-// about 4x slower (notes/machine-facts.md); the branch, not the container, is
-// the record of the work.
-func (s *Service) runSpec(r *Repo, slug, base string) docker.RunSpec {
-	name := r.ContainerName(slug)
-	return docker.RunSpec{
-		Name:            name,
-		Image:           s.Image,
-		Network:         name,
+// main process, on a network where it cannot reach other sandboxes. /src is a tmpfs because filling an
+// overlay-backed /src was about 4x slower (notes/machine-facts.md); the
+// branch, not the container, is the record of the work. cfg's image,
+// network, ports, host port range and limits apply over the defaults; none
+// of what the image itself says (its USER, ENTRYPOINT, CMD, VOLUMEs,
+// EXPOSEd ports, WORKDIR, HEALTHCHECK) weakens the hardening: the provider
+// sets each of those explicitly (see docs/images.md).
+func (s *Service) spec(r *Repo, slug, base string, cfg *config.Config) provider.Spec {
+	image := s.Image
+	if cfg.Image != "" {
+		image = cfg.Image
+	}
+	memory := DefaultMemory
+	if cfg.Memory != "" {
+		memory = cfg.Memory
+	}
+	sp := provider.Spec{
+		Name:            r.ContainerName(slug),
+		Image:           image,
+		Network:         provider.NetworkIsolated,
 		Hostname:        slug,
 		User:            User,
 		Workdir:         Workdir,
-		Labels:          s.labels(r, slug, base),
+		Labels:          s.labels(r, slug, base, image),
 		Env:             []string{"HOME=/tmp", "LITTERBOX_SANDBOX=" + slug},
-		Tmpfs:           tmpfsMounts(DefaultMemory),
-		ReadOnly:        true,
+		Tmpfs:           tmpfsMounts(memory),
+		ReadOnlyRoot:    true,
 		Init:            true,
-		CapDropAll:      true,
+		DropCaps:        true,
 		NoNewPrivileges: true,
-		PidsLimit:       1024,
-		Memory:          DefaultMemory,
-		CPUs:            fmt.Sprint(min(2, runtime.NumCPU())),
+		NoHealthcheck:   true,
+		Limits:          provider.Limits{Pids: 1024, Memory: memoryBytes(memory), CPUs: float64(min(2, runtime.NumCPU()))},
 		Cmd:             []string{"sleep", "infinity"},
 	}
+	switch cfg.Network {
+	case config.NetworkNone:
+		sp.Network = provider.NetworkNone
+	case config.NetworkOwn:
+		sp.Network = provider.NetworkOwn
+	}
+	for _, p := range cfg.Ports {
+		sp.Ports = append(sp.Ports, provider.PortSpec{Name: p.Name, Port: p.ContainerPort})
+		sp.Env = append(sp.Env, fmt.Sprintf("%s=%d", p.EnvName(), p.ContainerPort))
+	}
+	sp.HostPorts = provider.PortRange{First: cfg.HostPorts.First, Last: cfg.HostPorts.Last}
+	if n, err := strconv.ParseFloat(cfg.CPUs, 64); err == nil && n > 0 {
+		sp.Limits.CPUs = n
+	}
+	if cfg.Pids > 0 {
+		sp.Limits.Pids = cfg.Pids
+	}
+	return sp
 }
 
 // DefaultMemory is a sandbox's memory limit unless its configuration sets one.
@@ -178,20 +229,18 @@ const runDirSize = 64 << 20
 // limit memory. Their pages count against that limit, so an unbounded /src
 // that the agent fills leaves no memory for any process: every command, the
 // snapshot scanner and `rm` included, is then OOM-killed, and the sandbox is
-// dead while docker still calls it running. Capped below the limit (half of
-// it for /src, a quarter for /tmp), a full file system is "No space left on
-// device" instead, and there is memory left to clean up. A memory of 0
-// (no limit) or one that does not parse leaves the sizes to docker.
-func tmpfsMounts(memory string) []string {
-	src := Workdir + ":rw,exec,uid=1000,gid=1000,mode=0755"
-	tmp := "/tmp:rw,exec,mode=1777"
-	run := RunDir + ":rw,exec,mode=0755"
+// dead while the engine still calls it running. Capped below the limit (half
+// of it for /src, a quarter for /tmp), a full file system is "No space left
+// on device" instead, and there is memory left to clean up. A memory of 0
+// (no limit) or one that does not parse leaves the sizes to the engine.
+func tmpfsMounts(memory string) []provider.Tmpfs {
+	src := provider.Tmpfs{Path: Workdir, Exec: true, Owner: User, Mode: 0o755}
+	tmp := provider.Tmpfs{Path: "/tmp", Exec: true, Mode: 0o1777}
+	run := provider.Tmpfs{Path: RunDir, Exec: true, Mode: 0o755, Size: runDirSize}
 	if n := memoryBytes(memory); n > 0 {
-		src += ",size=" + strconv.FormatInt(n/2, 10)
-		tmp += ",size=" + strconv.FormatInt(n/4, 10)
+		src.Size, tmp.Size = n/2, n/4
 	}
-	run += ",size=" + strconv.FormatInt(runDirSize, 10)
-	return []string{src, tmp, run}
+	return []provider.Tmpfs{src, tmp, run}
 }
 
 // memoryBytes reads a docker memory size ("512m", "1.5g", "1048576"); 0 when
@@ -217,23 +266,31 @@ func memoryBytes(s string) int64 {
 }
 
 // ContainerSpec is the container Create starts for sandbox slug of r at commit
-// base, before the configuration's ports and limits. The benchmark's floor
-// runs this very `docker run`, so the two stay in step.
-func (s *Service) ContainerSpec(r *Repo, slug, base string) docker.RunSpec {
-	return s.runSpec(r, slug, base)
+// base, with the default configuration. The benchmark's floor runs this very
+// spec, so the two stay in step.
+func (s *Service) ContainerSpec(r *Repo, slug, base string) provider.Spec {
+	return s.spec(r, slug, base, config.Default())
 }
 
 // Status is what list shows for a sandbox.
 type Status string
 
-// Statuses. The two orphan states are shown, never repaired automatically.
+// Statuses. The orphan states are shown, never repaired automatically;
+// delete removes them.
 const (
 	StatusActive      Status = "active"
 	StatusPaused      Status = "paused"
 	StatusStopped     Status = "stopped"
 	StatusFailedSetup Status = "failed-setup"
+	// StatusCreating: a create of this sandbox is running right now.
+	StatusCreating Status = "creating"
+	// StatusIncomplete: a create was cut short (killed, the engine failed)
+	// before the copy of the repository was verified complete. Whatever is
+	// left (container, branch, network) is unusable and holds no work.
+	StatusIncomplete  Status = "incomplete"
 	StatusNoContainer Status = "orphan-branch"    // branch without container
 	StatusNoBranch    Status = "orphan-container" // container without branch
+	StatusNoSandbox   Status = "orphan-network"   // network without container or branch
 )
 
 // Sandbox is one sandbox as list and create report it.
@@ -242,7 +299,29 @@ type Sandbox struct {
 	Status    Status    `json:"status"`
 	Branch    string    `json:"branch"`
 	Container string    `json:"container,omitempty"`
+	Network   string    `json:"network,omitempty"`
 	Repo      string    `json:"repo"`
 	Base      string    `json:"base,omitempty"`
 	Created   time.Time `json:"created,omitzero"`
+}
+
+// Names of package config that the service's callers use.
+const (
+	// ConfigFile is the repository's sandbox configuration (see package
+	// config).
+	ConfigFile = config.File
+	// Workdir is the sandbox's working directory, where the repository is
+	// copied.
+	Workdir = config.Workdir
+)
+
+// ErrConfig is a configuration that cannot be used. Nothing was created.
+var ErrConfig = config.ErrInvalid
+
+// DefaultSetup is the startup command run once after the copy (FR1.7).
+var DefaultSetup = config.DefaultSetup
+
+// LoadConfig reads the configuration of commit of r (see config.Load).
+func (s *Service) LoadConfig(ctx context.Context, r *Repo, commit string) (*config.Config, error) {
+	return config.Load(ctx, r.Git, commit, func(msg string) { s.Log.Warn(msg) })
 }

@@ -16,8 +16,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/litterbox-dev/litterbox/docker"
+	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
 
 // The supervisor (svc.sh) is a busybox sh script: busybox has no supervisord
@@ -106,7 +107,7 @@ type ServiceResult struct {
 // DefaultLogLines). It runs as the sandbox user and never snapshots: what a
 // service writes reaches the branch only with the next write, patch or bash.
 func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action string, lines int) (*ServiceResult, error) {
-	if !serviceRE.MatchString(name) {
+	if !config.ValidServiceName(name) {
 		return nil, newError(ErrNoService, "%q is not a service name.", name)
 	}
 	args := []string{svcPath, action, name}
@@ -123,7 +124,7 @@ func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action str
 	var out bytes.Buffer
 	call := func() error {
 		out.Reset()
-		_, err := s.Docker.Exec(ctx, docker.ExecSpec{Container: h.Container, User: User, Cmd: args, Stdout: &out})
+		_, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, User: User, Cmd: args, Stdout: &out})
 		return err
 	}
 	err := call()
@@ -138,7 +139,7 @@ func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action str
 		}
 	}
 	if err != nil {
-		if errors.Is(err, docker.ErrPaused) {
+		if errors.Is(err, provider.ErrPaused) {
 			return nil, pausedError(h.Slug)
 		}
 		switch runner.ExitCode(err) {
@@ -194,13 +195,13 @@ func parseServiceStatus(kv map[string]string) ServiceStatus {
 // of its supervisor and service definitions, made from the configuration at
 // create. It is installed into the container at the first service action (or
 // at create when a service starts automatically), so a create that only
-// defines services costs no extra docker exec.
+// defines services costs no extra exec.
 const servicesFile = "services.tar"
 
 // saveServices writes cfg's services archive to the sandbox's state
 // directory, or removes a stale one (from an earlier sandbox of that name)
 // when cfg has no services.
-func saveServices(r *Repo, slug string, cfg *Config) ([]byte, error) {
+func saveServices(r *Repo, slug string, cfg *config.Config) ([]byte, error) {
 	path := filepath.Join(r.stateDir(slug), servicesFile)
 	if len(cfg.Services) == 0 {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -235,9 +236,9 @@ rm -rf "$t"`
 // container's RunDir with one root exec of tar. Root is needed only because
 // RunDir is root-owned, which is what keeps the definitions out of the agent's
 // reach; the services themselves run as the sandbox user.
-func (s *Service) installServices(ctx context.Context, container string, archive []byte) error {
-	_, err := s.Docker.Exec(ctx, docker.ExecSpec{
-		Container: container, User: "0:0",
+func (s *Service) installServices(ctx context.Context, ref provider.Ref, archive []byte) error {
+	_, err := s.exec(ctx, provider.ExecRequest{
+		Ref: ref, User: "0:0",
 		Cmd:   []string{"sh", "-c", installScript},
 		Stdin: bytes.NewReader(archive),
 	})
@@ -254,14 +255,14 @@ func (s *Service) installSaved(ctx context.Context, h *Handle) (ok bool, err err
 	if err != nil {
 		return false, err
 	}
-	if err := s.installServices(ctx, h.Container, archive); err != nil {
+	if err := s.installServices(ctx, h.Ref, archive); err != nil {
 		return false, fmt.Errorf("install the services of sandbox %q: %w", h.Slug, err)
 	}
 	return true, nil
 }
 
 // servicesArchive is the tar installServices extracts into RunDir.
-func servicesArchive(cfg *Config) ([]byte, error) {
+func servicesArchive(cfg *config.Config) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	now := time.Now()
@@ -298,7 +299,7 @@ func servicesArchive(cfg *Config) ([]byte, error) {
 
 // serviceSpec is the sh file svc.sh sources to learn one service. Every value
 // is quoted, so nothing in the configuration is interpreted by the shell.
-func serviceSpec(sc ServiceConfig) string {
+func serviceSpec(sc config.Service) string {
 	var b strings.Builder
 	q := func(s string) string { return runner.Quote(s) }
 	fmt.Fprintf(&b, "# %s: written by litterbox at create, from %s\n", sc.Name, ConfigFile)
@@ -318,7 +319,7 @@ func serviceSpec(sc ServiceConfig) string {
 }
 
 // autostart starts the services configured with autostart, with one exec.
-func (s *Service) autostart(ctx context.Context, container string, cfg *Config) ([]ServiceStatus, error) {
+func (s *Service) autostart(ctx context.Context, ref provider.Ref, cfg *config.Config) ([]ServiceStatus, error) {
 	args := []string{svcPath, ActionStart}
 	for _, sc := range cfg.Services {
 		if sc.Autostart {
@@ -329,7 +330,7 @@ func (s *Service) autostart(ctx context.Context, container string, cfg *Config) 
 		return nil, nil
 	}
 	var out bytes.Buffer
-	if _, err := s.Docker.Exec(ctx, docker.ExecSpec{Container: container, User: User, Cmd: args, Stdout: &out}); err != nil {
+	if _, err := s.exec(ctx, provider.ExecRequest{Ref: ref, User: User, Cmd: args, Stdout: &out}); err != nil {
 		return nil, err
 	}
 	// start prints one block per service, each opening with message=.
@@ -344,17 +345,17 @@ func (s *Service) autostart(ctx context.Context, container string, cfg *Config) 
 // starts automatically, and reads the host ports of a new container, while
 // /src is being filled; it returns a func that waits for all that. So named
 // ports and services add little to create's time.
-func (s *Service) prepareExtras(ctx context.Context, r *Repo, container string, cfg *Config, out *Created) func() error {
+func (s *Service) prepareExtras(ctx context.Context, r *Repo, ref provider.Ref, cfg *config.Config, out *Created) func() error {
 	done := make(chan error, 2)
 	n := 0
 	archive, err := saveServices(r, out.Name, cfg)
 	if err != nil {
 		return func() error { return fmt.Errorf("save services: %w", err) }
 	}
-	if slices.ContainsFunc(cfg.Services, func(sc ServiceConfig) bool { return sc.Autostart }) {
+	if slices.ContainsFunc(cfg.Services, func(sc config.Service) bool { return sc.Autostart }) {
 		n++
 		go func() {
-			if err := s.installServices(ctx, container, archive); err != nil {
+			if err := s.installServices(ctx, ref, archive); err != nil {
 				done <- fmt.Errorf("install services: %w", err)
 				return
 			}
@@ -364,7 +365,7 @@ func (s *Service) prepareExtras(ctx context.Context, r *Repo, container string, 
 	if len(cfg.Ports) > 0 {
 		n++
 		go func() {
-			res, err := s.Ports(ctx, &Handle{Container: container, Slug: out.Name})
+			res, err := s.Ports(ctx, &Handle{Ref: ref, Slug: out.Name})
 			if err != nil {
 				done <- err
 				return

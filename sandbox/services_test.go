@@ -13,15 +13,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/litterbox-dev/litterbox/docker"
+	"github.com/charmbracelet/log"
+
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/provider/fake"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
 
 func TestServiceSpecQuotes(t *testing.T) {
-	sc := ServiceConfig{
+	sc := config.Service{
 		Name: "web", Command: []string{"sh", "-c", "echo 'hi' $HOME; rm -rf /"}, StopSignal: "TERM", RestartSignal: "HUP",
-		StopTimeout: 7, Workdir: "/src/my dir", Env: map[string]string{"B": "two words", "A": "it's"}, Restart: RestartAlways,
+		StopTimeout: 7, Workdir: "/src/my dir", Env: map[string]string{"B": "two words", "A": "it's"}, Restart: config.RestartAlways,
 	}
 	got := serviceSpec(sc)
 	for _, want := range []string{
@@ -36,7 +40,7 @@ func TestServiceSpecQuotes(t *testing.T) {
 }
 
 func TestServicesArchive(t *testing.T) {
-	cfg := &Config{Services: []ServiceConfig{{Name: "web", Command: []string{"httpd"}, StopSignal: "TERM", Restart: RestartNo, Workdir: "/src"}}}
+	cfg := &config.Config{Services: []config.Service{{Name: "web", Command: []string{"httpd"}, StopSignal: "TERM", Restart: config.RestartNo, Workdir: "/src"}}}
 	b, err := servicesArchive(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -78,30 +82,29 @@ func TestParseServiceStatus(t *testing.T) {
 	}
 }
 
-func TestNamedPorts(t *testing.T) {
-	got := namedPorts("web=8080,api=3000,bad,x=y", []docker.Binding{{ContainerPort: 8080, Proto: "tcp", HostIP: "127.0.0.1", HostPort: 40001}})
-	want := []PortInfo{
-		{Name: "api", ContainerPort: 3000, Env: "PORT_API"},
-		{Name: "web", ContainerPort: 8080, Env: "PORT_WEB", HostPort: 40001, URL: "http://127.0.0.1:40001"},
+// ServiceAction runs the supervisor as the sandbox user, with the action's
+// arguments, and reads its answer.
+func TestServiceAction(t *testing.T) {
+	answers := map[string]provider.ExecResult{
+		"/run/litterbox/svc logs web 5": {Stdout: []byte("name=web\nstate=running\npid=9\nrestarts=0\nexit=\nstarted=\n--- log\nline 1\nline 2\n")},
+		"/run/litterbox/svc stop web":   {Stdout: []byte("message=stopped\nname=web\nstate=stopped\npid=\nrestarts=0\nexit=143\nstarted=\n")},
+		"/run/litterbox/svc status db":  {Stdout: []byte("error=unknown service\nservices=web worker \n"), ExitCode: 3},
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %+v", got)
+	p := &fake.Provider{}
+	p.Run = func(_ context.Context, req provider.ExecRequest) (provider.ExecResult, error) {
+		res, ok := answers[strings.Join(req.Cmd, " ")]
+		if !ok || req.User != User {
+			t.Errorf("unexpected exec %q as %q", req.Cmd, req.User)
+		}
+		_, _ = req.Stdout.Write(res.Stdout)
+		return res, nil
 	}
-	if got := namedPorts("", nil); got == nil || len(got) != 0 {
-		t.Errorf("no ports = %#v, want an empty non-nil list", got)
+	sb, err := p.Create(context.Background(), provider.Spec{Name: "c", Network: provider.NetworkNone})
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-func TestServiceActionArgv(t *testing.T) {
-	f := &runner.Fake{}
-	h := &Handle{Slug: "s1", Container: "cid"}
-	f.Expect([]string{"docker", "exec", "--user", "1000:1000", "cid", "/run/litterbox/svc", "logs", "web", "5"},
-		"name=web\nstate=running\npid=9\nrestarts=0\nexit=\nstarted=\n--- log\nline 1\nline 2\n", nil)
-	f.Expect([]string{"docker", "exec", "--user", "1000:1000", "cid", "/run/litterbox/svc", "stop", "web"},
-		"message=stopped\nname=web\nstate=stopped\npid=\nrestarts=0\nexit=143\nstarted=\n", nil)
-	f.Expect([]string{"docker", "exec", "--user", "1000:1000", "cid", "/run/litterbox/svc", "status", "db"},
-		"error=unknown service\nservices=web worker \n", &runner.ExitError{ExitCode: 3})
-	s, _ := fakeService(f)
+	s := New(p, runner.Exec{}, log.New(io.Discard))
+	h := &Handle{Slug: "s1", Ref: sb.Ref}
 	ctx := context.Background()
 
 	res, err := s.ServiceAction(ctx, h, "web", ActionLogs, 5)
@@ -122,21 +125,9 @@ func TestServiceActionArgv(t *testing.T) {
 	if _, err := s.ServiceAction(ctx, h, "../x", ActionStatus, 0); !errors.Is(err, ErrNoService) {
 		t.Errorf("bad name: %v", err)
 	}
-	if err := f.Check(); err != nil {
-		t.Error(err)
-	}
-}
-
-func TestPortsArgv(t *testing.T) {
-	f := &runner.Fake{}
-	f.Expect(append([]string{"docker"}, docker.InspectPortsArgs("cid", LabelPorts)...), "web=8080\t{\"8080/tcp\":[{\"HostIp\":\"127.0.0.1\",\"HostPort\":\"41000\"}]}\n", nil)
-	s, _ := fakeService(f)
-	res, err := s.Ports(context.Background(), &Handle{Slug: "s1", Container: "cid"})
-	if err != nil || len(res.Ports) != 1 || res.Ports[0].URL != "http://127.0.0.1:41000" {
-		t.Errorf("%+v %v", res, err)
-	}
-	if err := f.Check(); err != nil {
-		t.Error(err)
+	p.SetState(sb.Ref, provider.StatePaused)
+	if _, err := s.ServiceAction(ctx, h, "web", ActionStatus, 0); !errors.Is(err, ErrPaused) {
+		t.Errorf("paused: %v", err)
 	}
 }
 
@@ -144,7 +135,7 @@ func TestSaveServices(t *testing.T) {
 	dir := t.TempDir()
 	r := &Repo{Git: &git.Repo{Root: dir, CommonDir: dir}}
 	path := filepath.Join(r.stateDir("s1"), servicesFile)
-	cfg := &Config{Services: []ServiceConfig{{Name: "web", Command: []string{"httpd"}, StopSignal: "TERM", Restart: RestartNo, Workdir: "/src"}}}
+	cfg := &config.Config{Services: []config.Service{{Name: "web", Command: []string{"httpd"}, StopSignal: "TERM", Restart: config.RestartNo, Workdir: "/src"}}}
 	archive, err := saveServices(r, "s1", cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +144,7 @@ func TestSaveServices(t *testing.T) {
 		t.Fatalf("saved archive: %v", err)
 	}
 	// A later sandbox of that name without services must not inherit them.
-	if _, err := saveServices(r, "s1", &Config{}); err != nil {
+	if _, err := saveServices(r, "s1", &config.Config{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {

@@ -1,17 +1,18 @@
 package sandbox
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
-	"debug/elf"
-	"encoding/json"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,9 +20,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/litterbox-dev/litterbox/docker"
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/scan"
 )
 
 // How work reaches git (DESIGN.md, "Snapshots"): after every mutation the
@@ -45,10 +47,7 @@ type SnapshotResult struct {
 }
 
 // Skipped is a file a snapshot could not commit, with the reason.
-type Skipped struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
-}
+type Skipped = scan.Skipped
 
 // snapshotAuthor is the identity of snapshot and milestone commits: the
 // agent's work, recognisable in the user's history once merged.
@@ -68,25 +67,40 @@ func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*Sna
 	return s.commitScan(ctx, h, sc, opts, message)
 }
 
-// scanOptions are the options of a plain scan of h: since its last stamp.
-func (s *Service) scanOptions(ctx context.Context, h *Handle) ScanOptions {
-	return ScanOptions{
+// scanOptions are the options of a plain scan of h: since its last stamp,
+// walking the ignored directories the branch tracks files under. When the
+// repository-wide excludes changed since the last snapshot, the whole tree
+// is listed, so files they no longer ignore are found.
+func (s *Service) scanOptions(ctx context.Context, h *Handle) scan.Options {
+	st := readRecordState(h)
+	o := scan.Options{
 		Root:     Workdir,
 		Since:    readSince(sincePath(h)),
 		Excludes: s.excludes(ctx, h.Repo),
 		MaxSize:  maxFileSize(),
+		Tracked:  st.Tracked,
 	}
+	if st.Excludes != "" && st.Excludes != excludesHash(o.Excludes) {
+		o.List = []string{""}
+	}
+	return o
 }
 
 func sincePath(h *Handle) string { return sinceFile(h.Repo, h.Slug) }
 
 func sinceFile(r *Repo, slug string) string { return filepath.Join(r.stateDir(slug), "since") }
 
+// maxFollowUps bounds the extra scans of one snapshot. Each asks for what
+// the one before found missing; a tree that keeps changing under them could
+// go on, so after this many the commit holds what is known and the stamp is
+// left where it was: the next snapshot looks again.
+const maxFollowUps = 3
+
 // commitScan turns a scan into a commit. Scans run without the lock, so two
 // calls can scan at once; under the lock, a scan older than the last one
 // committed is replaced by a fresh one, so stale content never overwrites
 // newer. opts are the options sc was scanned with.
-func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts ScanOptions, message string) (*SnapshotResult, error) {
+func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts scan.Options, message string) (*SnapshotResult, error) {
 	unlock, err := lockState(ctx, h.Repo.stateDir(h.Slug))
 	if err != nil {
 		return nil, err
@@ -101,8 +115,16 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts S
 			return nil, err
 		}
 	}
+	state := readRecordState(h)
+	if state.Excludes == "" {
+		// The first snapshot of a sandbox: the excludes are taken to be
+		// those its copy was made under, so it does not list the whole
+		// tree to look for files they no longer ignore.
+		state.Excludes = excludesHash(opts.Excludes)
+	}
 	res := &SnapshotResult{Skipped: sc.meta.Skipped}
-	if len(sc.files) == 0 && len(sc.meta.Dirs) == 0 && len(sc.meta.IgnoredChanged) == 0 {
+	if len(sc.files) == 0 && len(sc.meta.Dirs) == 0 && len(sc.meta.IgnoredChanged) == 0 && len(sc.meta.Torn) == 0 &&
+		slices.Equal(sc.meta.Ignored, state.Ignored) && state.Excludes == excludesHash(opts.Excludes) {
 		// Nothing changed: no git, and no new stamp either, since nothing
 		// carries a time between the old stamp and this scan's.
 		return res, nil
@@ -116,48 +138,118 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts S
 	if !ok {
 		return nil, newError(ErrNotFound, "the branch %s%s of sandbox '%s' is gone, so its changes cannot be recorded. Ask the user to check `litterbox list`.", BranchPrefix, h.Slug, h.Slug)
 	}
-	trees, err := h.Repo.Git.Trees(ctx, tip, sc.dirsToRead())
-	if err != nil {
-		return nil, err
-	}
-	// Directories that are new to the branch (made, or moved in with old
-	// times), and ignored files the branch tracks anyway, need a second,
-	// wider scan.
-	if full, paths := sc.followUps(trees); len(full) > 0 || len(paths) > 0 {
-		opts.Full, opts.Paths = full, paths
+
+	var trees map[string]map[string]git.TreeEntry
+	complete := false
+	for round := 0; ; round++ {
+		// The ignored directories the branch tracks files under, known
+		// from the last snapshot unless the scan found other ignored
+		// directories or the branch moved.
+		if state.Tip != tip || !slices.Equal(state.Ignored, sc.meta.Ignored) {
+			state.Tracked, state.trackedFiles, err = h.Repo.Git.TreeFiles(ctx, tip, sc.meta.Ignored)
+			if err != nil {
+				return nil, err
+			}
+			state.Tip, state.Ignored = tip, sc.meta.Ignored
+		}
+		if trees, err = h.Repo.Git.Trees(ctx, tip, sc.dirsToRead()); err != nil {
+			return nil, err
+		}
+		fu := sc.followUps(trees, opts, state)
+		if fu.empty() {
+			complete = true
+			break
+		}
+		if round == maxFollowUps {
+			break
+		}
+		opts.Full = appendNew(opts.Full, fu.Full...)
+		opts.Paths = appendNew(opts.Paths, fu.Paths...)
+		opts.List = appendNew(opts.List, fu.List...)
+		opts.Tracked = appendNew(opts.Tracked, fu.Tracked...)
 		if sc, err = s.scan(ctx, h, opts, nil); err != nil {
 			return nil, err
 		}
 		res.Skipped = sc.meta.Skipped
-		if more := missing(trees, sc.dirsToRead()); len(more) > 0 {
-			extra, err := h.Repo.Git.Trees(ctx, tip, more)
-			if err != nil {
-				return nil, err
-			}
-			for d, t := range extra {
-				trees[d] = t
-			}
-		}
 	}
 
-	if changes := sc.changes(trees); len(changes) > 0 {
+	changes, refused, err := s.checkGitmodules(ctx, h, sc.changes(trees))
+	if err != nil {
+		return nil, err
+	}
+	res.Skipped = append(res.Skipped, refused...)
+	if len(changes) > 0 {
 		id, err := h.Repo.Git.Commit(ctx, git.CommitSpec{
-			Ref: ref, Parent: tip, Message: message, Author: snapshotAuthor,
+			Ref: ref, Parent: tip, Message: withConcurrent(ctx, h, message), Author: snapshotAuthor,
 			When: time.Now(), Changes: changes,
 		})
 		if err != nil {
 			return nil, err
 		}
 		res.Committed, res.Commit = true, id
+		// A commit of ours adds no tracked directory under an ignored one
+		// (files there are recorded only when already tracked), so what
+		// was known stays true of it.
+		state.Tip = id
+	}
+	state.Excludes = excludesHash(opts.Excludes)
+	if err := writeRecordState(h, state); err != nil {
+		return nil, err
+	}
+	if !complete {
+		return res, nil
 	}
 	return res, writeSince(h.Repo, h.Slug, sc.meta.Start)
 }
 
-// scanned is a parsed scan stream.
+// checkGitmodules holds every new or changed .gitmodules (any name git
+// reads as one) to git's fsck rules, and leaves out those git refuses: a
+// .gitmodules whose URL or path looks like a command-line option, or whose
+// submodule name climbs out with "..", would make the branch fail
+// `git fsck --strict`, and git itself refuses to fetch such a tree.
+func (s *Service) checkGitmodules(ctx context.Context, h *Handle, changes []git.Change) ([]git.Change, []Skipped, error) {
+	kept := changes[:0]
+	var refused []Skipped
+	for _, ch := range changes {
+		if !ch.Delete && ch.Mode != "120000" && scan.IsDotGitmodules(path.Base(ch.Path)) {
+			var fe *git.FsckError
+			if err := h.Repo.Git.CheckGitmodules(ctx, ch.ID); errors.As(err, &fe) {
+				refused = append(refused, Skipped{Path: ch.Path, Reason: "a .gitmodules that git fsck refuses: " + fe.Msg})
+				continue
+			} else if err != nil {
+				return nil, nil, err
+			}
+		}
+		kept = append(kept, ch)
+	}
+	return kept, refused, nil
+}
+
+// appendNew appends the values of add that list does not hold yet.
+func appendNew(list []string, add ...string) []string {
+	for _, v := range add {
+		if !slices.Contains(list, v) {
+			list = append(list, v)
+		}
+	}
+	return list
+}
+
+// scanned is a parsed scan stream. The contents of its files are already in
+// the repository, as blobs.
 type scanned struct {
-	files map[string]git.Change
-	meta  ScanMeta
+	files map[string]git.Change // by path: mode and blob id
+	meta  scan.Meta
 	run   *RunResult // set when the scan ran a command first
+}
+
+// newScanned is res as changes to the branch.
+func newScanned(res *scan.Result) *scanned {
+	sc := &scanned{files: make(map[string]git.Change, len(res.Files)), meta: res.Meta, run: res.Run}
+	for p, f := range res.Files {
+		sc.files[p] = git.Change{Path: f.Path, Mode: f.Mode, ID: f.ID}
+	}
+	return sc
 }
 
 // dirsToRead are the directories whose trees the comparison needs.
@@ -172,75 +264,102 @@ func (sc *scanned) dirsToRead() []string {
 	for _, p := range sc.meta.IgnoredChanged {
 		set[parentDir(p)] = true
 	}
-	out := make([]string, 0, len(set))
-	for d := range set {
-		out = append(out, d)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
-func missing(trees map[string]map[string]git.TreeEntry, dirs []string) []string {
-	var out []string
-	for _, d := range dirs {
-		if _, ok := trees[d]; !ok {
-			out = append(out, d)
+// followUp is what a scan found missing: another scan must report it.
+type followUp struct {
+	Full, Paths, List, Tracked []string
+}
+
+func (f followUp) empty() bool {
+	return len(f.Full) == 0 && len(f.Paths) == 0 && len(f.List) == 0 && len(f.Tracked) == 0
+}
+
+// followUps compares a scan with the branch's trees and finds what it could
+// not see: directories the branch does not have (their files may carry old
+// times and went unreported), files an ignore rule no longer excludes, the
+// subtree of a deleted .gitignore, changed ignored files the branch tracks,
+// and ignored directories the branch tracks files under that the scan did
+// not walk. Requests already made (in opts) are not repeated.
+func (sc *scanned) followUps(trees map[string]map[string]git.TreeEntry, opts scan.Options, st recordState) followUp {
+	var fu followUp
+	wantPath := func(p string) {
+		if _, ok := sc.files[p]; !ok && !slices.Contains(opts.Paths, p) && !slices.Contains(fu.Paths, p) {
+			fu.Paths = append(fu.Paths, p)
 		}
 	}
-	return out
-}
-
-// followUps finds directories the branch does not have as directories (so
-// their files may carry old times and went unreported), and ignored changed
-// files the branch tracks.
-func (sc *scanned) followUps(trees map[string]map[string]git.TreeEntry) (full, paths []string) {
-	for d, listing := range sc.meta.Dirs {
+	for _, d := range slices.Sorted(maps.Keys(sc.meta.Dirs)) {
 		t := trees[d]
 		if t == nil {
 			continue // new itself: an ancestor is reported in full
 		}
-		for _, e := range listing {
-			name, ok := strings.CutSuffix(e, "/")
-			if !ok {
-				continue
+		hasIgnoreFile := false
+		for _, e := range sc.meta.Dirs[d] {
+			p := path.Join(d, e.Name)
+			te, inTree := t[e.Name]
+			switch e.Kind {
+			case scan.EntryDir:
+				if (!inTree || (!te.IsTree() && te.Mode != "160000")) && !slices.Contains(opts.Full, p) {
+					fu.Full = append(fu.Full, p)
+				}
+			case scan.EntryNotIgnored:
+				if !inTree || te.IsTree() {
+					wantPath(p)
+				}
 			}
-			if te, ok := t[name]; !ok || (!te.IsTree() && te.Mode != "160000") {
-				full = append(full, path.Join(d, name))
+			if e.Name == ".gitignore" && !e.IsDir() {
+				hasIgnoreFile = true
 			}
+		}
+		if te, ok := t[".gitignore"]; ok && !te.IsTree() && !hasIgnoreFile && !slices.Contains(opts.List, d) {
+			fu.List = append(fu.List, d)
 		}
 	}
 	for _, p := range sc.meta.IgnoredChanged {
-		if te, ok := trees[parentDir(p)][path.Base(p)]; ok && !te.IsTree() {
-			paths = append(paths, p)
+		if te, ok := trees[parentDir(p)][path.Base(p)]; ok && !te.IsTree() && te.Mode != "160000" {
+			wantPath(p)
 		}
 	}
-	return full, paths
+	// Ignored directories the branch tracks files under, that this scan did
+	// not walk: walk them from now on, list them (deletions) and send
+	// their tracked files (changes), whatever their times.
+	fresh := map[string]bool{}
+	for _, d := range st.Tracked {
+		if !slices.Contains(opts.Tracked, d) {
+			fu.Tracked = append(fu.Tracked, d)
+			fresh[d] = true
+			if !slices.Contains(opts.Full, d) {
+				fu.Full = append(fu.Full, d)
+			}
+		}
+	}
+	for _, p := range st.trackedFiles {
+		if fresh[parentDir(p)] {
+			wantPath(p)
+		}
+	}
+	return fu
 }
 
 // changes compares the scan with the branch's trees.
 func (sc *scanned) changes(trees map[string]map[string]git.TreeEntry) []git.Change {
 	var out []git.Change
 	for p, ch := range sc.files {
-		if te, ok := trees[parentDir(p)][path.Base(p)]; ok && te.Mode == ch.Mode && te.ID == git.BlobID(ch.Content) {
+		if te, ok := trees[parentDir(p)][path.Base(p)]; ok && te.Mode == ch.Mode && te.ID == ch.ID {
 			continue
 		}
 		out = append(out, ch)
 	}
 	for d, listing := range sc.meta.Dirs {
-		kinds := make(map[string]byte, len(listing)) // 'f' file, 'd' directory
+		isDir := make(map[string]bool, len(listing))
 		for _, e := range listing {
-			if name, ok := strings.CutSuffix(e, "/!"); ok {
-				kinds[name] = 'd'
-			} else if name, ok := strings.CutSuffix(e, "/"); ok {
-				kinds[name] = 'd'
-			} else {
-				kinds[e] = 'f'
-			}
+			isDir[e.Name] = e.IsDir()
 		}
 		for name, te := range trees[d] {
-			kind, present := kinds[name]
-			isDir := te.IsTree() || te.Mode == "160000"
-			if !present || (isDir && kind == 'f') || (!isDir && kind == 'd') {
+			dir, present := isDir[name]
+			treeDir := te.IsTree() || te.Mode == "160000"
+			if !present || dir != treeDir {
 				out = append(out, git.Change{Path: path.Join(d, name), Delete: true})
 			}
 		}
@@ -262,265 +381,98 @@ func parentDir(p string) string {
 }
 
 // scan runs the scanner in the container, installing it first when needed.
-// A non-nil run is a RunSpec as JSON: the scanner runs it before scanning.
-func (s *Service) scan(ctx context.Context, h *Handle, o ScanOptions, run io.Reader) (*scanned, error) {
-	bin, err := scannerBinary()
+// A non-nil run holds a RunSpec: the scanner runs it before scanning. The
+// scan streams: file contents go from the exec's output straight into git
+// as blobs.
+func (s *Service) scan(ctx context.Context, h *Handle, o scan.Options, run *runInput) (*scanned, error) {
+	bin, err := s.scannerFor(ctx, h)
 	if err != nil {
 		return nil, err
 	}
 	args := []string{bin.inContainer, "scan-internal", "--root", o.Root, "--since", strconv.FormatInt(o.Since, 10), "--max-size", strconv.FormatInt(o.MaxSize, 10)}
-	for _, d := range o.Full {
-		args = append(args, "--full", d)
-	}
-	for _, p := range o.Paths {
-		args = append(args, "--path", p)
-	}
-	for _, e := range o.Excludes {
-		args = append(args, "--exclude", e)
-	}
+	request := scan.EncodeRequest(o)
+	stdin := func() (io.Reader, func(), error) { return bytes.NewReader(request), func() {}, nil }
+	kind := runner.Work
 	if run != nil {
-		// Read the spec now: a retry after installing needs it again.
-		data, err := io.ReadAll(run)
-		if err != nil {
-			return nil, err
-		}
 		args = append(args, "--run")
-		run = bytes.NewReader(data)
+		// The request, then the spec; the pipe stays open until the
+		// command is to stop. bash has its own timeout, enforced in the
+		// container, of up to an hour; the caller's context bounds the
+		// rest.
+		withRequest := &runInput{spec: append(request, run.spec...), stop: run.stop}
+		stdin = func() (io.Reader, func(), error) { return withRequest.pipe() }
+		kind = runner.Stream
 	}
-	spec := docker.ExecSpec{Container: h.Container, Cmd: args}
-	if run != nil {
-		spec.Stdin = run
-	}
-	res, err := s.Docker.Exec(ctx, spec)
+	sc, err := s.scanOnce(ctx, h, args, stdin, kind)
 	// A container without the scanner (new, or made by another build) fails
 	// the exec with 126 or 127 before anything runs: install, then retry.
 	if code := runner.ExitCode(err); code == 126 || code == 127 {
 		if ierr := s.installScanner(ctx, h, bin); ierr != nil {
 			return nil, ierr
 		}
-		if r, ok := spec.Stdin.(*bytes.Reader); ok {
-			r.Seek(0, io.SeekStart)
-		}
-		res, err = s.Docker.Exec(ctx, spec)
+		sc, err = s.scanOnce(ctx, h, args, stdin, kind)
 	}
-	if err != nil {
-		return nil, s.execError(h, "scan /src for changes", err)
-	}
-	return parseScan(res.Stdout)
+	return sc, err
 }
 
-// execError turns a failed docker exec into an error that says what to do.
+// scanOnce runs the scanner once and reads its stream as it comes. stdin
+// makes the exec's input, and frees it once the exec is over.
+func (s *Service) scanOnce(ctx context.Context, h *Handle, args []string, stdin func() (io.Reader, func(), error), kind runner.Kind) (*scanned, error) {
+	in, release, err := stdin()
+	if err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	execDone := make(chan error, 1)
+	go func() {
+		defer release()
+		_, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, Cmd: args, Stdin: in, Stdout: pw, Kind: kind})
+		if err != nil {
+			pw.CloseWithError(err)
+		} else {
+			pw.Close()
+		}
+		execDone <- err
+	}()
+	blobs := h.Repo.Git.NewBlobWriter(ctx)
+	res, perr := scan.Read(pr, blobs)
+	// Unblock the exec if the stream was not read to its end.
+	pr.CloseWithError(errors.New("scan stream abandoned"))
+	eerr := <-execDone
+	berr := blobs.Close()
+	// A stream the host refused says more than the broken pipe the
+	// scanner then got; any other failure of the exec says more than the
+	// stream it cut short.
+	if perr != nil && (eerr == nil || errors.Is(perr, scan.ErrBadStream)) {
+		return nil, perr
+	}
+	if eerr != nil {
+		return nil, s.execError(h, "scan /src for changes", eerr)
+	}
+	if berr != nil {
+		return nil, berr
+	}
+	return newScanned(res), nil
+}
+
+// execError turns a failed exec into an error that says what to do.
 func (s *Service) execError(h *Handle, what string, err error) error {
 	switch {
-	case errors.Is(err, docker.ErrPaused):
+	case errors.Is(err, provider.ErrPaused):
 		return pausedError(h.Slug)
-	case errors.Is(err, docker.ErrNoSuchContainer):
+	case errors.Is(err, provider.ErrNotFound):
 		return notFound(h.Slug)
-	case errors.Is(err, docker.ErrNotRunning):
+	case errors.Is(err, provider.ErrStopped):
 		return stoppedError(h.Slug)
 	}
 	return fmt.Errorf("%s in sandbox '%s': %w", what, h.Slug, err)
 }
 
-// parseScan reads a scan stream. Names are checked, never trusted: an entry
-// that is absolute, climbs with "..", or holds a .git component is dropped
-// and reported.
-func parseScan(out []byte) (*scanned, error) {
-	sc := &scanned{files: map[string]git.Change{}}
-	tr := tar.NewReader(bytes.NewReader(out))
-	gotMeta := false
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read scan: %w", err)
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			return nil, fmt.Errorf("read scan: %w", err)
-		}
-		switch hdr.Name {
-		case runStdoutName:
-			sc.ensureRun().Stdout = string(data)
-			continue
-		case runStderrName:
-			sc.ensureRun().Stderr = string(data)
-			continue
-		case runResultName:
-			out, errOut := sc.ensureRun().Stdout, sc.run.Stderr
-			if err := json.Unmarshal(data, sc.run); err != nil {
-				return nil, fmt.Errorf("read command result: %w", err)
-			}
-			sc.run.Stdout, sc.run.Stderr = out, errOut
-			continue
-		}
-		if hdr.Name == scanMetaName {
-			if err := json.Unmarshal(data, &sc.meta); err != nil {
-				return nil, fmt.Errorf("read scan meta: %w", err)
-			}
-			gotMeta = true
-			continue
-		}
-		if !safeRelPath(hdr.Name) {
-			sc.meta.Skipped = append(sc.meta.Skipped, Skipped{Path: hdr.Name, Reason: "unsafe path"})
-			continue
-		}
-		ch := git.Change{Path: hdr.Name, Mode: "100644", Content: data}
-		switch hdr.Typeflag {
-		case tar.TypeSymlink:
-			ch.Mode, ch.Content = "120000", []byte(hdr.Linkname)
-		case tar.TypeReg:
-			if hdr.Mode&0o111 != 0 {
-				ch.Mode = "100755"
-			}
-		default:
-			continue
-		}
-		sc.files[hdr.Name] = ch
-	}
-	if !gotMeta {
-		return nil, errors.New("read scan: the stream ended early (no meta entry)")
-	}
-	// The meta is as untrusted as the names: the agent runs as the
-	// scanner's uid and can tamper with it. Its paths go back to the
-	// scanner (--full, --path) and into git queries, so they get the same
-	// checks; a listing entry is one name, never a path.
-	for d, listing := range sc.meta.Dirs {
-		if d != "" && !safeRelPath(d) {
-			delete(sc.meta.Dirs, d)
-			continue
-		}
-		kept := listing[:0]
-		for _, e := range listing {
-			if safeListingEntry(e) {
-				kept = append(kept, e)
-			}
-		}
-		sc.meta.Dirs[d] = kept
-	}
-	ignored := sc.meta.IgnoredChanged[:0]
-	for _, p := range sc.meta.IgnoredChanged {
-		if safeRelPath(p) {
-			ignored = append(ignored, p)
-		} else {
-			sc.meta.Skipped = append(sc.meta.Skipped, Skipped{Path: p, Reason: "unsafe path"})
-		}
-	}
-	sc.meta.IgnoredChanged = ignored
-	return sc, nil
-}
-
-func (sc *scanned) ensureRun() *RunResult {
-	if sc.run == nil {
-		sc.run = &RunResult{}
-	}
-	return sc.run
-}
-
-// safeListingEntry checks one entry of ScanMeta.Dirs: "name", "name/" or
-// "name/!", where name is a single path component.
-func safeListingEntry(e string) bool {
-	name, ok := strings.CutSuffix(e, "/!")
-	if !ok {
-		name = strings.TrimSuffix(e, "/")
-	}
-	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00")
-}
-
-func safeRelPath(p string) bool {
-	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) || path.Clean(p) != p {
-		return false
-	}
-	for _, c := range strings.Split(p, "/") {
-		if c == ".." || c == "." || strings.EqualFold(c, ".git") {
-			return false
-		}
-	}
-	return true
-}
-
-// scannerFile is the static binary copied into containers to scan them.
-type scannerFile struct {
-	host        string // path on the host
-	inContainer string // path inside the container, unique per build
-}
-
-var (
-	scannerInstalls sync.Map // container -> *sync.Mutex
-	scannerOnce     sync.Once
-	scannerBin      scannerBinaryInfo
-)
-
-type scannerBinaryInfo struct {
-	bin scannerFile
-	err error
-}
-
-// scannerBinary finds the binary to copy into containers: LITTERBOX_SCANNER,
-// else this executable. It must be statically linked, since busybox has no C
-// library; `make build` builds litterbox with CGO_ENABLED=0 for that.
-func scannerBinary() (scannerFile, error) {
-	scannerOnce.Do(func() {
-		p := os.Getenv("LITTERBOX_SCANNER")
-		if p == "" {
-			var err error
-			if p, err = os.Executable(); err != nil {
-				scannerBin.err = err
-				return
-			}
-		}
-		fi, err := os.Stat(p)
-		if err != nil {
-			scannerBin.err = fmt.Errorf("snapshot scanner: %w", err)
-			return
-		}
-		f, err := elf.Open(p)
-		if err != nil {
-			scannerBin.err = fmt.Errorf("snapshot scanner %s is not a Linux executable (%v): point LITTERBOX_SCANNER at a static linux build of litterbox (CGO_ENABLED=0 GOOS=linux go build)", p, err)
-			return
-		}
-		defer f.Close()
-		for _, prog := range f.Progs {
-			if prog.Type == elf.PT_INTERP {
-				scannerBin.err = fmt.Errorf("snapshots need a statically linked litterbox, but %s is dynamically linked: build it with CGO_ENABLED=0 (`make build` does), or point LITTERBOX_SCANNER at such a build", p)
-				return
-			}
-		}
-		scannerBin.bin = scannerFile{host: p, inContainer: fmt.Sprintf("%s/lb-%x-%x", RunDir, fi.Size(), fi.ModTime().UnixNano())}
-	})
-	return scannerBin.bin, scannerBin.err
-}
-
-// installScanner copies the scanner into the container's root-owned RunDir,
-// where the sandbox user can run it but not replace it. The copy lands under
-// a temporary name and is renamed, so a concurrent install is harmless. The
-// installs of one container still run one at a time, and one that finds the
-// scanner in place writes nothing: RunDir is a small tmpfs (runDirSize), and
-// the first tool calls of a new sandbox, made at once, each found the
-// scanner missing and wrote a 16 MiB copy of their own until it was full.
-func (s *Service) installScanner(ctx context.Context, h *Handle, bin scannerFile) error {
-	mu, _ := scannerInstalls.LoadOrStore(h.Container, &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
-	defer mu.(*sync.Mutex).Unlock()
-	f, err := os.Open(bin.host)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = s.Docker.Exec(ctx, docker.ExecSpec{
-		Container: h.Container, User: "0", Stdin: f,
-		Cmd: []string{"sh", "-c", `set -e; if [ -x "$1" ]; then cat >/dev/null; exit 0; fi; t=$(mktemp "$1.XXXXXX"); cat >"$t"; chmod 0755 "$t"; mv -f "$t" "$1"`, "sh", bin.inContainer},
-	})
-	if err != nil {
-		return s.execError(h, "install the snapshot scanner", err)
-	}
-	return nil
-}
-
-// excludes are the repository-wide ignore patterns git would use besides
-// .gitignore files: info/exclude and core.excludesFile.
+// excludes are the lines of the repository-wide ignore files git would use
+// besides .gitignore files: core.excludesFile, then info/exclude (which
+// takes precedence: it comes later). They are passed as git reads them: a
+// UTF-8 byte order mark dropped, one line per newline, a line cut at a NUL;
+// the scanner's parser does the rest (comments, CR, trailing spaces).
 func (s *Service) excludes(ctx context.Context, r *Repo) []string {
 	var lines []string
 	add := func(p string) {
@@ -528,8 +480,12 @@ func (s *Service) excludes(ctx context.Context, r *Repo) []string {
 		if err != nil {
 			return
 		}
+		data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 		for _, l := range strings.Split(string(data), "\n") {
-			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			if i := strings.IndexByte(l, 0); i >= 0 {
+				l = l[:i]
+			}
+			if l != "" {
 				lines = append(lines, l)
 			}
 		}
@@ -537,6 +493,80 @@ func (s *Service) excludes(ctx context.Context, r *Repo) []string {
 	add(s.excludesFile(ctx, r))
 	add(filepath.Join(r.Git.CommonDir, "info", "exclude"))
 	return lines
+}
+
+// excludesHash identifies a set of exclude lines, to see them change.
+func excludesHash(lines []string) string {
+	h := sha1.New()
+	for _, l := range lines {
+		h.Write([]byte(l))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// recordState is what a snapshot keeps for the next one besides the stamp:
+// which ignored directories the branch tracks files under (Tracked), as
+// found at commit Tip for the ignored directories a scan reported
+// (Ignored), and the excludes last applied. It lives in the sandbox's state
+// directory, in the record format of scanwire.go; a missing or unreadable
+// one is computed again.
+type recordState struct {
+	Tip      string
+	Excludes string
+	Ignored  []string
+	Tracked  []string
+	// trackedFiles are the files under Tracked, known only in the snapshot
+	// that computed Tracked.
+	trackedFiles []string
+}
+
+func recordStatePath(h *Handle) string { return filepath.Join(h.Repo.stateDir(h.Slug), "record") }
+
+func readRecordState(h *Handle) recordState {
+	var st recordState
+	data, err := os.ReadFile(recordStatePath(h))
+	if err != nil {
+		return st
+	}
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, 0)
+		if i < 1 {
+			return recordState{}
+		}
+		tag, v := data[0], string(data[1:i])
+		data = data[i+1:]
+		switch tag {
+		case 'C':
+			st.Tip = v
+		case 'E':
+			st.Excludes = v
+		case 'B':
+			st.Ignored = append(st.Ignored, v)
+		case 'T':
+			st.Tracked = append(st.Tracked, v)
+		default:
+			return recordState{}
+		}
+	}
+	return st
+}
+
+func writeRecordState(h *Handle, st recordState) error {
+	var b bytes.Buffer
+	scan.PutRecord(&b, 'C', st.Tip)
+	scan.PutRecord(&b, 'E', st.Excludes)
+	scan.PutRecords(&b, 'B', st.Ignored)
+	scan.PutRecords(&b, 'T', st.Tracked)
+	p := recordStatePath(h)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.%d", p, os.Getpid())
+	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
 }
 
 var excludesFiles sync.Map // common dir -> path

@@ -2,26 +2,23 @@
 package testutil
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 )
 
-// StaticLitterbox builds a statically linked litterbox from the module
-// directory dir into a temporary directory and returns its path. Snapshots
-// copy that binary into the busybox sandbox, which has no C library, and a
-// test binary links one whenever cgo is on; point LITTERBOX_SCANNER at it.
-func StaticLitterbox(tb testing.TB, dir string) string {
-	tb.Helper()
-	out := filepath.Join(tb.TempDir(), "litterbox-static")
-	cmd := exec.Command("go", "build", "-o", out, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("build a static litterbox: %v\n%s", err, msg)
+// ProcessAlive reports whether pid is a running process: it exists and is no
+// zombie (a killed process waiting for its reaper counts as gone).
+func ProcessAlive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
 	}
-	return out
+	// pid (comm) STATE ...; comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }
 
 // DockerOrSkip skips the test when no Docker engine answers. Package tests

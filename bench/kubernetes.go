@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+)
+
+// kubernetesCases are the rows of the kubernetes group (issue 14): create,
+// an MCP `bash true` and delete with --engine kubernetes on the cluster of
+// scripts/ensure-kubernetes.sh, each above the bare kubectl commands
+// measured in the same run.
+var kubernetesCases = []string{
+	"create, kubernetes (small repo)",
+	"mcp bash `true`, kubernetes",
+	"delete, kubernetes",
+}
+
+// kubeCluster finds the test cluster: its kubeconfig and the kubectl built
+// with it, as internal/testutil does.
+func kubeCluster(ctx context.Context) (kubeconfig, kubectl string, err error) {
+	kubeconfig = os.Getenv("LITTERBOX_TEST_KUBECONFIG")
+	if kubeconfig == "" {
+		kubeconfig = "/run/litterbox-k8s/kubeconfig"
+	}
+	kubectl = os.Getenv("LITTERBOX_KUBECTL")
+	if kubectl == "" {
+		kubectl = "/run/litterbox-k8s/bin/kubectl"
+	}
+	if _, err := os.Stat(kubeconfig); err != nil {
+		return "", "", fmt.Errorf("no cluster: run scripts/ensure-kubernetes.sh (%v)", err)
+	}
+	if err := runCmd(ctx, kubectl, "--kubeconfig", kubeconfig, "get", "--raw", "/readyz"); err != nil {
+		return "", "", fmt.Errorf("the cluster does not answer: run scripts/ensure-kubernetes.sh (%v)", firstLine(err.Error()))
+	}
+	return kubeconfig, kubectl, nil
+}
+
+// caseKubernetes times, in a namespace of its own: litterbox create against
+// `kubectl run` + `kubectl wait` of a bare busybox pod; MCP `bash true`
+// against `kubectl exec POD -- true` into the same pod; litterbox delete
+// against `kubectl delete pod`. Rounds interleave litterbox and kubectl.
+func (b *bench) caseKubernetes(ctx context.Context) error {
+	kubeconfig, kubectl, err := kubeCluster(ctx)
+	if err != nil {
+		b.skip(kubernetesCases, err.Error())
+		return nil
+	}
+	ns := fmt.Sprintf("litterbox-bench-%d", os.Getpid())
+	k := func(args ...string) []string {
+		return append([]string{kubectl, "--kubeconfig", kubeconfig, "--namespace", ns}, args...)
+	}
+	if err := runCmd(ctx, kubectl, "--kubeconfig", kubeconfig, "create", "namespace", ns); err != nil {
+		return err
+	}
+	defer func() {
+		_ = runCmd(context.WithoutCancel(ctx), kubectl, "--kubeconfig", kubeconfig, "delete", "namespace", ns, "--wait=false")
+	}()
+	_ = runCmd(ctx, kubectl, "--kubeconfig", kubeconfig, "label", "namespace", ns, b.label)
+	for i := 0; runCmd(ctx, k("get", "serviceaccount", "default")...) != nil; i++ {
+		if i > 300 {
+			return fmt.Errorf("namespace %s has no default service account after 60 s", ns)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	env := []string{"LITTERBOX_ENGINE=kubernetes", "LITTERBOX_KUBECONFIG=" + kubeconfig, "LITTERBOX_KUBECTL=" + kubectl,
+		"LITTERBOX_NAMESPACE=" + ns, "LITTERBOX_ALLOW_UNISOLATED=1"}
+	dir, err := b.repo(ctx, b.small)
+	if err != nil {
+		return err
+	}
+	lb := func(args ...string) error {
+		p := b.litterbox(dir, args...)
+		p.env = append(p.env, env...)
+		_, err := p.run(ctx)
+		return err
+	}
+	var create, del, fCreate, fDel []time.Duration
+	// Round 0 warms up (and runs the isolation probe once); it is not counted.
+	for i := 0; i <= b.n; i++ {
+		name, pod := fmt.Sprintf("k%d", i), fmt.Sprintf("floor-%d", i)
+		dc, err := timed(func() error { return lb("create", name) })
+		if err != nil {
+			return err
+		}
+		fc, err := timed(func() error {
+			if err := runCmd(ctx, k("run", pod, "--image=busybox:latest", "--image-pull-policy=IfNotPresent", "--restart=Never", "--labels="+b.label, "--command", "--", "sh", "-c", "trap 'exit 0' TERM; sleep 2147483647 & wait")...); err != nil {
+				return err
+			}
+			return runCmd(ctx, k("wait", "--for=condition=Ready", "pod/"+pod, "--timeout=180s")...)
+		})
+		if err != nil {
+			return err
+		}
+		dd, err := timed(func() error { return lb("delete", "--force", name) })
+		if err != nil {
+			return err
+		}
+		fd, err := timed(func() error { return runCmd(ctx, k("delete", "pod", pod, "--wait=true")...) })
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			create, fCreate, del, fDel = append(create, dc), append(fCreate, fc), append(del, dd), append(fDel, fd)
+		}
+	}
+
+	s, err := b.startMCPEnv(ctx, dir, env)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	out, err := s.call(ctx, "sandbox-create", map[string]any{"name": "kb"})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lb("delete", "--force", "kb") }()
+	pod, _ := out["container"].(string)
+	var bash, exec []time.Duration
+	for i := 0; i <= b.n; i++ {
+		db, err := timed(func() error {
+			_, err := s.call(ctx, "bash", map[string]any{"sandbox": "kb", "command": "true"})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		de, err := timed(func() error { return runCmd(ctx, k("exec", pod, "-c", "sandbox", "--", "true")...) })
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			bash, exec = append(bash, db), append(exec, de)
+		}
+	}
+	b.rows = append(b.rows,
+		withNote(row(kubernetesCases[0], create, fCreate, info), "floor: kubectl run + kubectl wait Ready (no copy); "+ns),
+		withNote(row(kubernetesCases[1], bash, exec, info), "floor: kubectl exec POD -- true"),
+		withNote(row(kubernetesCases[2], del, fDel, info), "floor: kubectl delete pod --wait"),
+	)
+	return nil
+}

@@ -1,0 +1,56 @@
+// Command gen builds the embedded snapshot scanners (go generate
+// ./internal/scanbin): litterbox-scan, static (CGO_ENABLED=0), for every
+// platform named in its arguments (os/arch), into the directory -o. The flags make the
+// bytes a function of the source and the Go version alone (no paths, no VCS
+// stamp, no build id), so a second run gives identical files; the Go
+// version is written beside them in GOVERSION, because another one gives
+// other bytes.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+const pkg = "github.com/litterbox-dev/litterbox/sandbox/scan/cmd/litterbox-scan"
+
+func main() {
+	out := flag.String("o", "bin", "directory to write the scanners into")
+	flag.Parse()
+	if err := run(*out, flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out string, platforms []string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	for _, p := range platforms {
+		goos, goarch, ok := strings.Cut(p, "/")
+		if !ok {
+			return fmt.Errorf("platform %q: want os/arch", p)
+		}
+		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=",
+			"-o", filepath.Join(abs, "litterbox-scan-"+goos+"-"+goarch), pkg)
+		// Only what is set here decides the output: not the caller's
+		// GOFLAGS, cgo or microarchitecture levels.
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch,
+			"GOFLAGS=", "GOAMD64=v1", "GOARM64=v8.0", "GOEXPERIMENT=")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("build the scanner for %s: %w", p, err)
+		}
+	}
+	return os.WriteFile(filepath.Join(out, "GOVERSION"), []byte(runtime.Version()+"\n"), 0o644)
+}

@@ -1,0 +1,106 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/runner/runnertest"
+)
+
+// List asks for containers and networks side by side and joins each network
+// to the container on it; a network without one is a leftover.
+func TestListJoinsNetworks(t *testing.T) {
+	f := runnertest.New(t)
+	p, err := New(Options{Runner: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"dev.litterbox.slug"}
+	filters := []string{"dev.litterbox.gitdir=/r/.git", "dev.litterbox.slug"}
+	f.Expect(append([]string{"docker"}, PSArgs(filters, keys)...),
+		`{"id":"c1","name":"lb-a","state":"running","created":"2026-11-21 23:02:11 +0000 UTC","ports":"","networks":"lb-a","labels":{"dev.litterbox.slug":"a"}}
+{"id":"c2","name":"lb-b","state":"exited","created":"2026-11-21 23:02:11 +0000 UTC","ports":"","networks":"none","labels":{"dev.litterbox.slug":"b"}}
+`, nil)
+	f.Expect(append([]string{"docker"}, NetworkLSArgs(filters, keys)...),
+		`{"id":"n1","name":"lb-a","labels":{"dev.litterbox.slug":"a"}}
+{"id":"n3","name":"lb-c","labels":{"dev.litterbox.slug":"c"}}
+`, nil)
+	got, err := p.List(context.Background(), provider.Selector{
+		Labels: map[string]string{"dev.litterbox.slug": "", "dev.litterbox.gitdir": "/r/.git"}, Report: keys,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		ref     provider.Ref
+		name    string
+		network string
+		state   provider.State
+	}{
+		{provider.Ref{ID: "c1", NetworkID: "n1"}, "lb-a", "lb-a", provider.StateRunning},
+		{provider.Ref{ID: "c2"}, "lb-b", "", provider.StateStopped},
+		{provider.Ref{NetworkID: "n3"}, "lb-c", "lb-c", provider.StateNone},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("List = %+v", got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Ref != w.ref || g.Name != w.name || g.Network != w.network || g.State != w.state {
+			t.Errorf("row %d = %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+// A command's own exit code is data; the engine refusing the exec is an
+// error.
+func TestExecExitCodeIsData(t *testing.T) {
+	f := runnertest.New(t)
+	p, _ := New(Options{Runner: f})
+	ctx := context.Background()
+	f.Expect([]string{"docker", "exec", "c1", "false"}, "", &runner.ExitError{ExitCode: 1, Stderr: "oops\n"})
+	f.Expect([]string{"docker", "exec", "c1", "true"}, "", exitErr(1, stderrExecPaused))
+	res, err := p.Exec(ctx, provider.ExecRequest{Ref: provider.Ref{ID: "c1"}, Cmd: []string{"false"}})
+	if err != nil || res.ExitCode != 1 || string(res.Stderr) != "oops\n" {
+		t.Errorf("Exec(false) = %+v, %v; want exit code 1 as data", res, err)
+	}
+	if _, err := p.Exec(ctx, provider.ExecRequest{Ref: provider.Ref{ID: "c1"}, Cmd: []string{"true"}}); !errors.Is(err, provider.ErrPaused) {
+		t.Errorf("Exec in a paused container = %v; want ErrPaused", err)
+	}
+}
+
+// Podman is reached through --host, in the argv, so a logged command pastes
+// whole; Resume of a stopped container is ErrStopped, though both engines
+// answer "is not paused".
+func TestPodmanHostAndResumeStopped(t *testing.T) {
+	f := runnertest.New(t)
+	p, _ := New(Options{Runner: f, Engine: EnginePodman, Host: "unix:///run/x/podman.sock"})
+	host := []string{"docker", "--host", "unix:///run/x/podman.sock"}
+	f.Expect(append(host, "unpause", "c1"), "", exitErr(1, `Error response from daemon: "c1" is not paused, can't unpause: container state improper`+"\n"))
+	f.Expect(append(host, "inspect", "--type", "container", "--format", "{{.State.Status}}", "c1"), "exited\n", nil)
+	if _, err := p.Resume(context.Background(), provider.Ref{ID: "c1"}); !errors.Is(err, provider.ErrStopped) {
+		t.Errorf("Resume of a stopped container = %v; want ErrStopped", err)
+	}
+}
+
+// Ports names each port from the label written at create, with the URL of
+// its binding; a named port not published has no URL, and a malformed
+// label item is skipped.
+func TestPorts(t *testing.T) {
+	f := runnertest.New(t)
+	p, _ := New(Options{Runner: f})
+	f.Expect(append([]string{"docker"}, InspectPortsArgs("cid", LabelPorts)...),
+		"web=8080,api=3000,bad,x=y\t{\"8080/tcp\":[{\"HostIp\":\"127.0.0.1\",\"HostPort\":\"41000\"}]}\n", nil)
+	got, err := p.Ports(context.Background(), provider.Ref{ID: "cid"})
+	want := []provider.Port{
+		{Name: "api", ContainerPort: 3000},
+		{Name: "web", ContainerPort: 8080, HostIP: "127.0.0.1", HostPort: 41000, URL: "http://127.0.0.1:41000"},
+	}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Ports = %+v, %v", got, err)
+	}
+}

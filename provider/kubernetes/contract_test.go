@@ -1,0 +1,79 @@
+package kubernetes_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/log"
+
+	"github.com/litterbox-dev/litterbox/internal/testutil"
+	"github.com/litterbox-dev/litterbox/provider/contract"
+	"github.com/litterbox-dev/litterbox/provider/kubernetes"
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+// deadKubeconfig names a cluster where nothing answers.
+const deadKubeconfig = `apiVersion: v1
+kind: Config
+clusters:
+- name: dead
+  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}
+users:
+- name: dead
+  user: {token: none}
+contexts:
+- name: dead
+  context: {cluster: dead, user: dead}
+current-context: dead
+`
+
+// TestContract runs the provider contract against the cluster of
+// scripts/ensure-kubernetes.sh, in a namespace of its own. With CI=true a
+// cluster that does not answer fails the test.
+func TestContract(t *testing.T) {
+	k := testutil.KubernetesOrSkip(t)
+	ns := k.Namespace(t)
+	run := runner.Exec{Log: log.New(io.Discard)}
+	p, err := kubernetes.New(kubernetes.Options{Kubectl: k.Kubectl, Kubeconfig: k.Kubeconfig, Namespace: ns, Runner: run, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(dead, []byte(deadKubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dp, err := kubernetes.New(kubernetes.Options{Kubectl: k.Kubectl, Kubeconfig: dead, Runner: run, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	contract.Run(t, contract.Engine{
+		Provider: p, Kind: kubernetes.Engine, Dead: dp, Reach: reach,
+		Label: fmt.Sprintf("dev.litterbox.test=contract-%d-kubernetes", os.Getpid()),
+		Lacks: map[string]string{
+			contract.LacksPidsLimit:   "Kubernetes limits processes per node (the kubelet's podPidsLimit), not per pod",
+			contract.LacksNetworkNone: "a pod always has a network interface",
+			contract.LacksIsolation:   "the test cluster's bridge CNI accepts NetworkPolicy and does not enforce it",
+		},
+	})
+}
+
+// reach fetches a URL from this machine: port-forwards listen here.
+func reach(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	res, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	return string(body), err
+}

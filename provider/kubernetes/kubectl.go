@@ -1,0 +1,185 @@
+// Package kubernetes is the provider that runs sandboxes as pods on a
+// Kubernetes cluster, by shelling out to kubectl: every call is an argv built
+// here and run through a runner.Runner, so it is logged and can be pasted
+// into a shell. kubectl's failures are told apart by their stderr, once, in
+// classify; what leaves this package is a neutral provider error.
+//
+// A sandbox is a pod named after the sandbox, a NetworkPolicy of the same
+// name (its "network": it denies traffic from and to other sandboxes' pods),
+// and, while it is paused, a ConfigMap of the same name that records the pod
+// (a pod cannot be frozen: pause deletes it, resume makes it again). All
+// three carry the spec's labels as annotations (Kubernetes label values
+// cannot hold a path), and as labels those that are valid as such, so that
+// List selects on the cluster and filters the rest here. See
+// docs/kubernetes.md.
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+// Engine is what Info calls this engine.
+const Engine = "kubernetes"
+
+// Options configure New.
+type Options struct {
+	// Kubectl is the kubectl binary; LITTERBOX_KUBECTL, else "kubectl".
+	Kubectl string
+	// Kubeconfig, Context and Namespace go into every argv when set
+	// (--kubeconfig, --context, --namespace); empty means kubectl's own
+	// choice (KUBECONFIG, the current context and its namespace).
+	Kubeconfig string
+	Context    string
+	Namespace  string
+	// Runner runs the commands.
+	Runner runner.Runner
+	// StateDir keeps the records of the port-forwards litterbox started;
+	// $XDG_RUNTIME_DIR/litterbox/kubernetes, else /tmp/litterbox-UID/kubernetes.
+	StateDir string
+}
+
+// Provider runs sandboxes as pods through kubectl.
+type Provider struct {
+	o Options
+
+	epOnce sync.Once
+	ep     string
+}
+
+var _ provider.Provider = (*Provider)(nil)
+
+// New returns the provider o describes.
+func New(o Options) (*Provider, error) {
+	if o.Kubectl == "" {
+		o.Kubectl = os.Getenv("LITTERBOX_KUBECTL")
+	}
+	if o.Kubectl == "" {
+		o.Kubectl = "kubectl"
+	}
+	if o.StateDir == "" {
+		base := os.Getenv("XDG_RUNTIME_DIR")
+		if base != "" {
+			base += "/litterbox"
+		} else {
+			base = fmt.Sprintf("%s/litterbox-%d", os.TempDir(), os.Getuid())
+		}
+		o.StateDir = base + "/kubernetes"
+	}
+	return &Provider{o: o}, nil
+}
+
+// Cmd starts a kubectl command line with the provider's kubeconfig, context
+// and namespace: a control call, which a healthy apiserver answers at once.
+func (p *Provider) Cmd(args ...string) *runner.Cmd {
+	cmd := runner.New(p.o.Kubectl).As(runner.Control)
+	if p.o.Kubeconfig != "" {
+		cmd.Arg("--kubeconfig", p.o.Kubeconfig)
+	}
+	if p.o.Context != "" {
+		cmd.Arg("--context", p.o.Context)
+	}
+	if p.o.Namespace != "" {
+		cmd.Arg("--namespace", p.o.Namespace)
+	}
+	return cmd.Arg(args...)
+}
+
+// run runs a kubectl command and translates its well-known failures.
+func (p *Provider) run(ctx context.Context, cmd *runner.Cmd) (runner.Result, error) {
+	res, err := p.o.Runner.Run(ctx, cmd)
+	return res, p.classify(err)
+}
+
+// endpoint is the apiserver's URL as the kubeconfig names it (a local
+// reading of the kubeconfig, no call to the cluster), with the context.
+func (p *Provider) endpoint() string {
+	p.epOnce.Do(func() {
+		res, err := p.o.Runner.Run(context.Background(), p.Cmd("config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server} {.contexts[0].name}"))
+		server, ctxName, _ := strings.Cut(strings.TrimSpace(string(res.Stdout)), " ")
+		switch {
+		case err != nil || server == "":
+			p.ep = "the cluster of kubectl's current context"
+			if p.o.Kubeconfig != "" {
+				p.ep = "the cluster of " + p.o.Kubeconfig
+			}
+		case ctxName != "":
+			p.ep = server + " (context " + ctxName + ")"
+		default:
+			p.ep = server
+		}
+	})
+	return p.ep
+}
+
+// classify maps a kubectl failure to the neutral provider errors, keeping
+// the original error inside. Other failures pass through unchanged.
+func (p *Provider) classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ni *runner.NotInstalledError
+	if errors.As(err, &ni) {
+		return &provider.UnreachableError{Endpoint: p.o.Kubectl, Err: err,
+			Reason: fmt.Sprintf("kubectl is not installed (looked for %q): install it (https://kubernetes.io/docs/tasks/tools/), or set LITTERBOX_KUBECTL to its path", p.o.Kubectl)}
+	}
+	var te *runner.TimeoutError
+	if errors.As(err, &te) {
+		return &provider.UnreachableError{Endpoint: p.endpoint(), Err: err,
+			Reason: fmt.Sprintf("the Kubernetes cluster at %s is not answering: %s: no answer within %s, so litterbox stopped it. Check it with `%s`; if it is only slow, raise %s",
+				p.endpoint(), te.Command, te.Limit, p.Cmd("cluster-info"), te.Setting())}
+	}
+	stderr := runner.Stderr(err)
+	switch {
+	case notReached(stderr):
+		return &provider.UnreachableError{Endpoint: p.endpoint(), Err: err,
+			Reason: fmt.Sprintf("cannot reach the Kubernetes cluster at %s: %s\nCheck it with `%s`", p.endpoint(), firstLine(stderr), p.Cmd("cluster-info"))}
+	case strings.Contains(stderr, "(NotFound)"):
+		return &provider.Error{Kind: provider.ErrNotFound, Msg: serverMessage(stderr), Err: err}
+	case strings.Contains(stderr, "(AlreadyExists)"):
+		return &provider.Error{Kind: provider.ErrConflict, Msg: serverMessage(stderr), Err: err}
+	case strings.Contains(stderr, "cannot exec into a container in a completed pod"),
+		strings.Contains(stderr, "container not found"),
+		strings.Contains(stderr, "is not running"):
+		return &provider.Error{Kind: provider.ErrStopped, Msg: serverMessage(stderr), Err: err}
+	}
+	return err
+}
+
+// notReached reports whether kubectl's stderr says it never reached the
+// apiserver: then it made nothing.
+func notReached(stderr string) bool {
+	for _, s := range []string{"Unable to connect to the server", "The connection to the server", "connection refused",
+		"no such host", "i/o timeout", "couldn't get current server API group list", "error loading config file"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// serverMessage is the apiserver's own words in kubectl's stderr: the line
+// after "Error from server (Reason): ", else the first line.
+func serverMessage(stderr string) string {
+	for _, line := range strings.Split(stderr, "\n") {
+		if _, msg, ok := strings.Cut(line, "Error from server "); ok {
+			if _, rest, ok := strings.Cut(msg, ": "); ok {
+				return strings.TrimSpace(rest)
+			}
+			return strings.TrimSpace(msg)
+		}
+	}
+	return firstLine(stderr)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}

@@ -1,0 +1,188 @@
+package kubernetes
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+func testSpec() provider.Spec {
+	return provider.Spec{
+		Name: "litterbox-repo-x", Image: "busybox:latest", Hostname: "x", User: "1000:1000", Workdir: "/src",
+		Labels: map[string]string{"dev.litterbox.slug": "x", "dev.litterbox.repo": "/home/me/a, b repo"},
+		Env:    []string{"HOME=/tmp", "A=b=c"},
+		Tmpfs: []provider.Tmpfs{
+			{Path: "/src", Owner: "1000:1000", Mode: 0o755, Size: 64 << 20},
+			{Path: "/tmp", Mode: 0o1777, Size: 32 << 20},
+		},
+		ReadOnlyRoot: true, Init: true, DropCaps: true, NoNewPrivileges: true,
+		Limits: provider.Limits{Memory: 256 << 20, CPUs: 1.5}, Network: provider.NetworkIsolated,
+		Ports: []provider.PortSpec{{Name: "web", Port: 8080}}, Cmd: []string{"sleep", "infinity"},
+	}
+}
+
+// The pod is hardened as the spec asks, in Kubernetes terms; a label value
+// Kubernetes refuses (a path) is an annotation only.
+func TestPodManifest(t *testing.T) {
+	raw, err := podManifest(testSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pod struct {
+		Metadata meta
+		Spec     struct {
+			AutomountServiceAccountToken bool
+			RestartPolicy, Hostname      string
+			SecurityContext              struct{ SeccompProfile struct{ Type string } }
+			InitContainers, Containers   []struct {
+				Name, WorkingDir string
+				Command          []string
+				Env              []struct{ Name, Value string }
+				SecurityContext  struct {
+					RunAsUser, RunAsGroup                                          int64
+					RunAsNonRoot, ReadOnlyRootFilesystem, AllowPrivilegeEscalation bool
+					Capabilities                                                   struct{ Drop, Add []string }
+				}
+				Resources struct{ Limits map[string]string }
+			}
+			Volumes []struct {
+				EmptyDir struct{ Medium, SizeLimit string }
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &pod); err != nil {
+		t.Fatal(err)
+	}
+	m, s := pod.Metadata, pod.Spec
+	if m.Labels["dev.litterbox.slug"] != "x" || m.Labels["dev.litterbox.repo"] != "" || m.Annotations["dev.litterbox.repo"] != "/home/me/a, b repo" ||
+		m.Annotations[LabelPorts] != "web=8080" || m.Labels[labelPod] != "litterbox-repo-x" {
+		t.Errorf("metadata = %+v", m)
+	}
+	if s.AutomountServiceAccountToken || s.RestartPolicy != "Never" || s.Hostname != "x" || s.SecurityContext.SeccompProfile.Type != "RuntimeDefault" {
+		t.Errorf("pod spec = %+v", s)
+	}
+	if len(s.Containers) != 2 || s.Containers[0].Name != mainContainer || s.Containers[1].Name != rootContainer {
+		t.Fatalf("containers = %+v", s.Containers)
+	}
+	main, root := s.Containers[0], s.Containers[1]
+	sc := main.SecurityContext
+	if sc.RunAsUser != 1000 || sc.RunAsGroup != 1000 || !sc.RunAsNonRoot || !sc.ReadOnlyRootFilesystem || sc.AllowPrivilegeEscalation ||
+		!slices.Equal(sc.Capabilities.Drop, []string{"ALL"}) || len(sc.Capabilities.Add) != 0 {
+		t.Errorf("sandbox container security = %+v", sc)
+	}
+	if main.Resources.Limits["cpu"] != "1500m" || main.Resources.Limits["memory"] != "268435456" || main.WorkingDir != "/src" {
+		t.Errorf("sandbox container = %+v", main)
+	}
+	if main.Command[len(main.Command)-2] != "sleep" || main.Command[0] != "sh" || len(main.Env) != 2 || main.Env[1].Value != "b=c" {
+		t.Errorf("command %q, env %+v", main.Command, main.Env)
+	}
+	if rs := root.SecurityContext; rs.RunAsUser != 0 || rs.RunAsNonRoot || !rs.ReadOnlyRootFilesystem || rs.AllowPrivilegeEscalation || len(rs.Capabilities.Add) != 0 {
+		t.Errorf("root container security = %+v", rs)
+	}
+	if len(s.InitContainers) != 1 || !slices.Equal(s.InitContainers[0].SecurityContext.Capabilities.Add, []string{"CHOWN", "FOWNER"}) ||
+		!strings.Contains(s.InitContainers[0].Command[2], "chown '1000:1000' '/src'; chmod 755 '/src'; chmod 1777 '/tmp'") {
+		t.Errorf("init containers = %+v", s.InitContainers)
+	}
+	if len(s.Volumes) != 2 || s.Volumes[0].EmptyDir.Medium != "Memory" || s.Volumes[0].EmptyDir.SizeLimit != "67108864" {
+		t.Errorf("volumes = %+v", s.Volumes)
+	}
+}
+
+func TestPodLabelValue(t *testing.T) {
+	long := "litterbox-" + strings.Repeat("d", 60) + "-slug"
+	v := podLabelValue(long)
+	if len(v) > 63 || !validLabel(labelPod, v) || v == podLabelValue(long+"x") {
+		t.Errorf("podLabelValue(%q) = %q", long, v)
+	}
+	if podLabelValue("short") != "short" {
+		t.Error("a short name is its own label value")
+	}
+}
+
+// Commands go through sh (a missing program is 127), in the asked
+// directory, with the asked environment, in the container of the user.
+func TestExecArgs(t *testing.T) {
+	r := provider.ExecRequest{Ref: provider.Ref{ID: "p"}, Cmd: []string{"id", "-u"}, Env: []string{"X=y z"}, Workdir: "/tmp", Stdin: strings.NewReader("")}
+	got := execArgs(r, rootContainer, ".")
+	want := []string{"exec", "-i", "p", "-c", "root", "--", "sh", "-c", execScript, "sh", "/tmp", "env", "X=y z", "id", "-u"}
+	if !slices.Equal(got, want) {
+		t.Errorf("execArgs = %q\nwant %q", got, want)
+	}
+	for user, c := range map[string]string{"": mainContainer, "1000:1000": mainContainer, "0": rootContainer, "0:0": rootContainer} {
+		if got, err := container(user); got != c || err != nil {
+			t.Errorf("container(%q) = %q, %v; want %q", user, got, err, c)
+		}
+	}
+	if _, err := container("2000"); !errors.Is(err, provider.ErrUnsupported) {
+		t.Errorf("container(2000) = %v; want ErrUnsupported", err)
+	}
+}
+
+// kubectl's own "command terminated" line never reaches the caller's
+// stderr, streamed in any pieces; the command's lines do.
+func TestTailFilter(t *testing.T) {
+	for _, chunks := range [][]string{
+		{"a\nb\ncommand terminated with exit code 3\n"},
+		{"a\n", "b\n", "command termin", "ated with exit code 3\n"},
+		{"a\nb", "\n", "command terminated with exit code 3"},
+	} {
+		var out bytes.Buffer
+		f := &tailFilter{w: &out}
+		for _, c := range chunks {
+			_, _ = f.Write([]byte(c))
+		}
+		f.flush()
+		if out.String() != "a\nb\n" {
+			t.Errorf("%q -> %q", chunks, out.String())
+		}
+	}
+	var out bytes.Buffer
+	f := &tailFilter{w: &out}
+	_, _ = f.Write([]byte("last line without newline"))
+	f.flush()
+	if out.String() != "last line without newline" {
+		t.Errorf("got %q", out.String())
+	}
+}
+
+// kubectl's failures, as it words them, map to the neutral errors.
+func TestClassify(t *testing.T) {
+	p := &Provider{o: Options{Kubectl: "kubectl"}, ep: "https://h:6443"}
+	p.epOnce.Do(func() {})
+	for stderr, want := range map[string]error{
+		`Error from server (NotFound): pods "x" not found`:                                                          provider.ErrNotFound,
+		`Error from server (AlreadyExists): error when creating "STDIN": pods "x" already exists`:                   provider.ErrConflict,
+		`The connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?`:            provider.ErrUnreachable,
+		`error: cannot exec into a container in a completed pod; current phase is Succeeded`:                        provider.ErrStopped,
+		`E1123 memcache.go:265] "Unhandled Error" err="couldn't get current server API group list: Get \"http://x"`: provider.ErrUnreachable,
+	} {
+		err := p.classify(&runner.ExitError{Command: "kubectl", ExitCode: 1, Stderr: stderr})
+		if !errors.Is(err, want) {
+			t.Errorf("classify(%q) = %v; want %v", stderr, err, want)
+		}
+	}
+	if err := p.classify(&runner.NotInstalledError{Program: "kubectl"}); !errors.Is(err, provider.ErrUnreachable) || !strings.Contains(err.Error(), "LITTERBOX_KUBECTL") {
+		t.Errorf("no kubectl: %v", err)
+	}
+}
+
+func TestNormalizeImage(t *testing.T) {
+	for in, want := range map[string]string{
+		"busybox":                   "docker.io/library/busybox:latest",
+		"busybox:1.36":              "docker.io/library/busybox:1.36",
+		"me/img":                    "docker.io/me/img:latest",
+		"ghcr.io/me/img:v1":         "ghcr.io/me/img:v1",
+		"localhost:5000/img":        "localhost:5000/img:latest",
+		"docker.io/library/busybox": "docker.io/library/busybox:latest",
+	} {
+		if got := normalizeImage(in); got != want {
+			t.Errorf("normalizeImage(%q) = %q; want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,284 @@
+package kubernetes
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/litterbox-dev/litterbox/provider"
+)
+
+// LabelPorts records a sandbox's named ports ("web=8080,api=3000"), as on
+// Docker, so Ports can name them without the spec.
+const LabelPorts = "dev.litterbox.ports"
+
+// labelPod is the label every sandbox pod carries, with a value derived
+// from its name (a label value has at most 63 characters), so its
+// NetworkPolicy can select it, and other sandboxes can be told apart from
+// other pods.
+const labelPod = "dev.litterbox.pod"
+
+// Container names in a sandbox pod. The agent's commands run in "sandbox";
+// "root" runs the few commands litterbox itself runs as root (kubectl exec
+// cannot change the user): it shares the pod's volumes and has the same
+// hardening, less the non-root user; "prepare" is the init container that
+// gives the memory volumes their owners and modes, with CHOWN and FOWNER
+// only, and exits before the sandbox starts.
+const (
+	mainContainer    = "sandbox"
+	rootContainer    = "root"
+	prepareContainer = "prepare"
+)
+
+var (
+	labelValueRE = regexp.MustCompile(`^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$`)
+	labelKeyRE   = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
+)
+
+// validLabel reports whether k=v can be a Kubernetes label. Every label of
+// a spec is an annotation; only these are labels too.
+func validLabel(k, v string) bool { return labelKeyRE.MatchString(k) && labelValueRE.MatchString(v) }
+
+// podLabelValue is labelPod's value for a pod: its name, or, when that is
+// too long for a label value, a prefix and a hash of it.
+func podLabelValue(name string) string {
+	if len(name) <= 63 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return strings.TrimRight(name[:46], "-_.") + "-" + hex.EncodeToString(sum[:])[:16]
+}
+
+// meta is an object's metadata as the manifests here need it.
+type meta struct {
+	Name        string            `json:"name"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// objectMeta splits a spec's labels (and extra ones) into labels and
+// annotations.
+func objectMeta(name string, labels map[string]string) (meta, error) {
+	m := meta{Name: name, Labels: map[string]string{}, Annotations: map[string]string{}}
+	for k, v := range labels {
+		if !labelKeyRE.MatchString(k) {
+			return m, fmt.Errorf("label key %q cannot be a Kubernetes annotation key", k)
+		}
+		m.Annotations[k] = v
+		if validLabel(k, v) {
+			m.Labels[k] = v
+		}
+	}
+	return m, nil
+}
+
+// podManifest is the pod of a sandbox (see the package comment), as JSON
+// kubectl create takes.
+func podManifest(s provider.Spec) ([]byte, error) {
+	labels := make(map[string]string, len(s.Labels)+1)
+	for k, v := range s.Labels {
+		labels[k] = v
+	}
+	if len(s.Ports) > 0 {
+		labels[LabelPorts] = portsLabel(s.Ports)
+	}
+	m, err := objectMeta(s.Name, labels)
+	if err != nil {
+		return nil, err
+	}
+	m.Labels[labelPod] = podLabelValue(s.Name)
+	uid, gid, err := userIDs(s.User)
+	if err != nil {
+		return nil, err
+	}
+	var mounts []any
+	var volumes []any
+	var prepare []string
+	for i, t := range s.Tmpfs {
+		vol := fmt.Sprintf("mem%d", i)
+		ed := map[string]any{"medium": "Memory"}
+		if t.Size > 0 {
+			ed["sizeLimit"] = strconv.FormatInt(t.Size, 10)
+		}
+		volumes = append(volumes, map[string]any{"name": vol, "emptyDir": ed})
+		mounts = append(mounts, map[string]any{"name": vol, "mountPath": t.Path})
+		if t.Owner != "" {
+			prepare = append(prepare, "chown "+shellQuote(t.Owner)+" "+shellQuote(t.Path))
+		}
+		prepare = append(prepare, fmt.Sprintf("chmod %o %s", t.Mode, shellQuote(t.Path)))
+	}
+	harden := func(uid, gid int64, add ...string) map[string]any {
+		sc := map[string]any{
+			"runAsUser": uid, "runAsGroup": gid, "runAsNonRoot": uid != 0,
+			"readOnlyRootFilesystem":   s.ReadOnlyRoot,
+			"allowPrivilegeEscalation": !s.NoNewPrivileges,
+		}
+		if s.DropCaps {
+			caps := map[string]any{"drop": []string{"ALL"}}
+			if len(add) > 0 {
+				caps["add"] = add
+			}
+			sc["capabilities"] = caps
+		}
+		return sc
+	}
+	small := map[string]any{"limits": map[string]string{"cpu": "500m", "memory": "64Mi"}, "requests": map[string]string{"cpu": "10m", "memory": "8Mi"}}
+	limits := map[string]string{}
+	if s.Limits.CPUs > 0 {
+		limits["cpu"] = fmt.Sprintf("%dm", int64(s.Limits.CPUs*1000))
+	}
+	if s.Limits.Memory > 0 {
+		limits["memory"] = strconv.FormatInt(s.Limits.Memory, 10)
+	}
+	cmd := s.Cmd
+	if s.Init {
+		// No init is offered: sh as PID 1 reaps what is left to it while
+		// it waits, and ends on SIGTERM, so a delete does not wait out the
+		// grace period.
+		cmd = append([]string{"sh", "-c", `trap 'exit 0' TERM; "$@" & wait`, "sh"}, cmd...)
+	}
+	var env []any
+	for _, kv := range s.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env = append(env, map[string]string{"name": k, "value": v})
+	}
+	main := map[string]any{
+		"name": mainContainer, "image": s.Image, "imagePullPolicy": "IfNotPresent",
+		"command": cmd, "env": env, "securityContext": harden(uid, gid),
+		"resources":    map[string]any{"limits": limits, "requests": map[string]string{"cpu": "10m", "memory": "16Mi"}},
+		"volumeMounts": mounts,
+	}
+	if s.Workdir != "" {
+		main["workingDir"] = s.Workdir
+	}
+	var ports []any
+	for _, p := range s.Ports {
+		ports = append(ports, map[string]any{"name": portName(p.Name), "containerPort": p.Port, "protocol": "TCP"})
+	}
+	if len(ports) > 0 {
+		main["ports"] = ports
+	}
+	containers := []any{main}
+	if uid != 0 {
+		containers = append(containers, map[string]any{
+			"name": rootContainer, "image": s.Image, "imagePullPolicy": "IfNotPresent",
+			"command":         []string{"sh", "-c", `trap 'exit 0' TERM; sleep 2147483647 & wait`},
+			"securityContext": harden(0, 0), "resources": small, "volumeMounts": mounts,
+		})
+	}
+	spec := map[string]any{
+		"automountServiceAccountToken":  false,
+		"enableServiceLinks":            false,
+		"restartPolicy":                 "Never",
+		"terminationGracePeriodSeconds": 2,
+		"securityContext":               map[string]any{"seccompProfile": map[string]string{"type": "RuntimeDefault"}},
+		"containers":                    containers,
+		"volumes":                       volumes,
+	}
+	if len(prepare) > 0 {
+		spec["initContainers"] = []any{map[string]any{
+			"name": prepareContainer, "image": s.Image, "imagePullPolicy": "IfNotPresent",
+			"command":         []string{"sh", "-c", "set -e; " + strings.Join(prepare, "; ")},
+			"securityContext": harden(0, 0, "CHOWN", "FOWNER"), "resources": small, "volumeMounts": mounts,
+		}}
+	}
+	if s.Hostname != "" {
+		spec["hostname"] = s.Hostname
+	}
+	if _, arch, ok := strings.Cut(s.Platform, "/"); ok {
+		spec["nodeSelector"] = map[string]string{"kubernetes.io/arch": arch}
+	}
+	return json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": m, "spec": spec})
+}
+
+// policyManifest is the NetworkPolicy of a sandbox: no traffic comes in
+// (kubectl port-forward does not pass through the pod network), and what
+// goes out may reach anything but other sandboxes' pods.
+func policyManifest(s provider.Spec) ([]byte, error) {
+	m, err := objectMeta(s.Name, s.Labels)
+	if err != nil {
+		return nil, err
+	}
+	notSandbox := map[string]any{"matchExpressions": []any{map[string]any{"key": labelPod, "operator": "DoesNotExist"}}}
+	spec := map[string]any{
+		"podSelector": map[string]any{"matchLabels": map[string]string{labelPod: podLabelValue(s.Name)}},
+		"policyTypes": []string{"Ingress", "Egress"},
+		"ingress":     []any{},
+		"egress": []any{map[string]any{"to": []any{
+			map[string]any{"namespaceSelector": map[string]any{}, "podSelector": notSandbox},
+			map[string]any{"ipBlock": map[string]any{"cidr": "0.0.0.0/0"}},
+		}}},
+	}
+	return json.Marshal(map[string]any{"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": m, "spec": spec})
+}
+
+// userIDs reads "uid[:gid]"; "" is 0:0, as the image would say for
+// busybox.
+func userIDs(user string) (uid, gid int64, err error) {
+	if user == "" {
+		return 0, 0, nil
+	}
+	u, g, hasG := strings.Cut(user, ":")
+	if uid, err = strconv.ParseInt(u, 10, 64); err != nil {
+		return 0, 0, provider.Errorf(provider.ErrUnsupported, "user %q: a pod's user must be numeric (uid:gid)", user)
+	}
+	gid = uid
+	if hasG {
+		if gid, err = strconv.ParseInt(g, 10, 64); err != nil {
+			return 0, 0, provider.Errorf(provider.ErrUnsupported, "user %q: a pod's group must be numeric (uid:gid)", user)
+		}
+	}
+	return uid, gid, nil
+}
+
+// portName is a container port's name: at most 15 characters, lower case
+// letters, digits and dashes. Only informative: Ports goes by number.
+func portName(name string) string {
+	b := []byte(strings.ToLower(name))
+	for i, c := range b {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			b[i] = '-'
+		}
+	}
+	s := strings.Trim(string(b), "-")
+	if len(s) > 15 {
+		s = strings.Trim(s[:15], "-")
+	}
+	if s == "" || !strings.ContainsAny(s, "abcdefghijklmnopqrstuvwxyz") {
+		s = "p" + s
+	}
+	return s
+}
+
+// portsLabel renders named ports as the LabelPorts value, sorted by name.
+func portsLabel(ports []provider.PortSpec) string {
+	items := make([]string, 0, len(ports))
+	for _, p := range ports {
+		items = append(items, fmt.Sprintf("%s=%d", p.Name, p.Port))
+	}
+	sort.Strings(items)
+	return strings.Join(items, ",")
+}
+
+// parsePortsLabel parses a LabelPorts value, skipping what does not parse.
+func parsePortsLabel(label string) []provider.PortSpec {
+	var ports []provider.PortSpec
+	for _, item := range strings.Split(label, ",") {
+		name, num, ok := strings.Cut(strings.TrimSpace(item), "=")
+		n, err := strconv.Atoi(num)
+		if !ok || err != nil || name == "" {
+			continue
+		}
+		ports = append(ports, provider.PortSpec{Name: name, Port: n})
+	}
+	sort.Slice(ports, func(i, j int) bool { return ports[i].Name < ports[j].Name })
+	return ports
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,0 +1,674 @@
+package kubernetes
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+// annotationPod, on a paused sandbox's ConfigMap, is the pod to make again
+// at resume.
+const annotationPod = "dev.litterbox.k8s-pod"
+
+// Info asks the apiserver for its version, and, beside it, for the id of
+// namespace kube-system, which is the Instance: a new cluster has a new one.
+func (p *Provider) Info(ctx context.Context) (provider.Info, error) {
+	info := provider.Info{Engine: Engine, Endpoint: p.endpoint(), Pause: true}
+	var (
+		uid    runner.Result
+		uidErr error
+		wg     sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		uid, uidErr = p.run(ctx, p.Cmd("get", "namespace", "kube-system", "-o", "jsonpath={.metadata.uid}"))
+	}()
+	res, err := p.run(ctx, p.Cmd("version", "-o", "json"))
+	wg.Wait()
+	if err != nil {
+		return info, err
+	}
+	var v struct {
+		ServerVersion struct{ GitVersion, Platform string }
+	}
+	if err := json.Unmarshal(res.Stdout, &v); err != nil {
+		return info, fmt.Errorf("parse kubectl version %q: %w", res.Stdout, err)
+	}
+	info.Version = v.ServerVersion.GitVersion
+	info.OS, info.Arch, _ = strings.Cut(v.ServerVersion.Platform, "/")
+	if uidErr == nil {
+		info.Instance = "kube-system/" + strings.TrimSpace(string(uid.Stdout))
+	}
+	return info, nil
+}
+
+// Create makes the sandbox's NetworkPolicy, then its pod, and waits for the
+// pod to be ready. Each call runs to its end whatever ctx says; what was made
+// is removed again when a step fails, or when ctx was cancelled meanwhile.
+func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandbox, error) {
+	if s.Network == provider.NetworkNone {
+		return nil, provider.Errorf(provider.ErrUnsupported, "create %s: a pod always has a network, so network \"none\" cannot be kept on Kubernetes: leave the network isolated", s.Name)
+	}
+	// A pod with its policy is a sandbox's own network already: isolated
+	// and own are one on a cluster.
+	if s.Network != provider.NetworkIsolated && s.Network != provider.NetworkOwn {
+		return nil, fmt.Errorf("create %s: network %q is not %q", s.Name, s.Network, provider.NetworkIsolated)
+	}
+	pod, err := podManifest(s)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", s.Name, err)
+	}
+	policy, err := policyManifest(s)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", s.Name, err)
+	}
+	mk := context.WithoutCancel(ctx)
+	var made []func(context.Context) (string, error)
+	undo := func(cause error) error {
+		var left []string
+		for i := len(made) - 1; i >= 0; i-- {
+			if what, err := made[i](mk); err != nil {
+				left = append(left, fmt.Sprintf("%s (%v)", what, err))
+			}
+		}
+		if len(left) > 0 {
+			return fmt.Errorf("%w\nit could not remove what it made: %s: %w", cause, strings.Join(left, ", "), provider.ErrLeftBehind)
+		}
+		return cause
+	}
+	if _, err := p.run(mk, p.Cmd("create", "-f", "-", "-o", "name").WithStdin(bytes.NewReader(policy))); err != nil {
+		if errors.Is(err, provider.ErrConflict) {
+			return nil, provider.Errorf(provider.ErrConflict, "network policy %s exists already: %w", s.Name, err)
+		}
+		return nil, fmt.Errorf("create network policy %s: %w", s.Name, err)
+	}
+	made = append(made, func(ctx context.Context) (string, error) {
+		return "network policy " + s.Name, p.deleteObjects(ctx, "networkpolicy/"+s.Name)
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, undo(err)
+	}
+	if err := p.createPod(mk, s.Name, pod); err != nil {
+		if errors.Is(err, provider.ErrConflict) {
+			return nil, undo(provider.Errorf(provider.ErrConflict, "pod %s exists already: %w", s.Name, err))
+		}
+		made = append(made, func(ctx context.Context) (string, error) {
+			return "pod " + s.Name, p.deleteObjects(ctx, "pod/"+s.Name)
+		})
+		return nil, undo(fmt.Errorf("start pod %s: %w", s.Name, err))
+	}
+	made = append(made, func(ctx context.Context) (string, error) {
+		return "pod " + s.Name, p.deleteObjects(ctx, "pod/"+s.Name)
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, undo(err)
+	}
+	return &provider.Sandbox{
+		Ref: provider.Ref{ID: s.Name, NetworkID: s.Name}, Name: s.Name, Network: s.Name,
+		State: provider.StateRunning, Created: time.Now().UTC(), Labels: s.Labels,
+	}, nil
+}
+
+// createPod creates a pod from its manifest and waits until it is ready.
+// ErrConflict when the name is taken.
+func (p *Provider) createPod(ctx context.Context, name string, manifest []byte) error {
+	if _, err := p.run(ctx, p.Cmd("create", "-f", "-", "-o", "name").WithStdin(bytes.NewReader(manifest))); err != nil {
+		return err
+	}
+	return p.waitReady(ctx, name)
+}
+
+// podFailures are waiting reasons from which a new pod does not recover by
+// itself: the image cannot be had, the container cannot be made.
+var podFailures = map[string]bool{
+	"ErrImagePull": true, "ImagePullBackOff": true, "ErrImageNeverPull": true, "InvalidImageName": true,
+	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true, "CrashLoopBackOff": true,
+}
+
+// waitReady waits until the pod is ready, has failed, or the time limit of
+// work has passed: `kubectl wait` a few seconds at a time (a pod is usually
+// ready within 2 s, and each kubectl costs a process start), and between
+// two waits a look at the pod for a failure it does not recover from by
+// itself (a missing image), which wait alone would sit out.
+func (p *Provider) waitReady(ctx context.Context, name string) error {
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		_, err := p.run(ctx, p.Cmd("wait", "--for=condition=Ready", "pod/"+name, "--timeout=4s"))
+		if err == nil {
+			return nil
+		}
+		if !strings.Contains(runner.Stderr(err), "timed out waiting") {
+			return err
+		}
+		pod, err := p.getPod(ctx, name)
+		if err != nil {
+			return err
+		}
+		if pod.ready() {
+			return nil
+		}
+		if why := pod.failure(); why != "" {
+			return fmt.Errorf("pod %s cannot start: %s (see `%s`)", name, why, p.Cmd("describe", "pod", name))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pod %s is not ready after 3 minutes (phase %s; see `%s`)", name, pod.Status.Phase, p.Cmd("describe", "pod", name))
+		}
+	}
+}
+
+// podObject is what is read of a pod, a NetworkPolicy or a ConfigMap.
+type podObject struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name              string            `json:"name"`
+		CreationTimestamp time.Time         `json:"creationTimestamp"`
+		DeletionTimestamp *time.Time        `json:"deletionTimestamp"`
+		Labels            map[string]string `json:"labels"`
+		Annotations       map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Spec   json.RawMessage `json:"spec"`
+	Status struct {
+		Phase                 string `json:"phase"`
+		Conditions            []struct{ Type, Status string }
+		InitContainerStatuses []containerStatus `json:"initContainerStatuses"`
+		ContainerStatuses     []containerStatus `json:"containerStatuses"`
+	} `json:"status"`
+}
+
+type containerStatus struct {
+	Name  string `json:"name"`
+	State struct {
+		Waiting    *struct{ Reason, Message string } `json:"waiting"`
+		Running    *struct{}                         `json:"running"`
+		Terminated *struct {
+			ExitCode int    `json:"exitCode"`
+			Reason   string `json:"reason"`
+		} `json:"terminated"`
+	} `json:"state"`
+}
+
+func (o *podObject) ready() bool {
+	for _, c := range o.Status.Conditions {
+		if c.Type == "Ready" && c.Status == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// failure says why a pod will not become ready, or "".
+func (o *podObject) failure() string {
+	if o.Status.Phase == "Failed" || o.Status.Phase == "Succeeded" {
+		return "it ended (phase " + o.Status.Phase + ")"
+	}
+	for _, cs := range append(o.Status.InitContainerStatuses, o.Status.ContainerStatuses...) {
+		if w := cs.State.Waiting; w != nil && podFailures[w.Reason] {
+			return fmt.Sprintf("container %s: %s: %s", cs.Name, w.Reason, w.Message)
+		}
+		if t := cs.State.Terminated; t != nil && (cs.Name != prepareContainer || t.ExitCode != 0) {
+			return fmt.Sprintf("container %s exited with code %d (%s)", cs.Name, t.ExitCode, t.Reason)
+		}
+	}
+	return ""
+}
+
+// state maps a pod to a provider.State: running while its sandbox container
+// runs; stopped once it ended, or while the pod is being deleted, or not yet
+// started.
+func (o *podObject) state() provider.State {
+	if o.Metadata.DeletionTimestamp != nil {
+		return provider.StateStopped
+	}
+	for _, cs := range o.Status.ContainerStatuses {
+		if cs.Name == mainContainer && cs.State.Running != nil && o.Status.Phase == "Running" {
+			return provider.StateRunning
+		}
+	}
+	return provider.StateStopped
+}
+
+// deleteObjects deletes kind/name objects, waiting until they are gone; gone
+// already is success.
+func (p *Provider) deleteObjects(ctx context.Context, objs ...string) error {
+	_, err := p.run(ctx, p.Cmd(append([]string{"delete", "--ignore-not-found", "--wait=true"}, objs...)...))
+	return err
+}
+
+// List gets the pods, NetworkPolicies and ConfigMaps that carry sel's labels
+// in one call, and joins them by name: a pod is the sandbox; a ConfigMap
+// without its pod is a paused one; a NetworkPolicy alone is a leftover
+// (StateNone). Label values Kubernetes cannot select on (a path) are matched
+// here, on the annotations.
+func (p *Provider) List(ctx context.Context, sel provider.Selector) ([]provider.Sandbox, error) {
+	var selector []string
+	for k, v := range sel.Labels {
+		switch {
+		case v == "" && labelKeyRE.MatchString(k):
+			selector = append(selector, k)
+		case validLabel(k, v):
+			selector = append(selector, k+"="+v)
+		}
+	}
+	sort.Strings(selector)
+	args := []string{"get", "pods,networkpolicies,configmaps", "-o", "json"}
+	if len(selector) > 0 {
+		args = append(args, "-l", strings.Join(selector, ","))
+	}
+	res, err := p.run(ctx, p.Cmd(args...))
+	if err != nil {
+		return nil, err
+	}
+	var list struct{ Items []podObject }
+	if err := json.Unmarshal(res.Stdout, &list); err != nil {
+		return nil, fmt.Errorf("parse kubectl get: %w", err)
+	}
+	pods, policies, paused := map[string]*podObject{}, map[string]*podObject{}, map[string]*podObject{}
+	var names []string
+	for i := range list.Items {
+		o := &list.Items[i]
+		if !matches(o.Metadata.Annotations, sel.Labels) {
+			continue
+		}
+		switch o.Kind {
+		case "Pod":
+			pods[o.Metadata.Name] = o
+		case "NetworkPolicy":
+			policies[o.Metadata.Name] = o
+		case "ConfigMap":
+			if _, ok := o.Metadata.Annotations[annotationPod]; !ok {
+				continue
+			}
+			paused[o.Metadata.Name] = o
+		default:
+			continue
+		}
+		if !contains(names, o.Metadata.Name) {
+			names = append(names, o.Metadata.Name)
+		}
+	}
+	out := make([]provider.Sandbox, 0, len(names))
+	for _, name := range names {
+		sb := provider.Sandbox{Name: name}
+		var o *podObject
+		switch {
+		case pods[name] != nil:
+			o = pods[name]
+			sb.Ref.ID, sb.State = name, o.state()
+		case paused[name] != nil:
+			o = paused[name]
+			sb.Ref.ID, sb.State = name, provider.StatePaused
+		default:
+			o = policies[name]
+			sb.State = provider.StateNone
+		}
+		if policies[name] != nil {
+			sb.Ref.NetworkID, sb.Network = name, name
+		}
+		sb.Created = o.Metadata.CreationTimestamp
+		sb.Labels = map[string]string{}
+		for _, k := range sel.Report {
+			if v := o.Metadata.Annotations[k]; v != "" {
+				sb.Labels[k] = v
+			}
+		}
+		out = append(out, sb)
+	}
+	// Newest first, as on Docker.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// matches reports whether annotations carry every label of want.
+func matches(annotations, want map[string]string) bool {
+	for k, v := range want {
+		got, ok := annotations[k]
+		if !ok || v != "" && got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// getPod reads one pod; ErrNotFound when it does not exist.
+func (p *Provider) getPod(ctx context.Context, name string) (*podObject, error) {
+	res, err := p.run(ctx, p.Cmd("get", "pod", name, "-o", "json"))
+	if err != nil {
+		return nil, err
+	}
+	var o podObject
+	if err := json.Unmarshal(res.Stdout, &o); err != nil {
+		return nil, fmt.Errorf("parse pod %s: %w", name, err)
+	}
+	return &o, nil
+}
+
+// pausedRecord reads a paused sandbox's ConfigMap; ErrNotFound when there is
+// none.
+func (p *Provider) pausedRecord(ctx context.Context, name string) (*podObject, error) {
+	res, err := p.run(ctx, p.Cmd("get", "configmap", name, "-o", "json"))
+	if err != nil {
+		return nil, err
+	}
+	var o podObject
+	if err := json.Unmarshal(res.Stdout, &o); err != nil {
+		return nil, fmt.Errorf("parse configmap %s: %w", name, err)
+	}
+	if _, ok := o.Metadata.Annotations[annotationPod]; !ok {
+		return nil, provider.Errorf(provider.ErrNotFound, "configmap %s is not a paused sandbox's", name)
+	}
+	return &o, nil
+}
+
+// Pause ends a sandbox's pod, keeping what makes it again: a pod cannot be
+// frozen. It records the pod in a ConfigMap of the same name (carrying the
+// sandbox's labels, so List shows it paused), then deletes the pod. What
+// was in the pod's memory (its processes, /src, /tmp) is gone: the service
+// snapshots /src to the branch first, and fills the new pod from it at
+// resume (see docs/kubernetes.md).
+func (p *Provider) Pause(ctx context.Context, ref provider.Ref) (bool, error) {
+	if ref.ID == "" {
+		return false, provider.Errorf(provider.ErrNotFound, "pause: the sandbox has no pod")
+	}
+	pod, err := p.getPod(ctx, ref.ID)
+	if errors.Is(err, provider.ErrNotFound) {
+		if _, rerr := p.pausedRecord(ctx, ref.ID); rerr == nil {
+			return true, nil
+		}
+		return false, err
+	}
+	if err != nil {
+		return false, err
+	}
+	if pod.state() != provider.StateRunning {
+		return false, provider.Errorf(provider.ErrStopped, "pause: pod %s is not running (phase %s)", ref.ID, pod.Status.Phase)
+	}
+	record, err := pausedManifest(pod)
+	if err != nil {
+		return false, err
+	}
+	mk := context.WithoutCancel(ctx)
+	if _, err := p.run(mk, p.Cmd("create", "-f", "-", "-o", "name").WithStdin(bytes.NewReader(record))); err != nil && !errors.Is(err, provider.ErrConflict) {
+		return false, fmt.Errorf("pause: record pod %s: %w", ref.ID, err)
+	}
+	if err := p.deleteObjects(mk, "pod/"+ref.ID); err != nil {
+		return false, fmt.Errorf("pause: delete pod %s: %w", ref.ID, err)
+	}
+	p.stopForwards(ref.ID)
+	return false, nil
+}
+
+// pausedManifest is the ConfigMap that records pod for resume: the pod's
+// name, labels, annotations and spec (less the node it ran on).
+func pausedManifest(pod *podObject) ([]byte, error) {
+	var spec map[string]any
+	if err := json.Unmarshal(pod.Spec, &spec); err != nil {
+		return nil, err
+	}
+	delete(spec, "nodeName")
+	again, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Pod",
+		"metadata": meta{Name: pod.Metadata.Name, Labels: pod.Metadata.Labels, Annotations: pod.Metadata.Annotations}, "spec": spec})
+	if err != nil {
+		return nil, err
+	}
+	m := meta{Name: pod.Metadata.Name, Labels: map[string]string{}, Annotations: map[string]string{annotationPod: string(again)}}
+	for k, v := range pod.Metadata.Labels {
+		if k != labelPod {
+			m.Labels[k] = v
+		}
+	}
+	for k, v := range pod.Metadata.Annotations {
+		m.Annotations[k] = v
+	}
+	return json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": m})
+}
+
+// Resume makes a paused sandbox's pod again from its record, waits for it
+// to be ready, and drops the record. The new pod starts empty: the service
+// fills it from the branch.
+func (p *Provider) Resume(ctx context.Context, ref provider.Ref) (bool, error) {
+	if ref.ID == "" {
+		return false, provider.Errorf(provider.ErrNotFound, "resume: the sandbox has no pod")
+	}
+	record, err := p.pausedRecord(ctx, ref.ID)
+	if errors.Is(err, provider.ErrNotFound) {
+		pod, perr := p.getPod(ctx, ref.ID)
+		if perr != nil {
+			return false, perr
+		}
+		if pod.state() != provider.StateRunning {
+			return false, provider.Errorf(provider.ErrStopped, "resume: pod %s is not running (phase %s)", ref.ID, pod.Status.Phase)
+		}
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	mk := context.WithoutCancel(ctx)
+	if err := p.createPod(mk, ref.ID, []byte(record.Metadata.Annotations[annotationPod])); err != nil && !errors.Is(err, provider.ErrConflict) {
+		return false, fmt.Errorf("resume: %w", err)
+	}
+	if err := p.deleteObjects(mk, "configmap/"+ref.ID); err != nil {
+		return false, fmt.Errorf("resume: drop the record of pod %s: %w", ref.ID, err)
+	}
+	return false, nil
+}
+
+// Remove deletes the pod and a paused sandbox's record (ref.ID), then the
+// NetworkPolicy (ref.NetworkID); gone already is success. The pod's
+// port-forwards end with it.
+func (p *Provider) Remove(ctx context.Context, ref provider.Ref) error {
+	if ref.ID != "" {
+		p.stopForwards(ref.ID)
+		objs := []string{"pod/" + ref.ID, "configmap/" + ref.ID}
+		if ref.NetworkID != "" {
+			// One call for all: the pod goes first (kubectl deletes in
+			// the order given), and a failure leaves the policy too.
+			objs = append(objs, "networkpolicy/"+ref.NetworkID)
+		}
+		if err := p.deleteObjects(ctx, objs...); err != nil {
+			return fmt.Errorf("remove pod: %w", err)
+		}
+		return nil
+	}
+	if ref.NetworkID != "" {
+		if err := p.deleteObjects(ctx, "networkpolicy/"+ref.NetworkID); err != nil {
+			return fmt.Errorf("remove network policy: %w", err)
+		}
+	}
+	return nil
+}
+
+// execScript runs the command in the asked directory ("." is the
+// container's own) with the asked environment; through sh, so a missing
+// program is 127 as on Docker (run directly, kubectl reports it as its own
+// failure, exit 1). A directory it cannot enter drains stdin before it
+// exits: kubectl exec -i waits until its stdin is taken.
+const execScript = `cd "$1" || { cat >/dev/null; exit 126; }; shift; exec "$@"`
+
+// execArgs builds the argv of kubectl exec for r, in container c.
+func execArgs(r provider.ExecRequest, c, workdir string) []string {
+	args := []string{"exec"}
+	if r.Stdin != nil || r.Interactive {
+		args = append(args, "-i")
+	}
+	if r.TTY {
+		args = append(args, "-t")
+	}
+	args = append(args, r.Ref.ID, "-c", c, "--", "sh", "-c", execScript, "sh", cmp.Or(r.Workdir, workdir))
+	if len(r.Env) > 0 {
+		args = append(append(args, "env"), r.Env...)
+	}
+	return append(args, r.Cmd...)
+}
+
+// container picks the container whose user is user: kubectl exec cannot
+// change it.
+func container(user string) (string, error) {
+	switch user {
+	case "", "1000", "1000:1000":
+		return mainContainer, nil
+	case "0", "0:0", "root":
+		return rootContainer, nil
+	}
+	return "", provider.Errorf(provider.ErrUnsupported, "exec as user %q: kubectl exec runs as the container's user; a sandbox pod has 1000:1000 and 0:0", user)
+}
+
+// terminated is kubectl's own last line when the command exited non-zero.
+var terminated = regexp.MustCompile(`(?m)^command terminated with exit code \d+\n?\z`)
+
+// Exec runs a command in the sandbox's pod with kubectl exec; kubectl exits
+// with the command's code. A pod that is gone while its record exists is a
+// paused sandbox.
+func (p *Provider) Exec(ctx context.Context, r provider.ExecRequest) (provider.ExecResult, error) {
+	c, err := container(r.User)
+	if err != nil {
+		return provider.ExecResult{}, err
+	}
+	cmd := p.Cmd(execArgs(r, c, ".")...).As(r.Kind)
+	if r.Stdin != nil {
+		cmd.WithStdin(r.Stdin)
+	}
+	var filter *tailFilter
+	if r.Stdout != nil {
+		cmd.WithStdout(r.Stdout)
+	}
+	if r.Stderr != nil {
+		filter = &tailFilter{w: r.Stderr}
+		cmd.WithStderr(filter)
+	}
+	res, err := p.o.Runner.Run(ctx, cmd)
+	if filter != nil {
+		filter.flush()
+	}
+	out := provider.ExecResult{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: terminated.ReplaceAll(res.Stderr, nil)}
+	var ee *runner.ExitError
+	if errors.As(err, &ee) && strings.Contains(ee.Stderr, "command terminated with exit code") {
+		out.ExitCode = ee.ExitCode
+		if r.Stderr != nil {
+			out.Stderr = terminated.ReplaceAll([]byte(ee.Stderr), nil)
+		}
+		return out, nil
+	}
+	err = p.classify(err)
+	if errors.Is(err, provider.ErrNotFound) {
+		if _, rerr := p.pausedRecord(ctx, r.Ref.ID); rerr == nil {
+			return out, provider.Errorf(provider.ErrPaused, "sandbox pod %s is paused (deleted, with its record kept)", r.Ref.ID)
+		}
+	}
+	return out, err
+}
+
+// tailFilter passes streamed stderr through, holding back the last line
+// until it is known not to be kubectl's "command terminated with exit code
+// N".
+type tailFilter struct {
+	w    io.Writer
+	hold []byte
+}
+
+func (f *tailFilter) Write(b []byte) (int, error) {
+	f.hold = append(f.hold, b...)
+	if i := bytes.LastIndexByte(f.hold, '\n'); i >= 0 {
+		// Keep the last complete line back: it may be kubectl's.
+		j := bytes.LastIndexByte(f.hold[:i], '\n')
+		if j >= 0 {
+			if _, err := f.w.Write(f.hold[:j+1]); err != nil {
+				return 0, err
+			}
+			f.hold = append([]byte(nil), f.hold[j+1:]...)
+		}
+	}
+	return len(b), nil
+}
+
+func (f *tailFilter) flush() {
+	rest := terminated.ReplaceAll(f.hold, nil)
+	if len(rest) > 0 {
+		_, _ = f.w.Write(rest)
+	}
+	f.hold = nil
+}
+
+// Image looks for an image among those the cluster's nodes hold (never a
+// pull): found, its platform is its node's. One no node holds is
+// ErrNoImage; a pod that names it pulls it, where the cluster can.
+func (p *Provider) Image(ctx context.Context, name string) (provider.Image, error) {
+	res, err := p.run(ctx, p.Cmd("get", "nodes", "-o", "json"))
+	if err != nil {
+		return provider.Image{}, err
+	}
+	var nodes struct {
+		Items []struct {
+			Status struct {
+				NodeInfo struct{ OperatingSystem, Architecture string }
+				Images   []struct{ Names []string }
+			}
+		}
+	}
+	if err := json.Unmarshal(res.Stdout, &nodes); err != nil {
+		return provider.Image{}, fmt.Errorf("parse nodes: %w", err)
+	}
+	want := normalizeImage(name)
+	for _, n := range nodes.Items {
+		for _, img := range n.Status.Images {
+			for _, nm := range img.Names {
+				if normalizeImage(nm) == want {
+					id := img.Names[0]
+					for _, nm := range img.Names {
+						if strings.Contains(nm, "@sha256:") {
+							id = nm
+						}
+					}
+					return provider.Image{ID: id, OS: n.Status.NodeInfo.OperatingSystem, Arch: n.Status.NodeInfo.Architecture}, nil
+				}
+			}
+		}
+	}
+	return provider.Image{}, provider.Errorf(provider.ErrNoImage, "image %s is on no node of the cluster (litterbox does not pull to look; a pod pulls it where the cluster can)", name)
+}
+
+// normalizeImage spells an image reference as containerd lists it:
+// docker.io/library/busybox:latest for busybox.
+func normalizeImage(ref string) string {
+	if strings.Contains(ref, "@") {
+		return ref
+	}
+	first, _, hasSlash := strings.Cut(ref, "/")
+	if !hasSlash {
+		ref = "docker.io/library/" + ref
+	} else if !strings.ContainsAny(first, ".:") && first != "localhost" {
+		ref = "docker.io/" + ref
+	}
+	last := ref[strings.LastIndexByte(ref, '/')+1:]
+	if !strings.Contains(last, ":") {
+		ref += ":latest"
+	}
+	return ref
+}
+
+// PauseEnds says that Pause deletes the pod: see provider.PauseEnder.
+func (p *Provider) PauseEnds() bool { return true }
+
+var _ provider.PauseEnder = (*Provider)(nil)

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// harnessSnippet is a code block of the README marked with the harness whose
+// configuration it is and the page documenting that harness's format:
+//
+//	<!-- harness: NAME; format: URL ... -->
+//	```LANG
+//	...
+//	```
+var harnessSnippet = regexp.MustCompile("(?s)<!-- harness: ([a-z-]+); format: (https://\\S+)[^\\n]*-->\\n```([a-z]+)\\n(.*?)\\n```")
+
+// stdioServer is what every harness needs to start a stdio MCP server.
+type stdioServer struct {
+	Type    string   `json:"type" toml:"type"`
+	Command string   `json:"command" toml:"command"`
+	Args    []string `json:"args" toml:"args"`
+}
+
+// TestReadmeHarnessSnippets parses each MCP configuration snippet of the
+// README the way its harness reads it, checks the keys that harness requires
+// (VS Code's "servers" and "type": "stdio", Codex's [mcp_servers.NAME] in
+// TOML, "mcpServers" elsewhere), and checks that the command line it starts is
+// `litterbox ... mcp` as litterbox's own parser reads it.
+func TestReadmeHarnessSnippets(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, m := range harnessSnippet.FindAllStringSubmatch(string(readme), -1) {
+		harness, lang, body := m[1], m[3], m[4]
+		seen[harness] = true
+		t.Run(harness, func(t *testing.T) {
+			srv := parseSnippet(t, harness, lang, body)
+			if srv.Command != "litterbox" {
+				t.Fatalf("command = %q, want litterbox", srv.Command)
+			}
+			var c cli
+			parser, err := newParser(&c, io.Discard, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kctx, err := parser.Parse(srv.Args)
+			if err != nil {
+				t.Fatalf("litterbox %q: %v", srv.Args, err)
+			}
+			if kctx.Command() != "mcp" {
+				t.Fatalf("litterbox %q runs %q, not mcp", srv.Args, kctx.Command())
+			}
+		})
+	}
+	for _, h := range []string{"claude-cli", "claude", "cursor", "vscode", "codex", "gemini"} {
+		if !seen[h] {
+			t.Errorf("README has no snippet marked <!-- harness: %s; format: URL -->", h)
+		}
+	}
+}
+
+// parseSnippet reads the litterbox server out of one snippet, failing on a
+// key its harness requires that is missing.
+func parseSnippet(t *testing.T, harness, lang, body string) stdioServer {
+	t.Helper()
+	var servers map[string]stdioServer
+	switch harness {
+	case "claude-cli":
+		const prefix = "claude mcp add litterbox -- "
+		if lang != "sh" || !strings.HasPrefix(body, prefix) || strings.Contains(body, "\n") {
+			t.Fatalf("want one %q line in a sh block, got %s block:\n%s", prefix+"...", lang, body)
+		}
+		argv := strings.Fields(strings.TrimPrefix(body, prefix))
+		return stdioServer{Command: argv[0], Args: argv[1:]}
+	case "codex":
+		var cfg struct {
+			MCPServers map[string]stdioServer `toml:"mcp_servers"`
+		}
+		if lang != "toml" {
+			t.Fatalf("codex reads TOML, this is %s", lang)
+		}
+		if err := toml.Unmarshal([]byte(body), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		servers = cfg.MCPServers
+	default:
+		if lang != "json" {
+			t.Fatalf("%s reads JSON, this is %s", harness, lang)
+		}
+		var cfg map[string]map[string]stdioServer
+		if err := json.Unmarshal([]byte(body), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		key := "mcpServers"
+		if harness == "vscode" {
+			key = "servers"
+		}
+		if len(cfg) != 1 || cfg[key] == nil {
+			t.Fatalf("want the one top-level key %q, got %v", key, cfg)
+		}
+		servers = cfg[key]
+	}
+	srv, ok := servers["litterbox"]
+	if !ok {
+		t.Fatalf("no server named litterbox in %v", servers)
+	}
+	if harness == "vscode" && srv.Type != "stdio" {
+		t.Fatalf(`VS Code needs "type": "stdio", got %q`, srv.Type)
+	}
+	if srv.Args == nil {
+		t.Fatal("no args")
+	}
+	return srv
+}

@@ -1,0 +1,743 @@
+// Package config reads a repository's sandbox configuration: .litterbox.toml
+// from the commit a sandbox is made from, with .litterbox.local.toml from the
+// working tree laid over it, validated, every default filled in. It knows the
+// file format only; the sandbox service applies the result.
+package config
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+
+	"github.com/litterbox-dev/litterbox/git"
+)
+
+// Config file names, at the repository root. File is read from the commit
+// the sandbox is made from; LocalFile, git-ignored by the user, from the
+// working tree, and merged over it.
+const (
+	File      = ".litterbox.toml"
+	LocalFile = ".litterbox.local.toml"
+)
+
+// ErrInvalid is a configuration that cannot be used. Nothing was created.
+var ErrInvalid = errors.New("invalid configuration")
+
+// Workdir is the sandbox's working directory, where the repository is
+// copied: relative paths in the configuration (a service's workdir) are
+// taken from it.
+const Workdir = "/src"
+
+// DefaultSetup is the startup command run once after the copy (FR1.7) when
+// the configuration names none.
+var DefaultSetup = []string{"echo", "hello", "world"}
+
+// Restart policies of a service.
+const (
+	RestartNo        = "no"
+	RestartOnFailure = "on-failure"
+	RestartAlways    = "always"
+)
+
+// Network modes.
+const (
+	NetworkBridge = "bridge" // a bridge it shares with no reachable neighbour (default; see provider.NetworkIsolated)
+	NetworkOwn    = "own"    // a bridge network of its own: slower to make, and its DNS knows no other sandbox
+	NetworkNone   = "none"   // no network at all
+)
+
+// DefaultStopTimeout is how long stop and restart wait after the stop signal
+// before they kill a service, in seconds; docker stop waits as long.
+const DefaultStopTimeout = 10
+
+// Config is a repository's sandbox configuration, validated and with every
+// default filled in.
+type Config struct {
+	// Setup is the startup command run once after the copy.
+	Setup []string
+	// Ports are the named container ports, sorted by name.
+	Ports []Port
+	// Services are the supervised services, sorted by name.
+	Services []Service
+	// Network is NetworkBridge, NetworkOwn or NetworkNone.
+	Network string
+	// AllowUnisolated lets sandboxes be made on an engine that does not
+	// isolate them from each other. Only LocalFile may set it: the committed
+	// file is what an agent's branch can change.
+	AllowUnisolated bool
+	// Memory, CPUs and Pids override the container's default limits when set.
+	Memory string
+	CPUs   string
+	Pids   int
+	// Image is the image sandboxes are made from; "" leaves it to the
+	// service's default. `create --image` wins over it.
+	Image string
+	// AgentImages are the images an agent may name in sandbox-create. Only
+	// LocalFile may set it, as AllowUnisolated.
+	AgentImages []string
+	// HostPorts is the range published ports are bound in on the host;
+	// zero leaves the choice to the engine.
+	HostPorts PortRange
+	// Sources are the files the configuration came from, for messages.
+	Sources []string
+}
+
+// PortRange is an inclusive range of host ports; the zero value is none.
+type PortRange struct {
+	First, Last int
+}
+
+// String is the range as written: "20000-20010".
+func (r PortRange) String() string { return fmt.Sprintf("%d-%d", r.First, r.Last) }
+
+// Port is a named container port.
+type Port struct {
+	Name          string `json:"name"`
+	ContainerPort int    `json:"containerPort"`
+}
+
+// EnvName is the variable the container sees the port in: PORT_<NAME>.
+func (p Port) EnvName() string {
+	return "PORT_" + strings.ToUpper(strings.ReplaceAll(p.Name, "-", "_"))
+}
+
+// Service is one supervised service.
+type Service struct {
+	Name    string
+	Command []string
+	// StopSignal and RestartSignal are signal names without SIG (TERM, HUP).
+	// An empty RestartSignal makes restart a stop followed by a start.
+	StopSignal    string
+	RestartSignal string
+	StopTimeout   int // seconds
+	Workdir       string
+	Env           map[string]string
+	Restart       string // RestartNo, RestartOnFailure or RestartAlways
+	Autostart     bool
+}
+
+// rawConfig is the file as written; pointers tell "absent" from "zero" so the
+// local file can override single keys.
+type rawConfig struct {
+	Setup []string `toml:"setup"`
+	// Ports are the named ports, and the host port range under the
+	// reserved name "range".
+	Ports    map[string]rawPort     `toml:"ports"`
+	Services map[string]*rawService `toml:"services"`
+	// Container holds seed 003's spelling of services,
+	// [container.services.NAME]; Parse moves them into Services.
+	Container *rawContainer `toml:"container"`
+	Limits    *rawLimits    `toml:"limits"`
+	Network   *string       `toml:"network"`
+	Image     *string       `toml:"image"`
+	// AgentImages: see Config.AgentImages.
+	AgentImages []string `toml:"agent_images"`
+	// AllowUnisolated: see Config.AllowUnisolated.
+	AllowUnisolated *bool `toml:"allow_unisolated"`
+
+	// where is the file and line each key was set at, by its dotted name
+	// (services spelled as seed 003 does included), for messages; spelled
+	// maps a service name to the table it was written in.
+	where   map[string]string
+	spelled map[string]string
+}
+
+type rawContainer struct {
+	Services map[string]*rawService `toml:"services"`
+}
+
+// rangeKey is the reserved name in [ports] of the host port range.
+const rangeKey = "range"
+
+// rawPort is a value in [ports] as written: an integer (a named port) or,
+// for rangeKey, a string. It takes any value, so a wrong one is reported
+// by validate with its line, rather than by the decoder without it.
+type rawPort struct{ raw string }
+
+// UnmarshalTOML keeps the value's TOML text.
+func (p *rawPort) UnmarshalTOML(b []byte) error {
+	p.raw = strings.TrimSpace(string(b))
+	return nil
+}
+
+// int is the value as a port number.
+func (p rawPort) int() (int, bool) {
+	n, err := strconv.Atoi(strings.ReplaceAll(p.raw, "_", ""))
+	return n, err == nil
+}
+
+// string is the value as a TOML string.
+func (p rawPort) string() (string, bool) {
+	var v struct {
+		S *string `toml:"s"`
+	}
+	if toml.Unmarshal([]byte("s = "+p.raw), &v) != nil || v.S == nil {
+		return "", false
+	}
+	return *v.S, true
+}
+
+type rawService struct {
+	Command     []string          `toml:"command"`
+	Signals     *rawSignals       `toml:"signals"`
+	StopTimeout *int              `toml:"stop_timeout"`
+	Workdir     *string           `toml:"workdir"`
+	Env         map[string]string `toml:"env"`
+	Restart     *string           `toml:"restart"`
+	Autostart   *bool             `toml:"autostart"`
+}
+
+type rawSignals struct {
+	Stop    *string `toml:"stop"`
+	Restart *string `toml:"restart"`
+}
+
+type rawLimits struct {
+	Memory *string  `toml:"memory"`
+	CPUs   *float64 `toml:"cpus"`
+	Pids   *int     `toml:"pids"`
+}
+
+// Default is the configuration of a repository without a config file.
+func Default() *Config {
+	return &Config{Setup: DefaultSetup, Network: NetworkBridge}
+}
+
+// Load reads File from commit (what is copied into the sandbox, so the
+// sandbox and its configuration always match) and LocalFile from the
+// working tree of g, merges the local file over the committed one and
+// validates the result. Both files are optional. Errors wrap ErrInvalid and
+// name the file and line. warn is told when the working tree's File differs
+// from the commit's.
+func Load(ctx context.Context, g *git.Repo, commit string, warn func(string)) (*Config, error) {
+	var sources []string
+	base, ok, err := g.FileAt(ctx, commit, File)
+	if err != nil {
+		return nil, fmt.Errorf("read %s from %s: %w", File, short(commit), err)
+	}
+	if ok {
+		sources = append(sources, File)
+	}
+	if wt, err := os.ReadFile(filepath.Join(g.Root, File)); err == nil && (!ok || !bytes.Equal(wt, base)) {
+		warn(fmt.Sprintf("%s in the working tree differs from the one in %s, which this sandbox holds and uses; commit your edits to use them", File, short(commit)))
+	}
+	local, err := os.ReadFile(filepath.Join(g.Root, LocalFile))
+	switch {
+	case err == nil:
+		sources = append(sources, LocalFile)
+	case errors.Is(err, os.ErrNotExist):
+		local = nil
+	default:
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	cfg, err := Parse(base, local)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Sources = sources
+	return cfg, nil
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// Parse parses the committed file's content and the local override's
+// (either may be nil), merges them and validates the result.
+func Parse(base, local []byte) (*Config, error) {
+	raw := rawConfig{where: map[string]string{}, spelled: map[string]string{}}
+	if base != nil {
+		if err := decodeConfig(File, base, &raw); err != nil {
+			return nil, err
+		}
+		if raw.AllowUnisolated != nil {
+			return nil, fmt.Errorf("%w: %s%s: allow_unisolated can only be set in %s: the committed file comes with the code a sandbox holds, which an agent can change (see docs/config.md)", ErrInvalid, raw.at("allow_unisolated"), File, LocalFile)
+		}
+		if raw.AgentImages != nil {
+			return nil, fmt.Errorf("%w: %sagent_images can only be set in %s: the committed file comes with the code a sandbox holds, which an agent can change (see docs/config.md)", ErrInvalid, raw.at("agent_images"), LocalFile)
+		}
+	}
+	if local != nil {
+		over := rawConfig{where: map[string]string{}, spelled: map[string]string{}}
+		if err := decodeConfig(LocalFile, local, &over); err != nil {
+			return nil, err
+		}
+		raw.merge(&over)
+	}
+	return raw.validate()
+}
+
+// at is where key was set, "FILE:LINE: ": for a key that is missing, where
+// its table is; "" when unknown.
+func (c *rawConfig) at(key string) string {
+	for k := key; k != ""; {
+		if w, ok := c.where[k]; ok {
+			return w + ": "
+		}
+		i := strings.LastIndexByte(k, '.')
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return ""
+}
+
+// serviceKey is how the file names service name's table: services.NAME,
+// or container.services.NAME in seed 003's spelling.
+func (c *rawConfig) serviceKey(name string) string {
+	if p, ok := c.spelled[name]; ok {
+		return p + name
+	}
+	return "services." + name
+}
+
+func decodeConfig(file string, data []byte, into *rawConfig) error {
+	dec := toml.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	dec.EnableUnmarshalerInterface()
+	err := dec.Decode(into)
+	if err == nil {
+		for k, line := range keyLines(data) {
+			into.where[k] = fmt.Sprintf("%s:%d", file, line)
+		}
+		return into.moveContainerServices(file)
+	}
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) {
+		var msgs []string
+		for _, e := range strict.Errors {
+			row, _ := e.Position()
+			msgs = append(msgs, fmt.Sprintf("%s:%d: unknown key %q", file, row, strings.Join(e.Key(), ".")))
+		}
+		return fmt.Errorf("%w: %s (see docs/config.md for the keys)", ErrInvalid, strings.Join(msgs, "; "))
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, col := de.Position()
+		return fmt.Errorf("%w: %s:%d:%d: %s", ErrInvalid, file, row, col, de.Error())
+	}
+	return fmt.Errorf("%w: %s: %v", ErrInvalid, file, err)
+}
+
+// moveContainerServices moves the services spelled [container.services.NAME]
+// (seed 003) into Services, where they are validated and merged as any
+// other. A service written both ways in one file is refused: which of the
+// two is meant cannot be guessed.
+func (c *rawConfig) moveContainerServices(file string) error {
+	if c.Container == nil {
+		return nil
+	}
+	for name, rs := range c.Container.Services {
+		if _, ok := c.Services[name]; ok {
+			return fmt.Errorf("%w: %s: service %q is written both as [services.%s] (%s) and as [container.services.%s] (%s): keep one (see docs/config.md)",
+				ErrInvalid, file, name, name, c.where["services."+name], name, c.where["container.services."+name])
+		}
+		if c.Services == nil {
+			c.Services = map[string]*rawService{}
+		}
+		c.Services[name] = rs
+		c.spelled[name] = "container.services."
+	}
+	c.Container = nil
+	return nil
+}
+
+// merge lays o over c: keys o sets win; tables merge key by key. Where o
+// set a key is where it is now set.
+func (c *rawConfig) merge(o *rawConfig) {
+	maps.Copy(c.where, o.where)
+	maps.Copy(c.spelled, o.spelled)
+	if o.Setup != nil {
+		c.Setup = o.Setup
+	}
+	if o.Network != nil {
+		c.Network = o.Network
+	}
+	setIf(&c.Image, o.Image)
+	if o.AgentImages != nil {
+		c.AgentImages = o.AgentImages
+	}
+	setIf(&c.AllowUnisolated, o.AllowUnisolated)
+	for k, v := range o.Ports {
+		if c.Ports == nil {
+			c.Ports = map[string]rawPort{}
+		}
+		c.Ports[k] = v
+	}
+	if o.Limits != nil {
+		if c.Limits == nil {
+			c.Limits = &rawLimits{}
+		}
+		setIf(&c.Limits.Memory, o.Limits.Memory)
+		setIf(&c.Limits.CPUs, o.Limits.CPUs)
+		setIf(&c.Limits.Pids, o.Limits.Pids)
+	}
+	for name, ov := range o.Services {
+		if c.Services == nil {
+			c.Services = map[string]*rawService{}
+		}
+		cs := c.Services[name]
+		if cs == nil || ov == nil {
+			c.Services[name] = ov
+			continue
+		}
+		if ov.Command != nil {
+			cs.Command = ov.Command
+		}
+		if ov.Signals != nil {
+			if cs.Signals == nil {
+				cs.Signals = &rawSignals{}
+			}
+			setIf(&cs.Signals.Stop, ov.Signals.Stop)
+			setIf(&cs.Signals.Restart, ov.Signals.Restart)
+		}
+		setIf(&cs.StopTimeout, ov.StopTimeout)
+		setIf(&cs.Workdir, ov.Workdir)
+		setIf(&cs.Restart, ov.Restart)
+		setIf(&cs.Autostart, ov.Autostart)
+		for k, v := range ov.Env {
+			if cs.Env == nil {
+				cs.Env = map[string]string{}
+			}
+			cs.Env[k] = v
+		}
+	}
+}
+
+func setIf[T any](dst **T, src *T) {
+	if src != nil {
+		*dst = src
+	}
+}
+
+var (
+	portNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,30}$`)
+	serviceRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+	envNameRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	memoryRE   = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[bkmgBKMG]?$`)
+	// imageRE is docker's image reference, loosely: name components, an
+	// optional registry with a port, a tag and a digest; nothing that could
+	// pass for an option or hold a space.
+	imageRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:@-]{0,254}$`)
+)
+
+// signalNames are the signals busybox kill knows by name that make sense to
+// send to a service.
+var signalNames = map[string]bool{
+	"HUP": true, "INT": true, "QUIT": true, "KILL": true, "USR1": true, "USR2": true,
+	"TERM": true, "ALRM": true, "CONT": true, "STOP": true, "TSTP": true, "WINCH": true,
+	"PWR": true, "IO": true, "PIPE": true,
+}
+
+// ParseSignal turns "SIGTERM", "TERM" or "sigterm" into "TERM".
+func ParseSignal(s string) (string, error) {
+	n := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(s)), "SIG")
+	if !signalNames[n] {
+		known := make([]string, 0, len(signalNames))
+		for k := range signalNames {
+			known = append(known, "SIG"+k)
+		}
+		sort.Strings(known)
+		return "", fmt.Errorf("unknown signal %q (known: %s)", s, strings.Join(known, ", "))
+	}
+	return n, nil
+}
+
+func (c *rawConfig) validate() (*Config, error) {
+	var errs []string
+	// bad reports a problem with key, after the file and line that set it.
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, c.at(key)+key+": "+fmt.Sprintf(format, args...))
+	}
+	cfg := Default()
+
+	if c.Setup != nil {
+		if len(c.Setup) == 0 || c.Setup[0] == "" {
+			bad("setup", "must be a non-empty list of arguments, e.g. [\"make\", \"deps\"]; leave it out for the default")
+		}
+		if hasNUL(c.Setup) {
+			bad("setup", "an argument holds a NUL character, which no command line can")
+		}
+		cfg.Setup = c.Setup
+	}
+	if c.AllowUnisolated != nil {
+		cfg.AllowUnisolated = *c.AllowUnisolated
+	}
+	if c.Network != nil {
+		switch *c.Network {
+		case NetworkBridge, NetworkOwn, NetworkNone:
+			cfg.Network = *c.Network
+		default:
+			bad("network", "%q is not \"bridge\", \"own\" or \"none\"", *c.Network)
+		}
+	}
+	if c.Image != nil {
+		if !imageRE.MatchString(*c.Image) {
+			bad("image", "%q is not an image reference such as \"busybox:latest\" or \"registry.example/team/app:1.2\"", *c.Image)
+		}
+		cfg.Image = *c.Image
+	}
+	for _, im := range c.AgentImages {
+		if !imageRE.MatchString(im) {
+			bad("agent_images", "%q is not an image reference", im)
+		}
+	}
+	cfg.AgentImages = c.AgentImages
+
+	envOf := map[string]string{}
+	byPort := map[int]string{}
+	for _, name := range slices.Sorted(maps.Keys(c.Ports)) {
+		key := "ports." + name
+		if name == rangeKey {
+			v, ok := c.Ports[name].string()
+			if !ok {
+				bad(key, "%s is not a range of host ports such as \"20000-20010\" (the name %q is reserved for it)", c.Ports[name].raw, rangeKey)
+				continue
+			}
+			r, err := ParsePortRange(v)
+			if err != nil {
+				bad(key, "%v", err)
+				continue
+			}
+			cfg.HostPorts = r
+			continue
+		}
+		n, ok := c.Ports[name].int()
+		if !ok {
+			bad(key, "%s is not a port number (an integer, 1-65535)", c.Ports[name].raw)
+			continue
+		}
+		p := Port{Name: name, ContainerPort: n}
+		if !portNameRE.MatchString(name) {
+			bad(key, "a port name is a lowercase letter then up to 30 of [a-z0-9_-]")
+			continue
+		}
+		if p.ContainerPort < 1 || p.ContainerPort > 65535 {
+			bad(key, "%d is not a port (1-65535)", p.ContainerPort)
+			continue
+		}
+		if other, ok := envOf[p.EnvName()]; ok {
+			bad(key, "its variable %s is also that of ports.%s", p.EnvName(), other)
+			continue
+		}
+		if other, ok := byPort[p.ContainerPort]; ok {
+			bad(key, "port %d is also ports.%s", p.ContainerPort, other)
+			continue
+		}
+		envOf[p.EnvName()], byPort[p.ContainerPort] = name, name
+		cfg.Ports = append(cfg.Ports, p)
+	}
+	if cfg.Network == NetworkNone && len(cfg.Ports) > 0 {
+		bad("ports", "a sandbox with network = \"none\" cannot publish ports")
+	}
+
+	if l := c.Limits; l != nil {
+		if l.Memory != nil {
+			if !memoryRE.MatchString(*l.Memory) {
+				bad("limits.memory", "%q is not a size such as \"512m\" or \"2g\"", *l.Memory)
+			}
+			cfg.Memory = *l.Memory
+		}
+		if l.CPUs != nil {
+			n := *l.CPUs
+			if !(n > 0) { // NaN too
+				bad("limits.cpus", "%v must be more than 0", n)
+			}
+			// Docker refuses more CPUs than the machine has; a config
+			// shared by several machines is capped instead of failing.
+			cfg.CPUs = strconv.FormatFloat(min(n, float64(runtime.NumCPU())), 'f', -1, 64)
+		}
+		if l.Pids != nil {
+			if *l.Pids < 16 {
+				bad("limits.pids", "%d is too few to run anything (at least 16)", *l.Pids)
+			}
+			cfg.Pids = *l.Pids
+		}
+	}
+
+	for _, name := range slices.Sorted(maps.Keys(c.Services)) {
+		rs := c.Services[name]
+		key := c.serviceKey(name)
+		if !serviceRE.MatchString(name) {
+			bad(key, "a service name is 1-63 of [a-z0-9_-], starting with a letter or digit")
+			continue
+		}
+		if rs == nil {
+			rs = &rawService{}
+		}
+		sc := Service{Name: name, StopSignal: "TERM", StopTimeout: DefaultStopTimeout, Workdir: Workdir, Restart: RestartOnFailure}
+		if len(rs.Command) == 0 || rs.Command[0] == "" {
+			bad(key+".command", "required, a non-empty list of arguments such as [\"httpd\", \"-f\"]")
+		}
+		if hasNUL(rs.Command) {
+			bad(key+".command", "an argument holds a NUL character, which no command line can")
+		}
+		sc.Command = rs.Command
+		if sg := rs.Signals; sg != nil {
+			if sg.Stop != nil {
+				sig, err := ParseSignal(*sg.Stop)
+				if err != nil {
+					bad(key+".signals.stop", "%v", err)
+				}
+				sc.StopSignal = sig
+			}
+			if sg.Restart != nil && *sg.Restart != "" {
+				sig, err := ParseSignal(*sg.Restart)
+				if err != nil {
+					bad(key+".signals.restart", "%v", err)
+				}
+				sc.RestartSignal = sig
+			}
+		}
+		if rs.StopTimeout != nil {
+			if *rs.StopTimeout < 0 || *rs.StopTimeout > 600 {
+				bad(key+".stop_timeout", "%d is not 0-600 seconds", *rs.StopTimeout)
+			}
+			sc.StopTimeout = *rs.StopTimeout
+		}
+		if rs.Workdir != nil {
+			w := *rs.Workdir
+			if w == "" || strings.ContainsAny(w, "\x00\n") {
+				bad(key+".workdir", "%q is not a directory", w)
+			}
+			if !strings.HasPrefix(w, "/") {
+				w = Workdir + "/" + w
+			}
+			sc.Workdir = w
+		}
+		for _, k := range slices.Sorted(maps.Keys(rs.Env)) {
+			if !envNameRE.MatchString(k) {
+				bad(key+".env."+k, "not a variable name")
+			}
+			if strings.ContainsRune(rs.Env[k], 0) {
+				bad(key+".env."+k, "the value holds a NUL character, which no environment can")
+			}
+		}
+		sc.Env = rs.Env
+		if rs.Restart != nil {
+			switch *rs.Restart {
+			case RestartNo, RestartOnFailure, RestartAlways:
+				sc.Restart = *rs.Restart
+			default:
+				bad(key+".restart", "%q is not \"no\", \"on-failure\" or \"always\"", *rs.Restart)
+			}
+		}
+		if rs.Autostart != nil {
+			sc.Autostart = *rs.Autostart
+		}
+		cfg.Services = append(cfg.Services, sc)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %s (see docs/config.md)", ErrInvalid, strings.Join(errs, "; "))
+	}
+	return cfg, nil
+}
+
+// ParsePortRange reads a range of host ports, "20000-20010" (or one port,
+// "20000").
+func ParsePortRange(s string) (PortRange, error) {
+	a, b, found := strings.Cut(strings.TrimSpace(s), "-")
+	if !found {
+		b = a
+	}
+	first, err1 := strconv.Atoi(strings.TrimSpace(a))
+	last, err2 := strconv.Atoi(strings.TrimSpace(b))
+	switch {
+	case err1 != nil || err2 != nil:
+		return PortRange{}, fmt.Errorf("%q is not a range of host ports such as \"20000-20010\"", s)
+	case first < 1024 || last > 65535:
+		return PortRange{}, fmt.Errorf("%q: host ports are 1024-65535 (lower ones need privileges)", s)
+	case first > last:
+		return PortRange{}, fmt.Errorf("%q: the first port is above the last", s)
+	}
+	return PortRange{First: first, Last: last}, nil
+}
+
+// keyLines maps each key of a TOML document to the line that sets it, by
+// its dotted name; tables map to their header's line. The document has
+// already been decoded, so it parses.
+func keyLines(data []byte) map[string]int {
+	lines := map[string]int{}
+	var p unstable.Parser
+	p.Reset(data)
+	var table []string
+	var walk func(prefix []string, n *unstable.Node)
+	walk = func(prefix []string, n *unstable.Node) {
+		// A key/value's first child is its value, the rest its dotted key.
+		it := n.Key()
+		key := slices.Clone(prefix)
+		line := 0
+		for it.Next() {
+			k := it.Node()
+			key = append(key, string(k.Data))
+			if line == 0 {
+				line = p.Shape(k.Raw).Start.Line
+			}
+		}
+		lines[strings.Join(key, ".")] = line
+		if v := n.Value(); v != nil && v.Kind == unstable.InlineTable {
+			kids := v.Children()
+			for kids.Next() {
+				walk(key, kids.Node())
+			}
+		}
+	}
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = table[:0]
+			it := e.Key()
+			line := 0
+			for it.Next() {
+				table = append(table, string(it.Node().Data))
+				if line == 0 {
+					line = p.Shape(it.Node().Raw).Start.Line
+				}
+			}
+			if k := strings.Join(table, "."); lines[k] == 0 {
+				lines[k] = line
+			}
+		case unstable.KeyValue:
+			walk(table, e)
+		}
+	}
+	return lines
+}
+
+func hasNUL(args []string) bool {
+	return slices.ContainsFunc(args, func(a string) bool { return strings.ContainsRune(a, 0) })
+}
+
+// ValidImage reports whether s reads as an image reference.
+func ValidImage(s string) bool { return imageRE.MatchString(s) }
+
+// ValidServiceName reports whether name can name a service.
+func ValidServiceName(name string) bool { return serviceRE.MatchString(name) }
+
+// Service returns the named service's configuration.
+func (c *Config) Service(name string) (Service, bool) {
+	for _, s := range c.Services {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Service{}, false
+}

@@ -1,0 +1,284 @@
+package config
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseConfigDefaults(t *testing.T) {
+	cfg, err := Parse(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg.Setup, DefaultSetup) || cfg.Network != NetworkBridge || len(cfg.Ports) != 0 || len(cfg.Services) != 0 {
+		t.Errorf("defaults = %+v", cfg)
+	}
+}
+
+func TestParseConfigFull(t *testing.T) {
+	base := `
+setup = ["make", "deps"]
+network = "bridge"
+
+[ports]
+web = 8080
+admin-ui = 9000
+
+[limits]
+memory = "512m"
+cpus = 0.5
+pids = 256
+
+[services.web]
+command = ["httpd", "-f", "-p", "8080"]
+signals = { stop = "SIGINT", restart = "hup" }
+workdir = "www"
+env = { MODE = "dev" }
+restart = "always"
+autostart = true
+stop_timeout = 3
+
+[services.worker]
+command = ["sh", "-c", "while sleep 1; do :; done"]
+`
+	cfg, err := Parse([]byte(base), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Setup; !reflect.DeepEqual(got, []string{"make", "deps"}) {
+		t.Errorf("setup = %q", got)
+	}
+	wantPorts := []Port{{"admin-ui", 9000}, {"web", 8080}}
+	if !reflect.DeepEqual(cfg.Ports, wantPorts) {
+		t.Errorf("ports = %+v, want %+v", cfg.Ports, wantPorts)
+	}
+	if cfg.Ports[0].EnvName() != "PORT_ADMIN_UI" {
+		t.Errorf("env name = %s", cfg.Ports[0].EnvName())
+	}
+	if cfg.Memory != "512m" || cfg.CPUs != "0.5" || cfg.Pids != 256 {
+		t.Errorf("limits = %q %q %d", cfg.Memory, cfg.CPUs, cfg.Pids)
+	}
+	web, ok := cfg.Service("web")
+	if !ok {
+		t.Fatal("no web service")
+	}
+	want := Service{
+		Name: "web", Command: []string{"httpd", "-f", "-p", "8080"}, StopSignal: "INT", RestartSignal: "HUP",
+		StopTimeout: 3, Workdir: "/src/www", Env: map[string]string{"MODE": "dev"}, Restart: RestartAlways, Autostart: true,
+	}
+	if !reflect.DeepEqual(web, want) {
+		t.Errorf("web = %+v\nwant  %+v", web, want)
+	}
+	worker, _ := cfg.Service("worker")
+	if worker.StopSignal != "TERM" || worker.RestartSignal != "" || worker.Restart != RestartOnFailure || worker.Workdir != "/src" || worker.StopTimeout != DefaultStopTimeout || worker.Autostart {
+		t.Errorf("worker defaults = %+v", worker)
+	}
+}
+
+func TestParseConfigLocalOverride(t *testing.T) {
+	base := `
+[ports]
+web = 8080
+[services.web]
+command = ["httpd", "-f"]
+env = { A = "1", B = "2" }
+`
+	local := `
+setup = ["true"]
+[ports]
+api = 3000
+[services.web]
+autostart = true
+env = { B = "local" }
+[services.extra]
+command = ["sleep", "1000"]
+`
+	cfg, err := Parse([]byte(base), []byte(local))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Ports) != 2 || !reflect.DeepEqual(cfg.Setup, []string{"true"}) {
+		t.Errorf("merged = %+v", cfg)
+	}
+	web, _ := cfg.Service("web")
+	if !web.Autostart || !reflect.DeepEqual(web.Command, []string{"httpd", "-f"}) || !reflect.DeepEqual(web.Env, map[string]string{"A": "1", "B": "local"}) {
+		t.Errorf("web = %+v", web)
+	}
+	if _, ok := cfg.Service("extra"); !ok {
+		t.Error("extra service from the local file is missing")
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, base, local, want string
+	}{
+		{"syntax", "[ports]\nweb = 8080\napi = = 1\n", "", ".litterbox.toml:3:"},
+		{"unknown top key", "setup = [\"true\"]\nnetwrok = \"none\"\n", "", `.litterbox.toml:2: unknown key "netwrok"`},
+		{"unknown service key", "[services.web]\ncommand = [\"a\"]\ncomand = [\"b\"]\n", "", `.litterbox.toml:3: unknown key "services.web.comand"`},
+		{"unknown key in local", "", "[limits]\nmemroy = \"1g\"\n", `.litterbox.local.toml:2: unknown key "limits.memroy"`},
+		{"wrong type", "[ports]\nweb = \"8080\"\n", "", ".litterbox.toml:2:"},
+		{"empty command", "[services.web]\ncommand = []\n", "", "services.web.command: required"},
+		{"missing command", "[services.web]\nautostart = true\n", "", "services.web.command: required"},
+		{"unknown signal", "[services.web]\ncommand = [\"a\"]\nsignals = { stop = \"SIGFOO\" }\n", "", `services.web.signals.stop: unknown signal "SIGFOO"`},
+		{"unknown restart signal", "[services.web]\ncommand = [\"a\"]\nsignals = { restart = \"RELOAD\" }\n", "", "services.web.signals.restart: unknown signal"},
+		{"bad policy", "[services.web]\ncommand = [\"a\"]\nrestart = \"sometimes\"\n", "", "services.web.restart"},
+		{"bad service name", "[services.Web]\ncommand = [\"a\"]\n", "", "services.Web: a service name"},
+		{"port range", "[ports]\nweb = 70000\n", "", "ports.web: 70000 is not a port"},
+		{"port name", "[ports]\n1web = 80\n", "", "ports.1web: a port name"},
+		{"duplicate port", "[ports]\nweb = 80\nalt = 80\n", "", "port 80 is also"},
+		{"same env name", "[ports]\nweb-ui = 80\nweb_ui = 81\n", "", "PORT_WEB_UI is also"},
+		{"network value", "network = \"host\"\n", "", `network: "host"`},
+		{"ports without network", "network = \"none\"\n[ports]\nweb = 80\n", "", "cannot publish ports"},
+		{"empty setup", "setup = []\n", "", "setup: must be a non-empty list"},
+		{"memory", "[limits]\nmemory = \"lots\"\n", "", "limits.memory"},
+		{"cpus", "[limits]\ncpus = 0\n", "", "limits.cpus"},
+		{"pids", "[limits]\npids = 2\n", "", "limits.pids"},
+		{"env name", "[services.web]\ncommand = [\"a\"]\nenv = { \"A-B\" = \"1\" }\n", "", "services.web.env.A-B"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var base, local []byte
+			if tt.base != "" {
+				base = []byte(tt.base)
+			}
+			if tt.local != "" {
+				local = []byte(tt.local)
+			}
+			_, err := Parse(base, local)
+			if err == nil {
+				t.Fatalf("no error, want %q", tt.want)
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("error %v does not wrap ErrInvalid", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %q\nwant it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseSignal(t *testing.T) {
+	for in, want := range map[string]string{"SIGTERM": "TERM", "term": "TERM", "SigHup": "HUP", "USR1": "USR1"} {
+		if got, err := ParseSignal(in); err != nil || got != want {
+			t.Errorf("ParseSignal(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "SIG", "SIGFOO", "15"} {
+		if _, err := ParseSignal(in); err == nil {
+			t.Errorf("ParseSignal(%q) accepted", in)
+		}
+	}
+}
+
+// The seed's spelling, [container.services.NAME] (seed 003), parses to the
+// same configuration as today's [services.NAME].
+func TestParseConfigSeedSpelling(t *testing.T) {
+	seed := `
+[container.services.backend]
+command = ["npm", "run", "dev"]
+signals = { stop = "SIGTERM", restart = "SIGHUP" }
+
+[container.services.database]
+command = ["postgres", "-D", "/data"]
+signals = { stop = "SIGTERM" }
+`
+	today := `
+[services.backend]
+command = ["npm", "run", "dev"]
+signals = { stop = "SIGTERM", restart = "SIGHUP" }
+
+[services.database]
+command = ["postgres", "-D", "/data"]
+signals = { stop = "SIGTERM" }
+`
+	a, err := Parse([]byte(seed), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Parse([]byte(today), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("seed spelling = %+v\ntoday's       = %+v", a, b)
+	}
+	if len(a.Services) != 2 || a.Services[0].RestartSignal != "HUP" || a.Services[1].Command[0] != "postgres" {
+		t.Errorf("services = %+v", a.Services)
+	}
+	// The local file may use either spelling over either.
+	c, err := Parse([]byte(seed), []byte("[services.backend]\nautostart = true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if be, _ := c.Service("backend"); !be.Autostart || be.Command[0] != "npm" {
+		t.Errorf("backend after the local file = %+v", be)
+	}
+}
+
+// Errors name the file, the line and the key as it is written, in both
+// spellings.
+func TestParseConfigErrorLines(t *testing.T) {
+	tests := []struct {
+		name, base, local, want string
+	}{
+		{"seed unknown key", "[container.services.web]\ncommand = [\"a\"]\ncomand = [\"b\"]\n", "", `.litterbox.toml:3: unknown key "container.services.web.comand"`},
+		{"seed signal", "\n[container.services.web]\ncommand = [\"a\"]\nsignals = { stop = \"SIGFOO\" }\n", "", `.litterbox.toml:4: container.services.web.signals.stop: unknown signal "SIGFOO"`},
+		{"today signal", "\n[services.web]\ncommand = [\"a\"]\nsignals = { stop = \"SIGFOO\" }\n", "", `.litterbox.toml:4: services.web.signals.stop: unknown signal "SIGFOO"`},
+		{"seed no command", "[container.services.web]\nautostart = true\n", "", `.litterbox.toml:1: container.services.web.command: required`},
+		{"seed restart", "[container.services.web]\ncommand = [\"a\"]\n\nrestart = \"sometimes\"\n", "", `.litterbox.toml:4: container.services.web.restart: "sometimes"`},
+		{"both spellings", "[services.web]\ncommand = [\"a\"]\n[container.services.web]\ncommand = [\"b\"]\n", "", `service "web" is written both as [services.web] (.litterbox.toml:1) and as [container.services.web] (.litterbox.toml:3)`},
+		{"local line", "[ports]\nweb = 80\n", "\n\n[ports]\nweb = 70000\n", `.litterbox.local.toml:4: ports.web: 70000 is not a port`},
+		{"port wrong type", "[ports]\nweb = \"8080\"\n", "", `.litterbox.toml:2: ports.web: "8080" is not a port number`},
+		{"range type", "[ports]\nrange = 20000\n", "", `.litterbox.toml:2: ports.range: 20000 is not a range of host ports`},
+		{"range order", "[ports]\nrange = \"20010-20000\"\n", "", `ports.range: "20010-20000": the first port is above the last`},
+		{"range low", "[ports]\nrange = \"80-90\"\n", "", `ports.range: "80-90": host ports are 1024-65535`},
+		{"range junk", "[ports]\nrange = \"lots\"\n", "", `ports.range: "lots" is not a range`},
+		{"image", "\nimage = \"--privileged\"\n", "", `.litterbox.toml:2: image: "--privileged" is not an image reference`},
+		{"agent images committed", "\nagent_images = [\"a:1\"]\n", "", `.litterbox.toml:2: agent_images can only be set in .litterbox.local.toml`},
+		{"agent image bad", "", "agent_images = [\"a b\"]\n", `.litterbox.local.toml:1: agent_images: "a b" is not an image reference`},
+		{"image space", "image = \"busybox latest\"\n", "", `image: "busybox latest" is not an image reference`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var base, local []byte
+			if tt.base != "" {
+				base = []byte(tt.base)
+			}
+			if tt.local != "" {
+				local = []byte(tt.local)
+			}
+			_, err := Parse(base, local)
+			if err == nil || !errors.Is(err, ErrInvalid) {
+				t.Fatalf("err = %v, want ErrInvalid with %q", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %q\nwant it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// image and the host port range: the local file wins over the committed one.
+func TestParseConfigImageAndRange(t *testing.T) {
+	cfg, err := Parse([]byte("image = \"litterbox-test/debian-python:bookworm\"\n[ports]\nweb = 8080\nrange = \"20000-20010\"\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Image != "litterbox-test/debian-python:bookworm" || cfg.HostPorts != (PortRange{20000, 20010}) || !reflect.DeepEqual(cfg.Ports, []Port{{"web", 8080}}) {
+		t.Errorf("cfg = %+v", cfg)
+	}
+	cfg, err = Parse([]byte("image = \"a:1\"\n[ports]\nrange = \"20000-20010\"\n"), []byte("image = \"b:2\"\n[ports]\nrange = \"30000\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Image != "b:2" || cfg.HostPorts != (PortRange{30000, 30000}) {
+		t.Errorf("merged cfg = %+v", cfg)
+	}
+	if cfg, _ := Parse(nil, nil); cfg.Image != "" || cfg.HostPorts != (PortRange{}) {
+		t.Errorf("defaults = %+v", cfg)
+	}
+}

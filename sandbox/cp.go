@@ -1,0 +1,233 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+// cp copies files between the host and a sandbox (seed 000's Upload and
+// Download), as docker cp does, through the provider's Exec of tar: the
+// sandbox's tar runs as the sandbox user, the host's side is archive/tar
+// (tarsafe.go). A copy in is a mutation and is snapshotted like a write.
+
+// decodeSh sets $v to the path its argument encodes: arguments cross the
+// engine's API as JSON strings, which would rewrite bytes that are not
+// UTF-8, so paths travel as printf %b escapes (encodePath).
+const decodeSh = `dec() { v=$(printf '%bx' "$1"); v=${v%x}; }
+`
+
+// cpInSh: $1 destination, $2 "into" (the archive's entries go into the
+// folder $1) or "as" ($3, the archive's one top entry, becomes $1, or goes
+// into $1 when that is a folder), $4 "dir" when $1 must be a folder; the
+// archive on stdin. Prints "into" or "as".
+const cpInSh = decodeSh + `dec "$1"; dst=$v; dec "$3"; top=$v
+if [ "$2" = into ] || [ -d "$dst" ]; then
+  [ -d "$dst" ] || { echo "$dst" >&2; exit 70; }
+  tar -x -o -f - -C "$dst" || exit 1
+  echo into; exit 0
+fi
+[ "$4" = dir ] && { echo "$dst" >&2; exit 70; }
+par=${dst%/*}; [ -n "$par" ] || par=/
+[ -d "$par" ] || { echo "$par" >&2; exit 70; }
+t=$(mktemp -d "$par/.litterbox-cp.XXXXXX") || exit 1
+tar -x -o -f - -C "$t" && mv -f "$t/$top" "$dst"; rc=$?
+rm -rf "$t"; [ $rc -eq 0 ] && echo as; exit $rc`
+
+// cpOutSh: $1 path. Writes a tar archive of it (a link as a link) whose
+// entries all start with ./ and its last name.
+const cpOutSh = decodeSh + `dec "$1"; p=$v
+[ -e "$p" ] || [ -L "$p" ] || { echo "$p" >&2; exit 70; }
+par=${p%/*}; [ -n "$par" ] || par=/
+cd "$par" || exit 1
+exec tar -c -f - "./${p##*/}"`
+
+// encodePath escapes every byte of p that is not printable ASCII, and the
+// backslash, as printf %b reads them.
+func encodePath(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c < 0x20 || c > 0x7e || c == '\\' {
+			fmt.Fprintf(&b, `\0%03o`, c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// cpPath is a sandbox path for cp: like ContainerPath, but any name a file
+// can have (a newline too), and hidden paths are the user's to copy.
+func cpPath(p string) (string, error) {
+	if strings.ContainsRune(p, 0) {
+		return "", newError(ErrBadPath, "Path %q holds a NUL character.", p)
+	}
+	if p == "" || p == "." {
+		return Workdir, nil
+	}
+	abs := p
+	if !path.IsAbs(p) {
+		abs = path.Join(Workdir, p)
+		if abs != Workdir && !strings.HasPrefix(abs, Workdir+"/") {
+			return "", newError(ErrBadPath, "Path %q climbs out of %s; give a path inside it, or an absolute path in the sandbox.", p, Workdir)
+		}
+	}
+	return path.Clean(abs), nil
+}
+
+// CopyResult says what a copy did.
+type CopyResult struct {
+	// Path is where the copy landed: in the sandbox (as DisplayPath shows
+	// it) for a copy in, on the host for a copy out ("-" for stdout).
+	Path    string         `json:"path"`
+	Entries int            `json:"entries"`
+	Bytes   int64          `json:"bytes,omitempty"`
+	Skipped []SkippedEntry `json:"skipped,omitempty"`
+}
+
+// CopyIn copies src, a host file or folder, to dst in the sandbox, as
+// docker cp does: into dst when it is a folder, else as dst (its folder must
+// exist). With src "-", in is a tar stream whose entries are extracted into
+// the folder dst; an entry that could write outside it (an absolute name,
+// "..", a path through a link the archive made, a device) refuses the whole
+// stream before anything is copied. Modes are kept, links are copied as
+// links. Then /src is snapshotted with the message "cp: PATH". A snapshot
+// error comes with the result: the copy happened.
+func (s *Service) CopyIn(ctx context.Context, h *Handle, src string, in io.Reader, dst string) (*CopyResult, *SnapshotResult, error) {
+	abs, err := cpPath(dst)
+	if err != nil {
+		return nil, nil, err
+	}
+	spool, err := os.CreateTemp("", "litterbox-cp-*.tar")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.Remove(spool.Name())
+	defer spool.Close()
+	res := &CopyResult{}
+	mode, top := "into", ""
+	if src == "-" {
+		if res.Entries, err = cleanArchive(in, spool); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		clean := filepath.Clean(src)
+		if _, err := os.Lstat(clean); err != nil {
+			return nil, nil, newError(ErrNoFile, "%s: %v; nothing was copied.", src, err)
+		}
+		mode, top = "as", filepath.Base(clean)
+		if top == string(filepath.Separator) || top == "." {
+			return nil, nil, newError(ErrBadPath, "copy a folder by its name, not %q", src)
+		}
+		if res.Entries, res.Skipped, err = archiveHost(clean, top, spool); err != nil {
+			return nil, nil, fmt.Errorf("read %s: %w; nothing was copied", src, err)
+		}
+	}
+	if _, err := spool.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, err
+	}
+	mustDir := ""
+	if strings.HasSuffix(dst, "/") {
+		mustDir = "dir"
+	}
+	var out, errOut bytes.Buffer
+	_, err = s.exec(ctx, provider.ExecRequest{Ref: h.Ref, Kind: runner.Stream, Stdin: spool, Stdout: &out, Stderr: &errOut,
+		Cmd: []string{"sh", "-c", cpInSh, "sh", encodePath(abs), mode, encodePath(top), mustDir}})
+	if err != nil {
+		if runner.ExitCode(err) == codeMissing {
+			return nil, nil, newError(ErrNoFile, "the folder %q does not exist in sandbox '%s'; make it first (litterbox exec %s -- mkdir -p DIR), or give an existing one. Nothing was copied.", strings.TrimSpace(errOut.String()), h.Slug, h.Slug)
+		}
+		return nil, nil, s.execError(h, "copy into the sandbox", withStderr(err, errOut.String()))
+	}
+	landed := abs
+	if mode == "as" && strings.TrimSpace(out.String()) == "into" {
+		landed = path.Join(abs, filepath.ToSlash(top))
+	}
+	res.Path = DisplayPath(landed)
+	snap, err := s.Snapshot(ctx, h, "cp: "+res.Path)
+	return res, snap, err
+}
+
+// withStderr puts a failed command's stderr into its error.
+func withStderr(err error, stderr string) error {
+	var ee *runner.ExitError
+	if errors.As(err, &ee) && ee.Stderr == "" {
+		ee.Stderr = capText(stderr)
+	}
+	return err
+}
+
+// CopyOut copies src, a file or folder in the sandbox, to the host as
+// docker cp does: into dst when it is a folder, else as dst (its folder must
+// exist). With dst "-" the tar stream goes to w as the sandbox's tar wrote
+// it. Nothing is ever written outside the target: the archive is read on
+// the host, each entry checked (see extract), links made as links and never
+// followed. Entries left out are in the result's Skipped, and the error is
+// then ErrBadArchive.
+func (s *Service) CopyOut(ctx context.Context, h *Handle, src, dst string, w io.Writer) (*CopyResult, error) {
+	abs, err := cpPath(src)
+	if err != nil {
+		return nil, err
+	}
+	if abs == "/" {
+		return nil, newError(ErrBadPath, "copy a folder by its name, not /")
+	}
+	run := func(out io.Writer) error {
+		var errOut bytes.Buffer
+		_, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, Kind: runner.Stream, Stdout: out, Stderr: &errOut,
+			Cmd: []string{"sh", "-c", cpOutSh, "sh", encodePath(abs)}})
+		if runner.ExitCode(err) == codeMissing {
+			return newError(ErrNoFile, "%s does not exist in sandbox '%s'; nothing was copied. List it with `litterbox exec %s -- ls -la DIR`.", DisplayPath(abs), h.Slug, h.Slug)
+		}
+		if err != nil {
+			return s.execError(h, "copy out of the sandbox", withStderr(err, errOut.String()))
+		}
+		return nil
+	}
+	if dst == "-" {
+		return &CopyResult{Path: "-"}, run(w)
+	}
+	dir, name := dst, path.Base(abs)
+	st, err := os.Stat(dst)
+	switch {
+	case err == nil && st.IsDir():
+	case err == nil || errors.Is(err, fs.ErrNotExist):
+		dir, name = filepath.Dir(dst), filepath.Base(dst)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, newError(ErrNoFile, "the folder %s does not exist; make it first, or give an existing one. Nothing was copied.", dir)
+		}
+	default:
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(pw)
+		pw.CloseWithError(err)
+		done <- err
+	}()
+	xr, xerr := extract(pr, path.Base(abs), dir, name)
+	pr.CloseWithError(errors.New("copy abandoned"))
+	if rerr := <-done; rerr != nil {
+		return nil, rerr
+	}
+	if xerr != nil {
+		return nil, fmt.Errorf("copy %s out of sandbox '%s': %w", DisplayPath(abs), h.Slug, xerr)
+	}
+	res := &CopyResult{Path: filepath.Join(dir, name), Entries: xr.Entries, Bytes: xr.Bytes, Skipped: xr.Skipped}
+	if len(res.Skipped) > 0 {
+		return res, newError(ErrBadArchive, "%d entries of %s were not copied, since they could have written outside %s:\n%s", len(res.Skipped), DisplayPath(abs), res.Path, skippedList(res.Skipped))
+	}
+	return res, nil
+}

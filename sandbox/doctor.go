@@ -1,0 +1,314 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/internal/scanbin"
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
+)
+
+// Check is one line of `litterbox doctor`: what was checked, how it went,
+// what was found, and, when it did not pass, what to do.
+type Check struct {
+	Name   string      `json:"name"`
+	Status CheckStatus `json:"status"`
+	Detail string      `json:"detail"`
+	Fix    string      `json:"fix,omitempty"`
+}
+
+// CheckStatus is the outcome of a check.
+type CheckStatus string
+
+// Outcomes. Only CheckFail makes doctor fail: a warning is something that
+// works, with a limit the user should know of; a skipped check could not run
+// because one before it failed.
+const (
+	CheckOK   CheckStatus = "ok"
+	CheckWarn CheckStatus = "warn"
+	CheckFail CheckStatus = "fail"
+	CheckSkip CheckStatus = "skip"
+)
+
+// MinGit is the oldest git litterbox works with: review merges in memory
+// with `git merge-tree --write-tree` (git 2.38).
+var MinGit = [2]int{2, 38}
+
+// Disk space below which doctor warns, and below which it fails: snapshots
+// and merges write objects into the repository.
+const (
+	diskWarn = 1 << 30
+	diskFail = 100 << 20
+)
+
+// Doctor checks what litterbox needs, one check after another: the engine
+// (reachable, version, pause, isolation), the image (held, its platform, the
+// guest contract), git (version, and in a repository its signing and hooks)
+// and disk space. dir is where the command runs; outside a repository the
+// repository's checks are skipped. It never fails itself: every problem is a
+// check.
+func (s *Service) Doctor(ctx context.Context, dir string) []Check {
+	var checks []Check
+	add := func(c Check) { checks = append(checks, c) }
+	image := s.doctorImage(ctx, dir)
+
+	info, err := s.Provider.Info(ctx)
+	engineOK := err == nil
+	if err != nil {
+		c := Check{Name: "engine", Status: CheckFail, Detail: err.Error(),
+			Fix: "start the engine, or point litterbox at one that runs (--engine, DOCKER_HOST, DOCKER_CONTEXT)"}
+		if errors.Is(err, provider.ErrUnreachable) {
+			c.Fix = "" // its message says what to do
+		}
+		add(c)
+	} else {
+		add(Check{Name: "engine", Status: CheckOK, Detail: fmt.Sprintf("%s %s at %s (%s/%s)", info.Engine, info.Version, info.Endpoint, info.OS, info.Arch)})
+	}
+	skip := func(name string) {
+		add(Check{Name: name, Status: CheckSkip, Detail: "needs a reachable engine"})
+	}
+
+	if !engineOK {
+		skip("pause")
+		skip("isolation")
+		skip("image")
+		skip("guest")
+	} else {
+		add(pauseCheck(info))
+		add(s.isolationCheck(ctx, image))
+		img, c := s.imageCheck(ctx, image)
+		add(c)
+		if img == nil {
+			add(Check{Name: "guest", Status: CheckSkip, Detail: "needs the image"})
+		} else {
+			add(s.guestCheck(ctx, image))
+		}
+	}
+
+	add(s.gitCheck(ctx))
+	return append(checks, s.repoChecks(ctx, dir)...)
+}
+
+func pauseCheck(info provider.Info) Check {
+	if info.Pause {
+		return Check{Name: "pause", Status: CheckOK, Detail: "the engine can pause sandboxes"}
+	}
+	return Check{Name: "pause", Status: CheckWarn, Detail: "the engine cannot pause sandboxes: pause and resume will fail",
+		Fix: "run the engine with cgroup v2 (or as root), where it can freeze containers"}
+}
+
+// isolationCheck runs the check create runs before the first sandbox on an
+// engine (or reads its kept answer).
+func (s *Service) isolationCheck(ctx context.Context, image string) Check {
+	v, err := s.engineIsolation(ctx, image)
+	switch {
+	case err != nil:
+		return Check{Name: "isolation", Status: CheckFail, Detail: "could not check that sandboxes are kept apart: " + err.Error(),
+			Fix: "make sure the image runs (see the image and guest checks), then run doctor again"}
+	case v == nil:
+		return Check{Name: "isolation", Status: CheckWarn, Detail: "not checked: the engine does not say which instance it is, so no answer could be kept"}
+	case v.Isolated:
+		return Check{Name: "isolation", Status: CheckOK, Detail: "sandboxes cannot reach each other (" + v.Detail + ")"}
+	case s.AllowUnisolated:
+		return Check{Name: "isolation", Status: CheckWarn, Detail: "sandboxes can reach each other: " + v.Detail + "; allowed by --allow-unisolated"}
+	}
+	return Check{Name: "isolation", Status: CheckFail, Detail: "sandboxes can reach each other: " + v.Detail + "; create refuses this engine",
+		Fix: "turn the engine's firewall on (dockerd --iptables=true), or allow it knowingly with --allow-unisolated"}
+}
+
+// imageCheck looks the image up on the engine, never pulling it, and checks
+// that litterbox has a scanner for its platform.
+func (s *Service) imageCheck(ctx context.Context, image string) (*provider.Image, Check) {
+	img, err := s.Provider.Image(ctx, image)
+	if errors.Is(err, provider.ErrNoImage) {
+		return nil, Check{Name: "image", Status: CheckFail, Detail: image + " is not on the engine",
+			Fix: fmt.Sprintf("get it with `docker pull %s` (or `docker build`/`docker load`), or choose another with image in .litterbox.toml (docs/images.md)", image)}
+	}
+	if err != nil {
+		return nil, Check{Name: "image", Status: CheckFail, Detail: "could not look up " + image + ": " + err.Error(),
+			Fix: "check that the engine answers (`docker image inspect " + image + "`)"}
+	}
+	platform := img.OS + "/" + img.Arch
+	if os.Getenv("LITTERBOX_SCANNER") != "" {
+		return &img, Check{Name: "image", Status: CheckOK, Detail: fmt.Sprintf("%s (%s); scanner from LITTERBOX_SCANNER", image, platform)}
+	}
+	if !scanbin.Supported(img.OS, img.Arch) {
+		return nil, Check{Name: "image", Status: CheckFail, Detail: fmt.Sprintf("%s is for %s; litterbox records work only in %s sandboxes", image, platform, strings.Join(scanbin.Platforms, " or ")),
+			Fix: "use an image for one of those platforms"}
+	}
+	return &img, Check{Name: "image", Status: CheckOK, Detail: fmt.Sprintf("%s (%s, scanner built in)", image, platform)}
+}
+
+// guestCheck starts a hardened sandbox of the image with no network, runs
+// the guest contract's check in it (the one create runs), and removes it.
+func (s *Service) guestCheck(ctx context.Context, image string) Check {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	labels := map[string]string{probeLabel: "doctor"}
+	for k, v := range s.ExtraLabels {
+		labels[k] = v
+	}
+	name := "litterbox-doctor-" + hex.EncodeToString(b)
+	sb, err := s.Provider.Create(ctx, provider.Spec{
+		Name: name, Image: image, Hostname: name, Labels: labels, User: User, Workdir: "/tmp",
+		Tmpfs:        []provider.Tmpfs{{Path: "/tmp", Exec: true, Mode: 0o1777, Size: 16 << 20}},
+		ReadOnlyRoot: true, Init: true, DropCaps: true, NoNewPrivileges: true, NoHealthcheck: true,
+		Limits:  provider.Limits{Pids: 64, Memory: 128 << 20},
+		Network: provider.NetworkNone,
+		Cmd:     []string{"sleep", "60"},
+	})
+	if err != nil {
+		return Check{Name: "guest", Status: CheckFail, Detail: "a sandbox of " + image + " did not start: " + capText(err.Error()),
+			Fix: "the image needs sh and sleep (the guest contract, docs/architecture.md); use one built FROM busybox"}
+	}
+	defer func() {
+		if err := s.Provider.Remove(context.WithoutCancel(ctx), sb.Ref); err != nil {
+			s.Log.Warn("could not remove doctor's sandbox", "name", sb.Name, "err", err)
+		}
+	}()
+	res, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: sb.Ref, Cmd: []string{"sh", "-c", guestCheck + "id -u"}})
+	switch {
+	case err != nil:
+		return Check{Name: "guest", Status: CheckFail, Detail: "could not run sh in a sandbox of " + image + ": " + err.Error(),
+			Fix: "the image needs sh (the guest contract, docs/architecture.md)"}
+	case res.ExitCode == guestExitCode && strings.Contains(string(res.Stderr), guestMarker):
+		_, missing, _ := strings.Cut(string(res.Stderr), guestMarker)
+		missing, _, _ = strings.Cut(missing, "\n")
+		return Check{Name: "guest", Status: CheckFail, Detail: image + " lacks " + strings.Join(strings.Fields(missing), ", "),
+			Fix: "use an image that has them (the guest contract, docs/architecture.md), such as one built FROM busybox"}
+	case res.ExitCode != 0:
+		return Check{Name: "guest", Status: CheckFail, Detail: fmt.Sprintf("sh in a sandbox of %s exited %d: %s", image, res.ExitCode, capText(string(res.Stderr))),
+			Fix: "the image needs a POSIX sh (the guest contract, docs/architecture.md)"}
+	}
+	return Check{Name: "guest", Status: CheckOK, Detail: fmt.Sprintf("sh, sleep, %s run as uid %s in a hardened sandbox", strings.Join(guestTools, ", "), strings.TrimSpace(string(res.Stdout)))}
+}
+
+// doctorImage is the image a create in dir would use by default: the
+// configuration's at HEAD when dir is in a repository and it names one,
+// else the service's.
+func (s *Service) doctorImage(ctx context.Context, dir string) string {
+	r, err := s.OpenRepo(ctx, dir)
+	if err != nil {
+		return s.Image
+	}
+	head, err := r.Git.Head(ctx)
+	if err != nil {
+		return s.Image
+	}
+	cfg, err := config.Load(ctx, r.Git, head, func(string) {})
+	if err != nil || cfg.Image == "" {
+		return s.Image
+	}
+	return cfg.Image
+}
+
+var gitVersionRE = regexp.MustCompile(`git version (\d+)\.(\d+)`)
+
+// gitCheck checks git's version.
+func (s *Service) gitCheck(ctx context.Context) Check {
+	res, err := s.Runner.Run(ctx, runner.New("git", "version"))
+	if err != nil {
+		return Check{Name: "git", Status: CheckFail, Detail: "git does not run: " + err.Error(),
+			Fix: fmt.Sprintf("install git %d.%d or later", MinGit[0], MinGit[1])}
+	}
+	out := strings.TrimSpace(string(res.Stdout))
+	m := gitVersionRE.FindStringSubmatch(out)
+	if m == nil {
+		return Check{Name: "git", Status: CheckWarn, Detail: fmt.Sprintf("could not read the version in %q", out)}
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	if major < MinGit[0] || major == MinGit[0] && minor < MinGit[1] {
+		return Check{Name: "git", Status: CheckFail, Detail: out + ": too old (merge and apply need `git merge-tree --write-tree`)",
+			Fix: fmt.Sprintf("install git %d.%d or later", MinGit[0], MinGit[1])}
+	}
+	return Check{Name: "git", Status: CheckOK, Detail: out}
+}
+
+// repoChecks look at the repository dir is in: signing, hooks, disk space.
+func (s *Service) repoChecks(ctx context.Context, dir string) []Check {
+	g, err := git.Open(ctx, s.Runner, dir)
+	if err != nil {
+		c := Check{Name: "repository", Status: CheckWarn, Detail: dir + " is not in a git repository, so its signing and hooks were not checked",
+			Fix: "run doctor inside the repository you make sandboxes of, or pass --repo"}
+		if !errors.Is(err, git.ErrNotRepository) {
+			c.Status, c.Detail = CheckFail, err.Error()
+			c.Fix = "check that git can read it (`git -C " + dir + " status`)"
+		}
+		return append([]Check{c}, diskCheck(dir))
+	}
+	checks := []Check{{Name: "repository", Status: CheckOK, Detail: g.Root}}
+
+	sign := Check{Name: "signing", Status: CheckOK, Detail: "commit.gpgSign is off: merge commits are not signed"}
+	if g.SignsCommits(ctx) {
+		sign.Detail = "commit.gpgSign is on: merge signs its commit with your key, and says so when signing fails (snapshots on litterbox/* branches are never signed)"
+	}
+	checks = append(checks, sign)
+
+	hooks := Check{Name: "hooks", Status: CheckOK, Detail: "litterbox runs no git hooks (each of its git commands sets core.hooksPath=/dev/null)"}
+	if n := countHooks(g); n > 0 {
+		hooks.Detail = fmt.Sprintf("this repository has %d hook(s); litterbox runs none of them (core.hooksPath=/dev/null), so run your checks yourself before you push a merge", n)
+	}
+	checks = append(checks, hooks)
+	return append(checks, diskCheck(g.CommonDir))
+}
+
+// countHooks counts the hooks git would run: executable files, not the
+// samples, in the hooks directory (core.hooksPath is not followed: an
+// answer is all doctor needs).
+func countHooks(g *git.Repo) int {
+	entries, err := os.ReadDir(filepath.Join(g.CommonDir, "hooks"))
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		info, err := e.Info()
+		if err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 && !strings.HasSuffix(e.Name(), ".sample") {
+			n++
+		}
+	}
+	return n
+}
+
+// diskCheck checks the free space where snapshots and merges write objects.
+func diskCheck(dir string) Check {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return Check{Name: "disk", Status: CheckWarn, Detail: "could not read the free space of " + dir + ": " + err.Error()}
+	}
+	free := st.Bavail * uint64(st.Bsize)
+	c := Check{Name: "disk", Status: CheckOK, Detail: fmt.Sprintf("%s free where the repository's objects are (%s)", humanBytes(free), dir)}
+	switch {
+	case free < diskFail:
+		c.Status, c.Fix = CheckFail, "free some space: snapshots and merges write objects into the repository"
+	case free < diskWarn:
+		c.Status, c.Fix = CheckWarn, "free some space: big snapshots may not fit"
+	}
+	return c
+}
+
+func humanBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

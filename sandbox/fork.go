@@ -1,0 +1,189 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+// Forks and rewinds work on a sandbox's branch, the record of its work.
+
+// Forked is the result of Fork.
+type Forked struct {
+	Created
+	// From is the sandbox forked; Snapshot what its snapshot before the
+	// fork committed (nil when it was not running).
+	From     string          `json:"from"`
+	Snapshot *SnapshotResult `json:"snapshot,omitempty"`
+}
+
+// Fork creates the sandbox newName from the tip of name's branch, so two
+// agents can try variations from one starting point. A running name is
+// snapshotted first, so nothing it holds is missed. The fork point is the
+// new sandbox's base: its diff and log show what it did after the fork,
+// while a merge brings its whole branch, the fork point's history
+// included (git then merges as usual: after name was merged, only what the
+// fork added remains).
+func (s *Service) Fork(ctx context.Context, r *Repo, name, newName string, opts CreateOptions) (*Forked, error) {
+	if _, err := Slugify(newName); err != nil {
+		return nil, err
+	}
+	f, err := s.lookup(ctx, r, name)
+	if err != nil {
+		return nil, err
+	}
+	if f.branchID == "" {
+		return nil, newError(ErrNotFound, "Sandbox '%s' has no branch %s%s, so there is nothing to fork.", f.slug, BranchPrefix, f.slug)
+	}
+	out := &Forked{From: f.slug}
+	if f.container != nil && f.container.State == provider.StateRunning && f.ready {
+		h, err := s.Handle(ctx, r, f.slug)
+		if err != nil {
+			return nil, err
+		}
+		if out.Snapshot, err = s.Snapshot(ctx, h, "snapshot: before fork into "+newName); err != nil {
+			return nil, fmt.Errorf("snapshot %s before forking it (nothing was created): %w", f.slug, err)
+		}
+	}
+	tip, ok, err := r.Git.ResolveRef(ctx, BranchRef(f.slug))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, newError(ErrNotFound, "Sandbox '%s' lost its branch %s%s while it was being forked.", f.slug, BranchPrefix, f.slug)
+	}
+	opts.From = tip
+	c, err := s.Create(ctx, r, newName, opts)
+	if c != nil {
+		out.Created = *c
+		return out, err
+	}
+	return nil, err
+}
+
+// RewindResult is the result of Rewind.
+type RewindResult struct {
+	Name string `json:"name"`
+	// To is the commit whose files /src now holds.
+	To string `json:"to"`
+	// Commit is the new commit that records the rewind; "" when /src
+	// already held To's files (Unchanged).
+	Commit    string `json:"commit,omitempty"`
+	Unchanged bool   `json:"unchanged,omitempty"`
+	// Restarted are the services that were running and were restarted.
+	Restarted []string `json:"restarted,omitempty"`
+}
+
+// rewindRemoveSh: the paths to remove from /src on stdin, NUL-separated.
+// Folders in the way (where the rewind puts a file) go too, then folders
+// left empty.
+const rewindRemoveSh = `cd /src || exit 1
+tr '\0' '\n' | while IFS= read -r p; do
+  [ -n "$p" ] || continue
+  rm -rf -- "./$p"
+  d=${p%/*}; while [ "$d" != "$p" ] && [ -n "$d" ]; do rmdir -- "./$d" 2>/dev/null || break; p=$d; d=${d%/*}; done
+done`
+
+// rewindRestartSh restarts the services that are running, and prints
+// their names.
+const rewindRestartSh = `cd ` + RunDir + `/services 2>/dev/null || exit 0
+for f in *.spec; do [ -e "$f" ] || continue; n=${f%.spec}
+  case "$(cat ` + RunDir + `/state/$n/state 2>/dev/null)" in running|starting|backoff) ;; *) continue;; esac
+  ` + svcPath + ` restart "$n" >/dev/null && echo "$n"
+done`
+
+// Rewind puts the sandbox's /src back to rev, a commit of its branch from
+// its base to its tip (an agent's undo), and records that as a new commit
+// on top, "rewind: to REV (subject)", so nothing is lost: rewinding to the
+// old tip undoes it. What /src held is snapshotted first. Ignored files stay.
+// Services that were running are restarted, so they serve the rewound
+// files. A rev not on the branch is ErrBadRef, and nothing changes.
+func (s *Service) Rewind(ctx context.Context, h *Handle, rev string) (*RewindResult, error) {
+	if _, err := s.Snapshot(ctx, h, "snapshot: before rewind to "+rev); err != nil {
+		return nil, fmt.Errorf("snapshot before the rewind (nothing was changed): %w", err)
+	}
+	rv, err := s.review(ctx, h.Repo, h.Slug)
+	if err != nil {
+		return nil, err
+	}
+	notOnBranch := func() error {
+		return &Error{Kind: ErrBadRef,
+			Msg:   fmt.Sprintf("Cannot rewind sandbox '%s': %s is not a commit of its branch %s%s since its base %s. `litterbox log %s` lists them; nothing was changed.", h.Slug, clipQuote(rev), BranchPrefix, h.Slug, short(rv.base), h.Slug),
+			Agent: fmt.Sprintf("Cannot rewind sandbox '%s': %s is not one of its commits. Give the id of one of its snapshot commits (a tool result's snapshot.commit), or its base %s; nothing was changed.", h.Slug, clipQuote(rev), rv.base)}
+	}
+	to, ok, err := h.Repo.Git.ResolveRef(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, notOnBranch()
+	}
+	onTip, err := h.Repo.Git.IsAncestor(ctx, to, rv.tip)
+	if err != nil {
+		return nil, err
+	}
+	afterBase, err := h.Repo.Git.IsAncestor(ctx, rv.base, to)
+	if err != nil {
+		return nil, err
+	}
+	if !onTip || !afterBase {
+		return nil, notOnBranch()
+	}
+	res := &RewindResult{Name: h.Slug, To: to}
+	changes, err := h.Repo.Git.RawDiff(ctx, rv.tip, to)
+	if err != nil {
+		return nil, err
+	}
+	if len(changes) == 0 {
+		res.Unchanged = true
+		return res, nil
+	}
+	var list bytes.Buffer
+	for _, c := range changes {
+		list.WriteString(c.Path)
+		list.WriteByte(0)
+	}
+	if err := s.execOK(ctx, h, []string{"sh", "-c", rewindRemoveSh}, &list, "remove what the rewind replaces"); err != nil {
+		return nil, err
+	}
+	// The whole tree goes back in: the files of to, modes and links as
+	// they are in git, over what is left.
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(h.Repo.Git.TreeArchive(ctx, to, pw)) }()
+	err = s.execOK(ctx, h, []string{"tar", "-x", "-o", "-f", "-", "-C", Workdir}, pr, "put the files of "+short(to)+" back")
+	pr.CloseWithError(errors.New("rewind abandoned"))
+	if err != nil {
+		return nil, err
+	}
+	subject := ""
+	if cs, err := h.Repo.Git.Log(ctx, to+"^", to); err == nil && len(cs) == 1 {
+		subject = " (" + cs[0].Subject + ")"
+	}
+	snap, err := s.Snapshot(ctx, h, "rewind: to "+short(to)+subject)
+	if err != nil {
+		return nil, fmt.Errorf("/src holds the files of %s, but the snapshot that records it failed: %w", short(to), err)
+	}
+	res.Commit = snap.Commit
+	var out bytes.Buffer
+	if _, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, User: User, Cmd: []string{"sh", "-c", rewindRestartSh}, Stdout: &out}); err != nil {
+		return res, fmt.Errorf("rewound to %s, but restarting its services failed: %w", short(to), err)
+	}
+	res.Restarted = strings.Fields(out.String())
+	return res, nil
+}
+
+// execOK runs cmd with stdin in the sandbox and fails on a non-zero exit.
+func (s *Service) execOK(ctx context.Context, h *Handle, cmd []string, stdin io.Reader, what string) error {
+	var errOut bytes.Buffer
+	_, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, Kind: runner.Stream, Cmd: cmd, Stdin: stdin, Stderr: &errOut})
+	if err != nil {
+		return s.execError(h, what, withStderr(err, errOut.String()))
+	}
+	return nil
+}

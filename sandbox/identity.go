@@ -1,0 +1,137 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// A repository is known to the engine by a random id, not by its path: a
+// different repository put where another one was must never see, pause or
+// delete the other's sandboxes, and two repositories whose directories share
+// a name must both be able to have a sandbox x (docs/architecture.md,
+// "Repository identity").
+//
+// The id is made by the first create of a clone and kept in
+// <common git dir>/litterbox/repo.id, beside the sandboxes' state (linked
+// worktrees share it; a new clone gets its own). Every object a sandbox is
+// made of carries it as LabelRepoID, and every lookup, list, pause and delete
+// goes by it. Objects made before ids existed have no such label: they
+// belong to the repository whose common git dir their LabelGitDir names.
+
+// LabelRepoID is the label holding the id of the repository a sandbox belongs
+// to.
+const LabelRepoID = LabelPrefix + "repo-id"
+
+// repoIDFile is the file holding a clone's id. Its name holds a dot, which no
+// slug does, so it never meets a sandbox's state directory.
+const repoIDFile = "repo.id"
+
+// idSuffixLen is how much of the id a container name takes when its plain
+// name belongs to another repository.
+const idSuffixLen = 8
+
+func repoIDPath(gitDir string) string {
+	return filepath.Join(gitDir, "litterbox", repoIDFile)
+}
+
+// readRepoID reads the id of the repository whose common git dir is gitDir:
+// "" when it has none yet (no create since ids exist) or it cannot be read.
+func readRepoID(gitDir string) string {
+	if gitDir == "" {
+		return ""
+	}
+	data, err := os.ReadFile(repoIDPath(gitDir))
+	if err != nil {
+		return ""
+	}
+	id := strings.TrimSpace(string(data))
+	if !validRepoID(id) {
+		return ""
+	}
+	return id
+}
+
+// validRepoID: 32 lower-case hex digits, as ensureRepoID makes them.
+func validRepoID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for _, c := range id {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ensureRepoID gives r an id unless it has one: a new random one, written so
+// that of two processes doing this at once both end up with the same (the
+// file is linked into place, which fails when it exists; the loser reads the
+// winner's). The id is never removed: objects that carry it would be lost
+// to every lookup.
+func ensureRepoID(r *Repo) error {
+	if r.ID != "" {
+		return nil
+	}
+	if id := readRepoID(r.Git.CommonDir); id != "" {
+		r.ID = id
+		return nil
+	}
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return err
+	}
+	id := hex.EncodeToString(b)
+	path := repoIDPath(r.Git.CommonDir)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("record this repository's id: %w", err)
+	}
+	// A temporary name of its own: creates in one process (an MCP server's
+	// side by side) race here too, and one named by the pid was removed by
+	// one of them before another linked it.
+	f, err := os.CreateTemp(filepath.Dir(path), "repo.id.*.tmp")
+	if err != nil {
+		return fmt.Errorf("record this repository's id: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.WriteString(id + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("record this repository's id: %w", err)
+	}
+	err = os.Link(tmp, path)
+	os.Remove(tmp)
+	if err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("record this repository's id: %w", err)
+	}
+	if r.ID = readRepoID(r.Git.CommonDir); r.ID == "" {
+		return fmt.Errorf("record this repository's id: %s holds no valid id: remove it and try again", path)
+	}
+	return nil
+}
+
+// owns reports whether an object with labels belongs to r: it carries r's
+// id, or, made before ids existed, no id and r's common git dir.
+func (r *Repo) owns(labels map[string]string) bool {
+	if id := labels[LabelRepoID]; id != "" {
+		return id == r.ID
+	}
+	return labels[LabelGitDir] == r.Git.CommonDir
+}
+
+// suffixedName is the container name of a sandbox whose plain name is held by
+// another repository's.
+func (r *Repo) suffixedName(slug string) string {
+	return r.ContainerName(slug) + "-" + r.ID[:idSuffixLen]
+}

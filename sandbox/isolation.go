@@ -1,0 +1,369 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/internal/scanbin"
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
+)
+
+// Isolation is checked, not assumed. Each sandbox has a network of its own,
+// and what keeps sandboxes on different networks apart is the engine's
+// firewall: a dockerd run with --iptables=false routes between its bridge
+// networks, and then any sandbox reaches every other one. So before the
+// first create on an engine, litterbox tries: it starts two probe sandboxes
+// on networks of their own, one listening, and has the other connect. If it
+// gets through, create refuses, unless the user allows it (--allow-unisolated,
+// LITTERBOX_ALLOW_UNISOLATED, or allow_unisolated in .litterbox.local.toml).
+//
+// The answer is kept in the user's cache directory, outside any repository,
+// under the engine's endpoint and instance (provider.Info.Instance: it
+// changes when the engine restarts, and a restart is what changes its
+// firewall), so each engine is checked once per start; every create after
+// that costs one Info call, made beside create's other first steps.
+
+// probeLabel marks a probe sandbox, so it is never taken for a user's.
+const probeLabel = LabelPrefix + "probe"
+
+// probePort is the port the listening probe sandbox listens on.
+const probePort = 47474
+
+// isolationVerdict is what the check found on one engine.
+type isolationVerdict struct {
+	Endpoint string    `json:"endpoint"`
+	Instance string    `json:"instance"`
+	Isolated bool      `json:"isolated"`
+	Detail   string    `json:"detail"`
+	Checked  time.Time `json:"checked"`
+	// cache is the file it is kept in.
+	cache string
+}
+
+// engineCheck is an isolation check started beside create's first steps.
+type engineCheck struct {
+	done    chan struct{}
+	verdict *isolationVerdict
+	err     error
+}
+
+// startIsolationCheck starts finding out whether the engine isolates
+// sandboxes: at once when the answer is cached, else by probing it.
+func (s *Service) startIsolationCheck(ctx context.Context, image string) *engineCheck {
+	c := &engineCheck{done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		c.verdict, c.err = s.engineIsolation(ctx, image)
+	}()
+	return c
+}
+
+// wait returns the check's outcome.
+func (c *engineCheck) wait() (*isolationVerdict, error) {
+	<-c.done
+	return c.verdict, c.err
+}
+
+// engineIsolation returns the cached verdict of the engine, or probes it. An
+// engine that cannot say which instance it is (Info.Instance "") is not
+// checked: nothing could key the answer.
+// The probe sandboxes run image, the one the sandbox being made runs: the
+// engine holds it (litterbox pulls no image but the default).
+func (s *Service) engineIsolation(ctx context.Context, image string) (*isolationVerdict, error) {
+	info, err := s.Provider.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if info.Instance == "" {
+		return nil, nil
+	}
+	// probeScheme is in the key: a verdict about the networks of an
+	// earlier version proves nothing about the shared bridge.
+	sum := sha256.Sum256([]byte(info.Endpoint + "\x00" + info.Instance + "\x00" + probeScheme))
+	dir, err := isolationCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, hex.EncodeToString(sum[:12])+".json")
+	if v := readVerdict(path); v != nil {
+		return v, nil
+	}
+	// One probe per engine at a time: the others wait and read its answer.
+	unlock, err := lockFile(path + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if v := readVerdict(path); v != nil {
+		return v, nil
+	}
+	v, err := s.probeIsolation(ctx, image)
+	if err != nil {
+		return nil, err
+	}
+	v.Endpoint, v.Instance, v.Checked, v.cache = info.Endpoint, info.Instance, time.Now().UTC(), path
+	data, _ := json.MarshalIndent(v, "", "  ")
+	if err := writeAtomic(path, append(data, '\n')); err != nil {
+		s.Log.Warn("could not keep the result of the isolation check; it runs again next time", "err", err)
+	}
+	return v, nil
+}
+
+// isolationCacheDir is where verdicts are kept: LITTERBOX_CACHE_DIR, else the
+// user's cache directory.
+func isolationCacheDir() (string, error) {
+	base := os.Getenv("LITTERBOX_CACHE_DIR")
+	if base == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("find a cache directory for the isolation check (set LITTERBOX_CACHE_DIR): %w", err)
+		}
+		base = filepath.Join(d, "litterbox")
+	}
+	dir := filepath.Join(base, "engines")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+func readVerdict(path string) *isolationVerdict {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	v := &isolationVerdict{cache: path}
+	if json.Unmarshal(data, v) != nil || v.Checked.IsZero() {
+		return nil
+	}
+	return v
+}
+
+// lockFile takes an exclusive lock on path, waiting for it.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// probeScheme names what probeIsolation checks, for the verdict's cache key.
+const probeScheme = "isolated+own"
+
+// probeIsolation starts three probe sandboxes of image: two as sandboxes are
+// made by default (provider.NetworkIsolated: on Docker, side by side on the
+// shared bridge) and one on a network of its own (provider.NetworkOwn, what
+// network = "own" makes). It copies the scanner program (litterbox-scan)
+// into each, starts a listener in the first and has the others connect to
+// it. Either connected: not isolated. The listener first connects to itself
+// on its own address, so a probe whose listener never came up fails instead
+// of passing for isolation.
+func (s *Service) probeIsolation(ctx context.Context, image string) (*isolationVerdict, error) {
+	bin, err := s.probeScanner(ctx, image)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	base := "litterbox-probe-" + hex.EncodeToString(b)
+	labels := map[string]string{probeLabel: "isolation"}
+	for k, v := range s.ExtraLabels {
+		labels[k] = v
+	}
+	spec := func(name, network string) provider.Spec {
+		return provider.Spec{
+			Name: name, Image: image, Hostname: name, Labels: labels, User: User, Workdir: "/tmp",
+			Tmpfs:        []provider.Tmpfs{{Path: "/tmp", Exec: true, Mode: 0o1777, Size: 64 << 20}},
+			ReadOnlyRoot: true, Init: true, DropCaps: true, NoNewPrivileges: true, NoHealthcheck: true,
+			Limits:  provider.Limits{Pids: 64, Memory: 256 << 20},
+			Network: network,
+			Cmd:     []string{"sleep", "120"},
+		}
+	}
+	s.Log.Info("checking that the engine isolates sandboxes from each other (once per engine start)")
+	var (
+		sbs  [3]*provider.Sandbox
+		errs [3]error
+		wg   sync.WaitGroup
+	)
+	nets := [3]string{provider.NetworkIsolated, provider.NetworkOwn, provider.NetworkIsolated}
+	for i, side := range []string{"a", "b", "c"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if sbs[i], errs[i] = s.Provider.Create(ctx, spec(base+"-"+side, nets[i])); errs[i] == nil {
+				errs[i] = s.copyProbe(ctx, sbs[i].Ref, bin)
+			}
+		}()
+	}
+	wg.Wait()
+	defer func() {
+		for _, sb := range sbs {
+			if sb != nil {
+				if err := s.Provider.Remove(context.WithoutCancel(ctx), sb.Ref); err != nil {
+					s.Log.Warn("could not remove a probe sandbox of the isolation check", "name", sb.Name, "err", err)
+				}
+			}
+		}
+	}()
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, fmt.Errorf("start the probe sandboxes: %w", err)
+	}
+
+	// The listener says "ready IP..." once it listens; then the other side
+	// connects, and the listener is stopped.
+	lctx, stopListener := context.WithCancel(ctx)
+	defer stopListener()
+	ready := newLineWaiter("ready ")
+	var lerr error
+	go func() {
+		_, lerr = s.Provider.Exec(lctx, provider.ExecRequest{Ref: sbs[0].Ref, Cmd: []string{"/tmp/litterbox-scan", "probe", "listen", strconv.Itoa(probePort), "60s"}, Stdout: ready, Stderr: io.Discard})
+		ready.close()
+	}()
+	ips, ok := ready.wait()
+	if !ok {
+		return nil, fmt.Errorf("the listening probe sandbox did not come up (%v)", lerr)
+	}
+	// b, on another network, first; then c, on the listener's own when
+	// the provider shares one.
+	var details []string
+	for i, where := range []string{"on a different network", "on the same shared network"} {
+		if where == "on the same shared network" && (sbs[2].Network == "" || sbs[2].Network != sbs[0].Network) {
+			where = "on a different network"
+		}
+		res, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: sbs[1+i].Ref, Cmd: append([]string{"/tmp/litterbox-scan", "probe", "connect", strconv.Itoa(probePort), "3s"}, strings.Fields(ips)...)})
+		if err != nil {
+			return nil, fmt.Errorf("run the connecting probe: %w", err)
+		}
+		out := strings.TrimSpace(string(res.Stdout))
+		switch {
+		case strings.HasPrefix(out, "reached "):
+			return &isolationVerdict{Isolated: false, Detail: fmt.Sprintf("a sandbox connected to %s, another sandbox's address %s", strings.TrimPrefix(out, "reached "), where)}, nil
+		case strings.HasPrefix(out, "unreached"):
+			details = append(details, out+" ("+where+")")
+			continue
+		}
+		return nil, fmt.Errorf("the connecting probe said %q (exit %d, %s)", out, res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	return &isolationVerdict{Isolated: true, Detail: strings.Join(details, "; ")}, nil
+}
+
+// probeScanner is the scanner program for the probe sandboxes' image: the
+// probe's two sides are subcommands of it. An image the engine does not
+// hold yet (it pulls it at create) is taken to be of this machine's
+// architecture.
+func (s *Service) probeScanner(ctx context.Context, image string) (scannerFile, error) {
+	if os.Getenv("LITTERBOX_SCANNER") != "" {
+		return overrideOnce()
+	}
+	platform, err := s.imagePlatform(ctx, image)
+	if err != nil {
+		return scannerFile{}, err
+	}
+	if platform == "" {
+		platform = "linux/" + runtime.GOARCH
+	}
+	goos, goarch, _ := strings.Cut(platform, "/")
+	b, err := scanbin.For(goos, goarch)
+	if err != nil {
+		return scannerFile{}, err
+	}
+	return scannerFile{data: b}, nil
+}
+
+// copyProbe copies the scanner program to /tmp/litterbox-scan in a probe
+// sandbox.
+func (s *Service) copyProbe(ctx context.Context, ref provider.Ref, bin scannerFile) error {
+	f, err := bin.open()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	res, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: ref, Stdin: f,
+		Cmd: []string{"sh", "-c", `cat >/tmp/litterbox-scan && chmod 0755 /tmp/litterbox-scan`}})
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("copy the probe program into the probe sandbox: exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	return err
+}
+
+// lineWaiter is a writer that waits for a line starting with prefix.
+type lineWaiter struct {
+	prefix string
+	mu     sync.Mutex
+	buf    []byte
+	found  chan string
+	once   sync.Once
+}
+
+func newLineWaiter(prefix string) *lineWaiter {
+	return &lineWaiter{prefix: prefix, found: make(chan string, 1)}
+}
+
+func (w *lineWaiter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := strings.IndexByte(string(w.buf), '\n')
+		if i < 0 {
+			break
+		}
+		line := string(w.buf[:i])
+		w.buf = w.buf[i+1:]
+		if rest, ok := strings.CutPrefix(line, w.prefix); ok {
+			w.once.Do(func() { w.found <- rest; close(w.found) })
+		}
+	}
+	return len(p), nil
+}
+
+func (w *lineWaiter) close() { w.once.Do(func() { close(w.found) }) }
+
+// wait returns the rest of the line, or false when the writer was closed
+// first.
+func (w *lineWaiter) wait() (string, bool) {
+	rest, ok := <-w.found
+	return rest, ok
+}
+
+// checkIsolated refuses a create on an engine whose sandboxes reach each
+// other, unless allowed; allowed, it warns.
+func (s *Service) checkIsolated(v *isolationVerdict, allowedBy string) error {
+	if v == nil || v.Isolated {
+		return nil
+	}
+	if allowedBy != "" {
+		s.Log.Warn(fmt.Sprintf("sandboxes on %s are not isolated from each other (%s); going on, as %s allows", v.Endpoint, v.Detail, allowedBy))
+		return nil
+	}
+	return &Error{Kind: ErrUnisolated,
+		Msg: fmt.Sprintf("Refusing to create a sandbox: sandboxes on the engine at %s are not isolated from each other: %s. "+
+			"Its firewall does not separate its networks (a dockerd started with --iptables=false does this; so does a Kubernetes cluster whose network plugin does not enforce NetworkPolicy, such as the bridge CNI); fix the engine and restart it, "+
+			"or accept it with `litterbox --allow-unisolated` (LITTERBOX_ALLOW_UNISOLATED=1) or allow_unisolated = true in %s. "+
+			"Checked once per engine start; the result is kept in %s.", v.Endpoint, v.Detail, config.LocalFile, v.cache),
+		Agent: fmt.Sprintf("The sandbox was not created: the engine (%s) does not isolate sandboxes from each other, so litterbox refuses to run them there. Tell the user; they can fix the engine or allow it.", v.Endpoint)}
+}

@@ -1,0 +1,48 @@
+package scan
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// Main is the scanner program: args are what follows the program's name,
+// optionally led by "scan-internal" (the host runs `SCANNER scan-internal
+// --root /src --since N --max-size N [--run]`, which a litterbox binary
+// given as LITTERBOX_SCANNER reads as its hidden command). The request, then
+// with --run the command to run, come on stdin; the stream goes to stdout.
+func Main(args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "scan-internal" {
+		args = args[1:]
+	}
+	if len(args) > 0 && args[0] == "probe" {
+		return probeMain(args[1:], stdout)
+	}
+	fs := flag.NewFlagSet("litterbox-scan", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o := Options{}
+	fs.StringVar(&o.Root, "root", "/src", "directory to scan")
+	fs.Int64Var(&o.Since, "since", 0, "report entries changed at or after this time (unix ns)")
+	fs.Int64Var(&o.MaxSize, "max-size", 0, "skip larger files")
+	run := fs.Bool("run", false, "run the command described on stdin first")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("litterbox-scan: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("litterbox-scan: unexpected argument %q", fs.Arg(0))
+	}
+	in := bufio.NewReader(stdin)
+	if err := ReadRequest(in, &o); err != nil {
+		return err
+	}
+	if *run {
+		o.Run = in
+	}
+	w := bufio.NewWriterSize(stdout, 1<<16)
+	err := Scan(w, o)
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}

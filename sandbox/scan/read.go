@@ -1,0 +1,213 @@
+package scan
+
+import (
+	"archive/tar"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Result is a scan stream as the host read it. The contents of its files are
+// already stored, as blobs.
+type Result struct {
+	// Files are the files and symlinks sent, by path.
+	Files map[string]File
+	Meta  Meta
+	// Run is the command's result, when the scan ran one first.
+	Run *RunResult
+}
+
+// File is one file or symlink of a scan: its path, its git mode (100644,
+// 100755, 120000) and the id of the blob that holds its content (a
+// symlink's: its target).
+type File struct {
+	Path string
+	Mode string
+	ID   string
+}
+
+// keepPackBytes: a scan that sends more than this keeps its blobs in a
+// pack. Below it, a few small files become loose objects, as `git add`
+// would write them; above it, loose objects would cost as much disk as a
+// pack, one file each, and git would only have to pack them again.
+const keepPackBytes = 4 << 20
+
+// Limits on the entries of a scan stream that are read into memory.
+const (
+	maxRunEntry  = 64 << 20
+	maxMetaEntry = 1 << 30
+)
+
+// ErrBadStream marks a scan stream the host refuses to read on.
+var ErrBadStream = errors.New("bad scan stream")
+
+// BlobStore stores file contents as blobs as they stream by: git's
+// BlobWriter.
+type BlobStore interface {
+	KeepPack()
+	Write(size int64, r io.Reader) (id string, err error)
+}
+
+// Read reads a scan stream, storing file contents as blobs through blobs
+// as they come. Names are checked, never trusted: an entry that is
+// absolute, climbs with "..", or holds a name git refuses is dropped and
+// reported.
+func Read(r io.Reader, blobs BlobStore) (*Result, error) {
+	sc := &Result{Files: map[string]File{}}
+	tr := tar.NewReader(r)
+	gotMeta := false
+	var refused []Skipped // names refused here; the meta comes last
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read scan: %w", err)
+		}
+		switch hdr.Name {
+		case runStdoutName, runStderrName, runResultName, planName, metaName:
+			limit := int64(maxRunEntry)
+			if hdr.Name == metaName {
+				limit = maxMetaEntry
+			}
+			data, err := readAllLimited(tr, limit)
+			if err != nil {
+				return nil, fmt.Errorf("read scan: %s: %w", hdr.Name, err)
+			}
+			bad := func(err error) error { return fmt.Errorf("%w: %w", ErrBadStream, err) }
+			switch hdr.Name {
+			case runStdoutName:
+				sc.ensureRun().Stdout = string(data)
+			case runStderrName:
+				sc.ensureRun().Stderr = string(data)
+			case runResultName:
+				out, errOut := sc.ensureRun().Stdout, sc.Run.Stderr
+				if err := json.Unmarshal(data, sc.Run); err != nil {
+					return nil, bad(fmt.Errorf("read command result: %w", err))
+				}
+				sc.Run.Stdout, sc.Run.Stderr = out, errOut
+			case planName:
+				p, err := parsePlan(data)
+				if err != nil {
+					return nil, bad(err)
+				}
+				if p.Bytes >= keepPackBytes {
+					blobs.KeepPack()
+				}
+			case metaName:
+				if sc.Meta, err = parseMeta(data); err != nil {
+					return nil, bad(err)
+				}
+				gotMeta = true
+			}
+			continue
+		}
+		if reason := unsafePath(hdr.Name, hdr.Typeflag == tar.TypeSymlink); reason != "" {
+			refused = append(refused, Skipped{Path: hdr.Name, Reason: reason})
+			continue
+		}
+		ch := File{Path: hdr.Name, Mode: "100644"}
+		switch hdr.Typeflag {
+		case tar.TypeSymlink:
+			ch.Mode = "120000"
+			if ch.ID, err = blobs.Write(int64(len(hdr.Linkname)), strings.NewReader(hdr.Linkname)); err != nil {
+				return nil, err
+			}
+		case tar.TypeReg:
+			if hdr.Mode&0o111 != 0 {
+				ch.Mode = "100755"
+			}
+			if ch.ID, err = blobs.Write(hdr.Size, tr); err != nil {
+				return nil, fmt.Errorf("read scan: %s: %w", hdr.Name, err)
+			}
+		default:
+			continue
+		}
+		sc.Files[hdr.Name] = ch
+	}
+	if !gotMeta {
+		return nil, errors.New("read scan: the stream ended early (no meta entry)")
+	}
+	sc.Meta.Skipped = append(sc.Meta.Skipped, refused...)
+	sc.sanitize()
+	return sc, nil
+}
+
+// sanitize checks the meta, which is as untrusted as the names: the agent
+// runs as the scanner's uid and can tamper with it. Its paths go back to the
+// scanner (Full, Paths, List, Tracked) and into git queries, so they get the
+// same checks; a listing entry is one name, never a path.
+func (sc *Result) sanitize() {
+	for d, listing := range sc.Meta.Dirs {
+		if d != "" && unsafePath(d, false) != "" {
+			delete(sc.Meta.Dirs, d)
+			continue
+		}
+		kept := listing[:0]
+		for _, e := range listing {
+			if safeListingName(e.Name) {
+				kept = append(kept, e)
+			}
+		}
+		sc.Meta.Dirs[d] = kept
+	}
+	ignored := sc.Meta.IgnoredChanged[:0]
+	for _, p := range sc.Meta.IgnoredChanged {
+		if reason := unsafePath(p, false); reason == "" {
+			ignored = append(ignored, p)
+		} else {
+			sc.Meta.Skipped = append(sc.Meta.Skipped, Skipped{Path: p, Reason: reason})
+		}
+	}
+	sc.Meta.IgnoredChanged = ignored
+	var dirs []string
+	for _, p := range sc.Meta.Ignored {
+		if unsafePath(p, false) == "" {
+			dirs = append(dirs, p)
+		}
+	}
+	slices.Sort(dirs)
+	sc.Meta.Ignored = slices.Compact(dirs)
+	// What changed while it was read is not recorded now; the next scan
+	// sends it again.
+	for _, p := range sc.Meta.Torn {
+		delete(sc.Files, p)
+	}
+}
+
+func (sc *Result) ensureRun() *RunResult {
+	if sc.Run == nil {
+		sc.Run = &RunResult{}
+	}
+	return sc.Run
+}
+
+// safeListingName checks the name of one listing entry: a single path
+// component. A name git refuses may be listed: listing it only keeps a
+// tree entry of that name from being taken for deleted.
+func safeListingName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00")
+}
+
+// unsafePath says why p cannot be recorded, or "" when it can: it must be
+// relative and clean, and no component may be a name git refuses.
+func unsafePath(p string, isLink bool) string {
+	if p == "" || strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) || path.Clean(p) != p {
+		return "unsafe path"
+	}
+	comps := strings.Split(p, "/")
+	for i, c := range comps {
+		if c == ".." || c == "." {
+			return "unsafe path"
+		}
+		if reason := refusedName(c, isLink && i == len(comps)-1); reason != "" {
+			return reason
+		}
+	}
+	return ""
+}

@@ -1,0 +1,271 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// A sandbox's host-side state lives in <common git dir>/litterbox/<slug>/
+// (Repo.stateDir). Besides the snapshot's files (since, lock) and the
+// services archive, create keeps three files there, so that a create cut
+// short at any point (kill -9, a dead engine) is told apart from a usable
+// sandbox with cheap reads and no engine call:
+//
+//	creating     the create journal: written before the first resource is
+//	             made, removed once the sandbox is ready. It says which
+//	             commit the branch was made at, so a leftover is provably
+//	             free of work and can be cleaned up.
+//	ready        the id of the container whose copy of the repository is
+//	             complete: written last, after the copy was verified. A
+//	             container without it is incomplete, whatever the engine says.
+//	create.lock  flock'ed by the process creating the sandbox; the kernel
+//	             releases it when that process dies, so "being created" and
+//	             "interrupted" are told apart without a pid file.
+//
+// The files live with the repository (linked worktrees share them) rather
+// than in the container: list reads one small file per sandbox instead of
+// running an exec in each, and the record survives the container.
+const (
+	readyFile       = "ready"
+	journalFile     = "creating"
+	createLockFile  = "create.lock"
+	setupFailedFile = "setup-failed"
+)
+
+// createJournal is what the create journal records.
+type createJournal struct {
+	// Base is the commit the branch was made at (a new sandbox) or the
+	// merge base the recreated container is labelled with (FromBranch).
+	Base string `json:"base"`
+	// FromBranch: a recreate from an existing branch, which holds work and
+	// is never removed by a cleanup.
+	FromBranch bool      `json:"fromBranch,omitempty"`
+	Started    time.Time `json:"started"`
+}
+
+// stateFile is the path of one state file of sandbox slug of the repository
+// whose common git dir is gitDir. Taking gitDir rather than a Repo lets list
+// --all-repos read the state of any repository a label names.
+func stateFile(gitDir, slug, name string) string {
+	return filepath.Join(gitDir, "litterbox", slug, name)
+}
+
+// writeAtomic replaces path with data, so a reader (or a kill) never sees it
+// half written.
+func writeAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// markReady records that container holds a complete copy. It is the last
+// thing create writes about the copy, and what every operation checks.
+func markReady(r *Repo, slug, container string) error {
+	return writeAtomic(stateFile(r.Git.CommonDir, slug, readyFile), []byte(container+"\n"))
+}
+
+// readyContainer is the id of the container marked ready, or "".
+func readyContainer(gitDir, slug string) string {
+	data, err := os.ReadFile(stateFile(gitDir, slug, readyFile))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// isReady reports whether the container with id is the one marked ready.
+// Engine ids are compared in full: a recreated container never inherits its
+// predecessor's mark.
+func isReady(gitDir, slug, id string) bool {
+	return id != "" && readyContainer(gitDir, slug) == id
+}
+
+func writeJournal(r *Repo, slug string, j createJournal) error {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(stateFile(r.Git.CommonDir, slug, journalFile), append(data, '\n'))
+}
+
+// readJournal returns the create journal of a sandbox, or nil when there is
+// none (or it cannot be read, which a cleanup must treat the same way).
+func readJournal(gitDir, slug string) *createJournal {
+	data, err := os.ReadFile(stateFile(gitDir, slug, journalFile))
+	if err != nil {
+		return nil
+	}
+	var j createJournal
+	if json.Unmarshal(data, &j) != nil || j.Base == "" {
+		return nil
+	}
+	return &j
+}
+
+func removeJournal(r *Repo, slug string) error {
+	err := os.Remove(stateFile(r.Git.CommonDir, slug, journalFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// clearState removes what a sandbox of this name left in its state
+// directory, but the create lock, which the caller holds and keeps.
+func clearState(r *Repo, slug string) error {
+	entries, err := os.ReadDir(r.stateDir(slug))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.Name() == createLockFile {
+			continue
+		}
+		errs = append(errs, os.RemoveAll(filepath.Join(r.stateDir(slug), e.Name())))
+	}
+	return errors.Join(errs...)
+}
+
+// removeState removes a sandbox's state directory, create lock included. The
+// caller holds that lock: a process waiting for it then finds the file gone
+// and takes a new one (see lockCreate), so two never hold it at once.
+func removeState(r *Repo, slug string) error {
+	if err := os.RemoveAll(r.stateDir(slug)); err != nil {
+		return err
+	}
+	// The parent goes too once it is empty: nothing of Litterbox is left.
+	// A create of another name that made it meanwhile keeps it (it is not
+	// empty), or retries (lockCreate).
+	_ = os.Remove(filepath.Dir(r.stateDir(slug)))
+	return nil
+}
+
+// createLockWait is how long a create waits for another one of the same name
+// (or a list peeking at the lock) before it gives up.
+const createLockWait = 2 * time.Second
+
+// lockCreate takes the create lock of sandbox slug. It fails with
+// ErrIncomplete when another process keeps it longer than createLockWait:
+// that process is creating the sandbox right now.
+func lockCreate(ctx context.Context, r *Repo, slug string) (func(), error) {
+	p := stateFile(r.Git.CommonDir, slug, createLockFile)
+	deadline := time.Now().Add(createLockWait)
+	for {
+		err := os.MkdirAll(filepath.Dir(p), 0o755)
+		if errors.Is(err, os.ErrNotExist) && time.Now().Before(deadline) {
+			continue // the parent was removed halfway (removeState)
+		}
+		if err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+		if errors.Is(err, os.ErrNotExist) && time.Now().Before(deadline) {
+			continue // its directory was removed after MkdirAll (removeState)
+		}
+		if err != nil {
+			return nil, err
+		}
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			// The holder before may have removed the file (removeState)
+			// after this open: then this lock guards nothing; take the new
+			// file's.
+			if same(f, p) {
+				return func() {
+					_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+					f.Close()
+				}, nil
+			}
+			f.Close()
+			continue
+		}
+		f.Close()
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("lock %s: %w", p, err)
+		}
+		if time.Now().After(deadline) {
+			return nil, creatingError(slug)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// same reports whether the open file f is still the file at path p.
+func same(f *os.File, p string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(p)
+	return err == nil && os.SameFile(a, b)
+}
+
+// beingCreated reports whether a live process holds the create lock of a
+// sandbox. It takes a shared lock for an instant, which a create waiting for
+// the lock rides out (createLockWait).
+func beingCreated(gitDir, slug string) bool {
+	f, err := os.Open(stateFile(gitDir, slug, createLockFile))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}
+
+// markSetupFailed records a failed startup command, with its output.
+func markSetupFailed(r *Repo, slug, output string) error {
+	return writeAtomic(stateFile(r.Git.CommonDir, slug, setupFailedFile), []byte(output))
+}
+
+func setupFailed(gitDir, slug string) bool {
+	_, err := os.Stat(stateFile(gitDir, slug, setupFailedFile))
+	return err == nil
+}
+
+func creatingError(slug string) error {
+	return &Error{Kind: ErrIncomplete,
+		Msg:   fmt.Sprintf("Sandbox '%s' is being created by another litterbox process right now. Wait for it to finish (`litterbox list` shows it as creating until then), then try again.", slug),
+		Agent: fmt.Sprintf("Sandbox '%s' is being created right now (by another call or process). Wait a moment, then try again.", slug)}
+}
+
+// incompleteError is the refusal of every operation on a sandbox whose
+// create was cut short: its /src may hold any part of the repository, so
+// neither the agent nor a snapshot may take it for the real thing.
+func incompleteError(gitDir, slug string) error {
+	if j := readJournal(gitDir, slug); j != nil && j.FromBranch {
+		return &Error{Kind: ErrIncomplete,
+			Msg:   fmt.Sprintf("Sandbox '%s' is incomplete: recreating its container from its branch was interrupted before the copy into %s was complete, so it cannot be used. Its branch %s%s keeps its work: run `litterbox create --from-branch %s` again.", slug, Workdir, BranchPrefix, slug, slug),
+			Agent: fmt.Sprintf("Sandbox '%s' is incomplete: recreating its container was interrupted, so it cannot be used. Its branch keeps its work. Ask the user to run `litterbox create --from-branch %s`.", slug, slug)}
+	}
+	return &Error{Kind: ErrIncomplete,
+		Msg:   fmt.Sprintf("Sandbox '%s' is incomplete: its create was interrupted before the copy of the repository into %s was complete, so it cannot be used (it holds no work). Remove it with `litterbox delete %s`, then create it again; `litterbox create %s` does both.", slug, Workdir, slug, slug),
+		Agent: fmt.Sprintf("Sandbox '%s' is incomplete: its creation was interrupted before the copy of the repository was complete, so it cannot be used (it holds no work). Call sandbox-create with the same name to replace it, or ask the user to run `litterbox delete %s`.", slug, slug)}
+}

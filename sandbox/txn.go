@@ -1,0 +1,345 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/git"
+)
+
+// apply and merge are the only operations that write the user's working tree
+// (and, for merge, index and branch). Git writes files one by one, and merge
+// moves the branch in a second step, so a process killed in the middle would
+// leave a checkout that is neither before nor after. Both therefore write a
+// journal before their first write, naming every path they change with its
+// entry before and after, and remove it after their last. Whoever finds a
+// journal with no live writer (the next merge, apply or list in that working
+// tree) completes the operation when its last step is done (the branch moved)
+// and otherwise rolls it back: each path is put back to its entry before,
+// and so is the index for a merge. A file that holds neither the before nor
+// the after content is someone's edit made since: it is copied aside first,
+// so nothing is lost. Rolling back twice is rolling back once.
+
+// worktreeTxn is the journal of a merge or apply in progress.
+type worktreeTxn struct {
+	Op      string    `json:"op"` // "merge" or "apply"
+	Sandbox string    `json:"sandbox"`
+	Ref     string    `json:"ref,omitempty"`  // merge: the branch HEAD points at
+	From    string    `json:"from,omitempty"` // merge: the commit it was at
+	To      string    `json:"to,omitempty"`   // merge: the commit it moves to
+	Index   bool      `json:"index,omitempty"`
+	Started time.Time `json:"started"`
+	Paths   []txnPath `json:"paths"`
+}
+
+// txnPath is one path the operation changes. Path is bytes (base64 in the
+// JSON): a file name need not be UTF-8.
+type txnPath struct {
+	Path []byte    `json:"path"`
+	Old  git.Entry `json:"old"`
+	// New is the entry after; the zero Entry when the path goes, or when it
+	// is not known (then any content but Old is copied aside on rollback).
+	New   git.Entry `json:"new"`
+	Known bool      `json:"known,omitempty"` // New is known
+}
+
+func txnFile(r *Repo) string { return filepath.Join(worktreeGitDir(r), "litterbox-worktree.json") }
+func txnLock(r *Repo) string { return filepath.Join(worktreeGitDir(r), "litterbox-worktree.lock") }
+
+func worktreeGitDir(r *Repo) string {
+	if r.Git.GitDir != "" {
+		return r.Git.GitDir
+	}
+	return r.Git.CommonDir
+}
+
+func txnPaths(changes []git.RawChange, known bool) []txnPath {
+	out := make([]txnPath, len(changes))
+	for i, c := range changes {
+		out[i] = txnPath{Path: []byte(c.Path), Old: c.Old, New: c.New, Known: known}
+	}
+	return out
+}
+
+func writeTxn(r *Repo, t *worktreeTxn) error {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(txnFile(r), data); err != nil {
+		return fmt.Errorf("record the %s in %s before changing anything: %w", t.Op, txnFile(r), err)
+	}
+	return nil
+}
+
+func readTxn(r *Repo) (*worktreeTxn, time.Time, error) {
+	p := txnFile(r)
+	data, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, time.Time{}, nil
+	}
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	var t worktreeTxn
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, time.Time{}, fmt.Errorf("%s is not a litterbox journal (%v): move it away if you did not make it", p, err)
+	}
+	return &t, st.ModTime(), nil
+}
+
+func removeTxn(r *Repo) error {
+	err := os.Remove(txnFile(r))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// lockWorktree takes the working tree's merge/apply lock, waiting while
+// another litterbox merge or apply of it runs. The kernel drops the lock of a
+// killed process, so a journal found under the lock has no live writer.
+func lockWorktree(ctx context.Context, r *Repo, wait bool) (unlock func(), ok bool, err error) {
+	f, err := os.OpenFile(txnLock(r), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, false, err
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+				f.Close()
+			}, true, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, false, fmt.Errorf("lock %s: %w", txnLock(r), err)
+		}
+		if !wait {
+			f.Close()
+			return nil, false, nil
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, false, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// recoverWorktree finishes an interrupted merge or apply of r's working tree,
+// if there is one and nobody is running it. list calls it.
+func (s *Service) recoverWorktree(ctx context.Context, r *Repo) error {
+	if _, err := os.Stat(txnFile(r)); err != nil {
+		return nil // the common case: one stat
+	}
+	unlock, ok, err := lockWorktree(ctx, r, false)
+	if err != nil || !ok {
+		return err // !ok: a merge or apply is running right now
+	}
+	defer unlock()
+	return s.recoverLocked(ctx, r)
+}
+
+// recoverLocked finishes an interrupted merge or apply; the caller holds the
+// working tree lock.
+func (s *Service) recoverLocked(ctx context.Context, r *Repo) error {
+	t, since, err := readTxn(r)
+	if err != nil || t == nil {
+		return err
+	}
+	if t.Op == "merge" {
+		ref, attached, err := r.Git.CurrentBranch(ctx)
+		if err != nil {
+			return err
+		}
+		head, err := r.Git.Head(ctx)
+		if err != nil {
+			return err
+		}
+		switch {
+		case attached && ref == t.Ref && head == t.To:
+			s.Log.Warn(fmt.Sprintf("An interrupted `litterbox merge %s` had finished merging into %s; only deleting the sandbox was left. Run `litterbox merge %s` again to delete it.", t.Sandbox, strings.TrimPrefix(t.Ref, "refs/heads/"), t.Sandbox))
+			return removeTxn(r)
+		case !attached || ref != t.Ref || head != t.From:
+			s.Log.Warn(fmt.Sprintf("An interrupted `litterbox merge %s` was found, but HEAD has moved since, so it was left alone: check `git status`. Its journal is removed.", t.Sandbox))
+			return removeTxn(r)
+		}
+	}
+	rescued, err := s.rollback(ctx, r, t, since)
+	if err != nil {
+		return fmt.Errorf("roll back the interrupted `litterbox %s %s`: %w (its journal %s is kept; run litterbox list again to retry)", t.Op, t.Sandbox, err, txnFile(r))
+	}
+	msg := fmt.Sprintf("An interrupted `litterbox %s %s` was rolled back: the files it had begun to change are as they were before it. Run `litterbox %s %s` again.", t.Op, t.Sandbox, t.Op, t.Sandbox)
+	if rescued != "" {
+		msg += " Files that held other changes were copied to " + rescued + " first."
+	}
+	s.Log.Warn(msg)
+	return removeTxn(r)
+}
+
+// rollback puts every path of t back to its entry before t, in the working
+// tree (and, for a merge, the index). since is when the journal was written.
+// It returns the directory files were copied aside to, if any.
+func (s *Service) rollback(ctx context.Context, r *Repo, t *worktreeTxn, since time.Time) (rescued string, err error) {
+	g := r.Git
+	if t.Index {
+		// A read-tree killed midway leaves index.lock behind, and then every
+		// git command fails. One made after the journal, while no merge runs
+		// (the caller holds the lock), is the dead merge's.
+		if st, err := os.Stat(g.IndexLock()); err == nil && !st.ModTime().Before(since) {
+			if err := os.Remove(g.IndexLock()); err != nil {
+				return "", err
+			}
+		}
+	}
+	paths := make([]string, len(t.Paths))
+	for i, p := range t.Paths {
+		paths[i] = string(p.Path)
+	}
+	cur, err := s.onDisk(ctx, r, paths)
+	if err != nil {
+		return "", err
+	}
+	var restore []string
+	var entries []git.Entry
+	var gone []string
+	for i, p := range t.Paths {
+		c := cur[i]
+		if c == p.Old {
+			continue
+		}
+		if c.Present() && c.Mode != "dir" && (!p.Known || c != p.New) {
+			if rescued == "" {
+				rescued = filepath.Join(worktreeGitDir(r), "litterbox-rescued", time.Now().UTC().Format("20060102T150405Z"))
+			}
+			if err := copyAside(filepath.Join(r.Root(), paths[i]), filepath.Join(rescued, paths[i])); err != nil {
+				return "", err
+			}
+		}
+		if c.Mode != "dir" && c.Present() {
+			if err := os.Remove(filepath.Join(r.Root(), paths[i])); err != nil && !os.IsNotExist(err) {
+				return "", err
+			}
+		}
+		if p.Old.Present() {
+			restore, entries = append(restore, paths[i]), append(entries, p.Old)
+		} else {
+			gone = append(gone, paths[i])
+		}
+	}
+	// Directories left empty go first: a file may be restored where one is.
+	for _, p := range gone {
+		removeEmptyParents(r.Root(), p)
+	}
+	if err := g.WriteFiles(ctx, restore, entries); err != nil {
+		return rescued, err
+	}
+	if t.Index {
+		// Only entries that differ are written, so a rollback of a merge
+		// that never reached the index leaves the index file alone.
+		idx, err := g.IndexEntries(ctx, paths)
+		if err != nil {
+			return rescued, err
+		}
+		var ps []string
+		var olds []git.Entry
+		for i, p := range t.Paths {
+			if idx[paths[i]] != p.Old {
+				ps, olds = append(ps, paths[i]), append(olds, p.Old)
+			}
+		}
+		if len(ps) > 0 {
+			if err := g.SetIndexEntries(ctx, "", ps, olds); err != nil {
+				return rescued, err
+			}
+		}
+	}
+	return rescued, nil
+}
+
+// onDisk returns the entry each path has in the working tree now: the zero
+// Entry when it is missing, Mode "dir" for a directory.
+func (s *Service) onDisk(ctx context.Context, r *Repo, paths []string) ([]git.Entry, error) {
+	out := make([]git.Entry, len(paths))
+	var files []string
+	var idx []int
+	for i, p := range paths {
+		full := filepath.Join(r.Root(), p)
+		st, err := os.Lstat(full)
+		switch {
+		case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+			continue
+		case err != nil:
+			return nil, err
+		case st.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(full)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = git.Entry{Mode: "120000", ID: git.BlobID([]byte(target))}
+		case st.IsDir():
+			out[i] = git.Entry{Mode: "dir"}
+		default:
+			out[i].Mode = "100644"
+			if st.Mode()&0o111 != 0 {
+				out[i].Mode = "100755"
+			}
+			files, idx = append(files, p), append(idx, i)
+		}
+	}
+	ids, err := r.Git.HashFiles(ctx, files)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range idx {
+		out[i].ID = ids[k]
+	}
+	return out, nil
+}
+
+// copyAside copies the file or symlink at src to dst, making dst's parents.
+func copyAside(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	st, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	if st.Mode()&os.ModeSymlink != 0 {
+		target, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(target, dst)
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, st.Mode().Perm())
+}
+
+// removeEmptyParents removes the directories above p (relative to root) that
+// are left empty, as git does when it removes a file.
+func removeEmptyParents(root, p string) {
+	for d := filepath.Dir(p); d != "." && d != "/" && d != ""; d = filepath.Dir(d) {
+		if os.Remove(filepath.Join(root, d)) != nil {
+			return
+		}
+	}
+}
