@@ -342,6 +342,8 @@ func (f *faulter) runRound(op string, p plan) int {
 	switch op {
 	case "create":
 		return f.roundCreate(p)
+	case "create-pooled":
+		return f.roundCreatePooled(p)
 	case "snapshot":
 		return f.roundSnapshot(p)
 	case "delete":
@@ -565,9 +567,16 @@ func (f *faulter) truth(usable func(listRow)) map[string]listRow {
 	if r.code != 0 {
 		f.fatalf("list after the fault: exit %d\n%s", r.code, r.stderr)
 	}
-	var l struct{ Sandboxes []listRow }
+	var l struct {
+		Sandboxes []listRow
+		Pool      []struct{ Container string }
+	}
 	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil {
 		f.fatalf("list --json: %v\n%s", err, r.stdout)
+	}
+	pool := map[string]bool{}
+	for _, p := range l.Pool {
+		pool[p.Container] = true
 	}
 	rows := map[string]listRow{}
 	for _, row := range l.Sandboxes {
@@ -577,8 +586,28 @@ func (f *faulter) truth(usable func(listRow)) map[string]listRow {
 		rows[row.Name] = row
 	}
 	cts := map[string]string{} // slug -> container name
-	for _, line := range f.docker("ps", "-a", "--filter", "label="+f.label, "--format", `{{.Label "dev.litterbox.slug"}} {{.Names}}`) {
-		slug, name, _ := strings.Cut(line, " ")
+	for _, line := range f.docker("ps", "-a", "--no-trunc", "--filter", "label="+f.label, "--format", `{{.ID}}|{{.Label "dev.litterbox.pool"}}|{{.Names}}|{{.Label "dev.litterbox.slug"}}`) {
+		fields := strings.Split(line, "|")
+		if len(fields) != 4 {
+			f.fatalf("docker ps: %q", line)
+		}
+		id, name, slug := fields[0], fields[2], fields[3]
+		if fields[1] != "" {
+			// A container of the warm pool is the sandbox its claim (on
+			// the host) names, or else one of the pool list shows.
+			data, err := os.ReadFile(filepath.Join(f.repo, ".git", "litterbox", "pool.d", id+".claim"))
+			if err != nil {
+				if !pool[name] {
+					f.fatalf("pooled container %s exists unclaimed, list does not show it in the pool\n%s", name, r.stdout)
+				}
+				continue
+			}
+			var c struct{ Slug string }
+			if json.Unmarshal(data, &c) != nil || c.Slug == "" {
+				f.fatalf("pooled container %s: claim %q does not name a sandbox", name, data)
+			}
+			slug = c.Slug
+		}
 		cts[slug] = name
 	}
 	nets := map[string]string{}
@@ -725,6 +754,40 @@ func (f *faulter) roundCreate(p plan) int {
 	}
 	f.must("delete", name)
 	f.nothingLeft(name)
+	if f.userState() != user {
+		f.fatalf("the user's checkout changed")
+	}
+	return n
+}
+
+// roundCreatePooled: create killed while it takes a sandbox of the warm pool
+// (filled unfaulted first); list then shows the pool member as a pool
+// member or as the sandbox it was becoming, create again converges to one
+// whole sandbox, and delete and delete --pool leave nothing.
+func (f *faulter) roundCreatePooled(p plan) int {
+	name := fmt.Sprintf("p%d", f.seq)
+	f.must("pool", "1")
+	user := f.userState()
+	head := f.git("rev-parse", "HEAD")
+	r, n := f.faulted(p, "create", name)
+	rows := f.truth(func(row listRow) { f.complete(row, head) })
+	again := f.lbRun("create", name)
+	switch {
+	case again.code == 0:
+	case again.code == 4 && rows[name].Status == "active":
+	default:
+		f.fatalf("create %s again after the fault (first exit %d, list %+v): exit %d\n%s", name, r.code, rows[name], again.code, again.stderr)
+	}
+	rows = f.truth(func(row listRow) { f.complete(row, head) })
+	if rows[name].Status != "active" {
+		f.fatalf("after create again, list shows %+v", rows[name])
+	}
+	f.must("delete", name)
+	f.must("delete", "--pool")
+	f.nothingLeft(name)
+	if c := f.docker("ps", "-aq", "--filter", "label="+f.label, "--filter", "label=dev.litterbox.pool"); len(c) > 0 {
+		f.fatalf("pooled containers left after delete --pool: %v", c)
+	}
 	if f.userState() != user {
 		f.fatalf("the user's checkout changed")
 	}

@@ -76,6 +76,7 @@ type cli struct {
 	Snapshot  commands.Snapshot   `cmd:"" help:"Commit what changed in a sandbox's /src to its branch now."`
 	Fork      commands.Fork       `cmd:"" help:"Create a sandbox from another sandbox's branch tip (litterbox fork NAME NEW), snapshotting NAME first."`
 	Rewind    commands.Rewind     `cmd:"" help:"Put a sandbox's /src back to one of its commits, recorded as a new commit; running services are restarted."`
+	Pool      commands.Pool       `cmd:"" help:"Fill or show this repository's warm pool: sandboxes made ahead of time with HEAD copied in, which create takes in a fraction of the time."`
 	Cp        commands.Cp         `cmd:"" help:"Copy files or folders between the host and a sandbox: litterbox cp SRC NAME:PATH, litterbox cp NAME:PATH DST (- is a tar stream on stdin or stdout)."`
 	Milestone commands.Milestone  `cmd:"" help:"Squash a sandbox's commits since its last milestone into one."`
 	Ports     commands.Ports      `cmd:"" help:"Show a sandbox's named ports and their host URLs."`

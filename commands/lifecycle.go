@@ -27,6 +27,8 @@ type Create struct {
 	Image string `name:"image" placeholder:"IMAGE" help:"Image to make the sandbox from, instead of the image in .litterbox.toml (default busybox:latest, or LITTERBOX_IMAGE). It must be on the engine: litterbox pulls no image you name (see docs/images.md)."`
 	// From starts the sandbox at another commit than HEAD.
 	From string `name:"from" placeholder:"REF" help:"Start from this branch, tag or commit instead of HEAD; it is the sandbox's base for diff, log, apply and merge."`
+	// NoPool skips the warm pool.
+	NoPool bool `name:"no-pool" help:"Make a new container even when the warm pool (litterbox pool) holds one for this commit."`
 }
 
 // Validate refuses a bad name before anything runs.
@@ -48,7 +50,7 @@ func (c *Create) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	p := newProgress(env)
-	created, err := env.Service.Create(ctx, r, c.Name, sandbox.CreateOptions{Progress: p.step, FromBranch: c.FromBranch, From: c.From, Image: c.Image})
+	created, err := env.Service.Create(ctx, r, c.Name, sandbox.CreateOptions{Progress: p.step, FromBranch: c.FromBranch, From: c.From, Image: c.Image, NoPool: c.NoPool})
 	p.done()
 	if created != nil {
 		if created.RemovedIncomplete {
@@ -118,11 +120,12 @@ type List struct {
 // Run prints the table or JSON.
 func (l *List) Run(ctx context.Context, env *Env) error {
 	var list []sandbox.Sandbox
+	var pool []sandbox.PoolEntry
 	var err error
 	if l.AllRepos {
 		list, err = env.Service.List(ctx, nil)
 	} else {
-		list, err = env.Service.ListDir(ctx, env.RepoDir)
+		list, pool, err = env.Service.ListDirPool(ctx, env.RepoDir)
 		if errors.Is(err, git.ErrNotRepository) {
 			return fmt.Errorf("%w; `litterbox list --all-repos` lists the sandboxes of every repository", err)
 		}
@@ -134,7 +137,14 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 		if list == nil {
 			list = []sandbox.Sandbox{}
 		}
-		return writeJSON(env, map[string]any{"sandboxes": list})
+		out := map[string]any{"sandboxes": list}
+		if len(pool) > 0 {
+			out["pool"] = pool
+		}
+		return writeJSON(env, out)
+	}
+	if len(pool) > 0 {
+		defer printPoolLine(env, pool)
 	}
 	if len(list) == 0 {
 		env.errf("No sandboxes. Create one with `litterbox create NAME`.\n")
@@ -277,16 +287,40 @@ func (r *Resume) Validate() error { return r.validate() }
 // Run resumes.
 func (r *Resume) Run(ctx context.Context, env *Env) error { return r.run(ctx, env, false) }
 
-// Delete removes a sandbox.
+// Delete removes a sandbox, or the warm pool.
 type Delete struct {
-	sandboxName
-	Force bool `short:"f" help:"Delete even when the branch has commits that are not in HEAD."`
+	Name  string `arg:"" optional:"" predictor:"sandbox" help:"Sandbox name."`
+	Force bool   `short:"f" help:"Delete even when the branch has commits that are not in HEAD."`
+	Pool  bool   `name:"pool" help:"Remove this repository's warm pool instead: the pooled sandboxes no create has taken (see litterbox pool)."`
+}
+
+// Validate refuses a bad name, or a name with --pool, before anything runs.
+func (d *Delete) Validate() error {
+	switch {
+	case d.Pool && d.Name != "":
+		return fmt.Errorf("delete --pool removes the warm pool and takes no sandbox name; delete %s on its own", d.Name)
+	case d.Pool:
+		return nil
+	case d.Name == "":
+		return errors.New("expected a sandbox name (see `litterbox list`), or --pool")
+	}
+	_, err := sandbox.Slugify(d.Name)
+	return err
 }
 
 // Run deletes.
 func (d *Delete) Run(ctx context.Context, env *Env) error {
 	r, err := env.Repo(ctx)
 	if err != nil {
+		return err
+	}
+	if d.Pool {
+		removed, err := env.Service.DeletePool(ctx, r)
+		if len(removed) > 0 {
+			env.outf("Deleted the warm pool (%d container(s): %s)\n", len(removed), strings.Join(removed, ", "))
+		} else if err == nil {
+			env.errf("The warm pool is empty: nothing to delete.\n")
+		}
 		return err
 	}
 	rep, err := env.Service.Delete(ctx, r, d.Name, d.Force)

@@ -3,16 +3,19 @@ package commands
 import (
 	"context"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/internal/buildinfo"
 	lbmcp "github.com/litterbox-dev/litterbox/mcp"
+	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
 // MCP serves the agent tools over MCP on stdio.
 type MCP struct {
 	MaxOutput        int           `name:"max-output" default:"262144" env:"LITTERBOX_MCP_MAX_OUTPUT" help:"Largest response in bytes (of JSON); longer output is cut, saying where and how to get the rest (at least 16384)."`
 	ProgressInterval time.Duration `name:"progress-interval" default:"15s" env:"LITTERBOX_MCP_PROGRESS_INTERVAL" help:"How often a long call sends a progress notification, to clients that ask for them (0 for never)."`
+	Pool             int           `name:"pool" default:"0" env:"LITTERBOX_POOL" help:"Keep this many sandboxes of the repository warm (0 to 16): made from HEAD at start and again after each sandbox-create takes one, in the background, so that a create takes a fraction of the time. Each holds a copy of the repository in memory. 0 keeps none (a pool filled by litterbox pool is still used)."`
 }
 
 // Run serves until stdin closes or a signal arrives, then returns, leaving
@@ -24,6 +27,59 @@ func (m *MCP) Run(ctx context.Context, env *Env) error {
 	}
 	srv := lbmcp.New(env.Service, r, env.Service.Log)
 	srv.MaxOutput, srv.ProgressInterval = max(m.MaxOutput, lbmcp.MinMaxOutput), m.ProgressInterval
-	env.Service.Log.Info("serving MCP on stdio", "repo", r.Root(), "max-output", srv.MaxOutput)
+	if m.Pool > 0 {
+		f := &refiller{svc: env.Service, r: r, size: m.Pool}
+		srv.Created = f.kick
+		f.kick()
+		defer f.wait()
+	}
+	env.Service.Log.Info("serving MCP on stdio", "repo", r.Root(), "max-output", srv.MaxOutput, "pool", m.Pool)
 	return srv.ServeStdio(ctx, buildinfo.Version(), os.Stdin, env.Stdout)
 }
+
+// refiller fills the warm pool in the background, one fill at a time: a
+// kick during a fill makes one more fill after it.
+type refiller struct {
+	svc  *sandbox.Service
+	r    *sandbox.Repo
+	size int
+
+	mu      sync.Mutex
+	running bool
+	again   bool
+	done    sync.WaitGroup
+}
+
+func (f *refiller) kick() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.running {
+		f.again = true
+		return
+	}
+	f.running = true
+	f.done.Add(1)
+	go f.loop()
+}
+
+func (f *refiller) loop() {
+	defer f.done.Done()
+	for {
+		// Not the server's context: a fill cut short leaves a container
+		// that only the next fill removes.
+		if _, err := f.svc.FillPool(context.Background(), f.r, f.size); err != nil {
+			f.svc.Log.Warn("could not fill the warm pool", "err", err)
+		}
+		f.mu.Lock()
+		if !f.again {
+			f.running = false
+			f.mu.Unlock()
+			return
+		}
+		f.again = false
+		f.mu.Unlock()
+	}
+}
+
+// wait lets a fill under way finish before the server exits.
+func (f *refiller) wait() { f.done.Wait() }

@@ -258,6 +258,9 @@ func (s *Server) create(ctx context.Context, a CreateArgs) (*CreateResult, error
 	if err != nil {
 		return nil, err
 	}
+	if s.Created != nil {
+		s.Created()
+	}
 	return createResult(c), nil
 }
 

@@ -292,3 +292,11 @@ type PauseEnder interface {
 	// memory.
 	PauseEnds() bool
 }
+
+// Renamer is implemented by a provider that can rename a sandbox's container
+// in place, as a warm pool needs: a pooled sandbox takes the name of the
+// sandbox it becomes once it is claimed. A name that is taken is
+// ErrConflict, a sandbox that is gone ErrNotFound.
+type Renamer interface {
+	Rename(ctx context.Context, ref Ref, name string) error
+}

@@ -44,6 +44,9 @@ type CreateOptions struct {
 	// which diff, log, apply and merge compare with. A name that resolves
 	// to no commit is ErrBadRef, before anything is made.
 	From string
+	// NoPool makes a new container even when the warm pool holds one
+	// (pool.go).
+	NoPool bool
 }
 
 // Created is the result of Create.
@@ -63,6 +66,9 @@ type Created struct {
 	// RemovedIncomplete: an incomplete sandbox of this name, left by an
 	// interrupted create, was removed first.
 	RemovedIncomplete bool `json:"removedIncomplete,omitempty"`
+	// Pooled: the sandbox is a container of the warm pool, made ahead of
+	// time with the commit already copied in.
+	Pooled bool `json:"pooled,omitempty"`
 }
 
 // Create makes a sandbox: it validates the name before any git or engine
@@ -130,6 +136,12 @@ type creation struct {
 	// stamp is the scan stamp the copy reported; setupErr a failed setup.
 	stamp    int64
 	setupErr error
+	// pool are the warm pool's members this create may claim (pool.go);
+	// pooled the one it claimed, renamed when its rename has ended.
+	pool      []*poolMember
+	pooled    *poolMember
+	renamed   chan struct{}
+	renamedTo string
 }
 
 // beginCreate checks everything that can be checked before anything is made
@@ -195,15 +207,15 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 	case c.cfg.Image == "":
 		c.cfg.Image = s.Image
 	}
-	// The image, when the engine holds it, must be for a platform litterbox
-	// has a scanner for; that is known before anything is made.
-	var img provider.Image
-	if c.platform, img, err = s.imageInfo(ctx, c.cfg.Image); err != nil {
-		return nil, err
+	// A warm pool's member made from this commit for this configuration
+	// already holds the copy, and its record the image's platform.
+	if !opts.FromBranch && !opts.NoPool && s.pooling() {
+		c.pool = poolCandidates(r.Git.CommonDir, poolKey(s.spec(r, slug, c.head, c.cfg)), c.start)
 	}
-	c.volumes = img.Volumes
-	if c.platform == "" && c.cfg.Image != DefaultImage {
-		return nil, missingImage(c.cfg.Image)
+	if len(c.pool) == 0 {
+		if err := c.inspectImage(ctx); err != nil {
+			return nil, err
+		}
 	}
 	c.out = &Created{Sandbox: Sandbox{
 		Name: slug, Status: StatusActive, Branch: BranchPrefix + slug,
@@ -216,9 +228,10 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 			c.out.Uncommitted, _ = r.Git.DirtyTracked(ctx)
 		}()
 	}
-	var archCtx context.Context
-	archCtx, c.cancelArchive = context.WithCancel(ctx)
-	c.archive = s.startArchive(archCtx, r, c.start)
+	c.cancelArchive = func() {}
+	if len(c.pool) == 0 {
+		c.startArchive(ctx)
+	}
 	if c.cfg.Network != config.NetworkNone {
 		c.isolation = s.startIsolationCheck(ctx, c.cfg.Image)
 	}
@@ -235,6 +248,102 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 	}
 	ok = true
 	return c, nil
+}
+
+// claimPooled takes a member of the warm pool: its claim is recorded first,
+// exclusively, so no other create can take it; then the container takes
+// the sandbox's name, beside the setup. false when every member was taken
+// meanwhile.
+func (c *creation) claimPooled(ctx context.Context) (bool, error) {
+	gd := c.r.Git.CommonDir
+	for _, m := range c.pool {
+		ok, err := claimMember(gd, m.Ref.ID, poolClaim{Slug: c.slug, Base: c.head, Claimed: time.Now().UTC()})
+		if err != nil {
+			return false, fmt.Errorf("claim the pooled sandbox %s: %w", m.Name, err)
+		}
+		if !ok {
+			continue
+		}
+		c.progress("claimed the pooled sandbox " + m.Name)
+		c.pooled, c.platform, c.volumes = m, m.Platform, m.Volumes
+		c.sandbox = &provider.Sandbox{Ref: m.Ref, Name: m.Name}
+		c.out.Container, c.out.Pooled = m.Name, true
+		c.undo.push("container "+m.Name, func(ctx context.Context) error {
+			return c.s.removeMember(ctx, gd, *c.sandbox)
+		})
+		c.renamed = make(chan struct{})
+		go c.rename(ctx)
+		return true, nil
+	}
+	return false, nil
+}
+
+// rename gives the claimed container the sandbox's usual name. Nothing goes
+// by that name (lookups go by the claim), so a rename that fails only
+// leaves the pool's name, with a warning.
+func (c *creation) rename(ctx context.Context) {
+	defer close(c.renamed)
+	rn := c.s.Provider.(provider.Renamer)
+	name := c.r.ContainerName(c.slug)
+	err := rn.Rename(made(ctx), c.sandbox.Ref, name)
+	if errors.Is(err, provider.ErrConflict) {
+		name = c.r.suffixedName(c.slug)
+		err = rn.Rename(made(ctx), c.sandbox.Ref, name)
+	}
+	if errors.Is(err, provider.ErrNotFound) {
+		return // the container is gone: replacePooled says so
+	}
+	if err != nil {
+		c.s.Log.Warn("the pooled sandbox keeps the pool's container name", "container", c.sandbox.Name, "err", err)
+		return
+	}
+	c.renamedTo = name
+}
+
+// replacePooled: the claimed container died after it was filled (an engine
+// restart stops them all). It is removed, and the create makes a container
+// of its own after all.
+func (c *creation) replacePooled(ctx context.Context, cause error) error {
+	<-c.renamed
+	c.renamed, c.renamedTo = nil, ""
+	c.s.Log.Warn("the pooled sandbox is not running; making a new container", "container", c.sandbox.Name, "err", cause)
+	last := c.undo.steps[len(c.undo.steps)-1]
+	if err := last.fn(made(ctx)); err != nil {
+		return fmt.Errorf("remove the dead pooled sandbox %s: %w", c.sandbox.Name, err)
+	}
+	c.undo.steps = c.undo.steps[:len(c.undo.steps)-1]
+	c.pool, c.pooled, c.out.Pooled, c.out.SetupOutput = nil, nil, false, ""
+	c.out.Services, c.out.Ports = nil, nil
+	if err := c.inspectImage(ctx); err != nil {
+		return err
+	}
+	c.startArchive(ctx)
+	if err := c.startContainer(ctx); err != nil {
+		return err
+	}
+	return c.fill(ctx)
+}
+
+// inspectImage checks the image, when the engine holds it: it must be for a
+// platform litterbox has a scanner for. That is known before anything is
+// made.
+func (c *creation) inspectImage(ctx context.Context) error {
+	platform, img, err := c.s.imageInfo(ctx, c.cfg.Image)
+	if err != nil {
+		return err
+	}
+	c.platform, c.volumes = platform, img.Volumes
+	if c.platform == "" && c.cfg.Image != DefaultImage {
+		return missingImage(c.cfg.Image)
+	}
+	return nil
+}
+
+// startArchive starts archiving the commit into memory, beside the rest.
+func (c *creation) startArchive(ctx context.Context) {
+	var archCtx context.Context
+	archCtx, c.cancelArchive = context.WithCancel(ctx)
+	c.archive = c.s.startArchive(archCtx, c.r, c.start)
 }
 
 // createBase is the commit a new sandbox starts from: HEAD, or the commit
@@ -261,6 +370,9 @@ func (s *Service) createBase(ctx context.Context, r *Repo, slug string, opts Cre
 // end stops the side work and lets the next create of the name go.
 func (c *creation) end() {
 	c.cancelArchive()
+	if c.renamed != nil {
+		<-c.renamed
+	}
 	if c.isolation != nil {
 		<-c.isolation.done
 	}
@@ -288,24 +400,30 @@ func (c *creation) checkIsolation(context.Context) error {
 	if c.isolation == nil {
 		return nil
 	}
-	v, err := c.isolation.wait()
+	return c.s.isolationVerdict(c.isolation, c.cfg)
+}
+
+// isolationVerdict waits for the engine's isolation check and refuses an
+// engine whose sandboxes reach each other, unless the user allows it.
+func (s *Service) isolationVerdict(check *engineCheck, cfg *config.Config) error {
+	v, err := check.wait()
 	if err != nil {
 		if errors.Is(err, provider.ErrUnreachable) {
 			return err
 		}
 		// A check that could not run says nothing of the engine: go on,
 		// and try again next time.
-		c.s.Log.Warn("could not check that the engine isolates sandboxes from each other; it is checked again next time", "err", err)
+		s.Log.Warn("could not check that the engine isolates sandboxes from each other; it is checked again next time", "err", err)
 		return nil
 	}
 	allowedBy := ""
 	switch {
-	case c.s.AllowUnisolated:
+	case s.AllowUnisolated:
 		allowedBy = "--allow-unisolated (LITTERBOX_ALLOW_UNISOLATED)"
-	case c.cfg.AllowUnisolated:
+	case cfg.AllowUnisolated:
 		allowedBy = "allow_unisolated in " + config.LocalFile
 	}
-	return c.s.checkIsolated(v, allowedBy)
+	return s.checkIsolated(v, allowedBy)
 }
 
 func (c *creation) writeJournal(context.Context) error {
@@ -339,6 +457,17 @@ func (c *creation) claimBranch(ctx context.Context) error {
 }
 
 func (c *creation) startContainer(ctx context.Context) error {
+	if len(c.pool) > 0 {
+		ok, err := c.claimPooled(ctx)
+		if ok || err != nil {
+			return err
+		}
+		// Every member was taken meanwhile: make a container after all.
+		if err := c.inspectImage(ctx); err != nil {
+			return err
+		}
+		c.startArchive(ctx)
+	}
 	spec := c.s.spec(c.r, c.slug, c.head, c.cfg)
 	spec.Tmpfs = append(spec.Tmpfs, volumeMasks(c.volumes)...)
 	if c.platform != "" {
@@ -399,12 +528,23 @@ func (c *creation) startContainer(ctx context.Context) error {
 // sandbox is kept, marked failed-setup (see finish).
 func (c *creation) fill(ctx context.Context) error {
 	extras := c.s.prepareExtras(ctx, c.r, c.sandbox.Ref, c.cfg, c.out)
-	c.progress("copying " + short(c.start) + " into " + Workdir + ", then running setup: " + runner.Quote(c.setup...))
 	var so, se bytes.Buffer
-	err := c.s.copyAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.setup, &so, &se)
-	c.stamp = takeStamp(&so)
+	var err error
+	if c.pooled != nil {
+		c.progress("running setup in the pooled sandbox (" + short(c.start) + " is copied in): " + runner.Quote(c.setup...))
+		err = c.s.setupOnly(ctx, c.sandbox.Ref, c.slug, c.setup, &so, &se)
+		c.stamp = c.pooled.Stamp
+	} else {
+		c.progress("copying " + short(c.start) + " into " + Workdir + ", then running setup: " + runner.Quote(c.setup...))
+		err = c.s.copyAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.setup, &so, &se)
+		c.stamp = takeStamp(&so)
+	}
 	c.out.SetupOutput = so.String() + se.String()
-	if xerr := extras(); xerr != nil {
+	xerr := extras()
+	if c.pooled != nil && (errors.Is(err, provider.ErrNotFound) || errors.Is(err, provider.ErrStopped) || errors.Is(err, provider.ErrPaused)) {
+		return c.replacePooled(ctx, err)
+	}
+	if xerr != nil {
 		return xerr
 	}
 	var ce *copyError
@@ -435,6 +575,12 @@ func (c *creation) fill(ctx context.Context) error {
 // mark that makes the sandbox usable; then it starts the services that start
 // by themselves.
 func (c *creation) finish(ctx context.Context) (*Created, error) {
+	if c.renamed != nil {
+		<-c.renamed
+		if c.renamedTo != "" {
+			c.out.Container = c.renamedTo
+		}
+	}
 	// The copy is complete (tar read the whole archive, which git wrote
 	// whole).
 	if err := writeSince(c.r, c.slug, c.stamp); err != nil {
@@ -458,7 +604,7 @@ func (c *creation) finish(ctx context.Context) (*Created, error) {
 	// A service that cannot be started leaves a usable sandbox: say so and
 	// let the caller start it by hand.
 	var err error
-	if c.out.Services, err = c.s.autostart(ctx, c.sandbox.Ref, c.cfg); err != nil {
+	if c.out.Services, err = c.s.autostart(ctx, c.sandbox.Ref, c.slug, c.cfg); err != nil {
 		c.s.Log.Warn("could not start services", "sandbox", c.slug, "err", err)
 	}
 	c.dirty.Wait()
@@ -621,6 +767,18 @@ shift; [ $# -eq 0 ] || exec "$@"`
 	case aerr != io.EOF && (err == nil || runner.ExitCode(err) > 0):
 		return &copyError{fmt.Errorf("archive the tree: %w", aerr)}
 	}
+	return err
+}
+
+// setupOnly runs the setup command in a sandbox whose /src already holds the
+// copy (a pooled one).
+func (s *Service) setupOnly(ctx context.Context, ref provider.Ref, slug string, setup []string, stdout, stderr *bytes.Buffer) error {
+	if len(setup) == 0 {
+		return nil
+	}
+	_, err := s.exec(ctx, provider.ExecRequest{
+		Kind: runner.Stream, Ref: ref, Cmd: setup, Env: sandboxEnv(slug), Stdout: stdout, Stderr: stderr,
+	})
 	return err
 }
 

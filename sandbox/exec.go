@@ -55,7 +55,7 @@ func (s *Service) Exec(ctx context.Context, r *Repo, name string, o ExecOptions)
 	}
 	res, err := s.Provider.Exec(ctx, provider.ExecRequest{
 		Kind: runner.Stream, // the user's command: it runs until done or Ctrl-C
-		Ref:  f.container.Ref, Cmd: o.Cmd, Workdir: Workdir,
+		Ref:  f.container.Ref, Cmd: o.Cmd, Workdir: Workdir, Env: sandboxEnv(f.slug),
 		TTY: o.TTY, Interactive: o.Interactive, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
 	switch {

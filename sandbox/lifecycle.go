@@ -309,6 +309,12 @@ func (s *Service) removeSandbox(ctx context.Context, r *Repo, f *found, clearSta
 			return rep, newError(ErrPartialDelete, "delete sandbox '%s' was partial: could not remove container %s: %v\nRun `litterbox delete %s` again.", slug, c.Name, errText(err), slug)
 		}
 		rep.Removed = append(rep.Removed, "container "+c.Name)
+		if c.Labels[LabelPool] != "" {
+			// A container of the warm pool: its claim goes with it.
+			if err := forgetMember(r.Git.CommonDir, c.Ref.ID); err != nil {
+				s.Log.Warn("could not remove the pool's record of the container", "container", c.Name, "err", err)
+			}
+		}
 	}
 	var left []string
 	for _, n := range f.objects {

@@ -23,16 +23,51 @@ var labelKeys = []string{LabelSlug, LabelRepo, LabelGitDir, LabelRepoID, LabelBr
 // r's objects are picked here, not by a label filter: those made before
 // repository ids existed carry no id, only the git dir, and an engine's
 // filter cannot say "this id, or no id and this git dir".
+//
+// A container of the warm pool carries no slug: the sandbox a create made of
+// it is known from its claim (pool.go), so when r has claimed any (or r is
+// nil), the pooled containers are listed too, beside the rest.
 func (s *Service) sandboxes(ctx context.Context, r *Repo, slug string) ([]provider.Sandbox, error) {
+	sbs, _, err := s.objects(ctx, r, slug)
+	return sbs, err
+}
+
+// objects is sandboxes, plus the pooled containers that no create claimed
+// (of r, or of every repository when r is nil): those are listed only when
+// r is nil, or has claimed any.
+func (s *Service) objects(ctx context.Context, r *Repo, slug string) (sbs, pool []provider.Sandbox, err error) {
 	sel := provider.Selector{Labels: map[string]string{LabelSlug: slug}, Report: labelKeys}
 	for k, v := range s.ExtraLabels {
 		sel.Labels[k] = v
 	}
-	sbs, err := s.Provider.List(ctx, sel)
-	if err != nil || r == nil {
-		return sbs, err
+	var (
+		pooled  []provider.Sandbox
+		poolErr error
+		wg      sync.WaitGroup
+	)
+	if s.pooling() && (r == nil || hasClaims(r.Git.CommonDir)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pooled, poolErr = s.poolContainers(ctx)
+		}()
 	}
-	return slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return !r.owns(sb.Labels) }), nil
+	sbs, err = s.Provider.List(ctx, sel)
+	wg.Wait()
+	if err = errors.Join(err, poolErr); err != nil {
+		return nil, nil, err
+	}
+	sbs = append(sbs, claimed(pooled, slug)...)
+	for _, p := range pooled {
+		if _, taken := readClaim(p.Labels[LabelGitDir], p.Ref.ID); !taken && p.Ref.ID != "" {
+			pool = append(pool, p)
+		}
+	}
+	if r == nil {
+		return sbs, pool, nil
+	}
+	notMine := func(sb provider.Sandbox) bool { return !r.owns(sb.Labels) }
+	return slices.DeleteFunc(sbs, notMine), slices.DeleteFunc(pool, notMine), nil
 }
 
 // List returns the sandboxes of r, or of every repository when r is nil, from
@@ -73,7 +108,15 @@ func (s *Service) List(ctx context.Context, r *Repo) ([]Sandbox, error) {
 // and are filtered here: list costs about one engine list. It first finishes
 // an interrupted merge or apply of this working tree (see recoverWorktree).
 func (s *Service) ListDir(ctx context.Context, dir string) ([]Sandbox, error) {
+	sbs, _, err := s.ListDirPool(ctx, dir)
+	return sbs, err
+}
+
+// ListDirPool is ListDir, plus the repository's warm pool (from the same
+// engine list).
+func (s *Service) ListDirPool(ctx context.Context, dir string) ([]Sandbox, []PoolEntry, error) {
 	var (
+		pool    []provider.Sandbox
 		r       *Repo
 		repErr  error
 		own     map[string]string
@@ -90,21 +133,28 @@ func (s *Service) ListDir(ctx context.Context, dir string) ([]Sandbox, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		sbs, listErr = s.sandboxes(ctx, nil, "")
+		sbs, pool, listErr = s.objects(ctx, nil, "")
 	}()
 	wg.Wait()
 	if repErr != nil {
-		return nil, repErr
+		return nil, nil, repErr
 	}
 	if listErr != nil {
-		return nil, listErr
+		return nil, nil, listErr
 	}
 	if err := s.recoverWorktree(ctx, r); err != nil {
 		// The message says what to do; the list is still worth showing.
 		s.Log.Warn(err.Error())
 	}
 	mine := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return !r.owns(sb.Labels) })
-	return s.assemble(ctx, r, mine, own)
+	list, err := s.assemble(ctx, r, mine, own)
+	var entries []PoolEntry
+	for _, p := range pool {
+		if r.owns(p.Labels) {
+			entries = append(entries, poolEntry(r.Git.CommonDir, p))
+		}
+	}
+	return list, entries, err
 }
 
 // assemble joins what the engine holds (containers, leftover networks) and

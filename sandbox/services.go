@@ -124,7 +124,7 @@ func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action str
 	var out bytes.Buffer
 	call := func() error {
 		out.Reset()
-		_, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, User: User, Cmd: args, Stdout: &out})
+		_, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, User: User, Cmd: args, Env: sandboxEnv(h.Slug), Stdout: &out})
 		return err
 	}
 	err := call()
@@ -319,7 +319,7 @@ func serviceSpec(sc config.Service) string {
 }
 
 // autostart starts the services configured with autostart, with one exec.
-func (s *Service) autostart(ctx context.Context, ref provider.Ref, cfg *config.Config) ([]ServiceStatus, error) {
+func (s *Service) autostart(ctx context.Context, ref provider.Ref, slug string, cfg *config.Config) ([]ServiceStatus, error) {
 	args := []string{svcPath, ActionStart}
 	for _, sc := range cfg.Services {
 		if sc.Autostart {
@@ -330,7 +330,7 @@ func (s *Service) autostart(ctx context.Context, ref provider.Ref, cfg *config.C
 		return nil, nil
 	}
 	var out bytes.Buffer
-	if _, err := s.exec(ctx, provider.ExecRequest{Ref: ref, User: User, Cmd: args, Stdout: &out}); err != nil {
+	if _, err := s.exec(ctx, provider.ExecRequest{Ref: ref, User: User, Cmd: args, Env: sandboxEnv(slug), Stdout: &out}); err != nil {
 		return nil, err
 	}
 	// start prints one block per service, each opening with message=.

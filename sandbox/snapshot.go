@@ -426,7 +426,7 @@ func (s *Service) scanOnce(ctx context.Context, h *Handle, args []string, stdin 
 	execDone := make(chan error, 1)
 	go func() {
 		defer release()
-		_, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, Cmd: args, Stdin: in, Stdout: pw, Kind: kind})
+		_, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, Cmd: args, Env: sandboxEnv(h.Slug), Stdin: in, Stdout: pw, Kind: kind})
 		if err != nil {
 			pw.CloseWithError(err)
 		} else {

@@ -499,3 +499,18 @@ func (p *Provider) portsNote() string {
 	}
 	return fmt.Sprintf("the engine runs in network namespace %s: this URL works only there, e.g. `nsenter --net=%s curl URL`", p.netns, p.netns)
 }
+
+var _ provider.Renamer = (*Provider)(nil)
+
+// Rename gives a sandbox's container a new name (a pooled sandbox taking
+// its sandbox's name).
+func (p *Provider) Rename(ctx context.Context, ref provider.Ref, name string) error {
+	if ref.ID == "" {
+		return provider.Errorf(provider.ErrNotFound, "rename: the sandbox has no container")
+	}
+	_, err := p.c.Run(ctx, p.c.Cmd("rename", ref.ID, name))
+	if err != nil && strings.Contains(runner.Stderr(err), "in use") {
+		return &provider.Error{Kind: provider.ErrConflict, Msg: daemonMessage(runner.Stderr(err)), Err: err}
+	}
+	return err
+}

@@ -1,0 +1,537 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
+)
+
+// A warm pool holds sandboxes made ahead of time for one repository: each
+// is a hardened container like any sandbox's, started, with HEAD already
+// copied into /src. A create that finds one made for its configuration
+// claims it instead of starting a container: it makes the branch, runs the
+// setup command and marks the sandbox ready, which takes a fraction of a
+// docker run (docs/pool.md).
+//
+// Engines cannot change a container's labels, and a pooled container's are
+// set before anyone knows which sandbox it becomes: it carries the
+// repository's labels and LabelPool, never a slug. What it became is
+// recorded on the host, beside the sandboxes' state, in
+// <common git dir>/litterbox/pool.d/ (the dot keeps it apart from every
+// slug):
+//
+//	ID.member  written once the copy of HEAD is complete: the commit, the
+//	           scan stamp, the image's platform. A container without it is
+//	           still being filled, or its fill was cut short.
+//	ID.claim   made exclusively (O_EXCL) by the create that takes the
+//	           container, before anything else: two creates never get the
+//	           same one. It names the sandbox (slug and base), so every
+//	           lookup finds the container under that name from then on.
+//
+// A crash at any point leaves a container that lookups see: before its
+// claim, as a pool member (`litterbox pool` and `list` show it, `delete
+// --pool` and the next fill remove it); after, as the sandbox it was
+// becoming, incomplete until marked ready, as any interrupted create.
+
+// sandboxEnv is the environment every command of the sandbox's own runs with:
+// its name, which a pooled container's environment cannot hold (it was made
+// before the name was known).
+func sandboxEnv(slug string) []string { return []string{"LITTERBOX_SANDBOX=" + slug} }
+
+// LabelPool marks a pooled container; its value is the pool key (poolKey).
+const LabelPool = LabelPrefix + "pool"
+
+// poolDirName is the pool's directory under <common git dir>/litterbox.
+const poolDirName = "pool.d"
+
+// poolFillStale is how long a member may go without its record before a fill
+// takes it for one cut short and removes it.
+const poolFillStale = 10 * time.Minute
+
+// poolMaxSize bounds a pool: each member holds a copy of the repository in
+// memory.
+const poolMaxSize = 16
+
+func poolDir(gitDir string) string { return filepath.Join(gitDir, "litterbox", poolDirName) }
+
+// poolMember is what the host records of a filled member.
+type poolMember struct {
+	Key    string `json:"key"`
+	Name   string `json:"name"`
+	Ref    provider.Ref
+	Commit string `json:"commit"`
+	// Stamp is the scan stamp taken after the copy, as create's.
+	Stamp    int64     `json:"stamp"`
+	Image    string    `json:"image"`
+	Platform string    `json:"platform,omitempty"`
+	Volumes  []string  `json:"volumes,omitempty"`
+	Filled   time.Time `json:"filled"`
+}
+
+// poolClaim is what the create that took a member records.
+type poolClaim struct {
+	Slug    string    `json:"slug"`
+	Base    string    `json:"base"`
+	Claimed time.Time `json:"claimed"`
+}
+
+func memberPath(gitDir, id string) string { return filepath.Join(poolDir(gitDir), id+".member") }
+func claimPath(gitDir, id string) string  { return filepath.Join(poolDir(gitDir), id+".claim") }
+
+func readMember(gitDir, id string) *poolMember {
+	data, err := os.ReadFile(memberPath(gitDir, id))
+	if err != nil {
+		return nil
+	}
+	var m poolMember
+	if json.Unmarshal(data, &m) != nil || m.Ref.ID != id || m.Stamp == 0 {
+		return nil
+	}
+	return &m
+}
+
+// readClaim returns the claim of container id; claimed is true when a claim
+// file exists at all, even one that cannot be read (a claim cut short is
+// still a claim: that container is never handed out again).
+func readClaim(gitDir, id string) (c *poolClaim, claimed bool) {
+	data, err := os.ReadFile(claimPath(gitDir, id))
+	if err != nil {
+		return nil, !errors.Is(err, os.ErrNotExist)
+	}
+	var pc poolClaim
+	if json.Unmarshal(data, &pc) != nil || pc.Slug == "" {
+		return nil, true
+	}
+	return &pc, true
+}
+
+// claimMember takes container id for slug; false when another create has it.
+// The claim is written whole to a file of its own, then linked into place,
+// which fails when the name exists: of two creates one wins, and no kill
+// leaves a claim half written.
+func claimMember(gitDir, id string, c poolClaim) (bool, error) {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return false, err
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", claimPath(gitDir, id), os.Getpid())
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp)
+	err = os.Link(tmp, claimPath(gitDir, id))
+	if errors.Is(err, os.ErrExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// forgetMember removes the host's record of container id.
+func forgetMember(gitDir, id string) error {
+	var errs []error
+	for _, p := range []string{memberPath(gitDir, id), claimPath(gitDir, id)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// hasClaims reports whether any container of r's pool was claimed: only then
+// do lookups also list pooled containers.
+func hasClaims(gitDir string) bool {
+	entries, err := os.ReadDir(poolDir(gitDir))
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".claim") {
+			return true
+		}
+	}
+	return false
+}
+
+// pooling reports whether the engine can pool (it can rename a claimed
+// container).
+func (s *Service) pooling() bool {
+	_, ok := s.Provider.(provider.Renamer)
+	return ok
+}
+
+// poolContainers lists every pooled container on the engine (of every
+// repository, within the extra labels), claimed or not.
+func (s *Service) poolContainers(ctx context.Context) ([]provider.Sandbox, error) {
+	sel := provider.Selector{Labels: map[string]string{LabelPool: ""}, Report: append(slices.Clone(labelKeys), LabelPool)}
+	for k, v := range s.ExtraLabels {
+		sel.Labels[k] = v
+	}
+	return s.Provider.List(ctx, sel)
+}
+
+// claimed turns the pooled containers that a create claimed into the
+// sandboxes they became (their claim's slug and base as labels), narrowed to
+// slug unless it is "".
+func claimed(pooled []provider.Sandbox, slug string) []provider.Sandbox {
+	var out []provider.Sandbox
+	for _, p := range pooled {
+		if p.Ref.ID == "" {
+			continue
+		}
+		c, _ := readClaim(p.Labels[LabelGitDir], p.Ref.ID)
+		if c == nil || (slug != "" && c.Slug != slug) {
+			continue
+		}
+		p.Labels = cloneLabels(p.Labels)
+		p.Labels[LabelSlug] = c.Slug
+		p.Labels[LabelBranch] = BranchPrefix + c.Slug
+		p.Labels[LabelBase] = c.Base
+		p.Created = c.Claimed // the sandbox's age, not the fill's
+		out = append(out, p)
+	}
+	return out
+}
+
+func cloneLabels(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+3)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// poolKey names the configuration a pooled container was made for: the spec
+// with what belongs to one sandbox (name, hostname, slug, branch, base, its
+// LITTERBOX_SANDBOX) left out. A create claims only a member of its own key.
+func poolKey(sp provider.Spec) string {
+	sp = poolSpec(sp, "")
+	sp.Name = ""
+	b, _ := json.Marshal(sp)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// poolSpec is sp made into a pool member's spec named name.
+func poolSpec(sp provider.Spec, name string) provider.Spec {
+	sp.Name, sp.Hostname = name, "litterbox"
+	l := cloneLabels(sp.Labels)
+	delete(l, LabelSlug)
+	delete(l, LabelBranch)
+	delete(l, LabelBase)
+	delete(l, LabelPool)
+	delete(l, LabelPlatform)
+	sp.Labels = l
+	sp.Env = slices.DeleteFunc(slices.Clone(sp.Env), func(e string) bool { return strings.HasPrefix(e, "LITTERBOX_SANDBOX=") })
+	sp.Tmpfs = slices.Clone(sp.Tmpfs)
+	return sp
+}
+
+// PoolEntry is one pooled container, as `litterbox pool` and `list` show it.
+type PoolEntry struct {
+	Container string `json:"container"`
+	// State is "ready" (HEAD copied in, waiting to be claimed), "filling"
+	// (being made, or a fill cut short) or "stale" (made for another
+	// configuration or commit; the next fill replaces it).
+	State   string    `json:"state"`
+	Commit  string    `json:"commit,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// Pool lists r's unclaimed pooled containers.
+func (s *Service) Pool(ctx context.Context, r *Repo) ([]PoolEntry, error) {
+	if !s.pooling() {
+		return nil, nil
+	}
+	ms, err := s.unclaimed(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	key, head := "", ""
+	if cfg, h, err := s.poolConfig(ctx, r); err == nil {
+		key, head = poolKey(s.spec(r, "x", h, cfg)), h
+	}
+	out := make([]PoolEntry, 0, len(ms))
+	for _, m := range ms {
+		e := poolEntry(r.Git.CommonDir, m.c)
+		if m.rec != nil && (m.rec.Key != key || m.rec.Commit != head) {
+			e.State = "stale"
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// poolEntry describes an unclaimed pooled container: ready once its record
+// is written, filling before, and stopped when it does not run (an engine
+// restart stops them; the next fill replaces it).
+func poolEntry(gitDir string, c provider.Sandbox) PoolEntry {
+	e := PoolEntry{Container: c.Name, State: "filling", Created: c.Created}
+	if rec := readMember(gitDir, c.Ref.ID); rec != nil {
+		e.State, e.Commit = "ready", rec.Commit
+	}
+	if c.State != provider.StateRunning {
+		e.State = string(c.State)
+	}
+	return e
+}
+
+type member struct {
+	c   provider.Sandbox
+	rec *poolMember
+}
+
+// unclaimed are r's pooled containers that no create claimed, oldest first.
+func (s *Service) unclaimed(ctx context.Context, r *Repo) ([]member, error) {
+	all, err := s.poolContainers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []member
+	for _, c := range all {
+		if !r.owns(c.Labels) || c.Ref.ID == "" {
+			continue
+		}
+		if _, taken := readClaim(r.Git.CommonDir, c.Ref.ID); taken {
+			continue
+		}
+		out = append(out, member{c: c, rec: readMember(r.Git.CommonDir, c.Ref.ID)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].c.Created.Before(out[j].c.Created) })
+	return out, nil
+}
+
+// poolConfig is the configuration and commit pooled sandboxes are made
+// with: HEAD's, with the service's image unless the configuration names one.
+func (s *Service) poolConfig(ctx context.Context, r *Repo) (*config.Config, string, error) {
+	head, err := r.Git.Head(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg, err := s.LoadConfig(ctx, r, head)
+	if err != nil {
+		return nil, "", err
+	}
+	c := *cfg
+	if c.Image == "" {
+		c.Image = s.Image
+	}
+	return &c, head, nil
+}
+
+// FillPool brings r's pool to size ready members made from HEAD with its
+// configuration: it removes members made for another commit or
+// configuration, fills cut short, members beyond size, and the records of
+// containers that are gone, then makes the missing ones, two at a time.
+// Fills of one repository take turns.
+func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry, error) {
+	if !s.pooling() {
+		return nil, newError(ErrBadPath, "This engine cannot keep a warm pool (it cannot rename a container); create makes each sandbox anew.")
+	}
+	if size < 0 || size > poolMaxSize {
+		return nil, newError(ErrBadPath, "A pool holds 0 to %d sandboxes, not %d: each keeps a copy of the repository in memory.", poolMaxSize, size)
+	}
+	if err := ensureRepoID(r); err != nil {
+		return nil, err
+	}
+	unlock, err := lockState(ctx, poolDir(r.Git.CommonDir))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	cfg, head, err := s.poolConfig(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	// Pooled sandboxes are sandboxes: none is made on an engine that does
+	// not keep them apart, unless the user allows it.
+	var check *engineCheck
+	if cfg.Network != config.NetworkNone {
+		check = s.startIsolationCheck(ctx, cfg.Image)
+	}
+	platform, img, err := s.imageInfo(ctx, cfg.Image)
+	if check != nil {
+		err = errors.Join(err, s.isolationVerdict(check, cfg))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if platform == "" {
+		return nil, missingImage(cfg.Image)
+	}
+	spec := s.spec(r, "x", head, cfg)
+	key := poolKey(spec)
+	spec.Tmpfs = append(spec.Tmpfs, volumeMasks(img.Volumes)...)
+	ms, err := s.unclaimed(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	var drop []provider.Sandbox
+	ready := 0
+	for _, m := range ms {
+		switch {
+		case m.rec == nil && m.c.State == provider.StateRunning && time.Since(m.c.Created) < poolFillStale:
+			ready++ // another fill's, still copying
+		case m.rec == nil, m.rec.Key != key, m.rec.Commit != head, m.c.State != provider.StateRunning, ready >= size:
+			drop = append(drop, m.c)
+		default:
+			ready++
+		}
+	}
+	var errs []error
+	for _, c := range drop {
+		errs = append(errs, s.removeMember(ctx, r.Git.CommonDir, c))
+	}
+	s.forgetGone(ctx, r)
+	sp := poolSpec(spec, "")
+	sp.Labels[LabelPool] = key
+	sp.Labels[LabelPlatform] = platform
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for i := ready; i < size; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			err := s.makeMember(ctx, r, sp, head, platform, img.Volumes)
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("fill the pool: %w", err)
+	}
+	return s.Pool(ctx, r)
+}
+
+// makeMember makes one pooled container and copies head into it.
+func (s *Service) makeMember(ctx context.Context, r *Repo, sp provider.Spec, head, platform string, volumes []string) error {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	sp.Name = "litterbox-pool-" + r.ID[:idSuffixLen] + "-" + hex.EncodeToString(b[:])
+	sb, err := s.Provider.Create(ctx, sp)
+	if err != nil {
+		return err
+	}
+	a := s.startArchive(ctx, r, head)
+	var so, se bytes.Buffer
+	err = s.copyAndSetup(ctx, a, sb.Ref, sp.Image, nil, &so, &se)
+	stamp := takeStamp(&so)
+	if err == nil && stamp == 0 {
+		err = errors.New("the copy did not report completion")
+	}
+	if err == nil {
+		rec := poolMember{Key: sp.Labels[LabelPool], Name: sp.Name, Ref: sb.Ref, Commit: head, Stamp: stamp,
+			Image: sp.Image, Platform: platform, Volumes: volumes, Filled: time.Now().UTC()}
+		data, _ := json.Marshal(rec)
+		err = writeAtomic(memberPath(r.Git.CommonDir, sb.Ref.ID), append(data, '\n'))
+	}
+	if err != nil {
+		return errors.Join(fmt.Errorf("pooled sandbox %s: %w", sp.Name, err), s.removeMember(made(ctx), r.Git.CommonDir, *sb))
+	}
+	return nil
+}
+
+// removeMember removes a pooled container and its record.
+func (s *Service) removeMember(ctx context.Context, gitDir string, c provider.Sandbox) error {
+	if err := s.Provider.Remove(ctx, c.Ref); err != nil {
+		return fmt.Errorf("remove pooled sandbox %s: %w", c.Name, err)
+	}
+	return forgetMember(gitDir, c.Ref.ID)
+}
+
+// forgetGone removes the pool records of containers that no longer exist
+// (removed by hand, or with a sandbox). Errors are left for the next fill.
+func (s *Service) forgetGone(ctx context.Context, r *Repo) {
+	entries, err := os.ReadDir(poolDir(r.Git.CommonDir))
+	if err != nil {
+		return
+	}
+	all, err := s.poolContainers(ctx)
+	if err != nil {
+		return
+	}
+	live := map[string]bool{}
+	for _, c := range all {
+		live[c.Ref.ID] = true
+	}
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".member")
+		if !ok {
+			id, ok = strings.CutSuffix(e.Name(), ".claim")
+		}
+		if ok && !live[id] {
+			_ = forgetMember(r.Git.CommonDir, id)
+		}
+	}
+}
+
+// DeletePool removes every unclaimed pooled container of r and its record;
+// it returns their names.
+func (s *Service) DeletePool(ctx context.Context, r *Repo) ([]string, error) {
+	if !s.pooling() {
+		return []string{}, nil
+	}
+	unlock, err := lockState(ctx, poolDir(r.Git.CommonDir))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ms, err := s.unclaimed(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	removed := []string{}
+	var errs []error
+	for _, m := range ms {
+		if err := s.removeMember(ctx, r.Git.CommonDir, m.c); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, m.c.Name)
+	}
+	s.forgetGone(ctx, r)
+	return removed, errors.Join(errs...)
+}
+
+// poolCandidates are the filled, unclaimed members recorded for key and made
+// from commit, oldest first: host files only, no engine call.
+func poolCandidates(gitDir, key, commit string) []*poolMember {
+	entries, err := os.ReadDir(poolDir(gitDir))
+	if err != nil {
+		return nil
+	}
+	var out []*poolMember
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".member")
+		if !ok {
+			continue
+		}
+		if _, taken := readClaim(gitDir, id); taken {
+			continue
+		}
+		if m := readMember(gitDir, id); m != nil && m.Key == key && m.Commit == commit {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Filled.Before(out[j].Filled) })
+	return out
+}
