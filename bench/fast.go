@@ -37,11 +37,10 @@ func (b *bench) fastRows(ctx context.Context) []FastRow {
 		out = append(out, f)
 	}
 	big, small := b.big.String(), b.small.String()
-	if _, ran := byCase["create "+big]; ran {
-		// The pool group does not exist until the warm pool does.
-		if !b.has(ctx, "pool") {
-			out = append(out, FastRow{What: "create from a warm pool, " + big, Floor: "bare `docker run -d busybox`", Target: "<= 0.5x, < 300 ms", Status: "n/a", Note: "no warm pool (`litterbox pool`) yet"})
-		}
+	if r, ok := byCase["create from a warm pool "+big]; ok && r.Floor > 0 {
+		add(FastRow{What: "create from a warm pool, " + big, Floor: "bare `docker run -d busybox`", FloorMS: r.Floor, Measured: r.Median, Ratio: r.Ratio, Target: "<= 0.5x, < 300 ms"}, r.Ratio <= 0.5 && r.Median < 300)
+	} else if _, ran := byCase["create "+big]; ran && !b.has(ctx, "pool") {
+		out = append(out, FastRow{What: "create from a warm pool, " + big, Floor: "bare `docker run -d busybox`", Target: "<= 0.5x, < 300 ms", Status: "n/a", Note: "no warm pool (`litterbox pool`) in this build"})
 	}
 	if r, ok := byCase["create "+big]; ok && r.Floor > 0 {
 		add(FastRow{What: "create with an empty pool, " + big, Floor: "naive script (branch, own network, run, archive, exec)", FloorMS: r.Floor, Measured: r.Median, Ratio: r.Ratio, Target: "<= 0.8x"}, r.Ratio <= 0.8)

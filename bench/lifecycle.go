@@ -88,7 +88,59 @@ func (b *bench) caseCreate(ctx context.Context) error {
 				return err
 			}
 		}
+		if spec == b.big && b.has(ctx, "pool") {
+			if err := b.pooledCreates(ctx, dir, spec); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
+}
+
+// pooledCreates times `litterbox create` taking a sandbox of the warm pool
+// (`litterbox pool 1` before each, untimed) against a bare `docker run -d
+// busybox`, interleaved (issue 13). The pool is emptied at the end, so no
+// other case takes from it.
+func (b *bench) pooledCreates(ctx context.Context, dir string, spec repoSpec) error {
+	defer b.litterbox(dir, "delete", "--pool").run(context.WithoutCancel(ctx))
+	var lbs, floor []time.Duration
+	for i := 0; i <= b.n; i++ {
+		name := fmt.Sprintf("pool%d", i)
+		if _, err := b.litterbox(dir, "pool", "1").run(ctx); err != nil {
+			return err
+		}
+		var out []byte
+		d, err := timed(func() error {
+			var err error
+			out, err = b.litterbox(dir, "create", "--json", name).run(ctx)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(out), `"pooled": true`) {
+			return fmt.Errorf("create %s did not take the pooled sandbox:\n%s", name, out)
+		}
+		if _, err := b.litterbox(dir, "delete", name).run(ctx); err != nil {
+			return err
+		}
+		var id []byte
+		f, err := timed(func() error {
+			var err error
+			id, err = (proc{args: []string{"docker", "run", "-d", "--label", b.label, sandbox.DefaultImage, "sleep", "infinity"}}).run(ctx)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if err := runCmd(ctx, "docker", "rm", "-f", strings.TrimSpace(string(id))); err != nil {
+			return err
+		}
+		if i > 0 {
+			lbs, floor = append(lbs, d), append(floor, f)
+		}
+	}
+	b.rows = append(b.rows, row("create from a warm pool "+spec.String(), lbs, floor, all(maxRatio(0.5), under(300))))
 	return nil
 }
 

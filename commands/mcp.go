@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -83,3 +84,11 @@ func (f *refiller) loop() {
 
 // wait lets a fill under way finish before the server exits.
 func (f *refiller) wait() { f.done.Wait() }
+
+// Validate refuses a pool size out of range before the server starts.
+func (m *MCP) Validate() error {
+	if m.Pool < 0 || m.Pool > 16 {
+		return fmt.Errorf("--pool %d: a warm pool holds 0 to 16 sandboxes", m.Pool)
+	}
+	return nil
+}

@@ -129,12 +129,16 @@ func claimMember(gitDir, id string, c poolClaim) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	tmp := fmt.Sprintf("%s.%d.tmp", claimPath(gitDir, id), os.Getpid())
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+	f, err := os.CreateTemp(poolDir(gitDir), id+".*.tmp")
+	if err != nil {
 		return false, err
 	}
-	defer os.Remove(tmp)
-	err = os.Link(tmp, claimPath(gitDir, id))
+	defer os.Remove(f.Name())
+	_, werr := f.Write(append(data, '\n'))
+	if err := errors.Join(werr, f.Close()); err != nil {
+		return false, err
+	}
+	err = os.Link(f.Name(), claimPath(gitDir, id))
 	if errors.Is(err, os.ErrExist) {
 		return false, nil
 	}

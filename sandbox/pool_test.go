@@ -1,0 +1,89 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
+)
+
+// Of many creates claiming one pooled container at once, exactly one gets
+// it, and its claim is whole.
+func TestClaimMemberOnce(t *testing.T) {
+	gd := t.TempDir()
+	if err := os.MkdirAll(poolDir(gd), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const n = 32
+	var wg sync.WaitGroup
+	won := make([]bool, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := claimMember(gd, "c0ffee", poolClaim{Slug: "s" + string(rune('a'+i%26)), Base: "b", Claimed: time.Now()})
+			if err != nil {
+				t.Error(err)
+			}
+			won[i] = ok
+		}()
+	}
+	wg.Wait()
+	winners := 0
+	for _, w := range won {
+		if w {
+			winners++
+		}
+	}
+	if winners != 1 {
+		t.Fatalf("%d creates claimed the container, want 1", winners)
+	}
+	c, taken := readClaim(gd, "c0ffee")
+	if !taken || c == nil || c.Base != "b" {
+		t.Fatalf("claim = %+v, taken %v", c, taken)
+	}
+	left, _ := filepath.Glob(filepath.Join(poolDir(gd), "*.tmp"))
+	if len(left) > 0 {
+		t.Fatalf("temporary files left: %v", left)
+	}
+}
+
+// The pool key names the configuration, not the sandbox: sandboxes of other
+// names and bases share it, another image or memory limit does not.
+func TestPoolKey(t *testing.T) {
+	s := &Service{Image: DefaultImage}
+	r := &Repo{Slug: "repo", ID: "0123456789abcdef0123456789abcdef", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
+	cfg := &config.Config{Image: DefaultImage}
+	k := poolKey(s.spec(r, "a", "base1", cfg))
+	if k2 := poolKey(s.spec(r, "other", "base2", cfg)); k2 != k {
+		t.Errorf("key differs by name and base: %s vs %s", k, k2)
+	}
+	for name, c := range map[string]*config.Config{
+		"image":   {Image: "debian:12"},
+		"memory":  {Image: DefaultImage, Memory: "512m"},
+		"network": {Image: DefaultImage, Network: config.NetworkNone},
+		"ports":   {Image: DefaultImage, Ports: []config.Port{{Name: "web", ContainerPort: 8080}}},
+	} {
+		if poolKey(s.spec(r, "a", "base1", c)) == k {
+			t.Errorf("another %s gives the same key", name)
+		}
+	}
+	sp := poolSpec(s.spec(r, "a", "base1", cfg), "litterbox-pool-x")
+	for _, l := range []string{LabelSlug, LabelBranch, LabelBase} {
+		if _, ok := sp.Labels[l]; ok {
+			t.Errorf("pooled spec carries %s", l)
+		}
+	}
+	for _, e := range sp.Env {
+		if e == "LITTERBOX_SANDBOX=a" {
+			t.Errorf("pooled spec carries the sandbox's name in its environment")
+		}
+	}
+	if sp.Name != "litterbox-pool-x" || sp.Hostname == "a" {
+		t.Errorf("pooled spec name %q hostname %q", sp.Name, sp.Hostname)
+	}
+}
