@@ -39,7 +39,13 @@ if ! command -v dockerd >/dev/null 2>&1; then
   apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-confold docker.io >/dev/null
 fi
 
-if ! pgrep -x dockerd >/dev/null 2>&1; then
+# The default engine's dockerd, not another one (the ssh engines of
+# ensure-ssh-engine.sh run dockerds of their own with -H): its pid file names
+# it.
+default_dockerd_runs() {
+  [ -s /var/run/docker.pid ] && kill -0 "$(cat /var/run/docker.pid)" 2>/dev/null
+}
+if ! default_dockerd_runs && ! timeout 10 docker info >/dev/null 2>&1; then
   log "starting dockerd (log: /tmp/dockerd.log)"
   setsid dockerd >/tmp/dockerd.log 2>&1 < /dev/null &
 fi
@@ -51,6 +57,10 @@ for _ in $(seq 1 120); do
   fi
   sleep 0.5
 done
+if default_dockerd_runs; then
+  log "dockerd (pid $(cat /var/run/docker.pid)) runs but does not answer: it may be hung (Docker before 20.10.27 can deadlock in its network code, moby/moby#46661). Stop it (kill \$(cat /var/run/docker.pid), or kill -9 if it does not exit), then run this again"
+  exit 1
+fi
 log "dockerd did not answer within 60 s; see /tmp/dockerd.log"
 tail -n 20 /tmp/dockerd.log >&2 || true
 exit 1

@@ -10,10 +10,14 @@ package docker
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -219,12 +223,49 @@ func (c *Client) Unpause(ctx context.Context, name string) (already bool, err er
 // Remove force-removes a container with its anonymous volumes. A container
 // that is already gone is provider.ErrNotFound: `docker rm --force` exits 0
 // in that case, so stderr decides.
+//
+// On Docker, removals take turns across the processes of this machine (per
+// endpoint), each followed by a short pause. Docker before 20.10.27 (Debian
+// 12's docker.io is 20.10.24) can deadlock when containers leave one network
+// at once: the leave of one and the engine's asynchronous cleanup of
+// another's endpoint take the network's lock and the engine's in opposite
+// orders (moby/moby#46661, fixed by moby/libnetwork#2679), and from then on
+// every network call hangs until dockerd is restarted. Sandboxes share one
+// bridge, so concurrent deletes hit it; one at a time, with the cleanup of
+// each done before the next leave, they cannot.
 func (c *Client) Remove(ctx context.Context, name string) error {
+	if c.dialect().SharedNetwork != "" {
+		unlock := c.removalTurn()
+		defer unlock()
+	}
 	res, err := c.Run(ctx, c.Cmd("rm", "--force", "--volumes", name))
 	if err == nil && strings.Contains(strings.ToLower(string(res.Stderr)), "no such container") {
 		return provider.ErrNotFound
 	}
 	return err
+}
+
+// removalSettle is how long a removal keeps its turn after docker rm has
+// returned: the engine's cleanup of the endpoint runs on after it.
+const removalSettle = 30 * time.Millisecond
+
+// removalTurn waits for this machine's turn to remove a container from the
+// engine and returns what ends it. Without a runtime directory there is no
+// turn to take.
+func (c *Client) removalTurn() func() {
+	dir, err := runtimeDir()
+	if err != nil {
+		return func() {}
+	}
+	sum := sha256.Sum256([]byte(c.endpoint()))
+	unlock, err := flock(filepath.Join(dir, "rm-"+hex.EncodeToString(sum[:8])+".lock"))
+	if err != nil {
+		return func() {}
+	}
+	return func() {
+		time.Sleep(removalSettle)
+		unlock()
+	}
 }
 
 // NetworkCreateArgs builds the argv of `docker network create` for a bridge
