@@ -232,7 +232,10 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 	if len(c.pool) == 0 {
 		c.startArchive(ctx)
 	}
-	if c.cfg.Network != config.NetworkNone {
+	// A pooled sandbox was made after the same check passed on this
+	// engine (FillPool), and an engine restart, which may change what the
+	// check would say, stops it: a claim needs no check of its own.
+	if c.cfg.Network != config.NetworkNone && len(c.pool) == 0 {
 		c.isolation = s.startIsolationCheck(ctx, c.cfg.Image)
 	}
 
@@ -314,14 +317,30 @@ func (c *creation) replacePooled(ctx context.Context, cause error) error {
 	c.undo.steps = c.undo.steps[:len(c.undo.steps)-1]
 	c.pool, c.pooled, c.out.Pooled, c.out.SetupOutput = nil, nil, false, ""
 	c.out.Services, c.out.Ports = nil, nil
-	if err := c.inspectImage(ctx); err != nil {
+	if err := c.unpooled(ctx); err != nil {
 		return err
 	}
-	c.startArchive(ctx)
 	if err := c.startContainer(ctx); err != nil {
 		return err
 	}
 	return c.fill(ctx)
+}
+
+// unpooled readies a create that expected a pooled sandbox to make its own
+// container: the image and the engine are checked, and the copy starts.
+func (c *creation) unpooled(ctx context.Context) error {
+	c.pool = nil
+	if err := c.inspectImage(ctx); err != nil {
+		return err
+	}
+	if c.cfg.Network != config.NetworkNone && c.isolation == nil {
+		c.isolation = c.s.startIsolationCheck(ctx, c.cfg.Image)
+		if err := c.checkIsolation(ctx); err != nil {
+			return err
+		}
+	}
+	c.startArchive(ctx)
+	return nil
 }
 
 // inspectImage checks the image, when the engine holds it: it must be for a
@@ -463,10 +482,9 @@ func (c *creation) startContainer(ctx context.Context) error {
 			return err
 		}
 		// Every member was taken meanwhile: make a container after all.
-		if err := c.inspectImage(ctx); err != nil {
+		if err := c.unpooled(ctx); err != nil {
 			return err
 		}
-		c.startArchive(ctx)
 	}
 	spec := c.s.spec(c.r, c.slug, c.head, c.cfg)
 	spec.Tmpfs = append(spec.Tmpfs, volumeMasks(c.volumes)...)

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -245,25 +246,34 @@ func (c *Client) Remove(ctx context.Context, name string) error {
 	return err
 }
 
-// removalSettle is how long a removal keeps its turn after docker rm has
-// returned: the engine's cleanup of the endpoint runs on after it.
+// removalSettle is how long after a removal the next one waits: the
+// engine's cleanup of the endpoint runs on after docker rm has returned.
 const removalSettle = 30 * time.Millisecond
 
 // removalTurn waits for this machine's turn to remove a container from the
-// engine and returns what ends it. Without a runtime directory there is no
-// turn to take.
+// engine, and then, when a removal ended less than removalSettle ago (the
+// lock file's mtime says when), for the rest of that; it returns what ends
+// the turn. A removal alone waits for nothing. Without a runtime directory
+// there is no turn to take.
 func (c *Client) removalTurn() func() {
 	dir, err := runtimeDir()
 	if err != nil {
 		return func() {}
 	}
 	sum := sha256.Sum256([]byte(c.endpoint()))
-	unlock, err := flock(filepath.Join(dir, "rm-"+hex.EncodeToString(sum[:8])+".lock"))
+	path := filepath.Join(dir, "rm-"+hex.EncodeToString(sum[:8])+".lock")
+	unlock, err := flock(path)
 	if err != nil {
 		return func() {}
 	}
+	if fi, err := os.Stat(path); err == nil {
+		if wait := removalSettle - time.Since(fi.ModTime()); wait > 0 {
+			time.Sleep(wait)
+		}
+	}
 	return func() {
-		time.Sleep(removalSettle)
+		now := time.Now()
+		_ = os.Chtimes(path, now, now)
 		unlock()
 	}
 }
