@@ -40,22 +40,43 @@ func (s *Service) objects(ctx context.Context, r *Repo, slug string) (sbs, pool 
 	for k, v := range s.ExtraLabels {
 		sel.Labels[k] = v
 	}
-	var (
-		pooled  []provider.Sandbox
-		poolErr error
-		wg      sync.WaitGroup
-	)
-	if s.pooling() && (r == nil || hasClaims(r.Git.CommonDir)) {
+	var pooled []provider.Sandbox
+	switch {
+	case s.pooling() && slug == "":
+		// Sandboxes and pooled containers both carry the git dir label:
+		// one engine list finds them all.
+		delete(sel.Labels, LabelSlug)
+		sel.Labels[LabelGitDir] = ""
+		sel.Report = append(slices.Clone(labelKeys), LabelPool)
+		all, err := s.Provider.List(ctx, sel)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, o := range all {
+			switch {
+			case o.Labels[LabelPool] != "":
+				pooled = append(pooled, o)
+			case o.Labels[LabelSlug] != "":
+				sbs = append(sbs, o)
+			}
+		}
+	case s.pooling() && (r == nil || hasClaims(r.Git.CommonDir)):
+		var poolErr error
+		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			pooled, poolErr = s.poolContainers(ctx)
 		}()
-	}
-	sbs, err = s.Provider.List(ctx, sel)
-	wg.Wait()
-	if err = errors.Join(err, poolErr); err != nil {
-		return nil, nil, err
+		sbs, err = s.Provider.List(ctx, sel)
+		wg.Wait()
+		if err = errors.Join(err, poolErr); err != nil {
+			return nil, nil, err
+		}
+	default:
+		if sbs, err = s.Provider.List(ctx, sel); err != nil {
+			return nil, nil, err
+		}
 	}
 	sbs = append(sbs, claimed(pooled, slug)...)
 	for _, p := range pooled {

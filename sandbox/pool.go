@@ -307,10 +307,12 @@ func (s *Service) unclaimed(ctx context.Context, r *Repo) ([]member, error) {
 	}
 	var out []member
 	for _, c := range all {
-		if !r.owns(c.Labels) || c.Ref.ID == "" {
+		if !r.owns(c.Labels) {
 			continue
 		}
-		if _, taken := readClaim(r.Git.CommonDir, c.Ref.ID); taken {
+		// A network alone is what a fill cut short left (network "own"):
+		// listed, so that the next fill and delete --pool remove it.
+		if _, taken := readClaim(r.Git.CommonDir, c.Ref.ID); taken && c.Ref.ID != "" {
 			continue
 		}
 		out = append(out, member{c: c, rec: readMember(r.Git.CommonDir, c.Ref.ID)})
