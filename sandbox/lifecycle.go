@@ -364,9 +364,17 @@ type Pruned struct {
 // --all-repos shows them first, as orphans. Extra labels narrow it as they do
 // every lookup.
 func (s *Service) Prune(ctx context.Context) ([]Pruned, error) {
-	sbs, err := s.sandboxes(ctx, nil, "")
+	sbs, pool, err := s.objects(ctx, nil, "")
 	if err != nil {
 		return nil, err
+	}
+	// The warm pools of those repositories go too.
+	sbs = append(sbs, pool...)
+	name := func(labels map[string]string) string {
+		if labels[LabelSlug] == "" && labels[LabelPool] != "" {
+			return "(warm pool)"
+		}
+		return labels[LabelSlug]
 	}
 	gone := func(labels map[string]string) bool {
 		gd := labels[LabelGitDir]
@@ -393,7 +401,7 @@ func (s *Service) Prune(ctx context.Context) ([]Pruned, error) {
 			errs = append(errs, fmt.Errorf("remove container %s: %s", c.Name, errText(err)))
 			continue
 		}
-		out = append(out, Pruned{Kind: "container", Name: c.Name, Sandbox: c.Labels[LabelSlug], Repo: c.Labels[LabelRepo]})
+		out = append(out, Pruned{Kind: "container", Name: c.Name, Sandbox: name(c.Labels), Repo: c.Labels[LabelRepo]})
 	}
 	for _, n := range sbs {
 		if n.Ref.NetworkID == "" || !gone(n.Labels) {
@@ -403,7 +411,7 @@ func (s *Service) Prune(ctx context.Context) ([]Pruned, error) {
 			errs = append(errs, fmt.Errorf("remove network %s: %s", n.Network, errText(err)))
 			continue
 		}
-		out = append(out, Pruned{Kind: "network", Name: n.Network, Sandbox: n.Labels[LabelSlug], Repo: n.Labels[LabelRepo]})
+		out = append(out, Pruned{Kind: "network", Name: n.Network, Sandbox: name(n.Labels), Repo: n.Labels[LabelRepo]})
 	}
 	if len(errs) > 0 {
 		return out, fmt.Errorf("prune was partial: %w\nRun `litterbox prune` again", errors.Join(errs...))
