@@ -302,7 +302,8 @@ func (d *Delete) Validate() error {
 	case d.Pool:
 		return nil
 	case d.Name == "":
-		return errors.New("expected a sandbox name (see `litterbox list`), or --pool")
+		_, err := sandbox.Slugify(d.Name)
+		return fmt.Errorf("%w Give the name of a sandbox (`litterbox list` shows them), or --pool to delete the warm pool", err)
 	}
 	_, err := sandbox.Slugify(d.Name)
 	return err

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -70,7 +71,8 @@ func (s *Service) objects(ctx context.Context, r *Repo, slug string) (sbs, pool 
 		}()
 		sbs, err = s.Provider.List(ctx, sel)
 		wg.Wait()
-		if err = errors.Join(err, poolErr); err != nil {
+		// Both lists fail alike when the engine does not answer: one error.
+		if err = cmp.Or(err, poolErr); err != nil {
 			return nil, nil, err
 		}
 	default:
