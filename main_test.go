@@ -83,16 +83,23 @@ var scriptSeq atomic.Int64
 // label, and whatever it leaves labelled is removed when it ends.
 //
 // Scripts named allrepos_*.txtar act on every sandbox of the machine (pause
-// --all-repos), so they would disturb the others: TestScriptsAllRepos runs
-// them after these have finished.
+// --all-repos), so they would disturb the others, and those named
+// alone_*.txtar must not be disturbed by them (the others make networks,
+// which on Docker 20.10 briefly lifts isolation between bridges):
+// TestScriptsAllRepos runs both after these have finished.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, scriptParams(t, func(name string) bool { return !strings.HasPrefix(name, "allrepos_") && !kubernetesScript(name) }))
+	testscript.Run(t, scriptParams(t, func(name string) bool { return !runsAfter(name) && !kubernetesScript(name) }))
 }
 
-// TestScriptsAllRepos runs the allrepos_*.txtar scripts once every other
-// script has finished (top-level tests run one after another).
+// TestScriptsAllRepos runs the allrepos_*.txtar and alone_*.txtar scripts
+// once every other script has finished (top-level tests run one after
+// another).
 func TestScriptsAllRepos(t *testing.T) {
-	testscript.Run(t, scriptParams(t, func(name string) bool { return strings.HasPrefix(name, "allrepos_") }))
+	testscript.Run(t, scriptParams(t, runsAfter))
+}
+
+func runsAfter(name string) bool {
+	return strings.HasPrefix(name, "allrepos_") || strings.HasPrefix(name, "alone_")
 }
 
 func scriptParams(t *testing.T, keep func(name string) bool, env ...string) testscript.Params {
