@@ -181,6 +181,10 @@ const probeScheme = "isolated+own"
 // it. Either connected: not isolated. The listener first connects to itself
 // on its own address, so a probe whose listener never came up fails instead
 // of passing for isolation.
+// probeTries is how many times a connection must get through before the
+// check says the engine does not isolate.
+const probeTries = 3
+
 func (s *Service) probeIsolation(ctx context.Context, image string) (*isolationVerdict, error) {
 	bin, err := s.probeScanner(ctx, image)
 	if err != nil {
@@ -254,11 +258,23 @@ func (s *Service) probeIsolation(ctx context.Context, image string) (*isolationV
 		if where == "on the same shared network" && (sbs[2].Network == "" || sbs[2].Network != sbs[0].Network) {
 			where = "on a different network"
 		}
-		res, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: sbs[1+i].Ref, Cmd: append([]string{"/tmp/litterbox-scan", "probe", "connect", strconv.Itoa(probePort), "3s"}, strings.Fields(ips)...)})
-		if err != nil {
-			return nil, fmt.Errorf("run the connecting probe: %w", err)
+		// A connection that gets through is tried again before it counts:
+		// Docker 20.10 lifts its isolation between bridges for a moment
+		// whenever any network is made or removed (docs/security.md), and
+		// an engine that does not isolate lets every try through.
+		var res provider.ExecResult
+		var out string
+		for try := 1; ; try++ {
+			res, err = s.Provider.Exec(ctx, provider.ExecRequest{Ref: sbs[1+i].Ref, Cmd: append([]string{"/tmp/litterbox-scan", "probe", "connect", strconv.Itoa(probePort), "3s"}, strings.Fields(ips)...)})
+			if err != nil {
+				return nil, fmt.Errorf("run the connecting probe: %w", err)
+			}
+			out = strings.TrimSpace(string(res.Stdout))
+			if !strings.HasPrefix(out, "reached ") || try == probeTries {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		out := strings.TrimSpace(string(res.Stdout))
 		switch {
 		case strings.HasPrefix(out, "reached "):
 			return &isolationVerdict{Isolated: false, Detail: fmt.Sprintf("a sandbox connected to %s, another sandbox's address %s", strings.TrimPrefix(out, "reached "), where)}, nil
