@@ -82,7 +82,7 @@ func (s *Service) objects(ctx context.Context, r *Repo, slug string) (sbs, pool 
 	}
 	sbs = append(sbs, claimed(pooled, slug)...)
 	for _, p := range pooled {
-		if _, taken := readClaim(p.Labels[LabelGitDir], p.Ref.ID); !taken && p.Ref.ID != "" {
+		if p.Ref.ID != "" && !claimedBySandbox(p.Labels[LabelGitDir], p.Ref.ID) {
 			pool = append(pool, p)
 		}
 	}

@@ -120,6 +120,14 @@ func readClaim(gitDir, id string) (c *poolClaim, claimed bool) {
 	return &pc, true
 }
 
+// claimedBySandbox reports whether container id is claimed by a create (not
+// by a removal, whose claim names no sandbox, nor by a claim that cannot be
+// read): such a container is a sandbox, the others are still the pool's.
+func claimedBySandbox(gitDir, id string) bool {
+	c, _ := readClaim(gitDir, id)
+	return c != nil
+}
+
 // claimMember takes container id for slug; false when another create has it.
 // The claim is written whole to a file of its own, then linked into place,
 // which fails when the name exists: of two creates one wins, and no kill
@@ -249,8 +257,9 @@ func poolSpec(sp provider.Spec, name string) provider.Spec {
 type PoolEntry struct {
 	Container string `json:"container"`
 	// State is "ready" (HEAD copied in, waiting to be claimed), "filling"
-	// (being made, or a fill cut short) or "stale" (made for another
-	// configuration or commit; the next fill replaces it).
+	// (being made, or a fill cut short), "stale" (made for another
+	// configuration or commit; the next fill replaces it), "removing" (a
+	// removal cut short), or the container's state when it does not run.
 	State   string    `json:"state"`
 	Commit  string    `json:"commit,omitempty"`
 	Created time.Time `json:"created"`
@@ -288,6 +297,9 @@ func poolEntry(gitDir string, c provider.Sandbox) PoolEntry {
 	if rec := readMember(gitDir, c.Ref.ID); rec != nil {
 		e.State, e.Commit = "ready", rec.Commit
 	}
+	if _, taken := readClaim(gitDir, c.Ref.ID); taken && c.Ref.ID != "" {
+		e.State = "removing" // a removal cut short: the next fill or delete --pool ends it
+	}
 	if c.State != provider.StateRunning {
 		e.State = string(c.State)
 	}
@@ -297,6 +309,8 @@ func poolEntry(gitDir string, c provider.Sandbox) PoolEntry {
 type member struct {
 	c   provider.Sandbox
 	rec *poolMember
+	// removing: a removal claimed it and was cut short.
+	removing bool
 }
 
 // unclaimed are r's pooled containers that no create claimed, oldest first.
@@ -312,10 +326,11 @@ func (s *Service) unclaimed(ctx context.Context, r *Repo) ([]member, error) {
 		}
 		// A network alone is what a fill cut short left (network "own"):
 		// listed, so that the next fill and delete --pool remove it.
-		if _, taken := readClaim(r.Git.CommonDir, c.Ref.ID); taken && c.Ref.ID != "" {
+		if c.Ref.ID != "" && claimedBySandbox(r.Git.CommonDir, c.Ref.ID) {
 			continue
 		}
-		out = append(out, member{c: c, rec: readMember(r.Git.CommonDir, c.Ref.ID)})
+		_, taken := readClaim(r.Git.CommonDir, c.Ref.ID)
+		out = append(out, member{c: c, rec: readMember(r.Git.CommonDir, c.Ref.ID), removing: taken && c.Ref.ID != ""})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].c.Created.Before(out[j].c.Created) })
 	return out, nil
@@ -390,6 +405,8 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 	ready := 0
 	for _, m := range ms {
 		switch {
+		case m.removing:
+			drop = append(drop, m.c)
 		case m.rec == nil && m.c.State == provider.StateRunning && time.Since(m.c.Created) < poolFillStale:
 			ready++ // another fill's, still copying
 		case m.rec == nil, m.rec.Key != key, m.rec.Commit != head, m.c.State != provider.StateRunning, ready >= size:
@@ -400,7 +417,9 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 	}
 	var errs []error
 	for _, c := range drop {
-		errs = append(errs, s.removeMember(ctx, r.Git.CommonDir, c))
+		if _, err := s.dropMember(ctx, r.Git.CommonDir, c); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	s.forgetGone(ctx, r)
 	sp := poolSpec(spec, "")
@@ -456,6 +475,23 @@ func (s *Service) makeMember(ctx context.Context, r *Repo, sp provider.Spec, hea
 	return nil
 }
 
+// dropMember removes an unclaimed pooled container, claiming it first, so
+// that a create taking it at that very moment is never handed a container
+// being removed: of the two, the one whose claim is linked first has it.
+// dropped is false when a create got it.
+func (s *Service) dropMember(ctx context.Context, gitDir string, c provider.Sandbox) (dropped bool, err error) {
+	if c.Ref.ID != "" {
+		ok, err := claimMember(gitDir, c.Ref.ID, poolClaim{Claimed: time.Now().UTC()})
+		if err != nil {
+			return false, err
+		}
+		if !ok && claimedBySandbox(gitDir, c.Ref.ID) {
+			return false, nil
+		}
+	}
+	return true, s.removeMember(ctx, gitDir, c)
+}
+
 // removeMember removes a pooled container and its record.
 func (s *Service) removeMember(ctx context.Context, gitDir string, c provider.Sandbox) error {
 	if err := s.Provider.Remove(ctx, c.Ref); err != nil {
@@ -508,11 +544,14 @@ func (s *Service) DeletePool(ctx context.Context, r *Repo) ([]string, error) {
 	removed := []string{}
 	var errs []error
 	for _, m := range ms {
-		if err := s.removeMember(ctx, r.Git.CommonDir, m.c); err != nil {
+		dropped, err := s.dropMember(ctx, r.Git.CommonDir, m.c)
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		removed = append(removed, m.c.Name)
+		if dropped {
+			removed = append(removed, m.c.Name)
+		}
 	}
 	s.forgetGone(ctx, r)
 	return removed, errors.Join(errs...)

@@ -1,13 +1,19 @@
 package sandbox
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/log"
+
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/provider/fake"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
 
@@ -85,5 +91,63 @@ func TestPoolKey(t *testing.T) {
 	}
 	if sp.Name != "litterbox-pool-x" || sp.Hostname == "a" {
 		t.Errorf("pooled spec name %q hostname %q", sp.Name, sp.Hostname)
+	}
+}
+
+// A removal of the pool (a fill dropping an extra member, delete --pool)
+// never takes a container that a create claimed, and a create never takes
+// one a removal claimed.
+func TestDropMemberRespectsClaims(t *testing.T) {
+	ctx := context.Background()
+	gd := t.TempDir()
+	if err := os.MkdirAll(poolDir(gd), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := &fake.Provider{}
+	s := &Service{Provider: p, Log: log.New(io.Discard)}
+	mk := func(name string) provider.Sandbox {
+		sb, err := p.Create(ctx, provider.Spec{Name: name, Network: provider.NetworkNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *sb
+	}
+	alive := func(sb provider.Sandbox) bool {
+		list, err := p.List(ctx, provider.Selector{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range list {
+			if o.Ref.ID == sb.Ref.ID {
+				return true
+			}
+		}
+		return false
+	}
+
+	taken := mk("taken")
+	if ok, err := claimMember(gd, taken.Ref.ID, poolClaim{Slug: "a", Base: "b"}); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if dropped, err := s.dropMember(ctx, gd, taken); dropped || err != nil || !alive(taken) {
+		t.Fatalf("dropMember of a claimed container: dropped %v, err %v, alive %v", dropped, err, alive(taken))
+	}
+
+	free := mk("free")
+	if dropped, err := s.dropMember(ctx, gd, free); !dropped || err != nil || alive(free) {
+		t.Fatalf("dropMember of a free container: dropped %v, err %v, alive %v", dropped, err, alive(free))
+	}
+
+	// A removal cut short after its claim: no create gets the container,
+	// and the next removal finishes it.
+	half := mk("half")
+	if ok, _ := claimMember(gd, half.Ref.ID, poolClaim{}); !ok {
+		t.Fatal("removal's claim refused")
+	}
+	if ok, _ := claimMember(gd, half.Ref.ID, poolClaim{Slug: "c", Base: "b"}); ok {
+		t.Fatal("a create took a container being removed")
+	}
+	if dropped, err := s.dropMember(ctx, gd, half); !dropped || err != nil || alive(half) {
+		t.Fatalf("dropMember after a cut-short removal: dropped %v, err %v, alive %v", dropped, err, alive(half))
 	}
 }
