@@ -74,7 +74,7 @@ func (s *Service) Doctor(ctx context.Context, dir string) []Check {
 		}
 		add(c)
 	} else {
-		add(Check{Name: "engine", Status: CheckOK, Detail: fmt.Sprintf("%s %s at %s (%s/%s)", info.Engine, info.Version, info.Endpoint, info.OS, info.Arch)})
+		add(engineStatus(info))
 	}
 	skip := func(name string) {
 		add(Check{Name: name, Status: CheckSkip, Detail: "needs a reachable engine"})
@@ -99,6 +99,38 @@ func (s *Service) Doctor(ctx context.Context, dir string) []Check {
 
 	add(s.gitCheck(ctx))
 	return append(checks, s.repoChecks(ctx, dir)...)
+}
+
+// engineStatus describes a reachable engine, warning of a Docker with the
+// network flaws docs/security.md describes.
+func engineStatus(info provider.Info) Check {
+	c := Check{Name: "engine", Status: CheckOK, Detail: fmt.Sprintf("%s %s at %s (%s/%s)", info.Engine, info.Version, info.Endpoint, info.OS, info.Arch)}
+	if info.Engine == "docker" && oldDocker(info.Version) {
+		c.Status = CheckWarn
+		c.Detail += ": before 20.10.27 Docker can deadlock in its network code when containers leave a network at once (moby/moby#46661; litterbox's removals take turns to avoid it), " +
+			"and 20.10 opens its isolation between bridges for a moment on every network change (the default shared bridge is not affected); see docs/security.md"
+		c.Fix = "upgrade Docker to 23.0 or later (or 20.10.27 or later) when you can"
+	}
+	return c
+}
+
+// oldDocker reports whether a Docker version ("20.10.24+dfsg1") is older
+// than 20.10.27, which has the fix of moby/moby#46661. A version that does
+// not parse is taken for a new one.
+func oldDocker(v string) bool {
+	var n [3]int
+	for i, part := range strings.SplitN(v, ".", 3) {
+		digits := part
+		if j := strings.IndexFunc(part, func(r rune) bool { return r < '0' || r > '9' }); j >= 0 {
+			digits = part[:j]
+		}
+		x, err := strconv.Atoi(digits)
+		if err != nil {
+			return false
+		}
+		n[i] = x
+	}
+	return n[0] < 20 || (n[0] == 20 && (n[1] < 10 || (n[1] == 10 && n[2] < 27)))
 }
 
 func pauseCheck(info provider.Info) Check {
