@@ -15,9 +15,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/internal/scanbin"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
@@ -104,7 +104,7 @@ func (s *Service) engineIsolation(ctx context.Context, image string) (*isolation
 		return v, nil
 	}
 	// One probe per engine at a time: the others wait and read its answer.
-	unlock, err := lockFile(path + ".lock")
+	unlock, err := flock.Lock(path + ".lock")
 	if err != nil {
 		return nil, err
 	}
@@ -152,22 +152,6 @@ func readVerdict(path string) *isolationVerdict {
 		return nil
 	}
 	return v
-}
-
-// lockFile takes an exclusive lock on path, waiting for it.
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
 }
 
 // probeScheme names what probeIsolation checks, for the verdict's cache key.

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 )
@@ -262,7 +263,7 @@ func (c *Client) removalTurn() func() {
 	}
 	sum := sha256.Sum256([]byte(c.endpoint()))
 	path := filepath.Join(dir, "rm-"+hex.EncodeToString(sum[:8])+".lock")
-	unlock, err := flock(path)
+	unlock, err := flock.Lock(path)
 	if err != nil {
 		return func() {}
 	}

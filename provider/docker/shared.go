@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/runner"
 )
 
@@ -52,7 +53,7 @@ func (p *Provider) ensureShared(ctx context.Context) error {
 	name := p.c.dialect().SharedNetwork
 	if dir, err := runtimeDir(); err == nil {
 		sum := sha256.Sum256([]byte(p.c.endpoint()))
-		if unlock, err := flock(filepath.Join(dir, "shared-"+hex.EncodeToString(sum[:8])+".lock")); err == nil {
+		if unlock, err := flock.Lock(filepath.Join(dir, "shared-"+hex.EncodeToString(sum[:8])+".lock")); err == nil {
 			defer unlock()
 		}
 	}

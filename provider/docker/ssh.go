@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 )
@@ -142,7 +143,7 @@ func (t *sshTunnel) connect(ctx context.Context) error {
 	if answers(t.sock) {
 		return nil
 	}
-	unlock, err := flock(t.lock)
+	unlock, err := flock.Lock(t.lock)
 	if err != nil {
 		return err
 	}
@@ -315,22 +316,6 @@ func answers(path string) bool {
 	}
 	c.Close()
 	return true
-}
-
-// flock takes an exclusive lock on path (made if missing), waiting for it.
-func flock(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
 }
 
 // oneLine joins the lines of s with "; ", for a message.
