@@ -17,10 +17,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/scan"
@@ -608,15 +608,7 @@ func readSince(p string) int64 {
 // changes: a crash before it makes the next scan look further back, which
 // costs time but loses nothing.
 func writeSince(r *Repo, slug string, n int64) error {
-	if err := os.MkdirAll(r.stateDir(slug), 0o755); err != nil {
-		return err
-	}
-	p := sinceFile(r, slug)
-	tmp := fmt.Sprintf("%s.%d", p, os.Getpid())
-	if err := os.WriteFile(tmp, []byte(strconv.FormatInt(n, 10)+"\n"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return writeAtomic(sinceFile(r, slug), []byte(strconv.FormatInt(n, 10)+"\n"))
 }
 
 // lockState takes the sandbox's writer lock, an flock on a file in its state
@@ -626,27 +618,5 @@ func lockState(ctx context.Context, dir string) (func(), error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() {
-				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-				f.Close()
-			}, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", dir, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	return flock.Wait(ctx, filepath.Join(dir, "lock"), 5*time.Millisecond)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/internal/flock"
 )
 
 // apply and merge are the only operations that write the user's working tree
@@ -111,33 +112,11 @@ func removeTxn(r *Repo) error {
 // another litterbox merge or apply of it runs. The kernel drops the lock of a
 // killed process, so a journal found under the lock has no live writer.
 func lockWorktree(ctx context.Context, r *Repo, wait bool) (unlock func(), ok bool, err error) {
-	f, err := os.OpenFile(txnLock(r), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, false, err
+	if !wait {
+		return flock.TryLock(txnLock(r))
 	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() {
-				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-				f.Close()
-			}, true, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, false, fmt.Errorf("lock %s: %w", txnLock(r), err)
-		}
-		if !wait {
-			f.Close()
-			return nil, false, nil
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, false, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	unlock, err = flock.Wait(ctx, txnLock(r), 20*time.Millisecond)
+	return unlock, err == nil, err
 }
 
 // recoverWorktree finishes an interrupted merge or apply of r's working tree,

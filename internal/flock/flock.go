@@ -3,23 +3,69 @@
 package flock
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"syscall"
+	"time"
 )
 
 // Lock takes an exclusive lock on path (made if missing), waiting for it, and
 // returns what releases it.
 func Lock(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
+	return release(f), nil
+}
+
+// TryLock takes the lock on path if it is free; ok is false when another
+// holds it.
+func TryLock(path string) (unlock func(), ok bool, err error) {
+	f, err := open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	switch {
+	case err == nil:
+		return release(f), true, nil
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		f.Close()
+		return nil, false, nil
+	}
+	f.Close()
+	return nil, false, fmt.Errorf("lock %s: %w", path, err)
+}
+
+// Wait takes the lock on path, trying every poll until ctx is done.
+func Wait(ctx context.Context, path string, poll time.Duration) (func(), error) {
+	for {
+		unlock, ok, err := TryLock(path)
+		if err != nil || ok {
+			return unlock, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}
+
+func open(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+}
+
+func release(f *os.File) func() {
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
-	}, nil
+	}
 }
