@@ -340,10 +340,8 @@ func (f *faulter) countedCalls() (all, docker calls) {
 func (f *faulter) runRound(op string, p plan) int {
 	f.seq++
 	switch op {
-	case "create":
-		return f.roundCreate(p)
-	case "create-pooled":
-		return f.roundCreatePooled(p)
+	case "create", "create-pooled":
+		return f.roundCreate(p, op == "create-pooled")
 	case "snapshot":
 		return f.roundSnapshot(p)
 	case "delete":
@@ -730,9 +728,16 @@ func (f *faulter) create(name string) string {
 }
 
 // roundCreate: create killed; then create again converges to one whole
-// sandbox, and delete leaves nothing.
-func (f *faulter) roundCreate(p plan) int {
+// sandbox, and delete leaves nothing. pooled fills the warm pool first
+// (unfaulted), so the create killed is one taking a pooled sandbox: list
+// must then show that container as a pool member or as the sandbox it was
+// becoming, and delete --pool must leave no pooled container.
+func (f *faulter) roundCreate(p plan, pooled bool) int {
 	name := fmt.Sprintf("c%d", f.seq)
+	if pooled {
+		name = fmt.Sprintf("p%d", f.seq)
+		f.must("pool", "1")
+	}
 	user := f.userState()
 	head := f.git("rev-parse", "HEAD")
 	r, n := f.faulted(p, "create", name)
@@ -754,39 +759,11 @@ func (f *faulter) roundCreate(p plan) int {
 	}
 	f.must("delete", name)
 	f.nothingLeft(name)
-	if f.userState() != user {
-		f.fatalf("the user's checkout changed")
-	}
-	return n
-}
-
-// roundCreatePooled: create killed while it takes a sandbox of the warm pool
-// (filled unfaulted first); list then shows the pool member as a pool
-// member or as the sandbox it was becoming, create again converges to one
-// whole sandbox, and delete and delete --pool leave nothing.
-func (f *faulter) roundCreatePooled(p plan) int {
-	name := fmt.Sprintf("p%d", f.seq)
-	f.must("pool", "1")
-	user := f.userState()
-	head := f.git("rev-parse", "HEAD")
-	r, n := f.faulted(p, "create", name)
-	rows := f.truth(func(row listRow) { f.complete(row, head) })
-	again := f.lbRun("create", name)
-	switch {
-	case again.code == 0:
-	case again.code == 4 && rows[name].Status == "active":
-	default:
-		f.fatalf("create %s again after the fault (first exit %d, list %+v): exit %d\n%s", name, r.code, rows[name], again.code, again.stderr)
-	}
-	rows = f.truth(func(row listRow) { f.complete(row, head) })
-	if rows[name].Status != "active" {
-		f.fatalf("after create again, list shows %+v", rows[name])
-	}
-	f.must("delete", name)
-	f.must("delete", "--pool")
-	f.nothingLeft(name)
-	if c := f.docker("ps", "-aq", "--filter", "label="+f.label, "--filter", "label=dev.litterbox.pool"); len(c) > 0 {
-		f.fatalf("pooled containers left after delete --pool: %v", c)
+	if pooled {
+		f.must("delete", "--pool")
+		if c := f.docker("ps", "-aq", "--filter", "label="+f.label, "--filter", "label=dev.litterbox.pool"); len(c) > 0 {
+			f.fatalf("pooled containers left after delete --pool: %v", c)
+		}
 	}
 	if f.userState() != user {
 		f.fatalf("the user's checkout changed")

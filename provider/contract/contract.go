@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -35,7 +36,7 @@ type Engine struct {
 	// Reach fetches an http URL of a published port (Port.URL) from where
 	// the user is, and returns the body. For an engine whose ports are
 	// reachable only in a network namespace (Podman's, as the scripts run
-	// it), it goes there.
+	// it), it goes there. nil fetches it from this machine (Get).
 	Reach func(ctx context.Context, url string) (string, error)
 	// Dead is a provider of the same kind pointed at an endpoint where no
 	// engine answers.
@@ -110,6 +111,29 @@ func Run(t *testing.T, e Engine) {
 }
 
 // spec is a hardened sandbox like the one the service makes.
+// reach is Engine.Reach, or Get when it is nil.
+func (s *suite) reach(ctx context.Context, url string) (string, error) {
+	if s.e.Reach != nil {
+		return s.e.Reach(ctx, url)
+	}
+	return Get(ctx, url)
+}
+
+// Get fetches url from this machine and returns the body.
+func Get(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	res, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	return string(body), err
+}
+
 func (s *suite) spec(t *testing.T) provider.Spec {
 	name := fmt.Sprintf("lbct-%d-%d", os.Getpid(), seq.Add(1))
 	labels := map[string]string{"dev.litterbox.slug": name}
@@ -406,7 +430,7 @@ func (s *suite) ports(t *testing.T) {
 	}
 	var body string
 	for try := 0; try < 50; try++ {
-		if body, err = s.e.Reach(s.ctx, web.URL); err == nil {
+		if body, err = s.reach(s.ctx, web.URL); err == nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)

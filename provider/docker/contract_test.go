@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -100,19 +99,7 @@ func up(e engine) error {
 // netns with nsenter and curl.
 func reach(netns string) func(ctx context.Context, url string) (string, error) {
 	if netns == "" {
-		return func(ctx context.Context, url string) (string, error) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			if err != nil {
-				return "", err
-			}
-			res, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
-			if err != nil {
-				return "", err
-			}
-			defer res.Body.Close()
-			body, err := io.ReadAll(res.Body)
-			return string(body), err
-		}
+		return contract.Get
 	}
 	return func(ctx context.Context, url string) (string, error) {
 		out, err := exec.CommandContext(ctx, "nsenter", "--net=/run/netns/"+netns, "curl", "-sS", "--max-time", "5", url).CombinedOutput()

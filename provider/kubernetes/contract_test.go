@@ -1,14 +1,11 @@
 package kubernetes_test
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/charmbracelet/log"
 
@@ -53,7 +50,7 @@ func TestContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	contract.Run(t, contract.Engine{
-		Provider: p, Kind: kubernetes.Engine, Dead: dp, Reach: reach,
+		Provider: p, Kind: kubernetes.Engine, Dead: dp, // ports: port-forwards listen on this machine
 		Label: fmt.Sprintf("dev.litterbox.test=contract-%d-kubernetes", os.Getpid()),
 		Lacks: map[string]string{
 			contract.LacksPidsLimit:   "Kubernetes limits processes per node (the kubelet's podPidsLimit), not per pod",
@@ -61,19 +58,4 @@ func TestContract(t *testing.T) {
 			contract.LacksIsolation:   "the test cluster's bridge CNI accepts NetworkPolicy and does not enforce it",
 		},
 	})
-}
-
-// reach fetches a URL from this machine: port-forwards listen here.
-func reach(ctx context.Context, url string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	res, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	return string(body), err
 }
