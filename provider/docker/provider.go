@@ -148,19 +148,8 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 	if shared {
 		sb.Network = p.c.dialect().SharedNetwork
 	}
-	var made []func(context.Context) (string, error) // undo, newest last
-	undo := func(cause error) error {
-		var left []string
-		for i := len(made) - 1; i >= 0; i-- {
-			if what, err := made[i](mk); err != nil {
-				left = append(left, fmt.Sprintf("%s (%v)", what, err))
-			}
-		}
-		if len(left) > 0 {
-			return fmt.Errorf("%w\nit could not remove what it made: %s: %w", cause, strings.Join(left, ", "), provider.ErrLeftBehind)
-		}
-		return cause
-	}
+	var made provider.Made
+	undo := func(cause error) error { return made.Undo(mk, cause) }
 
 	if ownNetwork(s, p.c.dialect()) {
 		id, err := p.c.NetworkCreate(mk, s.Name, s.Labels)
@@ -183,7 +172,7 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 			return nil, fmt.Errorf("create network %s: %w", s.Name, err)
 		}
 		sb.Ref.NetworkID, sb.Network = id, s.Name
-		made = append(made, func(ctx context.Context) (string, error) {
+		made.Add(func(ctx context.Context) (string, error) {
 			return "network " + s.Name, p.c.NetworkRemove(ctx, id)
 		})
 		if err := ctx.Err(); err != nil {
@@ -209,7 +198,7 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 		// First sandbox on this engine, or the bridge was pruned: docker
 		// run made the container and could not start it. Make the bridge,
 		// then start that container.
-		made = append(made, func(ctx context.Context) (string, error) {
+		made.Add(func(ctx context.Context) (string, error) {
 			return "container " + s.Name, ignoreMissing(p.c.Remove(ctx, id))
 		})
 		if err = p.ensureShared(mk); err == nil {
@@ -235,7 +224,7 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 		// docker run may have created the container before failing to
 		// start it, unless it never reached the engine.
 		if !neverReached(err) {
-			made = append(made, func(ctx context.Context) (string, error) {
+			made.Add(func(ctx context.Context) (string, error) {
 				return "container " + s.Name, ignoreMissing(p.c.Remove(ctx, s.Name))
 			})
 		}
@@ -243,7 +232,7 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 	}
 	sb.Ref.ID = id
 	sb.Created = time.Now().UTC()
-	made = append(made, func(ctx context.Context) (string, error) {
+	made.Add(func(ctx context.Context) (string, error) {
 		return "container " + s.Name, ignoreMissing(p.c.Remove(ctx, id))
 	})
 	if err := ctx.Err(); err != nil {
@@ -430,7 +419,7 @@ func (p *Provider) Ports(ctx context.Context, ref provider.Ref) ([]provider.Port
 	}
 	note := p.portsNote()
 	out := []provider.Port{}
-	for _, ps := range parsePortsLabel(label) {
+	for _, ps := range provider.ParsePortsLabel(label) {
 		port := provider.Port{Name: ps.Name, ContainerPort: ps.Port}
 		for _, b := range bindings {
 			if b.ContainerPort == ps.Port && b.Proto == "tcp" && (port.HostPort == 0 || b.HostIP == "127.0.0.1") {

@@ -31,7 +31,7 @@ func RunArgs(s provider.Spec, d *Dialect) ([]string, error) {
 		for k, v := range s.Labels {
 			labels[k] = v
 		}
-		labels[LabelPorts] = portsLabel(s.Ports)
+		labels[LabelPorts] = provider.PortsLabel(s.Ports)
 	}
 	for _, kv := range SortedLabels(labels) {
 		args = append(args, "--label", kv)
@@ -117,35 +117,6 @@ func networkOf(s provider.Spec, d *Dialect) string {
 // ownNetwork reports whether a sandbox of spec s gets a network of its own.
 func ownNetwork(s provider.Spec, d *Dialect) bool {
 	return s.Network == provider.NetworkOwn || (s.Network == provider.NetworkIsolated && d.SharedNetwork == "")
-}
-
-// portsLabel renders named ports as the LabelPorts value, sorted by name.
-func portsLabel(ports []provider.PortSpec) string {
-	items := make([]string, 0, len(ports))
-	for _, p := range ports {
-		items = append(items, fmt.Sprintf("%s=%d", p.Name, p.Port))
-	}
-	sort.Strings(items)
-	return strings.Join(items, ",")
-}
-
-// parsePortsLabel parses a LabelPorts value. Malformed items are skipped:
-// the label is ours, but a container is only an engine's object.
-func parsePortsLabel(label string) []provider.PortSpec {
-	var ports []provider.PortSpec
-	for _, item := range strings.Split(label, ",") {
-		name, num, ok := strings.Cut(strings.TrimSpace(item), "=")
-		if !ok {
-			continue
-		}
-		n, err := strconv.Atoi(num)
-		if err != nil || name == "" {
-			continue
-		}
-		ports = append(ports, provider.PortSpec{Name: name, Port: n})
-	}
-	sort.Slice(ports, func(i, j int) bool { return ports[i].Name < ports[j].Name })
-	return ports
 }
 
 // RunDetached creates and starts a detached container and returns its id. It

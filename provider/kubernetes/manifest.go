@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -85,7 +84,7 @@ func podManifest(s provider.Spec) ([]byte, error) {
 		labels[k] = v
 	}
 	if len(s.Ports) > 0 {
-		labels[LabelPorts] = portsLabel(s.Ports)
+		labels[LabelPorts] = provider.PortsLabel(s.Ports)
 	}
 	m, err := objectMeta(s.Name, labels)
 	if err != nil {
@@ -253,31 +252,6 @@ func portName(name string) string {
 		s = "p" + s
 	}
 	return s
-}
-
-// portsLabel renders named ports as the LabelPorts value, sorted by name.
-func portsLabel(ports []provider.PortSpec) string {
-	items := make([]string, 0, len(ports))
-	for _, p := range ports {
-		items = append(items, fmt.Sprintf("%s=%d", p.Name, p.Port))
-	}
-	sort.Strings(items)
-	return strings.Join(items, ",")
-}
-
-// parsePortsLabel parses a LabelPorts value, skipping what does not parse.
-func parsePortsLabel(label string) []provider.PortSpec {
-	var ports []provider.PortSpec
-	for _, item := range strings.Split(label, ",") {
-		name, num, ok := strings.Cut(strings.TrimSpace(item), "=")
-		n, err := strconv.Atoi(num)
-		if !ok || err != nil || name == "" {
-			continue
-		}
-		ports = append(ports, provider.PortSpec{Name: name, Port: n})
-	}
-	sort.Slice(ports, func(i, j int) bool { return ports[i].Name < ports[j].Name })
-	return ports
 }
 
 // shellQuote quotes s for sh.

@@ -127,7 +127,7 @@ func (p *Provider) Ports(ctx context.Context, ref provider.Ref) ([]provider.Port
 		return nil, err
 	}
 	out := []provider.Port{}
-	for _, ps := range parsePortsLabel(pod.Metadata.Annotations[LabelPorts]) {
+	for _, ps := range provider.ParsePortsLabel(pod.Metadata.Annotations[LabelPorts]) {
 		port := provider.Port{Name: ps.Name, ContainerPort: ps.Port}
 		if pod.state() != provider.StateRunning {
 			out = append(out, port)

@@ -76,26 +76,15 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 		return nil, fmt.Errorf("create %s: %w", s.Name, err)
 	}
 	mk := context.WithoutCancel(ctx)
-	var made []func(context.Context) (string, error)
-	undo := func(cause error) error {
-		var left []string
-		for i := len(made) - 1; i >= 0; i-- {
-			if what, err := made[i](mk); err != nil {
-				left = append(left, fmt.Sprintf("%s (%v)", what, err))
-			}
-		}
-		if len(left) > 0 {
-			return fmt.Errorf("%w\nit could not remove what it made: %s: %w", cause, strings.Join(left, ", "), provider.ErrLeftBehind)
-		}
-		return cause
-	}
+	var made provider.Made
+	undo := func(cause error) error { return made.Undo(mk, cause) }
 	if _, err := p.run(mk, p.Cmd("create", "-f", "-", "-o", "name").WithStdin(bytes.NewReader(policy))); err != nil {
 		if errors.Is(err, provider.ErrConflict) {
 			return nil, provider.Errorf(provider.ErrConflict, "network policy %s exists already: %w", s.Name, err)
 		}
 		return nil, fmt.Errorf("create network policy %s: %w", s.Name, err)
 	}
-	made = append(made, func(ctx context.Context) (string, error) {
+	made.Add(func(ctx context.Context) (string, error) {
 		return "network policy " + s.Name, p.deleteObjects(ctx, "networkpolicy/"+s.Name)
 	})
 	if err := ctx.Err(); err != nil {
@@ -105,12 +94,12 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 		if errors.Is(err, provider.ErrConflict) {
 			return nil, undo(provider.Errorf(provider.ErrConflict, "pod %s exists already: %w", s.Name, err))
 		}
-		made = append(made, func(ctx context.Context) (string, error) {
+		made.Add(func(ctx context.Context) (string, error) {
 			return "pod " + s.Name, p.deleteObjects(ctx, "pod/"+s.Name)
 		})
 		return nil, undo(fmt.Errorf("start pod %s: %w", s.Name, err))
 	}
-	made = append(made, func(ctx context.Context) (string, error) {
+	made.Add(func(ctx context.Context) (string, error) {
 		return "pod " + s.Name, p.deleteObjects(ctx, "pod/"+s.Name)
 	})
 	if err := ctx.Err(); err != nil {
