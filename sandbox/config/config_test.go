@@ -140,14 +140,7 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var base, local []byte
-			if tt.base != "" {
-				base = []byte(tt.base)
-			}
-			if tt.local != "" {
-				local = []byte(tt.local)
-			}
-			_, err := Parse(base, local)
+			_, err := parseTexts(tt.base, tt.local)
 			if err == nil {
 				t.Fatalf("no error, want %q", tt.want)
 			}
@@ -244,14 +237,7 @@ func TestParseConfigErrorLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var base, local []byte
-			if tt.base != "" {
-				base = []byte(tt.base)
-			}
-			if tt.local != "" {
-				local = []byte(tt.local)
-			}
-			_, err := Parse(base, local)
+			_, err := parseTexts(tt.base, tt.local)
 			if err == nil || !errors.Is(err, ErrInvalid) {
 				t.Fatalf("err = %v, want ErrInvalid with %q", err, tt.want)
 			}
@@ -281,4 +267,17 @@ func TestParseConfigImageAndRange(t *testing.T) {
 	if cfg, _ := Parse(nil, nil); cfg.Image != "" || cfg.HostPorts != (PortRange{}) {
 		t.Errorf("defaults = %+v", cfg)
 	}
+}
+
+// parseTexts parses a committed and a local file given as text; "" stands
+// for a file that is not there.
+func parseTexts(base, local string) (*Config, error) {
+	var b, l []byte
+	if base != "" {
+		b = []byte(base)
+	}
+	if local != "" {
+		l = []byte(local)
+	}
+	return Parse(b, l)
 }
