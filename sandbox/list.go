@@ -173,8 +173,11 @@ func (s *Service) ListDirPool(ctx context.Context, dir string) ([]Sandbox, []Poo
 	list, err := s.assemble(ctx, r, mine, own)
 	var entries []PoolEntry
 	for _, p := range pool {
-		if r.owns(p.Labels) {
-			entries = append(entries, poolEntry(r.Git.CommonDir, p))
+		if !r.owns(p.Labels) {
+			continue
+		}
+		if m, claimed := newMember(r.Git.CommonDir, p); !claimed {
+			entries = append(entries, m.entry())
 		}
 	}
 	return list, entries, err

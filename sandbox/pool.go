@@ -278,39 +278,65 @@ func (s *Service) Pool(ctx context.Context, r *Repo) ([]PoolEntry, error) {
 	if cfg, h, err := s.poolConfig(ctx, r); err == nil {
 		key, head = poolKey(s.spec(r, "x", h, cfg)), h
 	}
+	return poolEntries(ms, key, head), nil
+}
+
+// poolEntries describes members; one made for another key or commit than
+// key and head is stale.
+func poolEntries(ms []member, key, head string) []PoolEntry {
 	out := make([]PoolEntry, 0, len(ms))
 	for _, m := range ms {
-		e := poolEntry(r.Git.CommonDir, m.c)
-		if m.rec != nil && (m.rec.Key != key || m.rec.Commit != head) {
+		e := m.entry()
+		if e.State == "ready" && (m.rec.Key != key || m.rec.Commit != head) {
 			e.State = "stale"
 		}
 		out = append(out, e)
 	}
-	return out, nil
+	return out
 }
 
-// poolEntry describes an unclaimed pooled container: ready once its record
-// is written, filling before, and stopped when it does not run (an engine
-// restart stops them; the next fill replaces it).
-func poolEntry(gitDir string, c provider.Sandbox) PoolEntry {
-	e := PoolEntry{Container: c.Name, State: "filling", Created: c.Created}
-	if rec := readMember(gitDir, c.Ref.ID); rec != nil {
-		e.State, e.Commit = "ready", rec.Commit
-	}
-	if _, taken := readClaim(gitDir, c.Ref.ID); taken && c.Ref.ID != "" {
-		e.State = "removing" // a removal cut short: the next fill or delete --pool ends it
-	}
-	if c.State != provider.StateRunning {
-		e.State = string(c.State)
-	}
-	return e
-}
-
+// member is a pooled container no create claimed, with what the host
+// records of it.
 type member struct {
 	c   provider.Sandbox
 	rec *poolMember
 	// removing: a removal claimed it and was cut short.
 	removing bool
+}
+
+// newMember reads the host's records of pooled container c; claimed is true
+// when a create claimed it, and then it is a sandbox, not a member.
+func newMember(gitDir string, c provider.Sandbox) (m member, claimed bool) {
+	if c.Ref.ID == "" {
+		// A network alone is what a fill cut short left (network "own"):
+		// listed, so that the next fill and delete --pool remove it.
+		return member{c: c}, false
+	}
+	cl, taken := readClaim(gitDir, c.Ref.ID)
+	if cl != nil {
+		return member{}, true
+	}
+	return member{c: c, rec: readMember(gitDir, c.Ref.ID), removing: taken}, false
+}
+
+// entry describes the member: ready once its record is written, filling
+// before, removing when a removal was cut short, and the container's state
+// when it does not run (an engine restart stops them; the next fill
+// replaces it).
+func (m member) entry() PoolEntry {
+	e := PoolEntry{Container: m.c.Name, State: "filling", Created: m.c.Created}
+	switch {
+	case m.c.State != provider.StateRunning:
+		e.State = string(m.c.State)
+	case m.removing:
+		e.State = "removing"
+	case m.rec != nil:
+		e.State = "ready"
+	}
+	if m.rec != nil {
+		e.Commit = m.rec.Commit
+	}
+	return e
 }
 
 // unclaimed are r's pooled containers that no create claimed, oldest first.
@@ -324,13 +350,9 @@ func (s *Service) unclaimed(ctx context.Context, r *Repo) ([]member, error) {
 		if !r.owns(c.Labels) {
 			continue
 		}
-		// A network alone is what a fill cut short left (network "own"):
-		// listed, so that the next fill and delete --pool remove it.
-		if c.Ref.ID != "" && claimedBySandbox(r.Git.CommonDir, c.Ref.ID) {
-			continue
+		if m, claimed := newMember(r.Git.CommonDir, c); !claimed {
+			out = append(out, m)
 		}
-		_, taken := readClaim(r.Git.CommonDir, c.Ref.ID)
-		out = append(out, member{c: c, rec: readMember(r.Git.CommonDir, c.Ref.ID), removing: taken && c.Ref.ID != ""})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].c.Created.Before(out[j].c.Created) })
 	return out, nil
@@ -444,7 +466,10 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("fill the pool: %w", err)
 	}
-	return s.Pool(ctx, r)
+	if ms, err = s.unclaimed(ctx, r); err != nil {
+		return nil, err
+	}
+	return poolEntries(ms, key, head), nil
 }
 
 // makeMember makes one pooled container and copies head into it.
