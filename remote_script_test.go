@@ -67,18 +67,7 @@ func removeLabelledRemote(label string) {
 }
 
 func removeLabelledAt(sock, label string) {
-	if _, err := os.Stat(strings.TrimPrefix(sock, "unix://")); err != nil {
-		return
-	}
-	docker := func(args ...string) *exec.Cmd {
-		return exec.Command("docker", append([]string{"--host", sock}, args...)...)
-	}
-	out, _ := docker("ps", "-aq", "--filter", "label="+label).Output()
-	if ids := strings.Fields(string(out)); len(ids) > 0 {
-		_ = docker(append([]string{"rm", "-f", "-v"}, ids...)...).Run()
-	}
-	out, _ = docker("network", "ls", "-q", "--filter", "label="+label).Output()
-	if ids := strings.Fields(string(out)); len(ids) > 0 {
-		_ = docker(append([]string{"network", "rm"}, ids...)...).Run()
+	if _, err := os.Stat(strings.TrimPrefix(sock, "unix://")); err == nil {
+		removeLabelled(sock, label)
 	}
 }
