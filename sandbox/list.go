@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -26,24 +25,24 @@ var labelKeys = []string{LabelSlug, LabelRepo, LabelGitDir, LabelRepoID, LabelBr
 // filter cannot say "this id, or no id and this git dir".
 //
 // A container of the warm pool carries no slug: the sandbox a create made of
-// it is known from its claim (pool.go), so when r has claimed any (or r is
-// nil), the pooled containers are listed too, beside the rest.
+// it is known from its claim (pool.go). So a list of every sandbox, and a
+// lookup in a repository that has claimed any, select by the git dir label
+// instead, which both carry, and tell them apart here.
 func (s *Service) sandboxes(ctx context.Context, r *Repo, slug string) ([]provider.Sandbox, error) {
 	sbs, _, err := s.objects(ctx, r, slug)
 	return sbs, err
 }
 
 // objects is sandboxes, plus the pooled containers that no create claimed
-// (of r, or of every repository when r is nil): those are listed only when
-// r is nil, or has claimed any.
+// (of r, or of every repository when r is nil), found by the same list; a
+// lookup of one slug in a repository that has claimed none finds no pool.
 func (s *Service) objects(ctx context.Context, r *Repo, slug string) (sbs, pool []provider.Sandbox, err error) {
 	sel := provider.Selector{Labels: map[string]string{LabelSlug: slug}, Report: labelKeys}
 	for k, v := range s.ExtraLabels {
 		sel.Labels[k] = v
 	}
 	var pooled []provider.Sandbox
-	switch {
-	case s.pooling() && slug == "":
+	if s.pooling() && (slug == "" || r == nil || hasClaims(r.Git.CommonDir)) {
 		// Sandboxes and pooled containers both carry the git dir label:
 		// one engine list finds them all.
 		delete(sel.Labels, LabelSlug)
@@ -54,31 +53,15 @@ func (s *Service) objects(ctx context.Context, r *Repo, slug string) (sbs, pool 
 			return nil, nil, err
 		}
 		for _, o := range all {
-			switch {
+			switch l := o.Labels[LabelSlug]; {
 			case o.Labels[LabelPool] != "":
 				pooled = append(pooled, o)
-			case o.Labels[LabelSlug] != "":
+			case l != "" && (slug == "" || l == slug):
 				sbs = append(sbs, o)
 			}
 		}
-	case s.pooling() && (r == nil || hasClaims(r.Git.CommonDir)):
-		var poolErr error
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pooled, poolErr = s.poolContainers(ctx)
-		}()
-		sbs, err = s.Provider.List(ctx, sel)
-		wg.Wait()
-		// Both lists fail alike when the engine does not answer: one error.
-		if err = cmp.Or(err, poolErr); err != nil {
-			return nil, nil, err
-		}
-	default:
-		if sbs, err = s.Provider.List(ctx, sel); err != nil {
-			return nil, nil, err
-		}
+	} else if sbs, err = s.Provider.List(ctx, sel); err != nil {
+		return nil, nil, err
 	}
 	sbs = append(sbs, claimed(pooled, slug)...)
 	for _, p := range pooled {
