@@ -4,7 +4,6 @@ import (
 	"path"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -126,15 +125,13 @@ func FuzzGlob(f *testing.F) {
 		want := false
 		for _, alt := range expandBraces(pattern) {
 			ok, err := doublestar.Match(alt+"/\x00", name+"/\x00")
-			if err != nil && strings.Contains(alt, "[") && strings.ContainsAny(alt, "{}") {
-				// doublestar's quirk: a class holding '{' or '}' that
-				// fails to match makes it look for the end of a brace
-				// group and report a syntax error ("[!@}]" on "@").
-				t.Skip()
-			}
-			if err != nil && strings.Contains(alt, "[") && !utf8.ValidString(alt+name) {
-				// and another: a class meeting a byte that is not UTF-8
-				// ("[!\x80[]" on "\xec") is a syntax error to it.
+			if err != nil && doublestar.ValidatePattern(alt+"/\x00") {
+				// doublestar contradicts itself: a pattern it calls valid
+				// is a syntax error to its Match, which then says nothing
+				// of the name. Seen with a class that fails to match and
+				// holds '{', '}' or '[' ("[!@}]" or "[!@[]" on "@"), and
+				// with a class meeting a byte that is not UTF-8 ("[!\x80[]"
+				// on "\xec").
 				t.Skip()
 			}
 			if err != nil {
