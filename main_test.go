@@ -138,6 +138,16 @@ func scriptParams(t *testing.T, keep func(name string) bool, env ...string) test
 	}
 }
 
+// TestScriptsWithoutJournal runs the snapshot scripts once more with the
+// change journal off (LITTERBOX_JOURNAL=off), so the fidelity of the full
+// walk, which every scan falls back to, is proved as well as the
+// journal's (TestScripts runs them with it on).
+func TestScriptsWithoutJournal(t *testing.T) {
+	testscript.Run(t, scriptParams(t, func(name string) bool {
+		return strings.HasPrefix(name, "snapshot_") && name != "snapshot_journal.txtar"
+	}, "LITTERBOX_JOURNAL=off"))
+}
+
 // podmanScripts are the journeys that run once more against Podman's
 // service: create, an MCP session, log and diff, merge, delete.
 var podmanScripts = []string{"lifecycle_basic.txtar", "mcp_roundtrip.txtar", "review_log_diff.txtar", "review_merge.txtar"}

@@ -73,12 +73,16 @@ func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*Sna
 // is listed, so files they no longer ignore are found.
 func (s *Service) scanOptions(ctx context.Context, h *Handle) scan.Options {
 	st := readRecordState(h)
+	since, token := readSinceToken(sincePath(h))
 	o := scan.Options{
-		Root:     Workdir,
-		Since:    readSince(sincePath(h)),
-		Excludes: s.excludes(ctx, h.Repo),
-		MaxSize:  maxFileSize(),
-		Tracked:  st.Tracked,
+		Root:         Workdir,
+		Since:        since,
+		Excludes:     s.excludes(ctx, h.Repo),
+		MaxSize:      maxFileSize(),
+		Tracked:      st.Tracked,
+		Journal:      journalOn(),
+		JournalToken: token,
+		Ignored:      st.Ignored,
 	}
 	if st.Excludes != "" && st.Excludes != excludesHash(o.Excludes) {
 		o.List = []string{""}
@@ -109,7 +113,7 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 
 	// The stamp is read again under the lock: another call may have
 	// committed a newer scan since this one began.
-	opts.Since = readSince(sincePath(h))
+	opts.Since, opts.JournalToken = readSinceToken(sincePath(h))
 	if sc.meta.Start < opts.Since {
 		if sc, err = s.scan(ctx, h, opts, nil); err != nil {
 			return nil, err
@@ -199,7 +203,7 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 	if !complete {
 		return res, nil
 	}
-	return res, writeSince(h.Repo, h.Slug, sc.meta.Start)
+	return res, writeSinceToken(h.Repo, h.Slug, sc.meta.Start, sc.meta.Journal)
 }
 
 // checkGitmodules holds every new or changed .gitmodules (any name git
@@ -410,9 +414,38 @@ func (s *Service) scan(ctx context.Context, h *Handle, o scan.Options, run *runI
 		if ierr := s.installScanner(ctx, h, bin); ierr != nil {
 			return nil, ierr
 		}
+		if o.Journal {
+			s.startJournal(ctx, h, bin)
+		}
 		sc, err = s.scanOnce(ctx, h, args, stdin, kind)
 	}
+	if err == nil && o.Journal && sc.meta.Journal == "" {
+		s.startJournal(ctx, h, bin) // for the next scan
+	}
+	if err == nil {
+		s.Log.Debug("scanned", "sandbox", h.Slug, "journal", sc.meta.Partial, "dirs", len(sc.meta.Dirs), "files", len(sc.files))
+	}
 	return sc, err
+}
+
+var journalStarts sync.Map // container id -> struct{}: tried in this process
+
+// startJournal starts the change journal's watcher in h's container, once
+// per container and process: where it cannot run (an engine that cannot
+// exec as its user, no inotify), scans walk the whole tree, as they would
+// anyway. It runs as scan.WatchUID (see journal.go).
+func (s *Service) startJournal(ctx context.Context, h *Handle, bin scannerFile) {
+	if _, tried := journalStarts.LoadOrStore(h.Ref.ID, struct{}{}); tried {
+		return
+	}
+	uid := strconv.Itoa(scan.WatchUID)
+	_, err := s.exec(ctx, provider.ExecRequest{
+		Ref: h.Ref, User: uid + ":" + uid,
+		Cmd: []string{bin.inContainer, "scan-internal", "watch", "--root", Workdir},
+	})
+	if err != nil {
+		s.Log.Debug("no change journal: scans walk the whole tree", "sandbox", h.Slug, "err", err)
+	}
 }
 
 // scanOnce runs the scanner once and reads its stream as it comes. stdin
@@ -595,21 +628,38 @@ func maxFileSize() int64 {
 	return DefaultMaxFileSize
 }
 
-func readSince(p string) int64 {
+// readSinceToken reads the stamp of the last scan committed and the change
+// journal's token taken with it ("" when there is none: the next scan walks
+// the whole tree).
+func readSinceToken(p string) (int64, string) {
 	data, err := os.ReadFile(p)
 	if err != nil {
-		return 0
+		return 0, ""
 	}
-	n, _ := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	return n
+	stamp, token, _ := strings.Cut(strings.TrimSpace(string(data)), " ")
+	n, _ := strconv.ParseInt(stamp, 10, 64)
+	return n, token
 }
 
-// writeSince records the scan stamp, only after the branch holds the scan's
-// changes: a crash before it makes the next scan look further back, which
-// costs time but loses nothing.
-func writeSince(r *Repo, slug string, n int64) error {
-	return writeAtomic(sinceFile(r, slug), []byte(strconv.FormatInt(n, 10)+"\n"))
+// writeSince records a scan stamp without a journal token: the next scan
+// walks the whole tree.
+func writeSince(r *Repo, slug string, n int64) error { return writeSinceToken(r, slug, n, "") }
+
+// writeSinceToken records the scan stamp and the journal token the scan
+// got, only after the branch holds the scan's changes: a crash before it
+// makes the next scan look further back, which costs time but loses
+// nothing.
+func writeSinceToken(r *Repo, slug string, n int64, token string) error {
+	line := strconv.FormatInt(n, 10)
+	if token != "" {
+		line += " " + token
+	}
+	return writeAtomic(sinceFile(r, slug), []byte(line+"\n"))
 }
+
+// journalOn says whether scans follow the change journal:
+// LITTERBOX_JOURNAL=off makes every scan walk the whole tree.
+func journalOn() bool { return os.Getenv("LITTERBOX_JOURNAL") != "off" }
 
 // lockState takes the sandbox's writer lock, an flock on a file in its state
 // directory, so snapshots from concurrent calls and from several processes

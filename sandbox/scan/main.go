@@ -19,6 +19,9 @@ func Main(args []string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) > 0 && args[0] == "probe" {
 		return probeMain(args[1:], stdout)
 	}
+	if len(args) > 0 && (args[0] == "watch" || args[0] == "watch-serve") {
+		return watchMain(args[0], args[1:])
+	}
 	fs := flag.NewFlagSet("litterbox-scan", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o := Options{}
@@ -45,4 +48,20 @@ func Main(args []string, stdin io.Reader, stdout io.Writer) error {
 		err = ferr
 	}
 	return err
+}
+
+// watchMain runs `watch --root DIR`, which starts the change journal's
+// watcher of DIR unless it runs, or `watch-serve --root DIR`, the watcher
+// itself (journal.go).
+func watchMain(cmd string, args []string) error {
+	fs := flag.NewFlagSet("litterbox-scan "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	root := fs.String("root", "/src", "directory to watch")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("litterbox-scan: %w", err)
+	}
+	if cmd == "watch" {
+		return watchStart(*root)
+	}
+	return watchServe(*root)
 }

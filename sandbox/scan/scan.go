@@ -55,6 +55,14 @@ type Options struct {
 	// Excludes are the lines of the repository-wide ignore files
 	// (core.excludesFile, then info/exclude), base "".
 	Excludes []string
+	// Journal asks the change journal (journal.go) for the directories
+	// changed since JournalToken (the last scan's Meta.Journal), and walks
+	// only those when it can say.
+	Journal      bool
+	JournalToken string
+	// Ignored is the last scan's Meta.Ignored: a walk that follows the
+	// journal keeps those of them it does not walk past.
+	Ignored []string
 	// Run, when set, holds a RunSpec as JSON: the command runs first and its
 	// result leads the stream.
 	Run io.Reader
@@ -83,6 +91,11 @@ type Meta struct {
 	// was sent is not recorded, and the change, which moved their ctime past
 	// Start, is caught by the next scan.
 	Torn []string
+	// Journal is the change journal's token, the JournalToken of the next
+	// scan; "" when no watcher answered.
+	Journal string
+	// Partial says the walk followed the journal.
+	Partial bool
 }
 
 // metaName is absolute, so no file of /src (all relative) can take it;
@@ -130,13 +143,30 @@ func Scan(w io.Writer, o Options) error {
 		paths:   setOf(o.Paths),
 		list:    setOf(o.List),
 		tracked: setOf(o.Tracked),
+		walked:  map[string]bool{},
+		whole:   map[string]bool{},
 	}
 	ig := (&ignorer{}).with(parseIgnore("", []byte(strings.Join(o.Excludes, "\n"))))
 	fi, err := os.Lstat(o.Root)
 	if err != nil {
 		return err
 	}
-	sc.walk("", sc.changed(fi, o.Since == 0), ig, walkFlags{all: o.Since == 0})
+	// The journal is asked after the stamp: what it does not name
+	// happened before its last answer, so before this stamp's
+	// predecessor was taken, and was reported by that scan.
+	var journal journalReply
+	if o.Journal {
+		if rep, err := askJournal(o.JournalToken); err == nil {
+			journal = rep
+			sc.meta.Journal = rep.token
+			sc.meta.Partial = !rep.full && o.Since != 0 && o.JournalToken != ""
+		}
+	}
+	if sc.meta.Partial {
+		sc.walkJournal(journal.dirs, ig)
+	} else {
+		sc.walk("", sc.changed(fi, o.Since == 0), ig, walkFlags{all: o.Since == 0})
+	}
 	sortStrings(sc.pending)
 	for p := range sc.paths {
 		if fi, err := os.Lstat(filepath.Join(o.Root, p)); err == nil {
@@ -212,10 +242,12 @@ type scanner struct {
 	// free slot walks the subdirectory itself.
 	sem chan struct{}
 
-	mu      sync.Mutex // guards meta, pending and plan
+	mu      sync.Mutex // guards meta, pending, plan, walked and whole
 	meta    Meta
 	pending []string // changed files to send once the walk is done
 	plan    plan
+	walked  map[string]bool // directories walked
+	whole   map[string]bool // directories whose whole subtree was walked
 }
 
 func (sc *scanner) changed(fi os.FileInfo, all bool) bool {
@@ -233,6 +265,7 @@ type walkFlags struct {
 	all     bool // report every entry (a Full subtree, or the first scan)
 	list    bool // list every directory, ignore status of every file evaluated
 	tracked bool // inside an ignored directory: only tracked files matter
+	shallow bool // this directory only, not its subdirectories (a journal walk)
 }
 
 // walk visits directory rel; selfChanged says whether its own times passed
@@ -249,6 +282,9 @@ func (sc *scanner) walk(rel string, selfChanged bool, ig *ignorer, f walkFlags) 
 	defer wg.Wait()
 	f.all = f.all || sc.full[rel]
 	f.list = f.list || sc.list[rel]
+	sc.mu.Lock()
+	sc.walked[rel] = true
+	sc.mu.Unlock()
 	abs := filepath.Join(sc.o.Root, rel)
 	dir, err := os.Open(abs)
 	if err != nil {
@@ -278,6 +314,12 @@ func (sc *scanner) walk(rel string, selfChanged bool, ig *ignorer, f walkFlags) 
 				f.list = true
 			}
 		}
+	}
+	if f.shallow && (f.all || f.list) {
+		f.shallow = false // the whole subtree is listed: walk it
+		sc.mu.Lock()
+		sc.whole[rel] = true
+		sc.mu.Unlock()
 	}
 	dirChanged := selfChanged || f.all || f.list
 	var listing []DirEntry
@@ -343,6 +385,9 @@ func (sc *scanner) walk(rel string, selfChanged bool, ig *ignorer, f walkFlags) 
 		}
 		if dirChanged {
 			listing = append(listing, DirEntry{name, EntryDir})
+		}
+		if f.shallow {
+			continue
 		}
 		select {
 		case sc.sem <- struct{}{}:

@@ -26,6 +26,9 @@ import (
 //	L<dir>  List: list every directory of the subtree, ignore status evaluated
 //	T<dir>  Tracked: an ignored directory the branch tracks files under
 //	X<line> Excludes: one line of info/exclude or core.excludesFile
+//	J<tok>  Journal: ask the change journal what changed since the token
+//	        (empty: the journal's token is wanted, the walk is full)
+//	G<dir>  Ignored: the last scan's ignored directories (B below)
 //
 // Scanner to host, the meta entry that ends the scan's tar stream:
 //
@@ -39,6 +42,8 @@ import (
 //	I<path>        IgnoredChanged
 //	B<path>        an ignored directory whose parent is not ignored
 //	R<path>        a file sent, but it changed while it was read
+//	J<tok>         the change journal's token for the next scan
+//	W1             the walk followed the journal (only changed directories)
 
 // Skipped is a file a scan could not report (a snapshot then does not commit it), with the reason.
 type Skipped struct {
@@ -83,6 +88,10 @@ func EncodeRequest(o Options) []byte {
 	PutRecords(&b, 'L', o.List)
 	PutRecords(&b, 'T', o.Tracked)
 	PutRecords(&b, 'X', o.Excludes)
+	if o.Journal {
+		PutRecord(&b, 'J', o.JournalToken)
+		PutRecords(&b, 'G', o.Ignored)
+	}
 	PutRecord(&b, '.', "")
 	return b.Bytes()
 }
@@ -117,6 +126,10 @@ func ReadRequest(r *bufio.Reader, o *Options) error {
 			o.Tracked = append(o.Tracked, v)
 		case 'X':
 			o.Excludes = append(o.Excludes, v)
+		case 'J':
+			o.Journal, o.JournalToken = true, v
+		case 'G':
+			o.Ignored = append(o.Ignored, v)
 		case '.':
 			return nil
 		default:
@@ -144,6 +157,12 @@ func (m *Meta) encode() []byte {
 	PutRecords(&b, 'I', m.IgnoredChanged)
 	PutRecords(&b, 'B', m.Ignored)
 	PutRecords(&b, 'R', m.Torn)
+	if m.Journal != "" {
+		PutRecord(&b, 'J', m.Journal)
+	}
+	if m.Partial {
+		PutRecord(&b, 'W', "1")
+	}
 	return b.Bytes()
 }
 
@@ -191,6 +210,13 @@ func parseMeta(data []byte) (Meta, error) {
 			m.Ignored = append(m.Ignored, v)
 		case 'R':
 			m.Torn = append(m.Torn, v)
+		case 'J':
+			if !validToken(v) {
+				return m, fmt.Errorf("scan meta: bad journal token %q", v)
+			}
+			m.Journal = v
+		case 'W':
+			m.Partial = true
 		default:
 			return m, fmt.Errorf("scan meta: unknown record %q", tag)
 		}

@@ -1,0 +1,134 @@
+package scan
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The change journal. A watcher (watch_linux.go) runs in the sandbox beside
+// the agent, as a user of its own, and keeps, through inotify, the
+// directories of /src in which anything happened. A scan asks it which ones
+// changed since the token of the last snapshot and walks only those, so a
+// snapshot costs what changed, not what is there. Any doubt means the full
+// walk: no watcher (not started yet, killed, a container restarted), a
+// token of another watcher, an overflowed event queue, a directory it could
+// not watch, more changes than a walk would cost. A journal can only make a
+// scan walk less, never report less: every directory it names is walked
+// exactly as the full walk walks it, times checked against the same stamp.
+
+// WatchUID is the user the watcher runs as, in no group the agent is in:
+// the agent cannot stop it or answer in its place, and its inotify instance
+// and watches count against a user nobody else is (inotify's limits are per
+// user, across the host: as root or as the sandbox user, whom uid 1000 maps
+// to, a hundred sandboxes would use up the instances of the host's own
+// services or of the developer's editor).
+var WatchUID = 65533
+
+// JournalDir holds the watcher's socket. The watcher makes it, so it is its
+// own: a scan talks to the socket only when the directory and the socket
+// belong to WatchUID, and anything else there is not a journal.
+var JournalDir = "/tmp/.litterbox-journal"
+
+func journalSock() string { return filepath.Join(JournalDir, "sock") }
+
+// journalReply is what the watcher said: its token now, and either the
+// directories changed since the token asked about, or that it cannot say
+// (full).
+type journalReply struct {
+	token string
+	full  bool
+	dirs  []string
+}
+
+// journalWait bounds a scan's wait for the watcher: a watcher that has just
+// started answers once it watches the whole tree.
+const journalWait = 10 * time.Second
+
+// askJournal asks the watcher for the directories changed since token.
+func askJournal(token string) (journalReply, error) {
+	if err := ownedByWatcher(JournalDir, true); err != nil {
+		return journalReply{}, err
+	}
+	if err := ownedByWatcher(journalSock(), false); err != nil {
+		return journalReply{}, err
+	}
+	c, err := net.DialTimeout("unix", journalSock(), time.Second)
+	if err != nil {
+		return journalReply{}, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(journalWait))
+	if token == "" {
+		token = "-"
+	}
+	if _, err := fmt.Fprintf(c, "since %s\n", token); err != nil {
+		return journalReply{}, err
+	}
+	return readJournalReply(bufio.NewReader(c))
+}
+
+// ownedByWatcher checks that p is a directory (or a socket) of WatchUID,
+// not a link.
+func ownedByWatcher(p string, dir bool) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !ok || int(st.Uid) != WatchUID:
+		return fmt.Errorf("%s does not belong to the watcher", p)
+	case dir && !fi.IsDir(), !dir && fi.Mode()&os.ModeSocket == 0:
+		return fmt.Errorf("%s is not the watcher's", p)
+	}
+	return nil
+}
+
+// maxJournalDirs bounds a reply the scanner reads.
+const maxJournalDirs = 1 << 20
+
+// readJournalReply reads "full TOKEN\n" or "dirs TOKEN\n" and the
+// directories, each ended by NUL.
+func readJournalReply(r *bufio.Reader) (journalReply, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return journalReply{}, fmt.Errorf("journal: %w", err)
+	}
+	kind, token, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+	rep := journalReply{token: token, full: kind == "full"}
+	if (kind != "full" && kind != "dirs") || !validToken(token) {
+		return journalReply{}, fmt.Errorf("journal: bad reply %q", line)
+	}
+	for {
+		d, err := r.ReadString(0)
+		if errors.Is(err, io.EOF) && d == "" {
+			return rep, nil
+		}
+		if err != nil {
+			return journalReply{}, fmt.Errorf("journal: %w", err)
+		}
+		d = d[:len(d)-1]
+		if d != "" && (path.IsAbs(d) || path.Clean(d) != d || d == ".." || strings.HasPrefix(d, "../")) {
+			return journalReply{}, fmt.Errorf("journal: bad directory %q", d)
+		}
+		if len(rep.dirs) == maxJournalDirs {
+			return journalReply{}, errors.New("journal: too many directories")
+		}
+		rep.dirs = append(rep.dirs, d)
+	}
+}
+
+// A token is GEN:SEQ: the watcher's random generation and its event count.
+func validToken(t string) bool {
+	gen, seq, ok := strings.Cut(t, ":")
+	return ok && gen != "" && seq != "" && strings.Trim(gen+seq, "0123456789abcdef") == ""
+}

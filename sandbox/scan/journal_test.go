@@ -1,0 +1,306 @@
+//go:build linux
+
+package scan
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startWatcher runs a watcher of root in this process, its socket in a
+// directory of the test's.
+func startWatcher(t *testing.T, root string) {
+	t.Helper()
+	JournalDir, WatchUID = filepath.Join(t.TempDir(), "j"), os.Getuid()
+	go func() { _ = watchServe(root) }()
+	for i := 0; ; i++ {
+		if _, err := askJournal(""); err == nil {
+			return
+		}
+		if i == 500 {
+			t.Fatal("the watcher did not answer")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestJournalWalkReportsWhatTheFullWalkReports is the journal's fidelity
+// test: after each round of random changes to a tree (files written,
+// removed, renamed, directories made, removed, moved out and back in,
+// modes changed, .gitignore files rewritten, links), a scan that follows
+// the journal must report exactly what the full walk reports, given the
+// same stamp: the same files with the same contents, the same listings,
+// the same ignored files and directories, the same skipped ones. Rounds
+// where the journal walked past nothing would prove nothing, so most must
+// have followed it.
+func TestJournalWalkReportsWhatTheFullWalkReports(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "src")
+	outside := filepath.Join(base, "outside")
+	os.MkdirAll(outside, 0o755)
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	t.Logf("seed from the clock; a failure names the round and its operations")
+	ch := newChanger(rng, root, outside)
+	for i := 0; i < 300; i++ {
+		ch.op()
+	}
+	startWatcher(t, root)
+	time.Sleep(20 * time.Millisecond)
+	first, _ := scanDir(t, Options{Root: root, Journal: true})
+	if first.Meta.Journal == "" || first.Meta.Partial {
+		t.Fatalf("first scan: token %q, partial %v; want a token and a full walk", first.Meta.Journal, first.Meta.Partial)
+	}
+	since, token, ignored := first.Meta.Start, first.Meta.Journal, first.Meta.Ignored
+	partial := 0
+	const rounds = 60
+	for round := 0; round < rounds; round++ {
+		ch.log = nil
+		for n := rng.Intn(6); n >= 0; n-- {
+			ch.op()
+		}
+		// A change in the clock tick of a stamp is reported by the scan
+		// after it too (times are compared with >=), and the full walk
+		// finds it again where the journal, rightly, names nothing:
+		// the stamps here fall in a tick of their own.
+		time.Sleep(20 * time.Millisecond)
+		o := Options{Root: root, Since: since}
+		if rng.Intn(8) == 0 {
+			if d := ch.someDir(); d != "" {
+				o.Full = []string{d}
+			}
+		}
+		if rng.Intn(8) == 0 {
+			if d := ch.someDir(); d != "" {
+				o.List = []string{d}
+			}
+		}
+		if rng.Intn(3) == 0 {
+			// Ignored directories the branch tracks files under.
+			_, dirs := ch.all()
+			for _, d := range dirs {
+				if rng.Intn(3) == 0 {
+					o.Tracked = append(o.Tracked, d)
+				}
+			}
+		}
+		j := o
+		j.Journal, j.JournalToken, j.Ignored = true, token, ignored
+		js, jb := scanDir(t, j)
+		fs, fb := scanDir(t, o)
+		if js.Meta.Partial {
+			partial++
+		}
+		what := fmt.Sprintf("round %d (partial %v) after %s", round, js.Meta.Partial, strings.Join(ch.log, "; "))
+		compareScans(t, what, js, fs, jb, fb)
+		since, token, ignored = js.Meta.Start, js.Meta.Journal, js.Meta.Ignored
+		if token == "" {
+			t.Fatalf("%s: no token", what)
+		}
+	}
+	if partial < rounds*3/4 {
+		t.Fatalf("only %d of %d scans followed the journal", partial, rounds)
+	}
+}
+
+func compareScans(t *testing.T, what string, j, f *Result, jb, fb memBlobs) {
+	t.Helper()
+	content := func(r *Result, b memBlobs) map[string]string {
+		m := map[string]string{}
+		for p, f := range r.Files {
+			m[p] = f.Mode + " " + string(b[f.ID])
+		}
+		return m
+	}
+	if jc, fc := content(j, jb), content(f, fb); !reflect.DeepEqual(jc, fc) {
+		t.Fatalf("%s:\nfiles: journal %v\nfull walk %v", what, sortedKeys(jc), sortedKeys(fc))
+	}
+	dirs := func(r *Result) map[string][]string {
+		m := map[string][]string{}
+		for d, es := range r.Meta.Dirs {
+			var l []string
+			for _, e := range es {
+				l = append(l, string(e.Kind)+e.Name)
+			}
+			slices.Sort(l)
+			m[d] = l
+		}
+		return m
+	}
+	if jd, fd := dirs(j), dirs(f); !reflect.DeepEqual(jd, fd) {
+		t.Fatalf("%s:\nlistings: journal %v\nfull walk %v", what, jd, fd)
+	}
+	for _, l := range []struct {
+		name string
+		j, f []string
+	}{
+		{"ignored changed", j.Meta.IgnoredChanged, f.Meta.IgnoredChanged},
+		{"ignored directories", j.Meta.Ignored, f.Meta.Ignored},
+		{"skipped", skippedPaths(j.Meta.Skipped), skippedPaths(f.Meta.Skipped)},
+	} {
+		a, b := slices.Sorted(slices.Values(l.j)), slices.Sorted(slices.Values(l.f))
+		if !slices.Equal(a, b) {
+			t.Fatalf("%s:\n%s: journal %q\nfull walk %q", what, l.name, a, b)
+		}
+	}
+}
+
+func skippedPaths(s []Skipped) []string {
+	var out []string
+	for _, k := range s {
+		out = append(out, k.Path)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// changer makes random changes to a tree, and logs them.
+type changer struct {
+	rng           *rand.Rand
+	root, outside string
+	log           []string
+}
+
+func newChanger(rng *rand.Rand, root, outside string) *changer {
+	os.MkdirAll(root, 0o755)
+	return &changer{rng: rng, root: root, outside: outside}
+}
+
+var names = []string{"a", "b", "c", "build", "node_modules", "x.o", "y.txt", "z.log", "keep", ".gitignore"}
+
+// all lists the tree's entries (relative), directories marked.
+func (c *changer) all() (files, dirs []string) {
+	filepath.Walk(c.root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || p == c.root {
+			return nil
+		}
+		rel, _ := filepath.Rel(c.root, p)
+		if fi.IsDir() {
+			dirs = append(dirs, rel)
+		} else {
+			files = append(files, rel)
+		}
+		return nil
+	})
+	return files, dirs
+}
+
+func (c *changer) someDir() string {
+	_, dirs := c.all()
+	if len(dirs) == 0 {
+		return ""
+	}
+	return dirs[c.rng.Intn(len(dirs))]
+}
+
+// newPath is a path of up to three random names, under an existing
+// directory or the root.
+func (c *changer) newPath() string {
+	d := ""
+	if c.rng.Intn(3) > 0 {
+		d = c.someDir()
+	}
+	return filepath.Join(d, names[c.rng.Intn(len(names))])
+}
+
+func (c *changer) op() {
+	files, dirs := c.all()
+	pick := func(l []string) string {
+		if len(l) == 0 {
+			return ""
+		}
+		return l[c.rng.Intn(len(l))]
+	}
+	abs := func(p string) string { return filepath.Join(c.root, p) }
+	var msg string
+	switch c.rng.Intn(12) {
+	case 0, 1, 2: // write a file, new or not
+		p := c.newPath()
+		data := fmt.Sprintf("%d\n", c.rng.Intn(1000))
+		if filepath.Base(p) == ".gitignore" {
+			data = []string{"*.o\n", "build/\n", "node_modules\n*.log\n", "!keep\n*\n", ""}[c.rng.Intn(5)]
+		}
+		os.MkdirAll(filepath.Dir(abs(p)), 0o755)
+		os.WriteFile(abs(p), []byte(data), 0o644)
+		msg = "write " + p
+	case 3: // append to an existing file
+		if p := pick(files); p != "" {
+			f, err := os.OpenFile(abs(p), os.O_APPEND|os.O_WRONLY, 0)
+			if err == nil {
+				f.WriteString("more\n")
+				f.Close()
+			}
+			msg = "append " + p
+		}
+	case 4: // remove a file
+		if p := pick(files); p != "" {
+			os.Remove(abs(p))
+			msg = "rm " + p
+		}
+	case 5: // a new directory tree
+		p := c.newPath()
+		os.MkdirAll(abs(filepath.Join(p, "deep", "er")), 0o755)
+		os.WriteFile(abs(filepath.Join(p, "deep", "er", "f.txt")), []byte("deep"), 0o644)
+		msg = "mkdir -p " + p + "/deep/er"
+	case 6: // remove a directory tree
+		if p := pick(dirs); p != "" {
+			os.RemoveAll(abs(p))
+			msg = "rm -r " + p
+		}
+	case 7: // rename a file or directory
+		if p := pick(append(files, dirs...)); p != "" {
+			q := c.newPath()
+			if !strings.HasPrefix(q+"/", p+"/") {
+				os.Rename(abs(p), abs(q))
+				msg = "mv " + p + " " + q
+			}
+		}
+	case 8: // move a directory out, then (maybe) back in elsewhere
+		if p := pick(dirs); p != "" {
+			tmp := filepath.Join(c.outside, fmt.Sprint(c.rng.Int()))
+			os.Rename(abs(p), tmp)
+			msg = "mv " + p + " out"
+			if c.rng.Intn(2) == 0 {
+				q := c.newPath()
+				os.MkdirAll(filepath.Dir(abs(q)), 0o755)
+				os.Rename(tmp, abs(q))
+				msg += " and back as " + q
+			}
+		}
+	case 9: // a directory moved in from outside, made there
+		tmp := filepath.Join(c.outside, fmt.Sprint(c.rng.Int()))
+		os.MkdirAll(filepath.Join(tmp, "in"), 0o755)
+		os.WriteFile(filepath.Join(tmp, "in", "g.txt"), []byte("from outside"), 0o644)
+		q := c.newPath()
+		os.MkdirAll(filepath.Dir(abs(q)), 0o755)
+		os.Rename(tmp, abs(q))
+		msg = "mv in " + q
+	case 10: // change a mode
+		if p := pick(files); p != "" {
+			os.Chmod(abs(p), os.FileMode([]int{0o644, 0o755}[c.rng.Intn(2)]))
+			msg = "chmod " + p
+		}
+	case 11: // a symlink
+		p := c.newPath()
+		os.MkdirAll(filepath.Dir(abs(p)), 0o755)
+		os.Symlink([]string{"y.txt", "../a", "/etc/passwd"}[c.rng.Intn(3)], abs(p))
+		msg = "ln -s " + p
+	}
+	if msg != "" {
+		c.log = append(c.log, msg)
+	}
+}

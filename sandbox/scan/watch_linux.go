@@ -1,0 +1,378 @@
+//go:build linux
+
+package scan
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The watcher: one inotify instance watching every directory of /src (its
+// own watch on each, added as directories appear), and a socket on which a
+// scan asks what changed. See journal.go.
+
+// watchMask is every event that can change what a scan of the directory
+// reports: entries made, removed, renamed, written or changed in mode.
+const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
+	unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
+	unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
+
+// Bounds of one watcher. Past maxWatches directories it gives up for good
+// (every scan walks the tree): each watch pins an inode in the kernel, and
+// the watches of all sandboxes share one per-user limit. A reply naming
+// more than maxReply directories is a full walk instead.
+var (
+	maxWatches = 65536
+	maxReply   = 20000
+	maxDirty   = 100000 // remembered changed directories before the oldest are forgotten
+)
+
+// watcher is the journal's state. Every field is guarded by mu; events are
+// read from the inotify descriptor only under mu and handled in the same
+// hold, so a request that drains the descriptor sees every change finished
+// before it: inotify queues an event inside the system call that makes the
+// change.
+type watcher struct {
+	root string
+	fd   int
+
+	mu        sync.Mutex
+	gen       string
+	now       uint64            // the sequence number of events being handled
+	paths     map[int32]string  // watch descriptor -> directory (relative)
+	dirty     map[string]uint64 // directory -> sequence of its last event
+	unwatched map[string]bool   // directories a watch could not be put on
+	lostAt    uint64            // events of sequences before this are lost (overflow)
+	forgotAt  uint64            // dirty entries before this are forgotten
+	broken    string            // why the journal is off for good, if it is
+	buf       []byte
+}
+
+// watchStart starts the watcher of root unless one answers already, and
+// returns once the new one listens (or has given up).
+func watchStart(root string) error {
+	if _, err := askJournal(""); err == nil {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, "scan-internal", "watch-serve", "--root", root)
+	// Its own session, no stdio: the exec that started it ends now, and
+	// the watcher outlives it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("the watcher exited: %v", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+		if ownedByWatcher(journalSock(), false) == nil {
+			return nil
+		}
+	}
+	return errors.New("the watcher did not start listening within 3s")
+}
+
+// watchServe is the watcher itself: it never returns unless it cannot
+// listen. A watcher that cannot watch (no inotify instance left, too many
+// directories) still answers, always "full", so scans do not ask for a
+// new one at every snapshot.
+func watchServe(root string) error {
+	debug.SetGCPercent(50)
+	if err := os.Mkdir(JournalDir, 0o755); err != nil && !os.IsExist(err) {
+		return err
+	}
+	if err := ownedByWatcher(JournalDir, true); err != nil {
+		return err // someone else's: no journal, scans walk
+	}
+	_ = os.Remove(journalSock())
+	l, err := net.Listen("unix", journalSock())
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	if err := os.Chmod(journalSock(), 0o777); err != nil {
+		return err
+	}
+	w := newWatcher(root)
+	w.mu.Lock()
+	if w.broken == "" {
+		w.addTree("")
+		w.now++
+	}
+	w.mu.Unlock()
+	if w.fd >= 0 {
+		go w.readLoop()
+	}
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		go w.serve(c)
+	}
+}
+
+func newWatcher(root string) *watcher {
+	w := &watcher{root: root, fd: -1, paths: map[int32]string{}, dirty: map[string]uint64{}, unwatched: map[string]bool{}, buf: make([]byte, 64<<10)}
+	var g [8]byte
+	_, _ = rand.Read(g[:])
+	w.gen = hex.EncodeToString(g[:])
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		w.broken = "inotify: " + err.Error()
+		return w
+	}
+	w.fd = fd
+	return w
+}
+
+// readLoop handles events as they come, so the kernel's queue (16384
+// events by default) does not overflow between snapshots.
+func (w *watcher) readLoop() {
+	fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, -1); err != nil && err != unix.EINTR {
+			w.mu.Lock()
+			w.broken = "poll: " + err.Error()
+			w.mu.Unlock()
+			return
+		}
+		w.mu.Lock()
+		w.drain()
+		w.mu.Unlock()
+	}
+}
+
+// serve answers one request: "since TOKEN".
+func (w *watcher) serve(c net.Conn) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return
+	}
+	token, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "since ")
+	if !ok {
+		return
+	}
+	bw := bufio.NewWriter(c)
+	w.answer(bw, token)
+	_ = bw.Flush()
+}
+
+// answer writes the reply to a request for the changes since token.
+func (w *watcher) answer(bw *bufio.Writer, token string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.drain()
+	if w.broken == "" {
+		w.retryUnwatched()
+	}
+	seq, known := w.parseToken(token)
+	var dirs []string
+	full := w.broken != "" || !known || seq < w.lostAt || seq < w.forgotAt || len(w.unwatched) > 0
+	if !full {
+		for d, s := range w.dirty {
+			if s > seq {
+				dirs = append(dirs, d)
+			}
+		}
+		full = len(dirs) > maxReply
+	}
+	if known && !full && len(w.dirty) > maxDirty {
+		// Forget what this token's holder has seen: a later request with
+		// an older token gets "full".
+		for d, s := range w.dirty {
+			if s <= seq {
+				delete(w.dirty, d)
+			}
+		}
+		w.forgotAt = seq
+	}
+	now := fmt.Sprintf("%s:%x", w.gen, w.now)
+	w.now++
+	if full {
+		fmt.Fprintf(bw, "full %s\n", now)
+		return
+	}
+	fmt.Fprintf(bw, "dirs %s\n", now)
+	slices.Sort(dirs)
+	for _, d := range dirs {
+		bw.WriteString(d)
+		bw.WriteByte(0)
+	}
+}
+
+// parseToken is the sequence of a token of this watcher.
+func (w *watcher) parseToken(t string) (uint64, bool) {
+	gen, seq, ok := strings.Cut(t, ":")
+	if !ok || gen != w.gen {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(seq, 16, 64)
+	return n, err == nil && n < w.now
+}
+
+// drain reads and handles every queued event (once the journal is off,
+// it only empties the queue).
+func (w *watcher) drain() {
+	for w.fd >= 0 {
+		n, err := unix.Read(w.fd, w.buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return // EAGAIN: the queue is empty
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&w.buf[off]))
+			name := ""
+			if ev.Len > 0 {
+				raw := w.buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
+				name = strings.TrimRight(string(raw), "\x00")
+			}
+			w.handle(ev.Wd, ev.Mask, name)
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+		}
+	}
+}
+
+// handle records one event.
+func (w *watcher) handle(wd int32, mask uint32, name string) {
+	if w.broken != "" {
+		return
+	}
+	if mask&unix.IN_Q_OVERFLOW != 0 {
+		// Events were lost: tokens given before now cannot be answered,
+		// and directories made meanwhile may have no watch yet.
+		w.lostAt = w.now
+		w.addTree("")
+		return
+	}
+	dir, ok := w.paths[wd]
+	if !ok {
+		return
+	}
+	if mask&unix.IN_IGNORED != 0 {
+		delete(w.paths, wd)
+		return
+	}
+	w.dirty[dir] = w.now
+	if mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0 || name == "" {
+		return
+	}
+	if mask&unix.IN_ISDIR != 0 && mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
+		w.addTree(path.Join(dir, name))
+	}
+}
+
+// addTree puts a watch on rel and every directory under it, and marks
+// them changed: a new directory's entries may have come before its watch.
+// A directory already watched (moved within the tree) keeps its watch
+// under its new name.
+func (w *watcher) addTree(rel string) {
+	stack := []string{rel}
+	for len(stack) > 0 && w.broken == "" {
+		d := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		names, err := w.watchDir(d)
+		if err != nil {
+			if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
+				w.unwatched[d] = true
+			}
+			continue
+		}
+		delete(w.unwatched, d)
+		w.dirty[d] = w.now
+		for _, n := range names {
+			stack = append(stack, path.Join(d, n))
+		}
+	}
+}
+
+// watchDir opens directory rel (never through a link), puts a watch on it
+// and returns the names of its subdirectories that a scan walks.
+func (w *watcher) watchDir(rel string) ([]string, error) {
+	fd, err := unix.Open(filepath.Join(w.root, rel), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	// The watch goes on the directory opened, by its descriptor: no name
+	// is looked up again, so a link swapped in meanwhile is not followed.
+	wd, err := unix.InotifyAddWatch(w.fd, "/proc/self/fd/"+strconv.Itoa(fd), watchMask)
+	if err != nil {
+		if errors.Is(err, unix.ENOSPC) {
+			w.giveUp("no inotify watch left for this user (fs.inotify.max_user_watches)")
+		}
+		return nil, err
+	}
+	w.paths[int32(wd)] = rel
+	if len(w.paths) > maxWatches {
+		w.giveUp(fmt.Sprintf("over %d directories", maxWatches))
+		return nil, nil
+	}
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() && refusedName(e.Name(), false) == "" {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	return dirs, nil
+}
+
+// retryUnwatched tries again the directories a watch could not be put on
+// (a mode that kept the watcher out, since changed). While one is left,
+// every scan walks the tree.
+func (w *watcher) retryUnwatched() {
+	for d := range w.unwatched {
+		delete(w.unwatched, d)
+		w.addTree(d)
+	}
+}
+
+// giveUp turns the journal off for good: every scan walks the tree. The
+// watches are removed, freeing the user's share of them.
+func (w *watcher) giveUp(why string) {
+	w.broken = why
+	for wd := range w.paths {
+		_, _ = unix.InotifyRmWatch(w.fd, uint32(wd))
+	}
+	w.paths = map[int32]string{}
+	w.dirty = map[string]uint64{}
+	w.unwatched = map[string]bool{}
+}

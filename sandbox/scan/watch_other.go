@@ -1,0 +1,13 @@
+//go:build !linux
+
+package scan
+
+import "errors"
+
+// The watcher runs only in sandboxes, which run Linux.
+
+var errNoWatch = errors.New("litterbox-scan: the change journal runs on Linux only")
+
+func watchStart(string) error { return errNoWatch }
+
+func watchServe(string) error { return errNoWatch }
