@@ -3,6 +3,7 @@
 package scan
 
 import (
+	"bufio"
 	"fmt"
 	"math/rand"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // startWatcher runs a watcher of root in this process, its socket in a
@@ -302,5 +305,74 @@ func (c *changer) op() {
 	}
 	if msg != "" {
 		c.log = append(c.log, msg)
+	}
+}
+
+// TestWatcherSaysFullWhenItCannotVouch: the answers of a watcher that lost
+// events, was asked with a token of another, or has a directory it could
+// not watch, are "full"; otherwise the directories changed since the token.
+func TestWatcherSaysFullWhenItCannotVouch(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "a", "b"), 0o755)
+	w := newWatcher(root)
+	w.addTree("")
+	w.now++
+	ask := func(token string) journalReply {
+		t.Helper()
+		var buf strings.Builder
+		bw := bufio.NewWriter(&buf)
+		w.answer(bw, token)
+		bw.Flush()
+		rep, err := readJournalReply(bufio.NewReader(strings.NewReader(buf.String())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	first := ask("")
+	if !first.full {
+		t.Fatalf("no token: %+v, want full", first)
+	}
+	os.WriteFile(filepath.Join(root, "a", "b", "f"), []byte("x"), 0o644)
+	rep := ask(first.token)
+	if rep.full || strings.Join(rep.dirs, ",") != "a/b" {
+		t.Fatalf("after a write in a/b: %+v, want a/b", rep)
+	}
+	if rep := ask("0123:1"); !rep.full {
+		t.Fatalf("another watcher's token: %+v, want full", rep)
+	}
+	token := rep.token
+	w.handle(0, unix.IN_Q_OVERFLOW, "")
+	if rep := ask(token); !rep.full {
+		t.Fatalf("after an overflow: %+v, want full", rep)
+	}
+	rep = ask(ask("").token)
+	if rep.full || len(rep.dirs) != 0 {
+		t.Fatalf("a token given after the overflow: %+v, want nothing changed", rep)
+	}
+	if err := os.Mkdir(filepath.Join(root, "locked"), 0o000); err != nil {
+		t.Fatal(err)
+	}
+	unwatchable := "locked"
+	if os.Getuid() == 0 {
+		// Root reads a directory of mode 000: stand in a name whose open
+		// fails with another error than "not there".
+		unwatchable = strings.Repeat("x", 300)
+		w.mu.Lock()
+		w.unwatched[unwatchable] = true
+		w.mu.Unlock()
+	}
+	if rep = ask(rep.token); !rep.full {
+		t.Fatalf("with a directory it cannot watch: %+v, want full", rep)
+	}
+	if unwatchable == "locked" {
+		os.Chmod(filepath.Join(root, "locked"), 0o755)
+	} else {
+		w.mu.Lock()
+		delete(w.unwatched, unwatchable)
+		w.mu.Unlock()
+	}
+	if rep = ask(rep.token); rep.full || (unwatchable == "locked" && !slices.Contains(rep.dirs, "locked")) {
+		t.Fatalf("once it can: %+v, want %s named", rep, unwatchable)
 	}
 }

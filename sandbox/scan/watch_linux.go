@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -52,6 +53,7 @@ var (
 // change.
 type watcher struct {
 	root string
+	dev  uint64 // the device of root
 	fd   int
 
 	mu        sync.Mutex
@@ -146,6 +148,12 @@ func newWatcher(root string) *watcher {
 	var g [8]byte
 	_, _ = rand.Read(g[:])
 	w.gen = hex.EncodeToString(g[:])
+	var st unix.Stat_t
+	if err := unix.Stat(root, &st); err != nil {
+		w.broken = err.Error()
+		return w
+	}
+	w.dev = st.Dev
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		w.broken = "inotify: " + err.Error()
@@ -328,6 +336,14 @@ func (w *watcher) watchDir(rel string) ([]string, error) {
 	}
 	f := os.NewFile(uintptr(fd), rel)
 	defer f.Close()
+	// A directory reached through a link swapped in above it is not
+	// /src's: it would be walked, and watched, under a name not its own.
+	// /src is a file system of its own, so anything elsewhere is on
+	// another device.
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Dev != w.dev {
+		return nil, unix.ENOENT
+	}
 	// The watch goes on the directory opened, by its descriptor: no name
 	// is looked up again, so a link swapped in meanwhile is not followed.
 	wd, err := unix.InotifyAddWatch(w.fd, "/proc/self/fd/"+strconv.Itoa(fd), watchMask)
@@ -359,8 +375,9 @@ func (w *watcher) watchDir(rel string) ([]string, error) {
 // (a mode that kept the watcher out, since changed). While one is left,
 // every scan walks the tree.
 func (w *watcher) retryUnwatched() {
-	for d := range w.unwatched {
-		delete(w.unwatched, d)
+	dirs := slices.Collect(maps.Keys(w.unwatched))
+	clear(w.unwatched)
+	for _, d := range dirs {
 		w.addTree(d)
 	}
 }
