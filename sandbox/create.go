@@ -212,8 +212,19 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 	if !opts.FromBranch && !opts.NoPool && s.pooling() {
 		c.pool = poolCandidates(r.Git.CommonDir, poolKey(s.spec(r, slug, c.head, c.cfg)), c.start)
 	}
+	// A pooled sandbox was made after the same check passed on this
+	// engine (FillPool), and an engine restart, which may change what the
+	// check would say, stops it: a claim needs no check of its own. The
+	// check asks the engine which instance it is, beside the image's
+	// inspection.
+	if c.cfg.Network != config.NetworkNone && len(c.pool) == 0 {
+		c.isolation = s.startIsolationCheck(ctx, c.cfg.Image)
+	}
 	if len(c.pool) == 0 {
 		if err := c.inspectImage(ctx); err != nil {
+			if c.isolation != nil {
+				<-c.isolation.done
+			}
 			return nil, err
 		}
 	}
@@ -232,13 +243,6 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 	if len(c.pool) == 0 {
 		c.startArchive(ctx)
 	}
-	// A pooled sandbox was made after the same check passed on this
-	// engine (FillPool), and an engine restart, which may change what the
-	// check would say, stops it: a claim needs no check of its own.
-	if c.cfg.Network != config.NetworkNone && len(c.pool) == 0 {
-		c.isolation = s.startIsolationCheck(ctx, c.cfg.Image)
-	}
-
 	c.undo.hint = fmt.Sprintf("once the cause is fixed, remove it with `litterbox delete %s`, or run `litterbox create %s` again, which removes it first", slug, slug)
 	// The journal and the rest of the state go last, and only when every
 	// other step was undone: what a failed rollback leaves stays marked.
@@ -495,12 +499,14 @@ func (c *creation) startContainer(ctx context.Context) error {
 	sb, err := c.s.Provider.Create(ctx, spec)
 	if errors.Is(err, provider.ErrConflict) {
 		// No sandbox of this name exists (see clearLeftovers), so what holds
-		// the name is a network this very sandbox left (ours to remove), or
+		// the name is a network this very sandbox left, or its container
+		// from a create killed while the engine was still making it (it
+		// appeared after clearLeftovers looked): ours to remove. Or it is
 		// something of another repository, such as a sandbox of one whose
 		// directory has the same name: never touch that, take the name
 		// with this repository's id as a suffix instead.
 		var removed bool
-		if removed, err = c.s.removeLeftoverNetworks(ctx, c.r, c.slug); err != nil {
+		if removed, err = c.s.removeLeftovers(ctx, c.r, c.slug); err != nil {
 			return err
 		}
 		if !removed {

@@ -422,27 +422,15 @@ func (s *Service) Prune(ctx context.Context) ([]Pruned, error) {
 // removeLeftovers removes whatever the engine holds of sandbox slug of r;
 // removed says whether there was anything.
 func (s *Service) removeLeftovers(ctx context.Context, r *Repo, slug string) (removed bool, err error) {
-	return s.removeObjects(ctx, r, slug, func(provider.Sandbox) bool { return true })
-}
-
-// removeLeftoverNetworks removes the networks sandbox slug of r left without
-// a container; removed says whether there were any.
-func (s *Service) removeLeftoverNetworks(ctx context.Context, r *Repo, slug string) (removed bool, err error) {
-	return s.removeObjects(ctx, r, slug, func(sb provider.Sandbox) bool { return sb.State == provider.StateNone })
-}
-
-func (s *Service) removeObjects(ctx context.Context, r *Repo, slug string, match func(provider.Sandbox) bool) (bool, error) {
 	sbs, err := s.sandboxes(ctx, r, slug)
 	if err != nil {
 		return false, err
 	}
 	var errs []error
-	removed := false
 	for _, sb := range sbs {
-		if match(sb) {
-			removed = true
-			errs = append(errs, s.Provider.Remove(ctx, sb.Ref))
-		}
+		errs = append(errs, s.Provider.Remove(ctx, sb.Ref))
 	}
-	return removed, errors.Join(errs...)
+	return len(sbs) > 0, errors.Join(errs...)
 }
+
+

@@ -428,16 +428,23 @@ func (s *Service) scan(ctx context.Context, h *Handle, o scan.Options, run *runI
 	return sc, err
 }
 
-var journalStarts sync.Map // container id -> struct{}: tried in this process
+var journalStarts sync.Map // container id -> time.Time of this process's last try
 
-// startJournal starts the change journal's watcher in h's container, once
-// per container and process: where it cannot run (an engine that cannot
-// exec as its user, no inotify), scans walk the whole tree, as they would
-// anyway. It runs as scan.WatchUID (see journal.go).
+// journalRetry is how long after a try to start a container's watcher this
+// process tries again.
+const journalRetry = time.Minute
+
+// startJournal starts the change journal's watcher in h's container, at
+// most once a minute per container and process: where it cannot run (an
+// engine that cannot exec as its user, its place taken), scans walk the
+// whole tree, as they would anyway. It runs as scan.WatchUID (see
+// journal.go).
 func (s *Service) startJournal(ctx context.Context, h *Handle, bin scannerFile) {
-	if _, tried := journalStarts.LoadOrStore(h.Ref.ID, struct{}{}); tried {
+	now := time.Now()
+	if last, ok := journalStarts.Load(h.Ref.ID); ok && now.Sub(last.(time.Time)) < journalRetry {
 		return
 	}
+	journalStarts.Store(h.Ref.ID, now)
 	uid := strconv.Itoa(scan.WatchUID)
 	_, err := s.exec(ctx, provider.ExecRequest{
 		Ref: h.Ref, User: uid + ":" + uid,

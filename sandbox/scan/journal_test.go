@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,8 +49,12 @@ func TestJournalWalkReportsWhatTheFullWalkReports(t *testing.T) {
 	root := filepath.Join(base, "src")
 	outside := filepath.Join(base, "outside")
 	os.MkdirAll(outside, 0o755)
-	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
-	t.Logf("seed from the clock; a failure names the round and its operations")
+	seed := time.Now().UnixNano()
+	if v, err := strconv.ParseInt(os.Getenv("JOURNAL_SEED"), 10, 64); err == nil {
+		seed = v
+	}
+	rng := rand.New(rand.NewSource(seed))
+	t.Logf("seed %d (JOURNAL_SEED=%d repeats it); a failure names the round and its operations", seed, seed)
 	ch := newChanger(rng, root, outside)
 	for i := 0; i < 300; i++ {
 		ch.op()
