@@ -432,5 +432,3 @@ func (s *Service) removeLeftovers(ctx context.Context, r *Repo, slug string) (re
 	}
 	return len(sbs) > 0, errors.Join(errs...)
 }
-
-
