@@ -152,7 +152,11 @@ chmod 755 "$DIR"
 # (root's .bashrc on these machines takes seconds).
 getent group docker >/dev/null || groupadd --system docker
 if ! id "$REMOTE_USER" >/dev/null 2>&1; then
-  useradd --system --no-create-home --home-dir "$DIR" --shell /bin/sh --groups docker "$REMOTE_USER"
+  # A group of the name left by an earlier user (a machine whose
+  # /etc/passwd was reset) is taken as the user's own.
+  gid=()
+  if getent group "$REMOTE_USER" >/dev/null; then gid=(--gid "$REMOTE_USER"); fi
+  useradd --system --no-create-home --home-dir "$DIR" --shell /bin/sh --groups docker "${gid[@]}" "$REMOTE_USER"
 fi
 # No password, but not locked: sshd without PAM refuses a "!" account even
 # for key logins.
