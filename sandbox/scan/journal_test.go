@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -176,6 +177,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// writeNoFollow writes data to the file p (opened with flag), never through
+// a link: a link the changer made leads elsewhere in the test's directory.
+func writeNoFollow(p string, flag int, data string) {
+	f, err := os.OpenFile(p, os.O_WRONLY|flag|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return
+	}
+	f.WriteString(data)
+	f.Close()
+}
+
 // changer makes random changes to a tree, and logs them.
 type changer struct {
 	rng           *rand.Rand
@@ -243,15 +255,11 @@ func (c *changer) op() {
 			data = []string{"*.o\n", "build/\n", "node_modules\n*.log\n", "!keep\n*\n", ""}[c.rng.Intn(5)]
 		}
 		os.MkdirAll(filepath.Dir(abs(p)), 0o755)
-		os.WriteFile(abs(p), []byte(data), 0o644)
+		writeNoFollow(abs(p), os.O_CREATE|os.O_TRUNC, data)
 		msg = "write " + p
 	case 3: // append to an existing file
 		if p := pick(files); p != "" {
-			f, err := os.OpenFile(abs(p), os.O_APPEND|os.O_WRONLY, 0)
-			if err == nil {
-				f.WriteString("more\n")
-				f.Close()
-			}
+			writeNoFollow(abs(p), os.O_APPEND, "more\n")
 			msg = "append " + p
 		}
 	case 4: // remove a file
@@ -299,13 +307,17 @@ func (c *changer) op() {
 		msg = "mv in " + q
 	case 10: // change a mode
 		if p := pick(files); p != "" {
-			os.Chmod(abs(p), os.FileMode([]int{0o644, 0o755}[c.rng.Intn(2)]))
+			if fi, err := os.Lstat(abs(p)); err == nil && fi.Mode().IsRegular() {
+				os.Chmod(abs(p), os.FileMode([]int{0o644, 0o755}[c.rng.Intn(2)]))
+			}
 			msg = "chmod " + p
 		}
 	case 11: // a symlink
 		p := c.newPath()
 		os.MkdirAll(filepath.Dir(abs(p)), 0o755)
-		os.Symlink([]string{"y.txt", "../a", "/etc/passwd"}[c.rng.Intn(3)], abs(p))
+		// Links never lead out of the test's own directory: the changes
+		// that follow must not reach the machine's files through them.
+		os.Symlink([]string{"y.txt", "../a", c.outside}[c.rng.Intn(3)], abs(p))
 		msg = "ln -s " + p
 	}
 	if msg != "" {
