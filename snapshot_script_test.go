@@ -23,7 +23,9 @@ func init() {
 		if len(args) < 2 {
 			ts.Fatalf("usage: snapmatch CONTAINER BRANCH [EXCLUDE...]")
 		}
-		inside := tarListing(ts, exec.Command("docker", "exec", args[0], "tar", "-c", "-C", "/src", "."), args[2:])
+		tarCmd := exec.Command("docker", "exec", args[0], "tar", "-c", "-C", "/src", ".")
+		tarCmd.Env = scriptEnv(ts) // DOCKER_HOST: the engine the script drives
+		inside := tarListing(ts, tarCmd, args[2:])
 		branch := tarListing(ts, gitCmd(ts, "archive", "--format=tar", args[1]), nil)
 		diff := diffListings(inside, branch)
 		if neg && diff == "" {

@@ -47,7 +47,7 @@ default_dockerd_runs() {
 }
 if ! default_dockerd_runs && ! timeout 10 docker info >/dev/null 2>&1; then
   log "starting dockerd (log: /tmp/dockerd.log)"
-  setsid dockerd >/tmp/dockerd.log 2>&1 < /dev/null &
+  (cd / && exec setsid dockerd >/tmp/dockerd.log 2>&1 </dev/null) & # from /, see ensure-podman.sh
 fi
 
 for _ in $(seq 1 120); do

@@ -344,7 +344,7 @@ start() {
   local name=$1
   shift
   alive "$name" && return 0
-  setsid nsenter --net="/run/netns/$NETNS" "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
+  (cd / && exec setsid nsenter --net="/run/netns/$NETNS" "$@" >>"$LOGS/$name.log" 2>&1 </dev/null) & # from /, see ensure-podman.sh
   echo $! >"$PIDS/$name.pid"
 }
 

@@ -101,8 +101,11 @@ fi
 rm -f "$PODMAN_SOCK"
 # nsenter --net keeps the host's mount namespace (ip netns exec would not),
 # so the socket and container mounts are visible to everyone.
-CONTAINERS_CONF=$CONF setsid nsenter --net="/run/netns/$PODMAN_NETNS" \
-  podman system service --time=0 "unix://$PODMAN_SOCK" >>"$LOG" 2>&1 </dev/null &
+# From /: the service outlives this script, and conmon, which every
+# container's start runs from the service's directory, fails ("Failed to get
+# working directory") once that is gone, such as a CI clone removed later.
+(cd / && CONTAINERS_CONF=$CONF exec setsid nsenter --net="/run/netns/$PODMAN_NETNS" \
+  podman system service --time=0 "unix://$PODMAN_SOCK" >>"$LOG" 2>&1 </dev/null) &
 echo $! >"$PIDFILE"
 
 for _ in $(seq 1 100); do

@@ -184,10 +184,11 @@ cat >"$DIR/daemon.json" <<JSON
 }
 JSON
 rm -f "$SOCK"
-setsid nsenter --net="/run/netns/$REMOTE_NETNS" dockerd \
+# From /, see ensure-podman.sh.
+(cd / && exec setsid nsenter --net="/run/netns/$REMOTE_NETNS" dockerd \
   --config-file "$DIR/daemon.json" \
   --data-root "$STATE/docker" --exec-root "$DIR/exec" --pidfile "$DIR/dockerd.pid" \
-  -H "unix://$SOCK" --group docker ${DOCKERD_FLAGS[@]+"${DOCKERD_FLAGS[@]}"} >>"$DIR/dockerd.log" 2>&1 </dev/null &
+  -H "unix://$SOCK" --group docker ${DOCKERD_FLAGS[@]+"${DOCKERD_FLAGS[@]}"} >>"$DIR/dockerd.log" 2>&1 </dev/null) &
 for _ in $(seq 1 150); do
   local_api info >/dev/null 2>&1 && break
   sleep 0.2
