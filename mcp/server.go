@@ -300,7 +300,7 @@ func (s *Server) snapshotInfo(h *sandbox.Handle, res *sandbox.SnapshotResult, er
 		s.log.Warn("snapshot failed", "sandbox", h.Slug, "err", err)
 		return SnapshotInfo{Error: clip(err.Error(), 2048)}
 	}
-	info := SnapshotInfo{Committed: res.Committed, Commit: res.Commit, Skipped: res.Skipped}
+	info := SnapshotInfo{Committed: res.Committed, Commit: res.Commit, Skipped: res.Skipped, Ms: res.Ms}
 	// A result names at most maxSkipped files: thousands of fifos must not
 	// fill a response.
 	if n := len(info.Skipped); n > maxSkipped {
@@ -335,6 +335,8 @@ type SnapshotInfo struct {
 	// SkippedMore counts skipped files past those named.
 	SkippedMore int    `json:"skippedMore,omitempty"`
 	Error       string `json:"error,omitempty"`
+	// Ms is what the snapshot took, in milliseconds.
+	Ms float64 `json:"ms,omitempty"`
 }
 
 func (i SnapshotInfo) text() string {

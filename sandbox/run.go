@@ -83,7 +83,11 @@ func (s *Service) Run(ctx context.Context, h *Handle, spec RunSpec) (*RunResult,
 	if sc.run == nil {
 		return nil, nil, errors.New("the scanner sent no command result")
 	}
+	began := time.Now()
 	snap, err := s.commitScan(work, h, sc, opts, spec.Message)
+	if snap != nil {
+		snap.Ms = millis(time.Duration(sc.meta.Took) + time.Since(began))
+	}
 	return sc.run, snap, err
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -44,7 +45,12 @@ type SnapshotResult struct {
 	Committed bool      `json:"committed"`
 	Commit    string    `json:"commit,omitempty"`
 	Skipped   []Skipped `json:"skipped,omitempty"` // files left out, never silently
+	// Ms is what the snapshot took, in milliseconds: the scan in the
+	// sandbox and the commit (for bash, not the command before them).
+	Ms float64 `json:"ms"`
 }
+
+func millis(d time.Duration) float64 { return math.Round(float64(d)/1e5) / 10 }
 
 // Skipped is a file a snapshot could not commit, with the reason.
 type Skipped = scan.Skipped
@@ -59,12 +65,17 @@ const snapshotAuthor = "Litterbox <litterbox@localhost>"
 // processes. A snapshot cut short (a killed process) leaves the branch at a
 // whole commit; the next one catches up, because it compares with the branch.
 func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*SnapshotResult, error) {
+	began := time.Now()
 	opts := s.scanOptions(ctx, h)
 	sc, err := s.scan(ctx, h, opts, nil)
 	if err != nil {
 		return nil, err
 	}
-	return s.commitScan(ctx, h, sc, opts, message)
+	res, err := s.commitScan(ctx, h, sc, opts, message)
+	if res != nil {
+		res.Ms = millis(time.Since(began))
+	}
+	return res, err
 }
 
 // scanOptions are the options of a plain scan of h: since its last stamp,

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -96,6 +97,9 @@ type Meta struct {
 	Journal string
 	// Partial says the walk followed the journal.
 	Partial bool
+	// Took is how long the scan itself took (from its stamp, after any
+	// command, to its meta), in nanoseconds.
+	Took int64
 }
 
 // metaName is absolute, so no file of /src (all relative) can take it;
@@ -130,6 +134,7 @@ func Scan(w io.Writer, o Options) error {
 	}
 	// The stamp follows the command, so what it changed is in this walk and
 	// what changes after the stamp is in the next.
+	began := time.Now()
 	start, err := stamp()
 	if err != nil {
 		return err
@@ -188,6 +193,7 @@ func Scan(w io.Writer, o Options) error {
 		}
 	}
 	sortStrings(sc.meta.Ignored)
+	sc.meta.Took = time.Since(began).Nanoseconds()
 	if err := writeEntry(tw, metaName, sc.meta.encode()); err != nil {
 		return err
 	}

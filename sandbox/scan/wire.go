@@ -44,6 +44,7 @@ import (
 //	R<path>        a file sent, but it changed while it was read
 //	J<tok>         the change journal's token for the next scan
 //	W1             the walk followed the journal (only changed directories)
+//	T<ns>          how long the scan took
 
 // Skipped is a file a scan could not report (a snapshot then does not commit it), with the reason.
 type Skipped struct {
@@ -163,6 +164,7 @@ func (m *Meta) encode() []byte {
 	if m.Partial {
 		PutRecord(&b, 'W', "1")
 	}
+	PutRecord(&b, 'T', strconv.FormatInt(m.Took, 10))
 	return b.Bytes()
 }
 
@@ -217,6 +219,12 @@ func parseMeta(data []byte) (Meta, error) {
 			m.Journal = v
 		case 'W':
 			m.Partial = true
+		case 'T':
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return m, fmt.Errorf("scan meta: bad duration %q", v)
+			}
+			m.Took = n
 		default:
 			return m, fmt.Errorf("scan meta: unknown record %q", tag)
 		}
