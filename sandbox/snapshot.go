@@ -434,7 +434,7 @@ func (s *Service) scan(ctx context.Context, h *Handle, o scan.Options, run *runI
 		s.startJournal(ctx, h, bin) // for the next scan
 	}
 	if err == nil {
-		s.Log.Debug("scanned", "sandbox", h.Slug, "journal", sc.meta.Partial, "dirs", len(sc.meta.Dirs), "files", len(sc.files))
+		s.Log.Debug("scanned", "sandbox", h.Slug, "journal", sc.meta.Partial, "dirs", len(sc.meta.Dirs), "files", len(sc.files), "took", time.Duration(sc.meta.Took))
 	}
 	return sc, err
 }
