@@ -28,6 +28,9 @@ type found struct {
 	journal *createJournal
 	// state: the sandbox has a state directory (only lookupAll).
 	state bool
+	// early is the removal of its ready container that Delete started
+	// before the lookup ended; nil when none.
+	early *earlyRemoval
 }
 
 // lookup finds a sandbox's container and branch in parallel. A name with
@@ -259,12 +262,26 @@ func (s *Service) Delete(ctx context.Context, r *Repo, name string, force bool) 
 	if lockErr == nil {
 		defer unlock()
 	}
+	var early *earlyRemoval
+	if lockErr == nil {
+		early = s.startEarlyRemoval(ctx, r, slug, force)
+	}
 	f, err := s.lookupAll(ctx, r, slug, statErr == nil)
 	if err != nil {
+		if early != nil {
+			<-early.done
+		}
 		if errors.Is(err, ErrNotFound) && os.IsNotExist(statErr) && lockErr == nil {
 			_ = removeState(r, slug) // made by lockCreate just now
 		}
 		return nil, err
+	}
+	if early != nil {
+		<-early.decided
+		if early.started {
+			// The check below was made before the container went.
+			f.early, force = early, true
+		}
 	}
 	if f.branchID != "" && !force {
 		base, beyond := "HEAD", "that are not in HEAD"
@@ -298,8 +315,30 @@ func (s *Service) Delete(ctx context.Context, r *Repo, name string, force bool) 
 func (s *Service) removeSandbox(ctx context.Context, r *Repo, f *found, clearState func() error) (*DeleteReport, error) {
 	slug := f.slug
 	rep := &DeleteReport{Name: slug, Removed: []string{}}
-	for _, c := range f.objects {
-		if c.State == provider.StateNone {
+	objects := f.objects
+	if e := f.early; e != nil {
+		<-e.done
+		if e.err != nil && !errors.Is(e.err, provider.ErrNotFound) {
+			return rep, newError(ErrPartialDelete, "delete sandbox '%s': could not remove its container: %v\nNothing was removed; run `litterbox delete %s` again.", slug, errText(e.err), slug)
+		}
+		objects = slices.DeleteFunc(slices.Clone(objects), func(c provider.Sandbox) bool {
+			if c.Ref.ID != e.id {
+				return false
+			}
+			if e.err == nil {
+				rep.Removed = append(rep.Removed, "container "+c.Name)
+			}
+			return c.Ref.NetworkID == ""
+		})
+		// One the lookup did not see was gone before it looked (removal
+		// is idempotent), or, rarely, removed before it looked: the report
+		// then does not name it.
+		if err := forgetMember(r.Git.CommonDir, e.id); err != nil {
+			s.Log.Warn("could not remove the pool's record of the container", "container", e.id, "err", err)
+		}
+	}
+	for _, c := range objects {
+		if c.State == provider.StateNone || (f.early != nil && c.Ref.ID == f.early.id) {
 			continue
 		}
 		if err := s.Provider.Remove(ctx, provider.Ref{ID: c.Ref.ID}); err != nil {
@@ -317,7 +356,7 @@ func (s *Service) removeSandbox(ctx context.Context, r *Repo, f *found, clearSta
 		}
 	}
 	var left []string
-	for _, n := range f.objects {
+	for _, n := range objects {
 		if n.Ref.NetworkID == "" {
 			continue
 		}
@@ -431,4 +470,46 @@ func (s *Service) removeLeftovers(ctx context.Context, r *Repo, slug string) (re
 		errs = append(errs, s.Provider.Remove(ctx, sb.Ref))
 	}
 	return len(sbs) > 0, errors.Join(errs...)
+}
+
+// earlyRemoval is a delete's removal of the container its sandbox's ready
+// mark names, started beside the lookup that finds whatever else the
+// sandbox has (networks, what earlier creates left): a delete then costs
+// about one docker rm, not a lookup and then a docker rm.
+type earlyRemoval struct {
+	id      string
+	decided chan struct{} // closed once started is known
+	started bool          // the checks passed, and the removal began
+	done    chan struct{} // closed once the removal ended, or never began
+	err     error
+}
+
+// startEarlyRemoval removes the ready container of slug unless its branch
+// holds commits HEAD lacks (and force is not set), or a create of it never
+// finished (its journal is there: what a delete then removes is found by
+// the lookup alone). nil when there is no such container.
+func (s *Service) startEarlyRemoval(ctx context.Context, r *Repo, slug string, force bool) *earlyRemoval {
+	id := readyContainer(r.Git.CommonDir, slug)
+	if id == "" || readJournal(r.Git.CommonDir, slug) != nil {
+		return nil
+	}
+	e := &earlyRemoval{id: id, decided: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		decide := func(ok bool) {
+			e.started = ok
+			close(e.decided)
+		}
+		if !force {
+			// One git call: a branch that is not there fails it, and
+			// leaves the decision to the lookup.
+			if n, err := r.Git.CountCommits(ctx, "HEAD", BranchRef(slug)); err != nil || n > 0 {
+				decide(false)
+				return
+			}
+		}
+		decide(true)
+		e.err = s.Provider.Remove(ctx, provider.Ref{ID: id})
+	}()
+	return e
 }
