@@ -5,6 +5,7 @@ package scan
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -128,7 +129,7 @@ func compareScans(t *testing.T, what string, j, f *Result, jb, fb memBlobs) {
 		return m
 	}
 	if jc, fc := content(j, jb), content(f, fb); !reflect.DeepEqual(jc, fc) {
-		t.Fatalf("%s:\nfiles: journal %v\nfull walk %v", what, sortedKeys(jc), sortedKeys(fc))
+		t.Fatalf("%s:\nfiles: journal %v\nfull walk %v", what, slices.Sorted(maps.Keys(jc)), slices.Sorted(maps.Keys(fc)))
 	}
 	dirs := func(r *Result) map[string][]string {
 		m := map[string][]string{}
@@ -165,15 +166,6 @@ func skippedPaths(s []Skipped) []string {
 	for _, k := range s {
 		out = append(out, k.Path)
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }
 

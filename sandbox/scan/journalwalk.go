@@ -2,7 +2,6 @@ package scan
 
 import (
 	"maps"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -171,12 +170,6 @@ func (sc *scanner) rulesIn(dir string, c dirCtx) *ignorer {
 	if c.f.tracked {
 		return c.ig
 	}
-	var st unix.Stat_t
-	gi := filepath.Join(sc.o.Root, dir, ".gitignore")
-	if unix.Lstat(gi, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-		if data, err := os.ReadFile(gi); err == nil {
-			return c.ig.with(parseIgnore(dir, data))
-		}
-	}
-	return c.ig
+	ig, _ := sc.withRules(c.ig, unix.AT_FDCWD, dir)
+	return ig
 }

@@ -288,9 +288,11 @@ func (sc *scanner) walk(rel string, selfChanged bool, ig *ignorer, f walkFlags) 
 	defer wg.Wait()
 	f.all = f.all || sc.full[rel]
 	f.list = f.list || sc.list[rel]
-	sc.mu.Lock()
-	sc.walked[rel] = true
-	sc.mu.Unlock()
+	if sc.meta.Partial { // only a journal walk asks what was walked
+		sc.mu.Lock()
+		sc.walked[rel] = true
+		sc.mu.Unlock()
+	}
 	abs := filepath.Join(sc.o.Root, rel)
 	dir, err := os.Open(abs)
 	if err != nil {
@@ -305,20 +307,11 @@ func (sc *scanner) walk(rel string, selfChanged bool, ig *ignorer, f walkFlags) 
 	}
 	fd := int(dir.Fd())
 	if !f.tracked {
-		var st unix.Stat_t
-		if unix.Fstatat(fd, ".gitignore", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-			// A .gitignore that is a symlink is not read, as git does not
-			// follow one in the work tree either.
-			if st.Mode&unix.S_IFMT == unix.S_IFREG {
-				if data, err := os.ReadFile(filepath.Join(abs, ".gitignore")); err == nil {
-					ig = ig.with(parseIgnore(rel, data))
-				}
-			}
-			// New rules: files they no longer ignore must be found,
-			// whatever their times.
-			if f.all || sc.newer(st) {
-				f.list = true
-			}
+		var gi *unix.Stat_t
+		// New rules: files they no longer ignore must be found, whatever
+		// their times.
+		if ig, gi = sc.withRules(ig, fd, rel); gi != nil && (f.all || sc.newer(*gi)) {
+			f.list = true
 		}
 	}
 	if f.shallow && (f.all || f.list) {
@@ -415,6 +408,28 @@ func (sc *scanner) walk(rel string, selfChanged bool, ig *ignorer, f walkFlags) 
 		sc.meta.Dirs[rel] = listing
 		sc.mu.Unlock()
 	}
+}
+
+// withRules is ig with the rules of directory rel's .gitignore (found
+// from dirfd, the open directory, or unix.AT_FDCWD), and the .gitignore's
+// stat, nil when there is none. One that is not a regular file is not
+// read, as git follows no link in the work tree, but it is there.
+func (sc *scanner) withRules(ig *ignorer, dirfd int, rel string) (*ignorer, *unix.Stat_t) {
+	path := filepath.Join(sc.o.Root, rel, ".gitignore")
+	name := ".gitignore"
+	if dirfd == unix.AT_FDCWD {
+		name = path
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return ig, nil
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFREG {
+		if data, err := os.ReadFile(path); err == nil {
+			ig = ig.with(parseIgnore(rel, data))
+		}
+	}
+	return ig, &st
 }
 
 // newer reports whether st changed at or after the stamp Since.
