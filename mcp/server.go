@@ -55,8 +55,8 @@ type Server struct {
 	// ProgressInterval is how often a call sends a progress notification
 	// when its client asked for them (DefaultProgressInterval; 0 sends none).
 	ProgressInterval time.Duration
-	// Created, when set, is called after each sandbox-create and
-	// sandbox-fork that made a sandbox (the warm pool's refill).
+	// Created, when set, is called after each sandbox-create that made a
+	// sandbox (the warm pool's refill; a fork never takes a pooled one).
 	Created func()
 
 	mu      sync.Mutex

@@ -58,7 +58,10 @@ func (s *Service) Fork(ctx context.Context, r *Repo, name, newName string, opts 
 	if !ok {
 		return nil, newError(ErrNotFound, "Sandbox '%s' lost its branch %s%s while it was being forked.", f.slug, BranchPrefix, f.slug)
 	}
-	opts.From = tip
+	// A fork never takes a warm pool's sandbox (docs/pool.md): one made
+	// for HEAD would do when the tip is HEAD, and the MCP server's refill
+	// follows sandbox-create only.
+	opts.From, opts.NoPool = tip, true
 	c, err := s.Create(ctx, r, newName, opts)
 	if c != nil {
 		out.Created = *c
