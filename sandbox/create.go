@@ -439,14 +439,19 @@ func (s *Service) isolationVerdict(check *engineCheck, cfg *config.Config) error
 		s.Log.Warn("could not check that the engine isolates sandboxes from each other; it is checked again next time", "err", err)
 		return nil
 	}
-	allowedBy := ""
+	return s.checkIsolated(v, s.allowedBy(cfg))
+}
+
+// allowedBy names what lets sandboxes run on an engine that does not keep
+// them apart, or is "" when nothing does.
+func (s *Service) allowedBy(cfg *config.Config) string {
 	switch {
 	case s.AllowUnisolated:
-		allowedBy = "--allow-unisolated (LITTERBOX_ALLOW_UNISOLATED)"
-	case cfg.AllowUnisolated:
-		allowedBy = "allow_unisolated in " + config.LocalFile
+		return "--allow-unisolated (LITTERBOX_ALLOW_UNISOLATED)"
+	case cfg != nil && cfg.AllowUnisolated:
+		return "allow_unisolated in " + config.LocalFile
 	}
-	return s.checkIsolated(v, allowedBy)
+	return ""
 }
 
 func (c *creation) writeJournal(context.Context) error {

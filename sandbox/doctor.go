@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,7 +15,6 @@ import (
 	"syscall"
 
 	"github.com/litterbox-dev/litterbox/git"
-	"github.com/litterbox-dev/litterbox/internal/scanbin"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
@@ -62,7 +62,7 @@ const (
 func (s *Service) Doctor(ctx context.Context, dir string) []Check {
 	var checks []Check
 	add := func(c Check) { checks = append(checks, c) }
-	image := s.doctorImage(ctx, dir)
+	image, cfg := s.doctorImage(ctx, dir)
 
 	info, err := s.Provider.Info(ctx)
 	engineOK := err == nil
@@ -87,7 +87,7 @@ func (s *Service) Doctor(ctx context.Context, dir string) []Check {
 		skip("guest")
 	} else {
 		add(pauseCheck(info))
-		add(s.isolationCheck(ctx, image))
+		add(s.isolationCheck(ctx, image, cfg))
 		img, c := s.imageCheck(ctx, image)
 		add(c)
 		if img == nil {
@@ -143,8 +143,9 @@ func pauseCheck(info provider.Info) Check {
 
 // isolationCheck runs the check create runs before the first sandbox on an
 // engine (or reads its kept answer).
-func (s *Service) isolationCheck(ctx context.Context, image string) Check {
+func (s *Service) isolationCheck(ctx context.Context, image string, cfg *config.Config) Check {
 	v, err := s.engineIsolation(ctx, image)
+	allowed := s.allowedBy(cfg)
 	switch {
 	case err != nil:
 		return Check{Name: "isolation", Status: CheckFail, Detail: "could not check that sandboxes are kept apart: " + err.Error(),
@@ -153,32 +154,29 @@ func (s *Service) isolationCheck(ctx context.Context, image string) Check {
 		return Check{Name: "isolation", Status: CheckWarn, Detail: "not checked: the engine does not say which instance it is, so no answer could be kept"}
 	case v.Isolated:
 		return Check{Name: "isolation", Status: CheckOK, Detail: "sandboxes cannot reach each other (" + v.Detail + ")"}
-	case s.AllowUnisolated:
-		return Check{Name: "isolation", Status: CheckWarn, Detail: "sandboxes can reach each other: " + v.Detail + "; allowed by --allow-unisolated"}
+	case allowed != "":
+		return Check{Name: "isolation", Status: CheckWarn, Detail: "sandboxes can reach each other: " + v.Detail + "; allowed by " + allowed}
 	}
 	return Check{Name: "isolation", Status: CheckFail, Detail: "sandboxes can reach each other: " + v.Detail + "; create refuses this engine",
 		Fix: "turn the engine's firewall on (dockerd --iptables=true), or allow it knowingly with --allow-unisolated"}
 }
 
-// imageCheck looks the image up on the engine, never pulling it, and checks
-// that litterbox has a scanner for its platform.
+// imageCheck looks the image up on the engine, never pulling it, and
+// judges it as create does (imageInfo): a platform litterbox has a scanner
+// for, none of litterbox's own labels.
 func (s *Service) imageCheck(ctx context.Context, image string) (*provider.Image, Check) {
-	img, err := s.Provider.Image(ctx, image)
-	if errors.Is(err, provider.ErrNoImage) {
-		return nil, Check{Name: "image", Status: CheckFail, Detail: image + " is not on the engine",
-			Fix: fmt.Sprintf("get it with `docker pull %s` (or `docker build`/`docker load`), or choose another with image in .litterbox.toml (docs/images.md)", image)}
-	}
-	if err != nil {
+	platform, img, err := s.imageInfo(ctx, image)
+	switch {
+	case errors.Is(err, ErrImage):
+		return nil, Check{Name: "image", Status: CheckFail, Detail: err.Error()}
+	case err != nil:
 		return nil, Check{Name: "image", Status: CheckFail, Detail: "could not look up " + image + ": " + err.Error(),
 			Fix: "check that the engine answers (`docker image inspect " + image + "`)"}
-	}
-	platform := img.OS + "/" + img.Arch
-	if os.Getenv("LITTERBOX_SCANNER") != "" {
+	case platform == "":
+		return nil, Check{Name: "image", Status: CheckFail, Detail: image + " is not on the engine",
+			Fix: fmt.Sprintf("get it with `docker pull %s` (or `docker build`/`docker load`), or choose another with image in .litterbox.toml (docs/images.md)", image)}
+	case os.Getenv("LITTERBOX_SCANNER") != "":
 		return &img, Check{Name: "image", Status: CheckOK, Detail: fmt.Sprintf("%s (%s); scanner from LITTERBOX_SCANNER", image, platform)}
-	}
-	if !scanbin.Supported(img.OS, img.Arch) {
-		return nil, Check{Name: "image", Status: CheckFail, Detail: fmt.Sprintf("%s is for %s; litterbox records work only in %s sandboxes", image, platform, strings.Join(scanbin.Platforms, " or ")),
-			Fix: "use an image for one of those platforms"}
 	}
 	return &img, Check{Name: "image", Status: CheckOK, Detail: fmt.Sprintf("%s (%s, scanner built in)", image, platform)}
 }
@@ -230,20 +228,20 @@ func (s *Service) guestCheck(ctx context.Context, image string) Check {
 // doctorImage is the image a create in dir would use by default: the
 // configuration's at HEAD when dir is in a repository and it names one,
 // else the service's.
-func (s *Service) doctorImage(ctx context.Context, dir string) string {
+func (s *Service) doctorImage(ctx context.Context, dir string) (string, *config.Config) {
 	r, err := s.OpenRepo(ctx, dir)
 	if err != nil {
-		return s.Image
+		return s.Image, nil
 	}
 	head, err := r.Git.Head(ctx)
 	if err != nil {
-		return s.Image
+		return s.Image, nil
 	}
 	cfg, err := config.Load(ctx, r.Git, head, func(string) {})
-	if err != nil || cfg.Image == "" {
-		return s.Image
+	if err != nil {
+		return s.Image, nil
 	}
-	return cfg.Image
+	return cmp.Or(cfg.Image, s.Image), cfg
 }
 
 var gitVersionRE = regexp.MustCompile(`git version (\d+)\.(\d+)`)
