@@ -63,10 +63,19 @@ func (s *Service) objects(ctx context.Context, r *Repo, slug string) (sbs, pool 
 	} else if sbs, err = s.Provider.List(ctx, sel); err != nil {
 		return nil, nil, err
 	}
-	sbs = append(sbs, claimed(pooled, slug)...)
+	// A pooled container a create claimed is that sandbox; the rest,
+	// networks a member left included, are the pool's. Each claim is read
+	// once.
 	for _, p := range pooled {
-		if p.Ref.ID != "" && !claimedBySandbox(p.Labels[LabelGitDir], p.Ref.ID) {
+		var c *poolClaim
+		if p.Ref.ID != "" {
+			c, _ = readClaim(p.Labels[LabelGitDir], p.Ref.ID)
+		}
+		switch {
+		case c == nil:
 			pool = append(pool, p)
+		case slug == "" || c.Slug == slug:
+			sbs = append(sbs, asClaimed(p, c))
 		}
 	}
 	if r == nil {

@@ -196,27 +196,15 @@ func (s *Service) poolContainers(ctx context.Context) ([]provider.Sandbox, error
 	return s.Provider.List(ctx, sel)
 }
 
-// claimed turns the pooled containers that a create claimed into the
-// sandboxes they became (their claim's slug and base as labels), narrowed to
-// slug unless it is "".
-func claimed(pooled []provider.Sandbox, slug string) []provider.Sandbox {
-	var out []provider.Sandbox
-	for _, p := range pooled {
-		if p.Ref.ID == "" {
-			continue
-		}
-		c, _ := readClaim(p.Labels[LabelGitDir], p.Ref.ID)
-		if c == nil || (slug != "" && c.Slug != slug) {
-			continue
-		}
-		p.Labels = cloneLabels(p.Labels)
-		p.Labels[LabelSlug] = c.Slug
-		p.Labels[LabelBranch] = BranchPrefix + c.Slug
-		p.Labels[LabelBase] = c.Base
-		p.Created = c.Claimed // the sandbox's age, not the fill's
-		out = append(out, p)
-	}
-	return out
+// asClaimed is pooled container p as the sandbox claim c made of it: the
+// claim's slug and base as labels.
+func asClaimed(p provider.Sandbox, c *poolClaim) provider.Sandbox {
+	p.Labels = cloneLabels(p.Labels)
+	p.Labels[LabelSlug] = c.Slug
+	p.Labels[LabelBranch] = BranchPrefix + c.Slug
+	p.Labels[LabelBase] = c.Base
+	p.Created = c.Claimed // the sandbox's age, not the fill's
+	return p
 }
 
 func cloneLabels(m map[string]string) map[string]string {
@@ -270,7 +258,7 @@ func (s *Service) Pool(ctx context.Context, r *Repo) ([]PoolEntry, error) {
 	if !s.pooling() {
 		return nil, nil
 	}
-	ms, err := s.unclaimed(ctx, r)
+	ms, _, err := s.unclaimed(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -340,10 +328,10 @@ func (m member) entry() PoolEntry {
 }
 
 // unclaimed are r's pooled containers that no create claimed, oldest first.
-func (s *Service) unclaimed(ctx context.Context, r *Repo) ([]member, error) {
+func (s *Service) unclaimed(ctx context.Context, r *Repo) ([]member, []provider.Sandbox, error) {
 	all, err := s.poolContainers(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []member
 	for _, c := range all {
@@ -355,7 +343,7 @@ func (s *Service) unclaimed(ctx context.Context, r *Repo) ([]member, error) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].c.Created.Before(out[j].c.Created) })
-	return out, nil
+	return out, all, nil
 }
 
 // poolConfig is the configuration and commit pooled sandboxes are made
@@ -419,7 +407,7 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 	spec := s.spec(r, "x", head, cfg)
 	key := poolKey(spec)
 	spec.Tmpfs = append(spec.Tmpfs, volumeMasks(img.Volumes)...)
-	ms, err := s.unclaimed(ctx, r)
+	ms, all, err := s.unclaimed(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -443,7 +431,7 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 			errs = append(errs, err)
 		}
 	}
-	s.forgetGone(ctx, r)
+	forgetGone(r.Git.CommonDir, all)
 	sp := poolSpec(spec, "")
 	sp.Labels[LabelPool] = key
 	sp.Labels[LabelPlatform] = platform
@@ -466,7 +454,7 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("fill the pool: %w", err)
 	}
-	if ms, err = s.unclaimed(ctx, r); err != nil {
+	if ms, _, err = s.unclaimed(ctx, r); err != nil {
 		return nil, err
 	}
 	return poolEntries(ms, key, head), nil
@@ -526,13 +514,11 @@ func (s *Service) removeMember(ctx context.Context, gitDir string, c provider.Sa
 }
 
 // forgetGone removes the pool records of containers that no longer exist
-// (removed by hand, or with a sandbox). Errors are left for the next fill.
-func (s *Service) forgetGone(ctx context.Context, r *Repo) {
-	entries, err := os.ReadDir(poolDir(r.Git.CommonDir))
-	if err != nil {
-		return
-	}
-	all, err := s.poolContainers(ctx)
+// (removed by hand, or with a sandbox): all is the engine's list of pooled
+// containers, taken under the pool's lock (a container dropped since has
+// lost its record already). Errors are left for the next fill.
+func forgetGone(gitDir string, all []provider.Sandbox) {
+	entries, err := os.ReadDir(poolDir(gitDir))
 	if err != nil {
 		return
 	}
@@ -546,7 +532,7 @@ func (s *Service) forgetGone(ctx context.Context, r *Repo) {
 			id, ok = strings.CutSuffix(e.Name(), ".claim")
 		}
 		if ok && !live[id] {
-			_ = forgetMember(r.Git.CommonDir, id)
+			_ = forgetMember(gitDir, id)
 		}
 	}
 }
@@ -562,7 +548,7 @@ func (s *Service) DeletePool(ctx context.Context, r *Repo) ([]string, error) {
 		return nil, err
 	}
 	defer unlock()
-	ms, err := s.unclaimed(ctx, r)
+	ms, all, err := s.unclaimed(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -578,7 +564,7 @@ func (s *Service) DeletePool(ctx context.Context, r *Repo) ([]string, error) {
 			removed = append(removed, m.c.Name)
 		}
 	}
-	s.forgetGone(ctx, r)
+	forgetGone(r.Git.CommonDir, all)
 	return removed, errors.Join(errs...)
 }
 
