@@ -621,7 +621,7 @@ func (c *creation) finish(ctx context.Context) (*Created, error) {
 			c.s.Log.Warn("could not record failed setup", "sandbox", c.slug, "err", err)
 		}
 	}
-	if err := markReady(c.r, c.slug, c.sandbox.Ref.ID); err != nil {
+	if err := markReady(c.r, c.slug, c.sandbox.Ref.ID, c.out.Container); err != nil {
 		return nil, c.fail(ctx, fmt.Errorf("create sandbox %q: mark it ready: %w", c.slug, err))
 	}
 	if err := removeJournal(c.r, c.slug); err != nil {

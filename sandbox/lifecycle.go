@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -315,29 +316,27 @@ func (s *Service) Delete(ctx context.Context, r *Repo, name string, force bool) 
 func (s *Service) removeSandbox(ctx context.Context, r *Repo, f *found, clearState func() error) (*DeleteReport, error) {
 	slug := f.slug
 	rep := &DeleteReport{Name: slug, Removed: []string{}}
-	objects := f.objects
 	if e := f.early; e != nil {
 		<-e.done
 		if e.err != nil && !errors.Is(e.err, provider.ErrNotFound) {
 			return rep, newError(ErrPartialDelete, "delete sandbox '%s': could not remove its container: %v\nNothing was removed; run `litterbox delete %s` again.", slug, errText(e.err), slug)
 		}
-		objects = slices.DeleteFunc(slices.Clone(objects), func(c provider.Sandbox) bool {
-			if c.Ref.ID != e.id {
-				return false
+		// Removed before the lookup listed it, or not: named either way,
+		// by the lookup's name, else the mark's.
+		name := e.name
+		for _, c := range f.objects {
+			if c.Ref.ID == e.id {
+				name = c.Name
 			}
-			if e.err == nil {
-				rep.Removed = append(rep.Removed, "container "+c.Name)
-			}
-			return c.Ref.NetworkID == ""
-		})
-		// One the lookup did not see was gone before it looked (removal
-		// is idempotent), or, rarely, removed before it looked: the report
-		// then does not name it.
+		}
+		if e.err == nil {
+			rep.Removed = append(rep.Removed, "container "+name)
+		}
 		if err := forgetMember(r.Git.CommonDir, e.id); err != nil {
 			s.Log.Warn("could not remove the pool's record of the container", "container", e.id, "err", err)
 		}
 	}
-	for _, c := range objects {
+	for _, c := range f.objects {
 		if c.State == provider.StateNone || (f.early != nil && c.Ref.ID == f.early.id) {
 			continue
 		}
@@ -356,7 +355,7 @@ func (s *Service) removeSandbox(ctx context.Context, r *Repo, f *found, clearSta
 		}
 	}
 	var left []string
-	for _, n := range objects {
+	for _, n := range f.objects {
 		if n.Ref.NetworkID == "" {
 			continue
 		}
@@ -477,11 +476,11 @@ func (s *Service) removeLeftovers(ctx context.Context, r *Repo, slug string) (re
 // sandbox has (networks, what earlier creates left): a delete then costs
 // about one docker rm, not a lookup and then a docker rm.
 type earlyRemoval struct {
-	id      string
-	decided chan struct{} // closed once started is known
-	started bool          // the checks passed, and the removal began
-	done    chan struct{} // closed once the removal ended, or never began
-	err     error
+	id, name string
+	decided  chan struct{} // closed once started is known
+	started  bool          // the checks passed, and the removal began
+	done     chan struct{} // closed once the removal ended, or never began
+	err      error
 }
 
 // startEarlyRemoval removes the ready container of slug unless its branch
@@ -489,11 +488,11 @@ type earlyRemoval struct {
 // finished (its journal is there: what a delete then removes is found by
 // the lookup alone). nil when there is no such container.
 func (s *Service) startEarlyRemoval(ctx context.Context, r *Repo, slug string, force bool) *earlyRemoval {
-	id := readyContainer(r.Git.CommonDir, slug)
+	id, name := readyMark(r.Git.CommonDir, slug)
 	if id == "" || readJournal(r.Git.CommonDir, slug) != nil {
 		return nil
 	}
-	e := &earlyRemoval{id: id, decided: make(chan struct{}), done: make(chan struct{})}
+	e := &earlyRemoval{id: id, name: cmp.Or(name, r.ContainerName(slug)), decided: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(e.done)
 		decide := func(ok bool) {
@@ -510,6 +509,11 @@ func (s *Service) startEarlyRemoval(ctx context.Context, r *Repo, slug string, f
 		}
 		decide(true)
 		e.err = s.Provider.Remove(ctx, provider.Ref{ID: id})
+		if e.err == nil {
+			// The mark names a container no more: a delete run again
+			// (this one partial) does not remove, and name, it twice.
+			_ = os.Remove(stateFile(r.Git.CommonDir, slug, readyFile))
+		}
 	}()
 	return e
 }

@@ -81,19 +81,28 @@ func writeAtomic(path string, data []byte) error {
 	return nil
 }
 
-// markReady records that container holds a complete copy. It is the last
-// thing create writes about the copy, and what every operation checks.
-func markReady(r *Repo, slug, container string) error {
-	return writeAtomic(stateFile(r.Git.CommonDir, slug, readyFile), []byte(container+"\n"))
+// markReady records that container id (named name) holds a complete copy.
+// It is the last thing create writes about the copy, and what every
+// operation checks.
+func markReady(r *Repo, slug, id, name string) error {
+	return writeAtomic(stateFile(r.Git.CommonDir, slug, readyFile), []byte(id+"\n"+name+"\n"))
 }
 
 // readyContainer is the id of the container marked ready, or "".
 func readyContainer(gitDir, slug string) string {
+	id, _ := readyMark(gitDir, slug)
+	return id
+}
+
+// readyMark is the id and name of the container marked ready ("" when not
+// known: a mark written before it held the name).
+func readyMark(gitDir, slug string) (id, name string) {
 	data, err := os.ReadFile(stateFile(gitDir, slug, readyFile))
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	return strings.TrimSpace(string(data))
+	id, name, _ = strings.Cut(strings.TrimSpace(string(data)), "\n")
+	return strings.TrimSpace(id), strings.TrimSpace(name)
 }
 
 // isReady reports whether the container with id is the one marked ready.

@@ -27,10 +27,10 @@ func TestStatus(t *testing.T) {
 	if err := writeJournal(r, "j", createJournal{Base: "abc"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := markReady(r, "ok", id); err != nil {
+	if err := markReady(r, "ok", id, "c-ok"); err != nil {
 		t.Fatal(err)
 	}
-	if err := markReady(r, "fs", id); err != nil {
+	if err := markReady(r, "fs", id, "c-fs"); err != nil {
 		t.Fatal(err)
 	}
 	if err := markSetupFailed(r, "fs", "boom"); err != nil {
