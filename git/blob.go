@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -30,15 +29,14 @@ func ParseCatFileBlob(out []byte, path string) (content []byte, ok bool, err err
 	if bytes.HasSuffix(header, []byte(" missing")) {
 		return nil, false, nil
 	}
-	f := strings.Fields(string(header))
-	if len(f) != 3 {
+	_, typ, size, err := ParseBatchHeader(string(header))
+	if err != nil {
 		return nil, false, fmt.Errorf("unexpected git cat-file answer %q", header)
 	}
-	if f[1] != "blob" {
-		return nil, false, fmt.Errorf("%s is a %s, not a file", path, f[1])
+	if typ != "blob" {
+		return nil, false, fmt.Errorf("%s is a %s, not a file", path, typ)
 	}
-	size, err := strconv.Atoi(f[2])
-	if err != nil || size > len(rest) {
+	if size > int64(len(rest)) {
 		return nil, false, fmt.Errorf("unexpected git cat-file answer %q", header)
 	}
 	return rest[:size], true, nil

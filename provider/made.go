@@ -31,6 +31,12 @@ func (m Made) Undo(ctx context.Context, cause error) error {
 	return cause
 }
 
+// LabelPorts is the label (an annotation on Kubernetes) that records a
+// sandbox's named ports, PortsLabel's value, so Ports can name them without
+// the spec. Its key predates the provider package: containers made earlier
+// carry it too.
+const LabelPorts = "dev.litterbox.ports"
+
 // PortsLabel renders named ports as one label value ("api=9000,web=8080"),
 // sorted by name: how providers record a sandbox's named ports on it.
 func PortsLabel(ports []PortSpec) string {

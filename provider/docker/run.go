@@ -11,10 +11,8 @@ import (
 	"github.com/litterbox-dev/litterbox/runner"
 )
 
-// LabelPorts records a sandbox's named ports on its container
-// ("web=8080,api=3000"), so Ports can name them without the spec. Its key
-// predates the provider package: containers made earlier carry it too.
-const LabelPorts = "dev.litterbox.ports"
+// LabelPorts records a sandbox's named ports on its container.
+const LabelPorts = provider.LabelPorts
 
 // RunArgs builds the argv of `docker run --detach` for spec, spelled in
 // dialect d. The network is the dialect's shared bridge for a

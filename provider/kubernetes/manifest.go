@@ -12,9 +12,8 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 )
 
-// LabelPorts records a sandbox's named ports ("web=8080,api=3000"), as on
-// Docker, so Ports can name them without the spec.
-const LabelPorts = "dev.litterbox.ports"
+// LabelPorts records a sandbox's named ports, as an annotation.
+const LabelPorts = provider.LabelPorts
 
 // labelPod is the label every sandbox pod carries, with a value derived
 // from its name (a label value has at most 63 characters), so its
