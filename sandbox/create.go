@@ -733,6 +733,17 @@ const (
 var guestCheck = `m=; for c in ` + strings.Join(guestTools, " ") + `; do command -v "$c" >/dev/null 2>&1 || m="$m $c"; done; ` +
 	`[ -z "$m" ] || { echo "` + guestMarker + `$m" >&2; exit ` + fmt.Sprint(guestExitCode) + `; }; `
 
+// guestMissing reads the tools guestCheck found missing off the exit code
+// and stderr of the shell that ran it; lacks is false when it found none.
+func guestMissing(exit int, stderr string) (missing []string, lacks bool) {
+	_, rest, found := strings.Cut(stderr, guestMarker)
+	if exit != guestExitCode || !found {
+		return nil, false
+	}
+	rest, _, _ = strings.Cut(rest, "\n")
+	return strings.Fields(rest), true
+}
+
 // stampMarker leads the line of copyAndSetup's stdout that holds the stamp.
 const stampMarker = "litterbox-stamp "
 
@@ -785,12 +796,11 @@ shift; [ $# -eq 0 ] || exec "$@"`
 	<-a.done
 	a.pipe.CloseRead()
 	aerr := a.pipe.writerErr()
+	missing, lacks := guestMissing(runner.ExitCode(err), stderr.String())
 	switch {
-	case runner.ExitCode(err) == guestExitCode && strings.Contains(stderr.String(), guestMarker):
-		_, missing, _ := strings.Cut(stderr.String(), guestMarker)
-		missing, _, _ = strings.Cut(missing, "\n")
+	case lacks:
 		return newError(ErrImage, "The image %s lacks what litterbox needs in a sandbox: %s (see the guest contract, docs/architecture.md). Use an image that has them, such as one built FROM busybox.",
-			image, strings.Join(strings.Fields(missing), ", "))
+			image, strings.Join(missing, ", "))
 	case runner.ExitCode(err) == copyExitCode && strings.Contains(stderr.String(), copyMarker):
 		return &copyError{fmt.Errorf("%w: %s", err, capText(stderr.String()))}
 	case aerr != io.EOF && (err == nil || runner.ExitCode(err) > 0):

@@ -209,14 +209,13 @@ func (s *Service) guestCheck(ctx context.Context, image string) Check {
 		}
 	}()
 	res, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: sb.Ref, Cmd: []string{"sh", "-c", guestCheck + "id -u"}})
+	missing, lacks := guestMissing(res.ExitCode, string(res.Stderr))
 	switch {
 	case err != nil:
 		return Check{Name: "guest", Status: CheckFail, Detail: "could not run sh in a sandbox of " + image + ": " + err.Error(),
 			Fix: "the image needs sh (the guest contract, docs/architecture.md)"}
-	case res.ExitCode == guestExitCode && strings.Contains(string(res.Stderr), guestMarker):
-		_, missing, _ := strings.Cut(string(res.Stderr), guestMarker)
-		missing, _, _ = strings.Cut(missing, "\n")
-		return Check{Name: "guest", Status: CheckFail, Detail: image + " lacks " + strings.Join(strings.Fields(missing), ", "),
+	case lacks:
+		return Check{Name: "guest", Status: CheckFail, Detail: image + " lacks " + strings.Join(missing, ", "),
 			Fix: "use an image that has them (the guest contract, docs/architecture.md), such as one built FROM busybox"}
 	case res.ExitCode != 0:
 		return Check{Name: "guest", Status: CheckFail, Detail: fmt.Sprintf("sh in a sandbox of %s exited %d: %s", image, res.ExitCode, capText(string(res.Stderr))),
