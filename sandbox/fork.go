@@ -43,11 +43,8 @@ func (s *Service) Fork(ctx context.Context, r *Repo, name, newName string, opts 
 	}
 	out := &Forked{From: f.slug}
 	if f.container != nil && f.container.State == provider.StateRunning && f.ready {
-		h, err := s.Handle(ctx, r, f.slug)
-		if err != nil {
-			return nil, err
-		}
-		if out.Snapshot, err = s.Snapshot(ctx, h, "snapshot: before fork into "+newName); err != nil {
+		var err error
+		if out.Snapshot, err = s.Snapshot(ctx, handleOf(r, *f.container), "snapshot: before fork into "+newName); err != nil {
 			return nil, fmt.Errorf("snapshot %s before forking it (nothing was created): %w", f.slug, err)
 		}
 	}

@@ -28,6 +28,11 @@ func (s *Service) Handle(ctx context.Context, r *Repo, name string) (*Handle, er
 	if err != nil {
 		return nil, err
 	}
-	l := f.container.Labels
-	return &Handle{Repo: r, Slug: f.slug, Ref: f.container.Ref, Base: l[LabelBase], Image: l[LabelImage], Platform: l[LabelPlatform]}, nil
+	return handleOf(r, *f.container), nil
+}
+
+// handleOf is the handle of sandbox container c, from its labels.
+func handleOf(r *Repo, c provider.Sandbox) *Handle {
+	l := c.Labels
+	return &Handle{Repo: r, Slug: l[LabelSlug], Ref: c.Ref, Base: l[LabelBase], Image: l[LabelImage], Platform: l[LabelPlatform]}
 }

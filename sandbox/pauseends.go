@@ -34,11 +34,6 @@ func (s *Service) ownerRepo(ctx context.Context, r *Repo, c provider.Sandbox) (*
 	return r, nil
 }
 
-func handleOf(r *Repo, c provider.Sandbox) *Handle {
-	l := c.Labels
-	return &Handle{Repo: r, Slug: l[LabelSlug], Ref: c.Ref, Base: l[LabelBase], Image: l[LabelImage], Platform: l[LabelPlatform]}
-}
-
 // snapshotBeforePause commits what changed in c's /src to its branch, before
 // its pause ends it.
 func (s *Service) snapshotBeforePause(ctx context.Context, r *Repo, c provider.Sandbox) error {
