@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -383,5 +384,40 @@ func TestWatcherSaysFullWhenItCannotVouch(t *testing.T) {
 	}
 	if rep = ask(rep.token); rep.full || (unwatchable == "locked" && !slices.Contains(rep.dirs, "locked")) {
 		t.Fatalf("once it can: %+v, want %s named", rep, unwatchable)
+	}
+}
+
+// TestAskJournalBelievesOnlyTheWatchersUser: a socket in the journal's place
+// that does not belong to the watcher's user (the agent's, started before
+// the watcher) is never asked, so it cannot make a scan walk less; the
+// same server owned by that user is believed.
+func TestAskJournalBelievesOnlyTheWatchersUser(t *testing.T) {
+	JournalDir = filepath.Join(t.TempDir(), "j")
+	if err := os.Mkdir(JournalDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", journalSock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			bufio.NewReader(c).ReadString('\n')
+			c.Write([]byte("dirs 0123:5\n")) // "nothing changed"
+			c.Close()
+		}
+	}()
+	WatchUID = os.Getuid() + 1
+	if rep, err := askJournal("0123:4"); err == nil {
+		t.Fatalf("a socket of uid %d was asked, and said %+v", os.Getuid(), rep)
+	}
+	WatchUID = os.Getuid()
+	if rep, err := askJournal("0123:4"); err != nil || rep.full || len(rep.dirs) != 0 || rep.token != "0123:5" {
+		t.Fatalf("the watcher's own socket: %+v, %v", rep, err)
 	}
 }
