@@ -229,6 +229,22 @@ func TestRecoverMergeDone(t *testing.T) {
 	if _, err := os.Stat(txnFile(r)); !os.IsNotExist(err) {
 		t.Errorf("journal left: %v", err)
 	}
+
+	// HEAD moved elsewhere (detached) since a merge began: left alone.
+	mergeTxn(t, r, from, to)
+	if out, err := exec.Command("git", "-C", r.Root(), "checkout", "-q", "--detach").CombinedOutput(); err != nil {
+		t.Fatalf("detach HEAD: %v\n%s", err, out)
+	}
+	moved := checkout(t, r)
+	if err := s.recoverWorktree(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if got := checkout(t, r); got != moved {
+		t.Errorf("a checkout whose HEAD moved was changed:\n%s", got)
+	}
+	if _, err := os.Stat(txnFile(r)); !os.IsNotExist(err) {
+		t.Errorf("journal left: %v", err)
+	}
 }
 
 // TestRecoverApply: apply (working tree only) killed after git apply wrote;
