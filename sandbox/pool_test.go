@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"context"
 	"io"
 	"os"
@@ -31,7 +32,7 @@ func TestClaimMemberOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ok, err := claimMember(gd, "c0ffee", poolClaim{Slug: "s" + string(rune('a'+i%26)), Base: "b", Claimed: time.Now()})
+			ok, err := claimMember(gd, "c0ffee", poolClaim{Slug: fmt.Sprintf("s%d", i), Base: "b", Claimed: time.Now()})
 			if err != nil {
 				t.Error(err)
 			}
@@ -39,18 +40,20 @@ func TestClaimMemberOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	winners := 0
-	for _, w := range won {
+	winners, winner := 0, -1
+	for i, w := range won {
 		if w {
-			winners++
+			winners, winner = winners+1, i
 		}
 	}
 	if winners != 1 {
 		t.Fatalf("%d creates claimed the container, want 1", winners)
 	}
+	// The claim on disk is the winner's, whole: no other create's wrote
+	// over it.
 	c, taken := readClaim(gd, "c0ffee")
-	if !taken || c == nil || c.Base != "b" {
-		t.Fatalf("claim = %+v, taken %v", c, taken)
+	if !taken || c == nil || c.Slug != fmt.Sprintf("s%d", winner) || c.Base != "b" {
+		t.Fatalf("claim = %+v, taken %v; want s%d's", c, taken, winner)
 	}
 	left, _ := filepath.Glob(filepath.Join(poolDir(gd), "*.tmp"))
 	if len(left) > 0 {
