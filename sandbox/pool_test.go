@@ -1,8 +1,8 @@
 package sandbox
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
