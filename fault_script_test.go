@@ -82,7 +82,7 @@ func faultMain() {
 		}
 	}
 	if !hit || mode == "count" {
-		os.Exit(runReal(real, args, 0))
+		os.Exit(runReal(real, args, -1))
 	}
 	parent := os.Getppid()
 	switch mode {
@@ -107,19 +107,23 @@ func faultMain() {
 		_ = syscall.Kill(parent, syscall.SIGKILL)
 		os.Exit(137)
 	case "after":
-		code := runReal(real, args, 0)
+		code := runReal(real, args, -1)
 		_ = syscall.Kill(parent, syscall.SIGKILL)
 		os.Exit(code)
 	case "during":
+		// Killed the delay after the call began, or, when the call was
+		// quicker, as it ends: every such round strikes.
 		delay, _ := strconv.Atoi(os.Getenv("LB_FAULT_DELAY_MS"))
-		os.Exit(runReal(real, args, time.Duration(delay)*time.Millisecond))
+		code := runReal(real, args, time.Duration(delay)*time.Millisecond)
+		_ = syscall.Kill(parent, syscall.SIGKILL)
+		os.Exit(code)
 	}
 	fmt.Fprintln(os.Stderr, "lbfault: unknown LB_FAULT_MODE", mode)
 	os.Exit(2)
 }
 
 // runReal runs the real tool with this process's streams and returns its exit
-// code. killAfter > 0 kills the parent that long after the start.
+// code. killAfter >= 0 kills the parent that long after the start.
 func runReal(real string, args []string, killAfter time.Duration) int {
 	cmd := exec.Command(real, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -127,7 +131,7 @@ func runReal(real string, args []string, killAfter time.Duration) int {
 		fmt.Fprintln(os.Stderr, "lbfault:", err)
 		return 127
 	}
-	if killAfter > 0 {
+	if killAfter >= 0 {
 		parent := os.Getppid()
 		t := time.AfterFunc(killAfter, func() { _ = syscall.Kill(parent, syscall.SIGKILL) })
 		defer t.Stop()
@@ -180,6 +184,7 @@ type faulter struct {
 	label    string
 	round    int
 	seq      int // rounds run, the counting one included: names and files per round
+	struck   int // faulted runs in which the fault struck
 }
 
 // plan is one fault.
@@ -245,9 +250,13 @@ func cmdFaults(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	op := args[0]
 
-	// A first, unfaulted run of op counts its calls and notes which of them
+	// An unfaulted run of op counts its calls and notes which of them
 	// change something: half the faults strike one of those, the other
 	// half any call. The engine faults count docker calls only.
+	// Counted twice: the first run also does what is done once (the
+	// engine's isolation check, kept after), and a fault at a call only
+	// it makes would never strike.
+	f.runRound(op, plan{tools: "docker,git", mode: "count"})
 	f.runRound(op, plan{tools: "docker,git", mode: "count"})
 	all, docker := f.countedCalls()
 	if len(all.n) == 0 || len(docker.n) == 0 {
@@ -274,6 +283,11 @@ func cmdFaults(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 		f.runRound(op, p)
+	}
+	// A round whose fault never struck (the run made fewer calls than
+	// the counted one) proves only an ordinary run: most must strike.
+	if rounds := kills + engines; f.struck*2 < rounds {
+		ts.Fatalf("faults %s: the fault struck in %d of %d rounds", op, f.struck, rounds)
 	}
 	ts.Setenv("LB_FAULT_SEQ", strconv.Itoa(f.seq))
 }
@@ -410,6 +424,9 @@ func (f *faulter) faulted(p plan, args ...string) (result, int) {
 	if p.mode != "count" {
 		hit, _ := os.ReadFile(filepath.Join(f.dir, "hit"))
 		first, _, _ := strings.Cut(string(hit), "\n")
+		if first != "" {
+			f.struck++
+		}
 		f.logf("litterbox %s: %v of %d -> exit %d; struck: %s", strings.Join(args, " "), p, n, r.code, first)
 	}
 	return r, n
