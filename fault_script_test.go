@@ -881,6 +881,9 @@ func (f *faulter) roundMerge(op string, p plan) int {
 		if !f.isAncestor(tip, "HEAD") || status != "M f4.txt\n?? untracked.txt" {
 			f.fatalf("after the fault and list, HEAD moved to %s but the checkout is not merged:\n%s", now, status)
 		}
+		if d := f.git("diff", "HEAD", tip, "--stat", "--", ".", ":!f4.txt"); d != "" {
+			f.fatalf("after the fault and list, HEAD moved to %s but its tree is not the branch's:\n%s", now, d)
+		}
 	} else if op == "merge" && f.userState() != before {
 		f.fatalf("after the fault and list, HEAD did not move but the checkout changed:\n%s", status)
 	}
@@ -895,8 +898,10 @@ func (f *faulter) roundMerge(op string, p plan) int {
 		if s := f.git("status", "--porcelain", "--untracked-files=all"); s != "M f4.txt\n?? untracked.txt" {
 			f.fatalf("after merge again, the checkout is not clean but for the local changes:\n%s", s)
 		}
-		if d := f.git("diff", "HEAD", tip, "--stat", "--", ".", ":!f4.txt"); d != "" && !trueMerge {
-			f.fatalf("after a fast-forward merge, HEAD differs from the branch:\n%s", d)
+		// The user's own commit is empty, so a true merge's tree is the
+		// branch's too.
+		if d := f.git("diff", "HEAD", tip, "--stat", "--", ".", ":!f4.txt"); d != "" {
+			f.fatalf("after merge again, HEAD's tree differs from the branch's:\n%s", d)
 		}
 		f.nothingLeft(name)
 	} else {
