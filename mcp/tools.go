@@ -67,10 +67,12 @@ func (s *Server) shape(res result) *mcp.CallToolResult {
 	for _, b := range res.blocks() {
 		out.Content = append(out.Content, mcp.NewTextContent(b))
 	}
-	// The payload was fitted by its own rules; this is the guarantee.
-	if data, _ := json.Marshal(out); len(data) > s.MaxOutput && len(out.Content) > 0 {
+	// The payload was fitted by its own rules; this is the guarantee,
+	// the JSON-RPC envelope around the result included.
+	limit := s.MaxOutput - responseSlack
+	if data, _ := json.Marshal(out); len(data) > limit && len(out.Content) > 0 {
 		first := out.Content[0].(mcp.TextContent).Text
-		keep := textcap.Prefix(first, textcap.Len(first)-(len(data)-s.MaxOutput)-200)
+		keep := textcap.Prefix(first, textcap.Len(first)-(len(data)-limit)-200)
 		out.Content[0] = mcp.NewTextContent(first[:keep] + "\n[litterbox: response cut at the cap]")
 	}
 	return out
