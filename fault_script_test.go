@@ -799,6 +799,7 @@ func (f *faulter) roundSnapshot(p plan) int {
 	i := f.seq
 	script := fmt.Sprintf(`set -e; cd /src; echo r%d > r%d.txt; mkdir -p d%d/e; echo deep > d%d/e/f.txt; echo more >> f1.txt; rm -f f%d.txt r%d.txt; chmod +x f2.txt`, i, i, i, i, 10+i, i-2)
 	f.docker("exec", "--user", "1000:1000", container, "sh", "-c", script)
+	before := f.git("rev-parse", "refs/heads/litterbox/"+name)
 	_, n := f.faulted(p, "snapshot", name, "-m", fmt.Sprintf("round %d", i))
 	rows := f.truth(nil)
 	if rows[name].Status != "active" {
@@ -810,6 +811,9 @@ func (f *faulter) roundSnapshot(p plan) int {
 	arch.Dir, arch.Env = f.repo, f.env()
 	if d := diffListings(inside, tarListing(f.ts, arch, nil)); d != "" {
 		f.fatalf("after the next snapshot, the branch differs from /src:\n%s", d)
+	}
+	if !f.isAncestor(before, "refs/heads/litterbox/"+name) {
+		f.fatalf("the branch lost its earlier snapshots: %s is no longer in its history", before)
 	}
 	if f.userState() != user {
 		f.fatalf("the user's checkout changed")
