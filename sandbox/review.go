@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -539,8 +538,8 @@ func (s *Service) recoverStart(ctx context.Context, r *Repo, slug string) (tip, 
 	// The old container's marks and snapshot watermark do not describe the
 	// new one; without the watermark the first snapshot compares all of
 	// /src with the branch.
-	for _, name := range []string{setupFailedFile, "since", readyFile} {
-		if err := os.Remove(filepath.Join(r.stateDir(slug), name)); err != nil && !os.IsNotExist(err) {
+	for _, p := range []string{stateFile(r.Git.CommonDir, slug, setupFailedFile), sinceFile(r, slug), stateFile(r.Git.CommonDir, slug, readyFile)} {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 			return "", "", fmt.Errorf("recreate sandbox %q: %w", slug, err)
 		}
 	}
