@@ -137,13 +137,17 @@ func init() {
 			cancel()
 			printResult(ts, false, mcpOpts{out: os.DevNull}, "read", res, err)
 			pages++
-			all.WriteString(firstText(res))
 			var meta struct {
-				Lines int  `json:"lines"`
-				More  bool `json:"more"`
+				Lines   int    `json:"lines"`
+				More    bool   `json:"more"`
+				Content string `json:"content"`
 			}
 			data, _ := json.Marshal(res.StructuredContent)
 			ts.Check(json.Unmarshal(data, &meta))
+			if meta.Content != firstText(res) {
+				ts.Fatalf("read at offset %d: structuredContent's content is not the text's", offset)
+			}
+			all.WriteString(meta.Content)
 			if !meta.More {
 				break
 			}
@@ -391,6 +395,9 @@ func printResult(ts *testscript.TestScript, neg bool, o mcpOpts, tool string, re
 	}
 	structured, err := json.MarshalIndent(res.StructuredContent, "", "  ")
 	ts.Check(err)
+	if err := sameInBothForms(structured, resultText(res)); err != nil {
+		ts.Fatalf("tool %s: %v", tool, err)
+	}
 	switch {
 	case field != "":
 		var m map[string]any
@@ -417,6 +424,36 @@ func printResult(ts *testscript.TestScript, neg bool, o mcpOpts, tool string, re
 		ts.Check(enc.Encode(res.StructuredContent))
 		fmt.Fprint(ts.Stdout(), b.String())
 	}
+}
+
+// payloadFields are the fields of a structured result that carry what the
+// agent reads (a file's lines, output, a log, notes, names, matches).
+var payloadFields = []string{"content", "note", "stdout", "stderr", "setupOutput", "log", "entries", "matches"}
+
+// sameInBothForms checks that each payload field of the structured result
+// is in the text too: Claude Code, Codex and opencode show the model only
+// structuredContent, other clients only the text, so neither may hold less.
+// A result with text beyond the summary line must have a payload field.
+func sameInBothForms(structured []byte, text string) error {
+	var m map[string]any
+	if err := json.Unmarshal(structured, &m); err != nil {
+		return err
+	}
+	for _, k := range payloadFields {
+		switch v := m[k].(type) {
+		case string:
+			if !strings.Contains(text, v) {
+				return fmt.Errorf("structuredContent's %s %q is not in the text %q", k, v, text)
+			}
+		case []any:
+			for _, it := range v {
+				if s, _ := it.(string); !strings.Contains(text, s) {
+					return fmt.Errorf("structuredContent's %s item %q is not in the text %q", k, it, text)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // resultText joins the text blocks of a result, one a line.

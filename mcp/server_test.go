@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -220,7 +221,9 @@ func call(t *testing.T, c *client.Client, tool string, args map[string]any) (any
 }
 
 // TestResultsStayUnderTheCap: whatever a tool returns, the response weighs
-// at most MaxOutput as JSON, and says where it was cut.
+// at most MaxOutput as JSON, says where it was cut, and carries the same cut
+// payload in structuredContent as in content (harnesses show the model one
+// or the other).
 func TestResultsStayUnderTheCap(t *testing.T) {
 	s := New(nil, nil, nil)
 	s.MaxOutput = MinMaxOutput
@@ -229,17 +232,29 @@ func TestResultsStayUnderTheCap(t *testing.T) {
 	for i := range long {
 		long[i] = fmt.Sprintf("%d-%s", i, strings.Repeat("\x00", 200))
 	}
+	globbed := slices.Clone(long)
+	ls := slices.Clone(long)
 	for name, r := range map[string]result{
-		"read":    &ReadResult{Path: "f", TotalLines: 100000, Lines: 100000, content: lines},
-		"oneline": &ReadResult{Path: "f", TotalLines: 1, Lines: 1, content: strings.Repeat("x", 1<<20)},
-		"glob":    &GlobResult{Pattern: "**", list: newList(long, false, "")},
-		"create":  &CreateResult{setupOutput: lines},
-		"service": &ServiceResult{Action: "logs", log: lines},
+		"read":    &ReadResult{Path: "f", TotalLines: 100000, Lines: 100000, Content: lines},
+		"oneline": &ReadResult{Path: "f", TotalLines: 1, Lines: 1, Content: strings.Repeat("x", 1<<20)},
+		"glob":    &GlobResult{Pattern: "**", Matches: globbed},
+		"ls":      &LsResult{Path: "/src", Entries: ls},
+		"create":  &CreateResult{SetupOutput: lines},
+		"service": &ServiceResult{Action: "logs", Log: lines},
 		// bash's output is fitted in the container; the cap holds even
 		// when a tampered scanner sends more
-		"bash": &BashResult{stdout: lines},
+		"bash": &BashResult{Stdout: lines, Stderr: lines},
 	} {
+		switch r := r.(type) {
+		case *GlobResult:
+			r.list = newList(&r.Matches, false, "")
+		case *LsResult:
+			r.list = newList(&r.Entries, false, "")
+		}
 		out := s.shape(r)
+		if out.IsError {
+			t.Fatalf("%s: an error: %v", name, out.Content)
+		}
 		data, err := json.Marshal(out)
 		if err != nil {
 			t.Fatal(err)
@@ -247,17 +262,46 @@ func TestResultsStayUnderTheCap(t *testing.T) {
 		if len(data)+responseSlack > s.MaxOutput {
 			t.Errorf("%s: %d bytes and the envelope, over the cap of %d", name, len(data), s.MaxOutput)
 		}
+		// the payload must use the room: more than a third of the cap in each form
+		if w := r.weight(); w < s.MaxOutput/6 {
+			t.Errorf("%s: only %d bytes of payload under a cap of %d", name, w, s.MaxOutput)
+		}
 		text := ""
 		for _, c := range out.Content {
 			text += c.(mcp.TextContent).Text
 		}
-		if !strings.Contains(text, "cut") {
-			t.Errorf("%s: the text does not say it was cut: ...%s", name, text[max(len(text)-200, 0):])
+		structured, _ := json.Marshal(out.StructuredContent)
+		if !strings.Contains(text, "cut") || !strings.Contains(string(structured), "cut") {
+			t.Errorf("%s: the text or the structured result does not say it was cut: ...%s", name, text[max(len(text)-200, 0):])
+		}
+		var back map[string]any
+		if err := json.Unmarshal(structured, &back); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"content", "setupOutput", "log", "stdout", "stderr"} {
+			if v, ok := back[key].(string); ok && !strings.Contains(text, v) {
+				t.Errorf("%s: structuredContent's %s is not the text's", name, key)
+			}
+		}
+		for _, key := range []string{"matches", "entries"} {
+			if v, ok := back[key].([]any); ok {
+				if len(v) == 0 {
+					t.Errorf("%s: no %s left", name, key)
+				}
+				for _, it := range v {
+					if !strings.Contains(text, it.(string)) {
+						t.Errorf("%s: %s item %q is not in the text", name, key, it)
+					}
+				}
+			}
 		}
 	}
-	r := &ReadResult{Path: "f", TotalLines: 100000, Lines: 100000, content: lines}
+	r := &ReadResult{Path: "f", TotalLines: 100000, Lines: 100000, Content: lines}
 	s.shape(r)
-	if !r.More || !r.Cut || r.Lines == 0 || r.Lines != strings.Count(r.content, "\n") {
-		t.Errorf("read cut to %d lines (more %v, cut %v), content of %d lines", r.Lines, r.More, r.Cut, strings.Count(r.content, "\n"))
+	if !r.More || !r.Cut || r.Lines == 0 || r.Lines != strings.Count(r.Content, "\n") {
+		t.Errorf("read cut to %d lines (more %v, cut %v), content of %d lines", r.Lines, r.More, r.Cut, strings.Count(r.Content, "\n"))
+	}
+	if want := fmt.Sprintf("read on with offset=%d", r.Lines); !strings.Contains(r.Note, want) {
+		t.Errorf("read's note %q does not say %q", r.Note, want)
 	}
 }

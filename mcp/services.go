@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/litterbox-dev/litterbox/internal/textcap"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
@@ -67,18 +68,18 @@ type ServiceArgs struct {
 	Lines   int    `json:"lines,omitempty" jsonschema:"For logs: how many of the last lines to return (default 100)"`
 }
 
-// ServiceResult is sandbox-service's result; the log of the logs action is
-// in the text.
+// ServiceResult is sandbox-service's result.
 type ServiceResult struct {
 	Sandbox string                `json:"sandbox"`
 	Action  string                `json:"action"`
 	Message string                `json:"message,omitempty"`
 	Status  sandbox.ServiceStatus `json:"status"`
-
-	log string
+	Log     string                `json:"log,omitempty" jsonschema:"For logs: the service's last lines of output"`
 }
 
-func (r *ServiceResult) fit(budget int) { r.log = cutText(r.log, budget-1024, "the log") }
+func (r *ServiceResult) fit(budget int) { r.Log = cutText(r.Log, budget, "the log") }
+
+func (r *ServiceResult) weight() int { return textcap.Len(r.Log) }
 
 func (r *ServiceResult) blocks() []string {
 	var b strings.Builder
@@ -87,10 +88,10 @@ func (r *ServiceResult) blocks() []string {
 	}
 	b.WriteString(r.Status.String() + "\n")
 	if r.Action == sandbox.ActionLogs {
-		if r.log == "" {
+		if r.Log == "" {
 			b.WriteString("(no output yet)\n")
 		} else {
-			b.WriteString("--- log\n" + r.log)
+			b.WriteString("--- log\n" + r.Log)
 		}
 	}
 	return []string{b.String()}
@@ -103,7 +104,7 @@ func (s *Server) service(ctx context.Context, a ServiceArgs) (*ServiceResult, er
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.ServiceResult, error) {
 		return s.svc.ServiceAction(ctx, h, a.Name, a.Action, a.Lines)
 	}, func(r sandbox.ServiceResult) *ServiceResult {
-		return &ServiceResult{Sandbox: r.Sandbox, Action: r.Action, Message: r.Message, Status: r.Status, log: r.Log}
+		return &ServiceResult{Sandbox: r.Sandbox, Action: r.Action, Message: r.Message, Status: r.Status, Log: r.Log}
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"time"
@@ -21,12 +22,19 @@ type tool struct {
 	handler server.ToolHandlerFunc
 }
 
-// result is what a tool returns: its metadata, sent as structuredContent,
-// and its text, sent once as content (see docs/mcp.md, "Results").
+// result is what a tool returns. Its payload (a file's text, a command's
+// output, a list) is in exported fields, so structuredContent holds all of
+// it, and blocks renders the same payload, cut the same way, as the text of
+// content: Claude Code, Codex and opencode show the model only
+// structuredContent, other clients only content (see docs/mcp.md,
+// "Results").
 type result interface {
-	// fit cuts the payload (file content, output, a list) to at most
-	// budget bytes of JSON, and says so in the metadata.
+	// fit cuts the payload to at most budget bytes of JSON, and sets the
+	// notes that say what was cut and how to read on. fit(math.MaxInt)
+	// cuts nothing but sets the notes.
 	fit(budget int)
+	// weight is what the payload weighs in JSON as it is now.
+	weight() int
 	// blocks are the text: the payload first, then any notes on it.
 	blocks() []string
 }
@@ -59,23 +67,37 @@ func handler[A any, R result](s *Server, tool string, fn func(ctx context.Contex
 // responseSlack covers the JSON-RPC envelope around a result.
 const responseSlack = 512
 
-// shape fits res under the cap and builds the tool result.
+// shape builds the tool result of res, cut once to fit the cap: the payload
+// is sent twice (in structuredContent and in content), so each of its bytes
+// counts twice against the cap, and both forms carry the same cut.
 func (s *Server) shape(res result) *mcp.CallToolResult {
-	meta, _ := json.Marshal(res)
-	res.fit(s.MaxOutput - len(meta) - responseSlack)
+	limit := s.MaxOutput - responseSlack
+	res.fit(math.MaxInt)
+	out, size := build(res)
+	// A cut adds notes, which the next round accounts for; three rounds
+	// always settle, the last guard is for a bug.
+	for range 3 {
+		if size <= limit {
+			return out
+		}
+		fixed := size - 2*res.weight()
+		res.fit((limit-fixed)/2 - 256)
+		out, size = build(res)
+	}
+	if size <= limit {
+		return out
+	}
+	return s.errorResult(fmt.Sprintf("the result (%d bytes) does not fit in the response cap of %d bytes; narrow the request", size, s.MaxOutput))
+}
+
+// build makes the tool result of res and measures it as JSON.
+func build(res result) (*mcp.CallToolResult, int) {
 	out := &mcp.CallToolResult{StructuredContent: res}
 	for _, b := range res.blocks() {
 		out.Content = append(out.Content, mcp.NewTextContent(b))
 	}
-	// The payload was fitted by its own rules; this is the guarantee,
-	// the JSON-RPC envelope around the result included.
-	limit := s.MaxOutput - responseSlack
-	if data, _ := json.Marshal(out); len(data) > limit && len(out.Content) > 0 {
-		first := out.Content[0].(mcp.TextContent).Text
-		keep := textcap.Prefix(first, textcap.Len(first)-(len(data)-limit)-200)
-		out.Content[0] = mcp.NewTextContent(first[:keep] + "\n[litterbox: response cut at the cap]")
-	}
-	return out
+	data, _ := json.Marshal(out)
+	return out, len(data)
 }
 
 // maxErrorBytes caps a tool error's message.
@@ -162,10 +184,11 @@ func (s *Server) tools() []tool {
 	}
 }
 
-// plain is a result with no payload to cut.
+// plain is a result with no payload to cut: its metadata is all of it.
 type plain struct{}
 
-func (plain) fit(int) {}
+func (plain) fit(int)     {}
+func (plain) weight() int { return 0 }
 
 // milestone
 
@@ -232,25 +255,26 @@ type CreateResult struct {
 	Workdir   string `json:"workdir"`
 	// Base is the commit the sandbox started from.
 	Base string `json:"base"`
-	// SetupOutputBytes is the size of the startup command's output, which
-	// the text shows.
+	// SetupOutputBytes is the size of the startup command's output.
 	SetupOutputBytes int `json:"setupOutputBytes"`
+	// SetupOutput is that output, cut (and saying so) when it does not fit.
+	SetupOutput string `json:"setupOutput,omitempty" jsonschema:"The startup command's output"`
 	// Ports and Services: see sandbox-ports and sandbox-service.
 	Ports    []sandbox.PortInfo      `json:"ports,omitempty"`
 	Services []sandbox.ServiceStatus `json:"services,omitempty"`
-
-	setupOutput string
 }
 
 func (r *CreateResult) fit(budget int) {
-	r.setupOutput = cutText(r.setupOutput, budget-1024, "the startup command's output")
+	r.SetupOutput = cutText(r.SetupOutput, budget, "the startup command's output")
 }
+
+func (r *CreateResult) weight() int { return textcap.Len(r.SetupOutput) }
 
 func (r *CreateResult) blocks() []string {
 	t := fmt.Sprintf("Created sandbox %s (status %s, image %s): files in %s, changes committed to branch %s. Use sandbox=%q with the other tools.",
 		r.Sandbox, r.Status, r.Image, r.Workdir, r.Branch, r.Sandbox)
-	if r.setupOutput != "" {
-		t += "\n--- startup command output\n" + r.setupOutput
+	if r.SetupOutput != "" {
+		t += "\n--- startup command output\n" + r.SetupOutput
 	}
 	return []string{t}
 }
@@ -269,7 +293,7 @@ func (s *Server) create(ctx context.Context, a CreateArgs) (*CreateResult, error
 // createResult shapes a new sandbox (of sandbox-create or sandbox-fork).
 func createResult(c *sandbox.Created) *CreateResult {
 	return &CreateResult{Sandbox: c.Name, Branch: c.Branch, Container: c.Container, Status: string(c.Status), Image: c.Image, Workdir: sandbox.Workdir, Base: c.Base,
-		SetupOutputBytes: len(c.SetupOutput), setupOutput: c.SetupOutput, Ports: c.Ports, Services: c.Services}
+		SetupOutputBytes: len(c.SetupOutput), SetupOutput: c.SetupOutput, Ports: c.Ports, Services: c.Services}
 }
 
 // read
@@ -285,8 +309,8 @@ type ReadArgs struct {
 	Limit   int    `json:"limit,omitempty" jsonschema:"Most lines to return (default: all)"`
 }
 
-// ReadResult is read's result: the content is the first text block, as
-// it is in the file; a second block, when there is one, says what is left.
+// ReadResult is read's result. The content is also the first text block,
+// as it is in the file; the note, when there is one, the second.
 type ReadResult struct {
 	Path       string `json:"path"`
 	Offset     int    `json:"offset"`
@@ -295,44 +319,48 @@ type ReadResult struct {
 	More       bool   `json:"more"`       // lines remain after these
 	// Cut says the lines asked for did not fit in the response: fewer
 	// were returned (a line too long for it, only its start).
-	Cut bool `json:"cut,omitempty"`
-
-	content string
+	Cut     bool   `json:"cut,omitempty"`
+	Content string `json:"content" jsonschema:"The lines read, exactly as they are in the file"`
+	// Note says which lines these are and how to read on, when more remain.
+	Note string `json:"note,omitempty" jsonschema:"Which lines these are and how to read on, when more remain"`
 }
 
 // fit keeps the whole lines that fit in budget.
 func (r *ReadResult) fit(budget int) {
-	budget -= 300 // the note
-	if textcap.Len(r.content) <= budget {
-		return
+	if textcap.Len(r.Content) > budget {
+		keep := textcap.Prefix(r.Content, max(budget, 0))
+		if nl := strings.LastIndexByte(r.Content[:keep], '\n'); nl >= 0 {
+			keep = nl + 1
+			r.Lines = strings.Count(r.Content[:keep], "\n")
+		} else {
+			r.Lines = 0 // one line longer than the cap: its start only
+		}
+		r.Content, r.More, r.Cut = r.Content[:keep], true, true
 	}
-	keep := textcap.Prefix(r.content, budget)
-	if nl := strings.LastIndexByte(r.content[:keep], '\n'); nl >= 0 {
-		keep = nl + 1
-		r.Lines = strings.Count(r.content[:keep], "\n")
-	} else {
-		r.Lines = 0 // one line longer than the cap: its start only
-	}
-	r.content, r.More, r.Cut = r.content[:keep], true, true
-}
-
-func (r *ReadResult) blocks() []string {
 	switch {
 	case r.Cut && r.Lines == 0:
-		return []string{r.content, fmt.Sprintf("[litterbox: line %d alone is longer than the response cap; this is its start. Read it in parts with bash, e.g. sed -n '%dp' %s | cut -c 1-100000]", r.Offset+1, r.Offset+1, r.Path)}
+		r.Note = fmt.Sprintf("[litterbox: line %d alone is longer than the response cap; this is its start. Read it in parts with bash, e.g. sed -n '%dp' %s | cut -c 1-100000]", r.Offset+1, r.Offset+1, r.Path)
 	case r.Cut:
-		return []string{r.content, fmt.Sprintf("[litterbox: lines %d-%d of %d (cut at the response cap); read on with offset=%d]", r.Offset+1, r.Offset+r.Lines, r.TotalLines, r.Offset+r.Lines)}
+		r.Note = fmt.Sprintf("[litterbox: lines %d-%d of %d (cut at the response cap); read on with offset=%d]", r.Offset+1, r.Offset+r.Lines, r.TotalLines, r.Offset+r.Lines)
 	case r.More:
-		return []string{r.content, fmt.Sprintf("[litterbox: lines %d-%d of %d; read on with offset=%d]", r.Offset+1, r.Offset+r.Lines, r.TotalLines, r.Offset+r.Lines)}
+		r.Note = fmt.Sprintf("[litterbox: lines %d-%d of %d; read on with offset=%d]", r.Offset+1, r.Offset+r.Lines, r.TotalLines, r.Offset+r.Lines)
 	}
-	return []string{r.content}
+}
+
+func (r *ReadResult) weight() int { return textcap.Len(r.Content) }
+
+func (r *ReadResult) blocks() []string {
+	if r.Note == "" {
+		return []string{r.Content}
+	}
+	return []string{r.Content, r.Note}
 }
 
 func (s *Server) read(ctx context.Context, a ReadArgs) (*ReadResult, error) {
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.ReadResult, error) {
 		return s.svc.Read(ctx, h, a.Path, sandbox.ReadOptions{Offset: a.Offset, Limit: a.Limit})
 	}, func(r sandbox.ReadResult) *ReadResult {
-		return &ReadResult{Path: r.Path, Offset: r.Offset, Lines: r.Lines, TotalLines: r.TotalLines, More: r.More, content: r.Content}
+		return &ReadResult{Path: r.Path, Offset: r.Offset, Lines: r.Lines, TotalLines: r.TotalLines, More: r.More, Content: r.Content}
 	})
 }
 
@@ -432,10 +460,9 @@ type BashArgs struct {
 	Timeout float64 `json:"timeout,omitempty" jsonschema:"Seconds before the command is killed (default 120, at most 3600)"`
 }
 
-// BashResult is bash's result: the output is in the text, each stream
-// after a "--- stdout" or "--- stderr" line.
+// BashResult is bash's result. In the text, each stream follows a
+// "--- stdout" or "--- stderr" line.
 type BashResult struct {
-	plain
 	ExitCode    int   `json:"exitCode"`
 	TimedOut    bool  `json:"timedOut,omitempty"`
 	StdoutBytes int64 `json:"stdoutBytes"`
@@ -447,9 +474,25 @@ type BashResult struct {
 	Workdir    string       `json:"workdir"`
 	DurationMs int64        `json:"durationMs"`
 	Snapshot   SnapshotInfo `json:"snapshot"`
-
-	stdout, stderr string
+	// Stdout and Stderr are the output; a stream too long for the response
+	// is cut in the middle, with a note there naming the file that keeps
+	// all of it.
+	Stdout string `json:"stdout" jsonschema:"The command's standard output (cut in the middle, with a note, when too long)"`
+	Stderr string `json:"stderr" jsonschema:"The command's standard error (cut in the middle, with a note, when too long)"`
 }
+
+// fit is a guard: the output was fitted in the sandbox, to the budget the
+// server gave it.
+func (r *BashResult) fit(budget int) {
+	if r.weight() <= budget {
+		return
+	}
+	half := max(budget/2, 0)
+	r.Stdout = cutText(r.Stdout, half, "stdout")
+	r.Stderr = cutText(r.Stderr, half, "stderr")
+}
+
+func (r *BashResult) weight() int { return textcap.Len(r.Stdout) + textcap.Len(r.Stderr) }
 
 func (r *BashResult) blocks() []string {
 	var b strings.Builder
@@ -458,20 +501,25 @@ func (r *BashResult) blocks() []string {
 		b.WriteString(" (timed out, killed)")
 	}
 	fmt.Fprintf(&b, "; %s\n", r.Snapshot.text())
-	if r.stdout != "" {
-		b.WriteString("--- stdout\n" + r.stdout)
-		if !strings.HasSuffix(r.stdout, "\n") {
+	if r.Stdout != "" {
+		b.WriteString("--- stdout\n" + r.Stdout)
+		if !strings.HasSuffix(r.Stdout, "\n") {
 			b.WriteString("\n")
 		}
 	}
-	if r.stderr != "" {
-		b.WriteString("--- stderr\n" + r.stderr)
+	if r.Stderr != "" {
+		b.WriteString("--- stderr\n" + r.Stderr)
 	}
 	return []string{b.String()}
 }
 
 // bashReserve is what a bash result needs besides its output.
 const bashReserve = 8 << 10
+
+// bashOutputCap is what a bash command's output may weigh in the response:
+// it is sent twice (structuredContent and content), each under half the cap
+// that remains.
+func (s *Server) bashOutputCap() int { return (s.MaxOutput - bashReserve) / 2 }
 
 func (s *Server) bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 	if a.Timeout < 0 || a.Timeout > sandbox.MaxBashTimeout.Seconds() {
@@ -480,7 +528,7 @@ func (s *Server) bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*BashResult, error) {
 		r, snap, err := s.svc.Bash(ctx, h, a.Command, sandbox.BashOptions{
 			Workdir: a.Workdir, Timeout: time.Duration(a.Timeout * float64(time.Second)), Message: bashMessage(a.Command),
-			OutputCap: s.MaxOutput - bashReserve,
+			OutputCap: s.bashOutputCap(),
 		})
 		if r == nil {
 			return nil, err
@@ -489,7 +537,7 @@ func (s *Server) bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 		return &BashResult{
 			ExitCode: r.ExitCode, TimedOut: r.TimedOut, StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes,
 			StdoutFile: r.StdoutFile, StderrFile: r.StderrFile, Workdir: r.Workdir, DurationMs: r.DurationMs,
-			Snapshot: s.snapshotInfo(h, snap, err), stdout: r.Stdout, stderr: r.Stderr,
+			Snapshot: s.snapshotInfo(h, snap, err), Stdout: r.Stdout, Stderr: r.Stderr,
 		}, nil
 	})
 }
@@ -505,9 +553,10 @@ type LsArgs struct {
 	Recursive bool   `json:"recursive,omitempty" jsonschema:"List the whole tree below the folder"`
 }
 
-// LsResult is ls's result: the entries are the text, one a line.
+// LsResult is ls's result; in the text, the entries one a line.
 type LsResult struct {
-	Path string `json:"path"`
+	Path    string   `json:"path"`
+	Entries []string `json:"entries" jsonschema:"The entries, relative to the folder listed; folders end in /"`
 	list
 }
 
@@ -515,7 +564,9 @@ func (s *Server) ls(ctx context.Context, a LsArgs) (*LsResult, error) {
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.LsResult, error) {
 		return s.svc.Ls(ctx, h, a.Path, a.Recursive)
 	}, func(r sandbox.LsResult) *LsResult {
-		return &LsResult{Path: r.Path, list: newList(r.Entries, r.Truncated, "(empty folder)")}
+		res := &LsResult{Path: r.Path, Entries: r.Entries}
+		res.list = newList(&res.Entries, r.Truncated, "(empty folder)")
+		return res
 	})
 }
 
@@ -531,9 +582,10 @@ type GlobArgs struct {
 	Path    string `json:"path,omitempty" jsonschema:"Folder to search: absolute in the sandbox or relative to /src (default /src)"`
 }
 
-// GlobResult is glob's result: the paths are the text, one a line.
+// GlobResult is glob's result; in the text, the paths one a line.
 type GlobResult struct {
-	Pattern string `json:"pattern"`
+	Pattern string   `json:"pattern"`
+	Matches []string `json:"matches" jsonschema:"The files that match, paths relative to /src"`
 	list
 }
 
@@ -541,7 +593,9 @@ func (s *Server) glob(ctx context.Context, a GlobArgs) (*GlobResult, error) {
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.GlobResult, error) {
 		return s.svc.Glob(ctx, h, a.Pattern, a.Path)
 	}, func(r sandbox.GlobResult) *GlobResult {
-		return &GlobResult{Pattern: r.Pattern, list: newList(r.Matches, r.Truncated, "(no files match)")}
+		res := &GlobResult{Pattern: r.Pattern, Matches: r.Matches}
+		res.list = newList(&res.Matches, r.Truncated, "(no files match)")
+		return res
 	})
 }
 
@@ -558,9 +612,10 @@ type GrepArgs struct {
 	Include string `json:"include,omitempty" jsonschema:"Only files whose name matches this glob, e.g. *.go"`
 }
 
-// GrepResult is grep's result: the matches are the text, one a line.
+// GrepResult is grep's result; in the text, the matches one a line.
 type GrepResult struct {
-	Pattern string `json:"pattern"`
+	Pattern string   `json:"pattern"`
+	Matches []string `json:"matches" jsonschema:"The matching lines, each path:line:text with the path relative to /src"`
 	list
 }
 
@@ -568,7 +623,9 @@ func (s *Server) grep(ctx context.Context, a GrepArgs) (*GrepResult, error) {
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.GrepResult, error) {
 		return s.svc.Grep(ctx, h, a.Pattern, a.Path, a.Include)
 	}, func(r sandbox.GrepResult) *GrepResult {
-		return &GrepResult{Pattern: r.Pattern, list: newList(r.Matches, r.Truncated, "(no matches)")}
+		res := &GrepResult{Pattern: r.Pattern, Matches: r.Matches}
+		res.list = newList(&res.Matches, r.Truncated, "(no matches)")
+		return res
 	})
 }
 
@@ -584,45 +641,60 @@ func query[T, R any](ctx context.Context, s *Server, name string, fn func(h *san
 	})
 }
 
-// list is a list result: the items are the text, one a line, and the
-// metadata counts them.
+// list is what the list results share: the metadata of the items in the
+// result's own field (entries or matches), and how to render them.
 type list struct {
-	Count     int  `json:"count"`     // items in the text
+	Count     int  `json:"count"`     // items in the result
 	Truncated bool `json:"truncated"` // there were more than the tool's limit
 	// Cut says the items did not all fit in the response: Count of them
 	// are shown.
-	Cut bool `json:"cut,omitempty"`
+	Cut  bool   `json:"cut,omitempty"`
+	Note string `json:"note,omitempty" jsonschema:"What was left out and how to narrow the search"`
 
-	items []string
+	items *[]string
 	empty string
 }
 
-func newList(items []string, truncated bool, empty string) list {
-	return list{Count: len(items), Truncated: truncated, items: items, empty: empty}
+// newList counts *items, never nil afterwards (the schema says an array).
+func newList(items *[]string, truncated bool, empty string) list {
+	if *items == nil {
+		*items = []string{}
+	}
+	return list{Count: len(*items), Truncated: truncated, items: items, empty: empty}
 }
 
 // fit keeps the whole items that fit in budget.
 func (l *list) fit(budget int) {
-	budget -= 200 // the note
 	n := 0
-	for i, it := range l.items {
-		if n += textcap.Len(it) + 2; n > budget {
-			l.items, l.Count, l.Cut = l.items[:i], i, true
-			return
+	for i, it := range *l.items {
+		if n += textcap.Len(it) + 3; n > budget {
+			*l.items, l.Count, l.Cut = (*l.items)[:i], i, true
+			break
 		}
+	}
+	switch {
+	case l.Cut:
+		l.Note = "[litterbox: the list was cut at the response cap; narrow the search]"
+	case l.Truncated:
+		l.Note = "[litterbox: truncated; narrow the search]"
 	}
 }
 
+func (l *list) weight() int {
+	n := 0
+	for _, it := range *l.items {
+		n += textcap.Len(it) + 3
+	}
+	return n
+}
+
 func (l *list) blocks() []string {
-	if len(l.items) == 0 && !l.Cut {
+	if len(*l.items) == 0 && l.Note == "" {
 		return []string{l.empty}
 	}
-	t := strings.Join(l.items, "\n")
-	switch {
-	case l.Cut:
-		t += "\n[litterbox: the list was cut at the response cap; narrow the search]"
-	case l.Truncated:
-		t += "\n[litterbox: truncated; narrow the search]"
+	t := strings.Join(*l.items, "\n")
+	if l.Note != "" {
+		t += "\n" + l.Note
 	}
 	return []string{t}
 }
