@@ -85,7 +85,7 @@ type cli struct {
 	Doctor    commands.Doctor     `cmd:"" help:"Check the engine, the image, git and disk space, one line each, with what to do about what fails."`
 	Version   commands.Version    `cmd:"" help:"Print the version and commit."`
 
-	Completion kongcompletion.Completion `cmd:"" help:"Print how to turn on tab completion in bash, zsh or fish (-c prints the code itself)."`
+	Completion commands.Completion `cmd:"" help:"Print the code that turns on tab completion in bash, zsh or fish: source <(litterbox completion bash)."`
 
 	ScanInternal commands.ScanInternal `cmd:"" name:"scan-internal" hidden:"" help:"Runs inside a sandbox for snapshots."`
 }

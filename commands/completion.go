@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/alecthomas/kong"
+	kongcompletion "github.com/jotaen/kong-completion"
 	"github.com/posener/complete"
 )
 
@@ -51,4 +53,30 @@ func repoFlag(words []string, def string) string {
 		}
 	}
 	return dir
+}
+
+// Completion prints the shell code that turns on tab completion, as
+// kubectl, gh, docker and helm do: `source <(litterbox completion bash)`.
+type Completion struct {
+	Shell string `arg:"" enum:"bash,zsh,fish" help:"The shell: bash, zsh or fish."`
+	// Code is what printed the code before it was the default; scripts
+	// that pass it keep working.
+	Code bool `short:"c" hidden:"" help:"Print the code (the default; kept for older set-ups)."`
+}
+
+// Help says how to use the code.
+func (c *Completion) Help() string {
+	return `Prints the code that turns on tab completion of commands, flags and sandbox names (those of the repository you are in, or the one --repo names). Load it in your shell's start-up file:
+
+  bash, in ~/.bashrc:                  source <(litterbox completion bash)
+  zsh, in ~/.zshrc:                    source <(litterbox completion zsh)
+  fish, in ~/.config/fish/config.fish: litterbox completion fish | source
+
+The code names this binary by its full path: run the line again after moving it.`
+}
+
+// Run prints the code for c.Shell.
+func (c *Completion) Run(ctx *kong.Context) error {
+	k := kongcompletion.Completion{Shell: c.Shell, Code: true}
+	return k.Run(ctx)
 }
