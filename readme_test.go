@@ -30,7 +30,8 @@ type stdioServer struct {
 // TestReadmeHarnessSnippets parses each MCP configuration snippet of the
 // README the way its harness reads it, checks the keys that harness requires
 // (VS Code's "servers" and "type": "stdio", Codex's [mcp_servers.NAME] in
-// TOML, "mcpServers" elsewhere), and checks that the command line it starts is
+// TOML, opencode's "mcp" with "type": "local" and the command line as one
+// array, "mcpServers" elsewhere), and checks that the command line it starts is
 // `litterbox ... mcp` as litterbox's own parser reads it.
 func TestReadmeHarnessSnippets(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
@@ -60,7 +61,7 @@ func TestReadmeHarnessSnippets(t *testing.T) {
 			}
 		})
 	}
-	for _, h := range []string{"claude-cli", "claude", "cursor", "vscode", "codex", "gemini"} {
+	for _, h := range []string{"claude-cli", "claude", "cursor", "vscode", "codex", "gemini", "opencode"} {
 		if !seen[h] {
 			t.Errorf("README has no snippet marked <!-- harness: %s; format: URL -->", h)
 		}
@@ -91,6 +92,28 @@ func parseSnippet(t *testing.T, harness, lang, body string) stdioServer {
 			t.Fatal(err)
 		}
 		servers = cfg.MCPServers
+	case "opencode":
+		var cfg struct {
+			Schema string `json:"$schema"`
+			MCP    map[string]struct {
+				Type    string   `json:"type"`
+				Command []string `json:"command"`
+				Enabled bool     `json:"enabled"`
+			} `json:"mcp"`
+		}
+		if lang != "json" {
+			t.Fatalf("opencode reads JSON, this is %s", lang)
+		}
+		dec := json.NewDecoder(strings.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&cfg); err != nil {
+			t.Fatal(err)
+		}
+		srv, ok := cfg.MCP["litterbox"]
+		if !ok || srv.Type != "local" || len(srv.Command) == 0 || !srv.Enabled {
+			t.Fatalf(`want "mcp": {"litterbox": {"type": "local", "command": [...], "enabled": true}}, got %+v`, cfg.MCP)
+		}
+		return stdioServer{Type: srv.Type, Command: srv.Command[0], Args: srv.Command[1:]}
 	default:
 		if lang != "json" {
 			t.Fatalf("%s reads JSON, this is %s", harness, lang)

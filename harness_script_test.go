@@ -1,0 +1,175 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/litterbox-dev/litterbox/internal/testutil/standin"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// The harness_*.txtar scripts run the agent harnesses people use (Claude
+// Code, Codex, Gemini CLI, opencode), their released packages, against
+// `litterbox mcp`, with the model replaced by a stand-in that scripts the
+// tool calls and records what the harness hands the model as each result.
+// A harness may show the model something other than what the server sent
+// (Claude Code and Codex show structuredContent alone when there is one), and
+// only the harness itself can tell.
+
+// harnesses are the harnesses scripts/ensure-harnesses.sh caches.
+var harnesses = []string{"claude", "codex", "gemini", "opencode"}
+
+// harnessExes maps each cached harness to its executable, as
+// `ensure-harnesses.sh env` prints them; the script, not this file, knows
+// the pinned versions.
+var harnessExes = sync.OnceValues(func() (map[string]string, error) {
+	out, err := exec.Command("bash", "scripts/ensure-harnesses.sh", "env").Output()
+	if err != nil {
+		return nil, fmt.Errorf("scripts/ensure-harnesses.sh env: %w", err)
+	}
+	exes := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if name, exe, ok := strings.Cut(line, "="); ok {
+			exes[name] = exe
+		}
+	}
+	return exes, nil
+})
+
+// standins are the scripts' running stand-ins.
+var standins sync.Map // *testscript.TestScript -> *standinRun
+
+type standinRun struct {
+	turns  []standin.Turn
+	record string
+}
+
+func init() {
+	for _, name := range harnesses {
+		// harness:NAME: the harness is cached (scripts/ensure-harnesses.sh).
+		// In CI (CI=true) a missing one fails the script instead of
+		// skipping it: the harness tests must run there.
+		scriptConds["harness:"+name] = func() (bool, error) {
+			exes, err := harnessExes()
+			if err != nil {
+				return false, err
+			}
+			if _, ok := exes[name]; ok {
+				return true, nil
+			}
+			if os.Getenv("CI") == "true" {
+				return false, fmt.Errorf("CI=true but harness %s is not cached: run scripts/ensure-harnesses.sh first", name)
+			}
+			return false, nil
+		}
+	}
+	// standin HARNESS TURNS
+	//
+	// Starts the stand-in model API for the script, serving the tool calls
+	// of the file TURNS (LABEL TOOL {ARGS} a line, the tool named as the
+	// harness names it; see standin.ParseTurns), then a closing text. It sets
+	// $STANDIN_URL to its root and $HARNESS to the cached executable of
+	// HARNESS, and records every request in $WORK/standin.jsonl. It stops
+	// when the script ends.
+	scriptCmds["standin"] = cmdStandin
+	// modelsaw [LABEL]
+	//
+	// Prints what the harness gave the model as the result of the call
+	// LABEL, from the stand-in's record. With no LABEL it prints the report:
+	// one line per call, its label, tool and the start of what the model
+	// saw, then the requests the stand-in refused (the harness reaching for
+	// the network); it fails if a call had no result.
+	scriptCmds["modelsaw"] = cmdModelSaw
+	// readme-snippet HARNESS FILE
+	//
+	// Writes README.md's configuration snippet for HARNESS (the code block
+	// marked <!-- harness: HARNESS; ... -->) to FILE, as a user copies it.
+	scriptCmds["readme-snippet"] = cmdReadmeSnippet
+}
+
+func cmdStandin(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: standin HARNESS TURNS")
+	}
+	exes, err := harnessExes()
+	ts.Check(err)
+	exe, ok := exes[args[0]]
+	if !ok {
+		ts.Fatalf("harness %s is not cached: run scripts/ensure-harnesses.sh", args[0])
+	}
+	turns, err := standin.ParseTurns(ts.ReadFile(args[1]))
+	ts.Check(err)
+	run := &standinRun{turns: turns, record: filepath.Join(ts.Getenv("WORK"), "standin.jsonl")}
+	s, err := standin.Start(turns, run.record)
+	ts.Check(err)
+	if _, loaded := standins.LoadOrStore(ts, run); loaded {
+		s.Close()
+		ts.Fatalf("standin: one a script")
+	}
+	ts.Defer(func() { s.Close(); standins.Delete(ts) })
+	ts.Setenv("STANDIN_URL", s.URL)
+	ts.Setenv("HARNESS", exe)
+}
+
+func cmdModelSaw(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) > 1 {
+		ts.Fatalf("usage: modelsaw [LABEL]")
+	}
+	v, ok := standins.Load(ts)
+	if !ok {
+		ts.Fatalf("modelsaw: no standin started")
+	}
+	run := v.(*standinRun)
+	results, err := standin.Results(run.record, run.turns)
+	ts.Check(err)
+	if len(args) == 1 {
+		for _, r := range results {
+			if r.Label == args[0] {
+				fmt.Fprintln(ts.Stdout(), r.Output)
+				return
+			}
+		}
+		ts.Fatalf("the model was given no result for call %s", args[0])
+	}
+	for _, r := range results {
+		fmt.Fprintf(ts.Stdout(), "%-9s %-32s %s\n", r.Label, r.Tool, oneLine(r.Output, 150))
+	}
+	refused, err := standin.Refused(run.record)
+	ts.Check(err)
+	for _, r := range refused {
+		fmt.Fprintf(ts.Stdout(), "refused   %s\n", r)
+	}
+	if len(results) < len(run.turns) {
+		ts.Fatalf("the model was given results for %d of %d calls; the first without: %s", len(results), len(run.turns), run.turns[len(results)].Label)
+	}
+}
+
+// oneLine is s on one line (newlines shown as ⏎), cut to n runes.
+func oneLine(s string, n int) string {
+	r := []rune(strings.ReplaceAll(strings.TrimSpace(s), "\n", "⏎"))
+	if len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return string(r)
+}
+
+func cmdReadmeSnippet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: readme-snippet HARNESS FILE")
+	}
+	readme, err := os.ReadFile("README.md")
+	ts.Check(err)
+	for _, m := range harnessSnippet.FindAllStringSubmatch(string(readme), -1) {
+		if m[1] == args[0] {
+			file := ts.MkAbs(args[1])
+			ts.Check(os.MkdirAll(filepath.Dir(file), 0o755))
+			ts.Check(os.WriteFile(file, []byte(m[4]+"\n"), 0o644))
+			return
+		}
+	}
+	ts.Fatalf("README.md has no snippet marked <!-- harness: %s; ... -->", args[0])
+}
