@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -136,7 +137,11 @@ func cmdModelSaw(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("the model was given no result for call %s", args[0])
 	}
 	for _, r := range results {
-		fmt.Fprintf(ts.Stdout(), "%-9s %-32s %s\n", r.Label, r.Tool, oneLine(r.Output, 150))
+		tool := r.Tool
+		if r.Namespace != "" {
+			tool = r.Namespace + "." + tool
+		}
+		fmt.Fprintf(ts.Stdout(), "%-9s %-32s %s\n", r.Label, tool, oneLine(r.Output, 150))
 	}
 	refused, err := standin.Refused(run.record)
 	ts.Check(err)
@@ -148,14 +153,22 @@ func cmdModelSaw(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// oneLine is s on one line (newlines shown as ⏎), cut to n runes.
+// oneLine is s on one line (newlines shown as ⏎), cut to n runes, followed
+// by litterbox's notes ([litterbox: ...]) the cut left out, so a report line
+// shows whether a cut result's note came through.
 func oneLine(s string, n int) string {
 	r := []rune(strings.ReplaceAll(strings.TrimSpace(s), "\n", "⏎"))
-	if len(r) > n {
-		return string(r[:n]) + "…"
+	if len(r) <= n {
+		return string(r)
 	}
-	return string(r)
+	line := string(r[:n]) + "…"
+	for _, note := range litterboxNote.FindAllString(string(r[n:]), -1) {
+		line += " " + note
+	}
+	return line
 }
+
+var litterboxNote = regexp.MustCompile(`\[litterbox: [^\]]*\]`)
 
 func cmdReadmeSnippet(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {

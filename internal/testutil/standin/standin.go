@@ -325,7 +325,9 @@ func textOf(raw json.RawMessage) string {
 		Text string `json:"text"`
 	}
 	var blocks []block
-	if json.Unmarshal(raw, &blocks) != nil || slices.ContainsFunc(blocks, func(b block) bool { return b.Type != "text" }) {
+	// Codex sends its own parts as input_text.
+	isText := func(b block) bool { return b.Type == "text" || b.Type == "input_text" }
+	if json.Unmarshal(raw, &blocks) != nil || !slices.ContainsFunc(blocks, isText) || slices.ContainsFunc(blocks, func(b block) bool { return !isText(b) }) {
 		return string(raw)
 	}
 	var parts []string
