@@ -16,7 +16,6 @@ type anthropicRequest struct {
 	Stream   bool              `json:"stream"`
 	Tools    []json.RawMessage `json:"tools"`
 	Messages []struct {
-		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
 }

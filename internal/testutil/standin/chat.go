@@ -12,7 +12,6 @@ var chat = api{parse: parseChat, reply: replyChat}
 
 type chatRequest struct {
 	Model    string            `json:"model"`
-	Stream   bool              `json:"stream"`
 	Tools    []json.RawMessage `json:"tools"`
 	Messages []struct {
 		Role      string            `json:"role"`

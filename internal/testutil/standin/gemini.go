@@ -15,9 +15,7 @@ var gemini = api{parse: parseGemini, reply: replyGemini}
 type geminiRequest struct {
 	Tools    []json.RawMessage `json:"tools"`
 	Contents []struct {
-		Role  string `json:"role"`
 		Parts []struct {
-			Text             string          `json:"text"`
 			FunctionCall     json.RawMessage `json:"functionCall"`
 			FunctionResponse *struct {
 				Response json.RawMessage `json:"response"`

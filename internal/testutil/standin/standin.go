@@ -90,7 +90,7 @@ type api struct {
 	reply func(w http.ResponseWriter, path string, body []byte, t *Turn) error
 }
 
-// apiOf picks the protocol from a request's path, "" for none.
+// apiOf picks the protocol from a request's path; false for a path of none.
 func apiOf(path string) (api, bool) {
 	switch {
 	case path == "/v1/messages":
@@ -233,9 +233,10 @@ func readRecord(path string, each func(record) error) error {
 // isCountTokens tells Claude Code's token counts, answered with any count.
 func isCountTokens(path string) bool { return path == "/v1/messages/count_tokens" }
 
-// ParseTurns reads a script of turns, one a line: LABEL TOOL ARGS, separated
-// by spaces, ARGS a JSON object; a TOOL of the form NAMESPACE.NAME is called in that
-// namespace. Blank lines and lines starting with # are skipped.
+// ParseTurns reads a script of turns, one a line: LABEL TOOL ARGS,
+// separated by spaces, ARGS a JSON object (the rest of the line); a TOOL of
+// the form NAMESPACE.NAME is called in that namespace. Blank lines and lines
+// starting with # are skipped.
 func ParseTurns(script string) ([]Turn, error) {
 	var turns []Turn
 	seen := map[string]bool{}
@@ -244,20 +245,18 @@ func ParseTurns(script string) ([]Turn, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		f := strings.Fields(line)
-		if len(f) >= 3 {
-			// The arguments are the rest of the line, spaces and all.
-			f = []string{f[0], f[1], strings.TrimSpace(line[strings.Index(line, f[2]):])}
-		}
-		if len(f) != 3 || !json.Valid([]byte(f[2])) || !strings.HasPrefix(f[2], "{") {
+		label, rest, _ := strings.Cut(line, " ")
+		tool, args, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		args = strings.TrimSpace(args)
+		if tool == "" || !strings.HasPrefix(args, "{") || !json.Valid([]byte(args)) {
 			return nil, fmt.Errorf("line %d: want LABEL TOOL {JSON ARGS}, got %q", i+1, line)
 		}
-		if seen[f[0]] {
-			return nil, fmt.Errorf("line %d: label %q used twice", i+1, f[0])
+		if seen[label] {
+			return nil, fmt.Errorf("line %d: label %q used twice", i+1, label)
 		}
-		seen[f[0]] = true
-		t := Turn{Label: f[0], Tool: f[1], Args: json.RawMessage(f[2])}
-		if ns, name, ok := strings.Cut(t.Tool, "."); ok {
+		seen[label] = true
+		t := Turn{Label: label, Tool: tool, Args: json.RawMessage(args)}
+		if ns, name, ok := strings.Cut(tool, "."); ok {
 			t.Namespace, t.Tool = ns, name
 		}
 		turns = append(turns, t)
