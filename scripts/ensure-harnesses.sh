@@ -29,10 +29,18 @@ HARNESSES=(
 
 log() { printf 'ensure-harnesses: %s\n' "$*" >&2; }
 
+# tmp is the download under way, removed if the script stops before it is
+# renamed into place (on a signal too: it makes the script exit, which runs
+# the EXIT trap).
+tmp=
+trap '[ -z "$tmp" ] || rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM HUP
+
 # fetch NAME VERSION PACKAGE EXE unpacks PACKAGE into $CACHE/NAME-VERSION
-# unless it is there.
+# unless it is there. npm's own cache is a throwaway one: the package is
+# kept unpacked, and once is enough.
 fetch() {
-  local dir=$CACHE/$1-$2 tmp
+  local dir=$CACHE/$1-$2
   if [ -x "$dir/$4" ]; then
     log "$1 $2 is there"
     return
@@ -40,19 +48,20 @@ fetch() {
   mkdir -p "$CACHE"
   tmp=$(mktemp -d "$CACHE/.$1-$2.XXXXXX")
   log "fetching $3"
-  if ! (cd "$tmp" && npm pack --silent --cache "$tmp/.npm" "$3" >pack.out && tar -xzf "$(tail -n 1 pack.out)" && rm -rf ./*.tgz pack.out .npm); then
-    rm -rf "$tmp"
+  if ! (cd "$tmp" && npm pack --silent --cache "$tmp/.npm" "$3" >pack.out && tar -xzf "$(tail -n 1 pack.out)"); then
     log "npm pack $3 failed"
+    rm -rf "$tmp"; tmp=
     return 1
   fi
   if [ ! -x "$tmp/package/$4" ]; then
-    rm -rf "$tmp"
     log "$3 holds no executable $4"
+    rm -rf "$tmp"; tmp=
     return 1
   fi
   rm -rf "$dir"
   mv "$tmp/package" "$dir"
-  rmdir "$tmp"
+  rm -rf "$tmp"
+  tmp=
   log "$1 $2 is in $dir"
 }
 
