@@ -115,6 +115,27 @@ func (g *Repo) ResolveRef(ctx context.Context, ref string) (id string, ok bool, 
 	return id, true, nil
 }
 
+// FullRefName is the full name of the ref rev names (refs/heads/main for
+// "main", refs/stash for "stash"), or "" when rev is not a ref's name (a
+// commit id, an expression such as main~2, an ambiguous name).
+func (g *Repo) FullRefName(ctx context.Context, rev string) (string, error) {
+	name, err := g.output(ctx, "rev-parse", "--symbolic-full-name", "--verify", "--quiet", "--end-of-options", rev)
+	if runner.ExitCode(err) == 1 {
+		return "", nil
+	}
+	return name, err
+}
+
+// RefsContaining lists the full names of the refs, of any kind, whose
+// history holds commit (a full object id).
+func (g *Repo) RefsContaining(ctx context.Context, commit string) ([]string, error) {
+	out, err := g.output(ctx, "for-each-ref", "--format=%(refname)", "--contains="+commit)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
+}
+
 // CreateRef creates ref at id, failing with ErrRefExists when it exists. The
 // empty old value makes git itself check that, atomically.
 func (g *Repo) CreateRef(ctx context.Context, ref, id, msg string) error {

@@ -11,7 +11,7 @@ import (
 // sandbox-fork
 
 const forkDesc = `Fork a sandbox: create a new sandbox whose /src holds the other sandbox's latest work (its branch tip; it is snapshotted first), with a branch of its own. Use it to try a variation without losing the original.
-The new sandbox's base is the fork point: its changes are reviewed from there. The new name follows sandbox-create's rules.`
+The new sandbox's base is the fork point: its changes are reviewed from there. It is made with the settings the sandbox it forks was made with (the user's .litterbox.toml, never the one in the sandbox). The new name follows sandbox-create's rules.`
 
 // ForkArgs are sandbox-fork's arguments.
 type ForkArgs struct {
@@ -20,7 +20,7 @@ type ForkArgs struct {
 }
 
 func (s *Server) fork(ctx context.Context, a ForkArgs) (*CreateResult, error) {
-	f, err := s.svc.Fork(ctx, s.repo, a.Sandbox, a.Name, sandbox.CreateOptions{})
+	f, err := s.svc.Fork(ctx, s.repo, a.Sandbox, a.Name, sandbox.CreateOptions{ByAgent: true})
 	if err != nil {
 		return nil, err
 	}

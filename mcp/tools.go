@@ -234,6 +234,7 @@ func (s *Server) milestone(ctx context.Context, a MilestoneArgs) (*MilestoneResu
 
 const createDesc = `Create a sandbox: a new container holding a copy of the repository's HEAD in /src, and a git branch litterbox/<name> where every change you make is committed.
 With base_ref (a branch, tag or commit) the sandbox starts from that commit instead of HEAD; it is the base the user's review (diff, merge) compares with. A base_ref that names no commit is an error and creates nothing.
+How sandboxes are made (image, limits, network, ports, services, setup) is the user's .litterbox.toml: editing that file in a sandbox changes none of it, for that sandbox or its forks.
 The name is slugified (lowercase, runs of other characters become '-'); it must give 1-63 characters of [a-z0-9-]. A name that is taken is an error: pick another.
 The sandbox runs the project's image; leave image out unless the user told you which of the images they allow to use.`
 
@@ -280,7 +281,7 @@ func (r *CreateResult) blocks() []string {
 }
 
 func (s *Server) create(ctx context.Context, a CreateArgs) (*CreateResult, error) {
-	c, err := s.svc.Create(ctx, s.repo, a.Name, sandbox.CreateOptions{From: a.BaseRef, Image: a.Image, ByAgent: a.Image != ""})
+	c, err := s.svc.Create(ctx, s.repo, a.Name, sandbox.CreateOptions{From: a.BaseRef, Image: a.Image, ByAgent: true})
 	if err != nil {
 		return nil, err
 	}

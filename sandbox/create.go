@@ -31,8 +31,8 @@ type CreateOptions struct {
 	// means the configuration's, else the service's default. An image
 	// other than DefaultImage must be on the engine: it is never pulled.
 	Image string
-	// ByAgent says Image was named by an agent (MCP sandbox-create): it
-	// must then be one the user lists in agent_images.
+	// ByAgent says an agent asks (MCP): an Image it names must be one the
+	// user lists in agent_images.
 	ByAgent bool
 	// FromBranch recreates a sandbox whose container is gone from its
 	// existing branch: the container holds the branch tip, the branch is
@@ -47,6 +47,9 @@ type CreateOptions struct {
 	// NoPool makes a new container even when the warm pool holds one
 	// (pool.go).
 	NoPool bool
+	// forkOf is the sandbox Fork makes this one from: its settings are
+	// taken.
+	forkOf string
 }
 
 // Created is the result of Create.
@@ -114,10 +117,12 @@ type creation struct {
 	// tip when recreating from it).
 	head, start string
 	cfg         *config.Config
-	setup       []string
-	out         *Created
-	unlock      func()
-	undo        undoStack
+	// settings is the record of what cfg was made from (trust.go).
+	settings *settings
+	setup    []string
+	out      *Created
+	unlock   func()
+	undo     undoStack
 	// Whether tracked files are dirty is only reported, so it runs beside
 	// the real work.
 	dirty sync.WaitGroup
@@ -183,27 +188,36 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 	} else if cleaned, err = s.clearLeftovers(ctx, r, slug, os.IsNotExist(statErr)); err != nil {
 		return nil, err
 	}
-	// The configuration, the one of the commit copied in, is checked
-	// before anything is made.
+	// The configuration is checked before anything is made. It is the
+	// user's, never what an agent wrote (trust.go).
+	inherited := false
 	if c.cfg = opts.Config; c.cfg == nil {
-		if c.cfg, err = s.LoadConfig(ctx, r, c.start); err != nil {
+		if c.cfg, c.settings, inherited, err = s.createSettings(ctx, r, slug, opts, c.start, c.head); err != nil {
 			return nil, err
 		}
+	} else {
+		c.settings = &settings{File: c.cfg.Committed}
 	}
 	if c.setup = opts.Setup; c.setup == nil {
 		c.setup = c.cfg.Setup
 	}
-	// The image: --image, else the configuration's, else the default. It
-	// goes into the configuration the spec is made from.
+	// The image: --image, else the one the settings taken were made with,
+	// else the configuration's, else the default. It goes into the
+	// configuration the spec is made from.
 	cfg := *c.cfg
 	c.cfg = &cfg
+	image, byAgent := opts.Image, opts.ByAgent
+	if image == "" && inherited {
+		image, byAgent = c.settings.Image, c.settings.ImageByAgent
+	}
+	c.settings.Image, c.settings.ImageByAgent = image, byAgent && image != ""
 	switch {
-	case opts.Image != "" && opts.ByAgent && !slices.Contains(c.cfg.AgentImages, opts.Image):
+	case image != "" && byAgent && !slices.Contains(c.cfg.AgentImages, image):
 		return nil, &Error{Kind: ErrImage,
-			Msg:   fmt.Sprintf("An agent asked for the image %s, which agent_images in %s does not list: agents may pick only the images you list there (see docs/mcp.md).", opts.Image, config.LocalFile),
-			Agent: fmt.Sprintf("The image %s is not one you may pick: the user lists the images agents may use in agent_images in %s. Create the sandbox without image (it gets the project's image), or ask the user to allow this one.", opts.Image, config.LocalFile)}
-	case opts.Image != "":
-		c.cfg.Image = opts.Image
+			Msg:   fmt.Sprintf("An agent asked for the image %s, which agent_images in %s does not list: agents may pick only the images you list there (see docs/mcp.md).", image, config.LocalFile),
+			Agent: fmt.Sprintf("The image %s is not one you may pick: the user lists the images agents may use in agent_images in %s. Create the sandbox without image (it gets the project's image), or ask the user to allow this one.", image, config.LocalFile)}
+	case image != "":
+		c.cfg.Image = image
 	case c.cfg.Image == "":
 		c.cfg.Image = s.Image
 	}
@@ -461,6 +475,10 @@ func (c *creation) writeJournal(context.Context) error {
 	}
 	if err := writeJournal(c.r, c.slug, createJournal{Base: c.head, FromBranch: c.opts.FromBranch, Started: time.Now().UTC()}); err != nil {
 		return fmt.Errorf("create sandbox %q: record the create in %s: %w", c.slug, c.r.stateDir(c.slug), err)
+	}
+	// What it is made with, for a fork of it (trust.go).
+	if err := writeSettings(c.r, c.slug, c.settings); err != nil {
+		return fmt.Errorf("create sandbox %q: record its settings in %s: %w", c.slug, c.r.stateDir(c.slug), err)
 	}
 	return nil
 }

@@ -58,7 +58,7 @@ func (s *Service) Fork(ctx context.Context, r *Repo, name, newName string, opts 
 	// A fork never takes a warm pool's sandbox (docs/pool.md): one made
 	// for HEAD would do when the tip is HEAD, and the MCP server's refill
 	// follows sandbox-create only.
-	opts.From, opts.NoPool = tip, true
+	opts.From, opts.NoPool, opts.forkOf = tip, true, f.slug
 	c, err := s.Create(ctx, r, newName, opts)
 	if c != nil {
 		out.Created = *c

@@ -29,6 +29,9 @@ import (
 //	             releases it when that process dies, so "being created" and
 //	             "interrupted" are told apart without a pid file.
 //
+// It also records the settings the sandbox was made with (settings.json,
+// trust.go), so that a fork is made as its source was.
+//
 // The files live with the repository (linked worktrees share them) rather
 // than in the container: list reads one small file per sandbox instead of
 // running an exec in each, and the record survives the container.

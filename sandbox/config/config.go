@@ -1,7 +1,9 @@
 // Package config reads a repository's sandbox configuration: .litterbox.toml
-// from the commit a sandbox is made from, with .litterbox.local.toml from the
-// working tree laid over it, validated, every default filled in. It knows the
-// file format only; the sandbox service applies the result.
+// from a commit of the user's (or as a sandbox's record of its settings holds
+// it), with .litterbox.local.toml from the working tree laid over it,
+// validated, every default filled in. It knows the file format only; the
+// sandbox service decides which commit's file is read, and applies the
+// result.
 package config
 
 import (
@@ -25,9 +27,9 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 )
 
-// Config file names, at the repository root. File is read from the commit
-// the sandbox is made from; LocalFile, git-ignored by the user, from the
-// working tree, and merged over it.
+// Config file names, at the repository root. File is read from a commit of
+// the user's; LocalFile, git-ignored by the user, from the working tree, and
+// merged over it.
 const (
 	File      = ".litterbox.toml"
 	LocalFile = ".litterbox.local.toml"
@@ -93,6 +95,10 @@ type Config struct {
 	HostPorts PortRange
 	// Sources are the files the configuration came from, for messages.
 	Sources []string
+	// Committed is File as it was read (from a commit, or from the
+	// record of a sandbox's settings); nil when there was none. The
+	// sandbox service records it, so a fork is made as its source was.
+	Committed []byte
 }
 
 // PortRange is an inclusive range of host ports; the zero value is none.
@@ -216,39 +222,67 @@ func Default() *Config {
 	return &Config{Setup: DefaultSetup, Network: NetworkBridge}
 }
 
-// Load reads File from commit (what is copied into the sandbox, so the
-// sandbox and its configuration always match) and LocalFile from the
-// working tree of g, merges the local file over the committed one and
-// validates the result. Both files are optional. Errors wrap ErrInvalid and
-// name the file and line. warn is told when the working tree's File differs
-// from the commit's.
+// Load reads File from commit, a commit of the user's (the sandbox service
+// decides which: never one an agent wrote), and LocalFile from the working
+// tree of g, merges the local file over the committed one and validates the
+// result. Both files are optional. Errors wrap ErrInvalid and name the file
+// and line. warn is told when the working tree's File differs from the
+// commit's.
 func Load(ctx context.Context, g *git.Repo, commit string, warn func(string)) (*Config, error) {
-	var sources []string
 	base, ok, err := g.FileAt(ctx, commit, File)
 	if err != nil {
 		return nil, fmt.Errorf("read %s from %s: %w", File, short(commit), err)
 	}
-	if ok {
-		sources = append(sources, File)
+	if !ok {
+		base = nil
+	} else if base == nil {
+		base = []byte{}
 	}
 	if wt, err := os.ReadFile(filepath.Join(g.Root, File)); err == nil && (!ok || !bytes.Equal(wt, base)) {
 		warn(fmt.Sprintf("%s in the working tree differs from the one in %s, which this sandbox holds and uses; commit your edits to use them", File, short(commit)))
 	}
-	local, err := os.ReadFile(filepath.Join(g.Root, LocalFile))
-	switch {
-	case err == nil:
-		sources = append(sources, LocalFile)
-	case errors.Is(err, os.ErrNotExist):
-		local = nil
-	default:
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	return WithLocal(g.Root, base)
+}
+
+// WithLocal is the configuration of committed, File's content (nil when
+// there is none), with LocalFile from the working tree at root merged over
+// it, validated.
+func WithLocal(root string, committed []byte) (*Config, error) {
+	var sources []string
+	if committed != nil {
+		sources = append(sources, File)
 	}
-	cfg, err := Parse(base, local)
+	local, err := readLocal(root)
+	if err != nil {
+		return nil, err
+	}
+	if local != nil {
+		sources = append(sources, LocalFile)
+	}
+	cfg, err := Parse(committed, local)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Sources = sources
+	cfg.Committed = committed
 	return cfg, nil
+}
+
+// readLocal reads LocalFile from the working tree at root; nil when there is
+// none.
+func readLocal(root string) ([]byte, error) {
+	local, err := os.ReadFile(filepath.Join(root, LocalFile))
+	switch {
+	case err == nil:
+		if local == nil {
+			local = []byte{}
+		}
+		return local, nil
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 }
 
 func short(id string) string {

@@ -2,7 +2,10 @@ package config
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -280,4 +283,21 @@ func parseTexts(base, local string) (*Config, error) {
 		l = []byte(local)
 	}
 	return Parse(b, l)
+}
+
+// File's content is kept as read, for the record of a sandbox's settings,
+// with the local file merged over it.
+func TestLocalOnlySettings(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, LocalFile), []byte("agent_images = [\"a:1\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	committed := []byte("[limits]\npids = 64\n")
+	cfg, err := WithLocal(dir, committed)
+	if err != nil || cfg.Pids != 64 || string(cfg.Committed) != string(committed) || !slices.Equal(cfg.AgentImages, []string{"a:1"}) || !slices.Equal(cfg.Sources, []string{File, LocalFile}) {
+		t.Fatalf("WithLocal = %+v, %v", cfg, err)
+	}
+	if cfg, err = WithLocal(t.TempDir(), nil); err != nil || cfg.Committed != nil || len(cfg.Sources) != 0 {
+		t.Fatalf("WithLocal without files = %+v, %v", cfg, err)
+	}
 }

@@ -1,0 +1,164 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/litterbox-dev/litterbox/sandbox/config"
+)
+
+// What an agent may decide (DESIGN.md, "Trust"): nothing an agent wrote
+// decides how a sandbox is made, and an agent starts a sandbox only from a
+// commit the user lets it.
+//
+// A sandbox's branch is the agent's writing: its .litterbox.toml is data,
+// never settings. So create takes .litterbox.toml from a commit of the
+// user's (one their branches, tags or remote-tracking branches hold, or
+// HEAD), records what it took in the sandbox's state directory
+// (settingsFile, on the host, out of the agent's reach), and a sandbox made
+// from another sandbox's work (a fork, create --from litterbox/NAME, a
+// recreate from its own branch) is made with that record: as its source
+// was. .litterbox.local.toml, which only the user writes, is read anew
+// each time.
+
+// settingsFile, in a sandbox's state directory, records the settings it
+// was made with.
+const settingsFile = "settings.json"
+
+// settings is the record of what a sandbox was made with.
+type settings struct {
+	// From says where File came from: a commit id of the user's, or
+	// "sandbox NAME" when it was taken from another sandbox's record.
+	From string `json:"from"`
+	// File is .litterbox.toml as it was read; null when there was none.
+	File []byte `json:"file"`
+	// Image is the image named at create (create --image, or an agent's
+	// pick from agent_images), which wins over File's; "" when none was.
+	Image string `json:"image,omitempty"`
+	// ImageByAgent says an agent named Image: it is used only while the
+	// user's agent_images lists it.
+	ImageByAgent bool `json:"imageByAgent,omitempty"`
+}
+
+func readSettings(r *Repo, slug string) (*settings, bool, error) {
+	data, err := os.ReadFile(stateFile(r.Git.CommonDir, slug, settingsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var rec settings
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, false, fmt.Errorf("read the settings sandbox '%s' was made with, %s: %w", slug, stateFile(r.Git.CommonDir, slug, settingsFile), err)
+	}
+	return &rec, true, nil
+}
+
+func writeSettings(r *Repo, slug string, rec *settings) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(stateFile(r.Git.CommonDir, slug, settingsFile), append(data, '\n'))
+}
+
+// createSettings is the configuration a create makes its sandbox with, and
+// the record of it: the record of the sandbox it starts from (its source,
+// for a fork; its own, for a recreate; the one a --from names by its
+// branch), else the committed file of the commit it starts from when that
+// commit is the user's, else HEAD's. inherited says it is a record's.
+func (s *Service) createSettings(ctx context.Context, r *Repo, slug string, opts CreateOptions, start, base string) (cfg *config.Config, rec *settings, inherited bool, err error) {
+	source := ""
+	switch {
+	case opts.FromBranch:
+		source = slug
+	case opts.forkOf != "":
+		source = opts.forkOf
+	case opts.From != "":
+		name, err := r.Git.FullRefName(ctx, opts.From)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		source, _ = strings.CutPrefix(name, "refs/heads/"+BranchPrefix)
+		if source == name {
+			source = ""
+		}
+	}
+	if source != "" {
+		rec, ok, err := readSettings(r, source)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if ok {
+			cfg, err := config.WithLocal(r.Git.Root, rec.File)
+			if err != nil {
+				return nil, nil, false, fmt.Errorf("the settings sandbox '%s' was made with: %w", source, err)
+			}
+			if source != slug {
+				rec.From = "sandbox " + source
+			}
+			return cfg, rec, true, nil
+		}
+	}
+	// A new sandbox starts at HEAD (the user's) unless told otherwise; a
+	// recreate is labelled with the merge base of HEAD and its branch.
+	commit := start
+	if opts.FromBranch {
+		commit = base
+	}
+	if opts.From != "" || opts.FromBranch || opts.forkOf != "" {
+		mine, err := s.usersCommit(ctx, r, commit, nil)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if !mine {
+			if commit, err = r.Git.Head(ctx); err != nil {
+				return nil, nil, false, err
+			}
+			s.Log.Warn("the sandbox starts from a commit that is not on your branches; it takes its settings from HEAD's "+config.File, "sandbox", slug, "commit", short(start))
+		}
+	}
+	cfg, err = s.LoadConfig(ctx, r, commit)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return cfg, &settings{From: commit, File: cfg.Committed}, false, nil
+}
+
+// usersCommit reports whether commit is one of the user's: on a local
+// branch (not a sandbox's), a tag or a remote-tracking branch, or HEAD or
+// before it; or on a ref also allows.
+func (s *Service) usersCommit(ctx context.Context, r *Repo, commit string, also func(ref string) bool) (bool, error) {
+	refs, err := r.Git.RefsContaining(ctx, commit)
+	if err != nil {
+		return false, fmt.Errorf("find the refs that hold %s: %w", short(commit), err)
+	}
+	for _, ref := range refs {
+		if usersRef(ref) || also != nil && also(ref) {
+			return true, nil
+		}
+	}
+	head, err := r.Git.Head(ctx)
+	if err != nil {
+		return false, err
+	}
+	return r.Git.IsAncestor(ctx, commit, head)
+}
+
+// usersRef: the user's branches, tags and remote-tracking branches. Not
+// sandboxes' branches (the agents' writing), the stash (uncommitted
+// changes), notes, or anything else under refs/.
+func usersRef(ref string) bool {
+	switch {
+	case strings.HasPrefix(ref, "refs/heads/"+BranchPrefix):
+		return false
+	case strings.HasPrefix(ref, "refs/heads/"), strings.HasPrefix(ref, "refs/tags/"), strings.HasPrefix(ref, "refs/remotes/"):
+		return true
+	}
+	return false
+}
