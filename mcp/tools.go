@@ -233,7 +233,7 @@ func (s *Server) milestone(ctx context.Context, a MilestoneArgs) (*MilestoneResu
 // sandbox-create
 
 const createDesc = `Create a sandbox: a new container holding a copy of the repository's HEAD in /src, and a git branch litterbox/<name> where every change you make is committed.
-With base_ref (a branch, tag or commit) the sandbox starts from that commit instead of HEAD; it is the base the user's review (diff, merge) compares with. A base_ref that names no commit is an error and creates nothing.
+With base_ref (one of the user's branches, tags or remote-tracking branches, or a commit they hold) the sandbox starts from that commit instead of HEAD; it is the base the user's review (diff, merge) compares with. The stash, notes and other sandboxes' branches are refused (to build on a sandbox's work, use sandbox-fork), as is a base_ref that names no commit; a refused call creates nothing.
 How sandboxes are made (image, limits, network, ports, services, setup) is the user's .litterbox.toml: editing that file in a sandbox changes none of it, for that sandbox or its forks.
 The name is slugified (lowercase, runs of other characters become '-'); it must give 1-63 characters of [a-z0-9-]. A name that is taken is an error: pick another.
 The sandbox runs the project's image; leave image out unless the user told you which of the images they allow to use.`
@@ -241,7 +241,7 @@ The sandbox runs the project's image; leave image out unless the user told you w
 // CreateArgs are sandbox-create's arguments.
 type CreateArgs struct {
 	Name    string `json:"name" jsonschema:"Name of the new sandbox, e.g. fix-login-bug"`
-	BaseRef string `json:"base_ref,omitempty" jsonschema:"Branch, tag or commit to start from (default: HEAD)"`
+	BaseRef string `json:"base_ref,omitempty" jsonschema:"The user's branch, tag or remote-tracking branch, or a commit they hold, to start from (default: HEAD)"`
 	// Image is allowed only when the user's agent_images lists it.
 	Image string `json:"image,omitempty" jsonschema:"Image to run the sandbox in; leave it out for the project's image. Only images the user allows (agent_images in .litterbox.local.toml) are accepted."`
 }

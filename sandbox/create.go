@@ -32,7 +32,8 @@ type CreateOptions struct {
 	// other than DefaultImage must be on the engine: it is never pulled.
 	Image string
 	// ByAgent says an agent asks (MCP): an Image it names must be one the
-	// user lists in agent_images.
+	// user lists in agent_images, and From must be a commit the user lets
+	// agents start from (trust.go).
 	ByAgent bool
 	// FromBranch recreates a sandbox whose container is gone from its
 	// existing branch: the container holds the branch tip, the branch is
@@ -48,7 +49,7 @@ type CreateOptions struct {
 	// (pool.go).
 	NoPool bool
 	// forkOf is the sandbox Fork makes this one from: its settings are
-	// taken.
+	// taken, and From (its branch tip) is not checked as an agent's.
 	forkOf string
 }
 
@@ -400,6 +401,13 @@ func (s *Service) createBase(ctx context.Context, r *Repo, slug string, opts Cre
 		return "", &Error{Kind: ErrBadRef,
 			Msg:   fmt.Sprintf("Cannot create sandbox '%s': %s names no commit in this repository. Give a branch, a tag or a commit id (`git log --oneline --all` lists them); nothing was created.", slug, clipQuote(opts.From)),
 			Agent: fmt.Sprintf("Cannot create sandbox '%s': base_ref %s names no commit in this repository. Give a branch, a tag or a commit id, or leave base_ref out to start from HEAD; nothing was created.", slug, clipQuote(opts.From))}
+	}
+	// A fork's starting point is its source's branch tip, which Fork
+	// chose; an agent's own base_ref must be one the user lets it use.
+	if opts.ByAgent && opts.forkOf == "" {
+		if err := s.agentMayStartFrom(ctx, r, slug, opts.From, id); err != nil {
+			return "", err
+		}
 	}
 	return id, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/sandbox/config"
@@ -161,4 +162,41 @@ func usersRef(ref string) bool {
 		return true
 	}
 	return false
+}
+
+// matchRef reports whether ref matches one of patterns (agent_base_refs):
+// a full name, a name ending in "/" for every ref under it, or a
+// path.Match pattern.
+func matchRef(patterns []string, ref string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, ref); ok || p == ref || strings.HasSuffix(p, "/") && strings.HasPrefix(ref, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// agentMayStartFrom refuses a base_ref an agent gave that the user does
+// not let agents start from: commit (what from resolved to) must be one of
+// the user's, or on a ref agent_base_refs in .litterbox.local.toml lists.
+func (s *Service) agentMayStartFrom(ctx context.Context, r *Repo, slug, from, commit string) error {
+	local, err := config.Local(r.Git.Root)
+	if err != nil {
+		return err
+	}
+	ok, err := s.usersCommit(ctx, r, commit, func(ref string) bool { return matchRef(local.AgentBaseRefs, ref) })
+	if err != nil || ok {
+		return err
+	}
+	name, err := r.Git.FullRefName(ctx, from)
+	if err != nil {
+		return err
+	}
+	e := &Error{Kind: ErrBadRef,
+		Msg:   fmt.Sprintf("Cannot create sandbox '%s': an agent asked to start it from %s, which is not on your branches, tags or remote-tracking branches. Agents start only from those and the commits they hold, unless agent_base_refs in %s lists more (see docs/mcp.md); nothing was created.", slug, clipQuote(from), config.LocalFile),
+		Agent: fmt.Sprintf("Cannot create sandbox '%s': base_ref %s is not one you may start from. You may start from the user's branches, tags and remote-tracking branches (e.g. HEAD, main, v1.0, origin/main) or a commit they hold, or leave base_ref out to start from HEAD. Nothing was created.", slug, clipQuote(from))}
+	if other, ok := strings.CutPrefix(name, "refs/heads/"+BranchPrefix); ok {
+		e.Agent = fmt.Sprintf("Cannot create sandbox '%s': base_ref %s is another sandbox's branch: to build on its work, use sandbox-fork with sandbox %q, which keeps its settings. Otherwise start from the user's branches, tags or a commit they hold, or leave base_ref out to start from HEAD. Nothing was created.", slug, clipQuote(from), other)
+	}
+	return e
 }

@@ -118,7 +118,24 @@ func TestForkKeepsTheImage(t *testing.T) {
 	}
 }
 
-func TestUsersRef(t *testing.T) {
+func TestMatchRef(t *testing.T) {
+	for _, c := range []struct {
+		patterns []string
+		ref      string
+		want     bool
+	}{
+		{[]string{"refs/heads/litterbox/"}, "refs/heads/litterbox/a", true},
+		{[]string{"refs/heads/litterbox/*"}, "refs/heads/litterbox/a", true},
+		{[]string{"refs/heads/litterbox/*"}, "refs/heads/litterbox-a", false},
+		{[]string{"refs/heads/litterbox"}, "refs/heads/litterbox/a", false},
+		{[]string{"refs/stash"}, "refs/stash", true},
+		{[]string{"refs/stash"}, "refs/stashed", false},
+		{nil, "refs/heads/main", false},
+	} {
+		if got := matchRef(c.patterns, c.ref); got != c.want {
+			t.Errorf("matchRef(%q, %q) = %v, want %v", c.patterns, c.ref, got, c.want)
+		}
+	}
 	for ref, want := range map[string]bool{
 		"refs/heads/main": true, "refs/tags/v1": true, "refs/remotes/origin/main": true,
 		"refs/heads/litterbox/a": false, "refs/stash": false, "refs/notes/commits": false, "refs/pull/1/head": false,

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -90,6 +91,12 @@ type Config struct {
 	// AgentImages are the images an agent may name in sandbox-create. Only
 	// LocalFile may set it, as AllowUnisolated.
 	AgentImages []string
+	// AgentBaseRefs are more refs an agent may start a sandbox from (its
+	// base_ref), besides the user's branches, tags and remote-tracking
+	// branches: full ref names (refs/stash), a name ending in "/" for
+	// every ref under it (refs/heads/litterbox/), or path.Match patterns.
+	// Only LocalFile may set it, as AllowUnisolated.
+	AgentBaseRefs []string
 	// HostPorts is the range published ports are bound in on the host;
 	// zero leaves the choice to the engine.
 	HostPorts PortRange
@@ -151,6 +158,8 @@ type rawConfig struct {
 	Image     *string       `toml:"image"`
 	// AgentImages: see Config.AgentImages.
 	AgentImages []string `toml:"agent_images"`
+	// AgentBaseRefs: see Config.AgentBaseRefs.
+	AgentBaseRefs []string `toml:"agent_base_refs"`
 	// AllowUnisolated: see Config.AllowUnisolated.
 	AllowUnisolated *bool `toml:"allow_unisolated"`
 
@@ -268,6 +277,16 @@ func WithLocal(root string, committed []byte) (*Config, error) {
 	return cfg, nil
 }
 
+// Local is the configuration LocalFile alone gives (the settings only the
+// user may write, such as AgentBaseRefs), validated.
+func Local(root string) (*Config, error) {
+	local, err := readLocal(root)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(nil, local)
+}
+
 // readLocal reads LocalFile from the working tree at root; nil when there is
 // none.
 func readLocal(root string) ([]byte, error) {
@@ -305,6 +324,9 @@ func Parse(base, local []byte) (*Config, error) {
 		}
 		if raw.AgentImages != nil {
 			return nil, fmt.Errorf("%w: %sagent_images can only be set in %s: the committed file comes with the code a sandbox holds, which an agent can change (see docs/config.md)", ErrInvalid, raw.at("agent_images"), LocalFile)
+		}
+		if raw.AgentBaseRefs != nil {
+			return nil, fmt.Errorf("%w: %sagent_base_refs can only be set in %s: the committed file comes with the code a sandbox holds, which an agent can change (see docs/config.md)", ErrInvalid, raw.at("agent_base_refs"), LocalFile)
 		}
 	}
 	if local != nil {
@@ -405,6 +427,9 @@ func (c *rawConfig) merge(o *rawConfig) {
 		c.Network = o.Network
 	}
 	setIf(&c.Image, o.Image)
+	if o.AgentBaseRefs != nil {
+		c.AgentBaseRefs = o.AgentBaseRefs
+	}
 	if o.AgentImages != nil {
 		c.AgentImages = o.AgentImages
 	}
@@ -534,6 +559,12 @@ func (c *rawConfig) validate() (*Config, error) {
 		}
 	}
 	cfg.AgentImages = c.AgentImages
+	for _, ref := range c.AgentBaseRefs {
+		if _, err := path.Match(ref, ""); err != nil || !strings.HasPrefix(ref, "refs/") || strings.ContainsFunc(ref, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			bad("agent_base_refs", "%q is not a full ref name or pattern such as \"refs/heads/litterbox/\" or \"refs/heads/team/*\"", ref)
+		}
+	}
+	cfg.AgentBaseRefs = c.AgentBaseRefs
 
 	envOf := map[string]string{}
 	byPort := map[int]string{}

@@ -237,6 +237,9 @@ func TestParseConfigErrorLines(t *testing.T) {
 		{"agent images committed", "\nagent_images = [\"a:1\"]\n", "", `.litterbox.toml:2: agent_images can only be set in .litterbox.local.toml`},
 		{"agent image bad", "", "agent_images = [\"a b\"]\n", `.litterbox.local.toml:1: agent_images: "a b" is not an image reference`},
 		{"image space", "image = \"busybox latest\"\n", "", `image: "busybox latest" is not an image reference`},
+		{"agent base refs committed", "agent_base_refs = [\"refs/stash\"]\n", "", `.litterbox.toml:1: agent_base_refs can only be set in .litterbox.local.toml`},
+		{"agent base ref short", "", "agent_base_refs = [\"litterbox/*\"]\n", `.litterbox.local.toml:1: agent_base_refs: "litterbox/*" is not a full ref name`},
+		{"agent base ref bad glob", "", "agent_base_refs = [\"refs/heads/[\"]\n", `agent_base_refs: "refs/heads/[" is not a full ref name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -285,16 +288,21 @@ func parseTexts(base, local string) (*Config, error) {
 	return Parse(b, l)
 }
 
-// File's content is kept as read, for the record of a sandbox's settings,
-// with the local file merged over it.
+// The settings only the user writes are read from the local file alone,
+// and File's content is kept as read, for the record of a sandbox's
+// settings.
 func TestLocalOnlySettings(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, LocalFile), []byte("agent_images = [\"a:1\"]\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, LocalFile), []byte("agent_base_refs = [\"refs/heads/litterbox/\", \"refs/stash\"]\nagent_images = [\"a:1\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	cfg, err := Local(dir)
+	if err != nil || !slices.Equal(cfg.AgentBaseRefs, []string{"refs/heads/litterbox/", "refs/stash"}) || !slices.Equal(cfg.AgentImages, []string{"a:1"}) {
+		t.Fatalf("Local = %+v, %v", cfg, err)
+	}
 	committed := []byte("[limits]\npids = 64\n")
-	cfg, err := WithLocal(dir, committed)
-	if err != nil || cfg.Pids != 64 || string(cfg.Committed) != string(committed) || !slices.Equal(cfg.AgentImages, []string{"a:1"}) || !slices.Equal(cfg.Sources, []string{File, LocalFile}) {
+	cfg, err = WithLocal(dir, committed)
+	if err != nil || cfg.Pids != 64 || string(cfg.Committed) != string(committed) || !slices.Equal(cfg.Sources, []string{File, LocalFile}) {
 		t.Fatalf("WithLocal = %+v, %v", cfg, err)
 	}
 	if cfg, err = WithLocal(t.TempDir(), nil); err != nil || cfg.Committed != nil || len(cfg.Sources) != 0 {
