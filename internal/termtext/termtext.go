@@ -1,7 +1,9 @@
 // Package termtext makes text that an agent controls safe to print on a
-// human's terminal: control characters (C0, DEL, C1) and bytes that are not
-// UTF-8 are written as C escapes, the way git quotes file names, so no
-// escape sequence an agent wrote can retitle, clear or drive the terminal.
+// human's terminal: control characters (C0, DEL, C1), bidirectional
+// controls and bytes that are not UTF-8 are written as C escapes, the way
+// git quotes file names, so no escape sequence an agent wrote can retitle,
+// clear or drive the terminal, and no text it wrote reads in another order
+// than it is stored.
 package termtext
 
 import (
@@ -41,9 +43,10 @@ func escape(s string, keepLines, quoted bool) string {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case r == utf8.RuneError && size == 1, r >= 0x80 && r <= 0x9f:
-			// bytes that are not UTF-8, and C1 controls (0x9b is a CSI on
-			// some terminals): octal, byte by byte, as git does
+		case r == utf8.RuneError && size == 1, r >= 0x80 && r <= 0x9f, bidi(r):
+			// bytes that are not UTF-8, C1 controls (0x9b is a CSI on
+			// some terminals) and bidirectional controls: octal, byte by
+			// byte, as git does with core.quotePath
 			for _, c := range []byte(s[i : i+size]) {
 				fmt.Fprintf(&b, `\%03o`, c)
 			}
@@ -64,4 +67,19 @@ func escape(s string, keepLines, quoted bool) string {
 		i += size
 	}
 	return b.String()
+}
+
+// bidi reports whether r is a bidirectional control: an invisible character
+// that reorders the text around it, so "\u202egnp.exe" reads "exe.png" (the
+// Trojan Source characters, CVE-2021-42574, with the marks beside them).
+func bidi(r rune) bool {
+	switch {
+	case r == 0x061c, r == 0x200e, r == 0x200f: // ALM, LRM, RLM
+		return true
+	case r >= 0x202a && r <= 0x202e: // LRE, RLE, PDF, LRO, RLO
+		return true
+	case r >= 0x2066 && r <= 0x2069: // LRI, RLI, FSI, PDI
+		return true
+	}
+	return false
 }

@@ -15,6 +15,10 @@ func TestEscape(t *testing.T) {
 		"a\nb\tc\r":                       `a\nb\tc\r`,
 		"csi \u009b31m del \x7f bad \xff": `csi \302\23331m del \177 bad \377`,
 		`back\slash "q"`:                  `back\slash "q"`,
+		"\u202egnp.exe":                   `\342\200\256gnp.exe`,
+		"\u2066admin\u2069 \u200f\u061c":  `\342\201\246admin\342\201\251 \342\200\217\330\234`,
+		"\u202a\u202b\u202c\u202d \u200e": `\342\200\252\342\200\253\342\200\254\342\200\255 \342\200\216`,
+		"arabic عربي, hebrew עברית, zwj 👩‍💻": "arabic عربي, hebrew עברית, zwj 👩‍💻",
 	} {
 		if got := Escape(in); got != want {
 			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
@@ -22,6 +26,9 @@ func TestEscape(t *testing.T) {
 	}
 	if got := EscapeText("line\n\ttab\x1b[2J"); got != "line\n\ttab\\033[2J" {
 		t.Errorf("EscapeText = %q", got)
+	}
+	if got := Quote("\u202egnp.exe"); got != `"\342\200\256gnp.exe"` {
+		t.Errorf("Quote = %s", got)
 	}
 }
 
