@@ -316,3 +316,18 @@ func splitZ(out string) []string {
 	}
 	return f
 }
+
+// Tracked reports whether path (relative to the root) is in the index, that
+// is, tracked by git: committed, or staged to be.
+func (g *Repo) Tracked(ctx context.Context, path string) (bool, error) {
+	res, err := g.R.Run(ctx, g.Cmd("ls-files", "-z", "--full-name", "--", ":(literal,top)"+path))
+	if err != nil {
+		return false, err
+	}
+	for _, p := range splitZ(string(res.Stdout)) {
+		if p == path {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -2,6 +2,9 @@ package git
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -122,4 +125,41 @@ func TestCommitMergeSigning(t *testing.T) {
 	if err := f.Check(); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestTracked: only a path in the index is tracked; an ignored or untracked
+// file, a directory holding the path's name as a prefix, or a name with
+// pathspec magic in it is not.
+func TestTracked(t *testing.T) {
+	g, _ := newTestRepo(t)
+	for _, n := range []string{".litterbox.local.toml", "ignored.toml", "*.toml", "dir/x"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(g.Root, n)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(g.Root, n), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	check := func(path string, want bool) {
+		t.Helper()
+		got, err := g.Tracked(ctx, path)
+		if err != nil || got != want {
+			t.Errorf("Tracked(%q) = %v, %v; want %v", path, got, err, want)
+		}
+	}
+	check(".litterbox.local.toml", false)
+	if out, err := exec.Command("git", "-C", g.Root, "add", "*.toml", ".litterbox.local.toml", "ignored.toml", "dir/x").CombinedOutput(); err != nil {
+		t.Fatalf("git add: %v %s", err, out)
+	}
+	check("*.toml", true)
+	check(".litterbox.local.toml", true)
+	if out, err := exec.Command("git", "-C", g.Root, "rm", "-q", "--cached", ".litterbox.local.toml", "ignored.toml").CombinedOutput(); err != nil {
+		t.Fatalf("git rm: %v %s", err, out)
+	}
+	check(".litterbox.local.toml", false)
+	check("ignored.toml", false)
+	check("*.toml", true)
+	check("dir", false)
+	check("dir/x", true)
 }

@@ -290,8 +290,30 @@ func (s *Service) repoChecks(ctx context.Context, dir string) []Check {
 	if n := countHooks(g); n > 0 {
 		hooks.Detail = fmt.Sprintf("this repository has %d hook(s); litterbox runs none of them (core.hooksPath=/dev/null), so run your checks yourself before you push a merge", n)
 	}
-	checks = append(checks, hooks)
+	checks = append(checks, hooks, settingsCheck(ctx, g))
 	return append(checks, diskCheck(g.CommonDir))
+}
+
+// settingsCheck says whether the local settings file is read: only one git
+// does not track is (see config.TrackedLocalWarning).
+func settingsCheck(ctx context.Context, g *git.Repo) Check {
+	c := Check{Name: "settings", Status: CheckOK}
+	if _, err := os.Lstat(filepath.Join(g.Root, config.LocalFile)); err != nil {
+		c.Detail = "no " + config.LocalFile + " (your local settings, see docs/config.md): agents pick no image of their own"
+		return c
+	}
+	tracked, err := g.Tracked(ctx, config.LocalFile)
+	switch {
+	case err != nil:
+		c.Status, c.Detail = CheckWarn, "could not ask git whether it tracks "+config.LocalFile+": "+err.Error()
+	case tracked:
+		c.Status = CheckWarn
+		c.Detail = config.LocalFile + " is tracked by git, so it is not read: local settings come only from a file you wrote, and a tracked one came with a commit, perhaps an agent's"
+		c.Fix = "read it; if it is yours, stop tracking it (`git rm --cached " + config.LocalFile + "`) and list it in .gitignore"
+	default:
+		c.Detail = config.LocalFile + " is read: git does not track it, so you wrote it"
+	}
+	return c
 }
 
 // countHooks counts the hooks git would run: executable files, not the

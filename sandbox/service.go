@@ -323,5 +323,8 @@ var DefaultSetup = config.DefaultSetup
 
 // LoadConfig reads the configuration of commit of r (see config.Load).
 func (s *Service) LoadConfig(ctx context.Context, r *Repo, commit string) (*config.Config, error) {
-	return config.Load(ctx, r.Git, commit, func(msg string) { s.Log.Warn(msg) })
+	return config.Load(ctx, r.Git, commit, s.warn)
 }
+
+// warn logs what the user should know of their configuration.
+func (s *Service) warn(msg string) { s.Log.Warn(msg) }

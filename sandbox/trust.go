@@ -96,7 +96,7 @@ func (s *Service) createSettings(ctx context.Context, r *Repo, slug string, opts
 			return nil, nil, false, err
 		}
 		if ok {
-			cfg, err := config.WithLocal(r.Git.Root, rec.File)
+			cfg, err := config.WithLocal(ctx, r.Git, rec.File, s.warn)
 			if err != nil {
 				return nil, nil, false, fmt.Errorf("the settings sandbox '%s' was made with: %w", source, err)
 			}
@@ -180,7 +180,7 @@ func matchRef(patterns []string, ref string) bool {
 // not let agents start from: commit (what from resolved to) must be one of
 // the user's, or on a ref agent_base_refs in .litterbox.local.toml lists.
 func (s *Service) agentMayStartFrom(ctx context.Context, r *Repo, slug, from, commit string) error {
-	local, err := config.Local(r.Git.Root)
+	local, err := config.Local(ctx, r.Git, s.warn)
 	if err != nil {
 		return err
 	}

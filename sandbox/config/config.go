@@ -231,11 +231,19 @@ func Default() *Config {
 	return &Config{Setup: DefaultSetup, Network: NetworkBridge}
 }
 
+// TrackedLocalWarning says why a LocalFile git tracks is not read, and what
+// to do. Local settings decide what agents may do (agent_images,
+// allow_unisolated), so they come only from a file the user wrote: one git
+// tracks came with a commit, which may be a sandbox's, merged by hand.
+const TrackedLocalWarning = LocalFile + " is tracked by git, so it is not read: it came with a commit, perhaps an agent's (merged from a sandbox's branch), and local settings come only from a file you wrote. " +
+	"Read it; if it is yours, stop tracking it (`git rm --cached " + LocalFile + "`, and list it in .gitignore)."
+
 // Load reads File from commit, a commit of the user's (the sandbox service
 // decides which: never one an agent wrote), and LocalFile from the working
-// tree of g, merges the local file over the committed one and validates the
-// result. Both files are optional. Errors wrap ErrInvalid and name the file
-// and line. warn is told when the working tree's File differs from the
+// tree of g (unless git tracks it: then warn is told, and it is left out),
+// merges the local file over the committed one and validates the result.
+// Both files are optional. Errors wrap ErrInvalid and name the file and
+// line. warn is told when the working tree's File differs from the
 // commit's.
 func Load(ctx context.Context, g *git.Repo, commit string, warn func(string)) (*Config, error) {
 	base, ok, err := g.FileAt(ctx, commit, File)
@@ -250,18 +258,18 @@ func Load(ctx context.Context, g *git.Repo, commit string, warn func(string)) (*
 	if wt, err := os.ReadFile(filepath.Join(g.Root, File)); err == nil && (!ok || !bytes.Equal(wt, base)) {
 		warn(fmt.Sprintf("%s in the working tree differs from the one in %s, which this sandbox holds and uses; commit your edits to use them", File, short(commit)))
 	}
-	return WithLocal(g.Root, base)
+	return WithLocal(ctx, g, base, warn)
 }
 
 // WithLocal is the configuration of committed, File's content (nil when
-// there is none), with LocalFile from the working tree at root merged over
-// it, validated.
-func WithLocal(root string, committed []byte) (*Config, error) {
+// there is none), with LocalFile from the working tree of g merged over it
+// (unless git tracks it: then warn is told, and it is left out), validated.
+func WithLocal(ctx context.Context, g *git.Repo, committed []byte, warn func(string)) (*Config, error) {
 	var sources []string
 	if committed != nil {
 		sources = append(sources, File)
 	}
-	local, err := readLocal(root)
+	local, err := readLocal(ctx, g, warn)
 	if err != nil {
 		return nil, err
 	}
@@ -278,21 +286,30 @@ func WithLocal(root string, committed []byte) (*Config, error) {
 }
 
 // Local is the configuration LocalFile alone gives (the settings only the
-// user may write, such as AgentBaseRefs), validated.
-func Local(root string) (*Config, error) {
-	local, err := readLocal(root)
+// user may write, such as AgentBaseRefs), validated; as WithLocal, a
+// tracked LocalFile is left out.
+func Local(ctx context.Context, g *git.Repo, warn func(string)) (*Config, error) {
+	local, err := readLocal(ctx, g, warn)
 	if err != nil {
 		return nil, err
 	}
 	return Parse(nil, local)
 }
 
-// readLocal reads LocalFile from the working tree at root; nil when there is
-// none.
-func readLocal(root string) ([]byte, error) {
-	local, err := os.ReadFile(filepath.Join(root, LocalFile))
+// readLocal reads LocalFile from the working tree of g; nil when there is
+// none, or when git tracks it (warn says so).
+func readLocal(ctx context.Context, g *git.Repo, warn func(string)) ([]byte, error) {
+	local, err := os.ReadFile(filepath.Join(g.Root, LocalFile))
 	switch {
 	case err == nil:
+		tracked, err := g.Tracked(ctx, LocalFile)
+		if err != nil {
+			return nil, fmt.Errorf("ask git whether it tracks %s: %w", LocalFile, err)
+		}
+		if tracked {
+			warn(TrackedLocalWarning)
+			return nil, nil
+		}
 		if local == nil {
 			local = []byte{}
 		}

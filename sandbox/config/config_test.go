@@ -1,13 +1,18 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/runner"
 )
 
 func TestParseConfigDefaults(t *testing.T) {
@@ -237,9 +242,6 @@ func TestParseConfigErrorLines(t *testing.T) {
 		{"agent images committed", "\nagent_images = [\"a:1\"]\n", "", `.litterbox.toml:2: agent_images can only be set in .litterbox.local.toml`},
 		{"agent image bad", "", "agent_images = [\"a b\"]\n", `.litterbox.local.toml:1: agent_images: "a b" is not an image reference`},
 		{"image space", "image = \"busybox latest\"\n", "", `image: "busybox latest" is not an image reference`},
-		{"agent base refs committed", "agent_base_refs = [\"refs/stash\"]\n", "", `.litterbox.toml:1: agent_base_refs can only be set in .litterbox.local.toml`},
-		{"agent base ref short", "", "agent_base_refs = [\"litterbox/*\"]\n", `.litterbox.local.toml:1: agent_base_refs: "litterbox/*" is not a full ref name`},
-		{"agent base ref bad glob", "", "agent_base_refs = [\"refs/heads/[\"]\n", `agent_base_refs: "refs/heads/[" is not a full ref name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -288,24 +290,89 @@ func parseTexts(base, local string) (*Config, error) {
 	return Parse(b, l)
 }
 
+// TestLoadLeavesOutATrackedLocalFile: a .litterbox.local.toml git tracks
+// came with a commit (perhaps a sandbox's, merged by hand), so it is not
+// read, and the warning says so; untracked, it is read.
+func TestLoadLeavesOutATrackedLocalFile(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	dir := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("init", "-q")
+	if err := os.WriteFile(filepath.Join(dir, LocalFile), []byte("agent_images = [\"img\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("commit", "-q", "--allow-empty", "-m", "init")
+	head := run("rev-parse", "HEAD")
+	ctx := context.Background()
+	g := &git.Repo{R: runner.Exec{}, Root: dir, CommonDir: filepath.Join(dir, ".git")}
+	load := func() (*Config, []string) {
+		t.Helper()
+		var warned []string
+		cfg, err := Load(ctx, g, head, func(s string) { warned = append(warned, s) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg, warned
+	}
+
+	cfg, warned := load()
+	if !slices.Equal(cfg.AgentImages, []string{"img"}) || !slices.Contains(cfg.Sources, LocalFile) || len(warned) != 0 {
+		t.Errorf("untracked: images %q, sources %q, warnings %q; want it read", cfg.AgentImages, cfg.Sources, warned)
+	}
+	run("add", LocalFile)
+	for _, step := range []string{"staged", "committed"} {
+		cfg, warned = load()
+		if len(cfg.AgentImages) != 0 || slices.Contains(cfg.Sources, LocalFile) || len(warned) != 1 || !strings.Contains(warned[0], "is tracked by git, so it is not read") {
+			t.Errorf("%s: images %q, sources %q, warnings %q; want it left out, with a warning", step, cfg.AgentImages, cfg.Sources, warned)
+		}
+		run("commit", "-q", "--allow-empty", "-m", "track it")
+	}
+}
+
 // The settings only the user writes are read from the local file alone,
 // and File's content is kept as read, for the record of a sandbox's
 // settings.
 func TestLocalOnlySettings(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, LocalFile), []byte("agent_base_refs = [\"refs/heads/litterbox/\", \"refs/stash\"]\nagent_images = [\"a:1\"]\n"), 0o644); err != nil {
+	g := initRepo(t)
+	if err := os.WriteFile(filepath.Join(g.Root, LocalFile), []byte("agent_base_refs = [\"refs/heads/litterbox/\", \"refs/stash\"]\nagent_images = [\"a:1\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Local(dir)
+	ctx := context.Background()
+	noWarn := func(msg string) { t.Errorf("unexpected warning: %s", msg) }
+	cfg, err := Local(ctx, g, noWarn)
 	if err != nil || !slices.Equal(cfg.AgentBaseRefs, []string{"refs/heads/litterbox/", "refs/stash"}) || !slices.Equal(cfg.AgentImages, []string{"a:1"}) {
 		t.Fatalf("Local = %+v, %v", cfg, err)
 	}
 	committed := []byte("[limits]\npids = 64\n")
-	cfg, err = WithLocal(dir, committed)
+	cfg, err = WithLocal(ctx, g, committed, noWarn)
 	if err != nil || cfg.Pids != 64 || string(cfg.Committed) != string(committed) || !slices.Equal(cfg.Sources, []string{File, LocalFile}) {
 		t.Fatalf("WithLocal = %+v, %v", cfg, err)
 	}
-	if cfg, err = WithLocal(t.TempDir(), nil); err != nil || cfg.Committed != nil || len(cfg.Sources) != 0 {
+	if cfg, err = WithLocal(ctx, initRepo(t), nil, noWarn); err != nil || cfg.Committed != nil || len(cfg.Sources) != 0 {
 		t.Fatalf("WithLocal without files = %+v, %v", cfg, err)
 	}
+}
+
+// initRepo makes an empty git repository.
+func initRepo(t *testing.T) *git.Repo {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	return &git.Repo{R: runner.Exec{}, Root: dir, CommonDir: filepath.Join(dir, ".git")}
 }
