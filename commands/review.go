@@ -10,6 +10,7 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
 
 // Log lists a sandbox's commits.
@@ -66,7 +67,26 @@ func (d *Diff) Run(ctx context.Context, env *Env) error {
 	if res.Empty {
 		env.errf("No changes: sandbox %s changes nothing against its base %s.\n", res.Name, shortID(res.Base))
 	}
+	if len(res.ConfigFiles) > 0 {
+		env.errf("warning: sandbox %s changes files that steer git or litterbox, and an agent wrote them: read them before you apply or merge it.\n%s\n", res.Name, configList(res.ConfigFiles))
+	}
 	return nil
+}
+
+// configList lists changed files that steer git or litterbox, one a line,
+// each with what it decides.
+func configList(paths []string) string {
+	var b strings.Builder
+	for i, p := range paths {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "  %s: %s", termtext.Quote(p), sandbox.ConfigRole(p))
+		if p == config.LocalFile {
+			b.WriteString(" (apply and merge refuse it)")
+		}
+	}
+	return b.String()
 }
 
 // Apply brings a sandbox's changes into the working tree, uncommitted.
@@ -94,6 +114,9 @@ func (a *Apply) Run(ctx context.Context, env *Env) error {
 	}
 	env.outf("Applied sandbox %s to the working tree, uncommitted (%d file(s)):\n%s\n", res.Name, len(res.Files), indent(res.Files))
 	env.errf("The index and HEAD are unchanged and the sandbox is kept: review with `git status` and `git diff`, then commit.\nApply copies the changes, so the sandbox's own commits stay unmerged: once done, remove it with `litterbox delete --force %s`.\n", res.Name)
+	if len(res.ConfigFiles) > 0 {
+		env.errf("warning: sandbox %s changes files that steer git or litterbox, and an agent wrote them: read them (`git diff`; new ones whole) before you commit them.\n%s\n", res.Name, configList(res.ConfigFiles))
+	}
 	return nil
 }
 
@@ -117,6 +140,9 @@ func (m *Merge) Run(ctx context.Context, env *Env) error {
 			env.outf("Merged sandbox %s into %s (fast-forward to %s, %d file(s) changed)\n", res.Name, res.Into, shortID(res.Commit), len(res.Files))
 		default:
 			env.outf("Merged sandbox %s into %s (merge commit %s, %d file(s) changed)\n", res.Name, res.Into, shortID(res.Commit), len(res.Files))
+		}
+		if len(res.ConfigFiles) > 0 {
+			env.errf("warning: sandbox %s changed files that steer git or litterbox, and an agent wrote them: read them (`git diff %s %s`) before you build on the merge.\n%s\n", res.Name, shortID(res.From), shortID(res.Commit), configList(res.ConfigFiles))
 		}
 		if res.Unsigned {
 			env.errf("warning: commit.gpgSign is on but signing failed, so merge commit %s is unsigned: %s\nSign it with `git commit --amend --no-edit -S` once signing works.\n", shortID(res.Commit), firstLine(res.SignFailure))

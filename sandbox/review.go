@@ -5,14 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
 
 // This file is the human side of review: log, diff, apply and merge. They
@@ -91,6 +97,9 @@ type DiffResult struct {
 	Base  string
 	Tip   string
 	Empty bool // the branch changes nothing; nothing was written
+	// ConfigFiles are the changed files that steer git or litterbox (see
+	// configFiles): a human should read them before landing the branch.
+	ConfigFiles []string
 }
 
 // Diff writes the sandbox's changes against its base to w, as git diff shows
@@ -109,6 +118,7 @@ func (s *Service) Diff(ctx context.Context, r *Repo, name string, opts git.DiffO
 		res.Empty = true
 		return res, nil
 	}
+	res.ConfigFiles = configFiles(paths)
 	return res, r.Git.Diff(ctx, rv.base, rv.tip, opts, w)
 }
 
@@ -122,15 +132,19 @@ type ApplyResult struct {
 	Empty bool `json:"empty,omitempty"`
 	// Already: the working tree already holds the changes; nothing was applied.
 	Already bool `json:"alreadyApplied,omitempty"`
+	// ConfigFiles are the changed files that steer git or litterbox.
+	ConfigFiles []string `json:"configFiles,omitempty"`
 }
 
 // Apply puts the sandbox's changes (base..branch) into the working tree,
 // uncommitted, and keeps the sandbox. The index and HEAD are left alone, so
 // the user reviews and stages the result as their own edit.
 //
-// It refuses with ErrConflict, having changed nothing, when a file the
-// changes touch has uncommitted changes (staged or not) or is untracked, and
-// when the patch does not apply to the working tree. git apply checks every
+// It refuses with ErrConflict, having changed nothing, when the changes touch
+// the user's local settings (config.LocalFile), when a file they touch has
+// uncommitted changes (staged or not) or is untracked, when a file git does
+// not track (an ignored .env, a virtualenv) is where they add one, and when
+// the patch does not apply to the working tree. git apply checks every
 // hunk before it writes, and a journal (see txn.go) lets the next merge,
 // apply or list roll back an apply killed while it wrote: nothing is ever
 // left half-applied.
@@ -146,13 +160,14 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 	}
 	res := &ApplyResult{Name: rv.slug, Base: rv.base, Tip: rv.tip}
 	var (
-		paths, dirty      []string
+		changes           []git.RawChange
+		dirty             []string
 		patch             []byte
 		pErr, dErr, chErr error
 		wg                sync.WaitGroup
 	)
 	wg.Add(3)
-	go func() { defer wg.Done(); paths, chErr = r.Git.ChangedPaths(ctx, rv.base, rv.tip) }()
+	go func() { defer wg.Done(); changes, chErr = r.Git.RawDiff(ctx, rv.base, rv.tip) }()
 	go func() { defer wg.Done(); dirty, dErr = r.Git.Dirty(ctx) }()
 	go func() { defer wg.Done(); patch, pErr = r.Git.Patch(ctx, rv.base, rv.tip) }()
 	wg.Wait()
@@ -161,11 +176,16 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 			return nil, fmt.Errorf("apply sandbox %q: %w", rv.slug, err)
 		}
 	}
+	paths := changedNames(changes)
 	res.Files = paths
 	if len(paths) == 0 {
 		res.Empty = true
 		return res, nil
 	}
+	if err := refuseLocalSettings("apply", rv.slug, paths); err != nil {
+		return nil, err
+	}
+	res.ConfigFiles = configFiles(paths)
 	if overlap := intersect(paths, dirty); len(overlap) > 0 {
 		// Files holding exactly the sandbox's changes are dirty too: that is
 		// an apply done before, not a conflict.
@@ -174,6 +194,18 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 			return res, nil
 		}
 		return nil, inTheWay("apply", rv.slug, overlap)
+	}
+	// git apply refuses to create a file where one is, but not to replace
+	// an ignored directory or a symlink on the way to it; and its refusal
+	// would read as a conflict. These are the user's own files.
+	if theirs, err := s.untrackedInTheWay(ctx, r, changes); err != nil {
+		return nil, fmt.Errorf("apply sandbox %q: %w", rv.slug, err)
+	} else if len(theirs) > 0 {
+		if back, _, _, err := r.Git.ApplyCheck(ctx, patch, true); err == nil && back {
+			res.Already = true
+			return res, nil
+		}
+		return nil, untrackedError("apply", rv.slug, theirs)
 	}
 	ok, bad, msg, err := r.Git.ApplyCheck(ctx, patch, false)
 	if err != nil {
@@ -271,6 +303,7 @@ func (s *Service) fillOld(ctx context.Context, r *Repo, t *worktreeTxn) error {
 type MergeResult struct {
 	Name        string   `json:"name"`
 	Into        string   `json:"into"`   // the branch merged into, e.g. main
+	From        string   `json:"from"`   // the branch's tip before the merge
 	Commit      string   `json:"commit"` // the branch's new tip
 	FastForward bool     `json:"fastForward,omitempty"`
 	Files       []string `json:"files"`
@@ -278,8 +311,10 @@ type MergeResult struct {
 	NothingToMerge bool `json:"nothingToMerge,omitempty"`
 	// Unsigned: commit.gpgSign is on but signing failed, so the merge commit
 	// was made unsigned rather than not at all.
-	Unsigned    bool          `json:"unsigned,omitempty"`
-	SignFailure string        `json:"signFailure,omitempty"`
+	Unsigned    bool   `json:"unsigned,omitempty"`
+	SignFailure string `json:"signFailure,omitempty"`
+	// ConfigFiles are the merged files that steer git or litterbox.
+	ConfigFiles []string      `json:"configFiles,omitempty"`
 	Deleted     *DeleteReport `json:"deleted,omitempty"`
 }
 
@@ -289,8 +324,10 @@ type MergeResult struct {
 // nothing of it would be lost.
 //
 // Before it writes anything it refuses, with ErrConflict, on a detached HEAD,
-// when the merge would conflict (git merge-tree) and when a file the merge
-// changes has uncommitted changes or an untracked file is in the way. It
+// when the merge would conflict (git merge-tree), when it changes the user's
+// local settings (config.LocalFile), and when a file the merge changes has
+// uncommitted changes or a file git does not track, ignored or not, is in
+// the way. It
 // fast-forwards when it can; otherwise it makes the merge commit with
 // commit-tree, so no hooks run and a signing failure cannot stop it (it falls
 // back to an unsigned commit and says so). Then, with a journal written first
@@ -324,7 +361,7 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 	if err != nil {
 		return nil, err
 	}
-	res := &MergeResult{Name: rv.slug, Into: into, Commit: head, Files: []string{}}
+	res := &MergeResult{Name: rv.slug, Into: into, From: head, Commit: head, Files: []string{}}
 
 	merged, err := r.Git.IsAncestor(ctx, rv.tip, head)
 	if err != nil {
@@ -376,8 +413,19 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 	if err != nil {
 		return nil, fmt.Errorf("merge sandbox %q: %w", rv.slug, err)
 	}
+	if err := refuseLocalSettings("merge", rv.slug, res.Files); err != nil {
+		return nil, err
+	}
+	res.ConfigFiles = configFiles(res.Files)
 	if overlap := intersect(res.Files, dirty); len(overlap) > 0 {
 		return nil, inTheWay("merge", rv.slug, overlap)
+	}
+	// read-tree -u overwrites ignored files without a word (git counts them
+	// expendable): a .env or a virtualenv of the user's must stop the merge.
+	if theirs, err := s.untrackedInTheWay(ctx, r, changes); err != nil {
+		return nil, fmt.Errorf("merge sandbox %q: %w", rv.slug, err)
+	} else if len(theirs) > 0 {
+		return nil, untrackedError("merge", rv.slug, theirs)
 	}
 
 	commit := rv.tip
@@ -459,6 +507,140 @@ func (s *Service) deleteMerged(ctx context.Context, r *Repo, res *MergeResult) (
 func inTheWay(verb, slug string, paths []string) error {
 	return newError(ErrConflict, "Cannot %s sandbox '%s': it changes files that have uncommitted changes, or are untracked, in your working tree:\n%s\nCommit or stash them (`git stash --include-untracked`), then run `litterbox %s %s` again. Nothing was changed.",
 		verb, slug, bullets(paths), verb, slug)
+}
+
+// changedNames lists the paths of changes.
+func changedNames(changes []git.RawChange) []string {
+	out := make([]string, len(changes))
+	for i, c := range changes {
+		out[i] = c.Path
+	}
+	return out
+}
+
+// configFiles picks, from changed paths, the files that steer git or
+// litterbox once landed (see ConfigRole). The agent may have written any of
+// them; review names them so a human reads them.
+func configFiles(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if ConfigRole(p) != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ConfigRole says what the file at path p decides, when it is one that
+// steers git or litterbox: what git ignores (.gitignore), how it converts
+// and diffs files (.gitattributes), where submodules come from
+// (.gitmodules), how sandboxes are made (config.File) and what agents may do
+// (config.LocalFile, which apply and merge refuse). "" for any other file.
+func ConfigRole(p string) string {
+	switch {
+	case p == config.File:
+		return "how sandboxes are made"
+	case p == config.LocalFile:
+		return "your local settings: what agents may do"
+	}
+	switch path.Base(p) {
+	case ".gitignore":
+		return "what git ignores"
+	case ".gitattributes":
+		return "how git converts, diffs and merges files"
+	case ".gitmodules":
+		return "where submodules are fetched from"
+	}
+	return ""
+}
+
+// refuseLocalSettings refuses an apply or merge that would add, change or
+// remove the user's local settings: they decide what agents may do
+// (agent_images, allow_unisolated), so they come only from a file the user
+// wrote, never from a sandbox's branch.
+func refuseLocalSettings(verb, slug string, paths []string) error {
+	if !slices.Contains(paths, config.LocalFile) {
+		return nil
+	}
+	return newError(ErrConflict, "Cannot %s sandbox '%s': its branch changes your local settings:\n  %s\nOnly you write that file: it decides what agents may do (agent_images, allow_unisolated), so litterbox never takes it from a sandbox, and never reads one git tracks. Nothing was changed.\nRead it with `git show %s%s:%s` and copy what you want into your own by hand. To %s the rest, delete it in the sandbox (`litterbox exec %s -- rm -f %s`, then `litterbox snapshot %s`) and run `litterbox %s %s` again.",
+		verb, slug, config.LocalFile, BranchPrefix, slug, config.LocalFile, verb, slug, config.LocalFile, slug, verb, slug)
+}
+
+// untrackedInTheWay lists where the changes would write over what git does
+// not track (ignored files above all: status does not list them, and
+// read-tree -u overwrites them): for each path they add, the path itself
+// when anything is there, or a parent that is a file or a symlink (git
+// would replace it with a directory). Paths in the index are left to the
+// other checks (a staged file is dirty; a committed one makes the patch
+// fail). Its cost follows the number of added paths.
+func (s *Service) untrackedInTheWay(ctx context.Context, r *Repo, changes []git.RawChange) ([]string, error) {
+	removed := map[string]bool{}
+	for _, c := range changes {
+		if c.Old.Present() && !c.New.Present() {
+			removed[c.Path] = true
+		}
+	}
+	var found []string
+	seen := map[string]bool{}
+	for _, c := range changes {
+		if c.Old.Present() || !c.New.Present() {
+			continue
+		}
+		hit, err := obstacle(r.Root(), c.Path, removed)
+		if err != nil {
+			return nil, err
+		}
+		if hit != "" && !seen[hit] {
+			seen[hit] = true
+			found = append(found, hit)
+		}
+	}
+	if len(found) == 0 {
+		return nil, nil
+	}
+	idx, err := r.Git.IndexEntries(ctx, found)
+	if err != nil {
+		return nil, err
+	}
+	var theirs []string
+	for _, p := range found {
+		if _, tracked := idx[p]; !tracked {
+			theirs = append(theirs, p)
+		}
+	}
+	return theirs, nil
+}
+
+// obstacle is what stands in the working tree at root where p is to be
+// created: p itself, or the first of its parents that is not a directory;
+// "" when nothing does. Parents the change removes (tracked files) are not
+// obstacles.
+func obstacle(root, p string, removed map[string]bool) (string, error) {
+	parts := strings.Split(p, "/")
+	for i := 1; i <= len(parts); i++ {
+		q := strings.Join(parts[:i], "/")
+		st, err := os.Lstat(filepath.Join(root, q))
+		switch {
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+			return "", nil // nothing here, so nothing below
+		case err != nil:
+			return "", err
+		case i == len(parts):
+			return q, nil
+		case removed[q]:
+			return "", nil // a tracked file the change replaces with a directory
+		case !st.IsDir():
+			return q, nil
+		}
+	}
+	return "", nil
+}
+
+// untrackedError refuses an apply or merge that would overwrite files of the
+// user's that git does not track.
+func untrackedError(verb, slug string, paths []string) error {
+	return newError(ErrConflict, "Cannot %s sandbox '%s': it adds files where your working tree has files of your own that git ignores or does not track (a .env, a virtualenv, build output...), which it would overwrite:\n%s\nNothing was changed. Review the sandbox's files with `litterbox diff %s`; to take them, move yours aside first (`mv FILE FILE.mine`), then run `litterbox %s %s` again.",
+		verb, slug, bullets(paths), slug, verb, slug)
 }
 
 // errText is the failed command's own message when there is one, cut to a
