@@ -144,6 +144,9 @@ func (m *Merge) Run(ctx context.Context, env *Env) error {
 		if len(res.ConfigFiles) > 0 {
 			env.errf("warning: sandbox %s changed files that steer git or litterbox, and an agent wrote them: read them (`git diff %s %s`) before you build on the merge.\n%s\n", res.Name, shortID(res.From), shortID(res.Commit), configList(res.ConfigFiles))
 		}
+		if len(res.Unnormalized) > 0 {
+			env.errf("warning: these merged files are not stored as .gitattributes asks (line endings, most often: the sandbox recorded them as the agent wrote them), so git status shows them modified until you commit them normalized:\n%s\nStage them with `git add --renormalize` and their names, then commit.\n", indent(res.Unnormalized))
+		}
 		if res.Unsigned {
 			env.errf("warning: commit.gpgSign is on but signing failed, so merge commit %s is unsigned: %s\nSign it with `git commit --amend --no-edit -S` once signing works.\n", shortID(res.Commit), firstLine(res.SignFailure))
 		}

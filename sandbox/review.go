@@ -314,8 +314,12 @@ type MergeResult struct {
 	Unsigned    bool   `json:"unsigned,omitempty"`
 	SignFailure string `json:"signFailure,omitempty"`
 	// ConfigFiles are the merged files that steer git or litterbox.
-	ConfigFiles []string      `json:"configFiles,omitempty"`
-	Deleted     *DeleteReport `json:"deleted,omitempty"`
+	ConfigFiles []string `json:"configFiles,omitempty"`
+	// Unnormalized are merged files git stores otherwise than the branch
+	// holds them (line endings .gitattributes converts): git status shows
+	// them modified until their normalized form is committed.
+	Unnormalized []string      `json:"unnormalized,omitempty"`
+	Deleted      *DeleteReport `json:"deleted,omitempty"`
 }
 
 // Merge merges a sandbox's branch into the current branch, then deletes the
@@ -463,6 +467,7 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 		s.Log.Warn("could not remove the merge's journal", "err", err)
 	}
 	res.Commit = commit
+	res.Unnormalized = s.unnormalized(ctx, r, changes)
 	return s.deleteMerged(ctx, r, res)
 }
 
@@ -641,6 +646,37 @@ func obstacle(root, p string, removed map[string]bool) (string, error) {
 func untrackedError(verb, slug string, paths []string) error {
 	return newError(ErrConflict, "Cannot %s sandbox '%s': it adds files where your working tree has files of your own that git ignores or does not track (a .env, a virtualenv, build output...), which it would overwrite:\n%s\nNothing was changed. Review the sandbox's files with `litterbox diff %s`; to take them, move yours aside first (`mv FILE FILE.mine`), then run `litterbox %s %s` again.",
 		verb, slug, bullets(paths), slug, verb, slug)
+}
+
+// unnormalized lists the files the merge wrote that git would store
+// otherwise than the merged commit holds them: `git add` of each (with the
+// working tree's .gitattributes: eol, text, filters) gives another blob, so
+// git status shows it modified. A snapshot records /src's bytes as they are,
+// so a file the agent wrote with CRLF endings where .gitattributes says
+// `text eol=crlf` is one. It is a warning, so a failure to tell is only
+// logged.
+func (s *Service) unnormalized(ctx context.Context, r *Repo, changes []git.RawChange) []string {
+	var files, ids []string
+	for _, c := range changes {
+		if c.New.Mode == "100644" || c.New.Mode == "100755" {
+			files, ids = append(files, c.Path), append(ids, c.New.ID)
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	got, err := r.Git.HashFiles(ctx, files)
+	if err != nil {
+		s.Log.Debug("could not check the merged files' line endings", "err", err)
+		return nil
+	}
+	var out []string
+	for i, p := range files {
+		if got[i] != ids[i] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // errText is the failed command's own message when there is one, cut to a
