@@ -195,9 +195,10 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 		}
 		return nil, inTheWay("apply", rv.slug, overlap)
 	}
-	// git apply refuses to create a file where one is, but not to replace
-	// an ignored directory or a symlink on the way to it; and its refusal
-	// would read as a conflict. These are the user's own files.
+	// What git does not track where the changes add a file (an ignored
+	// .env, a virtualenv) is the user's own: say so, rather than let git
+	// apply's refusal read as a conflict that merge would solve (merge
+	// refuses the same files).
 	if theirs, err := s.untrackedInTheWay(ctx, r, changes); err != nil {
 		return nil, fmt.Errorf("apply sandbox %q: %w", rv.slug, err)
 	} else if len(theirs) > 0 {
