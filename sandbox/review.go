@@ -618,9 +618,10 @@ func (s *Service) untrackedInTheWay(ctx context.Context, r *Repo, changes []git.
 }
 
 // obstacle is what stands in the working tree at root where p is to be
-// created: p itself, or the first of its parents that is not a directory;
-// "" when nothing does. Parents the change removes (tracked files) are not
-// obstacles.
+// created: p itself (a directory only when it holds more than the tracked
+// files the change removes), or the first of its parents that is not a
+// directory; "" when nothing does. Parents the change removes (tracked
+// files) are not obstacles.
 func obstacle(root, p string, removed map[string]bool) (string, error) {
 	parts := strings.Split(p, "/")
 	for i := 1; i <= len(parts); i++ {
@@ -631,6 +632,13 @@ func obstacle(root, p string, removed map[string]bool) (string, error) {
 			return "", nil // nothing here, so nothing below
 		case err != nil:
 			return "", err
+		case i == len(parts) && st.IsDir():
+			// A directory where a file comes: git removes what it tracks
+			// there, and anything else in it (ignored files) with it.
+			if mine, err := holdsUntracked(root, q, removed); err != nil || mine {
+				return q, err
+			}
+			return "", nil
 		case i == len(parts):
 			return q, nil
 		case removed[q]:
@@ -640,6 +648,33 @@ func obstacle(root, p string, removed map[string]bool) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// holdsUntracked reports whether the directory dir (relative to root)
+// holds a file or symlink that is not one of the tracked paths the change
+// removes. Empty directories do not count: git removes them.
+func holdsUntracked(root, dir string, removed map[string]bool) (bool, error) {
+	found := errors.New("found")
+	err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		if !removed[filepath.ToSlash(rel)] {
+			return found
+		}
+		return nil
+	})
+	if err == found {
+		return true, nil
+	}
+	return false, err
 }
 
 // untrackedError refuses an apply or merge that would overwrite files of the
