@@ -84,7 +84,7 @@ func (c *ServiceCmd) Run(ctx context.Context, env *Env) error {
 	}
 	st := res.Status
 	if res.Message != "" {
-		env.errf("%s: %s\n", st.Name, res.Message)
+		env.errf("%s: %s\n", st.Name, termtext.Escape(res.Message))
 	}
 	env.outf("%s\n", st.String())
 	return nil

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
 	"context"
 	_ "embed"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
@@ -54,13 +54,25 @@ var ServiceActions = []string{ActionStart, ActionStop, ActionRestart, ActionStat
 // DefaultLogLines is how many log lines the logs action returns by default.
 const DefaultLogLines = 100
 
-// ServiceStatus is what the supervisor knows about one service.
+// serviceStates are the states svc.sh reports. Its state file is the
+// agent's to write (see docs/services.md), so anything else is StateUnknown.
+var serviceStates = []string{"not-started", "starting", "running", "backoff", "exited", "stopped", "dead", "unsupervised"}
+
+// StateUnknown is the state of a service whose state file holds something
+// the supervisor never writes: someone in the sandbox edited it.
+const StateUnknown = "unknown"
+
+// ServiceStatus is what the supervisor knows about one service. It comes
+// from state files the agent can write: every field is checked (the name is
+// the one asked for, the state one of the supervisor's, numbers digits in
+// range), so it may lie but holds no byte a terminal acts on.
 type ServiceStatus struct {
 	Name string `json:"name"`
 	// State is not-started, starting, running, backoff (crashed, waiting to
 	// be restarted), exited (ended and not restarted by its policy),
-	// stopped, dead (its supervisor was killed) or unsupervised (its
-	// supervisor was killed but it still runs; start or stop it).
+	// stopped, dead (its supervisor was killed), unsupervised (its
+	// supervisor was killed but it still runs; start or stop it) or
+	// unknown (its state file was tampered with).
 	State string `json:"state"`
 	// PID is the service's pid in the container while it runs.
 	PID int `json:"pid,omitempty"`
@@ -121,7 +133,7 @@ func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action str
 	default:
 		return nil, fmt.Errorf("unknown service action %q (one of %s)", action, strings.Join(ServiceActions, ", "))
 	}
-	var out bytes.Buffer
+	out := capWriter{max: maxSupervisorOutput}
 	call := func() error {
 		out.Reset()
 		_, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, User: User, Cmd: args, Env: sandboxEnv(h.Slug), Stdout: &out})
@@ -144,7 +156,7 @@ func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action str
 		}
 		switch runner.ExitCode(err) {
 		case 3:
-			known := strings.Fields(parseKV(out.String())["services"])
+			known := slices.DeleteFunc(strings.Fields(parseKV(out.String())["services"]), func(n string) bool { return !config.ValidServiceName(n) })
 			if len(known) == 0 {
 				return nil, newError(ErrNoService, "Sandbox '%s' has no services. Define them under [services.NAME] in %s; they are set up when a sandbox is created.", h.Slug, ConfigFile)
 			}
@@ -159,36 +171,100 @@ func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action str
 	if action == ActionLogs {
 		head, log, _ := strings.Cut(text, "--- log\n")
 		text, res.Log = head, log
+		if out.cut {
+			res.Log += fmt.Sprintf("\n[litterbox: the supervisor's answer passed %d bytes; the rest was dropped]\n", maxSupervisorOutput)
+		}
 	}
 	kv := parseKV(text)
-	res.Message = kv["message"]
-	res.Status = parseServiceStatus(kv)
+	res.Message = serviceMessage(kv["message"])
+	res.Status = parseServiceStatus(name, kv)
 	return res, nil
 }
 
-// parseKV reads key=value lines; a later key wins.
+// maxSupervisorOutput is the most of one svc call's output the host keeps:
+// svc.sh prints a few status lines (each value at most 64 bytes of a state
+// file) and at most the last 1 MiB of the log (LOGMAX), so only a broken
+// image's head or tail could pass it.
+const maxSupervisorOutput = 1<<20 + 16<<10
+
+// capWriter keeps the first max bytes written to it and drops the rest,
+// noting that it did. It never fails a write, so the command runs to its
+// end (and its exit code is known) whatever it prints.
+type capWriter struct {
+	bytes.Buffer
+	max int
+	cut bool
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if room := w.max - w.Len(); len(p) > room {
+		w.Buffer.Write(p[:max(room, 0)])
+		w.cut = true
+		return len(p), nil
+	}
+	return w.Buffer.Write(p)
+}
+
+// Reset empties w for another call.
+func (w *capWriter) Reset() {
+	w.Buffer.Reset()
+	w.cut = false
+}
+
+// parseKV reads key=value lines, values as they are; a later key wins.
 func parseKV(s string) map[string]string {
 	m := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
-			m[k] = strings.TrimSpace(v)
+	for _, l := range strings.Split(s, "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			m[k] = v
 		}
 	}
 	return m
 }
 
-func parseServiceStatus(kv map[string]string) ServiceStatus {
-	st := ServiceStatus{Name: kv["name"], State: kv["state"]}
-	st.PID, _ = strconv.Atoi(kv["pid"])
-	st.Restarts, _ = strconv.Atoi(kv["restarts"])
-	if code, err := strconv.Atoi(kv["exit"]); err == nil {
-		st.LastExitCode = &code
+// parseServiceStatus reads svc.sh's status lines for the service name. The
+// values come from state files the agent can write, so each is checked: a
+// state that is none of the supervisor's is StateUnknown, a number that is
+// not plain digits in its range is left out.
+func parseServiceStatus(name string, kv map[string]string) ServiceStatus {
+	st := ServiceStatus{Name: name, State: kv["state"]}
+	if !slices.Contains(serviceStates, st.State) {
+		st.State = StateUnknown
 	}
-	if sec, err := strconv.ParseInt(kv["started"], 10, 64); err == nil {
+	// Linux pids are at most 2^22 (PID_MAX_LIMIT).
+	if pid, ok := parseCount(kv["pid"], 1<<22); ok && pid > 0 {
+		st.PID = int(pid)
+	}
+	if n, ok := parseCount(kv["restarts"], 1<<31-1); ok {
+		st.Restarts = int(n)
+	}
+	if code, ok := parseCount(kv["exit"], 255); ok {
+		c := int(code)
+		st.LastExitCode = &c
+	}
+	if sec, ok := parseCount(kv["started"], time.Now().Add(time.Minute).Unix()); ok && sec > 0 {
 		st.StartedAt = time.Unix(sec, 0).UTC()
 	}
 	return st
+}
+
+// parseCount parses s as a number of plain decimal digits, with no sign,
+// space or leading zero, of at most hi.
+func parseCount(s string, hi int64) (int64, bool) {
+	if s == "" || len(s) > 19 || (len(s) > 1 && s[0] == '0') || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n <= hi
+}
+
+// serviceMessage is svc.sh's message for the action ("started", "sent
+// SIGHUP"): its own words, checked all the same, cut to a line and escaped.
+func serviceMessage(s string) string {
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return termtext.Escape(s)
 }
 
 // servicesFile keeps, in a sandbox's host-side state directory, the archive
@@ -329,14 +405,24 @@ func (s *Service) autostart(ctx context.Context, ref provider.Ref, slug string, 
 	if len(args) == 2 {
 		return nil, nil
 	}
-	var out bytes.Buffer
+	out := capWriter{max: maxSupervisorOutput}
 	if _, err := s.exec(ctx, provider.ExecRequest{Ref: ref, User: User, Cmd: args, Env: sandboxEnv(slug), Stdout: &out}); err != nil {
 		return nil, err
 	}
-	// start prints one block per service, each opening with message=.
+	// start prints one block per service, in the order asked, each opening
+	// with a message= line.
+	var blocks []string
+	for _, l := range strings.SplitAfter(out.String(), "\n") {
+		if strings.HasPrefix(l, "message=") {
+			blocks = append(blocks, "")
+		}
+		if len(blocks) > 0 {
+			blocks[len(blocks)-1] += l
+		}
+	}
 	var sts []ServiceStatus
-	for _, block := range strings.Split(out.String(), "message=")[1:] {
-		sts = append(sts, parseServiceStatus(parseKV(block)))
+	for i, block := range blocks[:min(len(blocks), len(args)-2)] {
+		sts = append(sts, parseServiceStatus(args[i+2], parseKV(block)))
 	}
 	return sts, nil
 }

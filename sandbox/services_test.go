@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,16 +70,66 @@ func TestServicesArchive(t *testing.T) {
 func TestParseServiceStatus(t *testing.T) {
 	out := "message=started\nname=web\nstate=running\npid=42\nrestarts=3\nexit=143\nstarted=1763766000\n"
 	kv := parseKV(out)
-	st := parseServiceStatus(kv)
+	st := parseServiceStatus("web", kv)
 	code := 143
 	want := ServiceStatus{Name: "web", State: "running", PID: 42, Restarts: 3, LastExitCode: &code, StartedAt: time.Unix(1763766000, 0).UTC()}
 	if !reflect.DeepEqual(st, want) || kv["message"] != "started" {
 		t.Errorf("got %+v", st)
 	}
 	// Never exited, not running: empty values.
-	st = parseServiceStatus(parseKV("name=web\nstate=not-started\npid=\nrestarts=\nexit=\nstarted=\n"))
+	st = parseServiceStatus("web", parseKV("name=web\nstate=not-started\npid=\nrestarts=\nexit=\nstarted=\n"))
 	if st.LastExitCode != nil || st.PID != 0 || !st.StartedAt.IsZero() || st.State != "not-started" {
 		t.Errorf("got %+v", st)
+	}
+}
+
+// The state files are the agent's to write: whatever they hold, the status
+// has the name asked for, one of the supervisor's states, and numbers only
+// when they are plain digits in range.
+func TestParseServiceStatusHostile(t *testing.T) {
+	future := strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)
+	for _, tc := range []struct {
+		out  string
+		want ServiceStatus
+	}{
+		{"name=\x1b]0;PWNED\a\nstate=\x1b[2Jrunning\npid=\x1b[31m\nrestarts=1\x1b\nexit=\x1b]0;x\a\nstarted=1\x1b[2J\n",
+			ServiceStatus{Name: "web", State: StateUnknown}},
+		{"name=web\nstate=running\npid=-1\nrestarts=+3\nexit=256\nstarted=" + future + "\n",
+			ServiceStatus{Name: "web", State: "running"}},
+		{"name=web\nstate=running\npid=0\nrestarts= 3\nexit=-1\nstarted=0\n",
+			ServiceStatus{Name: "web", State: "running"}},
+		{"name=web\nstate=stopped\npid=99999999\nrestarts=99999999999999999999\nexit=0143\nstarted=1e9\n",
+			ServiceStatus{Name: "web", State: "stopped"}},
+		{"name=web\nstate=stopped\npid=4194304\nrestarts=0\nexit=255\nstarted=1\n",
+			ServiceStatus{Name: "web", State: "stopped", PID: 4194304, LastExitCode: ptr(255), StartedAt: time.Unix(1, 0).UTC()}},
+	} {
+		if got := parseServiceStatus("web", parseKV(tc.out)); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q:\n got %+v\nwant %+v", tc.out, got, tc.want)
+		}
+	}
+	if got := serviceMessage("\x1b[2J" + strings.Repeat("a", 300)); got != `\033[2J`+strings.Repeat("a", 196) {
+		t.Errorf("message = %q", got)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// What the supervisor prints past maxSupervisorOutput is dropped, not kept,
+// and the command still runs to its end.
+func TestCapWriter(t *testing.T) {
+	w := capWriter{max: 10}
+	for _, p := range []string{"12345", "67890", "abc", "def"} {
+		if n, err := w.Write([]byte(p)); n != len(p) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", p, n, err)
+		}
+	}
+	if w.String() != "1234567890" || !w.cut {
+		t.Errorf("kept %q, cut %v", w.String(), w.cut)
+	}
+	w.Reset()
+	_, _ = w.Write([]byte("x"))
+	if w.String() != "x" || w.cut {
+		t.Errorf("after Reset: %q, cut %v", w.String(), w.cut)
 	}
 }
 

@@ -14,8 +14,13 @@
 # the sandbox user cannot change what runs. State: /run/litterbox/state/NAME/
 # (written by the supervisor, which runs as the sandbox user like the service
 # it must signal): supervisor, pid, state, restarts, exit, started, want, log.
+# So the agent can write them too, and they are read as hostile: one line of
+# at most 64 bytes of a regular file (get), pids only when they are numbers
+# (alive), the log through tail -c; the host parses what this prints strictly.
 R=/run/litterbox
 S=$R/state
+# LOGMAX is the most of the log's end that logs reads (1 MiB).
+LOGMAX=1048576
 
 load() {
 	name=$1
@@ -29,9 +34,22 @@ load() {
 	d=$S/$name
 }
 
-alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+# alive PID: PID is a number, not 0 (kill -0 0 is our own group), and its
+# process exists.
+alive() {
+	case $1 in '' | 0* | *[!0-9]*) return 1 ;; esac
+	kill -0 "$1" 2>/dev/null
+}
 
-get() { cat "$d/$1" 2>/dev/null; }
+# get FILE: the first line of the state file FILE, of at most 64 bytes. A
+# file that is not a regular file (a fifo, a link to /dev/zero) reads as
+# empty, so no read here blocks or runs on without end.
+get() {
+	[ -f "$d/$1" ] || return 0
+	v=$(head -c 64 "$d/$1" 2>/dev/null)
+	printf '%s\n' "${v%%
+*}"
+}
 
 note() { echo "[litterbox $(date '+%Y-%m-%d %H:%M:%S')] $*" >>"$d/log"; }
 
@@ -174,7 +192,8 @@ run() {
 		note "starting: $CMDLINE"
 		setsid "$R/svc" exec "$name" </dev/null >>"$d/log" 2>&1 &
 		pid=$!
-		date +%s >"$d/started"
+		t0=$(date +%s)
+		echo $t0 >"$d/started"
 		echo $pid >"$d/pid"
 		echo $restarts >"$d/restarts"
 		echo running >"$d/state"
@@ -182,7 +201,7 @@ run() {
 		code=$?
 		echo $code >"$d/exit"
 		rm -f "$d/pid"
-		lived=$(($(date +%s) - $(get started)))
+		lived=$(($(date +%s) - t0))
 		want=$(get want)
 		rm -f "$d/want"
 		note "exited with code $code after ${lived}s"
@@ -247,7 +266,9 @@ logs)
 	load "$1"
 	status
 	echo "--- log"
-	tail -n "${2:-100}" "$d/log" 2>/dev/null
+	if [ -f "$d/log" ]; then
+		tail -c $LOGMAX "$d/log" 2>/dev/null | tail -n "${2:-100}"
+	fi
 	;;
 exec)
 	load "$1"
