@@ -47,6 +47,11 @@ func (s *Service) Bash(ctx context.Context, h *Handle, command string, o BashOpt
 	if err := checkLen("command", command, MaxCommandBytes); err != nil {
 		return nil, nil, err
 	}
+	if i := strings.IndexByte(command, 0); i >= 0 {
+		// An argument of exec is a C string: the shell could not even
+		// start, and Go's error would pass for a missing workdir.
+		return nil, nil, newError(ErrBadPath, "The command holds a NUL byte (at byte %d), which a shell cannot run; nothing was run or changed. Remove it; to write a NUL byte, use printf '\\0' in the command.", i)
+	}
 	wd, err := ContainerPath(o.Workdir)
 	if err != nil {
 		return nil, nil, err
