@@ -76,8 +76,8 @@ func ParseDiff(text string) (*Diff, error) {
 			case '+':
 				newLeft--
 			case '\\':
-				if n := len(cur.Lines); n > 0 {
-					cur.Lines[n-1].NoEOL = true
+				if err := markNoEOL(cur, len(d.Hunks), i, l); err != nil {
+					return nil, err
 				}
 				continue
 			default:
@@ -131,8 +131,8 @@ func ParseDiff(text string) (*Diff, error) {
 			// Text before the first header (a commit message, index lines).
 		case strings.HasPrefix(l, `\`):
 			// "\ No newline at end of file" after the hunk's last line
-			if n := len(cur.Lines); n > 0 {
-				cur.Lines[n-1].NoEOL = true
+			if err := markNoEOL(cur, len(d.Hunks), i, l); err != nil {
+				return nil, err
 			}
 		case l == "-- ":
 			// git format-patch's signature: the diff is over
@@ -152,6 +152,23 @@ func ParseDiff(text string) (*Diff, error) {
 		return nil, errors.New("the diff has no hunks (@@ -a,b +c,d @@ sections)")
 	}
 	return d, nil
+}
+
+// markNoEOL reads line i (0-based) of the diff, l, which starts with a
+// backslash: "\ No newline at end of file" (or its translation: git checks
+// only for "\ " and a length of 12) marks the line before it. One that opens
+// hunk n marks no line: git ignores it, so the line meant would be read as
+// ending in a newline; it is refused, as is a backslash line that is no such
+// marker (git: "corrupt patch").
+func markNoEOL(h *Hunk, n, i int, l string) error {
+	if !strings.HasPrefix(l, `\ `) || len(l) < 11 {
+		return fmt.Errorf("line %d of the diff starts with a backslash but is not \"\\ No newline at end of file\": %s", i+1, clipQuote(l))
+	}
+	if len(h.Lines) == 0 {
+		return fmt.Errorf("line %d: \"\\ No newline at end of file\" starts hunk #%d (%s), so it marks no line; put it right after the line it marks, the last of the old or the new file", i+1, n, h.Header)
+	}
+	h.Lines[len(h.Lines)-1].NoEOL = true
+	return nil
 }
 
 func tooLong(n int, h *Hunk) error {

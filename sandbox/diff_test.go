@@ -126,6 +126,12 @@ func TestParseDiffErrors(t *testing.T) {
 		"@@ bad @@\n":      "bad hunk header",
 		"@@ -1 +1 @@\nx\n": "not part of a hunk",
 		"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n": "more than one file",
+		// a marker with no line before it to mark: git ignores it, and the
+		// line the agent meant to mark is then read as ending in a newline
+		"@@ -1 +1 @@\n\\ No newline at end of file\n-a\n+b\n":                      `line 2: "\ No newline at end of file" starts hunk #1`,
+		"@@ -1 +1 @@\n-a\n+b\n@@ -3 +3 @@\n\\ No newline at end of file\n-c\n+d\n": `line 5: "\ No newline at end of file" starts hunk #2`,
+		// a line starting with a backslash that is no such marker (git: "corrupt patch")
+		"@@ -1,2 +1,2 @@\n-a\n\\x\n+b\n c\n": `line 3 of the diff starts with a backslash`,
 	} {
 		if _, err := ParseDiff(diff); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseDiff(%q) = %v, want %q", diff, err, want)
@@ -167,9 +173,11 @@ func TestParseDiffCounts(t *testing.T) {
 // TestPatchMatchesGitApply compares Apply with git apply on the diffs git
 // itself makes of random edits, as made and with their counts or bodies
 // damaged: when git applies a diff, so does Apply, with the same result;
-// when git refuses one, so does Apply. One difference is deliberate: git
+// when git refuses one, so does Apply. Two differences are deliberate: git
 // reads a hunk only as far as its counts and ignores the lines after, where
-// Apply refuses a hunk that has more lines than it counts.
+// Apply refuses a hunk that has more lines than it counts; and git ignores
+// a "\ No newline at end of file" that opens a hunk (it marks no line, so
+// the line meant is read as ending in a newline), where Apply refuses it.
 func TestPatchMatchesGitApply(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
@@ -233,11 +241,14 @@ func TestPatchMatchesGitApply(t *testing.T) {
 		}
 		diff := gitDiff(old, new, rng.IntN(3)+1)
 		longer := false
-		switch rng.IntN(4) {
+		marker := false
+		switch rng.IntN(5) {
 		case 1: // a count off by one
 			diff, longer = damageCount(diff, rng)
 		case 2: // a body line dropped or doubled
 			diff, longer = damageBody(diff, rng)
+		case 3: // "\ No newline at end of file" opening a hunk
+			diff, marker = markerFirst(diff, rng)
 		}
 		want, gitOK := gitApply(old, diff)
 		var got string
@@ -248,7 +259,9 @@ func TestPatchMatchesGitApply(t *testing.T) {
 		switch {
 		case gitOK && err == nil && got != want:
 			t.Fatalf("git apply and Apply differ on\n%s\nto %q: git %q, Apply %q", diff, old, want, got)
-		case gitOK && err != nil && !longer:
+		case marker && (err == nil || !strings.Contains(err.Error(), "starts hunk")):
+			t.Fatalf("a hunk opens with a marker in\n%s\nApply: %q, %v", diff, got, err)
+		case gitOK && err != nil && !longer && !marker:
 			t.Fatalf("git applies\n%s\nto %q, Apply refuses: %v", diff, old, err)
 		case !gitOK && err == nil:
 			t.Fatalf("git refuses\n%s\nfor %q, Apply applies it: %q", diff, old, got)
@@ -315,6 +328,23 @@ func damageBody(diff string, rng *rand.Rand) (string, bool) {
 		return strings.Join(append(lines[:i:i], lines[i+1:]...), "\n"), false
 	}
 	return strings.Join(append(lines[:i+1:i+1], lines[i:]...), "\n"), true
+}
+
+// markerFirst puts "\ No newline at end of file" right after one hunk's
+// header; ok is false when the diff has no hunk.
+func markerFirst(diff string, rng *rand.Rand) (string, bool) {
+	lines := strings.Split(diff, "\n")
+	var heads []int
+	for i, l := range lines {
+		if hunkHeader.MatchString(l) {
+			heads = append(heads, i)
+		}
+	}
+	if len(heads) == 0 {
+		return diff, false
+	}
+	i := heads[rng.IntN(len(heads))] + 1
+	return strings.Join(append(lines[:i:i], append([]string{`\ No newline at end of file`}, lines[i:]...)...), "\n"), true
 }
 
 func countOr1(s string) int {
