@@ -6,18 +6,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/litterbox-dev/litterbox/internal/testutil"
 )
 
 // TestVersionGoBuild builds litterbox the way `go build` or `go install` from
 // a clone does, with no -ldflags, and checks that --version still says which
-// commit it is: the module version and revision the toolchain recorded. The
-// source is copied into a fresh repository so the commit is known and the
-// tree clean; -buildvcs=true because go's default (auto) stamps only where
-// .git is a directory, and a git worktree's is a file.
+// commit it is: the module version, revision and commit time the toolchain
+// recorded. The source is copied into a fresh repository so the commit is
+// known and the tree clean; -buildvcs=true because go's default (auto)
+// stamps only where .git is a directory, and a git worktree's is a file.
 func TestVersionGoBuild(t *testing.T) {
 	src := t.TempDir()
 	copySource(t, src)
@@ -26,7 +28,12 @@ func TestVersionGoBuild(t *testing.T) {
 
 	bin := filepath.Join(t.TempDir(), "litterbox")
 	goBuild(t, src, "-buildvcs=true", "-o", bin, ".")
-	want := regexp.MustCompile(`^litterbox v0\.0\.0-\d{14}-` + head[:12] + ` \(commit ` + head + `\)\n$`)
+	ct, err := strconv.ParseInt(gitOut(t, src, "log", "-1", "--format=%ct"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	when := time.Unix(ct, 0).UTC().Format(time.RFC3339)
+	want := regexp.MustCompile(`^litterbox v0\.0\.0-\d{14}-` + head[:12] + ` \(commit ` + head + `, ` + when + `\)\n$`)
 	for _, args := range [][]string{{"--version"}, {"version"}} {
 		if got := runOut(t, bin, args...); !want.MatchString(got) {
 			t.Errorf("litterbox %s = %q, want %v", args[0], got, want)
