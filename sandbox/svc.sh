@@ -51,7 +51,26 @@ get() {
 *}"
 }
 
-note() { echo "[litterbox $(date '+%Y-%m-%d %H:%M:%S')] $*" >>"$d/log"; }
+# put FILE VALUE: writes the state file FILE anew, a temporary file renamed
+# over it, so whatever the agent left at that name (a fifo, a link) is
+# replaced, never opened: a write never blocks.
+put() {
+	tmp=$(mktemp "$d/.put.XXXXXX") || return 1
+	echo "$2" >"$tmp" && mv -f "$tmp" "$d/$1"
+}
+
+# logok: the log is a regular file, or none; a link or anything else there
+# (a fifo, a device) is removed, so appending to it never blocks.
+logok() {
+	if [ -L "$d/log" ] || { [ -e "$d/log" ] && [ ! -f "$d/log" ]; }; then
+		rm -f "$d/log"
+	fi
+}
+
+note() {
+	logok
+	echo "[litterbox $(date '+%Y-%m-%d %H:%M:%S')] $*" >>"$d/log"
+}
 
 status() {
 	st=$(get state)
@@ -109,8 +128,8 @@ start() {
 	# A service left behind by a killed supervisor would hold its port.
 	signal_wait "$STOP"
 	rm -f "$d/want" "$d/pid" "$d/exit"
-	echo 0 >"$d/restarts"
-	echo starting >"$d/state"
+	put restarts 0
+	put state starting
 	setsid "$R/svc" run "$name" </dev/null >/dev/null 2>&1 &
 	n=0
 	while [ ! -f "$d/pid" ] && [ $n -lt 50 ]; do
@@ -124,7 +143,7 @@ start() {
 stop() {
 	sup=$(get supervisor)
 	if alive "$sup"; then
-		echo stop >"$d/want"
+		put want stop
 		note "stopping (SIG$STOP)"
 		signal_wait "$STOP"
 		# The supervisor notices want=stop within 0.2 s.
@@ -138,7 +157,7 @@ stop() {
 		else
 			echo "message=not running"
 		fi
-		[ -f "$d/state" ] && echo stopped >"$d/state"
+		if [ -e "$d/state" ] || [ -L "$d/state" ]; then put state stopped; fi
 	fi
 	status
 }
@@ -153,7 +172,7 @@ restart() {
 	if [ -n "$RESTART_SIG" ] && alive "$old"; then
 		# The service restarts itself on this signal (a reload); if it
 		# exits instead, want=restart brings it back whatever its policy.
-		echo restart >"$d/want"
+		put want restart
 		note "sending SIG$RESTART_SIG (restart)"
 		kill -"$RESTART_SIG" "$old" 2>/dev/null
 		sleep 0.3
@@ -164,7 +183,7 @@ restart() {
 			return
 		fi
 	else
-		echo restart >"$d/want"
+		put want restart
 		note "restarting (SIG$STOP)"
 		signal_wait "$STOP"
 	fi
@@ -182,7 +201,7 @@ restart() {
 # records the exit code and restarts it as the policy says, backing off when
 # it keeps crashing.
 run() {
-	echo $$ >"$d/supervisor"
+	put supervisor $$
 	restarts=0
 	fails=0
 	while :; do
@@ -190,16 +209,17 @@ run() {
 			mv "$d/log" "$d/log.1"
 		fi
 		note "starting: $CMDLINE"
+		logok
 		setsid "$R/svc" exec "$name" </dev/null >>"$d/log" 2>&1 &
 		pid=$!
 		t0=$(date +%s)
-		echo $t0 >"$d/started"
-		echo $pid >"$d/pid"
-		echo $restarts >"$d/restarts"
-		echo running >"$d/state"
+		put started $t0
+		put pid $pid
+		put restarts $restarts
+		put state running
 		wait $pid
 		code=$?
-		echo $code >"$d/exit"
+		put exit $code
 		rm -f "$d/pid"
 		lived=$(($(date +%s) - t0))
 		want=$(get want)
@@ -207,7 +227,7 @@ run() {
 		note "exited with code $code after ${lived}s"
 		case $want in
 		stop)
-			echo stopped >"$d/state"
+			put state stopped
 			exit 0
 			;;
 		restart)
@@ -219,11 +239,11 @@ run() {
 		case $POLICY in
 		always) ;;
 		on-failure) [ $code -ne 0 ] || {
-			echo exited >"$d/state"
+			put state exited
 			exit 0
 		} ;;
 		*)
-			echo exited >"$d/state"
+			put state exited
 			exit 0
 			;;
 		esac
@@ -232,7 +252,7 @@ run() {
 		0) ticks=1 ;; 1) ticks=3 ;; 2) ticks=5 ;; 3) ticks=10 ;; 4) ticks=20 ;; *) ticks=40 ;;
 		esac
 		fails=$((fails + 1))
-		echo backoff >"$d/state"
+		put state backoff
 		note "restarting in $((ticks * 2 / 10)).$((ticks * 2 % 10))s (policy $POLICY)"
 		n=0
 		while [ $n -lt $ticks ] && [ ! -f "$d/want" ]; do
@@ -241,7 +261,7 @@ run() {
 		done
 		if [ "$(get want)" = stop ]; then
 			rm -f "$d/want"
-			echo stopped >"$d/state"
+			put state stopped
 			exit 0
 		fi
 		rm -f "$d/want"
