@@ -278,17 +278,10 @@ func TestPatchMatchesGitApply(t *testing.T) {
 // damageCount changes one count of one hunk header by one; longer says the
 // body now runs past its counts.
 func damageCount(diff string, rng *rand.Rand) (string, bool) {
-	lines := strings.Split(diff, "\n")
-	var heads []int
-	for i, l := range lines {
-		if hunkHeader.MatchString(l) {
-			heads = append(heads, i)
-		}
-	}
-	if len(heads) == 0 {
+	lines, i := randomHeader(diff, rng)
+	if i < 0 {
 		return diff, false
 	}
-	i := heads[rng.IntN(len(heads))]
 	m := hunkHeader.FindStringSubmatch(lines[i])
 	oldN, newN := countOr1(m[2]), countOr1(m[4])
 	delta := 1
@@ -333,6 +326,17 @@ func damageBody(diff string, rng *rand.Rand) (string, bool) {
 // markerFirst puts "\ No newline at end of file" right after one hunk's
 // header; ok is false when the diff has no hunk.
 func markerFirst(diff string, rng *rand.Rand) (string, bool) {
+	lines, i := randomHeader(diff, rng)
+	if i < 0 {
+		return diff, false
+	}
+	i++
+	return strings.Join(append(lines[:i:i], append([]string{`\ No newline at end of file`}, lines[i:]...)...), "\n"), true
+}
+
+// randomHeader splits diff into lines and picks the index of one hunk
+// header among them, -1 when there is none.
+func randomHeader(diff string, rng *rand.Rand) ([]string, int) {
 	lines := strings.Split(diff, "\n")
 	var heads []int
 	for i, l := range lines {
@@ -341,10 +345,9 @@ func markerFirst(diff string, rng *rand.Rand) (string, bool) {
 		}
 	}
 	if len(heads) == 0 {
-		return diff, false
+		return lines, -1
 	}
-	i := heads[rng.IntN(len(heads))] + 1
-	return strings.Join(append(lines[:i:i], append([]string{`\ No newline at end of file`}, lines[i:]...)...), "\n"), true
+	return lines, heads[rng.IntN(len(heads))]
 }
 
 func countOr1(s string) int {
