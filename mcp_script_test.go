@@ -483,6 +483,7 @@ func firstText(res *mcp.CallToolResult) string {
 type scriptClient struct {
 	*client.Client
 	stdinLog, stdoutLog string
+	cmd                 *exec.Cmd // sh, running tee | litterbox mcp | tee
 
 	mu       sync.Mutex
 	progress map[string]int // progress notifications by token
@@ -549,6 +550,7 @@ func startMCP(ts *testscript.TestScript, stderrName string) *scriptClient {
 			// tee keeps the raw traffic: mcpnoreply reads it.
 			cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", `tee "$IN" | "$0" "$@" | tee "$OUT"`, path}, args...)...)
 			cmd.Env, cmd.Dir = append(env, "IN="+sc.stdinLog, "OUT="+sc.stdoutLog), dir
+			sc.cmd = cmd
 			return cmd, nil
 		}),
 		transport.WithCommandStderrWriter(stderr),
@@ -626,46 +628,16 @@ func waitBg(ts *testscript.TestScript, call *bgCall) {
 // requestID finds the JSON-RPC id the client gave call, in the traced
 // traffic.
 func requestID(ts *testscript.TestScript, c *scriptClient, call *bgCall) string {
-	want, err := json.Marshal(call.req.Params.Arguments)
-	ts.Check(err)
-	data, err := os.ReadFile(c.stdinLog)
-	ts.Check(err)
-	for _, line := range strings.Split(string(data), "\n") {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Arguments json.RawMessage `json:"arguments"`
-			} `json:"params"`
-		}
-		if json.Unmarshal([]byte(line), &m) != nil || m.Method != "tools/call" {
-			continue
-		}
-		var got any
-		if json.Unmarshal(m.Params.Arguments, &got) == nil {
-			if again, _ := json.Marshal(got); bytes.Equal(again, want) {
-				return string(m.ID)
-			}
-		}
+	id, ok := requestIDs(ts, c)[argsKey(ts, call.req.Params.Arguments)]
+	if !ok {
+		ts.Fatalf("the traced requests hold no tools/call with arguments %v", call.req.Params.Arguments)
 	}
-	ts.Fatalf("the traced requests hold no tools/call with arguments %s", want)
-	return ""
+	return id
 }
 
-// responded reports whether the traced traffic holds a response to id.
+// responded says whether the traced responses hold one to id.
 func responded(ts *testscript.TestScript, c *scriptClient, id string) bool {
-	data, err := os.ReadFile(c.stdoutLog)
-	ts.Check(err)
-	for _, line := range strings.Split(string(data), "\n") {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal([]byte(line), &m) == nil && m.Method == "" && string(m.ID) == id {
-			return true
-		}
-	}
-	return false
+	return responseIDs(ts, c)[id]
 }
 
 // tsSDKVersion is the TypeScript SDK the reference-client script runs.

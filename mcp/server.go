@@ -8,10 +8,8 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -59,6 +57,10 @@ type Server struct {
 	// sandbox (the warm pool's refill; a fork never takes a pooled one).
 	Created func()
 
+	// maxRequest and maxHeld are MaxRequestBytes and MaxHeldBytes, smaller
+	// in tests.
+	maxRequest, maxHeld int
+
 	mu      sync.Mutex
 	handles map[string]*sandbox.Handle // by slug
 	locks   map[string]*sync.Mutex     // by slug: one file mutation at a time
@@ -70,6 +72,7 @@ func New(svc Service, r *sandbox.Repo, logger *log.Logger) *Server {
 		logger = log.Default()
 	}
 	return &Server{svc: svc, repo: r, log: logger, MaxOutput: DefaultMaxOutput, ProgressInterval: DefaultProgressInterval,
+		maxRequest: MaxRequestBytes, maxHeld: MaxHeldBytes,
 		handles: map[string]*sandbox.Handle{}, locks: map[string]*sync.Mutex{}}
 }
 
@@ -93,10 +96,6 @@ You cannot delete, pause or resume sandboxes: when a tool says a sandbox is paus
 
 // MCPServer builds the mcp-go server with every tool registered.
 func (s *Server) MCPServer(version string) *server.MCPServer {
-	return s.mcpServer(version, &server.Hooks{})
-}
-
-func (s *Server) mcpServer(version string, hooks *server.Hooks) *server.MCPServer {
 	if s.MaxOutput < MinMaxOutput {
 		s.MaxOutput = MinMaxOutput
 	}
@@ -105,81 +104,11 @@ func (s *Server) mcpServer(version string, hooks *server.Hooks) *server.MCPServe
 		server.WithRecovery(),
 		server.WithInstructions(Instructions),
 		server.WithLogger(slog.New(s.log)),
-		server.WithHooks(hooks),
 	)
 	for _, t := range s.tools() {
 		ms.AddTool(t.tool, t.handler)
 	}
 	return ms
-}
-
-// ServeStdio serves MCP on in/out until in reaches EOF or ctx ends. Sandboxes
-// are left running.
-func (s *Server) ServeStdio(ctx context.Context, version string, in io.Reader, out io.Writer) error {
-	// mcp-go cancels a call's context on notifications/cancelled but still
-	// sends what the handler returns; the MCP spec says a cancelled request
-	// gets no response. So the call's end marks its id when its context was
-	// cancelled, and the writer drops that response.
-	f := &replyFilter{w: out, log: s.log, dropped: map[string]bool{}}
-	hooks := &server.Hooks{}
-	hooks.AddAfterCallTool(func(ctx context.Context, id any, _ *mcp.CallToolRequest, _ any) {
-		if ctx.Err() != nil {
-			f.drop(id)
-		}
-	})
-	hooks.AddOnError(func(ctx context.Context, id any, method mcp.MCPMethod, _ any, _ error) {
-		if method == mcp.MethodToolsCall && ctx.Err() != nil {
-			f.drop(id)
-		}
-	})
-	// Calls on different sandboxes must not queue behind each other; the
-	// default pool of 5 workers would make the sixth wait.
-	ss := server.NewStdioServer(s.mcpServer(version, hooks))
-	server.WithWorkerPoolSize(64)(ss)
-	ss.SetErrorLogger(slog.NewLogLogger(s.log, slog.LevelError))
-	err := ss.Listen(ctx, in, f)
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
-}
-
-// replyFilter passes the server's messages to w, but for the responses to
-// cancelled calls. mcp-go writes one message per Write.
-type replyFilter struct {
-	w   io.Writer
-	log *log.Logger
-
-	mu      sync.Mutex
-	dropped map[string]bool // JSON ids of cancelled calls
-}
-
-func (f *replyFilter) drop(id any) {
-	key, err := json.Marshal(id)
-	if err != nil {
-		return
-	}
-	f.mu.Lock()
-	f.dropped[string(key)] = true
-	f.mu.Unlock()
-}
-
-func (f *replyFilter) Write(p []byte) (int, error) {
-	f.mu.Lock()
-	if len(f.dropped) > 0 {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(p, &m) == nil && m.Method == "" && f.dropped[string(m.ID)] {
-			delete(f.dropped, string(m.ID))
-			f.mu.Unlock()
-			f.log.Info("call cancelled by the client: no response sent", "id", string(m.ID))
-			return len(p), nil
-		}
-	}
-	f.mu.Unlock()
-	return f.w.Write(p)
 }
 
 // progress sends progress notifications for a call while it runs, every

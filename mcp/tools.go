@@ -42,7 +42,7 @@ type result interface {
 // handler binds arguments, runs fn and shapes its outcome: a result of at
 // most the server's cap, or a tool error an agent can act on. Progress
 // notifications go out while fn runs, when the client asked for them. A
-// call whose client cancelled it gets no response (ServeStdio drops it).
+// call whose client cancelled it gets no response (the transport drops it).
 func handler[A any, R result](s *Server, tool string, fn func(ctx context.Context, args A) (R, error)) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args A
