@@ -124,30 +124,107 @@ func TestExecArgs(t *testing.T) {
 	}
 }
 
+// filterStderr streams chunks through an exitFilter, kubectl exiting with
+// code, and returns what reached the caller.
+func filterStderr(chunks []string, code int) string {
+	var out bytes.Buffer
+	f := &exitFilter{w: &out}
+	for _, c := range chunks {
+		_, _ = f.Write([]byte(c))
+	}
+	f.flush(code)
+	return out.String()
+}
+
 // kubectl's own "command terminated" line never reaches the caller's
-// stderr, streamed in any pieces; the command's lines do.
-func TestTailFilter(t *testing.T) {
-	for _, chunks := range [][]string{
-		{"a\nb\ncommand terminated with exit code 3\n"},
-		{"a\n", "b\n", "command termin", "ated with exit code 3\n"},
-		{"a\nb", "\n", "command terminated with exit code 3"},
+// stderr, streamed in any pieces; the command's own bytes all do, a line of
+// the same form it printed itself included.
+func TestExitFilter(t *testing.T) {
+	for _, c := range []struct {
+		stream string
+		code   int
+		want   string
+	}{
+		{"a\nb\ncommand terminated with exit code 3\n", 3, "a\nb\n"},
+		// kubectl's line follows the command's last byte, newline or not
+		{"a\nno newline" + "command terminated with exit code 3\n", 3, "a\nno newline"},
+		{"comm" + "command terminated with exit code 3\n", 3, "comm"},
+		{"command terminated with exit code 255\n", 255, ""},
+		// the command's own line of that form, then kubectl's
+		{"command terminated with exit code 3\ncommand terminated with exit code 3\n", 3, "command terminated with exit code 3\n"},
+		// exit 0: kubectl writes no line, so the command's last line stays
+		{"x\ncommand terminated with exit code 3\n", 0, "x\ncommand terminated with exit code 3\n"},
+		{"command terminated with exit code 3\n", 0, "command terminated with exit code 3\n"},
+		// another code: not kubectl's (it failed itself, or was killed)
+		{"command terminated with exit code 3\n", 1, "command terminated with exit code 3\n"},
+		{"command terminated with exit code 3\n", 137, "command terminated with exit code 3\n"},
+		// a start of the line that never finished, at the end
+		{"out\ncommand termin", 0, "out\ncommand termin"},
+		{"command terminated with exit code 3", 3, "command terminated with exit code 3"},
+		{"last line without newline", 0, "last line without newline"},
+		{"", 0, ""},
 	} {
-		var out bytes.Buffer
-		f := &tailFilter{w: &out}
-		for _, c := range chunks {
-			_, _ = f.Write([]byte(c))
+		// whole, byte by byte, and in pieces of 7
+		var bytewise, sevens []string
+		for i := range c.stream {
+			bytewise = append(bytewise, c.stream[i:i+1])
 		}
-		f.flush()
-		if out.String() != "a\nb\n" {
-			t.Errorf("%q -> %q", chunks, out.String())
+		for i := 0; i < len(c.stream); i += 7 {
+			sevens = append(sevens, c.stream[i:min(i+7, len(c.stream))])
+		}
+		for _, chunks := range [][]string{{c.stream}, bytewise, sevens} {
+			if got := filterStderr(chunks, c.code); got != c.want {
+				t.Errorf("%q, exit %d, in %d pieces -> %q; want %q", c.stream, c.code, len(chunks), got, c.want)
+			}
 		}
 	}
+}
+
+// A stream without newlines passes through as it comes: the filter holds
+// back at most the length of kubectl's line, so memory stays flat however
+// much a command writes (it held the whole unfinished line, growing with
+// the output).
+func TestExitFilterIsBounded(t *testing.T) {
 	var out bytes.Buffer
-	f := &tailFilter{w: &out}
-	_, _ = f.Write([]byte("last line without newline"))
-	f.flush()
-	if out.String() != "last line without newline" {
-		t.Errorf("got %q", out.String())
+	f := &exitFilter{w: &out}
+	chunk := []byte(strings.Repeat("x", 32<<10) + "command termin")
+	written := 0
+	for i := 0; i < 320; i++ { // 10 MiB
+		_, _ = f.Write(chunk)
+		written += len(chunk)
+		if held := written - out.Len(); held > maxExitLine {
+			t.Fatalf("after %d bytes, %d are held back; want at most %d", written, held, maxExitLine)
+		}
+	}
+	if cap(f.hold) > 2*len(chunk) {
+		t.Errorf("the filter's buffer grew to %d bytes", cap(f.hold))
+	}
+	f.flush(0)
+	if out.Len() != written {
+		t.Errorf("%d bytes came out of %d", out.Len(), written)
+	}
+}
+
+// trimExitLine, on captured stderr and the runner's tail of a streamed one:
+// the command's code is kubectl's exit code only when its line ends the
+// stderr and names that code.
+func TestTrimExitLine(t *testing.T) {
+	for _, c := range []struct {
+		stderr string
+		code   int
+		want   string
+		ok     bool
+	}{
+		{"err\ncommand terminated with exit code 3\n", 3, "err\n", true},
+		{"err\ncommand terminated with exit code 3\n", 1, "err\ncommand terminated with exit code 3\n", false},
+		{"command terminated with exit code 3\nerror: unable to upgrade connection\n", 1, "command terminated with exit code 3\nerror: unable to upgrade connection\n", false},
+		{"command terminated with exit code 13\n", 3, "command terminated with exit code 13\n", false},
+		{"", 0, "", false},
+	} {
+		got, ok := trimExitLine([]byte(c.stderr), c.code)
+		if string(got) != c.want || ok != c.ok {
+			t.Errorf("trimExitLine(%q, %d) = %q, %v; want %q, %v", c.stderr, c.code, got, ok, c.want, c.ok)
+		}
 	}
 }
 

@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -524,8 +524,32 @@ func container(user string) (string, error) {
 	return "", provider.Errorf(provider.ErrUnsupported, "exec as user %q: kubectl exec runs as the container's user; a sandbox pod has 1000:1000 and 0:0", user)
 }
 
-// terminated is kubectl's own last line when the command exited non-zero.
-var terminated = regexp.MustCompile(`(?m)^command terminated with exit code \d+\n?\z`)
+// exitLinePrefix begins the line kubectl writes to its stderr, after the
+// remote command's stderr has ended, when that command exited non-zero:
+// "command terminated with exit code N\n", and kubectl then exits N.
+const exitLinePrefix = "command terminated with exit code "
+
+// maxExitLine is the longest such line: the prefix, up to 10 digits, and
+// the newline.
+const maxExitLine = len(exitLinePrefix) + 10 + 1
+
+// exitLine is kubectl's line for exit code code.
+func exitLine(code int) string { return exitLinePrefix + strconv.Itoa(code) + "\n" }
+
+// trimExitLine drops kubectl's line from the end of stderr when kubectl
+// exited with the code it names; a line of that form the command printed
+// itself comes before kubectl's, or names a code kubectl did not exit with,
+// and is kept.
+func trimExitLine(stderr []byte, code int) ([]byte, bool) {
+	if code == 0 {
+		return stderr, false
+	}
+	line := exitLine(code)
+	if !bytes.HasSuffix(stderr, []byte(line)) {
+		return stderr, false
+	}
+	return stderr[:len(stderr)-len(line)], true
+}
 
 // Exec runs a command in the sandbox's pod with kubectl exec; kubectl exits
 // with the command's code. A pod that is gone while its record exists is a
@@ -539,26 +563,31 @@ func (p *Provider) Exec(ctx context.Context, r provider.ExecRequest) (provider.E
 	if r.Stdin != nil {
 		cmd.WithStdin(r.Stdin)
 	}
-	var filter *tailFilter
+	var filter *exitFilter
 	if r.Stdout != nil {
 		cmd.WithStdout(r.Stdout)
 	}
 	if r.Stderr != nil {
-		filter = &tailFilter{w: r.Stderr}
+		filter = &exitFilter{w: r.Stderr}
 		cmd.WithStderr(filter)
 	}
 	res, err := p.o.Runner.Run(ctx, cmd)
 	if filter != nil {
-		filter.flush()
+		filter.flush(res.ExitCode)
 	}
-	out := provider.ExecResult{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: terminated.ReplaceAll(res.Stderr, nil)}
+	out := provider.ExecResult{ExitCode: res.ExitCode, Stdout: res.Stdout}
+	out.Stderr, _ = trimExitLine(res.Stderr, res.ExitCode)
 	var ee *runner.ExitError
-	if errors.As(err, &ee) && strings.Contains(ee.Stderr, "command terminated with exit code") {
-		out.ExitCode = ee.ExitCode
-		if r.Stderr != nil {
-			out.Stderr = terminated.ReplaceAll([]byte(ee.Stderr), nil)
+	if errors.As(err, &ee) {
+		// The command's own exit code, when kubectl's stderr ends with
+		// its line for that code; else kubectl itself failed.
+		if stderr, ok := trimExitLine([]byte(ee.Stderr), ee.ExitCode); ok {
+			out.ExitCode = ee.ExitCode
+			if r.Stderr != nil {
+				out.Stderr = stderr // the tail the runner kept
+			}
+			return out, nil
 		}
-		return out, nil
 	}
 	err = p.classify(err)
 	if errors.Is(err, provider.ErrNotFound) {
@@ -569,34 +598,76 @@ func (p *Provider) Exec(ctx context.Context, r provider.ExecRequest) (provider.E
 	return out, err
 }
 
-// tailFilter passes streamed stderr through, holding back the last line
-// until it is known not to be kubectl's "command terminated with exit code
-// N".
-type tailFilter struct {
+// exitFilter passes streamed stderr through as it comes, holding back only
+// the tail that could still be the start of kubectl's exit line (at most
+// maxExitLine bytes, whatever the stream holds: a stream without newlines
+// costs no memory), and drops that line at the end only when kubectl exited
+// with the code it names (trimExitLine). kubectl writes it after the remote
+// stderr has ended, right after its last byte, newline or not, so it may
+// start anywhere in a line.
+type exitFilter struct {
 	w    io.Writer
 	hold []byte
+	err  error // the first write error of w; later output is dropped
 }
 
-func (f *tailFilter) Write(b []byte) (int, error) {
+func (f *exitFilter) Write(b []byte) (int, error) {
 	f.hold = append(f.hold, b...)
-	if i := bytes.LastIndexByte(f.hold, '\n'); i >= 0 {
-		// Keep the last complete line back: it may be kubectl's.
-		j := bytes.LastIndexByte(f.hold[:i], '\n')
-		if j >= 0 {
-			if _, err := f.w.Write(f.hold[:j+1]); err != nil {
-				return 0, err
-			}
-			f.hold = append([]byte(nil), f.hold[j+1:]...)
+	i := exitLineStart(f.hold)
+	f.pass(f.hold[:i])
+	f.hold = append(f.hold[:0], f.hold[i:]...)
+	return len(b), f.err
+}
+
+// exitLineStart is where the longest tail of b that could begin kubectl's
+// exit line starts (len(b) when none can).
+func exitLineStart(b []byte) int {
+	for i := max(0, len(b)-maxExitLine); i < len(b); i++ {
+		if b[i] == exitLinePrefix[0] && couldBeExitLine(b[i:]) {
+			return i
 		}
 	}
-	return len(b), nil
+	return len(b)
 }
 
-func (f *tailFilter) flush() {
-	rest := terminated.ReplaceAll(f.hold, nil)
-	if len(rest) > 0 {
-		_, _ = f.w.Write(rest)
+// couldBeExitLine reports whether b is the start of (or all of) an exit
+// line: a prefix of exitLinePrefix, or all of it followed by up to 10
+// digits and, at the very end, a newline.
+func couldBeExitLine(b []byte) bool {
+	if len(b) <= len(exitLinePrefix) {
+		return exitLinePrefix[:len(b)] == string(b)
 	}
+	if string(b[:len(exitLinePrefix)]) != exitLinePrefix {
+		return false
+	}
+	digits := b[len(exitLinePrefix):]
+	if digits[len(digits)-1] == '\n' {
+		digits = digits[:len(digits)-1]
+		if len(digits) == 0 {
+			return false
+		}
+	}
+	if len(digits) > 10 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *exitFilter) pass(b []byte) {
+	if len(b) > 0 && f.err == nil {
+		_, f.err = f.w.Write(b)
+	}
+}
+
+// flush ends the stream: kubectl exited with code.
+func (f *exitFilter) flush(code int) {
+	rest, _ := trimExitLine(f.hold, code)
+	f.pass(rest)
 	f.hold = nil
 }
 
