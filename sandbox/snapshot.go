@@ -98,6 +98,7 @@ func (s *Service) scanOptions(ctx context.Context, h *Handle) scan.Options {
 	if st.Excludes != "" && st.Excludes != excludesHash(o.Excludes) {
 		o.List = []string{""}
 	}
+	o.Full = append(o.Full, st.Unread...)
 	return o
 }
 
@@ -208,6 +209,7 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 		state.Tip = id
 	}
 	state.Excludes = excludesHash(opts.Excludes)
+	state.Unread = unreadDirs(sc.meta.Skipped)
 	if err := writeRecordState(h, state); err != nil {
 		return nil, err
 	}
@@ -215,6 +217,18 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 		return res, nil
 	}
 	return res, writeSinceToken(h.Repo, h.Slug, sc.meta.Start, sc.meta.Journal)
+}
+
+// unreadDirs are the directories among skipped (named with a trailing
+// slash) that could not be read.
+func unreadDirs(skipped []Skipped) []string {
+	var dirs []string
+	for _, sk := range skipped {
+		if d, ok := strings.CutSuffix(sk.Path, "/"); ok && (d == "" || scan.SafePath(d)) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
 }
 
 // checkGitmodules holds every new or changed .gitmodules (any name git
@@ -567,6 +581,11 @@ type recordState struct {
 	Excludes string
 	Ignored  []string
 	Tracked  []string
+	// Unread are the directories the last scan could not read (no read or
+	// no search permission). Changes made in one meanwhile moved no ctime
+	// a later walk sees once it is readable again (chmod moves only the
+	// directory's), so each is reported whole (Options.Full) until read.
+	Unread []string
 	// trackedFiles are the files under Tracked, known only in the snapshot
 	// that computed Tracked.
 	trackedFiles []string
@@ -596,6 +615,8 @@ func readRecordState(h *Handle) recordState {
 			st.Ignored = append(st.Ignored, v)
 		case 'T':
 			st.Tracked = append(st.Tracked, v)
+		case 'U':
+			st.Unread = append(st.Unread, v)
 		default:
 			return recordState{}
 		}
@@ -609,6 +630,7 @@ func writeRecordState(h *Handle, st recordState) error {
 	scan.PutRecord(&b, 'E', st.Excludes)
 	scan.PutRecords(&b, 'B', st.Ignored)
 	scan.PutRecords(&b, 'T', st.Tracked)
+	scan.PutRecords(&b, 'U', st.Unread)
 	p := recordStatePath(h)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err

@@ -165,6 +165,15 @@ func (sc *Result) sanitize() {
 		}
 	}
 	sc.Meta.IgnoredChanged = ignored
+	unrec := sc.Meta.Unrecordable[:0]
+	for _, u := range sc.Meta.Unrecordable {
+		if reason := unsafePath(u.Path, false); reason == "" {
+			unrec = append(unrec, u)
+		} else {
+			sc.Meta.Skipped = append(sc.Meta.Skipped, Skipped{Path: u.Path, Reason: reason})
+		}
+	}
+	sc.Meta.Unrecordable = unrec
 	var dirs []string
 	for _, p := range sc.Meta.Ignored {
 		if unsafePath(p, false) == "" {
@@ -193,6 +202,10 @@ func (sc *Result) ensureRun() *RunResult {
 func safeListingName(name string) bool {
 	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00")
 }
+
+// SafePath reports whether p, a directory or file named by the scanner, is
+// one the host may send back to it or look up (unsafePath says nothing).
+func SafePath(p string) bool { return unsafePath(p, false) == "" }
 
 // unsafePath says why p cannot be recorded, or "" when it can: it must be
 // relative and clean, and no component may be a name git refuses.

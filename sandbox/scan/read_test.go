@@ -331,3 +331,106 @@ func stampAfter(t *testing.T, root string, names ...string) int64 {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestScanAudit: an audit sends nothing and lists nothing; it names every
+// file no snapshot can record, changed or not (over the cap, with its blob
+// id so the host can tell whether the branch holds it; ignored ones marked,
+// as they matter only when tracked), every name git refuses, and every
+// directory it cannot read. A plain scan after the stamp reports none of
+// them: they did not change.
+func TestScanAudit(t *testing.T) {
+	root := t.TempDir()
+	write := func(p, s string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755)
+		os.WriteFile(filepath.Join(root, p), []byte(s), 0o644)
+	}
+	big := strings.Repeat("b", 100)
+	write(".gitignore", "*.log\nbuild/\n")
+	write("small.txt", "ok")
+	write("model.bin", big)
+	write("sub/deep.bin", big+"x")
+	write("app.log", big)
+	write("build/out.bin", big)
+	write("build/keep.bin", big)
+	write("GIT~1/x", "refused")
+	os.Symlink("model.bin", filepath.Join(root, "link"))
+	start := stampAfter(t, root, ".", ".gitignore", "small.txt", "model.bin", "sub", "sub/deep.bin", "app.log", "build", "build/out.bin", "build/keep.bin", "GIT~1", "GIT~1/x", "link")
+
+	sc, _ := scanDir(t, Options{Root: root, Since: start, MaxSize: 50})
+	if len(sc.Files) != 0 || len(sc.Meta.Skipped) != 0 {
+		t.Fatalf("a plain scan after the stamp sent %v and skipped %v; want nothing", keys(sc.Files), sc.Meta.Skipped)
+	}
+
+	sc, _ = scanDir(t, Options{Root: root, Since: start, MaxSize: 50, Audit: true, Tracked: []string{"build"}, Paths: []string{"small.txt"}, List: []string{""}})
+	if len(sc.Files) != 0 || len(sc.Meta.Dirs) != 0 {
+		t.Errorf("an audit sent %v and listed %d directories; want nothing", keys(sc.Files), len(sc.Meta.Dirs))
+	}
+	got := map[string]Unrecordable{}
+	for _, u := range sc.Meta.Unrecordable {
+		got[u.Path] = u
+	}
+	want := map[string]bool{"model.bin": false, "sub/deep.bin": false, "app.log": true, "build/out.bin": true, "build/keep.bin": true}
+	if len(got) != len(want) {
+		t.Errorf("unrecordable = %v; want %v", sc.Meta.Unrecordable, want)
+	}
+	for p, ignored := range want {
+		u, ok := got[p]
+		content, _ := os.ReadFile(filepath.Join(root, p))
+		switch {
+		case !ok:
+			t.Errorf("%s is not named", p)
+		case u.Ignored != ignored:
+			t.Errorf("%s: ignored = %v, want %v", p, u.Ignored, ignored)
+		case u.ID != git.BlobID(content):
+			t.Errorf("%s: id %q, want its blob id %s", p, u.ID, git.BlobID(content))
+		case !strings.Contains(u.Reason, "over the snapshot size cap of 50 bytes"):
+			t.Errorf("%s: reason %q", p, u.Reason)
+		}
+	}
+	if len(sc.Meta.Skipped) != 1 || sc.Meta.Skipped[0].Path != "GIT~1" {
+		t.Errorf("skipped = %v; want the refused name GIT~1", sc.Meta.Skipped)
+	}
+
+	// What cannot be read, when the scanner is not root (root reads all).
+	os.Chmod(filepath.Join(root, "small.txt"), 0o000)
+	os.Chmod(filepath.Join(root, "sub"), 0o600) // listed, not searchable
+	t.Cleanup(func() { os.Chmod(filepath.Join(root, "sub"), 0o755) })
+	sc, _ = scanDir(t, Options{Root: root, Since: start, MaxSize: 50, Audit: true})
+	if os.Geteuid() == 0 {
+		return // snapshot_unreadable.txtar runs it as uid 1000
+	}
+	names := []string{}
+	for _, u := range sc.Meta.Unrecordable {
+		names = append(names, u.Path)
+	}
+	for _, s := range sc.Meta.Skipped {
+		names = append(names, s.Path)
+	}
+	slices.Sort(names)
+	if got := strings.Join(names, ","); got != "GIT~1,app.log,model.bin,small.txt,sub/" {
+		t.Errorf("named %s", got)
+	}
+}
+
+// TestScanUnsearchableDir: a directory that can be read but not searched
+// (mode r without x) is named as one that cannot be read, and not listed:
+// its listing came out empty, and the host recorded its files as deleted.
+// Root searches any directory, so this runs as another user only
+// (snapshot_unreadable.txtar runs it in a sandbox).
+func TestScanUnsearchableDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root searches any directory")
+	}
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "d"), 0o755)
+	os.WriteFile(filepath.Join(root, "d", "f"), []byte("x"), 0o644)
+	os.Chmod(filepath.Join(root, "d"), 0o600)
+	t.Cleanup(func() { os.Chmod(filepath.Join(root, "d"), 0o755) })
+	sc, _ := scanDir(t, Options{Root: root})
+	if l, ok := sc.Meta.Dirs["d"]; ok {
+		t.Errorf("d was listed as %v: its files would be recorded as deleted", l)
+	}
+	if len(sc.Meta.Skipped) != 1 || sc.Meta.Skipped[0].Path != "d/" || !strings.Contains(sc.Meta.Skipped[0].Reason, "permission denied") {
+		t.Errorf("skipped = %v; want d/, permission denied", sc.Meta.Skipped)
+	}
+}

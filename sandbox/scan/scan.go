@@ -10,10 +10,13 @@ package scan
 
 import (
 	"archive/tar"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -67,6 +70,13 @@ type Options struct {
 	// Run, when set, holds a RunSpec as JSON: the command runs first and its
 	// result leads the stream.
 	Run io.Reader
+	// Audit asks for no changes and no contents: the walk visits the whole
+	// tree and names, in Meta.Unrecordable, every file a snapshot cannot
+	// record (over MaxSize, unreadable), and in Skipped every directory it
+	// cannot read and every name git refuses, changed or not. A pause that
+	// ends the sandbox asks it, since what no snapshot recorded is lost
+	// then.
+	Audit bool
 }
 
 // Meta is the last entry of a scan stream, named metaName, in the
@@ -100,6 +110,22 @@ type Meta struct {
 	// Took is how long the scan itself took (from its stamp, after any
 	// command, to its meta), in nanoseconds.
 	Took int64
+	// Unrecordable are, in an audit (Options.Audit), the files no snapshot
+	// can record.
+	Unrecordable []Unrecordable
+}
+
+// Unrecordable is a file an audit found that no snapshot can record as it
+// is: the host decides whether the branch holds it already.
+type Unrecordable struct {
+	Path   string
+	Reason string
+	// ID is the git blob id (SHA-1) of a file over the size cap that could
+	// be read, so the host can tell whether the branch holds it already.
+	ID string
+	// Ignored says .gitignore excludes the path (or it is under an ignored
+	// directory): it matters only if the branch tracks it.
+	Ignored bool
 }
 
 // metaName is absolute, so no file of /src (all relative) can take it;
@@ -131,6 +157,10 @@ func Scan(w io.Writer, o Options) error {
 				return err
 			}
 		}
+	}
+	if o.Audit {
+		// Nothing counts as changed: no listing, no file is sent.
+		o.Since, o.Full, o.Paths, o.List = math.MaxInt64, nil, nil, nil
 	}
 	// The stamp follows the command, so what it changed is in this walk and
 	// what changes after the stamp is in the next.
@@ -166,6 +196,9 @@ func Scan(w io.Writer, o Options) error {
 			sc.meta.Journal = rep.token
 			sc.meta.Partial = !rep.full && o.Since != 0 && o.JournalToken != ""
 		}
+	}
+	if o.Audit {
+		sc.meta.Partial = false // an audit looks at everything
 	}
 	if sc.meta.Partial {
 		sc.walkJournal(journal.dirs, ig)
@@ -325,7 +358,15 @@ func (sc *scanner) walk(rel string, selfChanged bool, ig *ignorer, f walkFlags) 
 	for _, name := range names {
 		var st unix.Stat_t
 		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			continue // removed while we walked; the next scan sees it gone
+			if err == unix.ENOENT {
+				continue // removed while we walked; the next scan sees it gone
+			}
+			// A directory that can be read but not searched (mode r
+			// without x): none of its entries can be looked at. It is not
+			// listed, as one that cannot be read at all: a listing without
+			// them would record them as deleted.
+			sc.skip(rel+"/", "cannot read directory: "+(&os.PathError{Op: "stat", Path: filepath.Join(abs, name), Err: err}).Error())
+			return
 		}
 		isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
 		changed := f.all || sc.newer(st)
@@ -340,9 +381,13 @@ func (sc *scanner) walk(rel string, selfChanged bool, ig *ignorer, f walkFlags) 
 				}
 				listing = append(listing, DirEntry{name, kind})
 			}
-			if dirChanged || changed {
+			if dirChanged || changed || sc.o.Audit {
 				sc.skip(p, reason)
 			}
+			continue
+		}
+		if !isDir && sc.o.Audit {
+			sc.audit(fd, name, p, &st, func() bool { return f.tracked || ig.ignored(p, false) })
 			continue
 		}
 		if !isDir {
@@ -439,6 +484,53 @@ func (sc *scanner) newer(st unix.Stat_t) bool {
 
 func statTime(t unix.Timespec) int64 { return t.Sec*1e9 + t.Nsec }
 
+// audit checks one file of an audit: a regular file over the size cap, or
+// one the scanner cannot read, is Unrecordable. Links are always read;
+// fifos, sockets and devices hold nothing git keeps. A file everyone may
+// read (the common case) costs no syscall; others are opened to be sure.
+func (sc *scanner) audit(dirfd int, name, rel string, st *unix.Stat_t, ignored func() bool) {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return
+	}
+	over := sc.o.MaxSize > 0 && st.Size > sc.o.MaxSize
+	if !over && st.Mode&0o444 == 0o444 {
+		return
+	}
+	u := Unrecordable{Path: rel}
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	switch {
+	case err != nil:
+		u.Reason = "cannot read: " + (&os.PathError{Op: "open", Path: filepath.Join(sc.o.Root, rel), Err: err}).Error()
+	case !over:
+		unix.Close(fd)
+		return
+	default:
+		f := os.NewFile(uintptr(fd), rel)
+		u.Reason, u.ID = overCap(st.Size, sc.o.MaxSize), blobID(f, st.Size)
+		f.Close()
+	}
+	u.Ignored = ignored()
+	sc.mu.Lock()
+	sc.meta.Unrecordable = append(sc.meta.Unrecordable, u)
+	sc.mu.Unlock()
+}
+
+// overCap is the reason a file of size bytes is not recorded.
+func overCap(size, max int64) string {
+	return fmt.Sprintf("%d bytes is over the snapshot size cap of %d bytes", size, max)
+}
+
+// blobID is git's SHA-1 blob id of r's size bytes, or "" when r does not
+// hold exactly that many (it changed while read).
+func blobID(r io.Reader, size int64) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", size)
+	if n, err := io.Copy(h, r); err != nil || n != size {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // emit writes one file or symlink, streaming: a file is never read whole.
 // Its size is taken from fstat of the open file and the header promises
 // exactly that many bytes; a file that shrinks while read is padded with
@@ -479,7 +571,7 @@ func (sc *scanner) emit(rel string) error {
 	}
 	size := before.Size
 	if sc.o.MaxSize > 0 && size > sc.o.MaxSize {
-		sc.skip(rel, fmt.Sprintf("%d bytes is over the snapshot size cap of %d bytes", size, sc.o.MaxSize))
+		sc.skip(rel, overCap(size, sc.o.MaxSize))
 		return nil
 	}
 	h := &tar.Header{Name: rel, Typeflag: tar.TypeReg, Size: size, Mode: int64(before.Mode & 0o777), ModTime: info.ModTime()}

@@ -29,6 +29,7 @@ import (
 //	J<tok>  Journal: ask the change journal what changed since the token
 //	        (empty: the journal's token is wanted, the walk is full)
 //	G<dir>  Ignored: the last scan's ignored directories (B below)
+//	A1      Audit: report what no snapshot can record, send nothing
 //
 // Scanner to host, the meta entry that ends the scan's tar stream:
 //
@@ -45,6 +46,8 @@ import (
 //	J<tok>         the change journal's token for the next scan
 //	W1             the walk followed the journal (only changed directories)
 //	T<ns>          how long the scan took
+//	U<path>        Unrecordable (an audit): the next three records are the
+//	               reason, the blob id or nothing, and "1" when ignored
 
 // Skipped is a file a scan could not report (a snapshot then does not commit it), with the reason.
 type Skipped struct {
@@ -93,6 +96,9 @@ func EncodeRequest(o Options) []byte {
 		PutRecord(&b, 'J', o.JournalToken)
 		PutRecords(&b, 'G', o.Ignored)
 	}
+	if o.Audit {
+		PutRecord(&b, 'A', "1")
+	}
 	PutRecord(&b, '.', "")
 	return b.Bytes()
 }
@@ -131,6 +137,8 @@ func ReadRequest(r *bufio.Reader, o *Options) error {
 			o.Journal, o.JournalToken = true, v
 		case 'G':
 			o.Ignored = append(o.Ignored, v)
+		case 'A':
+			o.Audit = true
 		case '.':
 			return nil
 		default:
@@ -165,6 +173,17 @@ func (m *Meta) encode() []byte {
 		PutRecord(&b, 'W', "1")
 	}
 	PutRecord(&b, 'T', strconv.FormatInt(m.Took, 10))
+	for _, u := range m.Unrecordable {
+		PutRecord(&b, 'U', u.Path)
+		ignored := ""
+		if u.Ignored {
+			ignored = "1"
+		}
+		for _, v := range []string{strings.ReplaceAll(u.Reason, "\x00", " "), u.ID, ignored} {
+			b.WriteString(v)
+			b.WriteByte(0)
+		}
+	}
 	return b.Bytes()
 }
 
@@ -217,6 +236,16 @@ func parseMeta(data []byte) (Meta, error) {
 				return m, fmt.Errorf("scan meta: bad journal token %q", v)
 			}
 			m.Journal = v
+		case 'U':
+			var f [3]string
+			for k := range f {
+				j := bytes.IndexByte(data, 0)
+				if j < 0 {
+					return m, errors.New("scan meta: unrecordable entry cut short")
+				}
+				f[k], data = string(data[:j]), data[j+1:]
+			}
+			m.Unrecordable = append(m.Unrecordable, Unrecordable{Path: v, Reason: f[0], ID: f[1], Ignored: f[2] == "1"})
 		case 'W':
 			m.Partial = true
 		case 'T':
