@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
@@ -214,12 +215,17 @@ func (t *toggleFlags) validate() error {
 	return nil
 }
 
-func (t *toggleFlags) run(ctx context.Context, env *Env, pause bool) error {
+func (t *toggleFlags) run(ctx context.Context, env *Env, pause, force bool) error {
 	verb, already := "Resumed", "already active"
 	one, all := env.Service.Resume, env.Service.ResumeAll
 	if pause {
 		verb, already = "Paused", "already paused"
-		one, all = env.Service.Pause, env.Service.PauseAll
+		one = func(ctx context.Context, r *sandbox.Repo, name string) (sandbox.Outcome, error) {
+			return env.Service.Pause(ctx, r, name, force)
+		}
+		all = func(ctx context.Context, r *sandbox.Repo) ([]sandbox.Outcome, error) {
+			return env.Service.PauseAll(ctx, r, force)
+		}
 	}
 	var r *sandbox.Repo
 	if !t.AllRepos {
@@ -257,6 +263,12 @@ func (t *toggleFlags) run(ctx context.Context, env *Env, pause bool) error {
 			env.outf("Sandbox %s is %s%s\n", o.Name, already, where)
 		default:
 			env.outf("%s %s%s\n", verb, o.Name, where)
+			if len(o.Lost) > 0 {
+				env.errf("Lost with the pause of %s%s (--force; its branch does not hold them):\n", o.Name, where)
+				for _, l := range o.Lost {
+					env.errf("  %s: %s\n", termtext.Quote(l.Path), termtext.Escape(l.Reason))
+				}
+			}
 		}
 	}
 	if err == nil && len(outs) == 0 && t.Name == "" {
@@ -268,13 +280,14 @@ func (t *toggleFlags) run(ctx context.Context, env *Env, pause bool) error {
 // Pause freezes sandboxes, keeping their state.
 type Pause struct {
 	toggleFlags
+	Force bool `short:"f" help:"On an engine where a pause ends the sandbox (Kubernetes), pause even when files its branch does not hold (over the snapshot size cap, unreadable) would be lost; they are named."`
 }
 
 // Validate checks that exactly one target was given.
 func (p *Pause) Validate() error { return p.validate() }
 
 // Run pauses.
-func (p *Pause) Run(ctx context.Context, env *Env) error { return p.run(ctx, env, true) }
+func (p *Pause) Run(ctx context.Context, env *Env) error { return p.run(ctx, env, true, p.Force) }
 
 // Resume thaws paused sandboxes.
 type Resume struct {
@@ -285,7 +298,7 @@ type Resume struct {
 func (r *Resume) Validate() error { return r.validate() }
 
 // Run resumes.
-func (r *Resume) Run(ctx context.Context, env *Env) error { return r.run(ctx, env, false) }
+func (r *Resume) Run(ctx context.Context, env *Env) error { return r.run(ctx, env, false, false) }
 
 // Delete removes a sandbox, or the warm pool.
 type Delete struct {

@@ -27,6 +27,9 @@ var (
 	ErrIncomplete = errors.New("sandbox is incomplete")
 	// ErrUnmerged is a delete that would throw away commits.
 	ErrUnmerged = errors.New("sandbox has unmerged work")
+	// ErrWouldLose is a pause refused because it would end a sandbox
+	// (Kubernetes) holding files its branch does not: nothing was paused.
+	ErrWouldLose = errors.New("pause would lose work")
 	// ErrSetupFailed is a sandbox whose startup command failed; it exists,
 	// marked failed-setup.
 	ErrSetupFailed = errors.New("sandbox setup failed")

@@ -119,20 +119,25 @@ type Outcome struct {
 	// Skipped says why --all-envs/--all-repos left this sandbox alone: it is
 	// stopped (nothing to pause or resume) or its container vanished meanwhile.
 	Skipped string `json:"skipped,omitempty"`
+	// Lost are the files a forced pause that ended the sandbox (Kubernetes)
+	// lost: its branch does not hold them.
+	Lost []Skipped `json:"lost,omitempty"`
 }
 
 // Pause freezes a sandbox's processes, keeping all its state. Pausing a
-// paused sandbox is not an error: Outcome.Already says so.
-func (s *Service) Pause(ctx context.Context, r *Repo, name string) (Outcome, error) {
-	return s.toggle(ctx, r, name, true)
+// paused sandbox is not an error: Outcome.Already says so. Where a pause
+// ends the sandbox (Kubernetes), one that would lose files its branch does
+// not hold is refused (ErrWouldLose) unless force.
+func (s *Service) Pause(ctx context.Context, r *Repo, name string, force bool) (Outcome, error) {
+	return s.toggle(ctx, r, name, true, force)
 }
 
 // Resume thaws a paused sandbox. Resuming an active one is not an error.
 func (s *Service) Resume(ctx context.Context, r *Repo, name string) (Outcome, error) {
-	return s.toggle(ctx, r, name, false)
+	return s.toggle(ctx, r, name, false, false)
 }
 
-func (s *Service) toggle(ctx context.Context, r *Repo, name string, pause bool) (Outcome, error) {
+func (s *Service) toggle(ctx context.Context, r *Repo, name string, pause, force bool) (Outcome, error) {
 	slug, err := Slugify(name)
 	if err != nil {
 		return Outcome{}, err
@@ -151,16 +156,16 @@ func (s *Service) toggle(ctx context.Context, r *Repo, name string, pause bool) 
 	if st := sbs[i].State; st != provider.StateRunning && st != provider.StatePaused {
 		return Outcome{}, stoppedError(slug)
 	}
-	return s.toggleContainer(ctx, r, sbs[i], pause)
+	return s.toggleContainer(ctx, r, sbs[i], pause, force)
 }
 
-func (s *Service) toggleContainer(ctx context.Context, r *Repo, c provider.Sandbox, pause bool) (Outcome, error) {
+func (s *Service) toggleContainer(ctx context.Context, r *Repo, c provider.Sandbox, pause, force bool) (Outcome, error) {
 	out := Outcome{Name: c.Labels[LabelSlug], Repo: c.Labels[LabelRepo]}
 	ends := s.pauseEnds()
 	var err error
 	if pause {
 		if ends && c.State == provider.StateRunning {
-			if err := s.snapshotBeforePause(ctx, r, c); err != nil {
+			if out.Lost, err = s.snapshotBeforePause(ctx, r, c, force); err != nil {
 				return out, err
 			}
 		}
@@ -189,16 +194,18 @@ func stoppedError(slug string) error {
 }
 
 // PauseAll pauses every sandbox of r, or of every repository when r is nil.
-func (s *Service) PauseAll(ctx context.Context, r *Repo) ([]Outcome, error) {
-	return s.toggleAll(ctx, r, true)
+// One that cannot be paused (a pause that would lose work, unless force)
+// does not stop the others: its error is among those returned.
+func (s *Service) PauseAll(ctx context.Context, r *Repo, force bool) ([]Outcome, error) {
+	return s.toggleAll(ctx, r, true, force)
 }
 
 // ResumeAll resumes every sandbox of r, or of every repository when r is nil.
 func (s *Service) ResumeAll(ctx context.Context, r *Repo) ([]Outcome, error) {
-	return s.toggleAll(ctx, r, false)
+	return s.toggleAll(ctx, r, false, false)
 }
 
-func (s *Service) toggleAll(ctx context.Context, r *Repo, pause bool) ([]Outcome, error) {
+func (s *Service) toggleAll(ctx context.Context, r *Repo, pause, force bool) ([]Outcome, error) {
 	sbs, err := s.sandboxes(ctx, r, "")
 	if err != nil {
 		return nil, err
@@ -217,7 +224,7 @@ func (s *Service) toggleAll(ctx context.Context, r *Repo, pause bool) ([]Outcome
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outs[i], errs[i] = s.toggleContainer(ctx, r, c, pause)
+			outs[i], errs[i] = s.toggleContainer(ctx, r, c, pause, force)
 			switch {
 			case errors.Is(errs[i], ErrStopped):
 				outs[i].Skipped, errs[i] = "stopped", nil

@@ -153,10 +153,10 @@ func TestLifecycleOnFake(t *testing.T) {
 	if st := f.status("x"); st != StatusActive {
 		t.Errorf("status = %s", st)
 	}
-	if out, err := f.s.Pause(f.ctx, f.r, "x"); err != nil || out.Already {
+	if out, err := f.s.Pause(f.ctx, f.r, "x", false); err != nil || out.Already {
 		t.Errorf("pause = %+v, %v", out, err)
 	}
-	if out, err := f.s.Pause(f.ctx, f.r, "x"); err != nil || !out.Already {
+	if out, err := f.s.Pause(f.ctx, f.r, "x", false); err != nil || !out.Already {
 		t.Errorf("pause again = %+v, %v; want already", out, err)
 	}
 	if st := f.status("x"); st != StatusPaused {
@@ -353,13 +353,13 @@ func TestListLeftovers(t *testing.T) {
 			t.Errorf("%s: status %s, want %s", slug, got, st)
 		}
 	}
-	if _, err := f.s.Pause(f.ctx, f.r, "stopped"); !errors.Is(err, ErrStopped) {
+	if _, err := f.s.Pause(f.ctx, f.r, "stopped", false); !errors.Is(err, ErrStopped) {
 		t.Errorf("pause of a stopped sandbox = %v", err)
 	}
-	if _, err := f.s.Pause(f.ctx, f.r, "branchonly"); !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "has no container") {
+	if _, err := f.s.Pause(f.ctx, f.r, "branchonly", false); !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "has no container") {
 		t.Errorf("pause of a branch alone = %v", err)
 	}
-	if _, err := f.s.Pause(f.ctx, f.r, "ghost"); !errors.Is(err, ErrNotFound) {
+	if _, err := f.s.Pause(f.ctx, f.r, "ghost", false); !errors.Is(err, ErrNotFound) {
 		t.Errorf("pause of nothing = %v", err)
 	}
 	for slug := range want {
@@ -411,7 +411,7 @@ func TestPauseAllParallel(t *testing.T) {
 		f.mustCreate(n)
 	}
 	f.p.Fail(fake.StepPause, errors.New("freezer busy"))
-	outs, err := f.s.PauseAll(f.ctx, f.r)
+	outs, err := f.s.PauseAll(f.ctx, f.r, false)
 	if err == nil || !strings.Contains(err.Error(), "freezer busy") {
 		t.Errorf("pause all = %v", err)
 	}
@@ -442,7 +442,7 @@ func TestInvalidNameRunsNothing(t *testing.T) {
 		if _, err := s.Create(ctx, r, name, CreateOptions{}); !errors.Is(err, ErrInvalidName) {
 			t.Errorf("Create(%q) = %v", name, err)
 		}
-		if _, err := s.Pause(ctx, r, name); !errors.Is(err, ErrInvalidName) {
+		if _, err := s.Pause(ctx, r, name, false); !errors.Is(err, ErrInvalidName) {
 			t.Errorf("Pause(%q) = %v", name, err)
 		}
 		if _, err := s.Delete(ctx, r, name, true); !errors.Is(err, ErrInvalidName) {

@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path"
+	"slices"
+	"strings"
 
+	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/runner"
 )
 
 // On an engine whose pause ends the sandbox (provider.PauseEnder: a
@@ -13,7 +18,9 @@ import (
 // new one), pause first snapshots /src to the branch, and resume copies the
 // branch back into the new sandbox's /src, with its services' definitions.
 // What the branch does not hold is gone across a pause there: the
-// processes, /tmp, and files the repository ignores.
+// processes, /tmp, and files the repository ignores. Files of /src no
+// snapshot can record would be gone too, so such a pause is refused unless
+// forced (snapshotBeforePause).
 
 // pauseEnds reports whether pausing on s's engine ends the sandbox.
 func (s *Service) pauseEnds() bool {
@@ -35,16 +42,133 @@ func (s *Service) ownerRepo(ctx context.Context, r *Repo, c provider.Sandbox) (*
 }
 
 // snapshotBeforePause commits what changed in c's /src to its branch, before
-// its pause ends it.
-func (s *Service) snapshotBeforePause(ctx context.Context, r *Repo, c provider.Sandbox) error {
-	r, err := s.ownerRepo(ctx, r, c)
+// its pause ends it, and says what the branch still lacks (lost): files no
+// snapshot can record (over the size cap, unreadable, in a folder that
+// cannot be read, a name git refuses), and files that kept changing while
+// they were recorded. Unless force, a pause that would lose any of them is
+// refused (ErrWouldLose), naming them; nothing is paused then.
+func (s *Service) snapshotBeforePause(ctx context.Context, r *Repo, c provider.Sandbox, force bool) (lost []Skipped, err error) {
+	all := r == nil
+	r, err = s.ownerRepo(ctx, r, c)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := s.Snapshot(ctx, handleOf(r, c), "pause: the work so far (the engine ends the sandbox while paused)"); err != nil {
-		return fmt.Errorf("snapshot before pausing (nothing was paused): %w", err)
+	h := handleOf(r, c)
+	var res *SnapshotResult
+	// A file written during the snapshot is not recorded from that read;
+	// the next snapshot would take it, so take it now.
+	for try := 0; try < 3; try++ {
+		if res, err = s.Snapshot(ctx, h, "pause: the work so far (the engine ends the sandbox while paused)"); err != nil {
+			return nil, fmt.Errorf("snapshot before pausing (nothing was paused): %w", err)
+		}
+		if len(res.torn) == 0 && !res.incomplete {
+			break
+		}
 	}
-	return nil
+	if lost, err = s.unrecordable(ctx, h); err != nil {
+		return nil, fmt.Errorf("look for what the pause would lose (nothing was paused): %w", err)
+	}
+	for _, p := range res.torn {
+		lost = append(lost, Skipped{Path: p, Reason: "it kept changing while it was recorded: stop what writes it"})
+	}
+	if res.incomplete {
+		lost = append(lost, Skipped{Path: ".", Reason: "files kept appearing while they were recorded: stop what writes them"})
+	}
+	if len(lost) == 0 || force {
+		return lost, nil
+	}
+	return nil, wouldLoseError(h, lost, all)
+}
+
+// unrecordable audits h's /src (scan.Options.Audit) for what its branch
+// lacks and no snapshot can record: a file the audit names is lost unless
+// the branch holds it as it is (a big file the user committed), or it is
+// ignored and untracked (ignored files are not kept, by design).
+func (s *Service) unrecordable(ctx context.Context, h *Handle) ([]Skipped, error) {
+	o := s.scanOptions(ctx, h)
+	o.Audit, o.Journal = true, false
+	sc, err := s.scan(ctx, h, o, nil)
+	if err != nil {
+		return nil, err
+	}
+	lost := slices.Clone(sc.meta.Skipped)
+	if len(sc.meta.Unrecordable) == 0 {
+		return lost, nil
+	}
+	tip, ok, err := h.Repo.Git.ResolveRef(ctx, BranchRef(h.Slug))
+	if err != nil || !ok {
+		return nil, fmt.Errorf("read branch %s%s: %v", BranchPrefix, h.Slug, err)
+	}
+	var dirs []string
+	for _, u := range sc.meta.Unrecordable {
+		dirs = append(dirs, parentDir(u.Path))
+	}
+	slices.Sort(dirs)
+	trees, err := h.Repo.Git.Trees(ctx, tip, slices.Compact(dirs))
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range sc.meta.Unrecordable {
+		te, ok := trees[parentDir(u.Path)][path.Base(u.Path)]
+		tracked := ok && !te.IsTree() && te.Mode != "160000"
+		if u.Ignored && !tracked || tracked && u.ID != "" && u.ID == te.ID && te.Mode != "120000" {
+			continue
+		}
+		lost = append(lost, Skipped{Path: u.Path, Reason: u.Reason})
+	}
+	return lost, nil
+}
+
+// maxNamedLost bounds the files a refused pause names.
+const maxNamedLost = 20
+
+// wouldLoseError says which files a pause of h would lose, and what to do.
+// all: the pause was one of --all-envs or --all-repos.
+func wouldLoseError(h *Handle, lost []Skipped, all bool) error {
+	var b strings.Builder
+	lb := "litterbox"
+	if all {
+		lb += " --repo " + runner.Quote(h.Repo.Git.Root)
+	}
+	slices.SortFunc(lost, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
+	folders := 0
+	for _, l := range lost {
+		if strings.HasSuffix(l.Path, "/") {
+			folders++
+		}
+	}
+	what := plural(len(lost)-folders, "file")
+	switch {
+	case folders > 0 && folders == len(lost):
+		what = plural(folders, "folder")
+	case folders > 0:
+		what += " and " + plural(folders, "folder")
+	}
+	fmt.Fprintf(&b, "Pausing %s would lose %s its branch %s%s does not hold: on this engine a pause ends the sandbox, and resume fills /src from the branch. It was not paused (what could be recorded is committed).\n", h.Slug, what, BranchPrefix, h.Slug)
+	b.WriteString(lostList(lost))
+	fmt.Fprintf(&b, "To keep them, make them recordable and pause again: shrink, split or remove files over the size cap (or raise LITTERBOX_SNAPSHOT_MAX_FILE_SIZE), or copy them out first (`%s cp %s:PATH DIR`); make files readable (chmod u+r) and folders readable and searchable (chmod u+rx); rename names git refuses. To pause anyway, losing them: `%s pause --force %s`.", lb, h.Slug, lb, h.Slug)
+	return newError(ErrWouldLose, "%s", b.String())
+}
+
+// lostList is lost as indented lines, names quoted as git quotes them, at
+// most maxNamedLost of them.
+func lostList(lost []Skipped) string {
+	var b strings.Builder
+	for i, l := range lost {
+		if i == maxNamedLost {
+			fmt.Fprintf(&b, "  ... and %d more\n", len(lost)-i)
+			break
+		}
+		fmt.Fprintf(&b, "  %s: %s\n", termtext.Quote(l.Path), termtext.Escape(l.Reason))
+	}
+	return b.String()
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // refillAfterResume copies c's branch into the /src of its new sandbox,

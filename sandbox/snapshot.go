@@ -48,6 +48,12 @@ type SnapshotResult struct {
 	// Ms is what the snapshot took, in milliseconds: the scan in the
 	// sandbox and the commit (for bash, not the command before them).
 	Ms float64 `json:"ms"`
+	// torn are files that changed while they were read, and incomplete
+	// says /src kept changing past the follow-up scans: neither is on the
+	// branch yet, and the next snapshot takes them (a pause that ends the
+	// sandbox has no next one).
+	torn       []string
+	incomplete bool
 }
 
 func millis(d time.Duration) float64 { return math.Round(float64(d)/1e5) / 10 }
@@ -138,7 +144,7 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 		// tree to look for files they no longer ignore.
 		state.Excludes = excludesHash(opts.Excludes)
 	}
-	res := &SnapshotResult{Skipped: sc.meta.Skipped}
+	res := &SnapshotResult{Skipped: sc.meta.Skipped, torn: sc.meta.Torn}
 	if len(sc.files) == 0 && len(sc.meta.Dirs) == 0 && len(sc.meta.IgnoredChanged) == 0 && len(sc.meta.Torn) == 0 &&
 		slices.Equal(sc.meta.Ignored, state.Ignored) && state.Excludes == excludesHash(opts.Excludes) {
 		// Nothing changed: no git, and no new stamp either, since nothing
@@ -213,7 +219,9 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 	if err := writeRecordState(h, state); err != nil {
 		return nil, err
 	}
+	res.torn = sc.meta.Torn
 	if !complete {
+		res.incomplete = true
 		return res, nil
 	}
 	return res, writeSinceToken(h.Repo, h.Slug, sc.meta.Start, sc.meta.Journal)
