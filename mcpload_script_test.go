@@ -140,34 +140,6 @@ func init() {
 		}
 		fmt.Fprintf(ts.Stderr(), "%s answered in %.2fs\n", args[1], took.Seconds())
 	}
-	// mcppeak MIB
-	//
-	// Prints the peak resident memory (VmHWM) of the script's `litterbox
-	// mcp` process, in MiB, and fails when it is over MIB.
-	scriptCmds["mcppeak"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		if neg || len(args) != 1 {
-			ts.Fatalf("usage: mcppeak MIB")
-		}
-		limit, err := strconv.Atoi(args[0])
-		ts.Check(err)
-		pid := serverPID(ts, mcpClient(ts))
-		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-		ts.Check(err)
-		kb := -1
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				kb, err = strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-				ts.Check(err)
-			}
-		}
-		if kb < 0 {
-			ts.Fatalf("no VmHWM in /proc/%d/status", pid)
-		}
-		fmt.Fprintf(ts.Stdout(), "peak: %d MiB\n", kb>>10)
-		if kb>>10 > limit {
-			ts.Fatalf("litterbox mcp peaked at %d MiB, over %d MiB", kb>>10, limit)
-		}
-	}
 }
 
 // manyGroup is a group of calls started by mcpmany.

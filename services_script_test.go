@@ -6,14 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -26,8 +22,6 @@ func init() {
 	scriptCmds["porturl"] = cmdPortURL
 	scriptCmds["fanout"] = cmdFanout
 	scriptCmds["distinctports"] = cmdDistinctPorts
-	scriptCmds["peakrss"] = cmdPeakRSS
-	scriptCmds["mcphwm"] = cmdMCPHWM
 }
 
 // httpget URL
@@ -197,78 +191,4 @@ func cmdDistinctPorts(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	fmt.Fprintf(ts.Stdout(), "%d sandboxes, %d distinct host ports, each answering its own content\n", n, len(seen))
-}
-
-// peakrss MIB CMD ARGS...
-//
-// Runs CMD ARGS as exec does (in the script's directory and environment;
-// its stdout and stderr become the script's), then prints "peak RSS: N MiB
-// in S s" on stderr and fails when CMD failed (succeeded, negated) or when
-// its peak resident memory (ru_maxrss) passed MIB mebibytes, negated or not.
-func cmdPeakRSS(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) < 2 {
-		ts.Fatalf("usage: peakrss MIB CMD ARGS...")
-	}
-	limit, err := strconv.Atoi(args[0])
-	ts.Check(err)
-	path, err := lookPath(ts.Getenv("PATH"), args[1])
-	ts.Check(err)
-	cmd := exec.Command(path, args[2:]...)
-	cmd.Dir, cmd.Env = ts.MkAbs("."), scriptEnv(ts)
-	cmd.Stdout, cmd.Stderr = ts.Stdout(), ts.Stderr()
-	start := time.Now()
-	runErr := cmd.Run()
-	if cmd.ProcessState == nil {
-		ts.Fatalf("%s: %v", args[1], runErr)
-	}
-	mib := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss >> 10 // KiB on Linux
-	fmt.Fprintf(ts.Stderr(), "peak RSS: %d MiB in %.1f s\n", mib, time.Since(start).Seconds())
-	if mib > int64(limit) {
-		ts.Fatalf("%s used %d MiB at its peak, more than %d", strings.Join(args[1:], " "), mib, limit)
-	}
-	if (runErr != nil) != neg {
-		ts.Fatalf("%s: %v (negated: %v)", strings.Join(args[1:], " "), runErr, neg)
-	}
-}
-
-// mcphwm MIB
-//
-// Prints the peak resident memory (VmHWM) of the script's `litterbox mcp`
-// (the one mcp started, logging to $WORK/mcp.stderr) as "mcp VmHWM: N MiB"
-// and fails when it passed MIB mebibytes. The server must be running.
-func cmdMCPHWM(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: mcphwm MIB")
-	}
-	limit, err := strconv.Atoi(args[0])
-	ts.Check(err)
-	// startMCP runs it with OUT set to this file: its environment tells it
-	// from other scripts' servers.
-	out := "OUT=" + filepath.Join(ts.Getenv("WORK"), "mcp.stderr.out")
-	pids, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range pids {
-		environ, _ := os.ReadFile(p + "/environ")
-		if !slices.Contains(strings.Split(string(environ), "\x00"), out) {
-			continue
-		}
-		cmdline, _ := os.ReadFile(p + "/cmdline")
-		argv := strings.Split(string(cmdline), "\x00")
-		if len(argv) < 2 || filepath.Base(argv[0]) != "litterbox" || argv[1] != "mcp" {
-			continue // the tee and sh around it
-		}
-		status, err := os.ReadFile(p + "/status")
-		ts.Check(err)
-		for _, l := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-				kib, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-				ts.Check(err)
-				fmt.Fprintf(ts.Stdout(), "mcp VmHWM: %d MiB\n", kib>>10)
-				if kib>>10 > limit {
-					ts.Fatalf("litterbox mcp used %d MiB at its peak, more than %d", kib>>10, limit)
-				}
-				return
-			}
-		}
-	}
-	ts.Fatalf("no litterbox mcp of this script is running (none has %s in its environment)", out)
 }
