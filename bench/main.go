@@ -28,7 +28,7 @@ import (
 )
 
 // groups of cases, in the order they run.
-var groups = []string{"create", "pause", "list", "mcp", "remote", "kubernetes", "snapshot", "services", "bigwrite"}
+var groups = []string{"create", "pause", "list", "mcp", "hostile", "remote", "kubernetes", "snapshot", "services", "bigwrite"}
 
 type bench struct {
 	bin   string   // the litterbox binary under test
@@ -159,6 +159,7 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		"pause":      b.casePause,
 		"list":       b.caseList,
 		"mcp":        b.caseMCP,
+		"hostile":    b.caseHostile,
 		"remote":     b.caseRemote,
 		"kubernetes": b.caseKubernetes,
 		"snapshot":   b.caseSnapshot,

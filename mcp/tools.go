@@ -73,6 +73,11 @@ const responseSlack = 512
 func (s *Server) shape(res result) *mcp.CallToolResult {
 	limit := s.MaxOutput - responseSlack
 	res.fit(math.MaxInt)
+	if 2*res.weight() > limit {
+		// Cut a payload far over the cap before the first build: the
+		// JSON of a 16 MiB read cost the server 150 MiB to measure.
+		res.fit(limit/2 - 1024)
+	}
 	out, size := build(res)
 	// A cut adds notes, which the next round accounts for; three rounds
 	// always settle, the last guard is for a bug.

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/litterbox-dev/litterbox/provider"
@@ -73,9 +74,33 @@ func (s *Service) Exec(ctx context.Context, r *Repo, name string, o ExecOptions)
 
 // exec runs a command in h's sandbox for the service itself, for which a
 // non-zero exit is a failure: it comes back as a *runner.ExitError holding
-// the code and stderr, as a failed git command would.
+// the code and stderr, as a failed git command would. Output it captures
+// is bounded (bounded.go): stdout at execOutputCap, past which the exec
+// fails with ErrTooMuchOutput; of stderr only the end an error quotes is
+// kept.
 func (s *Service) exec(ctx context.Context, req provider.ExecRequest) (provider.ExecResult, error) {
+	return s.execCapped(ctx, req, execOutputCap)
+}
+
+// execCapped is exec with stdout, when captured, bounded at limit bytes.
+func (s *Service) execCapped(ctx context.Context, req provider.ExecRequest, limit int) (provider.ExecResult, error) {
+	var out *cappedBuffer
+	if req.Stdout == nil {
+		out = &cappedBuffer{max: limit}
+		req.Stdout = out
+	}
+	if req.Stderr == nil {
+		// The runner still keeps its last few KiB for the error.
+		req.Stderr = io.Discard
+	}
 	res, err := s.Provider.Exec(ctx, req)
+	if out != nil {
+		if out.over {
+			return res, fmt.Errorf("%w: more than %d bytes, and nothing past that was read. A program in the sandbox (they run as the agent's user) was tampered with: retry, and if it repeats, recreate the sandbox",
+				ErrTooMuchOutput, limit)
+		}
+		res.Stdout = out.Bytes()
+	}
 	if err == nil && res.ExitCode != 0 {
 		err = &runner.ExitError{Command: runner.Quote(req.Cmd...), ExitCode: res.ExitCode, Stderr: string(res.Stderr)}
 	}

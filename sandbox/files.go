@@ -30,6 +30,21 @@ const (
 	MaxGrepMatches = 200
 	// MaxGrepLine is the longest matching line grep shows in full.
 	MaxGrepLine = 500
+	// grepCut is how much of each line grep's output the sandbox sends:
+	// a longer line is cut there, so that 200 matching lines are small
+	// whatever the files hold. It has room for a long path before the
+	// MaxGrepLine bytes shown.
+	grepCut = 2048
+	// lsBytes and listBytes cap what ls, and the listing glob and grep's
+	// include match against, send from the sandbox (a path may be 4 KiB).
+	lsBytes   = 1 << 20
+	listBytes = 16 << 20
+	// readFirst is the most a read sends in one exec; a bigger file is
+	// read by a second exec, once its size is known and reserved from
+	// outputBudget.
+	readFirst = 256 << 10
+	// pathSlack is room for the resolved path a script prints first.
+	pathSlack = 16 << 10
 	// MaxWriteBytes is the most write and patch put in a file.
 	MaxWriteBytes = MaxReadBytes
 	// FileOpTimeout bounds every file operation in the container.
@@ -44,6 +59,7 @@ const (
 	codeIsDir    = 72
 	codeNotFile  = 73
 	codeNotDir   = 74
+	codeBigger   = 75
 	codeTooBig   = 76
 	codeChanged  = 77
 	codeBadRegex = 78
@@ -57,16 +73,18 @@ const resolveSh = `res() { r=$(realpath "$1" 2>/dev/null) || { echo "$1" >&2; ex
 case "$r" in */.*) echo "$r" >&2; exit 71;; esac; }
 `
 
-// readSh: $1 path, $2 byte cap. Prints the resolved path, a newline, then the
-// file.
+// readSh: $1 path, $2 byte cap, $3 the most to send now (a bigger file
+// exits 75 with its size). Prints the resolved path, a newline, then the
+// file, of which at most $3+1 bytes: one more than was measured says it grew.
 const readSh = resolveSh + `res "$1"
 [ -e "$r" ] || { echo "$r" >&2; exit 70; }
 [ -d "$r" ] && { echo "$r" >&2; exit 72; }
 [ -f "$r" ] || { echo "$r" >&2; exit 73; }
 s=$(wc -c <"$r") || exit 1
 [ "$s" -gt "$2" ] && { echo "$s" >&2; exit 76; }
+[ "$s" -gt "$3" ] && { echo "$s" >&2; exit 75; }
 printf '%s\n' "$r"
-exec cat "$r"`
+exec head -c "$(($3 + 1))" "$r"`
 
 // putSh: $1 path, $2 expected sha1 of the current file ("" for any, "-"
 // for absent), $3 write|delete; content on stdin. Prints "created" or
@@ -87,28 +105,34 @@ cat >"$p" || exit 1
 echo "$state"`
 
 // lsSh: $1 path, $2 maxdepth ("" for all), $3 cap, $4 "files" to leave
-// folders out. Prints the resolved folder, then one entry a line, folders
-// first with a trailing slash, hidden ones left out. (busybox find has no
-// -printf, and its -exec {} + inside -o loses entries, hence two walks.)
+// folders out, $5 byte cap of the entries. Prints the resolved folder, then
+// one entry a line, folders first with a trailing slash, hidden ones left
+// out. (busybox find has no -printf, and its -exec {} + inside -o loses
+// entries, hence two walks.)
 const lsSh = resolveSh + `res "$1"
 [ -e "$r" ] || { echo "$r" >&2; exit 70; }
 [ -d "$r" ] || { echo "$r" >&2; exit 74; }
 printf '%s\n' "$r"
 { [ "$4" = files ] || find "$r" -mindepth 1 ${2:+-maxdepth "$2"} \( -name '.*' -prune \) -o -type d -print | sed 's|$|/|'
-  find "$r" -mindepth 1 ${2:+-maxdepth "$2"} \( -name '.*' -prune \) -o ! -type d -print; } | head -n "$3"`
+  find "$r" -mindepth 1 ${2:+-maxdepth "$2"} \( -name '.*' -prune \) -o ! -type d -print; } | head -n "$3" | head -c "$5"`
 
-// grepSh: $1 path, $2 ERE, $3 cap. Prints path:line:text. Hidden folders
-// are pruned before grep sees them.
+// grepSh: $1 path, $2 ERE, $3 cap, $4 bytes kept of a line. Prints
+// path:line:text, each line cut at $4 bytes. Hidden folders are pruned
+// before grep sees them.
 const grepSh = resolveSh + `res "$1"
 [ -e "$r" ] || { echo "$r" >&2; exit 70; }
 echo | grep -E -e "$2" >/dev/null 2>&1; [ $? -gt 1 ] && exit 78
-if [ -f "$r" ]; then grep -nHs -E -e "$2" -- "$r" | head -n "$3"; exit 0; fi
-find "$r" \( -name '.*' -prune \) -o -type f -print | tr '\n' '\0' | xargs -0 -r grep -nHs -E -e "$2" -- | head -n "$3"`
+if [ -f "$r" ]; then grep -nHs -E -e "$2" -- "$r" | cut -b "1-$4" | head -n "$3"; exit 0; fi
+find "$r" \( -name '.*' -prune \) -o -type f -print | tr '\n' '\0' | xargs -0 -r grep -nHs -E -e "$2" -- | cut -b "1-$4" | head -n "$3"`
 
-// grepListSh: $1 ERE, $2 cap; the files to search on stdin, NUL-separated
-// (the host chose them by grep's include).
+// grepListSh: $1 ERE, $2 cap, $3 bytes kept of a line; the files to
+// search on stdin, NUL-separated (the host chose them by grep's include).
 const grepListSh = `echo | grep -E -e "$1" >/dev/null 2>&1; [ $? -gt 1 ] && exit 78
-xargs -0 -r grep -nHs -E -e "$1" -- | head -n "$2"`
+xargs -0 -r grep -nHs -E -e "$1" -- | cut -b "1-$3" | head -n "$2"`
+
+// grepOutput is the most grep's scripts send: MaxGrepMatches+1 lines of
+// grepCut+1 bytes (one more than grepCut says a line was cut) and newlines.
+const grepOutput = (MaxGrepMatches+1)*(grepCut+2) + pathSlack
 
 // timeLimitSh runs the script $1 with the arguments after it, killed after
 // FileOpTimeout, so a costly search cannot run on after its caller gave up
@@ -118,13 +142,22 @@ if command -v timeout >/dev/null 2>&1; then exec timeout -s KILL %d sh -c "$s" s
 exec sh -c "$s" sh "$@"`, int(FileOpTimeout.Seconds()))
 
 // fileExec runs one of the scripts above in the sandbox with args, within
-// FileOpTimeout.
-func (s *Service) fileExec(ctx context.Context, h *Handle, script string, stdin io.Reader, args ...string) ([]byte, error) {
-	res, err := s.exec(ctx, provider.ExecRequest{
+// FileOpTimeout, and reads at most limit bytes of its output (reserved from
+// outputBudget first): past that it fails with ErrTooMuchOutput.
+func (s *Service) fileExec(ctx context.Context, h *Handle, script string, stdin io.Reader, limit int, args ...string) ([]byte, error) {
+	release, err := outputBudget.acquire(ctx, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	res, err := s.execCapped(ctx, provider.ExecRequest{
 		Ref:   h.Ref,
 		Cmd:   append([]string{"sh", "-c", timeLimitSh, "sh", script}, args...),
 		Stdin: stdin,
-	})
+	}, limit)
+	if errors.Is(err, ErrTooMuchOutput) {
+		return nil, fmt.Errorf("sandbox '%s' answered a file operation with %w", h.Slug, err)
+	}
 	if runner.ExitCode(err) == 137 {
 		return nil, newError(ErrTooSlow, "the operation was stopped after %s; narrow it (a smaller path, an include, a simpler pattern).", FileOpTimeout)
 	}
@@ -207,16 +240,47 @@ func (s *Service) Read(ctx context.Context, h *Handle, p string, o ReadOptions) 
 	if o.Offset < 0 || o.Limit < 0 {
 		return nil, newError(ErrBadPath, "offset and limit must not be negative")
 	}
-	out, err := s.fileExec(ctx, h, readSh, nil, abs, strconv.Itoa(MaxReadBytes))
+	data, err := s.readFile(ctx, h, abs)
 	if err != nil {
 		return nil, scriptError(p, err)
 	}
-	_, data, _ := bytes.Cut(out, []byte("\n"))
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
 		return nil, newError(ErrBinary, "%s is a binary file (%d bytes), not text. Inspect it with bash, e.g. `od -c %s | head`.", p, len(data), abs)
 	}
-	content, total, n := SliceLines(string(data), o.Offset, o.Limit)
+	content, total, n := SliceLines(textOf(data), o.Offset, o.Limit)
 	return &ReadResult{Path: DisplayPath(abs), Content: content, Offset: o.Offset, Lines: n, TotalLines: total, More: o.Offset+n < total}, nil
+}
+
+// readFile reads the file abs, of at most MaxReadBytes: up to readFirst
+// bytes with one exec, a bigger file with a second once its size is
+// reserved, so reads in parallel hold at most outputBudget. A file that
+// grows under it is measured again, at most twice.
+func (s *Service) readFile(ctx context.Context, h *Handle, abs string) ([]byte, error) {
+	send := readFirst
+	for try := 0; ; try++ {
+		out, err := s.fileExec(ctx, h, readSh, nil, send+pathSlack, abs, strconv.Itoa(MaxReadBytes), strconv.Itoa(send))
+		larger := false
+		if runner.ExitCode(err) == codeBigger {
+			n, perr := strconv.Atoi(strings.TrimSpace(runner.Stderr(err)))
+			if perr != nil || n <= send {
+				return nil, err
+			}
+			send, larger, err = min(n, MaxReadBytes), true, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !larger {
+			_, data, _ := bytes.Cut(out, []byte("\n"))
+			if len(data) <= send {
+				return data, nil
+			}
+			send = MaxReadBytes // it grew since it was measured
+		}
+		if try == 2 {
+			return nil, newError(ErrNoFile, "%s kept changing size while it was read; read it again once it is written.", abs)
+		}
+	}
 }
 
 // SliceLines returns limit lines (all when 0) of text from the 0-based line
@@ -296,7 +360,7 @@ func (s *Service) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchR
 	if err != nil {
 		return nil, nil, newError(ErrPatch, "%s: %v; nothing was changed.", p, err)
 	}
-	out, err := s.fileExec(ctx, h, readSh, nil, abs, strconv.Itoa(MaxReadBytes))
+	old, err := s.readFile(ctx, h, abs)
 	exists := true
 	if runner.ExitCode(err) == codeMissing {
 		exists, err = false, nil
@@ -304,7 +368,6 @@ func (s *Service) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchR
 	if err != nil {
 		return nil, nil, scriptError(p, err)
 	}
-	_, old, _ := bytes.Cut(out, []byte("\n"))
 	switch {
 	case d.Create && exists:
 		return nil, nil, newError(ErrPatch, "%s: the diff creates the file, but it exists; nothing was changed. Read it and send a diff against its content.", p)
@@ -352,12 +415,12 @@ func (s *Service) Ls(ctx context.Context, h *Handle, p string, recursive bool) (
 	if recursive {
 		depth = ""
 	}
-	out, err := s.fileExec(ctx, h, lsSh, nil, abs, depth, strconv.Itoa(MaxListEntries+1), "")
+	out, err := s.fileExec(ctx, h, lsSh, nil, lsBytes+pathSlack, abs, depth, strconv.Itoa(MaxListEntries+1), "", strconv.Itoa(lsBytes))
 	if err != nil {
 		return nil, scriptError(p, err)
 	}
-	root, lines := splitFirst(out)
-	res := &LsResult{Path: DisplayPath(root), Entries: []string{}}
+	root, lines, cut := splitListing(out, lsBytes)
+	res := &LsResult{Path: DisplayPath(root), Entries: []string{}, Truncated: cut}
 	for _, l := range lines {
 		if rel, ok := relTo(root, l); ok {
 			res.Entries = append(res.Entries, rel)
@@ -389,11 +452,11 @@ func (s *Service) Glob(ctx context.Context, h *Handle, pattern, p string) (*Glob
 	if err != nil {
 		return nil, newError(ErrBadPattern, "glob pattern %s: %v", clipQuote(pattern), err)
 	}
-	root, lines, err := s.listFiles(ctx, h, p, abs)
+	root, lines, cut, err := s.listFiles(ctx, h, p, abs)
 	if err != nil {
 		return nil, err
 	}
-	res := &GlobResult{Pattern: pattern, Matches: []string{}}
+	res := &GlobResult{Pattern: pattern, Matches: []string{}, Truncated: cut}
 	for _, l := range lines {
 		rel, ok := relTo(root, l)
 		if !ok || strings.HasSuffix(rel, "/") {
@@ -433,7 +496,7 @@ func (s *Service) Grep(ctx context.Context, h *Handle, pattern, p, include strin
 	}
 	var out []byte
 	if include == "" {
-		out, err = s.fileExec(ctx, h, grepSh, nil, abs, pattern, strconv.Itoa(MaxGrepMatches+1))
+		out, err = s.fileExec(ctx, h, grepSh, nil, grepOutput, abs, pattern, strconv.Itoa(MaxGrepMatches+1), strconv.Itoa(grepCut+1))
 	} else {
 		out, err = s.grepIncluded(ctx, h, pattern, p, abs, include)
 	}
@@ -465,9 +528,9 @@ func (s *Service) grepIncluded(ctx context.Context, h *Handle, pattern, p, abs, 
 	if err != nil {
 		return nil, newError(ErrBadPattern, "include %s: %v", clipQuote(include), err)
 	}
-	root, lines, err := s.listFiles(ctx, h, p, abs)
+	root, lines, _, err := s.listFiles(ctx, h, p, abs)
 	if errors.Is(err, ErrNotDir) {
-		return s.fileExec(ctx, h, grepSh, nil, abs, pattern, strconv.Itoa(MaxGrepMatches+1))
+		return s.fileExec(ctx, h, grepSh, nil, grepOutput, abs, pattern, strconv.Itoa(MaxGrepMatches+1), strconv.Itoa(grepCut+1))
 	}
 	if err != nil {
 		return nil, err
@@ -479,28 +542,38 @@ func (s *Service) grepIncluded(ctx context.Context, h *Handle, pattern, p, abs, 
 			list.WriteByte(0)
 		}
 	}
-	return s.fileExec(ctx, h, grepListSh, &list, pattern, strconv.Itoa(MaxGrepMatches+1))
+	return s.fileExec(ctx, h, grepListSh, &list, grepOutput, pattern, strconv.Itoa(MaxGrepMatches+1), strconv.Itoa(grepCut+1))
 }
 
 // listFiles lists the non-hidden files under the folder abs (p as the agent
-// gave it), at most maxScanEntries: the folder resolved, and absolute paths.
-func (s *Service) listFiles(ctx context.Context, h *Handle, p, abs string) (string, []string, error) {
-	out, err := s.fileExec(ctx, h, lsSh, nil, abs, "", strconv.Itoa(maxScanEntries), "files")
+// gave it), at most maxScanEntries and listBytes: the folder resolved,
+// absolute paths, and whether the listing was cut.
+func (s *Service) listFiles(ctx context.Context, h *Handle, p, abs string) (string, []string, bool, error) {
+	out, err := s.fileExec(ctx, h, lsSh, nil, listBytes+pathSlack, abs, "", strconv.Itoa(maxScanEntries), "files", strconv.Itoa(listBytes))
 	if err != nil {
-		return "", nil, scriptError(p, err)
+		return "", nil, false, scriptError(p, err)
 	}
-	root, lines := splitFirst(out)
-	return root, lines, nil
+	root, lines, cut := splitListing(out, listBytes)
+	return root, lines, cut || len(lines) >= maxScanEntries, nil
 }
 
 // grepLine shortens one grep -nH line for an agent: the path relative to
-// /src, binary text replaced, long lines cut.
+// /src, binary text replaced, long lines cut. A line of grepCut+1 bytes
+// was cut in the sandbox: its length is not known, only its least.
 func grepLine(l string) string {
+	cutInSandbox := len(l) > grepCut
 	file, rest, ok := strings.Cut(l, ":")
 	if !ok {
 		return l
 	}
 	num, text, _ := strings.Cut(rest, ":")
+	if cutInSandbox {
+		text = trimPartialRune(text)
+	}
+	more := "%d more bytes"
+	if cutInSandbox {
+		more = "at least %d more bytes"
+	}
 	switch {
 	case strings.IndexByte(text, 0) >= 0 || !utf8.ValidString(text):
 		text = "(binary line)"
@@ -509,9 +582,25 @@ func grepLine(l string) string {
 		for !utf8.RuneStart(text[cut]) {
 			cut--
 		}
-		text = text[:cut] + fmt.Sprintf(" [... %d more bytes]", len(text)-cut)
+		text = text[:cut] + " [... " + fmt.Sprintf(more, len(l)-len(file)-len(num)-2-cut) + "]"
+	case cutInSandbox:
+		text += " [... more bytes]"
 	}
 	return DisplayPath(file) + ":" + num + ":" + text
+}
+
+// trimPartialRune drops an incomplete UTF-8 sequence that a cut left at
+// the end of s.
+func trimPartialRune(s string) string {
+	for i := 1; i <= utf8.UTFMax && i <= len(s); i++ {
+		if utf8.RuneStart(s[len(s)-i]) {
+			if !utf8.FullRuneInString(s[len(s)-i:]) {
+				return s[:len(s)-i]
+			}
+			break
+		}
+	}
+	return s
 }
 
 // relTo returns p relative to the folder root.
@@ -520,15 +609,24 @@ func relTo(root, p string) (string, bool) {
 	return rel, ok && rel != ""
 }
 
-// splitFirst splits script output into its first line and the other
-// non-empty lines.
-func splitFirst(out []byte) (string, []string) {
-	first, rest, _ := strings.Cut(string(out), "\n")
+// splitListing splits lsSh's output into its first line and the other
+// non-empty lines; when the entries reached max bytes they were cut in
+// the sandbox, and the last, partial, line is dropped.
+func splitListing(out []byte, max int) (string, []string, bool) {
+	first, rest, _ := strings.Cut(textOf(out), "\n")
+	cut := len(rest) >= max
+	if cut {
+		if i := strings.LastIndexByte(rest, '\n'); i >= 0 {
+			rest = rest[:i]
+		} else {
+			rest = ""
+		}
+	}
 	var lines []string
 	for _, l := range strings.Split(rest, "\n") {
 		if l != "" {
 			lines = append(lines, l)
 		}
 	}
-	return first, lines
+	return first, lines, cut
 }

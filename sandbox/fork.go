@@ -170,11 +170,11 @@ func (s *Service) Rewind(ctx context.Context, h *Handle, rev string) (*RewindRes
 		return nil, fmt.Errorf("/src holds the files of %s, but the snapshot that records it failed: %w", short(to), err)
 	}
 	res.Commit = snap.Commit
-	var out bytes.Buffer
-	if _, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, User: User, Cmd: []string{"sh", "-c", rewindRestartSh}, Stdout: &out}); err != nil {
+	out, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, User: User, Cmd: []string{"sh", "-c", rewindRestartSh}})
+	if err != nil {
 		return res, fmt.Errorf("rewound to %s, but restarting its services failed: %w", short(to), err)
 	}
-	res.Restarted = strings.Fields(out.String())
+	res.Restarted = strings.Fields(string(out.Stdout))
 	return res, nil
 }
 

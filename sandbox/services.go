@@ -136,7 +136,8 @@ func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action str
 	out := capWriter{max: maxSupervisorOutput}
 	call := func() error {
 		out.Reset()
-		_, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, User: User, Cmd: args, Env: sandboxEnv(h.Slug), Stdout: &out})
+		res, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, User: User, Cmd: args, Env: sandboxEnv(h.Slug)})
+		out.Write(res.Stdout)
 		return err
 	}
 	err := call()
@@ -405,10 +406,12 @@ func (s *Service) autostart(ctx context.Context, ref provider.Ref, slug string, 
 	if len(args) == 2 {
 		return nil, nil
 	}
-	out := capWriter{max: maxSupervisorOutput}
-	if _, err := s.exec(ctx, provider.ExecRequest{Ref: ref, User: User, Cmd: args, Env: sandboxEnv(slug), Stdout: &out}); err != nil {
+	res, err := s.exec(ctx, provider.ExecRequest{Ref: ref, User: User, Cmd: args, Env: sandboxEnv(slug)})
+	if err != nil {
 		return nil, err
 	}
+	out := capWriter{max: maxSupervisorOutput}
+	out.Write(res.Stdout)
 	// start prints one block per service, in the order asked, each opening
 	// with a message= line.
 	var blocks []string

@@ -286,8 +286,11 @@ logs)
 	load "$1"
 	status
 	echo "--- log"
+	# Bounded here, whatever the service wrote: the last LOGMAX bytes read,
+	# lines cut at 4 KiB, the last MiB of them (the host reads at most 4 MiB
+	# of any answer).
 	if [ -f "$d/log" ]; then
-		tail -c $LOGMAX "$d/log" 2>/dev/null | tail -n "${2:-100}"
+		tail -c $LOGMAX "$d/log" 2>/dev/null | tail -n "${2:-100}" | cut -b 1-4096 | tail -c 1048576
 	fi
 	;;
 exec)
