@@ -21,8 +21,9 @@ import (
 // process or several, and share one /src: a snapshot cannot tell which of
 // them made a change it finds. So every such call registers while it runs,
 // as a file in the sandbox's state directory, and a commit made while
-// others are registered names them all (Litterbox-Concurrent trailers): a
-// change is never credited to one call alone when another may have made it.
+// others are registered names them all (and counts them in a
+// Litterbox-Concurrent trailer): a change is never credited to one call
+// alone when another may have made it.
 // Serialising the calls instead would make a write wait for a long bash,
 // for up to an hour. See docs/snapshots.md.
 
@@ -88,34 +89,36 @@ func alive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// concurrentTrailer is the trailer naming a call that was in flight when a
-// commit was made.
+// concurrentTrailer is the trailer that counts the calls in flight when a
+// commit was made. They are named in the body, never in a trailer: their
+// messages hold agent text.
 const concurrentTrailer = "Litterbox-Concurrent"
 
-// withConcurrent makes the message of a snapshot commit: message with its
-// control characters escaped (it is the agent's, and the user's own git log
-// prints it as stored), and the calls in flight on h besides the one in
-// ctx: the subject says how many, a trailer names each.
+// withConcurrent makes the message of a snapshot commit. message is its
+// subject, made one line with its control characters escaped (newlines
+// included): it holds agent text (a command, a path), which must never end
+// the subject early, start a paragraph, or become a trailer (git reads
+// trailers in the last paragraph, never in the first). The calls in flight
+// on h besides the one in ctx follow: the subject says how many, the body
+// names each on an indented line, and the one trailer, litterbox's own,
+// counts them.
 func withConcurrent(ctx context.Context, h *Handle, message string) string {
-	message = termtext.EscapeText(message)
+	subject := termtext.Escape(message)
 	others := concurrentCalls(ctx, h)
 	if len(others) == 0 {
-		return message
+		return subject
 	}
-	subject, body, _ := strings.Cut(message, "\n")
 	calls := "1 other call"
 	if len(others) > 1 {
 		calls = strconv.Itoa(len(others)) + " other calls"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (while %s ran)\n\n", subject, calls)
-	if body = strings.TrimSpace(body); body != "" {
-		b.WriteString(body + "\n\n")
-	}
-	b.WriteString("Other calls were changing this sandbox at the same time: some of these changes may be theirs.\n\n")
+	b.WriteString("Other calls were changing this sandbox at the same time: some of these changes may be theirs:\n")
 	for _, c := range others {
-		fmt.Fprintf(&b, "%s: %s\n", concurrentTrailer, termtext.Escape(firstLine(c.Message)))
+		fmt.Fprintf(&b, "  - %s\n", termtext.Escape(firstLine(c.Message)))
 	}
+	fmt.Fprintf(&b, "\n%s: %d\n", concurrentTrailer, len(others))
 	return b.String()
 }
 

@@ -31,7 +31,8 @@ type Forked struct {
 // included (git then merges as usual: after name was merged, only what the
 // fork added remains).
 func (s *Service) Fork(ctx context.Context, r *Repo, name, newName string, opts CreateOptions) (*Forked, error) {
-	if _, err := Slugify(newName); err != nil {
+	newSlug, err := Slugify(newName)
+	if err != nil {
 		return nil, err
 	}
 	f, err := s.lookup(ctx, r, name)
@@ -44,7 +45,7 @@ func (s *Service) Fork(ctx context.Context, r *Repo, name, newName string, opts 
 	out := &Forked{From: f.slug}
 	if f.container != nil && f.container.State == provider.StateRunning && f.ready {
 		var err error
-		if out.Snapshot, err = s.Snapshot(ctx, handleOf(r, *f.container), "snapshot: before fork into "+newName); err != nil {
+		if out.Snapshot, err = s.Snapshot(ctx, handleOf(r, *f.container), "snapshot: before fork into "+newSlug); err != nil {
 			return nil, fmt.Errorf("snapshot %s before forking it (nothing was created): %w", f.slug, err)
 		}
 	}
@@ -105,9 +106,8 @@ done`
 // Services that were running are restarted, so they serve the rewound
 // files. A rev not on the branch is ErrBadRef, and nothing changes.
 func (s *Service) Rewind(ctx context.Context, h *Handle, rev string) (*RewindResult, error) {
-	if _, err := s.Snapshot(ctx, h, "snapshot: before rewind to "+rev); err != nil {
-		return nil, fmt.Errorf("snapshot before the rewind (nothing was changed): %w", err)
-	}
+	// rev is checked before anything is recorded, and the snapshot's
+	// message names the commit it resolved to, never rev as given.
 	rv, err := s.review(ctx, h.Repo, h.Slug)
 	if err != nil {
 		return nil, err
@@ -134,6 +134,12 @@ func (s *Service) Rewind(ctx context.Context, h *Handle, rev string) (*RewindRes
 	}
 	if !onTip || !afterBase {
 		return nil, notOnBranch()
+	}
+	if _, err := s.Snapshot(ctx, h, "snapshot: before rewind to "+short(to)); err != nil {
+		return nil, fmt.Errorf("snapshot before the rewind (nothing was changed): %w", err)
+	}
+	if rv, err = s.review(ctx, h.Repo, h.Slug); err != nil {
+		return nil, err
 	}
 	res := &RewindResult{Name: h.Slug, To: to}
 	changes, err := h.Repo.Git.RawDiff(ctx, rv.tip, to)

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/internal/termtext"
@@ -12,7 +13,10 @@ import (
 const MaxMessageBytes = 64 << 10
 
 // milestoneTrailer marks milestone commits, so the next milestone knows where
-// to start squashing.
+// to start squashing. Only litterbox writes it, as the last paragraph of a
+// milestone's message; agent text never reaches a last paragraph (a
+// snapshot's message is one line, a milestone's is followed by this one),
+// so an agent cannot make a boundary by writing it (isMilestone).
 const milestoneTrailer = "Litterbox-Milestone: true"
 
 // MilestoneResult says what a milestone squashed.
@@ -35,8 +39,9 @@ func (s *Service) Milestone(ctx context.Context, h *Handle, message string) (*Mi
 		return nil, err
 	}
 	// The agent's words reach the user's terminal through git log as they
-	// are stored: control characters are stored escaped.
-	message = termtext.EscapeText(message)
+	// are stored: control characters are stored escaped. Its lines that
+	// read as trailers are indented, so they stay text.
+	message = neutralizeTrailers(termtext.EscapeText(message))
 	if _, err := s.Snapshot(ctx, h, "milestone: pending changes"); err != nil {
 		return nil, err
 	}
@@ -70,7 +75,7 @@ func (s *Service) Milestone(ctx context.Context, h *Handle, message string) (*Mi
 	}
 	parent, n := base, 0
 	for _, c := range commits {
-		if strings.Contains(c.Message, milestoneTrailer) {
+		if isMilestone(c.Message) {
 			parent = c.ID
 			break
 		}
@@ -87,4 +92,41 @@ func (s *Service) Milestone(ctx context.Context, h *Handle, message string) (*Mi
 		return nil, err
 	}
 	return &MilestoneResult{Squashed: n, Commit: id}, nil
+}
+
+// isMilestone reports whether a commit message is a milestone's: its last
+// paragraph, which git reads as the trailers and which is never the first
+// (the subject), holds milestoneTrailer as a line.
+func isMilestone(msg string) bool {
+	msg = strings.TrimSpace(msg)
+	i := strings.LastIndex(msg, "\n\n")
+	if i < 0 {
+		return false
+	}
+	for _, line := range strings.Split(msg[i+2:], "\n") {
+		if strings.TrimRight(line, " \t") == milestoneTrailer {
+			return true
+		}
+	}
+	return false
+}
+
+// trailerLine matches a line git would read as a trailer, "Token: value":
+// the token letters, digits and dashes, then optional blanks and the
+// separator (git's default trailer.separators).
+var trailerLine = regexp.MustCompile(`^[A-Za-z0-9-]+[ \t]*:`)
+
+// neutralizeTrailers indents every line of an agent's message but the
+// first (the subject, which git never reads as a trailer) that would read
+// as a trailer: git takes an indented line for the continuation of a
+// trailer, and a paragraph of them holds none. "Co-authored-by:" or
+// "Signed-off-by:" from an agent is text in the milestone, not a claim.
+func neutralizeTrailers(msg string) string {
+	lines := strings.Split(msg, "\n")
+	for i := 1; i < len(lines); i++ {
+		if trailerLine.MatchString(lines[i]) {
+			lines[i] = "  " + lines[i]
+		}
+	}
+	return strings.Join(lines, "\n")
 }
