@@ -86,3 +86,28 @@ func procStatusKB(pid int, field string) (int, error) {
 	}
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
+
+func init() {
+	// dirsize DIR MAXMIB
+	//
+	// Prints the size of the files under DIR ("size: N MiB") and fails when
+	// it is over MAXMIB mebibytes.
+	scriptCmds["dirsize"] = func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 2 {
+			ts.Fatalf("usage: dirsize DIR MAXMIB")
+		}
+		limit, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		var total int64
+		ts.Check(filepath.Walk(ts.MkAbs(args[0]), func(_ string, fi os.FileInfo, err error) error {
+			if err == nil && fi.Mode().IsRegular() {
+				total += fi.Size()
+			}
+			return err
+		}))
+		fmt.Fprintf(ts.Stdout(), "size: %d MiB\n", total>>20)
+		if total>>20 > int64(limit) {
+			ts.Fatalf("%s holds %d MiB, over %d MiB", args[0], total>>20, limit)
+		}
+	}
+}

@@ -81,6 +81,7 @@ func (s *Service) Run(ctx context.Context, h *Handle, spec RunSpec) (*RunResult,
 		return nil, nil, err
 	}
 	if sc.run == nil {
+		sc.budget.release()
 		return nil, nil, errors.New("the scanner sent no command result")
 	}
 	began := time.Now()

@@ -105,6 +105,8 @@ func (s *Service) scanOptions(ctx context.Context, h *Handle) scan.Options {
 		o.List = []string{""}
 	}
 	o.Full = append(o.Full, st.Unread...)
+	// Files skipped for the record limit, once they fit (recordlimit.go).
+	o.Paths = s.pendingToAsk(h)
 	return o
 }
 
@@ -123,11 +125,23 @@ const maxFollowUps = 3
 // committed is replaced by a fresh one, so stale content never overwrites
 // newer. opts are the options sc was scanned with.
 func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts scan.Options, message string) (*SnapshotResult, error) {
+	// Its rescans share its share of the record limit (recordlimit.go).
+	budget := sc.budget
+	defer budget.release()
+	ctx = withBudget(ctx, budget)
 	unlock, err := lockState(ctx, h.Repo.stateDir(h.Slug))
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	// Under the lock, what the scans stored is counted against the record
+	// limit, and the files it skipped are kept (recordlimit.go).
+	var trees map[string]map[string]git.TreeEntry
+	requested := map[string]bool{}
+	for _, p := range opts.Paths {
+		requested[p] = true
+	}
+	defer func() { s.settleRecord(h, budget, sc, trees, requested) }()
 
 	// The stamp is read again under the lock: another call may have
 	// committed a newer scan since this one began.
@@ -161,7 +175,6 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 		return nil, newError(ErrNotFound, "the branch %s%s of sandbox '%s' is gone, so its changes cannot be recorded. Ask the user to check `litterbox list`.", BranchPrefix, h.Slug, h.Slug)
 	}
 
-	var trees map[string]map[string]git.TreeEntry
 	complete := false
 	for round := 0; ; round++ {
 		// The ignored directories the branch tracks files under, known
@@ -278,6 +291,9 @@ type scanned struct {
 	files map[string]git.Change // by path: mode and blob id
 	meta  scan.Meta
 	run   *RunResult // set when the scan ran a command first
+	// budget is the share of the record limit its snapshot holds
+	// (recordlimit.go).
+	budget *recordBudget
 }
 
 // newScanned is res as changes to the branch.
@@ -507,12 +523,17 @@ func (s *Service) scanOnce(ctx context.Context, h *Handle, args []string, stdin 
 		}
 		execDone <- err
 	}()
-	blobs := h.Repo.Git.NewBlobWriter(ctx)
+	budget, shared := s.budgetOf(ctx, h)
+	blobs := budgetStore{h.Repo.Git.NewBlobWriter(ctx), budget}
 	res, perr := scan.Read(pr, blobs)
 	// Unblock the exec if the stream was not read to its end.
 	pr.CloseWithError(errors.New("scan stream abandoned"))
 	eerr := <-execDone
 	berr := blobs.Close()
+	if (perr != nil || eerr != nil || berr != nil) && !shared {
+		// What it stored is garbage git gc removes, not counted.
+		budget.release()
+	}
 	// A stream the host refused says more than the broken pipe the
 	// scanner then got; any other failure of the exec says more than the
 	// stream it cut short.
@@ -525,7 +546,9 @@ func (s *Service) scanOnce(ctx context.Context, h *Handle, args []string, stdin 
 	if berr != nil {
 		return nil, berr
 	}
-	return newScanned(res), nil
+	sc := newScanned(res)
+	sc.budget = budget
+	return sc, nil
 }
 
 // execError turns a failed exec into an error that says what to do.

@@ -85,6 +85,11 @@ type Config struct {
 	Memory string
 	CPUs   string
 	Pids   int
+	// Record is the most new file content a sandbox's snapshots may add to
+	// the repository, a size ("1g"; "0" for no limit); "" leaves the
+	// default. Only LocalFile may set it, as AllowUnisolated: it protects
+	// the host's disk from the agent.
+	Record string
 	// Image is the image sandboxes are made from; "" leaves it to the
 	// service's default. `create --image` wins over it.
 	Image string
@@ -224,6 +229,7 @@ type rawLimits struct {
 	Memory *string  `toml:"memory"`
 	CPUs   *float64 `toml:"cpus"`
 	Pids   *int     `toml:"pids"`
+	Record *string  `toml:"record"`
 }
 
 // Default is the configuration of a repository without a config file.
@@ -345,6 +351,9 @@ func Parse(base, local []byte) (*Config, error) {
 		if raw.AgentBaseRefs != nil {
 			return nil, fmt.Errorf("%w: %sagent_base_refs can only be set in %s: the committed file comes with the code a sandbox holds, which an agent can change (see docs/config.md)", ErrInvalid, raw.at("agent_base_refs"), LocalFile)
 		}
+		if raw.Limits != nil && raw.Limits.Record != nil {
+			return nil, fmt.Errorf("%w: %slimits.record can only be set in %s: the committed file comes with the code a sandbox holds, which an agent can change (see docs/config.md)", ErrInvalid, raw.at("limits.record"), LocalFile)
+		}
 	}
 	if local != nil {
 		over := rawConfig{where: map[string]string{}, spelled: map[string]string{}}
@@ -464,6 +473,7 @@ func (c *rawConfig) merge(o *rawConfig) {
 		setIf(&c.Limits.Memory, o.Limits.Memory)
 		setIf(&c.Limits.CPUs, o.Limits.CPUs)
 		setIf(&c.Limits.Pids, o.Limits.Pids)
+		setIf(&c.Limits.Record, o.Limits.Record)
 	}
 	for name, ov := range o.Services {
 		if c.Services == nil {
@@ -651,6 +661,12 @@ func (c *rawConfig) validate() (*Config, error) {
 				bad("limits.pids", "%d is too few to run anything (at least 16)", *l.Pids)
 			}
 			cfg.Pids = *l.Pids
+		}
+		if l.Record != nil {
+			if !memoryRE.MatchString(*l.Record) {
+				bad("limits.record", "%q is not a size such as \"500m\" or \"2g\" (\"0\" for no limit)", *l.Record)
+			}
+			cfg.Record = *l.Record
 		}
 	}
 

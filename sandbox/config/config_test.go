@@ -144,6 +144,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"memory", "[limits]\nmemory = \"lots\"\n", "", "limits.memory"},
 		{"cpus", "[limits]\ncpus = 0\n", "", "limits.cpus"},
 		{"pids", "[limits]\npids = 2\n", "", "limits.pids"},
+		{"record in the committed file", "[limits]\nrecord = \"0\"\n", "", ".litterbox.toml:2: limits.record can only be set in .litterbox.local.toml"},
+		{"record size", "", "[limits]\nrecord = \"lots\"\n", "limits.record"},
 		{"env name", "[services.web]\ncommand = [\"a\"]\nenv = { \"A-B\" = \"1\" }\n", "", "services.web.env.A-B"},
 	}
 	for _, tt := range tests {

@@ -52,12 +52,32 @@ type BlobStore interface {
 	Write(size int64, r io.Reader) (id string, err error)
 }
 
+// FileStore is a BlobStore told which file each blob is. A WriteFile that
+// returns a *SkipError stored nothing and read nothing: the file is
+// skipped, with the reason, and the stream goes on.
+type FileStore interface {
+	BlobStore
+	WriteFile(path string, size int64, r io.Reader) (id string, err error)
+}
+
+// SkipError is a file a FileStore declined to store (the sandbox's record
+// limit is reached), with the reason Read reports it under.
+type SkipError struct {
+	Reason string
+}
+
+func (e *SkipError) Error() string { return e.Reason }
+
 // Read reads a scan stream, storing file contents as blobs through blobs
 // as they come. Names are checked, never trusted: an entry that is
 // absolute, climbs with "..", or holds a name git refuses is dropped and
 // reported.
 func Read(r io.Reader, blobs BlobStore) (*Result, error) {
 	sc := &Result{Files: map[string]File{}}
+	write := func(_ string, size int64, r io.Reader) (string, error) { return blobs.Write(size, r) }
+	if fs, ok := blobs.(FileStore); ok {
+		write = fs.WriteFile
+	}
 	tr := tar.NewReader(r)
 	gotMeta := false
 	var refused []Skipped // names refused here; the meta comes last
@@ -115,18 +135,21 @@ func Read(r io.Reader, blobs BlobStore) (*Result, error) {
 		switch hdr.Typeflag {
 		case tar.TypeSymlink:
 			ch.Mode = "120000"
-			if ch.ID, err = blobs.Write(int64(len(hdr.Linkname)), strings.NewReader(hdr.Linkname)); err != nil {
-				return nil, err
-			}
+			ch.ID, err = write(hdr.Name, int64(len(hdr.Linkname)), strings.NewReader(hdr.Linkname))
 		case tar.TypeReg:
 			if hdr.Mode&0o111 != 0 {
 				ch.Mode = "100755"
 			}
-			if ch.ID, err = blobs.Write(hdr.Size, tr); err != nil {
-				return nil, fmt.Errorf("read scan: %s: %w", hdr.Name, err)
-			}
+			ch.ID, err = write(hdr.Name, hdr.Size, tr)
 		default:
 			continue
+		}
+		if skip := (*SkipError)(nil); errors.As(err, &skip) {
+			refused = append(refused, Skipped{Path: hdr.Name, Reason: skip.Reason})
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read scan: %s: %w", hdr.Name, err)
 		}
 		sc.Files[hdr.Name] = ch
 	}
