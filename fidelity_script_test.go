@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,7 +29,9 @@ func init() {
 	// and bracket classes, files tracked under ignored directories, large
 	// and binary files, into the current directory and commits it;
 	// goroot: copies $(go env GOROOT)/src there. Then creates SANDBOX and
-	// runs ROUNDS rounds of random changes, each checked against git add -A.
+	// runs ROUNDS rounds of random changes (hard links among them, made
+	// anywhere, ignored folders too, and written through either name),
+	// each checked against git add -A.
 	scriptCmds["fidelity"] = func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 3 {
 			ts.Fatalf("usage: fidelity generated|goroot SANDBOX ROUNDS")
@@ -91,6 +94,12 @@ type fidelity struct {
 	dir     string
 	sandbox string
 	n       int // names made so far, to keep them unique
+	// links are the names of files made with hard links, both names,
+	// to write through in later rounds; ign tells whether the ignored
+	// folder ign/ was made in an earlier round (a round links into it
+	// only then: see docs/snapshots.md, "One limit").
+	links []string
+	ign   bool
 }
 
 // run runs a command in the repository with the script's environment and
@@ -187,7 +196,7 @@ func (f *fidelity) generate() {
 	for i := 0; i < 6; i++ {
 		gi = append(gi, ignorePatterns[f.rng.IntN(len(ignorePatterns))])
 	}
-	f.write(".gitignore", []byte("build/\n"+strings.Join(gi, "\n")+"\n"), 0o644)
+	f.write(".gitignore", []byte("build/\nign/\n"+strings.Join(gi, "\n")+"\n"), 0o644)
 	dirs := []string{"", "src", "src/deep", "d1", "d2", "n\nl", "\xff dir", "build", "build/sub", "gen"}
 	for _, d := range dirs {
 		for i := 0; i < 4; i++ {
@@ -319,6 +328,14 @@ func (f *fidelity) changes() (script, ops string) {
 	pickDir := func() string { return dirList[f.rng.IntN(len(dirList))] }
 	var sh, log strings.Builder
 	sh.WriteString("set -e\ncd /src\n")
+	// ign/, an ignored folder nothing is tracked under, for links.
+	linkDirs := append(slices.Clone(dirList), "build")
+	if f.ign {
+		linkDirs = append(linkDirs, "ign")
+	} else {
+		sh.WriteString("mkdir -p ign\n")
+		f.ign = true
+	}
 	// let sets a shell variable to s, byte for byte; a path gets a
 	// leading "./", so a name like "-dash" is never read as an option.
 	let := func(v, s string) { fmt.Fprintf(&sh, "%s=$(printf '%sx'); %s=${%s%%x}\n", v, shq(s), v, v) }
@@ -330,7 +347,7 @@ func (f *fidelity) changes() (script, ops string) {
 		return d + "/" + n
 	}
 	for i := 0; i < 4+f.rng.IntN(6); i++ {
-		switch op := f.rng.IntN(13); {
+		switch op := f.rng.IntN(16); {
 		case op < 3 && len(files) > 0: // modify
 			p := pickFile()
 			letPath("p", p)
@@ -401,6 +418,33 @@ func (f *fidelity) changes() (script, ops string) {
 			letPath("p", p)
 			sh.WriteString("[ -f \"$p\" ] && rm -f \"$p\" && mkdir \"$p\" && echo inner > \"$p/inner\" || true\n")
 			fmt.Fprintf(&log, "file to dir %q\n", p)
+		case op == 12 && len(files) > 0: // a hard link, anywhere, maybe written through at once, maybe removed again
+			p := pickFile()
+			t := join(linkDirs[f.rng.IntN(len(linkDirs))], f.name())
+			letPath("p", p)
+			letPath("t", t)
+			then, what := "", ""
+			switch f.rng.IntN(4) {
+			case 0:
+				then, what = fmt.Sprintf(" && head -c %d /dev/urandom >> \"$t\"", 1+f.rng.IntN(3000)), ", written through"
+			case 1:
+				then, what = fmt.Sprintf(" && head -c %d /dev/urandom >> \"$t\" && rm -f \"$t\"", 1+f.rng.IntN(3000)), ", written through, removed"
+			}
+			fmt.Fprintf(&sh, "[ -f \"$p\" ] && [ ! -L \"$p\" ] && [ -d \"$(dirname \"$t\")\" ] && [ ! -e \"$t\" ] && ln \"$p\" \"$t\"%s || true\n", then)
+			if !strings.HasSuffix(what, "removed") {
+				f.links = append(f.links, p, t)
+			}
+			fmt.Fprintf(&log, "hard link %q to %q%s\n", t, p, what)
+		case (op == 13 || op == 14) && len(f.links) > 0: // a write or a chmod through a name of a linked file
+			t := f.links[f.rng.IntN(len(f.links))]
+			letPath("t", t)
+			if f.rng.IntN(3) == 0 {
+				sh.WriteString("[ -f \"$t\" ] && [ ! -L \"$t\" ] && { if [ -x \"$t\" ]; then chmod -x \"$t\"; else chmod +x \"$t\"; fi; } || true\n")
+				fmt.Fprintf(&log, "chmod through %q\n", t)
+			} else {
+				fmt.Fprintf(&sh, "[ -f \"$t\" ] && [ ! -L \"$t\" ] && head -c %d /dev/urandom >> \"$t\" || true\n", 1+f.rng.IntN(3000))
+				fmt.Fprintf(&log, "write through %q\n", t)
+			}
 		default: // content changed with the old times put back
 			if len(files) == 0 {
 				continue

@@ -149,9 +149,9 @@ func TestScriptsWithoutJournal(t *testing.T) {
 }
 
 // podmanScripts are the journeys that run once more against Podman's
-// service: create, an MCP session, log and diff, merge, delete, and the
-// change journal.
-var podmanScripts = []string{"lifecycle_basic.txtar", "mcp_roundtrip.txtar", "review_log_diff.txtar", "review_merge.txtar", "snapshot_journal.txtar"}
+// service: create, an MCP session, log and diff, merge, delete, the
+// change journal, and hard links.
+var podmanScripts = []string{"lifecycle_basic.txtar", "mcp_roundtrip.txtar", "review_log_diff.txtar", "review_merge.txtar", "snapshot_journal.txtar", "snapshot_links.txtar"}
 
 // TestScriptsPodman runs podmanScripts with --engine podman (through
 // LITTERBOX_ENGINE) against the service scripts/ensure-podman.sh starts.

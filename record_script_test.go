@@ -161,9 +161,18 @@ func syncTar(r io.Reader, dir string) error {
 			if err := os.Symlink(h.Linkname, p); err != nil {
 				return err
 			}
-		case tar.TypeReg:
+		case tar.TypeReg, tar.TypeLink:
 			exe := h.Mode&0o111 != 0
 			data, err := io.ReadAll(tr)
+			if h.Typeflag == tar.TypeLink {
+				// A later name of a file tar has sent: its content is
+				// that name's, written above.
+				target := filepath.Join(dir, strings.TrimPrefix(h.Linkname, "./"))
+				data, err = os.ReadFile(target)
+				if fi, serr := os.Lstat(target); serr == nil {
+					exe = fi.Mode()&0o111 != 0
+				}
+			}
 			if err != nil {
 				return err
 			}

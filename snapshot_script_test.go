@@ -83,8 +83,11 @@ func tarListing(ts *testscript.TestScript, cmd *exec.Cmd, exclude []string) map[
 		ts.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr.String())
 	}
 	list := map[string]string{}
+	// all describes every entry, excluded or not: a hard link (tar sends
+	// a later name of a file as a link to its first) is described as the
+	// name it links to, which may lie in an excluded directory.
+	all := map[string]string{}
 	tr := tar.NewReader(bytes.NewReader(out))
-next:
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -94,20 +97,31 @@ next:
 			ts.Fatalf("read tar: %v", err)
 		}
 		name := strings.TrimPrefix(h.Name, "./")
-		for _, e := range exclude {
-			if name == e || strings.HasPrefix(name, strings.TrimSuffix(e, "/")+"/") {
-				continue next
-			}
-		}
 		switch h.Typeflag {
 		case tar.TypeSymlink:
-			list[name] = "link " + h.Linkname
+			all[name] = "link " + h.Linkname
 		case tar.TypeReg:
 			data, _ := io.ReadAll(tr)
-			list[name] = fmt.Sprintf("file exec=%v %x", h.Mode&0o111 != 0, sha1.Sum(data))
+			all[name] = fmt.Sprintf("file exec=%v %x", h.Mode&0o111 != 0, sha1.Sum(data))
+		case tar.TypeLink:
+			all[name] = all[strings.TrimPrefix(h.Linkname, "./")]
+		default:
+			continue
+		}
+		if !excluded(name, exclude) {
+			list[name] = all[name]
 		}
 	}
 	return list
+}
+
+func excluded(name string, exclude []string) bool {
+	for _, e := range exclude {
+		if name == e || strings.HasPrefix(name, strings.TrimSuffix(e, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func diffListings(a, b map[string]string) string {

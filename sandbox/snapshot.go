@@ -100,6 +100,7 @@ func (s *Service) scanOptions(ctx context.Context, h *Handle) scan.Options {
 		Journal:      journalOn(),
 		JournalToken: token,
 		Ignored:      st.Ignored,
+		Linked:       st.Linked,
 	}
 	if st.Excludes != "" && st.Excludes != excludesHash(o.Excludes) {
 		o.List = []string{""}
@@ -144,14 +145,16 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 	defer func() { s.settleRecord(h, budget, sc, trees, requested) }()
 
 	// The stamp is read again under the lock: another call may have
-	// committed a newer scan since this one began.
+	// committed a newer scan since this one began. Its files with other
+	// names go with its journal token.
 	opts.Since, opts.JournalToken = readSinceToken(sincePath(h))
+	state := readRecordState(h)
 	if sc.meta.Start < opts.Since {
+		opts.Linked = state.Linked
 		if sc, err = s.scan(ctx, h, opts, nil); err != nil {
 			return nil, err
 		}
 	}
-	state := readRecordState(h)
 	if state.Excludes == "" {
 		// The first snapshot of a sandbox: the excludes are taken to be
 		// those its copy was made under, so it does not list the whole
@@ -160,7 +163,7 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 	}
 	res := &SnapshotResult{Skipped: sc.meta.Skipped, torn: sc.meta.Torn}
 	if len(sc.files) == 0 && len(sc.meta.Dirs) == 0 && len(sc.meta.IgnoredChanged) == 0 && len(sc.meta.Torn) == 0 &&
-		slices.Equal(sc.meta.Ignored, state.Ignored) && state.Excludes == excludesHash(opts.Excludes) {
+		slices.Equal(sc.meta.Ignored, state.Ignored) && slices.Equal(sc.meta.Linked, state.Linked) && state.Excludes == excludesHash(opts.Excludes) {
 		// Nothing changed: no git, and no new stamp either, since nothing
 		// carries a time between the old stamp and this scan's.
 		return res, nil
@@ -229,6 +232,7 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 	}
 	state.Excludes = excludesHash(opts.Excludes)
 	state.Unread = unreadDirs(sc.meta.Skipped)
+	state.Linked = sc.meta.Linked
 	if err := writeRecordState(h, state); err != nil {
 		return nil, err
 	}
@@ -604,7 +608,8 @@ func excludesHash(lines []string) string {
 // recordState is what a snapshot keeps for the next one besides the stamp:
 // which ignored directories the branch tracks files under (Tracked), as
 // found at commit Tip for the ignored directories a scan reported
-// (Ignored), and the excludes last applied. It lives in the sandbox's state
+// (Ignored), the excludes last applied, and the files with other names
+// (Linked), which every scan stats. It lives in the sandbox's state
 // directory, in the record format of scanwire.go; a missing or unreadable
 // one is computed again.
 type recordState struct {
@@ -617,6 +622,7 @@ type recordState struct {
 	// a later walk sees once it is readable again (chmod moves only the
 	// directory's), so each is reported whole (Options.Full) until read.
 	Unread []string
+	Linked []string
 	// trackedFiles are the files under Tracked, known only in the snapshot
 	// that computed Tracked.
 	trackedFiles []string
@@ -648,6 +654,8 @@ func readRecordState(h *Handle) recordState {
 			st.Tracked = append(st.Tracked, v)
 		case 'U':
 			st.Unread = append(st.Unread, v)
+		case 'H':
+			st.Linked = append(st.Linked, v)
 		default:
 			return recordState{}
 		}
@@ -662,6 +670,7 @@ func writeRecordState(h *Handle, st recordState) error {
 	scan.PutRecords(&b, 'B', st.Ignored)
 	scan.PutRecords(&b, 'T', st.Tracked)
 	scan.PutRecords(&b, 'U', st.Unread)
+	scan.PutRecords(&b, 'H', st.Linked)
 	p := recordStatePath(h)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err

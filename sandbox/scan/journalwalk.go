@@ -44,6 +44,15 @@ func (sc *scanner) walkJournal(dirs []string, base *ignorer) {
 			dirs = append(dirs, parentDir(d))
 		}
 	}
+	// A file with other names may have been written through one of them
+	// (in an ignored folder, say): its own folder then has no event. One
+	// that changed has its folder walked, as if the journal named it.
+	for _, p := range slices.Sorted(maps.Keys(sc.linked)) {
+		var st unix.Stat_t
+		if p != "" && unix.Lstat(filepath.Join(sc.o.Root, p), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && sc.newer(st) {
+			dirs = append(dirs, parentDir(p))
+		}
+	}
 	// Parents first, so a directory whose walk turns whole (its
 	// .gitignore changed) comes before everything under it.
 	todo := slices.Compact(slices.Sorted(slices.Values(append(dirs, slices.Collect(maps.Keys(whole))...))))
@@ -53,6 +62,7 @@ func (sc *scanner) walkJournal(dirs []string, base *ignorer) {
 		}
 		c := sc.dirContext(d, memo)
 		if !c.ok {
+			sc.refusedDir(d, memo)
 			continue
 		}
 		f := c.f
@@ -64,10 +74,43 @@ func (sc *scanner) walkJournal(dirs []string, base *ignorer) {
 		sc.walk(d, c.changed, c.ig, f)
 	}
 	// The ignored directories of the last scan that no walk went past are
-	// still the full walk's.
+	// still the full walk's: only the walk of its parent names one (a
+	// subtree walked whole from the ignored directory itself does not).
 	for _, p := range still {
-		if !sc.walked[parentDir(p)] && !sc.underWhole(p) {
+		if !sc.walked[parentDir(p)] && !sc.underWhole(parentDir(p)) {
 			sc.meta.Ignored = append(sc.meta.Ignored, p)
+		}
+	}
+	sc.keepLinked(memo)
+}
+
+// refusedDir reports directory d skipped, as the walk of its parent does
+// when d's name is one git refuses and its times passed the stamp: the
+// journal names d (it watches such folders, for the links they may hold),
+// and may not name its parent.
+func (sc *scanner) refusedDir(d string, memo map[string]dirCtx) {
+	parent := parentDir(d)
+	reason := refusedName(path.Base(d), false)
+	if d == "" || reason == "" || sc.walked[parent] || sc.underWhole(parent) || !sc.dirContext(parent, memo).ok {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Lstat(filepath.Join(sc.o.Root, d), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && sc.newer(st) {
+		sc.skip(d, reason)
+	}
+}
+
+// keepLinked keeps in Meta.Linked the files of Options.Linked whose
+// folder no walk went through, as the full walk keeps those it sees.
+func (sc *scanner) keepLinked(memo map[string]dirCtx) {
+	for _, p := range slices.Sorted(maps.Keys(sc.linked)) {
+		dir := parentDir(p)
+		if p == "" || sc.walked[dir] || sc.underWhole(dir) || refusedName(path.Base(p), false) != "" {
+			continue // walked (and kept there), or not a file the full walk sees
+		}
+		var st unix.Stat_t
+		if sc.dirContext(dir, memo).ok && unix.Lstat(filepath.Join(sc.o.Root, p), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			sc.meta.Linked = append(sc.meta.Linked, p)
 		}
 	}
 }

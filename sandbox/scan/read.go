@@ -164,7 +164,8 @@ func Read(r io.Reader, blobs BlobStore) (*Result, error) {
 // sanitize checks the meta, which is as untrusted as the names: the agent
 // runs as the scanner's uid and can tamper with it. Its paths go back to the
 // scanner (Full, Paths, List, Tracked) and into git queries, so they get the
-// same checks; a listing entry is one name, never a path.
+// same checks (Linked goes back too); a listing entry is one name, never
+// a path.
 func (sc *Result) sanitize() {
 	for d, listing := range sc.Meta.Dirs {
 		if d != "" && unsafePath(d, false) != "" {
@@ -205,6 +206,14 @@ func (sc *Result) sanitize() {
 	}
 	slices.Sort(dirs)
 	sc.Meta.Ignored = slices.Compact(dirs)
+	var linked []string
+	for _, p := range sc.Meta.Linked {
+		if unsafePath(p, false) == "" {
+			linked = append(linked, p)
+		}
+	}
+	slices.Sort(linked)
+	sc.Meta.Linked = slices.Compact(linked)
 	// What changed while it was read is not recorded now; the next scan
 	// sends it again.
 	for _, p := range sc.Meta.Torn {

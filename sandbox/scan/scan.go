@@ -67,6 +67,10 @@ type Options struct {
 	// Ignored is the last scan's Meta.Ignored: a walk that follows the
 	// journal keeps those of them it does not walk past.
 	Ignored []string
+	// Linked is the last scan's Meta.Linked: files with another name,
+	// which a write through that name changes without a journal event in
+	// their own directory. A walk that follows the journal stats each.
+	Linked []string
 	// Run, when set, holds a RunSpec as JSON: the command runs first and its
 	// result leads the stream.
 	Run io.Reader
@@ -107,6 +111,12 @@ type Meta struct {
 	Journal string
 	// Partial says the walk followed the journal.
 	Partial bool
+	// Linked are the files walked (or, in a journal walk, Options.Linked
+	// stat'ed) that have more than one name, or had when a scan last saw
+	// them: a file keeps its place while its name holds a regular file,
+	// since a descriptor opened through a name since removed still writes
+	// it.
+	Linked []string
 	// Took is how long the scan itself took (from its stamp, after any
 	// command, to its meta), in nanoseconds.
 	Took int64
@@ -180,6 +190,7 @@ func Scan(w io.Writer, o Options) error {
 		tracked: setOf(o.Tracked),
 		walked:  map[string]bool{},
 		whole:   map[string]bool{},
+		linked:  setOf(o.Linked),
 	}
 	ig := (&ignorer{}).with(parseIgnore("", []byte(strings.Join(o.Excludes, "\n"))))
 	fi, err := os.Lstat(o.Root)
@@ -226,6 +237,7 @@ func Scan(w io.Writer, o Options) error {
 		}
 	}
 	sortStrings(sc.meta.Ignored)
+	sortStrings(sc.meta.Linked)
 	sc.meta.Took = time.Since(began).Nanoseconds()
 	if err := writeEntry(tw, metaName, sc.meta.encode()); err != nil {
 		return err
@@ -277,6 +289,7 @@ type scanner struct {
 	paths   map[string]bool
 	list    map[string]bool
 	tracked map[string]bool
+	linked  map[string]bool // Options.Linked
 	// sem bounds the directories walked at once; a walker that finds no
 	// free slot walks the subdirectory itself.
 	sem chan struct{}
@@ -399,6 +412,11 @@ func (sc *scanner) walk(rel string, selfChanged bool, ig *ignorer, f walkFlags) 
 					kind = EntryNotIgnored
 				}
 				listing = append(listing, DirEntry{name, kind})
+			}
+			if (st.Nlink > 1 || sc.linked[p]) && st.Mode&unix.S_IFMT == unix.S_IFREG {
+				sc.mu.Lock()
+				sc.meta.Linked = append(sc.meta.Linked, p)
+				sc.mu.Unlock()
 			}
 			if !changed || sc.paths[p] {
 				continue

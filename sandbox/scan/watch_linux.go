@@ -60,12 +60,30 @@ type watcher struct {
 	gen       string
 	now       uint64            // the sequence number of events being handled
 	paths     map[int32]string  // watch descriptor -> directory (relative)
+	inos      map[int32]uint64  // watch descriptor -> the directory's inode
 	dirty     map[string]uint64 // directory -> sequence of its last event
 	unwatched map[string]bool   // directories a watch could not be put on
 	lostAt    uint64            // events of sequences before this are lost (overflow)
 	forgotAt  uint64            // dirty entries before this are forgotten
 	broken    string            // why the journal is off for good, if it is
 	buf       []byte
+
+	// Hard links (see settle): a file with two names is written through
+	// one, and inotify names only that one's directory. A scan stats the
+	// names it knows to have others (Options.Linked) wherever they are;
+	// the watcher finds new links, and then says "full", so that a full
+	// walk finds the other names.
+	linkedAt uint64           // answers to tokens before this are full: a link was made
+	created  map[nameKey]bool // files made since the last read, not stat'ed yet; true once written or chmod'ed
+	moved    map[uint32]bool  // created files renamed away (by cookie), their new name not read yet; true once written
+	pending  map[nameKey]bool // files stat'ed with one name, until a read shows nothing replaced them since
+}
+
+// nameKey is a name in a watched directory, by watch descriptor: it stays
+// right while the directory is renamed.
+type nameKey struct {
+	wd   int32
+	name string
 }
 
 // watchStart starts the watcher of root unless one answers already, and
@@ -124,7 +142,9 @@ func watchServe(root string) error {
 	w := newWatcher(root)
 	w.mu.Lock()
 	if w.broken == "" {
-		w.addTree("")
+		// The first answer is "full" whatever this finds: the files already
+		// here are not stat'ed for links.
+		w.addTree("", false)
 		w.now++
 	}
 	w.mu.Unlock()
@@ -144,7 +164,8 @@ func watchServe(root string) error {
 }
 
 func newWatcher(root string) *watcher {
-	w := &watcher{root: root, fd: -1, paths: map[int32]string{}, dirty: map[string]uint64{}, unwatched: map[string]bool{}, buf: make([]byte, 64<<10)}
+	w := &watcher{root: root, fd: -1, paths: map[int32]string{}, inos: map[int32]uint64{}, dirty: map[string]uint64{}, unwatched: map[string]bool{},
+		created: map[nameKey]bool{}, moved: map[uint32]bool{}, pending: map[nameKey]bool{}, buf: make([]byte, 64<<10)}
 	var g [8]byte
 	_, _ = rand.Read(g[:])
 	w.gen = hex.EncodeToString(g[:])
@@ -211,12 +232,18 @@ func (w *watcher) answer(bw *bufio.Writer, token string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.drain()
-	if w.broken == "" {
+	if w.broken == "" && len(w.unwatched) > 0 {
 		w.retryUnwatched()
+		w.drain()
+	}
+	if len(w.created) > 0 || len(w.moved) > 0 || len(w.pending) > 0 {
+		// Files made in a storm of events that drain gave up settling:
+		// any could be a link.
+		w.markLinked()
 	}
 	seq, known := w.parseToken(token)
 	var dirs []string
-	full := w.broken != "" || !known || seq < w.lostAt || seq < w.forgotAt || len(w.unwatched) > 0
+	full := w.broken != "" || !known || seq < w.lostAt || seq < w.forgotAt || seq < w.linkedAt || len(w.unwatched) > 0
 	if !full {
 		for d, s := range w.dirty {
 			if s > seq {
@@ -259,9 +286,30 @@ func (w *watcher) parseToken(t string) (uint64, bool) {
 	return n, err == nil && n < w.now
 }
 
+// maxSettle bounds the reads of one drain that bring new files: under a
+// storm of events the rest wait for the next drain.
+const maxSettle = 8
+
 // drain reads and handles every queued event (once the journal is off,
-// it only empties the queue).
+// it only empties the queue), and settles the files made meanwhile: each
+// is stat'ed, and one with another name makes the next answer full. A
+// file stat'ed with one name could have been replaced between the read
+// that named it and the stat (the stat then saw the newcomer); the read
+// after the stat would name the newcomer, so the stat is believed once a
+// read names none.
 func (w *watcher) drain() {
+	for round := 0; ; round++ {
+		w.readEvents() // a replaced pending file, in this read, makes it full
+		clear(w.pending)
+		if len(w.created) == 0 && len(w.moved) == 0 || round == maxSettle {
+			return
+		}
+		w.settle()
+	}
+}
+
+// readEvents reads and handles the events queued now.
+func (w *watcher) readEvents() {
 	for w.fd >= 0 {
 		n, err := unix.Read(w.fd, w.buf)
 		if err == unix.EINTR {
@@ -277,14 +325,19 @@ func (w *watcher) drain() {
 				raw := w.buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
 				name = strings.TrimRight(string(raw), "\x00")
 			}
-			w.handle(ev.Wd, ev.Mask, name)
+			w.handle(ev.Wd, ev.Mask, ev.Cookie, name)
 			off += unix.SizeofInotifyEvent + int(ev.Len)
 		}
 	}
 }
 
+// markLinked makes every answer to a token given before now "full": a
+// link was made (or may have been), whose other names only a full walk
+// finds.
+func (w *watcher) markLinked() { w.linkedAt = w.now }
+
 // handle records one event.
-func (w *watcher) handle(wd int32, mask uint32, name string) {
+func (w *watcher) handle(wd int32, mask uint32, cookie uint32, name string) {
 	if w.broken != "" {
 		return
 	}
@@ -292,7 +345,7 @@ func (w *watcher) handle(wd int32, mask uint32, name string) {
 		// Events were lost: tokens given before now cannot be answered,
 		// and directories made meanwhile may have no watch yet.
 		w.lostAt = w.now
-		w.addTree("")
+		w.addTree("", false)
 		return
 	}
 	dir, ok := w.paths[wd]
@@ -301,27 +354,124 @@ func (w *watcher) handle(wd int32, mask uint32, name string) {
 	}
 	if mask&unix.IN_IGNORED != 0 {
 		delete(w.paths, wd)
+		delete(w.inos, wd)
 		return
 	}
 	w.dirty[dir] = w.now
 	if mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0 || name == "" {
 		return
 	}
-	if mask&unix.IN_ISDIR != 0 && mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
-		w.addTree(path.Join(dir, name))
+	if mask&unix.IN_ISDIR == 0 {
+		w.follow(nameKey{wd, name}, mask, cookie)
+		return
 	}
+	if mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
+		w.addTree(path.Join(dir, name), true)
+	}
+}
+
+// follow keeps track of a file made (or renamed in) since the last read
+// until settle stats it: link(2) makes a name as creat(2) does, and only
+// the file's link count tells them apart. A file made and then removed,
+// or replaced, before that stat could have been a link written through:
+// the answer is then full, unless nothing wrote it (a link gone unwritten
+// changed no content). One renamed is followed to its new name.
+func (w *watcher) follow(k nameKey, mask, cookie uint32) {
+	if mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 && w.pending[k] {
+		// Another file came to the name: it may have come before the
+		// stat, which then saw it, not the one made.
+		w.markLinked()
+	}
+	written, made := w.created[k]
+	switch {
+	case mask&unix.IN_CREATE != 0:
+		w.created[k] = false
+	case mask&(unix.IN_MODIFY|unix.IN_ATTRIB) != 0: // content or mode (a close changes neither)
+		if made {
+			w.created[k] = true
+		}
+	case mask&unix.IN_MOVED_FROM != 0:
+		if made {
+			delete(w.created, k)
+			w.moved[cookie] = written
+		}
+	case mask&unix.IN_MOVED_TO != 0:
+		if made && written {
+			w.markLinked()
+		}
+		w.created[k] = w.moved[cookie]
+		delete(w.moved, cookie)
+	case mask&unix.IN_DELETE != 0:
+		if made && written {
+			w.markLinked()
+		}
+		delete(w.created, k)
+	}
+}
+
+// settle stats the files made since the last read: one with more than one
+// name, or one that cannot be stat'ed where it was made, makes the next
+// answer full; the others are pending until the next read.
+func (w *watcher) settle() {
+	if len(w.moved) > 0 {
+		w.markLinked() // renamed to a name no read has given yet
+		clear(w.moved)
+	}
+	dirs := map[int32]int{}
+	defer func() {
+		for _, fd := range dirs {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+		}
+	}()
+	for k := range w.created {
+		fd, ok := dirs[k.wd]
+		if !ok {
+			fd = w.openWatched(k.wd)
+			dirs[k.wd] = fd
+		}
+		var st unix.Stat_t
+		if fd < 0 || unix.Fstatat(fd, k.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Nlink > 1 {
+			w.markLinked()
+			continue
+		}
+		w.pending[k] = true
+	}
+	clear(w.created)
+}
+
+// openWatched opens the directory of watch wd, -1 when it is gone or
+// another directory now has its name.
+func (w *watcher) openWatched(wd int32) int {
+	dir, ok := w.paths[wd]
+	if !ok {
+		return -1
+	}
+	fd, err := unix.Open(filepath.Join(w.root, dir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Dev != w.dev || st.Ino != w.inos[wd] {
+		unix.Close(fd)
+		return -1
+	}
+	return fd
 }
 
 // addTree puts a watch on rel and every directory under it, and marks
 // them changed: a new directory's entries may have come before its watch.
 // A directory already watched (moved within the tree) keeps its watch
-// under its new name.
-func (w *watcher) addTree(rel string) {
+// under its new name. With track, the files of a directory not watched
+// before are settled as files made now: one may be a link made before
+// the watch.
+func (w *watcher) addTree(rel string, track bool) {
 	stack := []string{rel}
 	for len(stack) > 0 && w.broken == "" {
 		d := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		names, err := w.watchDir(d)
+		names, err := w.watchDir(d, track)
 		if err != nil {
 			if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
 				w.unwatched[d] = true
@@ -337,8 +487,11 @@ func (w *watcher) addTree(rel string) {
 }
 
 // watchDir opens directory rel (never through a link), puts a watch on it
-// and returns the names of its subdirectories that a scan walks.
-func (w *watcher) watchDir(rel string) ([]string, error) {
+// and returns the names of its subdirectories, all of them: a folder a
+// scan never walks (a name git refuses, .git) can still hold a link to a
+// file it records. With track, the files of a directory not watched
+// before go to created.
+func (w *watcher) watchDir(rel string, track bool) ([]string, error) {
 	fd, err := unix.Open(filepath.Join(w.root, rel), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -362,7 +515,9 @@ func (w *watcher) watchDir(rel string) ([]string, error) {
 		}
 		return nil, err
 	}
+	_, had := w.paths[int32(wd)]
 	w.paths[int32(wd)] = rel
+	w.inos[int32(wd)] = st.Ino
 	if len(w.paths) > maxWatches {
 		w.giveUp(fmt.Sprintf("over %d directories", maxWatches))
 		return nil, nil
@@ -373,8 +528,11 @@ func (w *watcher) watchDir(rel string) ([]string, error) {
 	}
 	var dirs []string
 	for _, e := range entries {
-		if e.IsDir() && refusedName(e.Name(), false) == "" {
+		switch {
+		case e.IsDir():
 			dirs = append(dirs, e.Name())
+		case track && !had:
+			w.created[nameKey{int32(wd), e.Name()}] = false
 		}
 	}
 	return dirs, nil
@@ -387,7 +545,7 @@ func (w *watcher) retryUnwatched() {
 	dirs := slices.Collect(maps.Keys(w.unwatched))
 	clear(w.unwatched)
 	for _, d := range dirs {
-		w.addTree(d)
+		w.addTree(d, true)
 	}
 }
 
@@ -399,6 +557,10 @@ func (w *watcher) giveUp(why string) {
 		_, _ = unix.InotifyRmWatch(w.fd, uint32(wd))
 	}
 	w.paths = map[int32]string{}
+	w.inos = map[int32]uint64{}
 	w.dirty = map[string]uint64{}
 	w.unwatched = map[string]bool{}
+	clear(w.created)
+	clear(w.moved)
+	clear(w.pending)
 }

@@ -30,6 +30,7 @@ import (
 //	        (empty: the journal's token is wanted, the walk is full)
 //	G<dir>  Ignored: the last scan's ignored directories (B below)
 //	A1      Audit: report what no snapshot can record, send nothing
+//	H<path> Linked: the last scan's files with other names (H below)
 //
 // Scanner to host, the meta entry that ends the scan's tar stream:
 //
@@ -45,6 +46,7 @@ import (
 //	R<path>        a file sent, but it changed while it was read
 //	J<tok>         the change journal's token for the next scan
 //	W1             the walk followed the journal (only changed directories)
+//	H<path>        a file with another name (Meta.Linked)
 //	T<ns>          how long the scan took
 //	U<path>        Unrecordable (an audit): the next three records are the
 //	               reason, the blob id or nothing, and "1" when ignored
@@ -95,6 +97,7 @@ func EncodeRequest(o Options) []byte {
 	if o.Journal {
 		PutRecord(&b, 'J', o.JournalToken)
 		PutRecords(&b, 'G', o.Ignored)
+		PutRecords(&b, 'H', o.Linked)
 	}
 	if o.Audit {
 		PutRecord(&b, 'A', "1")
@@ -139,6 +142,8 @@ func ReadRequest(r *bufio.Reader, o *Options) error {
 			o.Ignored = append(o.Ignored, v)
 		case 'A':
 			o.Audit = true
+		case 'H':
+			o.Linked = append(o.Linked, v)
 		case '.':
 			return nil
 		default:
@@ -172,6 +177,7 @@ func (m *Meta) encode() []byte {
 	if m.Partial {
 		PutRecord(&b, 'W', "1")
 	}
+	PutRecords(&b, 'H', m.Linked)
 	PutRecord(&b, 'T', strconv.FormatInt(m.Took, 10))
 	for _, u := range m.Unrecordable {
 		PutRecord(&b, 'U', u.Path)
@@ -248,6 +254,8 @@ func parseMeta(data []byte) (Meta, error) {
 			m.Unrecordable = append(m.Unrecordable, Unrecordable{Path: v, Reason: f[0], ID: f[1], Ignored: f[2] == "1"})
 		case 'W':
 			m.Partial = true
+		case 'H':
+			m.Linked = append(m.Linked, v)
 		case 'T':
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
