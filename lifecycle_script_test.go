@@ -66,6 +66,9 @@ func cmdLBExit(ts *testscript.TestScript, neg bool, args []string) {
 //	netrmfail docker network rm fails without removing anything
 //	netrmlost docker network rm removes the network but reports a failure
 //	       (a CLI that timed out while the engine went on)
+//	cpout  the exec of tar -c that copies a path out of a sandbox runs
+//	       `cat /tmp/stream.tar` in its place, in the same container: the
+//	       stream a process of the sandbox writes instead of tar's
 const shimScript = `#!/bin/sh
 real=%q
 mode="${LB_SHIM:-}"
@@ -98,6 +101,13 @@ if [ "$first" = exec ] && [ "$mode" = killcopy ]; then
     *" tar -x -f - "*) head -c 262144 | "$real" "$@" >/dev/null 2>&1; kill -9 $PPID; exit 137 ;;
   esac
 fi
+if [ "$first" = exec ] && [ "$mode" = cpout ]; then
+  case "$*" in
+    *"exec tar -c -f - "*)
+      c=; for a; do [ "$a" = sh ] && break; c=$a; done
+      exec "$real" exec "$c" cat /tmp/stream.tar ;;
+  esac
+fi
 if [ "$first" = run ] && [ "$mode" = killrun ]; then
   kill -9 $PPID; exit 137
 fi
@@ -117,12 +127,13 @@ exec "$real" "$@"
 //
 // Puts a docker stand-in first on PATH that breaks one step of create (MODE:
 // image, copy, setup, pause, killcopy, killrun, sigintnet, netrmfail or
-// netrmlost; see shimScript) and passes every other command to
+// netrmlost), or puts a sandbox's own stream in place of a copy out's
+// (cpout; see shimScript), and passes every other command to
 // the real docker. `dockershim absent` leaves only litterbox and git on
 // PATH, so there is no docker CLI at all. `dockershim off` undoes either.
 func cmdDockerShim(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: dockershim image|copy|setup|pause|killcopy|killrun|sigintnet|netrmfail|netrmlost|absent|off")
+		ts.Fatalf("usage: dockershim image|copy|setup|pause|killcopy|killrun|sigintnet|netrmfail|netrmlost|cpout|absent|off")
 	}
 	dir := ts.MkAbs(".shim")
 	if ts.Getenv("LB_SAVED_PATH") == "" {

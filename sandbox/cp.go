@@ -173,8 +173,10 @@ func withStderr(err error, stderr string) error {
 // exist). With dst "-" the tar stream goes to w as the sandbox's tar wrote
 // it. Nothing is ever written outside the target: the archive is read on
 // the host, each entry checked (see extract), links made as links and never
-// followed. Entries left out are in the result's Skipped, and the error is
-// then ErrBadArchive.
+// followed, a hard link only to a file the copy made. It is staged beside
+// the target and put in place only when the whole stream was read and the
+// sandbox's side ended well: a copy that fails leaves nothing. Entries left
+// out are in the result's Skipped, and the error is then ErrBadArchive.
 func (s *Service) CopyOut(ctx context.Context, h *Handle, src, dst string, w io.Writer) (*CopyResult, error) {
 	abs, err := cpPath(src)
 	if err != nil {
@@ -217,14 +219,24 @@ func (s *Service) CopyOut(ctx context.Context, h *Handle, src, dst string, w io.
 		pw.CloseWithError(err)
 		done <- err
 	}()
-	xr, xerr := extract(pr, path.Base(abs), dir, name)
+	// Staged, then put in place only once the sandbox's side ended well:
+	// an abandoned copy leaves nothing behind.
+	x, xerr := extract(pr, path.Base(abs), dir, name)
 	pr.CloseWithError(errors.New("copy abandoned"))
-	if rerr := <-done; rerr != nil {
+	rerr := <-done
+	if x != nil {
+		defer x.discard()
+	}
+	if rerr != nil {
 		return nil, rerr
+	}
+	if xerr == nil {
+		xerr = x.commit()
 	}
 	if xerr != nil {
 		return nil, fmt.Errorf("copy %s out of sandbox '%s': %w", DisplayPath(abs), h.Slug, xerr)
 	}
+	xr := x.res
 	res := &CopyResult{Path: filepath.Join(dir, name), Entries: xr.Entries, Bytes: xr.Bytes, Skipped: xr.Skipped}
 	if len(res.Skipped) > 0 {
 		return res, newError(ErrBadArchive, "%d entries of %s were not copied, since they could have written outside %s:\n%s", len(res.Skipped), DisplayPath(abs), res.Path, skippedList(res.Skipped))

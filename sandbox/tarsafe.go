@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"archive/tar"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -227,107 +229,281 @@ type extractResult struct {
 	Skipped []SkippedEntry
 }
 
+// maxTrailer bounds what may follow an archive's end: tar pads its output
+// to a whole record (GNU tar's is 10 KiB), which must be read for the
+// sandbox's tar to finish; more than this is not a tar's padding.
+const maxTrailer = 1 << 20
+
+// extraction is an archive extracted into a staging folder beside its
+// target (a hidden .litterbox-cp-* folder in the same folder, or inside
+// the target folder when the copy merges into it), nothing of it in place
+// yet: commit moves it there once the copy is known to be whole, discard
+// removes it. So a copy abandoned halfway (a stream cut short, a sandbox
+// whose tar failed) leaves nothing behind.
+type extraction struct {
+	res       *extractResult
+	parent    *os.Root // dir
+	name      string   // the target's name in dir
+	top       string   // the archive's top name
+	stageIn   *os.Root // the root the staging folder is in: parent, or the target folder
+	stageName string
+	stage     *os.Root // the staging folder
+	root      *os.Root // where the entries under top go: stage/name, or stage itself (merge)
+	merge     bool     // the top is a folder and the target an existing folder
+	dirs      []*tar.Header
+}
+
 // extract reads a tar archive whose entries all lie under the name top (as
-// a sandbox's tar -c of one path writes them) and writes it as the entry
-// name in the directory dir: top becomes name, and what lies under top goes
-// under name. Nothing is written outside dir/name: entries with other names,
-// absolute names, "..", or a path through a symbolic link the archive made
-// are skipped and reported, and every write goes through an os.Root of
-// dir/name. Links are made as links and never followed. Existing files are
-// replaced; a folder is never replaced by a file.
-func extract(r io.Reader, top, dir, name string) (*extractResult, error) {
+// a sandbox's tar -c of one path writes them), to its end, and stages it
+// as the entry name of the directory dir: top becomes name, and what lies
+// under top goes under name. Nothing is written outside the staging
+// folder, and nothing in the target until commit: entries with other
+// names, absolute names, "..", a path through a symbolic link the archive
+// made, or a hard link to anything but a file this archive made (a first
+// entry linked to a file beside the target, a file of the folder copied
+// into) are skipped and reported, and every write goes through an os.Root
+// of the staging folder. Links are made as links and never followed. On an
+// error nothing is left.
+func extract(r io.Reader, top, dir, name string) (*extraction, error) {
 	parent, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer parent.Close()
-	res := &extractResult{}
+	x := &extraction{res: &extractResult{}, parent: parent, name: name, top: top}
+	if err := x.read(r); err != nil {
+		x.discard()
+		return nil, err
+	}
+	return x, nil
+}
+
+func (x *extraction) read(r io.Reader) error {
+	res := x.res
 	tr := tar.NewReader(r)
-	var (
-		root  *os.Root // dir/name, once it is known to be a folder
-		dirs  []*tar.Header
-		links = linkSet{}
-	)
-	defer func() {
-		if root != nil {
-			root.Close()
-		}
-	}()
+	links := linkSet{}
+	made := map[string]bool{} // files this archive made, by clean name
 	skip := func(n, why string) { res.Skipped = append(res.Skipped, SkippedEntry{Name: n, Reason: why}) }
+	top := x.top
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return res, fmt.Errorf("read the archive from the sandbox: %w", err)
+			return fmt.Errorf("read the archive from the sandbox: %w", err)
 		}
 		n, reason := links.checkHeader(h)
 		if reason == "" && n != top && !strings.HasPrefix(n, top+"/") {
 			reason = "outside the path copied"
+		}
+		if reason == "" && h.Typeflag == tar.TypeLink {
+			target, _ := entryName(h.Linkname)
+			switch {
+			case target != top && !strings.HasPrefix(target, top+"/"):
+				reason = "hard link to outside the path copied"
+			case !made[target]:
+				reason = fmt.Sprintf("hard link to %q, not a file this copy made", target)
+			}
+			h.Linkname = strings.TrimPrefix(target, top+"/")
 		}
 		if reason != "" {
 			skip(n, reason)
 			continue
 		}
 		if n == top {
-			// The top entry goes into dir by itself, as name.
+			// The top entry becomes name, in the staging folder.
+			if err := x.begin(h); err != nil {
+				return err
+			}
 			if h.Typeflag != tar.TypeDir {
-				if err := writeOne(parent, name, h, tr, res); err != nil {
-					return res, err
+				if err := writeOne(x.stage, x.name, h, tr, res); err != nil {
+					return err
 				}
-				continue
+				made[n] = true
 			}
-			if err := parent.Mkdir(name, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-				return res, err
-			}
-			if fi, err := parent.Lstat(name); err != nil || !fi.IsDir() {
-				return res, fmt.Errorf("%s exists and is not a folder; nothing was copied into it", filepath.Join(dir, name))
-			}
-			if root, err = parent.OpenRoot(name); err != nil {
-				return res, err
-			}
-			res.Entries++
-			dirs = append(dirs, &tar.Header{Name: ".", Mode: h.Mode, ModTime: h.ModTime})
 			continue
 		}
-		if root == nil {
+		if x.root == nil {
 			skip(n, "comes before its folder "+top)
 			continue
 		}
 		rel := strings.TrimPrefix(n, top+"/")
 		if h.Typeflag == tar.TypeDir {
-			if err := root.Mkdir(rel, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			if err := x.root.Mkdir(rel, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 				skip(n, err.Error())
 				continue
 			}
 			res.Entries++
-			dirs = append(dirs, &tar.Header{Name: rel, Mode: h.Mode, ModTime: h.ModTime})
+			x.dirs = append(x.dirs, &tar.Header{Name: rel, Mode: h.Mode, ModTime: h.ModTime})
 			continue
 		}
-		if h.Typeflag == tar.TypeLink {
-			target, _ := entryName(h.Linkname)
-			if target != top && !strings.HasPrefix(target, top+"/") {
-				skip(n, "hard link to outside the path copied")
-				continue
-			}
-			h.Linkname = strings.TrimPrefix(target, top+"/")
-		}
-		if err := writeOne(root, rel, h, tr, res); err != nil {
+		delete(made, n)
+		if err := writeOne(x.root, rel, h, tr, res); err != nil {
 			skip(n, err.Error())
+			continue
+		}
+		if h.Typeflag == tar.TypeReg || h.Typeflag == tar.TypeLink {
+			made[n] = true
 		}
 	}
-	// Folders get their modes and times last, deepest first: a read-only
-	// folder must still take its files.
-	sort.Slice(dirs, func(i, j int) bool { return dirs[i].Name > dirs[j].Name })
-	for _, d := range dirs {
-		if root == nil {
+	// The padding after the end, so the sandbox's tar ends well.
+	if n, err := io.Copy(io.Discard, io.LimitReader(r, maxTrailer+1)); err != nil {
+		return fmt.Errorf("read the archive from the sandbox: %w", err)
+	} else if n > maxTrailer {
+		return fmt.Errorf("read the archive from the sandbox: more than %d bytes follow its end", maxTrailer)
+	}
+	return nil
+}
+
+// begin makes the staging folder for the top entry h: beside the target,
+// or inside it when both are folders (the copy then merges into it).
+func (x *extraction) begin(h *tar.Header) error {
+	if x.stage != nil {
+		return fmt.Errorf("the archive holds %s twice", x.top)
+	}
+	target := filepath.Join(x.parent.Name(), x.name)
+	fi, err := x.parent.Lstat(x.name)
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	case err == nil && h.Typeflag != tar.TypeDir && fi.IsDir():
+		return fmt.Errorf("%s is a folder: a folder of that name is in the way; nothing was copied", target)
+	case err == nil && h.Typeflag == tar.TypeDir && !fi.IsDir():
+		return fmt.Errorf("%s exists and is not a folder; nothing was copied into it", target)
+	}
+	x.merge = err == nil && h.Typeflag == tar.TypeDir
+	x.stageIn = x.parent
+	if x.merge {
+		if x.stageIn, err = x.parent.OpenRoot(x.name); err != nil {
+			return err
+		}
+	}
+	var b [8]byte
+	for {
+		_, _ = rand.Read(b[:])
+		x.stageName = ".litterbox-cp-" + hex.EncodeToString(b[:])
+		if err = x.stageIn.Mkdir(x.stageName, 0o700); !errors.Is(err, fs.ErrExist) {
 			break
 		}
+	}
+	if err != nil {
+		x.stageName = ""
+		return err
+	}
+	if x.stage, err = x.stageIn.OpenRoot(x.stageName); err != nil {
+		return err
+	}
+	if h.Typeflag != tar.TypeDir {
+		return nil
+	}
+	x.root = x.stage
+	if !x.merge {
+		if err := x.stage.Mkdir(x.name, 0o700); err != nil {
+			return err
+		}
+		if x.root, err = x.stage.OpenRoot(x.name); err != nil {
+			return err
+		}
+	}
+	x.res.Entries++
+	x.dirs = append(x.dirs, &tar.Header{Name: ".", Mode: h.Mode, ModTime: h.ModTime})
+	return nil
+}
+
+// commit moves what was staged into place: the top entry as the target,
+// replacing a file or link of that name, or, merging into an existing
+// folder, each entry (a file or link replaced, a folder merged; a folder
+// is never replaced by a file, nor a file by a folder). Folders get their
+// modes and times last.
+func (x *extraction) commit() error {
+	if x.stage == nil {
+		return nil // nothing was copied
+	}
+	if x.merge {
+		if err := x.mergeInto(x.stageName, ""); err != nil {
+			return err
+		}
+	} else {
+		if fi, err := x.parent.Lstat(x.name); err == nil && fi.IsDir() {
+			return fmt.Errorf("%s is a folder: a folder of that name is in the way; nothing was copied", filepath.Join(x.parent.Name(), x.name))
+		}
+		if err := x.parent.Rename(path.Join(x.stageName, x.name), x.name); err != nil {
+			return err
+		}
+	}
+	// What a merge left (entries in the way, named in Skipped) goes.
+	if err := x.stageIn.RemoveAll(x.stageName); err != nil {
+		return err
+	}
+	x.stageName = ""
+	if len(x.dirs) == 0 {
+		return nil
+	}
+	root, err := x.parent.OpenRoot(x.name)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	// Deepest first: a read-only folder must still take its files.
+	sort.Slice(x.dirs, func(i, j int) bool { return x.dirs[i].Name > x.dirs[j].Name })
+	for _, d := range x.dirs {
 		_ = root.Chmod(d.Name, fs.FileMode(d.Mode&0o777))
 		_ = root.Chtimes(d.Name, time.Now(), d.ModTime)
 	}
-	return res, nil
+	return nil
+}
+
+// mergeInto moves the entries of the staged folder from into the target
+// folder's to (both in the target's root).
+func (x *extraction) mergeInto(from, to string) error {
+	f, err := x.stageIn.Open(from)
+	if err != nil {
+		return err
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		src, dst := path.Join(from, e.Name()), path.Join(to, e.Name())
+		fi, err := x.stageIn.Lstat(dst)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			err = x.stageIn.Rename(src, dst)
+		case err != nil:
+		case e.IsDir() && fi.IsDir():
+			err = x.mergeInto(src, dst)
+		case e.IsDir():
+			x.res.Skipped = append(x.res.Skipped, SkippedEntry{Name: x.top + "/" + dst, Reason: "a file or link of that name is in the way"})
+		case fi.IsDir():
+			x.res.Skipped = append(x.res.Skipped, SkippedEntry{Name: x.top + "/" + dst, Reason: "a folder of that name is in the way"})
+		default:
+			err = x.stageIn.Rename(src, dst)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// discard removes the staging folder, with whatever commit left in it,
+// and closes the roots.
+func (x *extraction) discard() {
+	if x.root != nil && x.root != x.stage {
+		x.root.Close()
+	}
+	if x.stage != nil {
+		x.stage.Close()
+	}
+	if x.stageName != "" {
+		_ = x.stageIn.RemoveAll(x.stageName)
+	}
+	if x.stageIn != nil && x.stageIn != x.parent {
+		x.stageIn.Close()
+	}
+	x.parent.Close()
 }
 
 // writeOne writes one file, symbolic link or hard link as name in root,
