@@ -117,6 +117,28 @@ func tarOf(t *testing.T, cut int, entries ...string) []byte {
 	return b.Bytes()
 }
 
+// extractWhole extracts stream as top into dst, and commits it.
+func extractWhole(t *testing.T, stream []byte, top, dst string) *extraction {
+	t.Helper()
+	x, err := extract(bytes.NewReader(stream), top, dst, top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.discard()
+	if err := x.commit(); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// writeMine writes files (relative to dir) as the user's own.
+func writeMine(dir string, files []string) {
+	for _, f := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755)
+		os.WriteFile(filepath.Join(dir, f), []byte("mine"), 0o644)
+	}
+}
+
 // tree lists dir's entries, with the link count of each file.
 func tree(t *testing.T, dir string) string {
 	var out []string
@@ -155,19 +177,8 @@ func TestExtractHardLinksOnlyToWhatItMade(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dst := t.TempDir()
-			for _, f := range c.before {
-				os.MkdirAll(filepath.Dir(filepath.Join(dst, f)), 0o755)
-				os.WriteFile(filepath.Join(dst, f), []byte("mine"), 0o644)
-			}
-			x, err := extract(bytes.NewReader(c.stream), c.top, dst, c.top)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer x.discard()
-			if err := x.commit(); err != nil {
-				t.Fatal(err)
-			}
-			x.discard()
+			writeMine(dst, c.before)
+			x := extractWhole(t, c.stream, c.top, dst)
 			if got := tree(t, dst); got != c.want {
 				t.Errorf("after the copy: %s, want %s", got, c.want)
 			}
@@ -196,10 +207,7 @@ func TestExtractCutShortLeavesNothing(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dst := t.TempDir()
-			for _, f := range c.before {
-				os.MkdirAll(filepath.Dir(filepath.Join(dst, f)), 0o755)
-				os.WriteFile(filepath.Join(dst, f), []byte("mine"), 0o644)
-			}
+			writeMine(dst, c.before)
 			before := tree(t, dst)
 			if x, err := extract(bytes.NewReader(c.stream), "d", dst, "d"); err == nil {
 				x.discard()
@@ -212,15 +220,7 @@ func TestExtractCutShortLeavesNothing(t *testing.T) {
 	}
 	// A tar's padding after the end is read, not an error.
 	dst := t.TempDir()
-	x, err := extract(bytes.NewReader(padded), "d", dst, "d")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.discard()
-	if err := x.commit(); err != nil {
-		t.Fatal(err)
-	}
-	x.discard()
+	extractWhole(t, padded, "d", dst)
 	if got := tree(t, dst); got != "d d/a(1)" {
 		t.Errorf("after a padded stream: %q", got)
 	}

@@ -49,6 +49,13 @@ type journalReply struct {
 	dirs  []string
 }
 
+// sinceRequest asks a watcher that finds hard links for what changed. A
+// watcher of an earlier litterbox (one that does not, still running in a
+// sandbox made before an upgrade) does not answer it: the scan then walks
+// the whole tree, and the host starts a watcher of this scanner, which
+// stops the old one (watchServe).
+const sinceRequest = "since2"
+
 // journalWait bounds a scan's wait for the watcher: a watcher that has just
 // started answers once it watches the whole tree.
 const journalWait = 10 * time.Second
@@ -70,7 +77,7 @@ func askJournal(token string) (journalReply, error) {
 	if token == "" {
 		token = "-"
 	}
-	if _, err := fmt.Fprintf(c, "since %s\n", token); err != nil {
+	if _, err := fmt.Fprintf(c, "%s %s\n", sinceRequest, token); err != nil {
 		return journalReply{}, err
 	}
 	return readJournalReply(bufio.NewReader(c))

@@ -380,6 +380,20 @@ func (c *changer) op() {
 	}
 }
 
+// askWatcher is w's answer to a request with token.
+func askWatcher(t *testing.T, w *watcher, token string) journalReply {
+	t.Helper()
+	var buf strings.Builder
+	bw := bufio.NewWriter(&buf)
+	w.answer(bw, token)
+	bw.Flush()
+	rep, err := readJournalReply(bufio.NewReader(strings.NewReader(buf.String())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
 // TestWatcherSaysFullWhenItCannotVouch: the answers of a watcher that lost
 // events, was asked with a token of another, or has a directory it could
 // not watch, are "full"; otherwise the directories changed since the token.
@@ -389,18 +403,7 @@ func TestWatcherSaysFullWhenItCannotVouch(t *testing.T) {
 	w := newWatcher(root)
 	w.addTree("", false)
 	w.now++
-	ask := func(token string) journalReply {
-		t.Helper()
-		var buf strings.Builder
-		bw := bufio.NewWriter(&buf)
-		w.answer(bw, token)
-		bw.Flush()
-		rep, err := readJournalReply(bufio.NewReader(strings.NewReader(buf.String())))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep
-	}
+	ask := func(token string) journalReply { t.Helper(); return askWatcher(t, w, token) }
 	first := ask("")
 	if !first.full {
 		t.Fatalf("no token: %+v, want full", first)
@@ -454,26 +457,7 @@ func TestWatcherSaysFullWhenItCannotVouch(t *testing.T) {
 // the watcher) is never asked, so it cannot make a scan walk less; the
 // same server owned by that user is believed.
 func TestAskJournalBelievesOnlyTheWatchersUser(t *testing.T) {
-	JournalDir = filepath.Join(t.TempDir(), "j")
-	if err := os.Mkdir(JournalDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("unix", journalSock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			bufio.NewReader(c).ReadString('\n')
-			c.Write([]byte("dirs 0123:5\n")) // "nothing changed"
-			c.Close()
-		}
-	}()
+	fakeJournal(t, func(string) string { return "dirs 0123:5\n" }) // "nothing changed"
 	WatchUID = os.Getuid() + 1
 	if rep, err := askJournal("0123:4"); err == nil {
 		t.Fatalf("a socket of uid %d was asked, and said %+v", os.Getuid(), rep)
@@ -498,18 +482,7 @@ func TestWatcherSaysFullWhenALinkIsMade(t *testing.T) {
 	w := newWatcher(root)
 	w.addTree("", false)
 	w.now++
-	ask := func(token string) journalReply {
-		t.Helper()
-		var buf strings.Builder
-		bw := bufio.NewWriter(&buf)
-		w.answer(bw, token)
-		bw.Flush()
-		rep, err := readJournalReply(bufio.NewReader(strings.NewReader(buf.String())))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep
-	}
+	ask := func(token string) journalReply { t.Helper(); return askWatcher(t, w, token) }
 	abs := func(p string) string { return filepath.Join(root, p) }
 	token := ask("").token
 	for _, c := range []struct {
@@ -582,4 +555,45 @@ func TestJournalWalkStatsLinkedFiles(t *testing.T) {
 	if !r.Meta.Partial || !ok || string(blobs[f.ID]) != "readme\nEVIL\n" {
 		t.Fatalf("after a write through ign/h: partial %v, files %v; want a journal walk that sends d/README.md with EVIL", r.Meta.Partial, keys(r.Files))
 	}
+}
+
+// TestAskJournalSkipsAnEarlierWatcher: a watcher of an earlier litterbox
+// (it answers only "since", and finds no hard links) is not believed: the
+// scan walks the whole tree, and the host starts a watcher of its own.
+func TestAskJournalSkipsAnEarlierWatcher(t *testing.T) {
+	WatchUID = os.Getuid()
+	fakeJournal(t, func(line string) string {
+		if strings.HasPrefix(line, "since ") {
+			return "dirs 0123:5\n"
+		}
+		return ""
+	})
+	if rep, err := askJournal("0123:4"); err == nil {
+		t.Fatalf("an earlier watcher was believed: %+v", rep)
+	}
+}
+
+// fakeJournal serves the journal's socket in a directory of the test's,
+// answering each request line with answer(line).
+func fakeJournal(t *testing.T, answer func(line string) string) {
+	JournalDir = filepath.Join(t.TempDir(), "j")
+	if err := os.Mkdir(JournalDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", journalSock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			c.Write([]byte(answer(line)))
+			c.Close()
+		}
+	}()
 }

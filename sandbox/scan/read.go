@@ -198,27 +198,25 @@ func (sc *Result) sanitize() {
 		}
 	}
 	sc.Meta.Unrecordable = unrec
-	var dirs []string
-	for _, p := range sc.Meta.Ignored {
-		if unsafePath(p, false) == "" {
-			dirs = append(dirs, p)
-		}
-	}
-	slices.Sort(dirs)
-	sc.Meta.Ignored = slices.Compact(dirs)
-	var linked []string
-	for _, p := range sc.Meta.Linked {
-		if unsafePath(p, false) == "" {
-			linked = append(linked, p)
-		}
-	}
-	slices.Sort(linked)
-	sc.Meta.Linked = slices.Compact(linked)
+	sc.Meta.Ignored = safePaths(sc.Meta.Ignored)
+	sc.Meta.Linked = safePaths(sc.Meta.Linked)
 	// What changed while it was read is not recorded now; the next scan
 	// sends it again.
 	for _, p := range sc.Meta.Torn {
 		delete(sc.Files, p)
 	}
+}
+
+// safePaths are the safe paths of list, sorted, each once.
+func safePaths(list []string) []string {
+	var out []string
+	for _, p := range list {
+		if unsafePath(p, false) == "" {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func (sc *Result) ensureRun() *RunResult {

@@ -130,6 +130,7 @@ func watchServe(root string) error {
 	if err := ownedByWatcher(JournalDir, true); err != nil {
 		return err // someone else's: no journal, scans walk
 	}
+	stopOtherWatchers()
 	_ = os.Remove(journalSock())
 	l, err := net.Listen("unix", journalSock())
 	if err != nil {
@@ -160,6 +161,28 @@ func watchServe(root string) error {
 			return err
 		}
 		go w.serve(c)
+	}
+}
+
+// stopOtherWatchers kills the watchers of this user but this one: one of
+// an earlier litterbox, which does not answer this scanner, would go on
+// holding its inotify watches (counted against this user, across the
+// host). Only the watcher runs as its user.
+func stopOtherWatchers() {
+	if os.Getuid() == 0 {
+		return // never as root (a test's watcher, in its own process)
+	}
+	self := os.Getpid()
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(filepath.Base(p))
+		var st unix.Stat_t
+		if err != nil || pid == self || unix.Stat(p, &st) != nil || int(st.Uid) != os.Getuid() {
+			continue
+		}
+		if cmd, err := os.ReadFile(filepath.Join(p, "cmdline")); err == nil && strings.Contains(string(cmd), "\x00watch-serve\x00") {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
 	}
 }
 
@@ -210,7 +233,8 @@ func (w *watcher) readLoop() {
 // second.
 const readBatch = 10 * time.Millisecond
 
-// serve answers one request: "since TOKEN".
+// serve answers one request: "since2 TOKEN" (or "since TOKEN", from a
+// scanner of an earlier litterbox).
 func (w *watcher) serve(c net.Conn) {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
@@ -218,8 +242,8 @@ func (w *watcher) serve(c net.Conn) {
 	if err != nil {
 		return
 	}
-	token, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "since ")
-	if !ok {
+	_, token, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+	if !ok || !strings.HasPrefix(line, "since ") && !strings.HasPrefix(line, sinceRequest+" ") {
 		return
 	}
 	bw := bufio.NewWriter(c)
@@ -287,8 +311,12 @@ func (w *watcher) parseToken(t string) (uint64, bool) {
 }
 
 // maxSettle bounds the reads of one drain that bring new files: under a
-// storm of events the rest wait for the next drain.
-const maxSettle = 8
+// storm of events the rest wait for the next drain. maxCreated bounds the
+// files made that wait for their stat.
+const (
+	maxSettle  = 8
+	maxCreated = 1 << 16
+)
 
 // drain reads and handles every queued event (once the journal is off,
 // it only empties the queue), and settles the files made meanwhile: each
@@ -381,6 +409,13 @@ func (w *watcher) follow(k nameKey, mask, cookie uint32) {
 		// Another file came to the name: it may have come before the
 		// stat, which then saw it, not the one made.
 		w.markLinked()
+	}
+	if len(w.created) >= maxCreated {
+		// More files made than are worth remembering one by one (in the
+		// sandbox's memory): the next answer is full, which covers them.
+		w.markLinked()
+		clear(w.created)
+		clear(w.moved)
 	}
 	written, made := w.created[k]
 	switch {
