@@ -18,13 +18,13 @@ import (
 // arm64Image is the linux/arm64 busybox image scripts/ensure-arm64.sh makes.
 const arm64Image = "litterbox-test/busybox:arm64"
 
-func init() {
+func anyhostScripts(s *scriptSet) {
 	// buildlitterbox cgo|static DIR
 	// builds this module's litterbox into DIR/litterbox with cgo on or off
 	// (a plain `go build`, as `go install` does), and fails unless the
 	// binary is dynamically linked (cgo) or static: a test of a cgo build
 	// on a machine without a C compiler would prove nothing.
-	scriptCmds["buildlitterbox"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("buildlitterbox", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 2 || (args[0] != "cgo" && args[0] != "static") {
 			ts.Fatalf("usage: buildlitterbox cgo|static DIR")
 		}
@@ -47,15 +47,15 @@ func init() {
 			ts.Fatalf("CGO_ENABLED=%s go build gave a binary with dynamic=%v (is a C compiler installed?)", cgo, dynamic)
 		}
 		fmt.Fprintf(ts.Stdout(), "built %s dynamic=%v\n", out, dynamic)
-	}
+	})
 	// loadimage NAME OS/ARCH
 	// loads an image named NAME whose metadata says OS/ARCH, holding one
 	// file (/hello), offline (docker load of a docker-save archive). It is
 	// removed when the script ends.
-	scriptCmds["loadimage"] = cmdLoadImage
+	s.cmd("loadimage", cmdLoadImage)
 	// arm64engine: the engine can run arm64Image (scripts/ensure-arm64.sh
 	// ran). In CI its absence fails the script: .ci/run runs that script.
-	scriptConds["arm64engine"] = func() (bool, error) {
+	s.cond("arm64engine", func() (bool, error) {
 		_, errBinfmt := os.Stat("/proc/sys/fs/binfmt_misc/qemu-aarch64")
 		errImage := exec.Command("docker", "image", "inspect", arm64Image).Run()
 		if errBinfmt == nil && errImage == nil {
@@ -65,7 +65,7 @@ func init() {
 			return false, fmt.Errorf("CI=true but %s or the qemu-aarch64 binfmt handler is missing: run scripts/ensure-arm64.sh as root", arm64Image)
 		}
 		return false, nil
-	}
+	})
 }
 
 func cmdLoadImage(ts *testscript.TestScript, neg bool, args []string) {

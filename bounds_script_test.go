@@ -11,13 +11,13 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-func init() {
+func boundsScripts(s *scriptSet) {
 	// mcprss [-max MIB]
 	//
 	// Prints the peak resident size (VmHWM) of the script's `litterbox mcp`
 	// process so far, as "peak rss: N MiB"; with -max it fails when the
 	// peak passed MIB mebibytes.
-	scriptCmds["mcprss"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("mcprss", func(ts *testscript.TestScript, neg bool, args []string) {
 		limit := -1
 		if len(args) == 2 && args[0] == "-max" {
 			n, err := strconv.Atoi(args[1])
@@ -40,7 +40,29 @@ func init() {
 		if limit >= 0 && mib > limit {
 			ts.Fatalf("the mcp server's peak resident size is %d MiB, over %d MiB", mib, limit)
 		}
-	}
+	})
+	// dirsize DIR MAXMIB
+	//
+	// Prints the size of the files under DIR ("size: N MiB") and fails when
+	// it is over MAXMIB mebibytes.
+	s.cmd("dirsize", func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 2 {
+			ts.Fatalf("usage: dirsize DIR MAXMIB")
+		}
+		limit, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		var total int64
+		ts.Check(filepath.Walk(ts.MkAbs(args[0]), func(_ string, fi os.FileInfo, err error) error {
+			if err == nil && fi.Mode().IsRegular() {
+				total += fi.Size()
+			}
+			return err
+		}))
+		fmt.Fprintf(ts.Stdout(), "size: %d MiB\n", total>>20)
+		if total>>20 > int64(limit) {
+			ts.Fatalf("%s holds %d MiB, over %d MiB", args[0], total>>20, limit)
+		}
+	})
 }
 
 // mcpServerPID finds the `litterbox mcp` process among the children of
@@ -85,29 +107,4 @@ func procStatusKB(pid int, field string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
-}
-
-func init() {
-	// dirsize DIR MAXMIB
-	//
-	// Prints the size of the files under DIR ("size: N MiB") and fails when
-	// it is over MAXMIB mebibytes.
-	scriptCmds["dirsize"] = func(ts *testscript.TestScript, neg bool, args []string) {
-		if neg || len(args) != 2 {
-			ts.Fatalf("usage: dirsize DIR MAXMIB")
-		}
-		limit, err := strconv.Atoi(args[1])
-		ts.Check(err)
-		var total int64
-		ts.Check(filepath.Walk(ts.MkAbs(args[0]), func(_ string, fi os.FileInfo, err error) error {
-			if err == nil && fi.Mode().IsRegular() {
-				total += fi.Size()
-			}
-			return err
-		}))
-		fmt.Fprintf(ts.Stdout(), "size: %d MiB\n", total>>20)
-		if total>>20 > int64(limit) {
-			ts.Fatalf("%s holds %d MiB, over %d MiB", args[0], total>>20, limit)
-		}
-	}
 }

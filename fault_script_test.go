@@ -34,13 +34,13 @@ import (
 // the chosen one. The rounds are drawn from a seed, printed in the log;
 // LB_FAULT_SEED replays one, LB_FAULT_ROUNDS overrides the number of rounds.
 
-func init() {
+func faultScripts(s *scriptSet) {
 	// faults OP KILLS [ENGINE]
 	// runs KILLS rounds of OP (create, snapshot, delete, merge (a
 	// fast-forward), merge-true (with a merge commit) or apply) where
 	// litterbox is killed, then ENGINE rounds where the engine fails, in
 	// the repository of the current directory, which must have a commit.
-	scriptCmds["faults"] = cmdFaults
+	s.cmd("faults", cmdFaults)
 }
 
 // faultMain is lbfault: `lbfault TOOL ARGS...` runs the real TOOL (from

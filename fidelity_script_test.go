@@ -22,7 +22,7 @@ import (
 // (gitAddTree). The changes are drawn from a seeded generator; the seed is
 // printed, and LITTERBOX_FIDELITY_SEED=N reruns one.
 
-func init() {
+func fidelityScripts(s *scriptSet) {
 	// fidelity generated|goroot SANDBOX ROUNDS
 	// generated: writes a repository of odd names (non-UTF-8 too), modes,
 	// symlinks, empty directories, nested .gitignore files with negations
@@ -32,7 +32,7 @@ func init() {
 	// runs ROUNDS rounds of random changes (hard links among them, made
 	// anywhere, ignored folders too, and written through either name),
 	// each checked against git add -A.
-	scriptCmds["fidelity"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("fidelity", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 3 {
 			ts.Fatalf("usage: fidelity generated|goroot SANDBOX ROUNDS")
 		}
@@ -85,7 +85,7 @@ func init() {
 			}
 			ts.Logf("round %d: %d changes, tree %s matches git add -A (%.1f s)", round, strings.Count(ops, "\n"), got, time.Since(start).Seconds())
 		}
-	}
+	})
 }
 
 type fidelity struct {

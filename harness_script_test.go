@@ -49,12 +49,12 @@ type standinRun struct {
 	record string
 }
 
-func init() {
+func harnessScripts(s *scriptSet) {
 	for _, name := range harnesses {
 		// harness:NAME: the harness is cached (scripts/ensure-harnesses.sh).
 		// In CI (CI=true) a missing one fails the script instead of
 		// skipping it: the harness tests must run there.
-		scriptConds["harness:"+name] = func() (bool, error) {
+		s.cond("harness:"+name, func() (bool, error) {
 			exes, err := harnessExes()
 			if err != nil {
 				return false, err
@@ -66,7 +66,7 @@ func init() {
 				return false, fmt.Errorf("CI=true but harness %s is not cached: run scripts/ensure-harnesses.sh first", name)
 			}
 			return false, nil
-		}
+		})
 	}
 	// standin HARNESS TURNS
 	//
@@ -76,7 +76,7 @@ func init() {
 	// $STANDIN_URL to its root and $HARNESS to the cached executable of
 	// HARNESS, and records every request in $WORK/standin.jsonl. It stops
 	// when the script ends.
-	scriptCmds["standin"] = cmdStandin
+	s.cmd("standin", cmdStandin)
 	// modelsaw [LABEL]
 	//
 	// Prints what the harness gave the model as the result of the call
@@ -84,12 +84,12 @@ func init() {
 	// one line per call, its label, tool and the start of what the model
 	// saw, then the requests the stand-in refused (the harness reaching for
 	// the network); it fails if a call had no result.
-	scriptCmds["modelsaw"] = cmdModelSaw
+	s.cmd("modelsaw", cmdModelSaw)
 	// readme-snippet HARNESS FILE
 	//
 	// Writes README.md's configuration snippet for HARNESS (the code block
 	// marked <!-- harness: HARNESS; ... -->) to FILE, as a user copies it.
-	scriptCmds["readme-snippet"] = cmdReadmeSnippet
+	s.cmd("readme-snippet", cmdReadmeSnippet)
 }
 
 func cmdStandin(ts *testscript.TestScript, neg bool, args []string) {

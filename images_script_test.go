@@ -10,10 +10,10 @@ import (
 // (debootstrap minbase with python3, imported offline).
 const debianImage = "litterbox-test/debian-python:bookworm"
 
-func init() {
+func imagesScripts(s *scriptSet) {
 	// debianimage: the engine holds debianImage. In CI (CI=true) a missing
 	// image fails the script instead of skipping it: .ci/run makes it.
-	scriptConds["debianimage"] = func() (bool, error) {
+	s.cond("debianimage", func() (bool, error) {
 		if exec.Command("docker", "image", "inspect", debianImage).Run() == nil {
 			return true, nil
 		}
@@ -21,5 +21,5 @@ func init() {
 			return false, fmt.Errorf("CI=true but the engine has no %s: run scripts/ensure-debian-image.sh first (as root; it needs Debian's mirror once, then its cache)", debianImage)
 		}
 		return false, nil
-	}
+	})
 }

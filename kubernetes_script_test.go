@@ -11,8 +11,8 @@ import (
 	"github.com/litterbox-dev/litterbox/internal/testutil"
 )
 
-func init() {
-	scriptCmds["kubectl"] = cmdKubectl
+func kubernetesScripts(s *scriptSet) {
+	s.cmd("kubectl", cmdKubectl)
 }
 
 // kubernetesScript reports whether a script is one of the Kubernetes

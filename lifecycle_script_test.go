@@ -12,10 +12,10 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-func init() {
-	scriptCmds["lbexit"] = cmdLBExit
-	scriptCmds["dockershim"] = cmdDockerShim
-	scriptCmds["leftovers"] = cmdLeftovers
+func lifecycleScripts(s *scriptSet) {
+	s.cmd("lbexit", cmdLBExit)
+	s.cmd("dockershim", cmdDockerShim)
+	s.cmd("leftovers", cmdLeftovers)
 }
 
 // lbexit CODE ARGS...

@@ -23,15 +23,72 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// scriptCmds are the custom commands scripts may use. Files named
-// *_script_test.go add theirs in init, each with a usage comment.
-var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){}
+// scriptCmd is a custom command of the scripts, scriptCond a custom
+// condition; unknown conditions fail the script.
+type (
+	scriptCmd  = func(ts *testscript.TestScript, neg bool, args []string)
+	scriptCond = func() (bool, error)
+)
 
-// scriptConds are the custom conditions; unknown ones fail the script.
-var scriptConds = map[string]func() (bool, error){
+// scriptSet collects the custom commands and conditions as each
+// *_script_test.go file adds its own, each with a usage comment. A name
+// added twice is kept in dups: two files (or branches) that each bring a
+// command of one name must not silently replace one another.
+type scriptSet struct {
+	cmds  map[string]scriptCmd
+	conds map[string]scriptCond
+	dups  []string
+}
+
+func (s *scriptSet) cmd(name string, f scriptCmd) {
+	if _, ok := s.cmds[name]; ok {
+		s.dups = append(s.dups, "command "+name)
+	}
+	s.cmds[name] = f
+}
+
+func (s *scriptSet) cond(name string, f scriptCond) {
+	if _, ok := s.conds[name]; ok {
+		s.dups = append(s.dups, "condition "+name)
+	}
+	s.conds[name] = f
+}
+
+// scriptFiles add the commands and conditions of each *_script_test.go
+// file; a new file's function goes here.
+var scriptFiles = []func(*scriptSet){
+	mainScripts, anyhostScripts, boundsScripts, faultScripts, fidelityScripts,
+	harnessScripts, imagesScripts, kubernetesScripts, lifecycleScripts,
+	mcpScripts, mcploadScripts, memoryScripts, recordScripts, remoteScripts,
+	reviewScripts, servicesScripts, snapshotScripts, timeoutScripts,
+	trailersScripts,
+}
+
+// scriptExtensions are every file's commands and conditions, or an error
+// naming those added twice.
+func scriptExtensions() (*scriptSet, error) {
+	s := &scriptSet{cmds: map[string]scriptCmd{}, conds: map[string]scriptCond{}}
+	for _, add := range scriptFiles {
+		add(s)
+	}
+	if len(s.dups) > 0 {
+		return nil, fmt.Errorf("script commands or conditions defined twice: %s", strings.Join(s.dups, ", "))
+	}
+	return s, nil
+}
+
+// TestScriptNamesUnique fails when two files add a command or condition of
+// the same name (the scripts' own tests would fail too, but need an engine).
+func TestScriptNamesUnique(t *testing.T) {
+	if _, err := scriptExtensions(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mainScripts(s *scriptSet) {
 	// docker: an engine answers. In CI (CI=true) a missing engine fails the
 	// script instead of skipping it: the Docker tests must run there.
-	"docker": func() (bool, error) {
+	s.cond("docker", func() (bool, error) {
 		if dockerUp() {
 			return true, nil
 		}
@@ -39,13 +96,10 @@ var scriptConds = map[string]func() (bool, error){
 			return false, fmt.Errorf("CI=true but no Docker engine answers: run scripts/ensure-docker.sh and scripts/ensure-busybox.sh first")
 		}
 		return false, nil
-	},
-}
-
-func init() {
+	})
 	// node: node and npm are on PATH, for the TypeScript SDK's script. In
 	// CI a missing node fails the script: it must run there.
-	scriptConds["node"] = func() (bool, error) {
+	s.cond("node", func() (bool, error) {
 		_, errNode := exec.LookPath("node")
 		_, errNpm := exec.LookPath("npm")
 		if errNode == nil && errNpm == nil {
@@ -55,7 +109,7 @@ func init() {
 			return false, fmt.Errorf("CI=true but node or npm is missing: install Node.js (the TypeScript SDK test needs it)")
 		}
 		return false, nil
-	}
+	})
 }
 
 var dockerState atomic.Int32 // 0 unknown, 1 up, 2 down
@@ -113,12 +167,16 @@ func scriptParams(t *testing.T, keep func(name string) bool, env ...string) test
 			files = append(files, f)
 		}
 	}
+	ext, err := scriptExtensions()
+	if err != nil {
+		t.Fatal(err)
+	}
 	return testscript.Params{
 		Files:               files,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") == "1",
-		Cmds:                scriptCmds,
+		Cmds:                ext.cmds,
 		Setup: func(e *testscript.Env) error {
 			if err := setupScript(e); err != nil {
 				return err
@@ -130,7 +188,7 @@ func scriptParams(t *testing.T, keep func(name string) bool, env ...string) test
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
-			if f, ok := scriptConds[cond]; ok {
+			if f, ok := ext.conds[cond]; ok {
 				return f()
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)

@@ -21,7 +21,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-func init() {
+func mcpScripts(s *scriptSet) {
 	// mcp [-text] [-field NAME -out FILE] TOOL JSONARGS
 	//
 	// Calls TOOL through a real stdio MCP client talking to `litterbox mcp`,
@@ -33,18 +33,18 @@ func init() {
 	// fallback with -text; -field NAME -out FILE writes the string field
 	// NAME of the result to FILE instead. A tool error (isError) prints its
 	// message to stderr and fails unless negated.
-	scriptCmds["mcp"] = cmdMCP
+	s.cmd("mcp", cmdMCP)
 	// mcpbg [-progress] [flags of mcp] NAME TOOL JSONARGS
 	//
 	// Starts a call of TOOL in the background on the script's client, as
 	// NAME; with -progress it asks for progress notifications.
-	scriptCmds["mcpbg"] = cmdMCPBg
+	s.cmd("mcpbg", cmdMCPBg)
 	// mcpwait NAME
 	//
 	// Waits for the background call NAME and prints its outcome as mcp
 	// would, with the flags it was started with; "progress: N" on stderr
 	// counts the progress notifications it received.
-	scriptCmds["mcpwait"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("mcpwait", func(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 1 {
 			ts.Fatalf("usage: mcpwait NAME")
 		}
@@ -54,13 +54,13 @@ func init() {
 		fmt.Fprintf(ts.Stderr(), "progress: %d\n", c.progress["bg-"+args[0]])
 		c.mu.Unlock()
 		printResult(ts, neg, call.opts, call.tool, call.res, call.err)
-	}
+	})
 	// mcpcancel NAME
 	//
 	// Cancels the background call NAME as a client does: the call's context
 	// ends and the client sends notifications/cancelled. Fails if the call
 	// had already returned. Prints "progress: N" as mcpwait does.
-	scriptCmds["mcpcancel"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("mcpcancel", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 1 {
 			ts.Fatalf("usage: mcpcancel NAME")
 		}
@@ -78,12 +78,12 @@ func init() {
 		c.mu.Lock()
 		fmt.Fprintf(ts.Stdout(), "progress: %d\n", c.progress["bg-"+args[0]])
 		c.mu.Unlock()
-	}
+	})
 	// mcpnoreply NAME
 	//
 	// Asserts that the server sent no response to the background call NAME
 	// (in the traffic traced so far).
-	scriptCmds["mcpnoreply"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("mcpnoreply", func(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 1 {
 			ts.Fatalf("usage: mcpnoreply NAME")
 		}
@@ -92,12 +92,12 @@ func init() {
 		if got := responded(ts, c, id); got != neg {
 			ts.Fatalf("response to request %s sent: %v", id, got)
 		}
-	}
+	})
 	// mcpuntil TOOL JSONARGS REGEXP
 	//
 	// Calls TOOL every 200 ms until the text of its result matches REGEXP,
 	// for at most 2 minutes.
-	scriptCmds["mcpuntil"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("mcpuntil", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 3 {
 			ts.Fatalf("usage: mcpuntil TOOL JSONARGS REGEXP")
 		}
@@ -116,12 +116,12 @@ func init() {
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-	}
+	})
 	// mcpreadall SANDBOX PATH FILE
 	//
 	// Reads PATH with read, page after page (offset and limit as the results
 	// say), and writes the pages joined to FILE; prints the number of pages.
-	scriptCmds["mcpreadall"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("mcpreadall", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 3 {
 			ts.Fatalf("usage: mcpreadall SANDBOX PATH FILE")
 		}
@@ -158,45 +158,45 @@ func init() {
 		}
 		ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(all.String()), 0o644))
 		fmt.Fprintf(ts.Stdout(), "pages: %d\n", pages)
-	}
+	})
 	// repeat FILE N TEXT
 	//
 	// Writes TEXT N times to FILE.
-	scriptCmds["repeat"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("repeat", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 3 {
 			ts.Fatalf("usage: repeat FILE N TEXT")
 		}
 		n, err := strconv.Atoi(args[1])
 		ts.Check(err)
 		ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Repeat(args[2], n)), 0o644))
-	}
+	})
 	// mcpfresh
 	//
 	// Starts a new `litterbox mcp` for the script's next calls, with the
 	// environment as it is now (the previous one is closed at the end).
-	scriptCmds["mcpfresh"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("mcpfresh", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 0 {
 			ts.Fatalf("usage: mcpfresh")
 		}
 		mcpClients.Store(ts, startMCP(ts, fmt.Sprintf("mcp%d.stderr", time.Now().UnixNano())))
-	}
+	})
 	// tssdk
 	//
 	// Installs the official TypeScript MCP SDK (tsSDKVersion) with npm into
 	// the user's cache directory, outside the clone, once, and sets SDK to
 	// its package folder for scripts run with node.
-	scriptCmds["tssdk"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("tssdk", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 0 {
 			ts.Fatalf("usage: tssdk")
 		}
 		dir, err := tsSDK()
 		ts.Check(err)
 		ts.Setenv("SDK", dir)
-	}
+	})
 	// waitfile FILE REGEXP
 	//
 	// Waits up to 2 minutes for FILE to exist and match REGEXP.
-	scriptCmds["waitfile"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("waitfile", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 2 {
 			ts.Fatalf("usage: waitfile FILE REGEXP")
 		}
@@ -211,11 +211,11 @@ func init() {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-	}
+	})
 	// mcpwriters PROCS WRITES SANDBOX
 	// starts PROCS `litterbox mcp` processes at once, each writing WRITES
 	// distinct files wP-I.txt to SANDBOX, and fails if any call fails.
-	scriptCmds["mcpwriters"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("mcpwriters", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 3 {
 			ts.Fatalf("usage: mcpwriters PROCS WRITES SANDBOX")
 		}
@@ -254,14 +254,14 @@ func init() {
 		for err := range errs {
 			ts.Fatalf("%v", err)
 		}
-	}
+	})
 
 	// genfile FILE SIZE
 	//
 	// Writes SIZE bytes of awkward text to FILE: shell quotes, $(...),
 	// backticks, control characters, CRLF and LF line ends, multi-byte
 	// UTF-8, and no newline at the end.
-	scriptCmds["genfile"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("genfile", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 2 {
 			ts.Fatalf("usage: genfile FILE SIZE")
 		}
@@ -277,7 +277,7 @@ func init() {
 			data = data[:len(data)-1]
 		}
 		ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
-	}
+	})
 }
 
 var mcpClients sync.Map // *testscript.TestScript -> *scriptClient

@@ -19,20 +19,20 @@ import (
 
 // Commands for the MCP server under load: many calls at once, cancels, how
 // long a call takes to answer meanwhile, and the server's peak memory.
-func init() {
+func mcploadScripts(s *scriptSet) {
 	// mcpmany NAME N TOOL JSONARGS
 	//
 	// Starts N calls of TOOL in the background on the script's client, as
 	// the group NAME, with {I} in JSONARGS replaced by each call's number (1
 	// to N). It returns once the server's stdin has received all N, so the
 	// calls of a later mcpmany reach the server after these.
-	scriptCmds["mcpmany"] = cmdMCPMany
+	s.cmd("mcpmany", cmdMCPMany)
 	// mcpmanycancel NAME
 	//
 	// Cancels every call of the group NAME as a client does (its context
 	// ends and the client sends notifications/cancelled). Fails if any of
 	// them had returned already.
-	scriptCmds["mcpmanycancel"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("mcpmanycancel", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 1 {
 			ts.Fatalf("usage: mcpmanycancel NAME")
 		}
@@ -51,14 +51,14 @@ func init() {
 		for _, call := range g.calls {
 			<-call.done
 		}
-	}
+	})
 	// mcpmanywait NAME
 	//
 	// Waits (at most 5 minutes) for every call of the group NAME and prints
 	// how many answered and how many of those were tool errors; for a
 	// cancelled group, how many got a response in the traffic so far. The
 	// slowest answer's time is printed to stderr.
-	scriptCmds["mcpmanywait"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("mcpmanywait", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 1 {
 			ts.Fatalf("usage: mcpmanywait NAME")
 		}
@@ -100,13 +100,13 @@ func init() {
 		}
 		fmt.Fprintf(ts.Stdout(), "answered: %d\ntool errors: %d\n", answered, toolErrors)
 		fmt.Fprintf(ts.Stderr(), "slowest answer: %.1fs after its request\n", slowest.Seconds())
-	}
+	})
 	// mcpwithin SECONDS TOOL [JSONARGS]
 	//
 	// Calls TOOL (TOOL ping sends a ping) and fails unless it answers,
 	// without a tool error, within SECONDS. Prints the time it took to
 	// stderr.
-	scriptCmds["mcpwithin"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("mcpwithin", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) < 2 || len(args) > 3 || (args[1] != "ping") != (len(args) == 3) {
 			ts.Fatalf("usage: mcpwithin SECONDS TOOL [JSONARGS]")
 		}
@@ -139,7 +139,7 @@ func init() {
 			ts.Fatalf("%s did not answer within %s: %v", args[1], limit, err)
 		}
 		fmt.Fprintf(ts.Stderr(), "%s answered in %.2fs\n", args[1], took.Seconds())
-	}
+	})
 }
 
 // manyGroup is a group of calls started by mcpmany.

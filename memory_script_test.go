@@ -14,7 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-func init() {
+func memoryScripts(s *scriptSet) {
 	// peakrss [-count] MAXMIB PROG ARGS...
 	//
 	// Runs PROG ARGS... (litterbox, or another program on the script's
@@ -28,12 +28,12 @@ func init() {
 	// (it may write gigabytes): it prints "exit N, stdout N bytes, stderr
 	// N bytes, peak N MiB" to stdout and the last KiB of its stderr to
 	// stderr, whatever the exit.
-	scriptCmds["peakrss"] = cmdPeakRSS
+	s.cmd("peakrss", cmdPeakRSS)
 	// mcppeak MIB
 	//
 	// Prints the peak resident memory (VmHWM) of the script's `litterbox
 	// mcp` process, in MiB, and fails when it is over MIB.
-	scriptCmds["mcppeak"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("mcppeak", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 1 {
 			ts.Fatalf("usage: mcppeak MIB")
 		}
@@ -48,7 +48,7 @@ func init() {
 		if kib>>10 > int64(limit) {
 			ts.Fatalf("litterbox mcp peaked at %d MiB, over %d MiB", kib>>10, limit)
 		}
-	}
+	})
 }
 
 func cmdPeakRSS(ts *testscript.TestScript, neg bool, args []string) {

@@ -13,7 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-func init() {
+func recordScripts(s *scriptSet) {
 	// gitaddmatch CONTAINER BRANCH BASE
 	// asserts that BRANCH's tree is what git itself records of the
 	// container's /src: /src is tarred out into a scratch work tree, a
@@ -22,7 +22,7 @@ func init() {
 	// and `git write-tree` run against the script's repository, with its own
 	// info/exclude and core.excludesFile. On a difference it prints what git
 	// would have recorded differently.
-	scriptCmds["gitaddmatch"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("gitaddmatch", func(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 3 {
 			ts.Fatalf("usage: gitaddmatch CONTAINER BRANCH BASE")
 		}
@@ -36,7 +36,7 @@ func init() {
 		if !neg && want != got {
 			ts.Fatalf("branch %s (tree %s) differs from git add -A of /src of %s on %s (tree %s):\n%s", args[1], got, args[0], args[2], want, diff)
 		}
-	}
+	})
 }
 
 // gitAddTree computes the tree `git add -A` gives of container's /src on

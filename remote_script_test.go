@@ -23,10 +23,10 @@ const (
 	openEngineSocket = "unix:///run/litterbox-open/docker.sock"
 )
 
-func init() {
+func remoteScripts(s *scriptSet) {
 	// sshengine: the ssh engine answers over ssh. In CI (CI=true) a missing
 	// one fails the script: .ci/run brings it up.
-	scriptConds["sshengine"] = func() (bool, error) {
+	s.cond("sshengine", func() (bool, error) {
 		if sshEngineUp() {
 			return true, nil
 		}
@@ -34,9 +34,9 @@ func init() {
 			return false, fmt.Errorf("CI=true but the ssh engine does not answer: run scripts/ensure-ssh-engine.sh first")
 		}
 		return false, nil
-	}
+	})
 	// openengine: the engine with its firewall off answers on its socket.
-	scriptConds["openengine"] = func() (bool, error) {
+	s.cond("openengine", func() (bool, error) {
 		if openEngineOnce() {
 			return true, nil
 		}
@@ -44,7 +44,7 @@ func init() {
 			return false, fmt.Errorf("CI=true but the open engine does not answer: run scripts/ensure-ssh-engine.sh --open first")
 		}
 		return false, nil
-	}
+	})
 }
 
 var openEngineOnce = sync.OnceValue(func() bool {

@@ -11,9 +11,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-func init() {
-	scriptCmds["snap"] = cmdSnap
-	scriptCmds["gitshim"] = cmdGitShim
+func reviewScripts(s *scriptSet) {
+	s.cmd("snap", cmdSnap)
+	s.cmd("gitshim", cmdGitShim)
 }
 
 // gitShimScript is a git stand-in that kills litterbox (its parent) with

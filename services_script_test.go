@@ -17,11 +17,11 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
-func init() {
-	scriptCmds["httpget"] = cmdHTTPGet
-	scriptCmds["porturl"] = cmdPortURL
-	scriptCmds["fanout"] = cmdFanout
-	scriptCmds["distinctports"] = cmdDistinctPorts
+func servicesScripts(s *scriptSet) {
+	s.cmd("httpget", cmdHTTPGet)
+	s.cmd("porturl", cmdPortURL)
+	s.cmd("fanout", cmdFanout)
+	s.cmd("distinctports", cmdDistinctPorts)
 }
 
 // httpget URL

@@ -14,12 +14,12 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-func init() {
+func snapshotScripts(s *scriptSet) {
 	// snapmatch CONTAINER BRANCH [EXCLUDE...]
 	// asserts that the tree of BRANCH equals /src of CONTAINER, file by file:
 	// type, executable bit, content hash or link target. Paths equal to or
 	// under an EXCLUDE prefix (ignored files) are left out of /src's side.
-	scriptCmds["snapmatch"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("snapmatch", func(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) < 2 {
 			ts.Fatalf("usage: snapmatch CONTAINER BRANCH [EXCLUDE...]")
 		}
@@ -34,11 +34,11 @@ func init() {
 		if !neg && diff != "" {
 			ts.Fatalf("branch %s differs from /src of %s:\n%s", args[1], args[0], diff)
 		}
-	}
+	})
 	// crashloop N CMD ARGS...
 	// starts CMD N times and kills it with SIGKILL after a growing delay,
 	// to cut snapshots short at different points.
-	scriptCmds["crashloop"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("crashloop", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) < 2 {
 			ts.Fatalf("usage: crashloop N CMD ARGS...")
 		}
@@ -55,7 +55,7 @@ func init() {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 		}
-	}
+	})
 }
 
 func scriptEnv(ts *testscript.TestScript) []string {

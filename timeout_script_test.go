@@ -12,8 +12,8 @@ import (
 	"github.com/litterbox-dev/litterbox/internal/testutil"
 )
 
-func init() {
-	scriptCmds["hang"] = cmdHang
+func timeoutScripts(s *scriptSet) {
+	s.cmd("hang", cmdHang)
 }
 
 // hangScript stands in for a program that never answers, like a docker CLI

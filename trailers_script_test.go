@@ -9,13 +9,13 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-func init() {
+func trailersScripts(s *scriptSet) {
 	// trailers RANGE
 	//
 	// Prints every commit of RANGE (git rev-list RANGE, newest first) as
 	// "commit SUBJECT", then each trailer `git interpret-trailers --parse`
 	// finds in its message, indented by two spaces.
-	scriptCmds["trailers"] = func(ts *testscript.TestScript, neg bool, args []string) {
+	s.cmd("trailers", func(ts *testscript.TestScript, neg bool, args []string) {
 		if neg || len(args) != 1 {
 			ts.Fatalf("usage: trailers RANGE")
 		}
@@ -39,5 +39,5 @@ func init() {
 				}
 			}
 		}
-	}
+	})
 }
