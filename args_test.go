@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"io"
 	"testing"
+
+	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
 // Arguments are bytes: a path or a message that is not UTF-8 reaches the
@@ -27,5 +30,20 @@ func TestArgumentsKeepTheirBytes(t *testing.T) {
 	}
 	if c.Snapshot.Message != "caf\xe9" {
 		t.Errorf("snapshot -m got %q", c.Snapshot.Message)
+	}
+}
+
+// A bad argument the service refuses (a path, a count out of its range) is
+// a usage error, as a bad flag is: exit 2, not the generic 1.
+func TestBadArgumentsAreUsageErrors(t *testing.T) {
+	_, pathErr := sandbox.ContainerPath("../../etc/passwd")
+	_, poolErr := (&sandbox.Service{}).FillPool(context.Background(), nil, 17)
+	for _, err := range []error{pathErr, poolErr} {
+		if err == nil {
+			t.Fatal("no error")
+		}
+		if got := exitCode(err, exitFailed); got != exitUsage {
+			t.Errorf("%v: exit code %d, want %d", err, got, exitUsage)
+		}
 	}
 }

@@ -231,6 +231,8 @@ func exitCode(err error, fallback int) int {
 		return exitUsage
 	case errors.Is(err, sandbox.ErrInvalidName), errors.Is(err, sandbox.ErrBadRef), errors.Is(err, git.ErrNotRepository), errors.Is(err, git.ErrNoCommits):
 		return exitUsage
+	case errors.Is(err, sandbox.ErrBadArgument), errors.Is(err, sandbox.ErrBadPath):
+		return exitUsage
 	case errors.Is(err, sandbox.ErrNotFound):
 		return exitNotFound
 	case errors.Is(err, sandbox.ErrExists):

@@ -42,7 +42,7 @@ type BashResult struct {
 // stopped, and what it changed is still committed (see Run).
 func (s *Service) Bash(ctx context.Context, h *Handle, command string, o BashOptions) (*BashResult, *SnapshotResult, error) {
 	if strings.TrimSpace(command) == "" {
-		return nil, nil, newError(ErrBadPath, "give a command to run")
+		return nil, nil, newError(ErrBadArgument, "give a command to run")
 	}
 	if err := checkLen("command", command, MaxCommandBytes); err != nil {
 		return nil, nil, err
@@ -50,7 +50,7 @@ func (s *Service) Bash(ctx context.Context, h *Handle, command string, o BashOpt
 	if i := strings.IndexByte(command, 0); i >= 0 {
 		// An argument of exec is a C string: the shell could not even
 		// start, and Go's error would pass for a missing workdir.
-		return nil, nil, newError(ErrBadPath, "The command holds a NUL byte (at byte %d), which a shell cannot run; nothing was run or changed. Remove it; to write a NUL byte, use printf '\\0' in the command.", i)
+		return nil, nil, newError(ErrBadArgument, "The command holds a NUL byte (at byte %d), which a shell cannot run; nothing was run or changed. Remove it; to write a NUL byte, use printf '\\0' in the command.", i)
 	}
 	wd, err := ContainerPath(o.Workdir)
 	if err != nil {
@@ -61,7 +61,7 @@ func (s *Service) Bash(ctx context.Context, h *Handle, command string, o BashOpt
 		timeout = DefaultRunTimeout
 	}
 	if timeout > MaxBashTimeout {
-		return nil, nil, newError(ErrBadPath, "timeout %s is over the limit of %s", timeout, MaxBashTimeout)
+		return nil, nil, newError(ErrBadArgument, "timeout %s is over the limit of %s", timeout, MaxBashTimeout)
 	}
 	start := time.Now()
 	run, snap, err := s.Run(ctx, h, RunSpec{Command: command, Workdir: wd, Timeout: timeout, Cap: o.OutputCap, KeepOutput: true, Message: o.Message})

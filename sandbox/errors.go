@@ -56,6 +56,10 @@ var (
 var (
 	// ErrBadPath is a path that cannot be used (NUL, climbs out of /src).
 	ErrBadPath = errors.New("bad path")
+	// ErrBadArgument is an argument out of its range or form: an empty
+	// command, a timeout over its limit, a negative offset, a pool size
+	// past the limit. The CLI exits with its usage code.
+	ErrBadArgument = errors.New("bad argument")
 	// ErrHidden is a hidden path, or a symlink that resolves to one.
 	ErrHidden = errors.New("hidden path")
 	// ErrNoFile is a path that does not exist.

@@ -238,7 +238,7 @@ func (s *Service) Read(ctx context.Context, h *Handle, p string, o ReadOptions) 
 		return nil, err
 	}
 	if o.Offset < 0 || o.Limit < 0 {
-		return nil, newError(ErrBadPath, "offset and limit must not be negative")
+		return nil, newError(ErrBadArgument, "offset and limit must not be negative")
 	}
 	data, err := s.readFile(ctx, h, abs)
 	if err != nil {

@@ -371,10 +371,10 @@ func (s *Service) poolConfig(ctx context.Context, r *Repo) (*config.Config, stri
 // Fills of one repository take turns.
 func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry, error) {
 	if !s.pooling() {
-		return nil, newError(ErrBadPath, "This engine cannot keep a warm pool (it cannot rename a container); create makes each sandbox anew.")
+		return nil, newError(ErrBadArgument, "This engine cannot keep a warm pool (it cannot rename a container); create makes each sandbox anew.")
 	}
 	if size < 0 || size > poolMaxSize {
-		return nil, newError(ErrBadPath, "A pool holds 0 to %d sandboxes, not %d: each keeps a copy of the repository in memory.", poolMaxSize, size)
+		return nil, newError(ErrBadArgument, "A pool holds 0 to %d sandboxes, not %d: each keeps a copy of the repository in memory.", poolMaxSize, size)
 	}
 	if err := ensureRepoID(r); err != nil {
 		return nil, err
