@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/litterbox-dev/litterbox/sandbox"
@@ -45,5 +46,29 @@ func TestBadArgumentsAreUsageErrors(t *testing.T) {
 		if got := exitCode(err, exitFailed); got != exitUsage {
 			t.Errorf("%v: exit code %d, want %d", err, got, exitUsage)
 		}
+	}
+}
+
+// A command's --help shows its own arguments and flags first; the global
+// flags follow on a line that names them and says where they are
+// described, as gh lists inherited flags after a command's own.
+func TestCommandHelpShowsItsOwnFlagsFirst(t *testing.T) {
+	var out strings.Builder
+	if code := run([]string{"create", "--help"}, &out, io.Discard); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	help := out.String()
+	own, global := strings.Index(help, "--from-branch"), strings.Index(help, "Global flags")
+	if own < 0 || global < own {
+		t.Fatalf("create's flags do not come before the global flags:\n%s", help)
+	}
+	if i := strings.Index(help, "--engine"); i < global {
+		t.Errorf("--engine is shown before the global flags line:\n%s", help)
+	}
+	if !strings.Contains(help[global:], "litterbox --help") {
+		t.Errorf("the global flags line does not say where they are described:\n%s", help)
+	}
+	if n := strings.Count(help, "\n"); n > 40 {
+		t.Errorf("create --help is %d lines:\n%s", n, help)
 	}
 }

@@ -162,9 +162,53 @@ func newParser(c *cli, stdout, stderr io.Writer) (*kong.Kong, error) {
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitRequest(code)) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Help(commandHelp),
 		kong.Vars{"version": buildinfo.String()},
 		kong.KindMapper(reflect.String, rawString{}),
 	)
+}
+
+// commandHelp prints a command's help with its own arguments and flags
+// first, and the global flags, which every command takes, named after them
+// on a line that says where they are described: as gh lists a command's
+// inherited flags after its own, and docker leaves its global options to
+// `docker --help`. The top level's help shows them in full.
+func commandHelp(options kong.HelpOptions, ctx *kong.Context) error {
+	if ctx.Selected() == nil {
+		return kong.DefaultHelpPrinter(options, ctx)
+	}
+	var global []*kong.Flag
+	for _, f := range ctx.Model.Flags {
+		if !f.Hidden && f != ctx.Model.HelpFlag {
+			global = append(global, f)
+		}
+	}
+	for _, f := range global {
+		f.Hidden = true
+	}
+	err := kong.DefaultHelpPrinter(options, ctx)
+	for _, f := range global {
+		f.Hidden = false
+	}
+	if err != nil || len(global) == 0 {
+		return err
+	}
+	line := "\nGlobal flags (`" + ctx.Model.Name + " --help` describes them):\n "
+	width := len(" ")
+	for i, f := range global {
+		name := "--" + f.Name
+		if i < len(global)-1 {
+			name += ","
+		}
+		if width+1+len(name) > 78 {
+			line += "\n "
+			width = len(" ")
+		}
+		line += " " + name
+		width += 1 + len(name)
+	}
+	_, err = fmt.Fprintln(ctx.Stdout, line)
+	return err
 }
 
 // rawString decodes a string argument, flag or env value as the bytes it
