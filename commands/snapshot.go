@@ -7,7 +7,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox"
-	"github.com/litterbox-dev/litterbox/sandbox/scan"
+	"github.com/litterbox-dev/litterbox/scanner"
 )
 
 // Snapshot records what changed in a sandbox's /src as a commit on its
@@ -40,7 +40,7 @@ func (c *Snapshot) Run(ctx context.Context, env *Env) error {
 
 // ScanInternal is the scanner that snapshots run inside the container. It is
 // not for humans. Paths come on standard input, byte for byte (see
-// scan.ReadRequest), followed by the command to run when --run is given.
+// scanner.ReadRequest), followed by the command to run when --run is given.
 type ScanInternal struct {
 	Root    string `default:"/src"`
 	Since   int64  `default:"0"`
@@ -51,15 +51,15 @@ type ScanInternal struct {
 // Run writes the scan stream to stdout.
 func (c *ScanInternal) Run() error {
 	in := bufio.NewReader(os.Stdin)
-	o := scan.Options{Root: c.Root, Since: c.Since, MaxSize: c.MaxSize}
-	if err := scan.ReadRequest(in, &o); err != nil {
+	o := scanner.Options{Root: c.Root, Since: c.Since, MaxSize: c.MaxSize}
+	if err := scanner.ReadRequest(in, &o); err != nil {
 		return err
 	}
 	if c.RunSpec {
 		o.Run = in
 	}
 	w := bufio.NewWriterSize(os.Stdout, 1<<16)
-	err := scan.Scan(w, o)
+	err := scanner.Scan(w, o)
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}

@@ -80,7 +80,7 @@ func (s *Service) snapshotBeforePause(ctx context.Context, r *Repo, c provider.S
 	return nil, wouldLoseError(h, lost, all)
 }
 
-// unrecordable audits h's /src (scan.Options.Audit) for what its branch
+// unrecordable audits h's /src (scanner.Options.Audit) for what its branch
 // lacks and no snapshot can record: a file the audit names is lost unless
 // the branch holds it as it is (a big file the user committed), or it is
 // ignored and untracked (ignored files are not kept, by design).

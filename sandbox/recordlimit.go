@@ -16,7 +16,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
-	"github.com/litterbox-dev/litterbox/sandbox/scan"
+	"github.com/litterbox-dev/litterbox/scanner"
 )
 
 // The record limit: what a sandbox's snapshots may add to the repository
@@ -123,7 +123,7 @@ func (s *Service) newRecordBudget(h *Handle) *recordBudget {
 
 // admit reserves size bytes for the file p, or says why it cannot be
 // recorded.
-func (b *recordBudget) admit(p string, size int64) *scan.SkipError {
+func (b *recordBudget) admit(p string, size int64) *scanner.SkipError {
 	extra := size - b.paths[p]
 	if b.limit == 0 || extra <= 0 {
 		return nil
@@ -133,7 +133,7 @@ func (b *recordBudget) admit(p string, size int64) *scan.SkipError {
 	used := b.recorded + reserved[b.key]
 	if used+extra > b.limit {
 		b.over[p] = size
-		return &scan.SkipError{Reason: overLimitReason(size, b.limit, used)}
+		return &scanner.SkipError{Reason: overLimitReason(size, b.limit, used)}
 	}
 	reserved[b.key] += extra
 	b.taken += extra
@@ -157,14 +157,14 @@ func (b *recordBudget) release() {
 }
 
 // budgetStore is one scan's blob store: git's writer, for what the budget
-// admits; a file that would pass the limit is declined (scan.SkipError)
+// admits; a file that would pass the limit is declined (scanner.SkipError)
 // before a byte of it is read.
 type budgetStore struct {
 	*git.BlobWriter
 	budget *recordBudget
 }
 
-// WriteFile implements scan.FileStore.
+// WriteFile implements scanner.FileStore.
 func (b budgetStore) WriteFile(p string, size int64, r io.Reader) (string, error) {
 	if skip := b.budget.admit(p, size); skip != nil {
 		return "", skip
@@ -294,8 +294,8 @@ func writePending(h *Handle, files []pendingFile, s *Service) {
 	}
 	var b bytes.Buffer
 	for _, f := range files {
-		scan.PutRecord(&b, 'P', f.Path)
-		scan.PutRecord(&b, 'S', strconv.FormatInt(f.Size, 10))
+		scanner.PutRecord(&b, 'P', f.Path)
+		scanner.PutRecord(&b, 'S', strconv.FormatInt(f.Size, 10))
 	}
 	if err := writeAtomic(pendingPath(h), b.Bytes()); err != nil {
 		s.Log.Warn("cannot keep the files skipped for the record limit", "sandbox", h.Slug, "err", err)

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/litterbox-dev/litterbox/sandbox/scan"
+	"github.com/litterbox-dev/litterbox/scanner"
 )
 
 // A bash tool call and the snapshot after it share one exec: the
@@ -19,10 +19,10 @@ import (
 // an agent waits for on every call.
 
 // RunSpec is one shell command for Service.Run; the scanner runs it.
-type RunSpec = scan.RunSpec
+type RunSpec = scanner.RunSpec
 
 // RunResult is what the command did.
-type RunResult = scan.RunResult
+type RunResult = scanner.RunResult
 
 // Defaults of RunSpec.
 const (

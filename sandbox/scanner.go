@@ -19,7 +19,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 )
 
-// The snapshot scanner is a small static program (sandbox/scan) that runs in
+// The snapshot scanner is a small static program (scanner/) that runs in
 // the sandbox. litterbox embeds one per Linux platform (internal/scanbin) and
 // copies into each sandbox the one of its image's platform, so the host
 // binary may be anything: dynamic, macOS, another architecture.

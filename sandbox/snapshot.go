@@ -24,7 +24,7 @@ import (
 	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
-	"github.com/litterbox-dev/litterbox/sandbox/scan"
+	"github.com/litterbox-dev/litterbox/scanner"
 )
 
 // How work reaches git (DESIGN.md, "Snapshots"): after every mutation the
@@ -59,7 +59,7 @@ type SnapshotResult struct {
 func millis(d time.Duration) float64 { return math.Round(float64(d)/1e5) / 10 }
 
 // Skipped is a file a snapshot could not commit, with the reason.
-type Skipped = scan.Skipped
+type Skipped = scanner.Skipped
 
 // snapshotAuthor is the identity of snapshot and milestone commits: the
 // agent's work, recognisable in the user's history once merged.
@@ -88,10 +88,10 @@ func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*Sna
 // walking the ignored directories the branch tracks files under. When the
 // repository-wide excludes changed since the last snapshot, the whole tree
 // is listed, so files they no longer ignore are found.
-func (s *Service) scanOptions(ctx context.Context, h *Handle) scan.Options {
+func (s *Service) scanOptions(ctx context.Context, h *Handle) scanner.Options {
 	st := readRecordState(h)
 	since, token := readSinceToken(sincePath(h))
-	o := scan.Options{
+	o := scanner.Options{
 		Root:         Workdir,
 		Since:        since,
 		Excludes:     s.excludes(ctx, h.Repo),
@@ -125,7 +125,7 @@ const maxFollowUps = 3
 // calls can scan at once; under the lock, a scan older than the last one
 // committed is replaced by a fresh one, so stale content never overwrites
 // newer. opts are the options sc was scanned with.
-func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts scan.Options, message string) (*SnapshotResult, error) {
+func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts scanner.Options, message string) (*SnapshotResult, error) {
 	// Its rescans share its share of the record limit (recordlimit.go).
 	budget := sc.budget
 	defer budget.release()
@@ -249,7 +249,7 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 func unreadDirs(skipped []Skipped) []string {
 	var dirs []string
 	for _, sk := range skipped {
-		if d, ok := strings.CutSuffix(sk.Path, "/"); ok && (d == "" || scan.SafePath(d)) {
+		if d, ok := strings.CutSuffix(sk.Path, "/"); ok && (d == "" || scanner.SafePath(d)) {
 			dirs = append(dirs, d)
 		}
 	}
@@ -265,7 +265,7 @@ func (s *Service) checkGitmodules(ctx context.Context, h *Handle, changes []git.
 	kept := changes[:0]
 	var refused []Skipped
 	for _, ch := range changes {
-		if !ch.Delete && ch.Mode != "120000" && scan.IsDotGitmodules(path.Base(ch.Path)) {
+		if !ch.Delete && ch.Mode != "120000" && scanner.IsDotGitmodules(path.Base(ch.Path)) {
 			var fe *git.FsckError
 			if err := h.Repo.Git.CheckGitmodules(ctx, ch.ID); errors.As(err, &fe) {
 				refused = append(refused, Skipped{Path: ch.Path, Reason: "a .gitmodules that git fsck refuses: " + fe.Msg})
@@ -293,7 +293,7 @@ func appendNew(list []string, add ...string) []string {
 // the repository, as blobs.
 type scanned struct {
 	files map[string]git.Change // by path: mode and blob id
-	meta  scan.Meta
+	meta  scanner.Meta
 	run   *RunResult // set when the scan ran a command first
 	// budget is the share of the record limit its snapshot holds
 	// (recordlimit.go).
@@ -301,7 +301,7 @@ type scanned struct {
 }
 
 // newScanned is res as changes to the branch.
-func newScanned(res *scan.Result) *scanned {
+func newScanned(res *scanner.Result) *scanned {
 	sc := &scanned{files: make(map[string]git.Change, len(res.Files)), meta: res.Meta, run: res.Run}
 	for p, f := range res.Files {
 		sc.files[p] = git.Change{Path: f.Path, Mode: f.Mode, ID: f.ID}
@@ -339,7 +339,7 @@ func (f followUp) empty() bool {
 // subtree of a deleted .gitignore, changed ignored files the branch tracks,
 // and ignored directories the branch tracks files under that the scan did
 // not walk. Requests already made (in opts) are not repeated.
-func (sc *scanned) followUps(trees map[string]map[string]git.TreeEntry, opts scan.Options, st recordState) followUp {
+func (sc *scanned) followUps(trees map[string]map[string]git.TreeEntry, opts scanner.Options, st recordState) followUp {
 	var fu followUp
 	wantPath := func(p string) {
 		if _, ok := sc.files[p]; !ok && !slices.Contains(opts.Paths, p) && !slices.Contains(fu.Paths, p) {
@@ -356,11 +356,11 @@ func (sc *scanned) followUps(trees map[string]map[string]git.TreeEntry, opts sca
 			p := path.Join(d, e.Name)
 			te, inTree := t[e.Name]
 			switch e.Kind {
-			case scan.EntryDir:
+			case scanner.EntryDir:
 				if (!inTree || (!te.IsTree() && te.Mode != "160000")) && !slices.Contains(opts.Full, p) {
 					fu.Full = append(fu.Full, p)
 				}
-			case scan.EntryNotIgnored:
+			case scanner.EntryNotIgnored:
 				if !inTree || te.IsTree() {
 					wantPath(p)
 				}
@@ -441,13 +441,13 @@ func parentDir(p string) string {
 // A non-nil run holds a RunSpec: the scanner runs it before scanning. The
 // scan streams: file contents go from the exec's output straight into git
 // as blobs.
-func (s *Service) scan(ctx context.Context, h *Handle, o scan.Options, run *runInput) (*scanned, error) {
+func (s *Service) scan(ctx context.Context, h *Handle, o scanner.Options, run *runInput) (*scanned, error) {
 	bin, err := s.scannerFor(ctx, h)
 	if err != nil {
 		return nil, err
 	}
 	args := []string{bin.inContainer, "scan-internal", "--root", o.Root, "--since", strconv.FormatInt(o.Since, 10), "--max-size", strconv.FormatInt(o.MaxSize, 10)}
-	request := scan.EncodeRequest(o)
+	request := scanner.EncodeRequest(o)
 	stdin := func() (io.Reader, func(), error) { return bytes.NewReader(request), func() {}, nil }
 	kind := runner.Work
 	if run != nil {
@@ -490,7 +490,7 @@ const journalRetry = time.Minute
 // startJournal starts the change journal's watcher in h's container, at
 // most once a minute per container and process: where it cannot run (an
 // engine that cannot exec as its user, its place taken), scans walk the
-// whole tree, as they would anyway. It runs as scan.WatchUID (see
+// whole tree, as they would anyway. It runs as scanner.WatchUID (see
 // journal.go).
 func (s *Service) startJournal(ctx context.Context, h *Handle, bin scannerFile) {
 	now := time.Now()
@@ -498,7 +498,7 @@ func (s *Service) startJournal(ctx context.Context, h *Handle, bin scannerFile) 
 		return
 	}
 	journalStarts.Store(h.Ref.ID, now)
-	uid := strconv.Itoa(scan.WatchUID)
+	uid := strconv.Itoa(scanner.WatchUID)
 	_, err := s.exec(ctx, provider.ExecRequest{
 		Ref: h.Ref, User: uid + ":" + uid,
 		Cmd: []string{bin.inContainer, "scan-internal", "watch", "--root", Workdir},
@@ -529,7 +529,7 @@ func (s *Service) scanOnce(ctx context.Context, h *Handle, args []string, stdin 
 	}()
 	budget, shared := s.budgetOf(ctx, h)
 	blobs := budgetStore{h.Repo.Git.NewBlobWriter(ctx), budget}
-	res, perr := scan.Read(pr, blobs)
+	res, perr := scanner.Read(pr, blobs)
 	// Unblock the exec if the stream was not read to its end.
 	pr.CloseWithError(errors.New("scan stream abandoned"))
 	eerr := <-execDone
@@ -541,7 +541,7 @@ func (s *Service) scanOnce(ctx context.Context, h *Handle, args []string, stdin 
 	// A stream the host refused says more than the broken pipe the
 	// scanner then got; any other failure of the exec says more than the
 	// stream it cut short.
-	if perr != nil && (eerr == nil || errors.Is(perr, scan.ErrBadStream)) {
+	if perr != nil && (eerr == nil || errors.Is(perr, scanner.ErrBadStream)) {
 		return nil, perr
 	}
 	if eerr != nil {
@@ -665,12 +665,12 @@ func readRecordState(h *Handle) recordState {
 
 func writeRecordState(h *Handle, st recordState) error {
 	var b bytes.Buffer
-	scan.PutRecord(&b, 'C', st.Tip)
-	scan.PutRecord(&b, 'E', st.Excludes)
-	scan.PutRecords(&b, 'B', st.Ignored)
-	scan.PutRecords(&b, 'T', st.Tracked)
-	scan.PutRecords(&b, 'U', st.Unread)
-	scan.PutRecords(&b, 'H', st.Linked)
+	scanner.PutRecord(&b, 'C', st.Tip)
+	scanner.PutRecord(&b, 'E', st.Excludes)
+	scanner.PutRecords(&b, 'B', st.Ignored)
+	scanner.PutRecords(&b, 'T', st.Tracked)
+	scanner.PutRecords(&b, 'U', st.Unread)
+	scanner.PutRecords(&b, 'H', st.Linked)
 	p := recordStatePath(h)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err

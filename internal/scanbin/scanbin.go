@@ -1,4 +1,4 @@
-// Package scanbin holds the snapshot scanner (sandbox/scan/cmd/litterbox-scan)
+// Package scanbin holds the snapshot scanner (scanner/cmd/litterbox-scan)
 // built static for every Linux platform a sandbox can run on, embedded, so
 // that any litterbox binary (cgo or not, Linux or macOS, whatever its
 // architecture) can copy the right one into a sandbox. The binaries are

@@ -17,7 +17,7 @@ import (
 	"strings"
 )
 
-const pkg = "github.com/litterbox-dev/litterbox/sandbox/scan/cmd/litterbox-scan"
+const pkg = "github.com/litterbox-dev/litterbox/scanner/cmd/litterbox-scan"
 
 func main() {
 	out := flag.String("o", "bin", "directory to write the scanners into")

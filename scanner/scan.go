@@ -1,4 +1,4 @@
-// Package scan is the half of a snapshot that runs inside the sandbox, and
+// Package scanner is the half of a snapshot that runs inside the sandbox, and
 // the host's reader of what it sends. The scanner walks /src, skips what
 // .gitignore excludes (ignore.go, git's own matching rules), and streams a
 // tar of the entries changed since a stamp, ended by a meta entry
@@ -6,7 +6,7 @@
 // output (run.go). Read, on the host, checks every name of that stream,
 // never trusting it. The package imports nothing of the sandbox service, so
 // a small program of its own can run it.
-package scan
+package scanner
 
 import (
 	"archive/tar"
