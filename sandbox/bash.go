@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"strings"
 	"time"
 )
@@ -42,15 +43,15 @@ type BashResult struct {
 // stopped, and what it changed is still committed (see Run).
 func (s *Service) Bash(ctx context.Context, h *Handle, command string, o BashOptions) (*BashResult, *SnapshotResult, error) {
 	if strings.TrimSpace(command) == "" {
-		return nil, nil, newError(ErrBadArgument, "give a command to run")
+		return nil, nil, core.NewError(ErrBadArgument, "give a command to run")
 	}
-	if err := checkLen("command", command, MaxCommandBytes); err != nil {
+	if err := core.CheckLen("command", command, MaxCommandBytes); err != nil {
 		return nil, nil, err
 	}
 	if i := strings.IndexByte(command, 0); i >= 0 {
 		// An argument of exec is a C string: the shell could not even
 		// start, and Go's error would pass for a missing workdir.
-		return nil, nil, newError(ErrBadArgument, "The command holds a NUL byte (at byte %d), which a shell cannot run; nothing was run or changed. Remove it; to write a NUL byte, use printf '\\0' in the command.", i)
+		return nil, nil, core.NewError(ErrBadArgument, "The command holds a NUL byte (at byte %d), which a shell cannot run; nothing was run or changed. Remove it; to write a NUL byte, use printf '\\0' in the command.", i)
 	}
 	wd, err := ContainerPath(o.Workdir)
 	if err != nil {
@@ -61,7 +62,7 @@ func (s *Service) Bash(ctx context.Context, h *Handle, command string, o BashOpt
 		timeout = DefaultRunTimeout
 	}
 	if timeout > MaxBashTimeout {
-		return nil, nil, newError(ErrBadArgument, "timeout %s is over the limit of %s", timeout, MaxBashTimeout)
+		return nil, nil, core.NewError(ErrBadArgument, "timeout %s is over the limit of %s", timeout, MaxBashTimeout)
 	}
 	start := time.Now()
 	run, snap, err := s.Run(ctx, h, RunSpec{Command: command, Workdir: wd, Timeout: timeout, Cap: o.OutputCap, KeepOutput: true, Message: o.Message})
@@ -74,7 +75,7 @@ func (s *Service) Bash(ctx context.Context, h *Handle, command string, o BashOpt
 	if run.ExitCode == 127 && run.Stdout == "" && strings.HasPrefix(run.Stderr, "fork/exec /bin/sh:") {
 		// The shell could not start: in a busybox sandbox that means the
 		// workdir is missing, and Go's error names the shell instead.
-		return nil, nil, newError(ErrNoFile, "workdir %s does not exist or is not a directory. Use ls to find it.", DisplayPath(wd))
+		return nil, nil, core.NewError(ErrNoFile, "workdir %s does not exist or is not a directory. Use ls to find it.", DisplayPath(wd))
 	}
 	res := &BashResult{RunResult: *run, Workdir: DisplayPath(wd), DurationMs: time.Since(start).Milliseconds()}
 	if res.TimedOut {

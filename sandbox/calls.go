@@ -28,7 +28,7 @@ import (
 // for up to an hour. See docs/snapshots.md.
 
 // callsDir is where the calls in flight on a sandbox register.
-func callsDir(h *Handle) string { return filepath.Join(h.Repo.stateDir(h.Slug), "calls") }
+func callsDir(h *Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "calls") }
 
 // callEntry is one registered call.
 type callEntry struct {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // cp copies files between the host and a sandbox (seed 000's Upload and
@@ -71,7 +72,7 @@ func encodePath(p string) string {
 // can have (a newline too), and hidden paths are the user's to copy.
 func cpPath(p string) (string, error) {
 	if strings.ContainsRune(p, 0) {
-		return "", newError(ErrBadPath, "Path %q holds a NUL character.", p)
+		return "", core.NewError(ErrBadPath, "Path %q holds a NUL character.", p)
 	}
 	if p == "" || p == "." {
 		return Workdir, nil
@@ -80,7 +81,7 @@ func cpPath(p string) (string, error) {
 	if !path.IsAbs(p) {
 		abs = path.Join(Workdir, p)
 		if abs != Workdir && !strings.HasPrefix(abs, Workdir+"/") {
-			return "", newError(ErrBadPath, "Path %q climbs out of %s; give a path inside it, or an absolute path in the sandbox.", p, Workdir)
+			return "", core.NewError(ErrBadPath, "Path %q climbs out of %s; give a path inside it, or an absolute path in the sandbox.", p, Workdir)
 		}
 	}
 	return path.Clean(abs), nil
@@ -124,11 +125,11 @@ func (s *Service) CopyIn(ctx context.Context, h *Handle, src string, in io.Reade
 	} else {
 		clean := filepath.Clean(src)
 		if _, err := os.Lstat(clean); err != nil {
-			return nil, nil, newError(ErrNoFile, "%s: %v; nothing was copied.", src, err)
+			return nil, nil, core.NewError(ErrNoFile, "%s: %v; nothing was copied.", src, err)
 		}
 		mode, top = "as", filepath.Base(clean)
 		if top == string(filepath.Separator) || top == "." {
-			return nil, nil, newError(ErrBadPath, "copy a folder by its name, not %q", src)
+			return nil, nil, core.NewError(ErrBadPath, "copy a folder by its name, not %q", src)
 		}
 		if res.Entries, res.Skipped, err = archiveHost(clean, top, spool); err != nil {
 			return nil, nil, fmt.Errorf("read %s: %w; nothing was copied", src, err)
@@ -142,13 +143,13 @@ func (s *Service) CopyIn(ctx context.Context, h *Handle, src string, in io.Reade
 		mustDir = "dir"
 	}
 	var out, errOut bytes.Buffer
-	_, err = s.exec(ctx, provider.ExecRequest{Ref: h.Ref, Kind: runner.Stream, Stdin: spool, Stdout: &out, Stderr: &errOut,
+	_, err = s.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Kind: runner.Stream, Stdin: spool, Stdout: &out, Stderr: &errOut,
 		Cmd: []string{"sh", "-c", cpInSh, "sh", encodePath(abs), mode, encodePath(top), mustDir}})
 	if err != nil {
 		if runner.ExitCode(err) == codeMissing {
-			return nil, nil, newError(ErrNoFile, "the folder %q does not exist in sandbox '%s'; make it first (litterbox exec %s -- mkdir -p DIR), or give an existing one. Nothing was copied.", strings.TrimSpace(errOut.String()), h.Slug, h.Slug)
+			return nil, nil, core.NewError(ErrNoFile, "the folder %q does not exist in sandbox '%s'; make it first (litterbox exec %s -- mkdir -p DIR), or give an existing one. Nothing was copied.", strings.TrimSpace(errOut.String()), h.Slug, h.Slug)
 		}
-		return nil, nil, s.execError(h, "copy into the sandbox", withStderr(err, errOut.String()))
+		return nil, nil, core.ExecError(h, "copy into the sandbox", withStderr(err, errOut.String()))
 	}
 	landed := abs
 	if mode == "as" && strings.TrimSpace(out.String()) == "into" {
@@ -163,7 +164,7 @@ func (s *Service) CopyIn(ctx context.Context, h *Handle, src string, in io.Reade
 func withStderr(err error, stderr string) error {
 	var ee *runner.ExitError
 	if errors.As(err, &ee) && ee.Stderr == "" {
-		ee.Stderr = capText(stderr)
+		ee.Stderr = core.CapText(stderr)
 	}
 	return err
 }
@@ -183,17 +184,17 @@ func (s *Service) CopyOut(ctx context.Context, h *Handle, src, dst string, w io.
 		return nil, err
 	}
 	if abs == "/" {
-		return nil, newError(ErrBadPath, "copy a folder by its name, not /")
+		return nil, core.NewError(ErrBadPath, "copy a folder by its name, not /")
 	}
 	run := func(out io.Writer) error {
 		var errOut bytes.Buffer
-		_, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, Kind: runner.Stream, Stdout: out, Stderr: &errOut,
+		_, err := s.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Kind: runner.Stream, Stdout: out, Stderr: &errOut,
 			Cmd: []string{"sh", "-c", cpOutSh, "sh", encodePath(abs)}})
 		if runner.ExitCode(err) == codeMissing {
-			return newError(ErrNoFile, "%s does not exist in sandbox '%s'; nothing was copied. List it with `litterbox exec %s -- ls -la DIR`.", DisplayPath(abs), h.Slug, h.Slug)
+			return core.NewError(ErrNoFile, "%s does not exist in sandbox '%s'; nothing was copied. List it with `litterbox exec %s -- ls -la DIR`.", DisplayPath(abs), h.Slug, h.Slug)
 		}
 		if err != nil {
-			return s.execError(h, "copy out of the sandbox", withStderr(err, errOut.String()))
+			return core.ExecError(h, "copy out of the sandbox", withStderr(err, errOut.String()))
 		}
 		return nil
 	}
@@ -207,7 +208,7 @@ func (s *Service) CopyOut(ctx context.Context, h *Handle, src, dst string, w io.
 	case err == nil || errors.Is(err, fs.ErrNotExist):
 		dir, name = filepath.Dir(dst), filepath.Base(dst)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return nil, newError(ErrNoFile, "the folder %s does not exist; make it first, or give an existing one. Nothing was copied.", dir)
+			return nil, core.NewError(ErrNoFile, "the folder %s does not exist; make it first, or give an existing one. Nothing was copied.", dir)
 		}
 	default:
 		return nil, err
@@ -239,7 +240,7 @@ func (s *Service) CopyOut(ctx context.Context, h *Handle, src, dst string, w io.
 	xr := x.res
 	res := &CopyResult{Path: filepath.Join(dir, name), Entries: xr.Entries, Bytes: xr.Bytes, Skipped: xr.Skipped}
 	if len(res.Skipped) > 0 {
-		return res, newError(ErrBadArchive, "%d entries of %s were not copied, since they could have written outside %s:\n%s", len(res.Skipped), DisplayPath(abs), res.Path, skippedList(res.Skipped))
+		return res, core.NewError(ErrBadArchive, "%d entries of %s were not copied, since they could have written outside %s:\n%s", len(res.Skipped), DisplayPath(abs), res.Path, skippedList(res.Skipped))
 	}
 	return res, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // CreateOptions tune Create. The zero value is the documented default.
@@ -165,7 +166,7 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 	if c.head, err = s.createBase(ctx, r, slug, opts); err != nil {
 		return nil, err
 	}
-	_, statErr := os.Stat(r.stateDir(slug))
+	_, statErr := os.Stat(r.StateDir(slug))
 	if c.unlock, err = lockCreate(ctx, r, slug); err != nil {
 		return nil, err
 	}
@@ -309,7 +310,7 @@ func (c *creation) rename(ctx context.Context) {
 	name := c.r.ContainerName(c.slug)
 	err := rn.Rename(made(ctx), c.sandbox.Ref, name)
 	if errors.Is(err, provider.ErrConflict) {
-		name = c.r.suffixedName(c.slug)
+		name = c.r.SuffixedName(c.slug)
 		err = rn.Rename(made(ctx), c.sandbox.Ref, name)
 	}
 	if errors.Is(err, provider.ErrNotFound) {
@@ -391,16 +392,16 @@ func (s *Service) createBase(ctx context.Context, r *Repo, slug string, opts Cre
 		return r.Git.Head(ctx)
 	}
 	if opts.FromBranch {
-		return "", newError(ErrBadRef, "Cannot create sandbox '%s': --from-branch recreates a sandbox from its own branch, so it takes no other starting point; drop --from.", slug)
+		return "", core.NewError(ErrBadRef, "Cannot create sandbox '%s': --from-branch recreates a sandbox from its own branch, so it takes no other starting point; drop --from.", slug)
 	}
 	id, ok, err := r.Git.ResolveRef(ctx, opts.From)
 	if err != nil {
-		return "", fmt.Errorf("resolve %s: %w", clipQuote(opts.From), err)
+		return "", fmt.Errorf("resolve %s: %w", core.Quote(opts.From), err)
 	}
 	if !ok {
 		return "", &Error{Kind: ErrBadRef,
-			Msg:   fmt.Sprintf("Cannot create sandbox '%s': %s names no commit in this repository. Give a branch, a tag or a commit id (`git log --oneline --all` lists them); nothing was created.", slug, clipQuote(opts.From)),
-			Agent: fmt.Sprintf("Cannot create sandbox '%s': base_ref %s names no commit in this repository. Give a branch, a tag or a commit id, or leave base_ref out to start from HEAD; nothing was created.", slug, clipQuote(opts.From))}
+			Msg:   fmt.Sprintf("Cannot create sandbox '%s': %s names no commit in this repository. Give a branch, a tag or a commit id (`git log --oneline --all` lists them); nothing was created.", slug, core.Quote(opts.From)),
+			Agent: fmt.Sprintf("Cannot create sandbox '%s': base_ref %s names no commit in this repository. Give a branch, a tag or a commit id, or leave base_ref out to start from HEAD; nothing was created.", slug, core.Quote(opts.From))}
 	}
 	// A fork's starting point is its source's branch tip, which Fork
 	// chose; an agent's own base_ref must be one the user lets it use.
@@ -478,15 +479,15 @@ func (s *Service) allowedBy(cfg *config.Config) string {
 
 func (c *creation) writeJournal(context.Context) error {
 	// Everything made from here on carries the repository's id.
-	if err := ensureRepoID(c.r); err != nil {
+	if err := core.EnsureRepoID(c.r); err != nil {
 		return fmt.Errorf("create sandbox %q: %w", c.slug, err)
 	}
 	if err := writeJournal(c.r, c.slug, createJournal{Base: c.head, FromBranch: c.opts.FromBranch, Started: time.Now().UTC()}); err != nil {
-		return fmt.Errorf("create sandbox %q: record the create in %s: %w", c.slug, c.r.stateDir(c.slug), err)
+		return fmt.Errorf("create sandbox %q: record the create in %s: %w", c.slug, c.r.StateDir(c.slug), err)
 	}
 	// What it is made with, for a fork of it (trust.go).
 	if err := writeSettings(c.r, c.slug, c.settings); err != nil {
-		return fmt.Errorf("create sandbox %q: record its settings in %s: %w", c.slug, c.r.stateDir(c.slug), err)
+		return fmt.Errorf("create sandbox %q: record its settings in %s: %w", c.slug, c.r.StateDir(c.slug), err)
 	}
 	return nil
 }
@@ -500,7 +501,7 @@ func (c *creation) claimBranch(ctx context.Context) error {
 		if errors.Is(err, git.ErrRefExists) {
 			// Made since clearLeftovers looked, by something else than
 			// litterbox (creates of a name take turns): not ours.
-			return existsError(c.slug, "its branch "+c.out.Branch+" exists")
+			return core.ExistsError(c.slug, "its branch "+c.out.Branch+" exists")
 		}
 		return fmt.Errorf("create branch %s: %w", c.out.Branch, err)
 	}
@@ -542,7 +543,7 @@ func (c *creation) startContainer(ctx context.Context) error {
 		}
 		if !removed {
 			c.s.Log.Debug("container name taken by another repository's object; adding this repository's id", "name", spec.Name)
-			spec.Name = c.r.suffixedName(c.slug)
+			spec.Name = c.r.SuffixedName(c.slug)
 		}
 		if sb, err = c.s.Provider.Create(ctx, spec); errors.Is(err, provider.ErrConflict) {
 			return c.s.nameTaken(ctx, c.slug, spec.Name)
@@ -554,7 +555,7 @@ func (c *creation) startContainer(ctx context.Context) error {
 		r := c.cfg.HostPorts
 		return &Error{Kind: ErrPortRange,
 			Msg: fmt.Sprintf("Sandbox '%s' was not created: no host port in %s is free for its %d port(s) (the range in [ports] of the configuration); other sandboxes or programs hold them. Delete sandboxes you no longer need (`litterbox list`), or widen the range. Nothing was made.\nThe engine said: %s",
-				c.slug, r, len(c.cfg.Ports), capText(runner.Stderr(err))),
+				c.slug, r, len(c.cfg.Ports), core.CapText(runner.Stderr(err))),
 			Agent: fmt.Sprintf("Sandbox '%s' was not created: every host port of the range %s that the user configured is taken by other sandboxes. Tell the user; nothing was made.", c.slug, r)}
 	}
 	if errors.Is(err, provider.ErrLeftBehind) {
@@ -586,11 +587,11 @@ func (c *creation) fill(ctx context.Context) error {
 	var so, se bytes.Buffer
 	var err error
 	if c.pooled != nil {
-		c.progress("running setup in the pooled sandbox (" + short(c.start) + " is copied in): " + runner.Quote(c.setup...))
+		c.progress("running setup in the pooled sandbox (" + core.Short(c.start) + " is copied in): " + runner.Quote(c.setup...))
 		err = c.s.setupOnly(ctx, c.sandbox.Ref, c.slug, c.setup, &so, &se)
 		c.stamp = c.pooled.Stamp
 	} else {
-		c.progress("copying " + short(c.start) + " into " + Workdir + ", then running setup: " + runner.Quote(c.setup...))
+		c.progress("copying " + core.Short(c.start) + " into " + Workdir + ", then running setup: " + runner.Quote(c.setup...))
 		err = c.s.copyAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.setup, &so, &se)
 		c.stamp = takeStamp(&so)
 	}
@@ -607,7 +608,7 @@ func (c *creation) fill(ctx context.Context) error {
 	case errors.Is(err, ErrImage):
 		return err
 	case errors.As(err, &ce):
-		return fmt.Errorf("copy %s into %s: %w", short(c.start), Workdir, err)
+		return fmt.Errorf("copy %s into %s: %w", core.Short(c.start), Workdir, err)
 	case errors.Is(err, provider.ErrPaused), errors.Is(err, provider.ErrStopped), errors.Is(err, provider.ErrNotFound):
 		// The engine itself failed the exec (the container was paused,
 		// stopped or removed meanwhile): that is no verdict on the setup
@@ -618,7 +619,7 @@ func (c *creation) fill(ctx context.Context) error {
 	case c.stamp == 0:
 		// The copy step always prints the stamp once tar has succeeded;
 		// without it nothing says the copy is complete.
-		return fmt.Errorf("copy %s into %s: the copy did not report completion (%v)", short(c.start), Workdir, err)
+		return fmt.Errorf("copy %s into %s: the copy did not report completion (%v)", core.Short(c.start), Workdir, err)
 	}
 	if err != nil {
 		c.setupErr = &SetupError{Slug: c.slug, Command: c.setup, ExitCode: runner.ExitCode(err), Output: c.out.SetupOutput}
@@ -697,11 +698,11 @@ func (s *Service) clearLeftovers(ctx context.Context, r *Repo, slug string, fres
 	if f.ready || j == nil || j.FromBranch {
 		switch {
 		case f.container != nil && !f.ready:
-			return false, existsError(slug, "it is incomplete: its container "+f.container.Name+" never got a complete copy")
+			return false, core.ExistsError(slug, "it is incomplete: its container "+f.container.Name+" never got a complete copy")
 		case f.branchID != "":
-			return false, existsError(slug, "its branch "+BranchPrefix+slug+" exists")
+			return false, core.ExistsError(slug, "its branch "+BranchPrefix+slug+" exists")
 		}
-		return false, existsError(slug, "its container "+f.container.Name+" exists")
+		return false, core.ExistsError(slug, "its container "+f.container.Name+" exists")
 	}
 	if f.branchID != "" {
 		n, err := r.Git.CountCommits(ctx, j.Base, f.branchID)
@@ -709,7 +710,7 @@ func (s *Service) clearLeftovers(ctx context.Context, r *Repo, slug string, fres
 			return false, fmt.Errorf("count the commits of %s%s: %w", BranchPrefix, slug, err)
 		}
 		if n > 0 {
-			return false, newError(ErrExists, "Sandbox '%s' is incomplete (its create was interrupted), but its branch %s%s holds %d commit(s) beyond the commit it was made at, so it is not removed for you. Review them with `litterbox log %s`, then remove it with `litterbox delete --force %s` and create it again.", slug, BranchPrefix, slug, n, slug, slug)
+			return false, core.NewError(ErrExists, "Sandbox '%s' is incomplete (its create was interrupted), but its branch %s%s holds %d commit(s) beyond the commit it was made at, so it is not removed for you. Review them with `litterbox log %s`, then remove it with `litterbox delete --force %s` and create it again.", slug, BranchPrefix, slug, n, slug, slug)
 		}
 	}
 	if _, err := s.removeSandbox(ctx, r, f, func() error { return clearState(r, slug) }); err != nil {
@@ -809,7 +810,7 @@ shift; [ $# -eq 0 ] || exec "$@"`
 	if len(setup) > 0 {
 		kind = runner.Stream // the user's setup command runs as long as it needs
 	}
-	_, err := s.exec(ctx, provider.ExecRequest{
+	_, err := s.Common.Exec(ctx, provider.ExecRequest{
 		Kind:  kind,
 		Ref:   ref,
 		Cmd:   append([]string{"sh", "-c", script, "sh", Workdir}, setup...),
@@ -825,10 +826,10 @@ shift; [ $# -eq 0 ] || exec "$@"`
 	missing, lacks := guestMissing(runner.ExitCode(err), stderr.String())
 	switch {
 	case lacks:
-		return newError(ErrImage, "The image %s lacks what litterbox needs in a sandbox: %s (see the guest contract, docs/architecture.md). Use an image that has them, such as one built FROM busybox.",
+		return core.NewError(ErrImage, "The image %s lacks what litterbox needs in a sandbox: %s (see the guest contract, docs/architecture.md). Use an image that has them, such as one built FROM busybox.",
 			image, strings.Join(missing, ", "))
 	case runner.ExitCode(err) == copyExitCode && strings.Contains(stderr.String(), copyMarker):
-		return &copyError{fmt.Errorf("%w: %s", err, capText(stderr.String()))}
+		return &copyError{fmt.Errorf("%w: %s", err, core.CapText(stderr.String()))}
 	case aerr != io.EOF && (err == nil || runner.ExitCode(err) > 0):
 		return &copyError{fmt.Errorf("archive the tree: %w", aerr)}
 	}
@@ -841,20 +842,10 @@ func (s *Service) setupOnly(ctx context.Context, ref provider.Ref, slug string, 
 	if len(setup) == 0 {
 		return nil
 	}
-	_, err := s.exec(ctx, provider.ExecRequest{
-		Kind: runner.Stream, Ref: ref, Cmd: setup, Env: sandboxEnv(slug), Stdout: stdout, Stderr: stderr,
+	_, err := s.Common.Exec(ctx, provider.ExecRequest{
+		Kind: runner.Stream, Ref: ref, Cmd: setup, Env: core.SandboxEnv(slug), Stdout: stdout, Stderr: stderr,
 	})
 	return err
-}
-
-// capText trims s and cuts it to a size an error message can quote.
-func capText(s string) string {
-	const max = 2000
-	s = strings.TrimSpace(s)
-	if len(s) > max {
-		s = s[:max] + fmt.Sprintf(" … (%d more bytes)", len(s)-max)
-	}
-	return s
 }
 
 // bufferedPipe is a pipe whose writer never waits for its reader: what is
@@ -962,23 +953,10 @@ func (s *Service) nameTaken(ctx context.Context, slug, container string) error {
 	sbs, _ := s.Provider.List(ctx, provider.Selector{Labels: map[string]string{LabelSlug: slug}, Report: labelKeys})
 	for _, sb := range sbs {
 		if sb.Name == container && sb.Labels[LabelRepo] != "" {
-			return newError(ErrExists, "Sandbox '%s' cannot be created: the container name %s is taken by the sandbox '%s' of %s. Please choose a different name.", slug, container, slug, sb.Labels[LabelRepo])
+			return core.NewError(ErrExists, "Sandbox '%s' cannot be created: the container name %s is taken by the sandbox '%s' of %s. Please choose a different name.", slug, container, slug, sb.Labels[LabelRepo])
 		}
 	}
-	return existsError(slug, "container or network "+container+" exists")
-}
-
-func existsError(slug, why string) error {
-	return &Error{Kind: ErrExists,
-		Msg:   fmt.Sprintf("Sandbox '%s' already exists (%s). Please choose a different name, or remove it with `litterbox delete %s`.", slug, why, slug),
-		Agent: fmt.Sprintf("Sandbox '%s' already exists (%s). Please choose a different name; or, if it is the one you created earlier, keep working in it with sandbox=%q.", slug, why, slug)}
-}
-
-func short(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
+	return core.ExistsError(slug, "container or network "+container+" exists")
 }
 
 // undoStack records how to remove what a create made, so a failure leaves

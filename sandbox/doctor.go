@@ -18,6 +18,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // Check is one line of `litterbox doctor`: what was checked, how it went,
@@ -200,7 +201,7 @@ func (s *Service) guestCheck(ctx context.Context, image string) Check {
 		Cmd:     []string{"sleep", "60"},
 	})
 	if err != nil {
-		return Check{Name: "guest", Status: CheckFail, Detail: "a sandbox of " + image + " did not start: " + capText(err.Error()),
+		return Check{Name: "guest", Status: CheckFail, Detail: "a sandbox of " + image + " did not start: " + core.CapText(err.Error()),
 			Fix: "the image needs sh and sleep (the guest contract, docs/architecture.md); use one built FROM busybox"}
 	}
 	defer func() {
@@ -218,7 +219,7 @@ func (s *Service) guestCheck(ctx context.Context, image string) Check {
 		return Check{Name: "guest", Status: CheckFail, Detail: image + " lacks " + strings.Join(missing, ", "),
 			Fix: "use an image that has them (the guest contract, docs/architecture.md), such as one built FROM busybox"}
 	case res.ExitCode != 0:
-		return Check{Name: "guest", Status: CheckFail, Detail: fmt.Sprintf("sh in a sandbox of %s exited %d: %s", image, res.ExitCode, capText(string(res.Stderr))),
+		return Check{Name: "guest", Status: CheckFail, Detail: fmt.Sprintf("sh in a sandbox of %s exited %d: %s", image, res.ExitCode, core.CapText(string(res.Stderr))),
 			Fix: "the image needs a POSIX sh (the guest contract, docs/architecture.md)"}
 	}
 	return Check{Name: "guest", Status: CheckOK, Detail: fmt.Sprintf("sh, sleep, %s run as uid %s in a hardened sandbox", strings.Join(guestTools, ", "), strings.TrimSpace(string(res.Stdout)))}

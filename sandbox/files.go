@@ -16,6 +16,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // Limits of the file operations.
@@ -150,7 +151,7 @@ func (s *Service) fileExec(ctx context.Context, h *Handle, script string, stdin 
 		return nil, err
 	}
 	defer release()
-	res, err := s.execCapped(ctx, provider.ExecRequest{
+	res, err := s.ExecCapped(ctx, provider.ExecRequest{
 		Ref:   h.Ref,
 		Cmd:   append([]string{"sh", "-c", timeLimitSh, "sh", script}, args...),
 		Stdin: stdin,
@@ -159,10 +160,10 @@ func (s *Service) fileExec(ctx context.Context, h *Handle, script string, stdin 
 		return nil, fmt.Errorf("sandbox '%s' answered a file operation with %w", h.Slug, err)
 	}
 	if runner.ExitCode(err) == 137 {
-		return nil, newError(ErrTooSlow, "the operation was stopped after %s; narrow it (a smaller path, an include, a simpler pattern).", FileOpTimeout)
+		return nil, core.NewError(ErrTooSlow, "the operation was stopped after %s; narrow it (a smaller path, an include, a simpler pattern).", FileOpTimeout)
 	}
 	if err != nil {
-		return res.Stdout, s.execError(h, "run a file operation", err)
+		return res.Stdout, core.ExecError(h, "run a file operation", err)
 	}
 	return res.Stdout, nil
 }
@@ -188,19 +189,19 @@ func scriptError(p string, err error) error {
 	detail := strings.TrimSpace(runner.Stderr(err))
 	switch runner.ExitCode(err) {
 	case codeMissing:
-		return newError(ErrNoFile, "%s does not exist. Use ls or glob to find the right path.", p)
+		return core.NewError(ErrNoFile, "%s does not exist. Use ls or glob to find the right path.", p)
 	case codeHidden:
-		return newError(ErrHidden, "%s resolves to the hidden path %s. Hidden files are not available to agents.", p, detail)
+		return core.NewError(ErrHidden, "%s resolves to the hidden path %s. Hidden files are not available to agents.", p, detail)
 	case codeIsDir:
-		return newError(ErrIsDir, "%s is a directory. Use ls to list it.", p)
+		return core.NewError(ErrIsDir, "%s is a directory. Use ls to list it.", p)
 	case codeNotFile:
-		return newError(ErrNoFile, "%s is not a regular file (a device, socket or pipe).", p)
+		return core.NewError(ErrNoFile, "%s is not a regular file (a device, socket or pipe).", p)
 	case codeNotDir:
-		return newError(ErrNotDir, "%s is not a directory. Use read to read a file.", p)
+		return core.NewError(ErrNotDir, "%s is not a directory. Use read to read a file.", p)
 	case codeTooBig:
-		return newError(ErrTooLarge, "%s is %s bytes, over the %d MiB read limit. Look at parts of it with bash (head, tail, sed -n '100,200p', grep).", p, detail, MaxReadBytes>>20)
+		return core.NewError(ErrTooLarge, "%s is %s bytes, over the %d MiB read limit. Look at parts of it with bash (head, tail, sed -n '100,200p', grep).", p, detail, MaxReadBytes>>20)
 	case codeChanged:
-		return newError(ErrPatch, "%s changed while the patch was being applied; nothing was written. Read it again and retry.", p)
+		return core.NewError(ErrPatch, "%s changed while the patch was being applied; nothing was written. Read it again and retry.", p)
 	}
 	if ee := (*runner.ExitError)(nil); errors.As(err, &ee) && detail != "" {
 		switch {
@@ -233,19 +234,19 @@ type ReadResult struct {
 // Read returns lines of a text file with one exec. Binary files (a NUL
 // byte or invalid UTF-8), directories, missing and hidden files are errors.
 func (s *Service) Read(ctx context.Context, h *Handle, p string, o ReadOptions) (*ReadResult, error) {
-	abs, err := agentPath(p)
+	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, err
 	}
 	if o.Offset < 0 || o.Limit < 0 {
-		return nil, newError(ErrBadArgument, "offset and limit must not be negative")
+		return nil, core.NewError(ErrBadArgument, "offset and limit must not be negative")
 	}
 	data, err := s.readFile(ctx, h, abs)
 	if err != nil {
 		return nil, scriptError(p, err)
 	}
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
-		return nil, newError(ErrBinary, "%s is a binary file (%d bytes), not text. Inspect it with bash, e.g. `od -c %s | head`.", p, len(data), abs)
+		return nil, core.NewError(ErrBinary, "%s is a binary file (%d bytes), not text. Inspect it with bash, e.g. `od -c %s | head`.", p, len(data), abs)
 	}
 	content, total, n := SliceLines(textOf(data), o.Offset, o.Limit)
 	return &ReadResult{Path: DisplayPath(abs), Content: content, Offset: o.Offset, Lines: n, TotalLines: total, More: o.Offset+n < total}, nil
@@ -278,7 +279,7 @@ func (s *Service) readFile(ctx context.Context, h *Handle, abs string) ([]byte, 
 			send = MaxReadBytes // it grew since it was measured
 		}
 		if try == 2 {
-			return nil, newError(ErrNoFile, "%s kept changing size while it was read; read it again once it is written.", abs)
+			return nil, core.NewError(ErrNoFile, "%s kept changing size while it was read; read it again once it is written.", abs)
 		}
 	}
 }
@@ -323,12 +324,12 @@ type WriteResult struct {
 // through a shell string, so every byte arrives as given. An existing file
 // keeps its mode. A snapshot error comes with the result: the write happened.
 func (s *Service) Write(ctx context.Context, h *Handle, p string, content []byte) (*WriteResult, *SnapshotResult, error) {
-	abs, err := agentPath(p)
+	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(content) > MaxWriteBytes {
-		return nil, nil, newError(ErrTooLong, "the content is %d bytes, over the limit of %d. Write a big file in parts with bash (cat >> file).", len(content), MaxWriteBytes)
+		return nil, nil, core.NewError(ErrTooLong, "the content is %d bytes, over the limit of %d. Write a big file in parts with bash (cat >> file).", len(content), MaxWriteBytes)
 	}
 	out, snap, err := s.putExec(ctx, h, content, "write: "+DisplayPath(abs), abs, "", "write")
 	if out == nil {
@@ -349,16 +350,16 @@ type PatchResult struct {
 // snapshots it) only if the file is still what was read. A diff that does not
 // apply changes nothing and the error names the failing hunk.
 func (s *Service) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchResult, *SnapshotResult, error) {
-	abs, err := agentPath(p)
+	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkLen("diff", diff, MaxWriteBytes); err != nil {
+	if err := core.CheckLen("diff", diff, MaxWriteBytes); err != nil {
 		return nil, nil, err
 	}
 	d, err := ParseDiff(diff)
 	if err != nil {
-		return nil, nil, newError(ErrPatch, "%s: %v; nothing was changed.", p, err)
+		return nil, nil, core.NewError(ErrPatch, "%s: %v; nothing was changed.", p, err)
 	}
 	old, err := s.readFile(ctx, h, abs)
 	exists := true
@@ -370,13 +371,13 @@ func (s *Service) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchR
 	}
 	switch {
 	case d.Create && exists:
-		return nil, nil, newError(ErrPatch, "%s: the diff creates the file, but it exists; nothing was changed. Read it and send a diff against its content.", p)
+		return nil, nil, core.NewError(ErrPatch, "%s: the diff creates the file, but it exists; nothing was changed. Read it and send a diff against its content.", p)
 	case !d.Create && !exists:
-		return nil, nil, newError(ErrPatch, "%s does not exist, and the diff modifies it; nothing was changed. Use a diff from /dev/null to create it, or write.", p)
+		return nil, nil, core.NewError(ErrPatch, "%s does not exist, and the diff modifies it; nothing was changed. Use a diff from /dev/null to create it, or write.", p)
 	}
 	result, err := d.Apply(string(old))
 	if err != nil {
-		return nil, nil, newError(ErrPatch, "%s: %v; nothing was changed. Read the file and send a diff against its current content.", p, err)
+		return nil, nil, core.NewError(ErrPatch, "%s: %v; nothing was changed. Read the file and send a diff against its current content.", p, err)
 	}
 	expect := "-"
 	if exists {
@@ -407,7 +408,7 @@ type LsResult struct {
 // Ls lists a folder (recursively when asked) with one exec, leaving
 // hidden entries out.
 func (s *Service) Ls(ctx context.Context, h *Handle, p string, recursive bool) (*LsResult, error) {
-	abs, err := agentPath(p)
+	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, err
 	}
@@ -444,13 +445,13 @@ type GlobResult struct {
 // pattern, where ** spans folders and {a,b} alternates. One exec lists
 // the non-hidden files; matching runs on the host.
 func (s *Service) Glob(ctx context.Context, h *Handle, pattern, p string) (*GlobResult, error) {
-	abs, err := agentPath(p)
+	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, err
 	}
 	m, err := CompileGlob(pattern)
 	if err != nil {
-		return nil, newError(ErrBadPattern, "glob pattern %s: %v", clipQuote(pattern), err)
+		return nil, core.NewError(ErrBadPattern, "glob pattern %s: %v", core.Quote(pattern), err)
 	}
 	root, lines, cut, err := s.listFiles(ctx, h, p, abs)
 	if err != nil {
@@ -484,15 +485,15 @@ type GrepResult struct {
 // expression with one exec, skipping hidden files and folders.
 // include, a glob over file names (*.go, *.{ts,tsx}), narrows the files.
 func (s *Service) Grep(ctx context.Context, h *Handle, pattern, p, include string) (*GrepResult, error) {
-	abs, err := agentPath(p)
+	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, err
 	}
 	if pattern == "" {
-		return nil, newError(ErrBadPattern, "give a pattern to search for")
+		return nil, core.NewError(ErrBadPattern, "give a pattern to search for")
 	}
 	if err := checkPattern("pattern", pattern); err != nil {
-		return nil, newError(ErrBadPattern, "%v.", err)
+		return nil, core.NewError(ErrBadPattern, "%v.", err)
 	}
 	var out []byte
 	if include == "" {
@@ -501,7 +502,7 @@ func (s *Service) Grep(ctx context.Context, h *Handle, pattern, p, include strin
 		out, err = s.grepIncluded(ctx, h, pattern, p, abs, include)
 	}
 	if runner.ExitCode(err) == codeBadRegex {
-		return nil, newError(ErrBadPattern, "%s is not a valid extended regular expression (POSIX ERE, as grep -E).", clipQuote(pattern))
+		return nil, core.NewError(ErrBadPattern, "%s is not a valid extended regular expression (POSIX ERE, as grep -E).", core.Quote(pattern))
 	}
 	if err != nil {
 		return nil, scriptError(p, err)
@@ -526,7 +527,7 @@ func (s *Service) Grep(ctx context.Context, h *Handle, pattern, p, include strin
 func (s *Service) grepIncluded(ctx context.Context, h *Handle, pattern, p, abs, include string) ([]byte, error) {
 	inc, err := CompileInclude(include)
 	if err != nil {
-		return nil, newError(ErrBadPattern, "include %s: %v", clipQuote(include), err)
+		return nil, core.NewError(ErrBadPattern, "include %s: %v", core.Quote(include), err)
 	}
 	root, lines, _, err := s.listFiles(ctx, h, p, abs)
 	if errors.Is(err, ErrNotDir) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // Forks and rewinds work on a sandbox's branch, the record of its work.
@@ -40,12 +41,12 @@ func (s *Service) Fork(ctx context.Context, r *Repo, name, newName string, opts 
 		return nil, err
 	}
 	if f.branchID == "" {
-		return nil, newError(ErrNotFound, "Sandbox '%s' has no branch %s%s, so there is nothing to fork.", f.slug, BranchPrefix, f.slug)
+		return nil, core.NewError(ErrNotFound, "Sandbox '%s' has no branch %s%s, so there is nothing to fork.", f.slug, BranchPrefix, f.slug)
 	}
 	out := &Forked{From: f.slug}
 	if f.container != nil && f.container.State == provider.StateRunning && f.ready {
 		var err error
-		if out.Snapshot, err = s.Snapshot(ctx, handleOf(r, *f.container), "snapshot: before fork into "+newSlug); err != nil {
+		if out.Snapshot, err = s.Snapshot(ctx, core.HandleOf(r, *f.container), "snapshot: before fork into "+newSlug); err != nil {
 			return nil, fmt.Errorf("snapshot %s before forking it (nothing was created): %w", f.slug, err)
 		}
 	}
@@ -54,7 +55,7 @@ func (s *Service) Fork(ctx context.Context, r *Repo, name, newName string, opts 
 		return nil, err
 	}
 	if !ok {
-		return nil, newError(ErrNotFound, "Sandbox '%s' lost its branch %s%s while it was being forked.", f.slug, BranchPrefix, f.slug)
+		return nil, core.NewError(ErrNotFound, "Sandbox '%s' lost its branch %s%s while it was being forked.", f.slug, BranchPrefix, f.slug)
 	}
 	// A fork never takes a warm pool's sandbox (docs/pool.md): one made
 	// for HEAD would do when the tip is HEAD, and the MCP server's refill
@@ -114,8 +115,8 @@ func (s *Service) Rewind(ctx context.Context, h *Handle, rev string) (*RewindRes
 	}
 	notOnBranch := func() error {
 		return &Error{Kind: ErrBadRef,
-			Msg:   fmt.Sprintf("Cannot rewind sandbox '%s': %s is not a commit of its branch %s%s since its base %s. `litterbox log %s` lists them; nothing was changed.", h.Slug, clipQuote(rev), BranchPrefix, h.Slug, short(rv.base), h.Slug),
-			Agent: fmt.Sprintf("Cannot rewind sandbox '%s': %s is not one of its commits. Give the id of one of its snapshot commits (a tool result's snapshot.commit), or its base %s; nothing was changed.", h.Slug, clipQuote(rev), rv.base)}
+			Msg:   fmt.Sprintf("Cannot rewind sandbox '%s': %s is not a commit of its branch %s%s since its base %s. `litterbox log %s` lists them; nothing was changed.", h.Slug, core.Quote(rev), BranchPrefix, h.Slug, core.Short(rv.base), h.Slug),
+			Agent: fmt.Sprintf("Cannot rewind sandbox '%s': %s is not one of its commits. Give the id of one of its snapshot commits (a tool result's snapshot.commit), or its base %s; nothing was changed.", h.Slug, core.Quote(rev), rv.base)}
 	}
 	to, ok, err := h.Repo.Git.ResolveRef(ctx, rev)
 	if err != nil {
@@ -135,7 +136,7 @@ func (s *Service) Rewind(ctx context.Context, h *Handle, rev string) (*RewindRes
 	if !onTip || !afterBase {
 		return nil, notOnBranch()
 	}
-	if _, err := s.Snapshot(ctx, h, "snapshot: before rewind to "+short(to)); err != nil {
+	if _, err := s.Snapshot(ctx, h, "snapshot: before rewind to "+core.Short(to)); err != nil {
 		return nil, fmt.Errorf("snapshot before the rewind (nothing was changed): %w", err)
 	}
 	if rv, err = s.review(ctx, h.Repo, h.Slug); err != nil {
@@ -162,7 +163,7 @@ func (s *Service) Rewind(ctx context.Context, h *Handle, rev string) (*RewindRes
 	// they are in git, over what is left.
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(h.Repo.Git.TreeArchive(ctx, to, pw)) }()
-	err = s.execOK(ctx, h, []string{"tar", "-x", "-o", "-f", "-", "-C", Workdir}, pr, "put the files of "+short(to)+" back")
+	err = s.execOK(ctx, h, []string{"tar", "-x", "-o", "-f", "-", "-C", Workdir}, pr, "put the files of "+core.Short(to)+" back")
 	pr.CloseWithError(errors.New("rewind abandoned"))
 	if err != nil {
 		return nil, err
@@ -171,14 +172,14 @@ func (s *Service) Rewind(ctx context.Context, h *Handle, rev string) (*RewindRes
 	if cs, err := h.Repo.Git.Log(ctx, to+"^", to); err == nil && len(cs) == 1 {
 		subject = " (" + cs[0].Subject + ")"
 	}
-	snap, err := s.Snapshot(ctx, h, "rewind: to "+short(to)+subject)
+	snap, err := s.Snapshot(ctx, h, "rewind: to "+core.Short(to)+subject)
 	if err != nil {
-		return nil, fmt.Errorf("/src holds the files of %s, but the snapshot that records it failed: %w", short(to), err)
+		return nil, fmt.Errorf("/src holds the files of %s, but the snapshot that records it failed: %w", core.Short(to), err)
 	}
 	res.Commit = snap.Commit
-	out, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, User: User, Cmd: []string{"sh", "-c", rewindRestartSh}})
+	out, err := s.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, User: User, Cmd: []string{"sh", "-c", rewindRestartSh}})
 	if err != nil {
-		return res, fmt.Errorf("rewound to %s, but restarting its services failed: %w", short(to), err)
+		return res, fmt.Errorf("rewound to %s, but restarting its services failed: %w", core.Short(to), err)
 	}
 	res.Restarted = strings.Fields(string(out.Stdout))
 	return res, nil
@@ -187,9 +188,9 @@ func (s *Service) Rewind(ctx context.Context, h *Handle, rev string) (*RewindRes
 // execOK runs cmd with stdin in the sandbox and fails on a non-zero exit.
 func (s *Service) execOK(ctx context.Context, h *Handle, cmd []string, stdin io.Reader, what string) error {
 	var errOut bytes.Buffer
-	_, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, Kind: runner.Stream, Cmd: cmd, Stdin: stdin, Stderr: &errOut})
+	_, err := s.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Kind: runner.Stream, Cmd: cmd, Stdin: stdin, Stderr: &errOut})
 	if err != nil {
-		return s.execError(h, what, withStderr(err, errOut.String()))
+		return core.ExecError(h, what, withStderr(err, errOut.String()))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // found is what lookup knows about one sandbox.
@@ -39,7 +40,7 @@ type found struct {
 func (s *Service) lookup(ctx context.Context, r *Repo, name string) (*found, error) {
 	f, err := s.find(ctx, r, name)
 	if err == nil && f.container == nil && f.branchID == "" {
-		return nil, notFound(f.slug)
+		return nil, core.NotFoundError(f.slug)
 	}
 	return f, err
 }
@@ -54,7 +55,7 @@ func (s *Service) lookupAll(ctx context.Context, r *Repo, name string, state boo
 	}
 	f.state = state
 	if len(f.objects) == 0 && f.branchID == "" && !f.state {
-		return nil, notFound(f.slug)
+		return nil, core.NotFoundError(f.slug)
 	}
 	return f, nil
 }
@@ -105,12 +106,6 @@ func (f *found) usable(gitDir string) error {
 	return incompleteError(gitDir, f.slug)
 }
 
-func notFound(slug string) error {
-	return &Error{Kind: ErrNotFound,
-		Msg:   fmt.Sprintf("Sandbox '%s' not found. See `litterbox list` for the sandboxes of this repository.", slug),
-		Agent: fmt.Sprintf("Sandbox '%s' not found in this repository. Check the name (the one you gave sandbox-create), or create it with sandbox-create.", slug)}
-}
-
 // Outcome is the result of pausing or resuming one sandbox.
 type Outcome struct {
 	Name    string `json:"name"`
@@ -149,12 +144,12 @@ func (s *Service) toggle(ctx context.Context, r *Repo, name string, pause, force
 	i := slices.IndexFunc(sbs, func(sb provider.Sandbox) bool { return sb.State != provider.StateNone })
 	if i < 0 {
 		if _, ok, _ := r.Git.ResolveRef(ctx, BranchRef(slug)); ok {
-			return Outcome{}, noContainerError(slug)
+			return Outcome{}, core.NoContainerError(slug)
 		}
-		return Outcome{}, notFound(slug)
+		return Outcome{}, core.NotFoundError(slug)
 	}
 	if st := sbs[i].State; st != provider.StateRunning && st != provider.StatePaused {
-		return Outcome{}, stoppedError(slug)
+		return Outcome{}, core.StoppedError(slug)
 	}
 	return s.toggleContainer(ctx, r, sbs[i], pause, force)
 }
@@ -177,7 +172,7 @@ func (s *Service) toggleContainer(ctx context.Context, r *Repo, c provider.Sandb
 		}
 	}
 	if errors.Is(err, provider.ErrStopped) {
-		return out, stoppedError(out.Name)
+		return out, core.StoppedError(out.Name)
 	}
 	if err != nil {
 		verb := "resume"
@@ -187,10 +182,6 @@ func (s *Service) toggleContainer(ctx context.Context, r *Repo, c provider.Sandb
 		return out, fmt.Errorf("%s sandbox %q: %w", verb, out.Name, err)
 	}
 	return out, nil
-}
-
-func stoppedError(slug string) error {
-	return newError(ErrStopped, "Sandbox '%s' is stopped: its container exited, and the copy in /src, which lives in memory, went with it. Its branch %s%s keeps the committed work: recreate the sandbox from it with `litterbox create --from-branch %s`.", slug, BranchPrefix, slug, slug)
 }
 
 // PauseAll pauses every sandbox of r, or of every repository when r is nil.
@@ -259,11 +250,11 @@ func (s *Service) Delete(ctx context.Context, r *Repo, name string, force bool) 
 	}
 	// Taken before looking, so a create of the name cannot be halfway
 	// through while this removes its parts.
-	_, statErr := os.Stat(r.stateDir(slug))
+	_, statErr := os.Stat(r.StateDir(slug))
 	unlock, lockErr := lockCreate(ctx, r, slug)
 	if lockErr != nil && (!force || !errors.Is(lockErr, ErrIncomplete)) {
 		if errors.Is(lockErr, ErrIncomplete) {
-			return nil, newError(ErrIncomplete, "Sandbox '%s' is being created by another litterbox process right now. Wait for it to finish, then delete it; or delete it now with `litterbox delete --force %s`, which makes that create fail.", slug, slug)
+			return nil, core.NewError(ErrIncomplete, "Sandbox '%s' is being created by another litterbox process right now. Wait for it to finish, then delete it; or delete it now with `litterbox delete --force %s`, which makes that create fail.", slug, slug)
 		}
 		return nil, lockErr
 	}
@@ -303,7 +294,7 @@ func (s *Service) Delete(ctx context.Context, r *Repo, name string, force bool) 
 			return nil, fmt.Errorf("count unmerged commits of %s%s: %w", BranchPrefix, slug, err)
 		}
 		if n > 0 {
-			return nil, newError(ErrUnmerged, "Sandbox '%s' has %d commit(s) on %s%s %s; deleting it would lose them. Review them with `litterbox diff %s`, bring them in with `litterbox merge %s` or `litterbox apply %s`, or delete anyway with `litterbox delete --force %s`.", slug, n, BranchPrefix, slug, beyond, slug, slug, slug, slug)
+			return nil, core.NewError(ErrUnmerged, "Sandbox '%s' has %d commit(s) on %s%s %s; deleting it would lose them. Review them with `litterbox diff %s`, bring them in with `litterbox merge %s` or `litterbox apply %s`, or delete anyway with `litterbox delete --force %s`.", slug, n, BranchPrefix, slug, beyond, slug, slug, slug, slug)
 		}
 	}
 	remove := removeState
@@ -326,7 +317,7 @@ func (s *Service) removeSandbox(ctx context.Context, r *Repo, f *found, clearSta
 	if e := f.early; e != nil {
 		<-e.done
 		if e.err != nil && !errors.Is(e.err, provider.ErrNotFound) {
-			return rep, newError(ErrPartialDelete, "delete sandbox '%s': could not remove its container: %v\nNothing was removed; run `litterbox delete %s` again.", slug, errText(e.err), slug)
+			return rep, core.NewError(ErrPartialDelete, "delete sandbox '%s': could not remove its container: %v\nNothing was removed; run `litterbox delete %s` again.", slug, core.ErrText(e.err), slug)
 		}
 		// Removed before the lookup listed it, or not: named either way,
 		// by the lookup's name, else the mark's.
@@ -349,9 +340,9 @@ func (s *Service) removeSandbox(ctx context.Context, r *Repo, f *found, clearSta
 		}
 		if err := s.Provider.Remove(ctx, provider.Ref{ID: c.Ref.ID}); err != nil {
 			if len(rep.Removed) == 0 {
-				return rep, newError(ErrPartialDelete, "delete sandbox '%s': could not remove container %s: %v\nNothing was removed; run `litterbox delete %s` again.", slug, c.Name, errText(err), slug)
+				return rep, core.NewError(ErrPartialDelete, "delete sandbox '%s': could not remove container %s: %v\nNothing was removed; run `litterbox delete %s` again.", slug, c.Name, core.ErrText(err), slug)
 			}
-			return rep, newError(ErrPartialDelete, "delete sandbox '%s' was partial: could not remove container %s: %v\nRun `litterbox delete %s` again.", slug, c.Name, errText(err), slug)
+			return rep, core.NewError(ErrPartialDelete, "delete sandbox '%s' was partial: could not remove container %s: %v\nRun `litterbox delete %s` again.", slug, c.Name, core.ErrText(err), slug)
 		}
 		rep.Removed = append(rep.Removed, "container "+c.Name)
 		if c.Labels[LabelPool] != "" {
@@ -367,7 +358,7 @@ func (s *Service) removeSandbox(ctx context.Context, r *Repo, f *found, clearSta
 			continue
 		}
 		if err := s.Provider.Remove(ctx, provider.Ref{NetworkID: n.Ref.NetworkID}); err != nil {
-			left = append(left, fmt.Sprintf("network %s (%s)", n.Network, errText(err)))
+			left = append(left, fmt.Sprintf("network %s (%s)", n.Network, core.ErrText(err)))
 		} else {
 			rep.Removed = append(rep.Removed, "network "+n.Network)
 		}
@@ -376,20 +367,20 @@ func (s *Service) removeSandbox(ctx context.Context, r *Repo, f *found, clearSta
 		// The state goes once nothing on the engine needs it; with
 		// anything left it stays, so a new delete finds the sandbox.
 		if err := clearState(); err != nil {
-			left = append(left, fmt.Sprintf("state %s (%v)", r.stateDir(slug), err))
+			left = append(left, fmt.Sprintf("state %s (%v)", r.StateDir(slug), err))
 		} else if f.state && len(rep.Removed) == 0 && f.branchID == "" {
-			rep.Removed = append(rep.Removed, "leftover state in "+r.stateDir(slug))
+			rep.Removed = append(rep.Removed, "leftover state in "+r.StateDir(slug))
 		}
 	}
 	if f.branchID != "" {
 		if err := r.Git.DeleteRef(ctx, BranchRef(slug), f.branchID); err != nil {
-			left = append(left, fmt.Sprintf("branch %s%s (%s)", BranchPrefix, slug, errText(err)))
+			left = append(left, fmt.Sprintf("branch %s%s (%s)", BranchPrefix, slug, core.ErrText(err)))
 		} else {
 			rep.Removed = append(rep.Removed, "branch "+BranchPrefix+slug)
 		}
 	}
 	if len(left) > 0 {
-		return rep, newError(ErrPartialDelete, "delete sandbox '%s' was partial; still present:\n  %s\nRun `litterbox delete %s` again, or remove them by hand.", slug, strings.Join(left, "\n  "), slug)
+		return rep, core.NewError(ErrPartialDelete, "delete sandbox '%s' was partial; still present:\n  %s\nRun `litterbox delete %s` again, or remove them by hand.", slug, strings.Join(left, "\n  "), slug)
 	}
 	return rep, nil
 }
@@ -432,7 +423,7 @@ func (s *Service) Prune(ctx context.Context) ([]Pruned, error) {
 		}
 		// Another repository (another id) is at that path now.
 		id := labels[LabelRepoID]
-		there := readRepoID(gd)
+		there := core.ReadRepoID(gd)
 		return err == nil && id != "" && there != "" && there != id
 	}
 	out := []Pruned{}
@@ -443,7 +434,7 @@ func (s *Service) Prune(ctx context.Context) ([]Pruned, error) {
 			continue
 		}
 		if err := s.Provider.Remove(ctx, provider.Ref{ID: c.Ref.ID}); err != nil {
-			errs = append(errs, fmt.Errorf("remove container %s: %s", c.Name, errText(err)))
+			errs = append(errs, fmt.Errorf("remove container %s: %s", c.Name, core.ErrText(err)))
 			continue
 		}
 		out = append(out, Pruned{Kind: "container", Name: c.Name, Sandbox: name(c.Labels), Repo: c.Labels[LabelRepo]})
@@ -453,7 +444,7 @@ func (s *Service) Prune(ctx context.Context) ([]Pruned, error) {
 			continue
 		}
 		if err := s.Provider.Remove(ctx, provider.Ref{NetworkID: n.Ref.NetworkID}); err != nil {
-			errs = append(errs, fmt.Errorf("remove network %s: %s", n.Network, errText(err)))
+			errs = append(errs, fmt.Errorf("remove network %s: %s", n.Network, core.ErrText(err)))
 			continue
 		}
 		out = append(out, Pruned{Kind: "network", Name: n.Network, Sandbox: name(n.Labels), Repo: n.Labels[LabelRepo]})

@@ -110,8 +110,8 @@ func (f *fixture) nothingLeft(slug string) {
 	if _, err := f.git("rev-parse", "--verify", "--quiet", BranchRef(slug)); err == nil {
 		f.t.Errorf("branch %s%s is left", BranchPrefix, slug)
 	}
-	if _, err := os.Stat(f.r.stateDir(slug)); !errors.Is(err, os.ErrNotExist) {
-		f.t.Errorf("state %s is left (%v)", f.r.stateDir(slug), err)
+	if _, err := os.Stat(f.r.StateDir(slug)); !errors.Is(err, os.ErrNotExist) {
+		f.t.Errorf("state %s is left (%v)", f.r.StateDir(slug), err)
 	}
 }
 

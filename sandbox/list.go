@@ -10,6 +10,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 var labelKeys = []string{LabelSlug, LabelRepo, LabelGitDir, LabelRepoID, LabelBranch, LabelBase, LabelImage, LabelPlatform}
@@ -81,7 +82,7 @@ func (s *Service) objects(ctx context.Context, r *Repo, slug string) (sbs, pool 
 	if r == nil {
 		return sbs, pool, nil
 	}
-	notMine := func(sb provider.Sandbox) bool { return !r.owns(sb.Labels) }
+	notMine := func(sb provider.Sandbox) bool { return !r.Owns(sb.Labels) }
 	return slices.DeleteFunc(sbs, notMine), slices.DeleteFunc(pool, notMine), nil
 }
 
@@ -161,11 +162,11 @@ func (s *Service) ListDirPool(ctx context.Context, dir string) ([]Sandbox, []Poo
 		// The message says what to do; the list is still worth showing.
 		s.Log.Warn(err.Error())
 	}
-	mine := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return !r.owns(sb.Labels) })
+	mine := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return !r.Owns(sb.Labels) })
 	list, err := s.assemble(ctx, r, mine, own)
 	var entries []PoolEntry
 	for _, p := range pool {
-		if !r.owns(p.Labels) {
+		if !r.Owns(p.Labels) {
 			continue
 		}
 		if m, claimed := newMember(r.Git.CommonDir, p); !claimed {
@@ -292,13 +293,13 @@ const selfKey = "self"
 // id files read.
 func ownerOf(r *Repo, labels map[string]string, ids map[string]string) owner {
 	root := labels[LabelRepo]
-	if r != nil && r.owns(labels) {
+	if r != nil && r.Owns(labels) {
 		return owner{key: selfKey, gitDir: r.Git.CommonDir, root: r.Root()}
 	}
 	gd, id := labels[LabelGitDir], labels[LabelRepoID]
 	there, ok := ids[gd]
 	if !ok {
-		there = readRepoID(gd)
+		there = core.ReadRepoID(gd)
 		ids[gd] = there
 	}
 	switch {

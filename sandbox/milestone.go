@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/internal/termtext"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // MaxMessageBytes is the longest milestone message.
@@ -33,9 +34,9 @@ type MilestoneResult struct {
 func (s *Service) Milestone(ctx context.Context, h *Handle, message string) (*MilestoneResult, error) {
 	message = strings.TrimSpace(message)
 	if message == "" {
-		return nil, newError(ErrInvalidName, "a milestone needs a message that says what the work so far does")
+		return nil, core.NewError(ErrInvalidName, "a milestone needs a message that says what the work so far does")
 	}
-	if err := checkLen("message", message, MaxMessageBytes); err != nil {
+	if err := core.CheckLen("message", message, MaxMessageBytes); err != nil {
 		return nil, err
 	}
 	// The agent's words reach the user's terminal through git log as they
@@ -45,7 +46,7 @@ func (s *Service) Milestone(ctx context.Context, h *Handle, message string) (*Mi
 	if _, err := s.Snapshot(ctx, h, "milestone: pending changes"); err != nil {
 		return nil, err
 	}
-	unlock, err := lockState(ctx, h.Repo.stateDir(h.Slug))
+	unlock, err := lockState(ctx, h.Repo.StateDir(h.Slug))
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func (s *Service) Milestone(ctx context.Context, h *Handle, message string) (*Mi
 		return nil, err
 	}
 	if !ok {
-		return nil, notFound(h.Slug)
+		return nil, core.NotFoundError(h.Slug)
 	}
 	base := h.Base
 	if base == "" {

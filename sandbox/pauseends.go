@@ -11,6 +11,7 @@ import (
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // On an engine whose pause ends the sandbox (provider.PauseEnder: a
@@ -35,7 +36,7 @@ func (s *Service) ownerRepo(ctx context.Context, r *Repo, c provider.Sandbox) (*
 		return r, nil
 	}
 	r, err := s.OpenRepo(ctx, c.Labels[LabelRepo])
-	if err != nil || !r.owns(c.Labels) {
+	if err != nil || !r.Owns(c.Labels) {
 		return nil, fmt.Errorf("sandbox %q: its repository %s is not where its labels say (%v): pause or resume it from its repository", c.Labels[LabelSlug], c.Labels[LabelRepo], err)
 	}
 	return r, nil
@@ -53,7 +54,7 @@ func (s *Service) snapshotBeforePause(ctx context.Context, r *Repo, c provider.S
 	if err != nil {
 		return nil, err
 	}
-	h := handleOf(r, c)
+	h := core.HandleOf(r, c)
 	var res *SnapshotResult
 	// A file written during the snapshot is not recorded from that read;
 	// the next snapshot would take it, so take it now.
@@ -147,7 +148,7 @@ func wouldLoseError(h *Handle, lost []Skipped, all bool) error {
 	fmt.Fprintf(&b, "Pausing %s would lose %s its branch %s%s does not hold: on this engine a pause ends the sandbox, and resume fills /src from the branch. It was not paused (what could be recorded is committed).\n", h.Slug, what, BranchPrefix, h.Slug)
 	b.WriteString(lostList(lost))
 	fmt.Fprintf(&b, "To keep them, make them recordable and pause again: shrink, split or remove files over the size cap (or raise LITTERBOX_SNAPSHOT_MAX_FILE_SIZE), or copy them out first (`%s cp %s:PATH DIR`); make files readable (chmod u+r) and folders readable and searchable (chmod u+rx); rename names git refuses. To pause anyway, losing them: `%s pause --force %s`.", lb, h.Slug, lb, h.Slug)
-	return newError(ErrWouldLose, "%s", b.String())
+	return core.NewError(ErrWouldLose, "%s", b.String())
 }
 
 // lostList is lost as indented lines, names quoted as git quotes them, at
@@ -178,7 +179,7 @@ func (s *Service) refillAfterResume(ctx context.Context, r *Repo, c provider.San
 	if err != nil {
 		return err
 	}
-	h := handleOf(r, c)
+	h := core.HandleOf(r, c)
 	tip, ok, err := r.Git.ResolveRef(ctx, BranchRef(h.Slug))
 	if err != nil || !ok {
 		return fmt.Errorf("resume: read branch %s%s (%v): the sandbox runs with an empty %s; delete it and create it again from the branch", BranchPrefix, h.Slug, err, Workdir)

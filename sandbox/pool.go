@@ -19,6 +19,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // A warm pool holds sandboxes made ahead of time for one repository: each
@@ -47,11 +48,6 @@ import (
 // claim, as a pool member (`litterbox pool` and `list` show it, `delete
 // --pool` and the next fill remove it); after, as the sandbox it was
 // becoming, incomplete until marked ready, as any interrupted create.
-
-// sandboxEnv is the environment every command of the sandbox's own runs with:
-// its name, which a pooled container's environment cannot hold (it was made
-// before the name was known).
-func sandboxEnv(slug string) []string { return []string{"LITTERBOX_SANDBOX=" + slug} }
 
 // LabelPool marks a pooled container; its value is the pool key (poolKey).
 const LabelPool = LabelPrefix + "pool"
@@ -335,7 +331,7 @@ func (s *Service) unclaimed(ctx context.Context, r *Repo) ([]member, []provider.
 	}
 	var out []member
 	for _, c := range all {
-		if !r.owns(c.Labels) {
+		if !r.Owns(c.Labels) {
 			continue
 		}
 		if m, claimed := newMember(r.Git.CommonDir, c); !claimed {
@@ -371,12 +367,12 @@ func (s *Service) poolConfig(ctx context.Context, r *Repo) (*config.Config, stri
 // Fills of one repository take turns.
 func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry, error) {
 	if !s.pooling() {
-		return nil, newError(ErrBadArgument, "This engine cannot keep a warm pool (it cannot rename a container); create makes each sandbox anew.")
+		return nil, core.NewError(ErrBadArgument, "This engine cannot keep a warm pool (it cannot rename a container); create makes each sandbox anew.")
 	}
 	if size < 0 || size > poolMaxSize {
-		return nil, newError(ErrBadArgument, "A pool holds 0 to %d sandboxes, not %d: each keeps a copy of the repository in memory.", poolMaxSize, size)
+		return nil, core.NewError(ErrBadArgument, "A pool holds 0 to %d sandboxes, not %d: each keeps a copy of the repository in memory.", poolMaxSize, size)
 	}
-	if err := ensureRepoID(r); err != nil {
+	if err := core.EnsureRepoID(r); err != nil {
 		return nil, err
 	}
 	unlock, err := lockState(ctx, poolDir(r.Git.CommonDir))
@@ -464,7 +460,7 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 func (s *Service) makeMember(ctx context.Context, r *Repo, sp provider.Spec, head, platform string, volumes []string) error {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	sp.Name = "litterbox-pool-" + r.ID[:idSuffixLen] + "-" + hex.EncodeToString(b[:])
+	sp.Name = "litterbox-pool-" + r.ShortID() + "-" + hex.EncodeToString(b[:])
 	sb, err := s.Provider.Create(ctx, sp)
 	if err != nil {
 		return err

@@ -83,7 +83,7 @@ type localStamp struct {
 
 var localLimits sync.Map // localStamp -> int64
 
-func recordedPath(h *Handle) string { return filepath.Join(h.Repo.stateDir(h.Slug), "recorded") }
+func recordedPath(h *Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "recorded") }
 
 // readRecorded is what h's snapshots have recorded so far, in bytes.
 func readRecorded(h *Handle) int64 {
@@ -117,7 +117,7 @@ type recordBudget struct {
 }
 
 func (s *Service) newRecordBudget(h *Handle) *recordBudget {
-	return &recordBudget{key: h.Repo.stateDir(h.Slug), limit: s.recordLimit(h.Repo), recorded: readRecorded(h),
+	return &recordBudget{key: h.Repo.StateDir(h.Slug), limit: s.recordLimit(h.Repo), recorded: readRecorded(h),
 		paths: map[string]int64{}, written: map[string]int64{}, over: map[string]int64{}}
 }
 
@@ -254,7 +254,7 @@ type pendingFile struct {
 	Size int64
 }
 
-func pendingPath(h *Handle) string { return filepath.Join(h.Repo.stateDir(h.Slug), "over-limit") }
+func pendingPath(h *Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "over-limit") }
 
 // readPending reads the files skipped for the record limit: records of a
 // path then its size (scan's byte-exact format: names are bytes).

@@ -17,8 +17,8 @@ import (
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
-	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // This file is the human side of review: log, diff, apply and merge. They
@@ -44,7 +44,7 @@ func (s *Service) review(ctx context.Context, r *Repo, name string) (*reviewed, 
 		return nil, err
 	}
 	if f.branchID == "" {
-		return nil, newError(ErrNotFound, "Sandbox '%s' has no branch %s%s, so no work of it was recorded. Delete its container with `litterbox delete %s`.", f.slug, BranchPrefix, f.slug, f.slug)
+		return nil, core.NewError(ErrNotFound, "Sandbox '%s' has no branch %s%s, so no work of it was recorded. Delete its container with `litterbox delete %s`.", f.slug, BranchPrefix, f.slug, f.slug)
 	}
 	rv := &reviewed{slug: f.slug, tip: f.branchID}
 	if f.container != nil {
@@ -221,8 +221,8 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 		if len(bad) == 0 {
 			files = "  " + strings.ReplaceAll(msg, "\n", "\n  ")
 		}
-		return nil, newError(ErrConflict, "Cannot apply sandbox '%s': its changes do not apply to your working tree, which differs from the sandbox's base %s in:\n%s\nMerge it instead with `litterbox merge %s` (a three-way merge that refuses conflicts before changing anything), or with git: `git merge %s%s`. Nothing was changed.",
-			rv.slug, short(rv.base), files, rv.slug, BranchPrefix, rv.slug)
+		return nil, core.NewError(ErrConflict, "Cannot apply sandbox '%s': its changes do not apply to your working tree, which differs from the sandbox's base %s in:\n%s\nMerge it instead with `litterbox merge %s` (a three-way merge that refuses conflicts before changing anything), or with git: `git merge %s%s`. Nothing was changed.",
+			rv.slug, core.Short(rv.base), files, rv.slug, BranchPrefix, rv.slug)
 	}
 	// The journal names each path with its content before and after, so a
 	// kill while git writes the files is rolled back by the next merge,
@@ -356,10 +356,10 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 		return nil, err
 	}
 	if !attached {
-		return nil, newError(ErrConflict, "Cannot merge sandbox '%s': HEAD is detached, so there is no branch to merge into. Switch to one (`git switch BRANCH`) and run `litterbox merge %s` again. Nothing was changed.", rv.slug, rv.slug)
+		return nil, core.NewError(ErrConflict, "Cannot merge sandbox '%s': HEAD is detached, so there is no branch to merge into. Switch to one (`git switch BRANCH`) and run `litterbox merge %s` again. Nothing was changed.", rv.slug, rv.slug)
 	}
 	if ref == BranchRef(rv.slug) {
-		return nil, newError(ErrConflict, "Cannot merge sandbox '%s' into its own branch: switch to the branch to merge into and run `litterbox merge %s` again. Nothing was changed.", rv.slug, rv.slug)
+		return nil, core.NewError(ErrConflict, "Cannot merge sandbox '%s' into its own branch: switch to the branch to merge into and run `litterbox merge %s` again. Nothing was changed.", rv.slug, rv.slug)
 	}
 	into := strings.TrimPrefix(ref, "refs/heads/")
 	head, err := r.Git.Head(ctx)
@@ -386,7 +386,7 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 		ff = false // merge.ff=false: the user wants a merge commit every time
 	case "only":
 		if !ff {
-			return nil, newError(ErrConflict, "Cannot merge sandbox '%s' into %s: merge.ff=only is set and %s has moved on since the sandbox started, so it cannot be fast-forwarded. Rebase the branch with git (`git rebase %s %s%s`), or merge it with `git merge --no-ff %s%s`. Nothing was changed.",
+			return nil, core.NewError(ErrConflict, "Cannot merge sandbox '%s' into %s: merge.ff=only is set and %s has moved on since the sandbox started, so it cannot be fast-forwarded. Rebase the branch with git (`git rebase %s %s%s`), or merge it with `git merge --no-ff %s%s`. Nothing was changed.",
 				rv.slug, into, into, into, BranchPrefix, rv.slug, BranchPrefix, rv.slug)
 		}
 	}
@@ -397,7 +397,7 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 			return nil, fmt.Errorf("merge sandbox %q: %w", rv.slug, err)
 		}
 		if len(conflicts) > 0 {
-			return nil, newError(ErrConflict, "Cannot merge sandbox '%s' into %s: both changed the same lines in:\n%s\nResolve it with git: `git merge %s%s`, fix the conflicts and commit, then `litterbox delete %s`. Nothing was changed.",
+			return nil, core.NewError(ErrConflict, "Cannot merge sandbox '%s' into %s: both changed the same lines in:\n%s\nResolve it with git: `git merge %s%s`, fix the conflicts and commit, then `litterbox delete %s`. Nothing was changed.",
 				rv.slug, into, bullets(conflicts), BranchPrefix, rv.slug, rv.slug)
 		}
 		target = tree
@@ -449,8 +449,8 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 		return nil, fmt.Errorf("merge sandbox %q (nothing was changed): %w", rv.slug, err)
 	}
 	if err := r.Git.CheckoutTree(ctx, head, commit); err != nil {
-		cause := newError(ErrConflict, "Cannot merge sandbox '%s': git refused to update the working tree:\n  %s\nCommit or stash your changes and run `litterbox merge %s` again.",
-			rv.slug, strings.ReplaceAll(errText(err), "\n", "\n  "), rv.slug)
+		cause := core.NewError(ErrConflict, "Cannot merge sandbox '%s': git refused to update the working tree:\n  %s\nCommit or stash your changes and run `litterbox merge %s` again.",
+			rv.slug, strings.ReplaceAll(core.ErrText(err), "\n", "\n  "), rv.slug)
 		return nil, s.undoWrite(ctx, r, t, cause)
 	}
 	msg := "litterbox merge " + rv.slug + ": "
@@ -461,7 +461,7 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 	}
 	if err := r.Git.UpdateRef(ctx, "HEAD", commit, head, msg); err != nil {
 		// HEAD moved under us: put the working tree back where it was.
-		cause := newError(ErrConflict, "Cannot merge sandbox '%s': %s moved while merging (%s); run `litterbox merge %s` again.", rv.slug, into, errText(err), rv.slug)
+		cause := core.NewError(ErrConflict, "Cannot merge sandbox '%s': %s moved while merging (%s); run `litterbox merge %s` again.", rv.slug, into, core.ErrText(err), rv.slug)
 		return nil, s.undoWrite(ctx, r, t, cause)
 	}
 	if err := removeTxn(r); err != nil {
@@ -483,7 +483,7 @@ func (s *Service) mergeCommit(ctx context.Context, r *Repo, res *MergeResult, tr
 		if err == nil {
 			return id, nil
 		}
-		res.Unsigned, res.SignFailure = true, strings.TrimSpace(errText(err))
+		res.Unsigned, res.SignFailure = true, strings.TrimSpace(core.ErrText(err))
 		s.Log.Debug("signed merge commit failed; making it unsigned", "err", err)
 	}
 	id, err := r.Git.CommitMerge(ctx, tree, msg, false, head, tip)
@@ -511,7 +511,7 @@ func (s *Service) deleteMerged(ctx context.Context, r *Repo, res *MergeResult) (
 
 // inTheWay refuses an apply or merge whose files have local changes.
 func inTheWay(verb, slug string, paths []string) error {
-	return newError(ErrConflict, "Cannot %s sandbox '%s': it changes files that have uncommitted changes, or are untracked, in your working tree:\n%s\nCommit or stash them (`git stash --include-untracked`), then run `litterbox %s %s` again. Nothing was changed.",
+	return core.NewError(ErrConflict, "Cannot %s sandbox '%s': it changes files that have uncommitted changes, or are untracked, in your working tree:\n%s\nCommit or stash them (`git stash --include-untracked`), then run `litterbox %s %s` again. Nothing was changed.",
 		verb, slug, bullets(paths), verb, slug)
 }
 
@@ -568,7 +568,7 @@ func refuseLocalSettings(verb, slug string, paths []string) error {
 	if !slices.Contains(paths, config.LocalFile) {
 		return nil
 	}
-	return newError(ErrConflict, "Cannot %s sandbox '%s': its branch changes your local settings:\n  %s\nOnly you write that file: it decides what agents may do (agent_images, allow_unisolated), so litterbox never takes it from a sandbox, and never reads one git tracks. Nothing was changed.\nRead it with `git show %s%s:%s` and copy what you want into your own by hand. To %s the rest, delete it in the sandbox (`litterbox exec %s -- rm -f %s`, then `litterbox snapshot %s`) and run `litterbox %s %s` again.",
+	return core.NewError(ErrConflict, "Cannot %s sandbox '%s': its branch changes your local settings:\n  %s\nOnly you write that file: it decides what agents may do (agent_images, allow_unisolated), so litterbox never takes it from a sandbox, and never reads one git tracks. Nothing was changed.\nRead it with `git show %s%s:%s` and copy what you want into your own by hand. To %s the rest, delete it in the sandbox (`litterbox exec %s -- rm -f %s`, then `litterbox snapshot %s`) and run `litterbox %s %s` again.",
 		verb, slug, config.LocalFile, BranchPrefix, slug, config.LocalFile, verb, slug, config.LocalFile, slug, verb, slug)
 }
 
@@ -680,7 +680,7 @@ func holdsUntracked(root, dir string, removed map[string]bool) (bool, error) {
 // untrackedError refuses an apply or merge that would overwrite files of the
 // user's that git does not track.
 func untrackedError(verb, slug string, paths []string) error {
-	return newError(ErrConflict, "Cannot %s sandbox '%s': it adds files where your working tree has files of your own that git ignores or does not track (a .env, a virtualenv, build output...), which it would overwrite:\n%s\nNothing was changed. Review the sandbox's files with `litterbox diff %s`; to take them, move yours aside first (`mv FILE FILE.mine`), then run `litterbox %s %s` again.",
+	return core.NewError(ErrConflict, "Cannot %s sandbox '%s': it adds files where your working tree has files of your own that git ignores or does not track (a .env, a virtualenv, build output...), which it would overwrite:\n%s\nNothing was changed. Review the sandbox's files with `litterbox diff %s`; to take them, move yours aside first (`mv FILE FILE.mine`), then run `litterbox %s %s` again.",
 		verb, slug, bullets(paths), slug, verb, slug)
 }
 
@@ -713,15 +713,6 @@ func (s *Service) unnormalized(ctx context.Context, r *Repo, changes []git.RawCh
 		}
 	}
 	return out
-}
-
-// errText is the failed command's own message when there is one, cut to a
-// size an error can quote.
-func errText(err error) string {
-	if s := strings.TrimSpace(runner.Stderr(err)); s != "" {
-		return capText(s)
-	}
-	return capText(err.Error())
 }
 
 // intersect returns the paths of a that are in b, in a's order.
@@ -761,13 +752,13 @@ func bullets(paths []string) string {
 func (s *Service) recoverStart(ctx context.Context, r *Repo, slug string) (tip, base string, err error) {
 	f, err := s.lookup(ctx, r, slug)
 	if errors.Is(err, ErrNotFound) {
-		return "", "", newError(ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from. Create a new sandbox with `litterbox create %s`.", slug, BranchPrefix, slug, slug)
+		return "", "", core.NewError(ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from. Create a new sandbox with `litterbox create %s`.", slug, BranchPrefix, slug, slug)
 	}
 	if err != nil {
 		return "", "", err
 	}
 	if f.branchID == "" {
-		return "", "", newError(ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from.", slug, BranchPrefix, slug)
+		return "", "", core.NewError(ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from.", slug, BranchPrefix, slug)
 	}
 	base, ok, err := r.Git.CommonAncestor(ctx, "HEAD", f.branchID)
 	if err != nil {
@@ -778,7 +769,7 @@ func (s *Service) recoverStart(ctx context.Context, r *Repo, slug string) (tip, 
 	}
 	if c := f.container; c != nil {
 		if f.ready && (c.State == provider.StateRunning || c.State == provider.StatePaused) {
-			return "", "", existsError(slug, "its container "+c.Name+" is "+string(c.State)+"; only a sandbox whose container is gone or stopped is recreated from its branch")
+			return "", "", core.ExistsError(slug, "its container "+c.Name+" is "+string(c.State)+"; only a sandbox whose container is gone or stopped is recreated from its branch")
 		}
 		// A stopped container holds nothing: /src was in memory, and the
 		// rest of its filesystem is read-only. An incomplete one (a create
@@ -798,8 +789,4 @@ func (s *Service) recoverStart(ctx context.Context, r *Repo, slug string) (tip, 
 		}
 	}
 	return f.branchID, base, nil
-}
-
-func noContainerError(slug string) error {
-	return newError(ErrStopped, "Sandbox '%s' has no container, only its branch %s%s. Recreate its container from the branch with `litterbox create --from-branch %s`, or delete it with `litterbox delete %s`.", slug, BranchPrefix, slug, slug, slug)
 }

@@ -17,16 +17,13 @@ import (
 
 	"github.com/litterbox-dev/litterbox/internal/scanbin"
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // The snapshot scanner is a small static program (scanner/) that runs in
 // the sandbox. litterbox embeds one per Linux platform (internal/scanbin) and
 // copies into each sandbox the one of its image's platform, so the host
 // binary may be anything: dynamic, macOS, another architecture.
-
-// ErrImage is a sandbox image litterbox cannot use (a platform without a
-// scanner, a guest contract it breaks). Nothing was created.
-var ErrImage = errors.New("unusable sandbox image")
 
 // imagePlatform is the os/arch of image as the engine holds it, "" when it
 // holds none (the engine pulls it at create), or ErrImage for a platform
@@ -49,7 +46,7 @@ func (s *Service) imageInfo(ctx context.Context, image string) (string, provider
 		return "", provider.Image{}, err
 	}
 	if !scanbin.Supported(img.OS, img.Arch) {
-		return "", img, newError(ErrImage, "The image %s is for %s/%s, but litterbox can record work only in %s sandboxes. Use an image for one of those.",
+		return "", img, core.NewError(ErrImage, "The image %s is for %s/%s, but litterbox can record work only in %s sandboxes. Use an image for one of those.",
 			image, img.OS, img.Arch, strings.Join(scanbin.Platforms, " or "))
 	}
 	var ours []string
@@ -62,7 +59,7 @@ func (s *Service) imageInfo(ctx context.Context, image string) (string, provider
 	}
 	if len(ours) > 0 {
 		sort.Strings(ours)
-		return "", img, newError(ErrImage, "The image %s carries litterbox's own labels (%s), which its sandboxes would inherit: rebuild it without them.", image, strings.Join(ours, ", "))
+		return "", img, core.NewError(ErrImage, "The image %s carries litterbox's own labels (%s), which its sandboxes would inherit: rebuild it without them.", image, strings.Join(ours, ", "))
 	}
 	return img.OS + "/" + img.Arch, img, nil
 }
@@ -188,12 +185,12 @@ func (s *Service) installScanner(ctx context.Context, h *Handle, bin scannerFile
 		return err
 	}
 	defer f.Close()
-	_, err = s.exec(ctx, provider.ExecRequest{
+	_, err = s.Common.Exec(ctx, provider.ExecRequest{
 		Ref: h.Ref, User: "0", Stdin: f,
 		Cmd: []string{"sh", "-c", `set -e; if [ -x "$1" ]; then cat >/dev/null; exit 0; fi; t=$(mktemp "$1.XXXXXX"); cat >"$t"; chmod 0755 "$t"; mv -f "$t" "$1"`, "sh", bin.inContainer},
 	})
 	if err != nil {
-		return s.execError(h, "install the snapshot scanner", err)
+		return core.ExecError(h, "install the snapshot scanner", err)
 	}
 	return nil
 }
@@ -203,5 +200,5 @@ func (s *Service) installScanner(ctx context.Context, h *Handle, bin scannerFile
 // agent's branch can change) or on the command line is used only once the
 // user has put it on the engine.
 func missingImage(image string) error {
-	return newError(ErrImage, "The image %s is not on the engine, and litterbox does not pull the images you name. Get it with `docker pull %s`, or build it with `docker build -t %s .` (see docs/images.md), then create again.", image, image, image)
+	return core.NewError(ErrImage, "The image %s is not on the engine, and litterbox does not pull the images you name. Get it with `docker pull %s`, or build it with `docker build -t %s .` (see docs/images.md), then create again.", image, image, image)
 }

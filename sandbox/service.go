@@ -8,8 +8,8 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -17,61 +17,15 @@ import (
 
 	"github.com/charmbracelet/log"
 
-	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
 
-// Labels put on every container and network Litterbox makes. The engine's
-// labels plus git refs are the whole state: there is no registry file.
-const (
-	LabelPrefix = "dev.litterbox."
-	LabelSlug   = LabelPrefix + "slug"
-	LabelRepo   = LabelPrefix + "repo"   // working tree root
-	LabelGitDir = LabelPrefix + "gitdir" // common git dir
-	LabelBranch = LabelPrefix + "branch"
-	LabelBase   = LabelPrefix + "base" // commit the sandbox started from
-	// LabelImage is the image the sandbox was made from, and LabelPlatform
-	// its os/arch when the engine held it at create: the snapshot scanner
-	// copied in is the one for that platform.
-	LabelImage    = LabelPrefix + "image"
-	LabelPlatform = LabelPrefix + "platform"
-	// LabelRepoID (identity.go) is the repository's id.
-)
-
-// BranchPrefix is where sandbox branches live.
-const BranchPrefix = "litterbox/"
-
-// Defaults of the sandbox container (DESIGN.md, "Sandbox container").
-const (
-	DefaultImage = "busybox:latest"
-	// User is the unprivileged uid:gid agent commands run as. busybox has no
-	// such user in /etc/passwd; a numeric id needs none.
-	User = "1000:1000"
-	// RunDir is a root-owned tmpfs the sandbox user can read but not write:
-	// Litterbox's own helpers (the snapshot scanner, the service supervisor)
-	// live there, out of the agent's reach.
-	RunDir = "/run/litterbox"
-)
-
 // Service is the sandbox service. Its zero value is not usable: build it with
 // New.
 type Service struct {
-	// Provider runs the sandboxes.
-	Provider provider.Provider
-	Runner   runner.Runner
-	Log      *log.Logger
-	// Image is what sandboxes are made from unless the configuration's
-	// image or CreateOptions.Image names another: DefaultImage, or
-	// LITTERBOX_IMAGE.
-	Image string
-	// ExtraLabels go on every resource made; the test suite uses them to find
-	// and remove what it made (LITTERBOX_LABELS).
-	ExtraLabels map[string]string
-	// AllowUnisolated lets create go on an engine whose sandboxes can reach
-	// each other (isolation.go), with a warning.
-	AllowUnisolated bool
+	*core.Common
 }
 
 // New builds a Service that runs sandboxes with p and git with r. Extra
@@ -84,13 +38,17 @@ func New(p provider.Provider, r runner.Runner, logger *log.Logger) *Service {
 	if image == "" {
 		image = DefaultImage
 	}
-	return &Service{
-		Provider:    p,
-		Runner:      r,
-		Log:         logger,
-		Image:       image,
-		ExtraLabels: parseLabels(os.Getenv("LITTERBOX_LABELS")),
-	}
+	return &Service{Common: &core.Common{
+		Provider: p,
+		Runner:   r,
+		Log:      logger,
+		Options:  core.Options{Image: image, ExtraLabels: parseLabels(os.Getenv("LITTERBOX_LABELS"))},
+	}}
+}
+
+// OpenRepo finds the git repository containing dir.
+func (s *Service) OpenRepo(ctx context.Context, dir string) (*Repo, error) {
+	return core.OpenRepo(ctx, s.Runner, dir)
 }
 
 func parseLabels(s string) map[string]string {
@@ -101,47 +59,6 @@ func parseLabels(s string) map[string]string {
 		}
 	}
 	return out
-}
-
-// Repo is the repository sandboxes are made from.
-type Repo struct {
-	Git  *git.Repo
-	Slug string // slug of the root's base name, the container name prefix
-	// ID is the repository's id (identity.go); "" until its first create
-	// since ids exist.
-	ID string
-}
-
-// OpenRepo finds the git repository containing dir.
-func (s *Service) OpenRepo(ctx context.Context, dir string) (*Repo, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	g, err := git.Open(ctx, s.Runner, abs)
-	if err != nil {
-		return nil, err
-	}
-	return &Repo{Git: g, Slug: repoSlug(filepath.Base(g.Root)), ID: readRepoID(g.CommonDir)}, nil
-}
-
-// Root is the repository's working tree root.
-func (r *Repo) Root() string { return r.Git.Root }
-
-// ContainerName is litterbox-<repo>-<slug> (FR1.11): the name a sandbox's
-// container gets unless another repository's holds it (see suffixedName).
-func (r *Repo) ContainerName(slug string) string {
-	return "litterbox-" + r.Slug + "-" + slug
-}
-
-// BranchRef is the full ref of a sandbox's branch.
-func BranchRef(slug string) string { return "refs/heads/" + BranchPrefix + slug }
-
-// stateDir holds the host-side state of one sandbox (setup marker, locks,
-// snapshot index) inside the common git dir, so linked worktrees share it and
-// nothing lands in the working tree.
-func (r *Repo) stateDir(slug string) string {
-	return filepath.Join(r.Git.CommonDir, "litterbox", slug)
 }
 
 // labels are the labels of a sandbox's resources.
@@ -305,26 +222,5 @@ type Sandbox struct {
 	Created   time.Time `json:"created,omitzero"`
 }
 
-// Names of package config that the service's callers use.
-const (
-	// ConfigFile is the repository's sandbox configuration (see package
-	// config).
-	ConfigFile = config.File
-	// Workdir is the sandbox's working directory, where the repository is
-	// copied.
-	Workdir = config.Workdir
-)
-
-// ErrConfig is a configuration that cannot be used. Nothing was created.
-var ErrConfig = config.ErrInvalid
-
 // DefaultSetup is the startup command run once after the copy (FR1.7).
 var DefaultSetup = config.DefaultSetup
-
-// LoadConfig reads the configuration of commit of r (see config.Load).
-func (s *Service) LoadConfig(ctx context.Context, r *Repo, commit string) (*config.Config, error) {
-	return config.Load(ctx, r.Git, commit, s.warn)
-}
-
-// warn logs what the user should know of their configuration.
-func (s *Service) warn(msg string) { s.Log.Warn(msg) }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,7 +16,7 @@ func TestSpecFromConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Service{Image: DefaultImage}
+	s := &Service{Common: &core.Common{Options: core.Options{Image: DefaultImage}}}
 	r := &Repo{Slug: "repo", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
 	spec := s.spec(r, "x", "base", cfg)
 	if want := []provider.PortSpec{{Name: "api", Port: 3000}, {Name: "web", Port: 8080}}; !reflect.DeepEqual(spec.Ports, want) {
@@ -62,7 +63,7 @@ func TestTmpfsMountsBelowMemory(t *testing.T) {
 			t.Errorf("tmpfsMounts(%q) = %+v, want /src %d and /tmp %d", tc.memory, got, tc.src, tc.tmp)
 		}
 	}
-	s := &Service{Image: DefaultImage}
+	s := &Service{Common: &core.Common{Options: core.Options{Image: DefaultImage}}}
 	r := &Repo{Slug: "repo", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
 	if spec := s.ContainerSpec(r, "x", "base"); spec.Tmpfs[0].Size != 1<<30 || spec.Tmpfs[0].Owner != User {
 		t.Errorf("default /src = %+v, want half of %s, owned by %s", spec.Tmpfs[0], DefaultMemory, User)

@@ -19,6 +19,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // The supervisor (svc.sh) is a busybox sh script: busybox has no supervisord
@@ -120,7 +121,7 @@ type ServiceResult struct {
 // service writes reaches the branch only with the next write, patch or bash.
 func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action string, lines int) (*ServiceResult, error) {
 	if !config.ValidServiceName(name) {
-		return nil, newError(ErrNoService, "%q is not a service name.", name)
+		return nil, core.NewError(ErrNoService, "%q is not a service name.", name)
 	}
 	args := []string{svcPath, action, name}
 	switch action {
@@ -136,7 +137,7 @@ func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action str
 	out := capWriter{max: maxSupervisorOutput}
 	call := func() error {
 		out.Reset()
-		res, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, User: User, Cmd: args, Env: sandboxEnv(h.Slug)})
+		res, err := s.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, User: User, Cmd: args, Env: core.SandboxEnv(h.Slug)})
 		out.Write(res.Stdout)
 		return err
 	}
@@ -153,17 +154,17 @@ func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action str
 	}
 	if err != nil {
 		if errors.Is(err, provider.ErrPaused) {
-			return nil, pausedError(h.Slug)
+			return nil, core.PausedError(h.Slug)
 		}
 		switch runner.ExitCode(err) {
 		case 3:
 			known := slices.DeleteFunc(strings.Fields(parseKV(out.String())["services"]), func(n string) bool { return !config.ValidServiceName(n) })
 			if len(known) == 0 {
-				return nil, newError(ErrNoService, "Sandbox '%s' has no services. Define them under [services.NAME] in %s; they are set up when a sandbox is created.", h.Slug, ConfigFile)
+				return nil, core.NewError(ErrNoService, "Sandbox '%s' has no services. Define them under [services.NAME] in %s; they are set up when a sandbox is created.", h.Slug, ConfigFile)
 			}
-			return nil, newError(ErrNoService, "Sandbox '%s' has no service %q; its services: %s.", h.Slug, name, strings.Join(known, ", "))
+			return nil, core.NewError(ErrNoService, "Sandbox '%s' has no service %q; its services: %s.", h.Slug, name, strings.Join(known, ", "))
 		case 126, 127:
-			return nil, newError(ErrNoService, "Sandbox '%s' has no services. Define them under [services.NAME] in %s; they are set up when a sandbox is created.", h.Slug, ConfigFile)
+			return nil, core.NewError(ErrNoService, "Sandbox '%s' has no services. Define them under [services.NAME] in %s; they are set up when a sandbox is created.", h.Slug, ConfigFile)
 		}
 		return nil, fmt.Errorf("%s service %q in sandbox %q: %w", action, name, h.Slug, err)
 	}
@@ -279,7 +280,7 @@ const servicesFile = "services.tar"
 // directory, or removes a stale one (from an earlier sandbox of that name)
 // when cfg has no services.
 func saveServices(r *Repo, slug string, cfg *config.Config) ([]byte, error) {
-	path := filepath.Join(r.stateDir(slug), servicesFile)
+	path := filepath.Join(r.StateDir(slug), servicesFile)
 	if len(cfg.Services) == 0 {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
@@ -290,7 +291,7 @@ func saveServices(r *Repo, slug string, cfg *config.Config) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(r.stateDir(slug), 0o755); err != nil {
+	if err := os.MkdirAll(r.StateDir(slug), 0o755); err != nil {
 		return nil, err
 	}
 	return archive, os.WriteFile(path, archive, 0o644)
@@ -314,7 +315,7 @@ rm -rf "$t"`
 // RunDir is root-owned, which is what keeps the definitions out of the agent's
 // reach; the services themselves run as the sandbox user.
 func (s *Service) installServices(ctx context.Context, ref provider.Ref, archive []byte) error {
-	_, err := s.exec(ctx, provider.ExecRequest{
+	_, err := s.Common.Exec(ctx, provider.ExecRequest{
 		Ref: ref, User: "0:0",
 		Cmd:   []string{"sh", "-c", installScript},
 		Stdin: bytes.NewReader(archive),
@@ -325,7 +326,7 @@ func (s *Service) installServices(ctx context.Context, ref provider.Ref, archive
 // installSaved installs the archive saveServices kept for h. ok is false when
 // the sandbox has no services.
 func (s *Service) installSaved(ctx context.Context, h *Handle) (ok bool, err error) {
-	archive, err := os.ReadFile(filepath.Join(h.Repo.stateDir(h.Slug), servicesFile))
+	archive, err := os.ReadFile(filepath.Join(h.Repo.StateDir(h.Slug), servicesFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -406,7 +407,7 @@ func (s *Service) autostart(ctx context.Context, ref provider.Ref, slug string, 
 	if len(args) == 2 {
 		return nil, nil
 	}
-	res, err := s.exec(ctx, provider.ExecRequest{Ref: ref, User: User, Cmd: args, Env: sandboxEnv(slug)})
+	res, err := s.Common.Exec(ctx, provider.ExecRequest{Ref: ref, User: User, Cmd: args, Env: core.SandboxEnv(slug)})
 	if err != nil {
 		return nil, err
 	}

@@ -185,7 +185,7 @@ func TestServiceAction(t *testing.T) {
 func TestSaveServices(t *testing.T) {
 	dir := t.TempDir()
 	r := &Repo{Git: &git.Repo{Root: dir, CommonDir: dir}}
-	path := filepath.Join(r.stateDir("s1"), servicesFile)
+	path := filepath.Join(r.StateDir("s1"), servicesFile)
 	cfg := &config.Config{Services: []config.Service{{Name: "web", Command: []string{"httpd"}, StopSignal: "TERM", Restart: config.RestartNo, Workdir: "/src"}}}
 	archive, err := saveServices(r, "s1", cfg)
 	if err != nil {

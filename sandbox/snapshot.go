@@ -24,6 +24,7 @@ import (
 	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/scanner"
 )
 
@@ -113,7 +114,7 @@ func (s *Service) scanOptions(ctx context.Context, h *Handle) scanner.Options {
 
 func sincePath(h *Handle) string { return sinceFile(h.Repo, h.Slug) }
 
-func sinceFile(r *Repo, slug string) string { return filepath.Join(r.stateDir(slug), "since") }
+func sinceFile(r *Repo, slug string) string { return filepath.Join(r.StateDir(slug), "since") }
 
 // maxFollowUps bounds the extra scans of one snapshot. Each asks for what
 // the one before found missing; a tree that keeps changing under them could
@@ -130,7 +131,7 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 	budget := sc.budget
 	defer budget.release()
 	ctx = withBudget(ctx, budget)
-	unlock, err := lockState(ctx, h.Repo.stateDir(h.Slug))
+	unlock, err := lockState(ctx, h.Repo.StateDir(h.Slug))
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +176,7 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 		return nil, err
 	}
 	if !ok {
-		return nil, newError(ErrNotFound, "the branch %s%s of sandbox '%s' is gone, so its changes cannot be recorded. Ask the user to check `litterbox list`.", BranchPrefix, h.Slug, h.Slug)
+		return nil, core.NewError(ErrNotFound, "the branch %s%s of sandbox '%s' is gone, so its changes cannot be recorded. Ask the user to check `litterbox list`.", BranchPrefix, h.Slug, h.Slug)
 	}
 
 	complete := false
@@ -499,7 +500,7 @@ func (s *Service) startJournal(ctx context.Context, h *Handle, bin scannerFile) 
 	}
 	journalStarts.Store(h.Ref.ID, now)
 	uid := strconv.Itoa(scanner.WatchUID)
-	_, err := s.exec(ctx, provider.ExecRequest{
+	_, err := s.Common.Exec(ctx, provider.ExecRequest{
 		Ref: h.Ref, User: uid + ":" + uid,
 		Cmd: []string{bin.inContainer, "scan-internal", "watch", "--root", Workdir},
 	})
@@ -519,7 +520,7 @@ func (s *Service) scanOnce(ctx context.Context, h *Handle, args []string, stdin 
 	execDone := make(chan error, 1)
 	go func() {
 		defer release()
-		_, err := s.exec(ctx, provider.ExecRequest{Ref: h.Ref, Cmd: args, Env: sandboxEnv(h.Slug), Stdin: in, Stdout: pw, Kind: kind})
+		_, err := s.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Cmd: args, Env: core.SandboxEnv(h.Slug), Stdin: in, Stdout: pw, Kind: kind})
 		if err != nil {
 			pw.CloseWithError(err)
 		} else {
@@ -545,7 +546,7 @@ func (s *Service) scanOnce(ctx context.Context, h *Handle, args []string, stdin 
 		return nil, perr
 	}
 	if eerr != nil {
-		return nil, s.execError(h, "scan /src for changes", eerr)
+		return nil, core.ExecError(h, "scan /src for changes", eerr)
 	}
 	if berr != nil {
 		return nil, berr
@@ -553,19 +554,6 @@ func (s *Service) scanOnce(ctx context.Context, h *Handle, args []string, stdin 
 	sc := newScanned(res)
 	sc.budget = budget
 	return sc, nil
-}
-
-// execError turns a failed exec into an error that says what to do.
-func (s *Service) execError(h *Handle, what string, err error) error {
-	switch {
-	case errors.Is(err, provider.ErrPaused):
-		return pausedError(h.Slug)
-	case errors.Is(err, provider.ErrNotFound):
-		return notFound(h.Slug)
-	case errors.Is(err, provider.ErrStopped):
-		return stoppedError(h.Slug)
-	}
-	return fmt.Errorf("%s in sandbox '%s': %w", what, h.Slug, err)
 }
 
 // excludes are the lines of the repository-wide ignore files git would use
@@ -628,7 +616,7 @@ type recordState struct {
 	trackedFiles []string
 }
 
-func recordStatePath(h *Handle) string { return filepath.Join(h.Repo.stateDir(h.Slug), "record") }
+func recordStatePath(h *Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "record") }
 
 func readRecordState(h *Handle) recordState {
 	var st recordState

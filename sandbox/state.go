@@ -148,7 +148,7 @@ func removeJournal(r *Repo, slug string) error {
 // clearState removes what a sandbox of this name left in its state
 // directory, but the create lock, which the caller holds and keeps.
 func clearState(r *Repo, slug string) error {
-	entries, err := os.ReadDir(r.stateDir(slug))
+	entries, err := os.ReadDir(r.StateDir(slug))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -160,7 +160,7 @@ func clearState(r *Repo, slug string) error {
 		if e.Name() == createLockFile {
 			continue
 		}
-		errs = append(errs, os.RemoveAll(filepath.Join(r.stateDir(slug), e.Name())))
+		errs = append(errs, os.RemoveAll(filepath.Join(r.StateDir(slug), e.Name())))
 	}
 	return errors.Join(errs...)
 }
@@ -169,13 +169,13 @@ func clearState(r *Repo, slug string) error {
 // caller holds that lock: a process waiting for it then finds the file gone
 // and takes a new one (see lockCreate), so two never hold it at once.
 func removeState(r *Repo, slug string) error {
-	if err := os.RemoveAll(r.stateDir(slug)); err != nil {
+	if err := os.RemoveAll(r.StateDir(slug)); err != nil {
 		return err
 	}
 	// The parent goes too once it is empty: nothing of Litterbox is left.
 	// A create of another name that made it meanwhile keeps it (it is not
 	// empty), or retries (lockCreate).
-	_ = os.Remove(filepath.Dir(r.stateDir(slug)))
+	_ = os.Remove(filepath.Dir(r.StateDir(slug)))
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"io"
 	"io/fs"
 	"os"
@@ -107,7 +108,7 @@ func cleanArchive(in io.Reader, out io.Writer) (entries int, err error) {
 			break
 		}
 		if err != nil {
-			return 0, newError(ErrBadArchive, "the archive on stdin is not a readable tar stream: %v; nothing was copied.", err)
+			return 0, core.NewError(ErrBadArchive, "the archive on stdin is not a readable tar stream: %v; nothing was copied.", err)
 		}
 		name, reason := links.checkHeader(h)
 		if reason != "" {
@@ -134,7 +135,7 @@ func cleanArchive(in io.Reader, out io.Writer) (entries int, err error) {
 		entries++
 	}
 	if len(bad) > 0 {
-		return 0, newError(ErrBadArchive, "the archive on stdin holds entries that could write outside the destination, so nothing was copied:\n%s", skippedList(bad))
+		return 0, core.NewError(ErrBadArchive, "the archive on stdin holds entries that could write outside the destination, so nothing was copied:\n%s", skippedList(bad))
 	}
 	return entries, tw.Close()
 }

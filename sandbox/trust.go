@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // What an agent may decide (DESIGN.md, "Trust"): nothing an agent wrote
@@ -96,7 +97,7 @@ func (s *Service) createSettings(ctx context.Context, r *Repo, slug string, opts
 			return nil, nil, false, err
 		}
 		if ok {
-			cfg, err := config.WithLocal(ctx, r.Git, rec.File, s.warn)
+			cfg, err := config.WithLocal(ctx, r.Git, rec.File, s.Warn)
 			if err != nil {
 				return nil, nil, false, fmt.Errorf("the settings sandbox '%s' was made with: %w", source, err)
 			}
@@ -121,7 +122,7 @@ func (s *Service) createSettings(ctx context.Context, r *Repo, slug string, opts
 			if commit, err = r.Git.Head(ctx); err != nil {
 				return nil, nil, false, err
 			}
-			s.Log.Warn("the sandbox starts from a commit that is not on your branches; it takes its settings from HEAD's "+config.File, "sandbox", slug, "commit", short(start))
+			s.Log.Warn("the sandbox starts from a commit that is not on your branches; it takes its settings from HEAD's "+config.File, "sandbox", slug, "commit", core.Short(start))
 		}
 	}
 	cfg, err = s.LoadConfig(ctx, r, commit)
@@ -137,7 +138,7 @@ func (s *Service) createSettings(ctx context.Context, r *Repo, slug string, opts
 func (s *Service) usersCommit(ctx context.Context, r *Repo, commit string, also func(ref string) bool) (bool, error) {
 	refs, err := r.Git.RefsContaining(ctx, commit)
 	if err != nil {
-		return false, fmt.Errorf("find the refs that hold %s: %w", short(commit), err)
+		return false, fmt.Errorf("find the refs that hold %s: %w", core.Short(commit), err)
 	}
 	for _, ref := range refs {
 		if usersRef(ref) || also != nil && also(ref) {
@@ -180,7 +181,7 @@ func matchRef(patterns []string, ref string) bool {
 // not let agents start from: commit (what from resolved to) must be one of
 // the user's, or on a ref agent_base_refs in .litterbox.local.toml lists.
 func (s *Service) agentMayStartFrom(ctx context.Context, r *Repo, slug, from, commit string) error {
-	local, err := config.Local(ctx, r.Git, s.warn)
+	local, err := config.Local(ctx, r.Git, s.Warn)
 	if err != nil {
 		return err
 	}
@@ -193,10 +194,10 @@ func (s *Service) agentMayStartFrom(ctx context.Context, r *Repo, slug, from, co
 		return err
 	}
 	e := &Error{Kind: ErrBadRef,
-		Msg:   fmt.Sprintf("Cannot create sandbox '%s': an agent asked to start it from %s, which is not on your branches, tags or remote-tracking branches. Agents start only from those and the commits they hold, unless agent_base_refs in %s lists more (see docs/mcp.md); nothing was created.", slug, clipQuote(from), config.LocalFile),
-		Agent: fmt.Sprintf("Cannot create sandbox '%s': base_ref %s is not one you may start from. You may start from the user's branches, tags and remote-tracking branches (e.g. HEAD, main, v1.0, origin/main) or a commit they hold, or leave base_ref out to start from HEAD. Nothing was created.", slug, clipQuote(from))}
+		Msg:   fmt.Sprintf("Cannot create sandbox '%s': an agent asked to start it from %s, which is not on your branches, tags or remote-tracking branches. Agents start only from those and the commits they hold, unless agent_base_refs in %s lists more (see docs/mcp.md); nothing was created.", slug, core.Quote(from), config.LocalFile),
+		Agent: fmt.Sprintf("Cannot create sandbox '%s': base_ref %s is not one you may start from. You may start from the user's branches, tags and remote-tracking branches (e.g. HEAD, main, v1.0, origin/main) or a commit they hold, or leave base_ref out to start from HEAD. Nothing was created.", slug, core.Quote(from))}
 	if other, ok := strings.CutPrefix(name, "refs/heads/"+BranchPrefix); ok {
-		e.Agent = fmt.Sprintf("Cannot create sandbox '%s': base_ref %s is another sandbox's branch: to build on its work, use sandbox-fork with sandbox %q, which keeps its settings. Otherwise start from the user's branches, tags or a commit they hold, or leave base_ref out to start from HEAD. Nothing was created.", slug, clipQuote(from), other)
+		e.Agent = fmt.Sprintf("Cannot create sandbox '%s': base_ref %s is another sandbox's branch: to build on its work, use sandbox-fork with sandbox %q, which keeps its settings. Otherwise start from the user's branches, tags or a commit they hold, or leave base_ref out to start from HEAD. Nothing was created.", slug, core.Quote(from), other)
 	}
 	return e
 }

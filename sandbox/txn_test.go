@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,7 +74,7 @@ func txnRepo(t *testing.T) (s *Service, r *Repo, from, to string) {
 	write("keep.txt", "a local change\n", 0o644)
 	write("untracked.txt", "untracked\n", 0o644)
 
-	s = &Service{Runner: runner.Exec{}, Log: log.New(&bytes.Buffer{}), Image: DefaultImage}
+	s = &Service{Common: &core.Common{Runner: runner.Exec{}, Log: log.New(&bytes.Buffer{}), Options: core.Options{Image: DefaultImage}}}
 	r, err := s.OpenRepo(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package sandbox
+package core
 
 import (
 	"crypto/rand"
@@ -39,9 +39,9 @@ func repoIDPath(gitDir string) string {
 	return filepath.Join(gitDir, "litterbox", repoIDFile)
 }
 
-// readRepoID reads the id of the repository whose common git dir is gitDir:
+// ReadRepoID reads the id of the repository whose common git dir is gitDir:
 // "" when it has none yet (no create since ids exist) or it cannot be read.
-func readRepoID(gitDir string) string {
+func ReadRepoID(gitDir string) string {
 	if gitDir == "" {
 		return ""
 	}
@@ -56,7 +56,7 @@ func readRepoID(gitDir string) string {
 	return id
 }
 
-// validRepoID: 32 lower-case hex digits, as ensureRepoID makes them.
+// validRepoID: 32 lower-case hex digits, as EnsureRepoID makes them.
 func validRepoID(id string) bool {
 	if len(id) != 32 {
 		return false
@@ -69,16 +69,16 @@ func validRepoID(id string) bool {
 	return true
 }
 
-// ensureRepoID gives r an id unless it has one: a new random one, written so
+// EnsureRepoID gives r an id unless it has one: a new random one, written so
 // that of two processes doing this at once both end up with the same (the
 // file is linked into place, which fails when it exists; the loser reads the
 // winner's). The id is never removed: objects that carry it would be lost
 // to every lookup.
-func ensureRepoID(r *Repo) error {
+func EnsureRepoID(r *Repo) error {
 	if r.ID != "" {
 		return nil
 	}
-	if id := readRepoID(r.Git.CommonDir); id != "" {
+	if id := ReadRepoID(r.Git.CommonDir); id != "" {
 		r.ID = id
 		return nil
 	}
@@ -115,23 +115,27 @@ func ensureRepoID(r *Repo) error {
 	if err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("record this repository's id: %w", err)
 	}
-	if r.ID = readRepoID(r.Git.CommonDir); r.ID == "" {
+	if r.ID = ReadRepoID(r.Git.CommonDir); r.ID == "" {
 		return fmt.Errorf("record this repository's id: %s holds no valid id: remove it and try again", path)
 	}
 	return nil
 }
 
-// owns reports whether an object with labels belongs to r: it carries r's
+// Owns reports whether an object with labels belongs to r: it carries r's
 // id, or, made before ids existed, no id and r's common git dir.
-func (r *Repo) owns(labels map[string]string) bool {
+func (r *Repo) Owns(labels map[string]string) bool {
 	if id := labels[LabelRepoID]; id != "" {
 		return id == r.ID
 	}
 	return labels[LabelGitDir] == r.Git.CommonDir
 }
 
-// suffixedName is the container name of a sandbox whose plain name is held by
-// another repository's.
-func (r *Repo) suffixedName(slug string) string {
-	return r.ContainerName(slug) + "-" + r.ID[:idSuffixLen]
+// SuffixedName is the container name of a sandbox whose plain name is held
+// by another repository's.
+func (r *Repo) SuffixedName(slug string) string {
+	return r.ContainerName(slug) + "-" + r.ShortID()
 }
+
+// ShortID is the start of r's id that names take where r's must be told
+// apart from another repository's.
+func (r *Repo) ShortID() string { return r.ID[:idSuffixLen] }

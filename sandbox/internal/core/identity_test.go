@@ -1,4 +1,4 @@
-package sandbox
+package core
 
 import (
 	"os"
@@ -20,7 +20,7 @@ func TestEnsureRepoIDOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			r := &Repo{Git: &git.Repo{CommonDir: dir}}
-			if err := ensureRepoID(r); err != nil {
+			if err := EnsureRepoID(r); err != nil {
 				t.Error(err)
 			}
 			ids[i] = r.ID
@@ -32,7 +32,7 @@ func TestEnsureRepoIDOnce(t *testing.T) {
 			t.Fatalf("ids = %q", ids)
 		}
 	}
-	if got := readRepoID(dir); got != ids[0] {
+	if got := ReadRepoID(dir); got != ids[0] {
 		t.Errorf("stored id %q, want %q", got, ids[0])
 	}
 	left, _ := filepath.Glob(filepath.Join(dir, "litterbox", "*.tmp"))
@@ -43,7 +43,7 @@ func TestEnsureRepoIDOnce(t *testing.T) {
 	if err := os.WriteFile(repoIDPath(dir), []byte("not an id\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := readRepoID(dir); got != "" {
+	if got := ReadRepoID(dir); got != "" {
 		t.Errorf("readRepoID of garbage = %q", got)
 	}
 }
@@ -62,7 +62,7 @@ func TestOwns(t *testing.T) {
 		{map[string]string{LabelGitDir: "/other/.git"}, false},                         // before ids, elsewhere
 		{map[string]string{LabelRepoID: "", LabelGitDir: "/r/.git"}, true},             // an empty id is none
 	} {
-		if got := r.owns(tt.labels); got != tt.want {
+		if got := r.Owns(tt.labels); got != tt.want {
 			t.Errorf("owns(%v) = %v, want %v", tt.labels, got, tt.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package core
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
 
 // Outcomes callers branch on. The CLI maps them to exit codes in main and the
@@ -49,6 +50,12 @@ var (
 	// ErrPortRange is a create refused because no host port of the
 	// configured range ([ports] range) is free. Nothing was made.
 	ErrPortRange = errors.New("host port range is full")
+	// ErrImage is a sandbox image litterbox cannot use (a platform without
+	// a scanner, a guest contract it breaks). Nothing was created.
+	ErrImage = errors.New("unusable sandbox image")
+	// ErrConfig is a configuration that cannot be used. Nothing was
+	// created.
+	ErrConfig = config.ErrInvalid
 )
 
 // Outcomes of the file operations, for callers that branch on them. The
@@ -86,9 +93,9 @@ var (
 	ErrTooSlow = errors.New("operation too slow")
 )
 
-// clipQuote quotes s for an error message, at most quoteMax bytes of it:
+// Quote quotes s for an error message, at most quoteMax bytes of it:
 // an error never pastes a whole argument back.
-func clipQuote(s string) string {
+func Quote(s string) string {
 	const quoteMax = 200
 	if len(s) <= quoteMax {
 		return fmt.Sprintf("%q", s)
@@ -100,10 +107,10 @@ func clipQuote(s string) string {
 	return fmt.Sprintf("%q... (%d bytes in all)", s[:cut], len(s))
 }
 
-// checkLen refuses an argument over max bytes, naming it what.
-func checkLen(what, s string, max int) error {
+// CheckLen refuses an argument over max bytes, naming it what.
+func CheckLen(what, s string, max int) error {
 	if len(s) > max {
-		return newError(ErrTooLong, "the %s is %d bytes, over the limit of %d.", what, len(s), max)
+		return NewError(ErrTooLong, "the %s is %d bytes, over the limit of %d.", what, len(s), max)
 	}
 	return nil
 }
@@ -123,6 +130,7 @@ func (e *Error) Error() string { return e.Msg }
 // Is makes errors.Is(err, e.Kind) hold.
 func (e *Error) Is(target error) bool { return target == e.Kind }
 
-func newError(kind error, format string, args ...any) error {
+// NewError is an *Error of kind with the message format makes.
+func NewError(kind error, format string, args ...any) error {
 	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
 }

@@ -1,8 +1,6 @@
-package sandbox
+package core
 
 import (
-	"context"
-
 	"github.com/litterbox-dev/litterbox/provider"
 )
 
@@ -21,18 +19,8 @@ type Handle struct {
 	Image, Platform string
 }
 
-// Handle resolves a running sandbox. Missing, incomplete, paused and stopped
-// sandboxes are errors that say what to do.
-func (s *Service) Handle(ctx context.Context, r *Repo, name string) (*Handle, error) {
-	f, err := s.running(ctx, r, name)
-	if err != nil {
-		return nil, err
-	}
-	return handleOf(r, *f.container), nil
-}
-
-// handleOf is the handle of sandbox container c, from its labels.
-func handleOf(r *Repo, c provider.Sandbox) *Handle {
+// HandleOf is the handle of sandbox container c, from its labels.
+func HandleOf(r *Repo, c provider.Sandbox) *Handle {
 	l := c.Labels
 	return &Handle{Repo: r, Slug: l[LabelSlug], Ref: c.Ref, Base: l[LabelBase], Image: l[LabelImage], Platform: l[LabelPlatform]}
 }

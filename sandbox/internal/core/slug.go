@@ -1,4 +1,4 @@
-package sandbox
+package core
 
 import (
 	"errors"
@@ -45,7 +45,7 @@ func (e *InvalidNameError) Error() string {
 	if e.Slug != "" {
 		why = fmt.Sprintf("its slug is %d characters long", len(e.Slug))
 	}
-	return fmt.Sprintf("Invalid sandbox name %s (%s). Slugified names must be 1-63 characters and contain only [a-z0-9-].", clipQuote(e.Name), why)
+	return fmt.Sprintf("Invalid sandbox name %s (%s). Slugified names must be 1-63 characters and contain only [a-z0-9-].", Quote(e.Name), why)
 }
 
 // Is makes errors.Is(err, ErrInvalidName) hold.

@@ -1,4 +1,4 @@
-package sandbox
+package core
 
 import (
 	"path"
@@ -15,11 +15,11 @@ const MaxPathBytes = 4096
 // so with an absolute path. Symlinks are resolved later, inside the
 // container, never on the host.
 func ContainerPath(p string) (string, error) {
-	if err := checkLen("path", p, MaxPathBytes); err != nil {
+	if err := CheckLen("path", p, MaxPathBytes); err != nil {
 		return "", err
 	}
 	if strings.ContainsAny(p, "\x00\n") {
-		return "", newError(ErrBadPath, "Path %q holds a NUL or newline character; give a plain path, absolute in the sandbox or relative to %s.", p, Workdir)
+		return "", NewError(ErrBadPath, "Path %q holds a NUL or newline character; give a plain path, absolute in the sandbox or relative to %s.", p, Workdir)
 	}
 	if p == "" {
 		return Workdir, nil
@@ -29,7 +29,7 @@ func ContainerPath(p string) (string, error) {
 	}
 	joined := path.Join(Workdir, p)
 	if joined != Workdir && !strings.HasPrefix(joined, Workdir+"/") {
-		return "", newError(ErrBadPath, "Path %q climbs out of %s; give a path inside it, or an absolute path in the sandbox.", p, Workdir)
+		return "", NewError(ErrBadPath, "Path %q climbs out of %s; give a path inside it, or an absolute path in the sandbox.", p, Workdir)
 	}
 	return joined, nil
 }
@@ -58,8 +58,8 @@ func DisplayPath(p string) string {
 	return p
 }
 
-// agentPath resolves p and refuses hidden paths, for the file tools.
-func agentPath(p string) (string, error) {
+// AgentPath resolves p and refuses hidden paths, for the file tools.
+func AgentPath(p string) (string, error) {
 	abs, err := ContainerPath(p)
 	if err != nil {
 		return "", err
@@ -71,5 +71,5 @@ func agentPath(p string) (string, error) {
 }
 
 func hiddenError(p string) error {
-	return newError(ErrHidden, "Path %q is hidden (a component starts with '.'). Hidden files are not available to agents; work with the project's other files.", p)
+	return NewError(ErrHidden, "Path %q is hidden (a component starts with '.'). Hidden files are not available to agents; work with the project's other files.", p)
 }

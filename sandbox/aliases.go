@@ -1,0 +1,89 @@
+package sandbox
+
+import "github.com/litterbox-dev/litterbox/sandbox/internal/core"
+
+// The vocabulary the CLI and the MCP server share with the service.
+type (
+	// Repo is the repository sandboxes are made from.
+	Repo = core.Repo
+	// Handle is a sandbox resolved once for repeated tool calls.
+	Handle = core.Handle
+	// Error is an outcome with the message a user should read.
+	Error = core.Error
+	// InvalidNameError is a name whose slug is empty or too long.
+	InvalidNameError = core.InvalidNameError
+)
+
+// Labels and defaults.
+const (
+	LabelPrefix   = core.LabelPrefix
+	LabelSlug     = core.LabelSlug
+	LabelRepo     = core.LabelRepo
+	LabelGitDir   = core.LabelGitDir
+	LabelBranch   = core.LabelBranch
+	LabelBase     = core.LabelBase
+	LabelImage    = core.LabelImage
+	LabelPlatform = core.LabelPlatform
+	LabelRepoID   = core.LabelRepoID
+	BranchPrefix  = core.BranchPrefix
+	DefaultImage  = core.DefaultImage
+	User          = core.User
+	RunDir        = core.RunDir
+	ConfigFile    = core.ConfigFile
+	Workdir       = core.Workdir
+	MaxNameLen    = core.MaxNameLen
+	MaxPathBytes  = core.MaxPathBytes
+)
+
+// Outcomes callers branch on (see package core).
+var (
+	ErrInvalidName   = core.ErrInvalidName
+	ErrExists        = core.ErrExists
+	ErrNotFound      = core.ErrNotFound
+	ErrPaused        = core.ErrPaused
+	ErrStopped       = core.ErrStopped
+	ErrIncomplete    = core.ErrIncomplete
+	ErrUnmerged      = core.ErrUnmerged
+	ErrWouldLose     = core.ErrWouldLose
+	ErrSetupFailed   = core.ErrSetupFailed
+	ErrPartialDelete = core.ErrPartialDelete
+	ErrConflict      = core.ErrConflict
+	ErrBadRef        = core.ErrBadRef
+	ErrUnavailable   = core.ErrUnavailable
+	ErrUnisolated    = core.ErrUnisolated
+	ErrPortRange     = core.ErrPortRange
+	ErrImage         = core.ErrImage
+	ErrConfig        = core.ErrConfig
+	ErrBadPath       = core.ErrBadPath
+	ErrBadArgument   = core.ErrBadArgument
+	ErrHidden        = core.ErrHidden
+	ErrNoFile        = core.ErrNoFile
+	ErrIsDir         = core.ErrIsDir
+	ErrNotDir        = core.ErrNotDir
+	ErrBinary        = core.ErrBinary
+	ErrTooLarge      = core.ErrTooLarge
+	ErrPatch         = core.ErrPatch
+	ErrBadPattern    = core.ErrBadPattern
+	ErrTooLong       = core.ErrTooLong
+	ErrBadArchive    = core.ErrBadArchive
+	ErrTooSlow       = core.ErrTooSlow
+	ErrTooMuchOutput = core.ErrTooMuchOutput
+)
+
+// Slugify lowercases name and turns it into a sandbox's slug (see
+// core.Slugify).
+func Slugify(name string) (string, error) { return core.Slugify(name) }
+
+// ContainerPath turns a path an agent gave into a clean absolute path in
+// the container (see core.ContainerPath).
+func ContainerPath(p string) (string, error) { return core.ContainerPath(p) }
+
+// Hidden reports whether any component of a slash-separated path starts
+// with a dot.
+func Hidden(p string) bool { return core.Hidden(p) }
+
+// DisplayPath is how results show a container path.
+func DisplayPath(p string) string { return core.DisplayPath(p) }
+
+// BranchRef is the full ref of a sandbox's branch.
+func BranchRef(slug string) string { return core.BranchRef(slug) }

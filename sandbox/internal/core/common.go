@@ -1,0 +1,178 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/charmbracelet/log"
+
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
+)
+
+// Options are what the service is made with besides its engine, runner and
+// log: what the environment or the command line set (main reads them once).
+// The zero value is the documented default.
+type Options struct {
+	// Image is what sandboxes are made from unless the configuration's
+	// image or create's names another: DefaultImage when "".
+	Image string
+	// ExtraLabels go on every resource made, and narrow every lookup: the
+	// test suite uses them to find and remove what it made.
+	ExtraLabels map[string]string
+	// AllowUnisolated lets create go on an engine whose sandboxes can reach
+	// each other, with a warning.
+	AllowUnisolated bool
+	// Scanner is a host file to copy into sandboxes as the snapshot
+	// scanner instead of the embedded one (for tests); "" for the embedded.
+	Scanner string
+	// NoJournal makes every scan walk the whole tree instead of following
+	// the change journal.
+	NoJournal bool
+	// MaxFileSize is the largest file a snapshot records, in bytes; 0 for
+	// the default.
+	MaxFileSize int64
+	// CacheDir is where the isolation check keeps its verdicts; "" for the
+	// user's cache directory.
+	CacheDir string
+}
+
+// Common is what every concern of the service shares: the engine, the
+// runner of host commands (git), the log and the options. Each concern's
+// type embeds it.
+type Common struct {
+	Provider provider.Provider
+	Runner   runner.Runner
+	Log      *log.Logger
+	Options
+}
+
+// Warn logs what the user should know of their configuration.
+func (c *Common) Warn(msg string) { c.Log.Warn(msg) }
+
+// LoadConfig reads the configuration of commit of r (see config.Load).
+func (c *Common) LoadConfig(ctx context.Context, r *Repo, commit string) (*config.Config, error) {
+	return config.Load(ctx, r.Git, commit, c.Warn)
+}
+
+// SandboxEnv is the environment every command of the sandbox's own runs
+// with: its name, which a pooled container's environment cannot hold (it was
+// made before the name was known).
+func SandboxEnv(slug string) []string { return []string{"LITTERBOX_SANDBOX=" + slug} }
+
+// What the host reads from a sandbox is bounded twice. The scripts cut and
+// count inside the sandbox (grep's lines, ls's bytes, read's size), so an
+// honest answer is small whatever the files look like; and the host reads
+// every exec's output through a limit, failing cleanly past it, because the
+// programs that answer run as uid 1000, the agent's, which can tamper with
+// them (/proc/PID/mem) to send more. Unbounded, one grep over 11 hard links
+// to a 30 MB line took the MCP server from 25 MiB to 1.4 GiB
+// (security_memory.txtar).
+
+// ErrTooMuchOutput is an exec that sent more than litterbox asked for: a
+// program in the sandbox was tampered with. Nothing past the limit was read.
+var ErrTooMuchOutput = errors.New("the sandbox sent too much")
+
+// execOutputCap is what the host reads of an exec's output when its
+// caller sets no other limit: the service's own small commands (service
+// status and logs, setup, installs).
+const execOutputCap = 4 << 20
+
+// Exec runs a command in a sandbox for the service itself, for which a
+// non-zero exit is a failure: it comes back as a *runner.ExitError holding
+// the code and stderr, as a failed git command would. Output it captures is
+// bounded: stdout at execOutputCap, past which the exec fails with
+// ErrTooMuchOutput; of stderr only the end an error quotes is kept.
+func (c *Common) Exec(ctx context.Context, req provider.ExecRequest) (provider.ExecResult, error) {
+	return c.ExecCapped(ctx, req, execOutputCap)
+}
+
+// ExecCapped is Exec with stdout, when captured, bounded at limit bytes.
+func (c *Common) ExecCapped(ctx context.Context, req provider.ExecRequest, limit int) (provider.ExecResult, error) {
+	var out *cappedBuffer
+	if req.Stdout == nil {
+		out = &cappedBuffer{max: limit}
+		req.Stdout = out
+	}
+	if req.Stderr == nil {
+		// The runner still keeps its last few KiB for the error.
+		req.Stderr = io.Discard
+	}
+	res, err := c.Provider.Exec(ctx, req)
+	if out != nil {
+		if out.over {
+			return res, fmt.Errorf("%w: more than %d bytes, and nothing past that was read. A program in the sandbox (they run as the agent's user) was tampered with: retry, and if it repeats, recreate the sandbox",
+				ErrTooMuchOutput, limit)
+		}
+		res.Stdout = out.Bytes()
+	}
+	if err == nil && res.ExitCode != 0 {
+		err = &runner.ExitError{Command: runner.Quote(req.Cmd...), ExitCode: res.ExitCode, Stderr: string(res.Stderr)}
+	}
+	return res, err
+}
+
+// ExecError turns a failed exec in h's sandbox into an error that says
+// what to do.
+func ExecError(h *Handle, what string, err error) error {
+	switch {
+	case errors.Is(err, provider.ErrPaused):
+		return PausedError(h.Slug)
+	case errors.Is(err, provider.ErrNotFound):
+		return NotFoundError(h.Slug)
+	case errors.Is(err, provider.ErrStopped):
+		return StoppedError(h.Slug)
+	}
+	return fmt.Errorf("%s in sandbox '%s': %w", what, h.Slug, err)
+}
+
+// cappedBuffer collects up to max bytes; the write that would pass max
+// fails, which makes the exec's client see a closed pipe and stop. It
+// keeps chunks and joins them once, at the end: a buffer that doubles
+// held three times a big output while it grew.
+type cappedBuffer struct {
+	chunks [][]byte
+	n      int
+	max    int
+	over   bool
+}
+
+const chunkSize = 1 << 20
+
+var errOverCap = errors.New("output over its limit")
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if c.over || c.n+len(p) > c.max {
+		c.over = true
+		return 0, errOverCap
+	}
+	c.n += len(p)
+	for rest := p; len(rest) > 0; {
+		last := len(c.chunks) - 1
+		if last < 0 || len(c.chunks[last]) == cap(c.chunks[last]) {
+			c.chunks = append(c.chunks, make([]byte, 0, min(chunkSize, max(4<<10, c.n))))
+			last++
+		}
+		k := copy(c.chunks[last][len(c.chunks[last]):cap(c.chunks[last])], rest)
+		c.chunks[last] = c.chunks[last][:len(c.chunks[last])+k]
+		rest = rest[k:]
+	}
+	return len(p), nil
+}
+
+// Bytes is what was written.
+func (c *cappedBuffer) Bytes() []byte {
+	switch len(c.chunks) {
+	case 0:
+		return nil
+	case 1:
+		return c.chunks[0]
+	}
+	all := bytes.Join(c.chunks, nil)
+	c.chunks = [][]byte{all}
+	return all
+}
