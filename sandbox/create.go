@@ -17,6 +17,7 @@ import (
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 // CreateOptions tune Create. The zero value is the documented default.
@@ -120,7 +121,7 @@ type creation struct {
 	head, start string
 	cfg         *config.Config
 	// settings is the record of what cfg was made from (trust.go).
-	settings *settings
+	settings *state.Settings
 	setup    []string
 	out      *Created
 	unlock   func()
@@ -167,7 +168,7 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 		return nil, err
 	}
 	_, statErr := os.Stat(r.StateDir(slug))
-	if c.unlock, err = lockCreate(ctx, r, slug); err != nil {
+	if c.unlock, err = state.LockCreate(ctx, r, slug); err != nil {
 		return nil, err
 	}
 	ok := false
@@ -176,7 +177,7 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 			// A create refused here (bad configuration, a missing image)
 			// made nothing, and leaves no state either.
 			if os.IsNotExist(statErr) {
-				_ = removeState(r, slug)
+				_ = state.Remove(r, slug)
 			}
 			c.unlock()
 		}
@@ -198,7 +199,7 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 			return nil, err
 		}
 	} else {
-		c.settings = &settings{File: c.cfg.Committed}
+		c.settings = &state.Settings{File: c.cfg.Committed}
 	}
 	if c.setup = opts.Setup; c.setup == nil {
 		c.setup = c.cfg.Setup
@@ -262,11 +263,11 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 	c.undo.hint = fmt.Sprintf("once the cause is fixed, remove it with `litterbox delete %s`, or run `litterbox create %s` again, which removes it first", slug, slug)
 	// The journal and the rest of the state go last, and only when every
 	// other step was undone: what a failed rollback leaves stays marked.
-	c.undo.final = func() error { return removeState(r, slug) }
+	c.undo.final = func() error { return state.Remove(r, slug) }
 	if opts.FromBranch {
 		c.undo.hint = fmt.Sprintf("once the cause is fixed, run `litterbox create --from-branch %s` again, which removes it first (the branch keeps its work)", slug)
 		c.undo.final = func() error {
-			return errors.Join(removeJournal(r, slug), os.Remove(sinceFile(r, slug)))
+			return errors.Join(state.RemoveJournal(r, slug), os.Remove(state.SinceFile(r, slug)))
 		}
 	}
 	ok = true
@@ -482,11 +483,11 @@ func (c *creation) writeJournal(context.Context) error {
 	if err := core.EnsureRepoID(c.r); err != nil {
 		return fmt.Errorf("create sandbox %q: %w", c.slug, err)
 	}
-	if err := writeJournal(c.r, c.slug, createJournal{Base: c.head, FromBranch: c.opts.FromBranch, Started: time.Now().UTC()}); err != nil {
+	if err := state.WriteJournal(c.r, c.slug, state.Journal{Base: c.head, FromBranch: c.opts.FromBranch, Started: time.Now().UTC()}); err != nil {
 		return fmt.Errorf("create sandbox %q: record the create in %s: %w", c.slug, c.r.StateDir(c.slug), err)
 	}
 	// What it is made with, for a fork of it (trust.go).
-	if err := writeSettings(c.r, c.slug, c.settings); err != nil {
+	if err := state.WriteSettings(c.r, c.slug, c.settings); err != nil {
 		return fmt.Errorf("create sandbox %q: record its settings in %s: %w", c.slug, c.r.StateDir(c.slug), err)
 	}
 	return nil
@@ -639,19 +640,19 @@ func (c *creation) finish(ctx context.Context) (*Created, error) {
 	}
 	// The copy is complete (tar read the whole archive, which git wrote
 	// whole).
-	if err := writeSince(c.r, c.slug, c.stamp); err != nil {
+	if err := state.WriteSince(c.r, c.slug, c.stamp); err != nil {
 		c.s.Log.Warn("could not record the scan stamp; the first snapshot will scan all of /src", "err", err)
 	}
 	if c.setupErr != nil {
 		c.out.Status = StatusFailedSetup
-		if err := markSetupFailed(c.r, c.slug, c.out.SetupOutput); err != nil {
+		if err := state.MarkSetupFailed(c.r, c.slug, c.out.SetupOutput); err != nil {
 			c.s.Log.Warn("could not record failed setup", "sandbox", c.slug, "err", err)
 		}
 	}
-	if err := markReady(c.r, c.slug, c.sandbox.Ref.ID, c.out.Container); err != nil {
+	if err := state.MarkReady(c.r, c.slug, c.sandbox.Ref.ID, c.out.Container); err != nil {
 		return nil, c.fail(ctx, fmt.Errorf("create sandbox %q: mark it ready: %w", c.slug, err))
 	}
-	if err := removeJournal(c.r, c.slug); err != nil {
+	if err := state.RemoveJournal(c.r, c.slug); err != nil {
 		c.s.Log.Warn("could not remove the create journal", "sandbox", c.slug, "err", err)
 	}
 	if c.setupErr != nil {
@@ -689,7 +690,7 @@ func (s *Service) clearLeftovers(ctx context.Context, r *Repo, slug string, fres
 	}
 	f, err := s.lookup(ctx, r, slug)
 	if errors.Is(err, ErrNotFound) {
-		return false, clearState(r, slug)
+		return false, state.Clear(r, slug)
 	}
 	if err != nil {
 		return false, err
@@ -713,7 +714,7 @@ func (s *Service) clearLeftovers(ctx context.Context, r *Repo, slug string, fres
 			return false, core.NewError(ErrExists, "Sandbox '%s' is incomplete (its create was interrupted), but its branch %s%s holds %d commit(s) beyond the commit it was made at, so it is not removed for you. Review them with `litterbox log %s`, then remove it with `litterbox delete --force %s` and create it again.", slug, BranchPrefix, slug, n, slug, slug)
 		}
 	}
-	if _, err := s.removeSandbox(ctx, r, f, func() error { return clearState(r, slug) }); err != nil {
+	if _, err := s.removeSandbox(ctx, r, f, func() error { return state.Clear(r, slug) }); err != nil {
 		return false, fmt.Errorf("remove the incomplete sandbox '%s' left by an interrupted create: %w", slug, err)
 	}
 	return true, nil

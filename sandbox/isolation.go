@@ -21,6 +21,7 @@ import (
 	"github.com/litterbox-dev/litterbox/internal/scanbin"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 // Isolation is checked, not assumed. Each sandbox has a network of its own,
@@ -118,7 +119,7 @@ func (s *Service) engineIsolation(ctx context.Context, image string) (*isolation
 	}
 	v.Endpoint, v.Instance, v.Checked, v.cache = info.Endpoint, info.Instance, time.Now().UTC(), path
 	data, _ := json.MarshalIndent(v, "", "  ")
-	if err := writeAtomic(path, append(data, '\n')); err != nil {
+	if err := state.WriteAtomic(path, append(data, '\n')); err != nil {
 		s.Log.Warn("could not keep the result of the isolation check; it runs again next time", "err", err)
 	}
 	return v, nil

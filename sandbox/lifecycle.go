@@ -12,6 +12,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 // found is what lookup knows about one sandbox.
@@ -27,7 +28,7 @@ type found struct {
 	ready bool
 	// journal is set while a create of this sandbox has not finished (it
 	// runs now, or was cut short).
-	journal *createJournal
+	journal *state.Journal
 	// state: the sandbox has a state directory (only lookupAll).
 	state bool
 	// early is the removal of its ready container that Delete started
@@ -84,11 +85,11 @@ func (s *Service) find(ctx context.Context, r *Repo, name string) (*found, error
 	for i := range f.objects {
 		if f.objects[i].State != provider.StateNone {
 			f.container = &f.objects[i]
-			f.ready = isReady(r.Git.CommonDir, slug, f.container.Ref.ID)
+			f.ready = state.IsReady(r.Git.CommonDir, slug, f.container.Ref.ID)
 			break
 		}
 	}
-	f.journal = readJournal(r.Git.CommonDir, slug)
+	f.journal = state.ReadJournal(r.Git.CommonDir, slug)
 	return f, nil
 }
 
@@ -100,10 +101,10 @@ func (f *found) usable(gitDir string) error {
 	if f.ready || (f.container == nil && f.journal == nil) {
 		return nil
 	}
-	if beingCreated(gitDir, f.slug) {
-		return creatingError(f.slug)
+	if state.BeingCreated(gitDir, f.slug) {
+		return state.CreatingError(f.slug)
 	}
-	return incompleteError(gitDir, f.slug)
+	return state.IncompleteError(gitDir, f.slug)
 }
 
 // Outcome is the result of pausing or resuming one sandbox.
@@ -251,7 +252,7 @@ func (s *Service) Delete(ctx context.Context, r *Repo, name string, force bool) 
 	// Taken before looking, so a create of the name cannot be halfway
 	// through while this removes its parts.
 	_, statErr := os.Stat(r.StateDir(slug))
-	unlock, lockErr := lockCreate(ctx, r, slug)
+	unlock, lockErr := state.LockCreate(ctx, r, slug)
 	if lockErr != nil && (!force || !errors.Is(lockErr, ErrIncomplete)) {
 		if errors.Is(lockErr, ErrIncomplete) {
 			return nil, core.NewError(ErrIncomplete, "Sandbox '%s' is being created by another litterbox process right now. Wait for it to finish, then delete it; or delete it now with `litterbox delete --force %s`, which makes that create fail.", slug, slug)
@@ -271,7 +272,7 @@ func (s *Service) Delete(ctx context.Context, r *Repo, name string, force bool) 
 			<-early.done
 		}
 		if errors.Is(err, ErrNotFound) && os.IsNotExist(statErr) && lockErr == nil {
-			_ = removeState(r, slug) // made by lockCreate just now
+			_ = state.Remove(r, slug) // made by lockCreate just now
 		}
 		return nil, err
 	}
@@ -297,9 +298,9 @@ func (s *Service) Delete(ctx context.Context, r *Repo, name string, force bool) 
 			return nil, core.NewError(ErrUnmerged, "Sandbox '%s' has %d commit(s) on %s%s %s; deleting it would lose them. Review them with `litterbox diff %s`, bring them in with `litterbox merge %s` or `litterbox apply %s`, or delete anyway with `litterbox delete --force %s`.", slug, n, BranchPrefix, slug, beyond, slug, slug, slug, slug)
 		}
 	}
-	remove := removeState
+	remove := state.Remove
 	if lockErr != nil {
-		remove = clearState // --force past a running create: its lock stays its own
+		remove = state.Clear // --force past a running create: its lock stays its own
 	}
 	return s.removeSandbox(ctx, r, f, func() error { return remove(r, slug) })
 }
@@ -486,8 +487,8 @@ type earlyRemoval struct {
 // finished (its journal is there: what a delete then removes is found by
 // the lookup alone). nil when there is no such container.
 func (s *Service) startEarlyRemoval(ctx context.Context, r *Repo, slug string, force bool) *earlyRemoval {
-	id, name := readyMark(r.Git.CommonDir, slug)
-	if id == "" || readJournal(r.Git.CommonDir, slug) != nil {
+	id, name := state.ReadyMark(r.Git.CommonDir, slug)
+	if id == "" || state.ReadJournal(r.Git.CommonDir, slug) != nil {
 		return nil
 	}
 	e := &earlyRemoval{id: id, name: cmp.Or(name, r.ContainerName(slug)), decided: make(chan struct{}), done: make(chan struct{})}
@@ -510,7 +511,7 @@ func (s *Service) startEarlyRemoval(ctx context.Context, r *Repo, slug string, f
 		if e.err == nil {
 			// The mark names a container no more: a delete run again
 			// (this one partial) does not remove, and name, it twice.
-			_ = os.Remove(stateFile(r.Git.CommonDir, slug, readyFile))
+			_ = state.Unready(r.Git.CommonDir, slug)
 		}
 	}()
 	return e

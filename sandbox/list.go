@@ -11,6 +11,7 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 var labelKeys = []string{LabelSlug, LabelRepo, LabelGitDir, LabelRepoID, LabelBranch, LabelBase, LabelImage, LabelPlatform}
@@ -246,7 +247,7 @@ func (s *Service) assemble(ctx context.Context, r *Repo, sbs []provider.Sandbox,
 			continue // a leftover network, or an older second container (the newest comes first)
 		}
 		sb.Container, sb.Base, sb.Created = c.Name, c.Labels[LabelBase], c.Created
-		states[key{o.key, slug}] = seen{c.State, o.gitDir != "" && isReady(o.gitDir, slug, c.Ref.ID)}
+		states[key{o.key, slug}] = seen{c.State, o.gitDir != "" && state.IsReady(o.gitDir, slug, c.Ref.ID)}
 	}
 	for _, o := range repos {
 		for ref := range o.refs {
@@ -320,21 +321,21 @@ func ownerOf(r *Repo, labels map[string]string, ids map[string]string) owner {
 // it may pass for a usable sandbox, nor for an orphan with work on it.
 //
 // A gitDir of "" means the state files are not known (see owner).
-func status(gitDir, slug string, container bool, state provider.State, ready, branch bool) Status {
+func status(gitDir, slug string, container bool, cstate provider.State, ready, branch bool) Status {
 	known := gitDir != ""
 	switch {
-	case known && beingCreated(gitDir, slug):
+	case known && state.BeingCreated(gitDir, slug):
 		return StatusCreating
 	case container && ready:
 		if !branch {
 			return StatusNoBranch
 		}
-		return containerStatus(state, gitDir, slug)
-	case container && (branch || known && readJournal(gitDir, slug) != nil):
+		return containerStatus(cstate, gitDir, slug)
+	case container && (branch || known && state.ReadJournal(gitDir, slug) != nil):
 		return StatusIncomplete
 	case container:
 		return StatusNoBranch
-	case known && readJournal(gitDir, slug) != nil:
+	case known && state.ReadJournal(gitDir, slug) != nil:
 		return StatusIncomplete
 	case branch:
 		return StatusNoContainer
@@ -342,10 +343,10 @@ func status(gitDir, slug string, container bool, state provider.State, ready, br
 	return StatusNoSandbox
 }
 
-func containerStatus(state provider.State, gitDir, slug string) Status {
-	switch state {
+func containerStatus(cstate provider.State, gitDir, slug string) Status {
+	switch cstate {
 	case provider.StateRunning:
-		if gitDir != "" && setupFailed(gitDir, slug) {
+		if gitDir != "" && state.SetupFailed(gitDir, slug) {
 			return StatusFailedSetup
 		}
 		return StatusActive

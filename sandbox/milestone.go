@@ -8,6 +8,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 // MaxMessageBytes is the longest milestone message.
@@ -46,7 +47,7 @@ func (s *Service) Milestone(ctx context.Context, h *Handle, message string) (*Mi
 	if _, err := s.Snapshot(ctx, h, "milestone: pending changes"); err != nil {
 		return nil, err
 	}
-	unlock, err := lockState(ctx, h.Repo.StateDir(h.Slug))
+	unlock, err := state.Lock(ctx, h.Repo.StateDir(h.Slug))
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 // On an engine whose pause ends the sandbox (provider.PauseEnder: a
@@ -188,7 +189,7 @@ func (s *Service) refillAfterResume(ctx context.Context, r *Repo, c provider.San
 	if err := s.copyAndSetup(ctx, s.startArchive(ctx, r, tip), c.Ref, h.Image, nil, &so, &se); err != nil {
 		return fmt.Errorf("resume: copy branch %s%s into %s: %w", BranchPrefix, h.Slug, Workdir, err)
 	}
-	if err := writeSince(r, h.Slug, takeStamp(&so)); err != nil {
+	if err := state.WriteSince(r, h.Slug, takeStamp(&so)); err != nil {
 		s.Log.Warn("could not record the scan stamp; the next snapshot will scan all of /src", "err", err)
 	}
 	if _, err := s.installSaved(ctx, h); err != nil {

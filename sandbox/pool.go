@@ -20,6 +20,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 // A warm pool holds sandboxes made ahead of time for one repository: each
@@ -375,7 +376,7 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 	if err := core.EnsureRepoID(r); err != nil {
 		return nil, err
 	}
-	unlock, err := lockState(ctx, poolDir(r.Git.CommonDir))
+	unlock, err := state.Lock(ctx, poolDir(r.Git.CommonDir))
 	if err != nil {
 		return nil, err
 	}
@@ -476,7 +477,7 @@ func (s *Service) makeMember(ctx context.Context, r *Repo, sp provider.Spec, hea
 		rec := poolMember{Key: sp.Labels[LabelPool], Name: sp.Name, Ref: sb.Ref, Commit: head, Stamp: stamp,
 			Image: sp.Image, Platform: platform, Volumes: volumes, Filled: time.Now().UTC()}
 		data, _ := json.Marshal(rec)
-		err = writeAtomic(memberPath(r.Git.CommonDir, sb.Ref.ID), append(data, '\n'))
+		err = state.WriteAtomic(memberPath(r.Git.CommonDir, sb.Ref.ID), append(data, '\n'))
 	}
 	if err != nil {
 		return errors.Join(fmt.Errorf("pooled sandbox %s: %w", sp.Name, err), s.removeMember(made(ctx), r.Git.CommonDir, *sb))
@@ -539,7 +540,7 @@ func (s *Service) DeletePool(ctx context.Context, r *Repo) ([]string, error) {
 	if !s.pooling() {
 		return []string{}, nil
 	}
-	unlock, err := lockState(ctx, poolDir(r.Git.CommonDir))
+	unlock, err := state.Lock(ctx, poolDir(r.Git.CommonDir))
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 	"github.com/litterbox-dev/litterbox/scanner"
 )
 
@@ -220,7 +221,7 @@ func (s *Service) settleRecord(h *Handle, b *recordBudget, sc *scanned, trees ma
 		}
 	}
 	if added > 0 {
-		if err := writeAtomic(recordedPath(h), []byte(strconv.FormatInt(readRecorded(h)+added, 10)+"\n")); err != nil {
+		if err := state.WriteAtomic(recordedPath(h), []byte(strconv.FormatInt(readRecorded(h)+added, 10)+"\n")); err != nil {
 			s.Log.Warn("cannot keep the record count", "sandbox", h.Slug, "err", err)
 		}
 	}
@@ -297,7 +298,7 @@ func writePending(h *Handle, files []pendingFile, s *Service) {
 		scanner.PutRecord(&b, 'P', f.Path)
 		scanner.PutRecord(&b, 'S', strconv.FormatInt(f.Size, 10))
 	}
-	if err := writeAtomic(pendingPath(h), b.Bytes()); err != nil {
+	if err := state.WriteAtomic(pendingPath(h), b.Bytes()); err != nil {
 		s.Log.Warn("cannot keep the files skipped for the record limit", "sandbox", h.Slug, "err", err)
 	}
 }

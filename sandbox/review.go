@@ -19,6 +19,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 // This file is the human side of review: log, diff, apply and merge. They
@@ -781,12 +782,9 @@ func (s *Service) recoverStart(ctx context.Context, r *Repo, slug string) (tip, 
 		}
 	}
 	// The old container's marks and snapshot watermark do not describe the
-	// new one; without the watermark the first snapshot compares all of
-	// /src with the branch.
-	for _, p := range []string{stateFile(r.Git.CommonDir, slug, setupFailedFile), sinceFile(r, slug), stateFile(r.Git.CommonDir, slug, readyFile)} {
-		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
-			return "", "", fmt.Errorf("recreate sandbox %q: %w", slug, err)
-		}
+	// new one.
+	if err := state.ForgetContainer(r, slug); err != nil {
+		return "", "", fmt.Errorf("recreate sandbox %q: %w", slug, err)
 	}
 	return f.branchID, base, nil
 }

@@ -21,10 +21,10 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
-	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 	"github.com/litterbox-dev/litterbox/scanner"
 )
 
@@ -91,7 +91,7 @@ func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*Sna
 // is listed, so files they no longer ignore are found.
 func (s *Service) scanOptions(ctx context.Context, h *Handle) scanner.Options {
 	st := readRecordState(h)
-	since, token := readSinceToken(sincePath(h))
+	since, token := state.ReadSince(sincePath(h))
 	o := scanner.Options{
 		Root:         Workdir,
 		Since:        since,
@@ -112,9 +112,7 @@ func (s *Service) scanOptions(ctx context.Context, h *Handle) scanner.Options {
 	return o
 }
 
-func sincePath(h *Handle) string { return sinceFile(h.Repo, h.Slug) }
-
-func sinceFile(r *Repo, slug string) string { return filepath.Join(r.StateDir(slug), "since") }
+func sincePath(h *Handle) string { return state.SinceFile(h.Repo, h.Slug) }
 
 // maxFollowUps bounds the extra scans of one snapshot. Each asks for what
 // the one before found missing; a tree that keeps changing under them could
@@ -131,7 +129,7 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 	budget := sc.budget
 	defer budget.release()
 	ctx = withBudget(ctx, budget)
-	unlock, err := lockState(ctx, h.Repo.StateDir(h.Slug))
+	unlock, err := state.Lock(ctx, h.Repo.StateDir(h.Slug))
 	if err != nil {
 		return nil, err
 	}
@@ -148,23 +146,23 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 	// The stamp is read again under the lock: another call may have
 	// committed a newer scan since this one began. Its files with other
 	// names go with its journal token.
-	opts.Since, opts.JournalToken = readSinceToken(sincePath(h))
-	state := readRecordState(h)
+	opts.Since, opts.JournalToken = state.ReadSince(sincePath(h))
+	rec := readRecordState(h)
 	if sc.meta.Start < opts.Since {
-		opts.Linked = state.Linked
+		opts.Linked = rec.Linked
 		if sc, err = s.scan(ctx, h, opts, nil); err != nil {
 			return nil, err
 		}
 	}
-	if state.Excludes == "" {
+	if rec.Excludes == "" {
 		// The first snapshot of a sandbox: the excludes are taken to be
 		// those its copy was made under, so it does not list the whole
 		// tree to look for files they no longer ignore.
-		state.Excludes = excludesHash(opts.Excludes)
+		rec.Excludes = excludesHash(opts.Excludes)
 	}
 	res := &SnapshotResult{Skipped: sc.meta.Skipped, torn: sc.meta.Torn}
 	if len(sc.files) == 0 && len(sc.meta.Dirs) == 0 && len(sc.meta.IgnoredChanged) == 0 && len(sc.meta.Torn) == 0 &&
-		slices.Equal(sc.meta.Ignored, state.Ignored) && slices.Equal(sc.meta.Linked, state.Linked) && state.Excludes == excludesHash(opts.Excludes) {
+		slices.Equal(sc.meta.Ignored, rec.Ignored) && slices.Equal(sc.meta.Linked, rec.Linked) && rec.Excludes == excludesHash(opts.Excludes) {
 		// Nothing changed: no git, and no new stamp either, since nothing
 		// carries a time between the old stamp and this scan's.
 		return res, nil
@@ -184,17 +182,17 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 		// The ignored directories the branch tracks files under, known
 		// from the last snapshot unless the scan found other ignored
 		// directories or the branch moved.
-		if state.Tip != tip || !slices.Equal(state.Ignored, sc.meta.Ignored) {
-			state.Tracked, state.trackedFiles, err = h.Repo.Git.TreeFiles(ctx, tip, sc.meta.Ignored)
+		if rec.Tip != tip || !slices.Equal(rec.Ignored, sc.meta.Ignored) {
+			rec.Tracked, rec.trackedFiles, err = h.Repo.Git.TreeFiles(ctx, tip, sc.meta.Ignored)
 			if err != nil {
 				return nil, err
 			}
-			state.Tip, state.Ignored = tip, sc.meta.Ignored
+			rec.Tip, rec.Ignored = tip, sc.meta.Ignored
 		}
 		if trees, err = h.Repo.Git.Trees(ctx, tip, sc.dirsToRead()); err != nil {
 			return nil, err
 		}
-		fu := sc.followUps(trees, opts, state)
+		fu := sc.followUps(trees, opts, rec)
 		if fu.empty() {
 			complete = true
 			break
@@ -229,12 +227,12 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 		// A commit of ours adds no tracked directory under an ignored one
 		// (files there are recorded only when already tracked), so what
 		// was known stays true of it.
-		state.Tip = id
+		rec.Tip = id
 	}
-	state.Excludes = excludesHash(opts.Excludes)
-	state.Unread = unreadDirs(sc.meta.Skipped)
-	state.Linked = sc.meta.Linked
-	if err := writeRecordState(h, state); err != nil {
+	rec.Excludes = excludesHash(opts.Excludes)
+	rec.Unread = unreadDirs(sc.meta.Skipped)
+	rec.Linked = sc.meta.Linked
+	if err := writeRecordState(h, rec); err != nil {
 		return nil, err
 	}
 	res.torn = sc.meta.Torn
@@ -242,7 +240,7 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 		res.incomplete = true
 		return res, nil
 	}
-	return res, writeSinceToken(h.Repo, h.Slug, sc.meta.Start, sc.meta.Journal)
+	return res, state.WriteSinceToken(h.Repo, h.Slug, sc.meta.Start, sc.meta.Journal)
 }
 
 // unreadDirs are the directories among skipped (named with a trailing
@@ -696,45 +694,6 @@ func maxFileSize() int64 {
 	return DefaultMaxFileSize
 }
 
-// readSinceToken reads the stamp of the last scan committed and the change
-// journal's token taken with it ("" when there is none: the next scan walks
-// the whole tree).
-func readSinceToken(p string) (int64, string) {
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return 0, ""
-	}
-	stamp, token, _ := strings.Cut(strings.TrimSpace(string(data)), " ")
-	n, _ := strconv.ParseInt(stamp, 10, 64)
-	return n, token
-}
-
-// writeSince records a scan stamp without a journal token: the next scan
-// walks the whole tree.
-func writeSince(r *Repo, slug string, n int64) error { return writeSinceToken(r, slug, n, "") }
-
-// writeSinceToken records the scan stamp and the journal token the scan
-// got, only after the branch holds the scan's changes: a crash before it
-// makes the next scan look further back, which costs time but loses
-// nothing.
-func writeSinceToken(r *Repo, slug string, n int64, token string) error {
-	line := strconv.FormatInt(n, 10)
-	if token != "" {
-		line += " " + token
-	}
-	return writeAtomic(sinceFile(r, slug), []byte(line+"\n"))
-}
-
 // journalOn says whether scans follow the change journal:
 // LITTERBOX_JOURNAL=off makes every scan walk the whole tree.
 func journalOn() bool { return os.Getenv("LITTERBOX_JOURNAL") != "off" }
-
-// lockState takes the sandbox's writer lock, an flock on a file in its state
-// directory, so snapshots from concurrent calls and from several processes
-// run one at a time. It waits until ctx is done.
-func lockState(ctx context.Context, dir string) (func(), error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	return flock.Wait(ctx, filepath.Join(dir, "lock"), 5*time.Millisecond)
-}

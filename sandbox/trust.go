@@ -2,15 +2,13 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path"
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 // What an agent may decide (DESIGN.md, "Trust"): nothing an agent wrote
@@ -27,54 +25,12 @@ import (
 // was. .litterbox.local.toml, which only the user writes, is read anew
 // each time.
 
-// settingsFile, in a sandbox's state directory, records the settings it
-// was made with.
-const settingsFile = "settings.json"
-
-// settings is the record of what a sandbox was made with.
-type settings struct {
-	// From says where File came from: a commit id of the user's, or
-	// "sandbox NAME" when it was taken from another sandbox's record.
-	From string `json:"from"`
-	// File is .litterbox.toml as it was read; null when there was none.
-	File []byte `json:"file"`
-	// Image is the image named at create (create --image, or an agent's
-	// pick from agent_images), which wins over File's; "" when none was.
-	Image string `json:"image,omitempty"`
-	// ImageByAgent says an agent named Image: it is used only while the
-	// user's agent_images lists it.
-	ImageByAgent bool `json:"imageByAgent,omitempty"`
-}
-
-func readSettings(r *Repo, slug string) (*settings, bool, error) {
-	data, err := os.ReadFile(stateFile(r.Git.CommonDir, slug, settingsFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	var rec settings
-	if err := json.Unmarshal(data, &rec); err != nil {
-		return nil, false, fmt.Errorf("read the settings sandbox '%s' was made with, %s: %w", slug, stateFile(r.Git.CommonDir, slug, settingsFile), err)
-	}
-	return &rec, true, nil
-}
-
-func writeSettings(r *Repo, slug string, rec *settings) error {
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	return writeAtomic(stateFile(r.Git.CommonDir, slug, settingsFile), append(data, '\n'))
-}
-
 // createSettings is the configuration a create makes its sandbox with, and
 // the record of it: the record of the sandbox it starts from (its source,
 // for a fork; its own, for a recreate; the one a --from names by its
 // branch), else the committed file of the commit it starts from when that
 // commit is the user's, else HEAD's. inherited says it is a record's.
-func (s *Service) createSettings(ctx context.Context, r *Repo, slug string, opts CreateOptions, start, base string) (cfg *config.Config, rec *settings, inherited bool, err error) {
+func (s *Service) createSettings(ctx context.Context, r *Repo, slug string, opts CreateOptions, start, base string) (cfg *config.Config, rec *state.Settings, inherited bool, err error) {
 	source := ""
 	switch {
 	case opts.FromBranch:
@@ -92,7 +48,7 @@ func (s *Service) createSettings(ctx context.Context, r *Repo, slug string, opts
 		}
 	}
 	if source != "" {
-		rec, ok, err := readSettings(r, source)
+		rec, ok, err := state.ReadSettings(r, source)
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -129,7 +85,7 @@ func (s *Service) createSettings(ctx context.Context, r *Repo, slug string, opts
 	if err != nil {
 		return nil, nil, false, err
 	}
-	return cfg, &settings{From: commit, File: cfg.Committed}, false, nil
+	return cfg, &state.Settings{From: commit, File: cfg.Committed}, false, nil
 }
 
 // usersCommit reports whether commit is one of the user's: on a local

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 // agentCommits commits content as .litterbox.toml on the branch of sandbox
@@ -70,7 +71,7 @@ func TestSettingsComeFromTheUser(t *testing.T) {
 		t.Errorf("--from the agent's commit: pids %d from %q, want 64 from HEAD", n, from)
 	}
 	// A sandbox made before settings were recorded.
-	if err := os.Remove(stateFile(f.r.Git.CommonDir, "a", settingsFile)); err != nil {
+	if err := os.Remove(state.File(f.r.Git.CommonDir, "a", state.SettingsFile)); err != nil {
 		t.Fatal(err)
 	}
 	if n, from := pids(CreateOptions{forkOf: "a", From: tip}, tip); n != 64 || from != head {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/flock"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 // apply and merge are the only operations that write the user's working tree
@@ -74,7 +75,7 @@ func writeTxn(r *Repo, t *worktreeTxn) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(txnFile(r), data); err != nil {
+	if err := state.WriteAtomic(txnFile(r), data); err != nil {
 		return fmt.Errorf("record the %s in %s before changing anything: %w", t.Op, txnFile(r), err)
 	}
 	return nil

@@ -1,10 +1,18 @@
-package sandbox
+// Package state is the layout of a sandbox's host-side state, in
+// <common git dir>/litterbox/<slug>/, and the records more than one concern
+// reads: the create journal, the ready mark, the create lock, the
+// failed-setup mark, the snapshot stamp (since) and the settings a sandbox
+// was made with; Lock is the writer lock of a state directory. A concern's
+// own files there (the snapshot's record, the services archive) are read
+// and written by that concern.
+package state
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,14 +44,14 @@ import (
 // than in the container: list reads one small file per sandbox instead of
 // running an exec in each, and the record survives the container.
 const (
-	readyFile       = "ready"
-	journalFile     = "creating"
-	createLockFile  = "create.lock"
-	setupFailedFile = "setup-failed"
+	ReadyFile       = "ready"
+	JournalFile     = "creating"
+	CreateLockFile  = "create.lock"
+	SetupFailedFile = "setup-failed"
 )
 
-// createJournal is what the create journal records.
-type createJournal struct {
+// Journal is what the create journal records.
+type Journal struct {
 	// Base is the commit the branch was made at (a new sandbox) or the
 	// merge base the recreated container is labelled with (FromBranch).
 	Base string `json:"base"`
@@ -53,16 +61,16 @@ type createJournal struct {
 	Started    time.Time `json:"started"`
 }
 
-// stateFile is the path of one state file of sandbox slug of the repository
+// File is the path of one state file of sandbox slug of the repository
 // whose common git dir is gitDir. Taking gitDir rather than a Repo lets list
 // --all-repos read the state of any repository a label names.
-func stateFile(gitDir, slug, name string) string {
+func File(gitDir, slug, name string) string {
 	return filepath.Join(gitDir, "litterbox", slug, name)
 }
 
-// writeAtomic replaces path with data, so a reader (or a kill) never sees it
+// WriteAtomic replaces path with data, so a reader (or a kill) never sees it
 // half written.
-func writeAtomic(path string, data []byte) error {
+func WriteAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -84,23 +92,23 @@ func writeAtomic(path string, data []byte) error {
 	return nil
 }
 
-// markReady records that container id (named name) holds a complete copy.
+// MarkReady records that container id (named name) holds a complete copy.
 // It is the last thing create writes about the copy, and what every
 // operation checks.
-func markReady(r *Repo, slug, id, name string) error {
-	return writeAtomic(stateFile(r.Git.CommonDir, slug, readyFile), []byte(id+"\n"+name+"\n"))
+func MarkReady(r *core.Repo, slug, id, name string) error {
+	return WriteAtomic(File(r.Git.CommonDir, slug, ReadyFile), []byte(id+"\n"+name+"\n"))
 }
 
-// readyContainer is the id of the container marked ready, or "".
-func readyContainer(gitDir, slug string) string {
-	id, _ := readyMark(gitDir, slug)
+// ReadyContainer is the id of the container marked ready, or "".
+func ReadyContainer(gitDir, slug string) string {
+	id, _ := ReadyMark(gitDir, slug)
 	return id
 }
 
-// readyMark is the id and name of the container marked ready ("" when not
+// ReadyMark is the id and name of the container marked ready ("" when not
 // known: a mark written before it held the name).
-func readyMark(gitDir, slug string) (id, name string) {
-	data, err := os.ReadFile(stateFile(gitDir, slug, readyFile))
+func ReadyMark(gitDir, slug string) (id, name string) {
+	data, err := os.ReadFile(File(gitDir, slug, ReadyFile))
 	if err != nil {
 		return "", ""
 	}
@@ -108,46 +116,46 @@ func readyMark(gitDir, slug string) (id, name string) {
 	return strings.TrimSpace(id), strings.TrimSpace(name)
 }
 
-// isReady reports whether the container with id is the one marked ready.
+// IsReady reports whether the container with id is the one marked ready.
 // Engine ids are compared in full: a recreated container never inherits its
 // predecessor's mark.
-func isReady(gitDir, slug, id string) bool {
-	return id != "" && readyContainer(gitDir, slug) == id
+func IsReady(gitDir, slug, id string) bool {
+	return id != "" && ReadyContainer(gitDir, slug) == id
 }
 
-func writeJournal(r *Repo, slug string, j createJournal) error {
+func WriteJournal(r *core.Repo, slug string, j Journal) error {
 	data, err := json.Marshal(j)
 	if err != nil {
 		return err
 	}
-	return writeAtomic(stateFile(r.Git.CommonDir, slug, journalFile), append(data, '\n'))
+	return WriteAtomic(File(r.Git.CommonDir, slug, JournalFile), append(data, '\n'))
 }
 
-// readJournal returns the create journal of a sandbox, or nil when there is
+// ReadJournal returns the create journal of a sandbox, or nil when there is
 // none (or it cannot be read, which a cleanup must treat the same way).
-func readJournal(gitDir, slug string) *createJournal {
-	data, err := os.ReadFile(stateFile(gitDir, slug, journalFile))
+func ReadJournal(gitDir, slug string) *Journal {
+	data, err := os.ReadFile(File(gitDir, slug, JournalFile))
 	if err != nil {
 		return nil
 	}
-	var j createJournal
+	var j Journal
 	if json.Unmarshal(data, &j) != nil || j.Base == "" {
 		return nil
 	}
 	return &j
 }
 
-func removeJournal(r *Repo, slug string) error {
-	err := os.Remove(stateFile(r.Git.CommonDir, slug, journalFile))
+func RemoveJournal(r *core.Repo, slug string) error {
+	err := os.Remove(File(r.Git.CommonDir, slug, JournalFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	return err
 }
 
-// clearState removes what a sandbox of this name left in its state
+// Clear removes what a sandbox of this name left in its state
 // directory, but the create lock, which the caller holds and keeps.
-func clearState(r *Repo, slug string) error {
+func Clear(r *core.Repo, slug string) error {
 	entries, err := os.ReadDir(r.StateDir(slug))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -157,7 +165,7 @@ func clearState(r *Repo, slug string) error {
 	}
 	var errs []error
 	for _, e := range entries {
-		if e.Name() == createLockFile {
+		if e.Name() == CreateLockFile {
 			continue
 		}
 		errs = append(errs, os.RemoveAll(filepath.Join(r.StateDir(slug), e.Name())))
@@ -165,48 +173,48 @@ func clearState(r *Repo, slug string) error {
 	return errors.Join(errs...)
 }
 
-// removeState removes a sandbox's state directory, create lock included. The
+// Remove removes a sandbox's state directory, create lock included. The
 // caller holds that lock: a process waiting for it then finds the file gone
-// and takes a new one (see lockCreate), so two never hold it at once.
-func removeState(r *Repo, slug string) error {
+// and takes a new one (see LockCreate), so two never hold it at once.
+func Remove(r *core.Repo, slug string) error {
 	if err := os.RemoveAll(r.StateDir(slug)); err != nil {
 		return err
 	}
 	// The parent goes too once it is empty: nothing of Litterbox is left.
 	// A create of another name that made it meanwhile keeps it (it is not
-	// empty), or retries (lockCreate).
+	// empty), or retries (LockCreate).
 	_ = os.Remove(filepath.Dir(r.StateDir(slug)))
 	return nil
 }
 
-// createLockWait is how long a create waits for another one of the same name
+// CreateLockWait is how long a create waits for another one of the same name
 // (or a list peeking at the lock) before it gives up.
-const createLockWait = 2 * time.Second
+const CreateLockWait = 2 * time.Second
 
-// lockCreate takes the create lock of sandbox slug. It fails with
-// ErrIncomplete when another process keeps it longer than createLockWait:
+// LockCreate takes the create lock of sandbox slug. It fails with
+// ErrIncomplete when another process keeps it longer than CreateLockWait:
 // that process is creating the sandbox right now.
-func lockCreate(ctx context.Context, r *Repo, slug string) (func(), error) {
-	p := stateFile(r.Git.CommonDir, slug, createLockFile)
-	deadline := time.Now().Add(createLockWait)
+func LockCreate(ctx context.Context, r *core.Repo, slug string) (func(), error) {
+	p := File(r.Git.CommonDir, slug, CreateLockFile)
+	deadline := time.Now().Add(CreateLockWait)
 	for {
 		err := os.MkdirAll(filepath.Dir(p), 0o755)
 		if errors.Is(err, os.ErrNotExist) && time.Now().Before(deadline) {
-			continue // the parent was removed halfway (removeState)
+			continue // the parent was removed halfway (Remove)
 		}
 		if err != nil {
 			return nil, err
 		}
 		f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
 		if errors.Is(err, os.ErrNotExist) && time.Now().Before(deadline) {
-			continue // its directory was removed after MkdirAll (removeState)
+			continue // its directory was removed after MkdirAll (Remove)
 		}
 		if err != nil {
 			return nil, err
 		}
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
-			// The holder before may have removed the file (removeState)
+			// The holder before may have removed the file (Remove)
 			// after this open: then this lock guards nothing; take the new
 			// file's.
 			if same(f, p) {
@@ -223,7 +231,7 @@ func lockCreate(ctx context.Context, r *Repo, slug string) (func(), error) {
 			return nil, fmt.Errorf("lock %s: %w", p, err)
 		}
 		if time.Now().After(deadline) {
-			return nil, creatingError(slug)
+			return nil, CreatingError(slug)
 		}
 		select {
 		case <-ctx.Done():
@@ -243,11 +251,11 @@ func same(f *os.File, p string) bool {
 	return err == nil && os.SameFile(a, b)
 }
 
-// beingCreated reports whether a live process holds the create lock of a
+// BeingCreated reports whether a live process holds the create lock of a
 // sandbox. It takes a shared lock for an instant, which a create waiting for
-// the lock rides out (createLockWait).
-func beingCreated(gitDir, slug string) bool {
-	f, err := os.Open(stateFile(gitDir, slug, createLockFile))
+// the lock rides out (CreateLockWait).
+func BeingCreated(gitDir, slug string) bool {
+	f, err := os.Open(File(gitDir, slug, CreateLockFile))
 	if err != nil {
 		return false
 	}
@@ -259,32 +267,32 @@ func beingCreated(gitDir, slug string) bool {
 	return false
 }
 
-// markSetupFailed records a failed startup command, with its output.
-func markSetupFailed(r *Repo, slug, output string) error {
-	return writeAtomic(stateFile(r.Git.CommonDir, slug, setupFailedFile), []byte(output))
+// MarkSetupFailed records a failed startup command, with its output.
+func MarkSetupFailed(r *core.Repo, slug, output string) error {
+	return WriteAtomic(File(r.Git.CommonDir, slug, SetupFailedFile), []byte(output))
 }
 
-func setupFailed(gitDir, slug string) bool {
-	_, err := os.Stat(stateFile(gitDir, slug, setupFailedFile))
+func SetupFailed(gitDir, slug string) bool {
+	_, err := os.Stat(File(gitDir, slug, SetupFailedFile))
 	return err == nil
 }
 
-func creatingError(slug string) error {
-	return &Error{Kind: ErrIncomplete,
+func CreatingError(slug string) error {
+	return &core.Error{Kind: core.ErrIncomplete,
 		Msg:   fmt.Sprintf("Sandbox '%s' is being created by another litterbox process right now. Wait for it to finish (`litterbox list` shows it as creating until then), then try again.", slug),
 		Agent: fmt.Sprintf("Sandbox '%s' is being created right now (by another call or process). Wait a moment, then try again.", slug)}
 }
 
-// incompleteError is the refusal of every operation on a sandbox whose
+// IncompleteError is the refusal of every operation on a sandbox whose
 // create was cut short: its /src may hold any part of the repository, so
 // neither the agent nor a snapshot may take it for the real thing.
-func incompleteError(gitDir, slug string) error {
-	if j := readJournal(gitDir, slug); j != nil && j.FromBranch {
-		return &Error{Kind: ErrIncomplete,
-			Msg:   fmt.Sprintf("Sandbox '%s' is incomplete: recreating its container from its branch was interrupted before the copy into %s was complete, so it cannot be used. Its branch %s%s keeps its work: run `litterbox create --from-branch %s` again.", slug, Workdir, BranchPrefix, slug, slug),
+func IncompleteError(gitDir, slug string) error {
+	if j := ReadJournal(gitDir, slug); j != nil && j.FromBranch {
+		return &core.Error{Kind: core.ErrIncomplete,
+			Msg:   fmt.Sprintf("Sandbox '%s' is incomplete: recreating its container from its branch was interrupted before the copy into %s was complete, so it cannot be used. Its branch %s%s keeps its work: run `litterbox create --from-branch %s` again.", slug, core.Workdir, core.BranchPrefix, slug, slug),
 			Agent: fmt.Sprintf("Sandbox '%s' is incomplete: recreating its container was interrupted, so it cannot be used. Its branch keeps its work. Ask the user to run `litterbox create --from-branch %s`.", slug, slug)}
 	}
-	return &Error{Kind: ErrIncomplete,
-		Msg:   fmt.Sprintf("Sandbox '%s' is incomplete: its create was interrupted before the copy of the repository into %s was complete, so it cannot be used (it holds no work). Remove it with `litterbox delete %s`, then create it again; `litterbox create %s` does both.", slug, Workdir, slug, slug),
+	return &core.Error{Kind: core.ErrIncomplete,
+		Msg:   fmt.Sprintf("Sandbox '%s' is incomplete: its create was interrupted before the copy of the repository into %s was complete, so it cannot be used (it holds no work). Remove it with `litterbox delete %s`, then create it again; `litterbox create %s` does both.", slug, core.Workdir, slug, slug),
 		Agent: fmt.Sprintf("Sandbox '%s' is incomplete: its creation was interrupted before the copy of the repository was complete, so it cannot be used (it holds no work). Call sandbox-create with the same name to replace it, or ask the user to run `litterbox delete %s`.", slug, slug)}
 }
