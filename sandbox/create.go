@@ -17,6 +17,7 @@ import (
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
@@ -227,7 +228,7 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 	// A warm pool's member made from this commit for this configuration
 	// already holds the copy, and its record the image's platform.
 	if !opts.FromBranch && !opts.NoPool && s.pooling() {
-		c.pool = poolCandidates(r.Git.CommonDir, poolKey(s.spec(r, slug, c.head, c.cfg)), c.start)
+		c.pool = poolCandidates(r.Git.CommonDir, poolKey(spec.For(s.Options, r, slug, c.head, c.cfg)), c.start)
 	}
 	// A pooled sandbox was made after the same check passed on this
 	// engine (FillPool), and an engine restart, which may change what the
@@ -523,13 +524,13 @@ func (c *creation) startContainer(ctx context.Context) error {
 			return err
 		}
 	}
-	spec := c.s.spec(c.r, c.slug, c.head, c.cfg)
-	spec.Tmpfs = append(spec.Tmpfs, volumeMasks(c.volumes)...)
+	sp := spec.For(c.s.Options, c.r, c.slug, c.head, c.cfg)
+	sp.Tmpfs = append(sp.Tmpfs, spec.VolumeMasks(c.volumes)...)
 	if c.platform != "" {
-		spec.Labels[LabelPlatform] = c.platform
+		sp.Labels[LabelPlatform] = c.platform
 	}
-	c.progress("starting container " + spec.Name)
-	sb, err := c.s.Provider.Create(ctx, spec)
+	c.progress("starting container " + sp.Name)
+	sb, err := c.s.Provider.Create(ctx, sp)
 	if errors.Is(err, provider.ErrConflict) {
 		// No sandbox of this name exists (see clearLeftovers), so what holds
 		// the name is a network this very sandbox left, or its container
@@ -543,14 +544,14 @@ func (c *creation) startContainer(ctx context.Context) error {
 			return err
 		}
 		if !removed {
-			c.s.Log.Debug("container name taken by another repository's object; adding this repository's id", "name", spec.Name)
-			spec.Name = c.r.SuffixedName(c.slug)
+			c.s.Log.Debug("container name taken by another repository's object; adding this repository's id", "name", sp.Name)
+			sp.Name = c.r.SuffixedName(c.slug)
 		}
-		if sb, err = c.s.Provider.Create(ctx, spec); errors.Is(err, provider.ErrConflict) {
-			return c.s.nameTaken(ctx, c.slug, spec.Name)
+		if sb, err = c.s.Provider.Create(ctx, sp); errors.Is(err, provider.ErrConflict) {
+			return c.s.nameTaken(ctx, c.slug, sp.Name)
 		}
 	}
-	name := spec.Name
+	name := sp.Name
 	c.out.Container = name
 	if errors.Is(err, provider.ErrNoHostPort) && !errors.Is(err, provider.ErrLeftBehind) {
 		r := c.cfg.HostPorts

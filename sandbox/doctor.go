@@ -13,12 +13,14 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 )
 
 // Check is one line of `litterbox doctor`: what was checked, how it went,
@@ -187,19 +189,8 @@ func (s *Service) imageCheck(ctx context.Context, image string) (*provider.Image
 func (s *Service) guestCheck(ctx context.Context, image string) Check {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	labels := map[string]string{probeLabel: "doctor"}
-	for k, v := range s.ExtraLabels {
-		labels[k] = v
-	}
 	name := "litterbox-doctor-" + hex.EncodeToString(b)
-	sb, err := s.Provider.Create(ctx, provider.Spec{
-		Name: name, Image: image, Hostname: name, Labels: labels, User: User, Workdir: "/tmp",
-		Tmpfs:        []provider.Tmpfs{{Path: "/tmp", Exec: true, Mode: 0o1777, Size: 16 << 20}},
-		ReadOnlyRoot: true, Init: true, DropCaps: true, NoNewPrivileges: true, NoHealthcheck: true,
-		Limits:  provider.Limits{Pids: 64, Memory: 128 << 20},
-		Network: provider.NetworkNone,
-		Cmd:     []string{"sleep", "60"},
-	})
+	sb, err := s.Provider.Create(ctx, spec.Probe(s.ExtraLabels, "doctor", name, image, provider.NetworkNone, 16<<20, 128<<20, 60*time.Second))
 	if err != nil {
 		return Check{Name: "guest", Status: CheckFail, Detail: "a sandbox of " + image + " did not start: " + core.CapText(err.Error()),
 			Fix: "the image needs sh and sleep (the guest contract, docs/architecture.md); use one built FROM busybox"}

@@ -21,6 +21,7 @@ import (
 	"github.com/litterbox-dev/litterbox/internal/scanbin"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
@@ -38,9 +39,6 @@ import (
 // changes when the engine restarts, and a restart is what changes its
 // firewall), so each engine is checked once per start; every create after
 // that costs one Info call, made beside create's other first steps.
-
-// probeLabel marks a probe sandbox, so it is never taken for a user's.
-const probeLabel = LabelPrefix + "probe"
 
 // probePort is the port the listening probe sandbox listens on.
 const probePort = 47474
@@ -178,19 +176,8 @@ func (s *Service) probeIsolation(ctx context.Context, image string) (*isolationV
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	base := "litterbox-probe-" + hex.EncodeToString(b)
-	labels := map[string]string{probeLabel: "isolation"}
-	for k, v := range s.ExtraLabels {
-		labels[k] = v
-	}
-	spec := func(name, network string) provider.Spec {
-		return provider.Spec{
-			Name: name, Image: image, Hostname: name, Labels: labels, User: User, Workdir: "/tmp",
-			Tmpfs:        []provider.Tmpfs{{Path: "/tmp", Exec: true, Mode: 0o1777, Size: 64 << 20}},
-			ReadOnlyRoot: true, Init: true, DropCaps: true, NoNewPrivileges: true, NoHealthcheck: true,
-			Limits:  provider.Limits{Pids: 64, Memory: 256 << 20},
-			Network: network,
-			Cmd:     []string{"sleep", "120"},
-		}
+	probe := func(name, network string) provider.Spec {
+		return spec.Probe(s.ExtraLabels, "isolation", name, image, network, 64<<20, 256<<20, 120*time.Second)
 	}
 	s.Log.Info("checking that the engine isolates sandboxes from each other (once per engine start)")
 	var (
@@ -203,7 +190,7 @@ func (s *Service) probeIsolation(ctx context.Context, image string) (*isolationV
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if sbs[i], errs[i] = s.Provider.Create(ctx, spec(base+"-"+side, nets[i])); errs[i] == nil {
+			if sbs[i], errs[i] = s.Provider.Create(ctx, probe(base+"-"+side, nets[i])); errs[i] == nil {
 				errs[i] = s.copyProbe(ctx, sbs[i].Ref, bin)
 			}
 		}()

@@ -508,11 +508,3 @@ func TestCreateImageChoice(t *testing.T) {
 	}
 	f.nothingLeft("forged")
 }
-
-func TestVolumeMasks(t *testing.T) {
-	got := volumeMasks([]string{"/data", "/src", "/tmp/", "/var/lib/db/"})
-	want := []provider.Tmpfs{{Path: "/data", Mode: 0o755, Size: 4096, ReadOnly: true}, {Path: "/var/lib/db", Mode: 0o755, Size: 4096, ReadOnly: true}}
-	if !slices.Equal(got, want) {
-		t.Errorf("volumeMasks = %+v, want %+v", got, want)
-	}
-}

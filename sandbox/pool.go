@@ -20,6 +20,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
@@ -261,7 +262,7 @@ func (s *Service) Pool(ctx context.Context, r *Repo) ([]PoolEntry, error) {
 	}
 	key, head := "", ""
 	if cfg, h, err := s.poolConfig(ctx, r); err == nil {
-		key, head = poolKey(s.spec(r, "x", h, cfg)), h
+		key, head = poolKey(spec.For(s.Options, r, "x", h, cfg)), h
 	}
 	return poolEntries(ms, key, head), nil
 }
@@ -401,9 +402,9 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 	if platform == "" {
 		return nil, missingImage(cfg.Image)
 	}
-	spec := s.spec(r, "x", head, cfg)
-	key := poolKey(spec)
-	spec.Tmpfs = append(spec.Tmpfs, volumeMasks(img.Volumes)...)
+	full := spec.For(s.Options, r, "x", head, cfg)
+	key := poolKey(full)
+	full.Tmpfs = append(full.Tmpfs, spec.VolumeMasks(img.Volumes)...)
 	ms, all, err := s.unclaimed(ctx, r)
 	if err != nil {
 		return nil, err
@@ -429,7 +430,7 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 		}
 	}
 	forgetGone(r.Git.CommonDir, all)
-	sp := poolSpec(spec, "")
+	sp := poolSpec(full, "")
 	sp.Labels[LabelPool] = key
 	sp.Labels[LabelPlatform] = platform
 	var mu sync.Mutex

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"io"
 	"os"
 	"path/filepath"
@@ -68,8 +69,8 @@ func TestPoolKey(t *testing.T) {
 	s := &Service{Common: &core.Common{Options: core.Options{Image: DefaultImage}}}
 	r := &Repo{Slug: "repo", ID: "0123456789abcdef0123456789abcdef", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
 	cfg := &config.Config{Image: DefaultImage}
-	k := poolKey(s.spec(r, "a", "base1", cfg))
-	if k2 := poolKey(s.spec(r, "other", "base2", cfg)); k2 != k {
+	k := poolKey(spec.For(s.Options, r, "a", "base1", cfg))
+	if k2 := poolKey(spec.For(s.Options, r, "other", "base2", cfg)); k2 != k {
 		t.Errorf("key differs by name and base: %s vs %s", k, k2)
 	}
 	for name, c := range map[string]*config.Config{
@@ -78,11 +79,11 @@ func TestPoolKey(t *testing.T) {
 		"network": {Image: DefaultImage, Network: config.NetworkNone},
 		"ports":   {Image: DefaultImage, Ports: []config.Port{{Name: "web", ContainerPort: 8080}}},
 	} {
-		if poolKey(s.spec(r, "a", "base1", c)) == k {
+		if poolKey(spec.For(s.Options, r, "a", "base1", c)) == k {
 			t.Errorf("another %s gives the same key", name)
 		}
 	}
-	sp := poolSpec(s.spec(r, "a", "base1", cfg), "litterbox-pool-x")
+	sp := poolSpec(spec.For(s.Options, r, "a", "base1", cfg), "litterbox-pool-x")
 	for _, l := range []string{LabelSlug, LabelBranch, LabelBase} {
 		if _, ok := sp.Labels[l]; ok {
 			t.Errorf("pooled spec carries %s", l)

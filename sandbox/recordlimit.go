@@ -66,7 +66,7 @@ func (s *Service) recordLimit(r *Repo) int64 {
 	if err == nil {
 		var cfg *config.Config
 		if cfg, err = config.Parse(nil, data); err == nil && cfg.Record != "" {
-			limit = memoryBytes(cfg.Record) // "0" is 0: no limit
+			limit = config.Bytes(cfg.Record) // "0" is 0: no limit
 		}
 	}
 	if err != nil {

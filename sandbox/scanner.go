@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -62,23 +61,6 @@ func (s *Service) imageInfo(ctx context.Context, image string) (string, provider
 		return "", img, core.NewError(ErrImage, "The image %s carries litterbox's own labels (%s), which its sandboxes would inherit: rebuild it without them.", image, strings.Join(ours, ", "))
 	}
 	return img.OS + "/" + img.Arch, img, nil
-}
-
-// volumeMasks cover each VOLUME the image declares with an empty read-only
-// tmpfs: the engine would otherwise mount a writable volume there, on disk,
-// outside the read-only root and the memory limit. Where the sandbox has a
-// file system of its own (/src, /tmp, the run dir) that one is mounted
-// already, so the volume is not made either.
-func volumeMasks(volumes []string) []provider.Tmpfs {
-	var out []provider.Tmpfs
-	for _, v := range volumes {
-		switch path.Clean(v) {
-		case Workdir, "/tmp", RunDir:
-			continue
-		}
-		out = append(out, provider.Tmpfs{Path: path.Clean(v), Mode: 0o755, Size: 4096, ReadOnly: true})
-	}
-	return out
 }
 
 // scannerFile is the scanner to copy into a container.

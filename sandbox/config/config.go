@@ -839,3 +839,26 @@ func (c *Config) Service(name string) (Service, bool) {
 	}
 	return Service{}, false
 }
+
+// Bytes reads a size as the configuration gives it (memory, record:
+// "512m", "1.5g", "1048576"); 0 when it is 0 or does not parse.
+func Bytes(s string) int64 {
+	unit := int64(1)
+	if s != "" {
+		switch s[len(s)-1] {
+		case 'k', 'K':
+			unit = 1 << 10
+		case 'm', 'M':
+			unit = 1 << 20
+		case 'g', 'G':
+			unit = 1 << 30
+		}
+	}
+	s = strings.TrimRight(s, "bBkKmMgG")
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 {
+		return 0
+	}
+	return int64(f * float64(unit))
+}
+

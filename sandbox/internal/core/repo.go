@@ -29,6 +29,9 @@ const (
 	LabelImage    = LabelPrefix + "image"
 	LabelPlatform = LabelPrefix + "platform"
 	// LabelRepoID (identity.go) is the repository's id.
+	// LabelProbe marks a throwaway sandbox litterbox starts to check an
+	// engine or an image, so it is never taken for a user's.
+	LabelProbe = LabelPrefix + "probe"
 )
 
 // BranchPrefix is where sandbox branches live.
