@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
@@ -132,7 +132,7 @@ type creation struct {
 	dirty sync.WaitGroup
 	// Archiving only reads the repository, so it runs while the branch and
 	// container are made, into memory, instead of after them.
-	archive       *archiveStream
+	archive       *guest.Archive
 	cancelArchive context.CancelFunc
 	// platform is the image's os/arch; "" when the engine pulls it.
 	platform string
@@ -369,13 +369,13 @@ func (c *creation) unpooled(ctx context.Context) error {
 // platform litterbox has a scanner for. That is known before anything is
 // made.
 func (c *creation) inspectImage(ctx context.Context) error {
-	platform, img, err := c.s.imageInfo(ctx, c.cfg.Image)
+	platform, img, err := c.s.guest.ImageInfo(ctx, c.cfg.Image)
 	if err != nil {
 		return err
 	}
 	c.platform, c.volumes = platform, img.Volumes
 	if c.platform == "" && c.cfg.Image != DefaultImage {
-		return missingImage(c.cfg.Image)
+		return guest.MissingImage(c.cfg.Image)
 	}
 	return nil
 }
@@ -384,7 +384,7 @@ func (c *creation) inspectImage(ctx context.Context) error {
 func (c *creation) startArchive(ctx context.Context) {
 	var archCtx context.Context
 	archCtx, c.cancelArchive = context.WithCancel(ctx)
-	c.archive = c.s.startArchive(archCtx, c.r, c.start)
+	c.archive = guest.StartArchive(archCtx, c.r, c.start)
 }
 
 // createBase is the commit a new sandbox starts from: HEAD, or the commit
@@ -574,7 +574,7 @@ func (c *creation) startContainer(ctx context.Context) error {
 	c.undo.push("container "+name, func(ctx context.Context) error { return c.s.Provider.Remove(ctx, sb.Ref) })
 	if c.platform == "" {
 		// The engine pulled the image: now its platform can be checked.
-		_, err = c.s.imagePlatform(ctx, c.cfg.Image)
+		_, err = c.s.guest.ImagePlatform(ctx, c.cfg.Image)
 	}
 	return err
 }
@@ -590,12 +590,12 @@ func (c *creation) fill(ctx context.Context) error {
 	var err error
 	if c.pooled != nil {
 		c.progress("running setup in the pooled sandbox (" + core.Short(c.start) + " is copied in): " + runner.Quote(c.setup...))
-		err = c.s.setupOnly(ctx, c.sandbox.Ref, c.slug, c.setup, &so, &se)
+		err = c.s.guest.SetupOnly(ctx, c.sandbox.Ref, c.slug, c.setup, &so, &se)
 		c.stamp = c.pooled.Stamp
 	} else {
 		c.progress("copying " + core.Short(c.start) + " into " + Workdir + ", then running setup: " + runner.Quote(c.setup...))
-		err = c.s.copyAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.setup, &so, &se)
-		c.stamp = takeStamp(&so)
+		err = c.s.guest.CopyAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.setup, &so, &se)
+		c.stamp = guest.TakeStamp(&so)
 	}
 	c.out.SetupOutput = so.String() + se.String()
 	xerr := extras()
@@ -605,7 +605,7 @@ func (c *creation) fill(ctx context.Context) error {
 	if xerr != nil {
 		return xerr
 	}
-	var ce *copyError
+	var ce *guest.CopyError
 	switch {
 	case errors.Is(err, ErrImage):
 		return err
@@ -719,201 +719,6 @@ func (s *Service) clearLeftovers(ctx context.Context, r *Repo, slug string, fres
 		return false, fmt.Errorf("remove the incomplete sandbox '%s' left by an interrupted create: %w", slug, err)
 	}
 	return true, nil
-}
-
-// archiveStream is the tree of a commit being archived into memory.
-type archiveStream struct {
-	pipe *bufferedPipe
-	done chan struct{} // closed once git archive has ended
-}
-
-// startArchive starts archiving commit's tree into a buffered pipe.
-func (s *Service) startArchive(ctx context.Context, r *Repo, commit string) *archiveStream {
-	a := &archiveStream{pipe: newBufferedPipe(), done: make(chan struct{})}
-	go func() {
-		defer close(a.done)
-		err := r.Git.TreeArchive(ctx, commit, a.pipe)
-		a.pipe.CloseWithError(err)
-	}()
-	return a
-}
-
-// copyExitCode is the exit code the copy step uses for its own failure, told
-// apart from the setup command's by copyMarker on stderr.
-const (
-	copyExitCode = 254
-	copyMarker   = "litterbox: copying the repository into /src failed"
-)
-
-// guestTools are the programs of the guest contract (docs/architecture.md)
-// that create and snapshots run, besides sh, and sleep (the main process:
-// without it the container does not start). guestCheck, run first in the
-// copy step's shell, names those missing with guestMarker and exits
-// guestExitCode: one exec checks the image, at no extra cost.
-var guestTools = []string{"tar", "stat", "cat", "mktemp", "chmod", "mv", "rm"}
-
-const (
-	guestExitCode = 253
-	guestMarker   = "litterbox: the image lacks:"
-)
-
-// It ends with "; ", so the copy's own " tar -x -f - " still reads as it did
-// to the test suite's docker stand-ins.
-var guestCheck = `m=; for c in ` + strings.Join(guestTools, " ") + `; do command -v "$c" >/dev/null 2>&1 || m="$m $c"; done; ` +
-	`[ -z "$m" ] || { echo "` + guestMarker + `$m" >&2; exit ` + fmt.Sprint(guestExitCode) + `; }; `
-
-// guestMissing reads the tools guestCheck found missing off the exit code
-// and stderr of the shell that ran it; lacks is false when it found none.
-func guestMissing(exit int, stderr string) (missing []string, lacks bool) {
-	_, rest, found := strings.Cut(stderr, guestMarker)
-	if exit != guestExitCode || !found {
-		return nil, false
-	}
-	rest, _, _ = strings.Cut(rest, "\n")
-	return strings.Fields(rest), true
-}
-
-// stampMarker leads the line of copyAndSetup's stdout that holds the stamp.
-const stampMarker = "litterbox-stamp "
-
-// takeStamp removes the stamp line from the head of stdout and returns the
-// stamp in unix nanoseconds, or 0 when there is none.
-func takeStamp(stdout *bytes.Buffer) int64 {
-	line, rest, _ := strings.Cut(stdout.String(), "\n")
-	value, ok := strings.CutPrefix(line, stampMarker)
-	if !ok {
-		return 0
-	}
-	stdout.Reset()
-	stdout.WriteString(rest)
-	t, err := time.Parse("2006-01-02 15:04:05.999999999 -0700", value)
-	if err != nil {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// copyError is a failed copy of the repository into the container.
-type copyError struct{ err error }
-
-func (e *copyError) Error() string { return e.err.Error() }
-func (e *copyError) Unwrap() error { return e.err }
-
-// copyAndSetup extracts the archive into /src and runs the setup command, in
-// one exec: a round trip saved on every create.
-func (s *Service) copyAndSetup(ctx context.Context, a *archiveStream, ref provider.Ref, image string, setup []string, stdout, stderr *bytes.Buffer) error {
-	// After the copy, and before setup, the file system's clock is read off
-	// a new file's ctime: the first snapshot then looks only at what changed
-	// since, setup included, instead of at the whole tree.
-	script := guestCheck + `tar -x -f - -C "$1" || { echo "` + copyMarker + `" >&2; exit ` + fmt.Sprint(copyExitCode) + `; }
-s=/tmp/.litterbox-stamp; : >"$s" && echo "` + stampMarker + `$(stat -c %z "$s")"; rm -f "$s"
-shift; [ $# -eq 0 ] || exec "$@"`
-	kind := runner.Work
-	if len(setup) > 0 {
-		kind = runner.Stream // the user's setup command runs as long as it needs
-	}
-	_, err := s.Common.Exec(ctx, provider.ExecRequest{
-		Kind:  kind,
-		Ref:   ref,
-		Cmd:   append([]string{"sh", "-c", script, "sh", Workdir}, setup...),
-		Stdin: a.pipe, Stdout: stdout, Stderr: stderr,
-	})
-	// tar stops at the archive's end-of-archive blocks, or at an end of
-	// input that falls between two files, and succeeds either way: only an
-	// archive that git finished whole was copied whole. The writer never
-	// waits for the reader, so this wait ends with git archive.
-	<-a.done
-	a.pipe.CloseRead()
-	aerr := a.pipe.writerErr()
-	missing, lacks := guestMissing(runner.ExitCode(err), stderr.String())
-	switch {
-	case lacks:
-		return core.NewError(ErrImage, "The image %s lacks what litterbox needs in a sandbox: %s (see the guest contract, docs/architecture.md). Use an image that has them, such as one built FROM busybox.",
-			image, strings.Join(missing, ", "))
-	case runner.ExitCode(err) == copyExitCode && strings.Contains(stderr.String(), copyMarker):
-		return &copyError{fmt.Errorf("%w: %s", err, core.CapText(stderr.String()))}
-	case aerr != io.EOF && (err == nil || runner.ExitCode(err) > 0):
-		return &copyError{fmt.Errorf("archive the tree: %w", aerr)}
-	}
-	return err
-}
-
-// setupOnly runs the setup command in a sandbox whose /src already holds the
-// copy (a pooled one).
-func (s *Service) setupOnly(ctx context.Context, ref provider.Ref, slug string, setup []string, stdout, stderr *bytes.Buffer) error {
-	if len(setup) == 0 {
-		return nil
-	}
-	_, err := s.Common.Exec(ctx, provider.ExecRequest{
-		Kind: runner.Stream, Ref: ref, Cmd: setup, Env: core.SandboxEnv(slug), Stdout: stdout, Stderr: stderr,
-	})
-	return err
-}
-
-// bufferedPipe is a pipe whose writer never waits for its reader: what is
-// written waits in memory until read.
-type bufferedPipe struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	buf    bytes.Buffer
-	err    error // the writer's end: io.EOF when it finished cleanly
-	closed bool  // the reader is gone
-}
-
-func newBufferedPipe() *bufferedPipe {
-	p := &bufferedPipe{}
-	p.cond = sync.NewCond(&p.mu)
-	return p
-}
-
-func (p *bufferedPipe) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return 0, io.ErrClosedPipe
-	}
-	p.buf.Write(b)
-	p.cond.Broadcast()
-	return len(b), nil
-}
-
-func (p *bufferedPipe) Read(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for p.buf.Len() == 0 && p.err == nil {
-		p.cond.Wait()
-	}
-	if p.buf.Len() > 0 {
-		return p.buf.Read(b)
-	}
-	return 0, p.err
-}
-
-// CloseWithError ends the writer's side; nil means a clean end.
-func (p *bufferedPipe) CloseWithError(err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err == nil {
-		err = io.EOF
-	}
-	if p.err == nil {
-		p.err = err
-	}
-	p.cond.Broadcast()
-}
-
-// CloseRead drops what is unread and makes further writes fail.
-func (p *bufferedPipe) CloseRead() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
-	p.buf.Reset()
-}
-
-func (p *bufferedPipe) writerErr() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err
 }
 
 // SetupError is a startup command that failed. The sandbox exists, marked

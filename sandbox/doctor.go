@@ -20,6 +20,7 @@ import (
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 )
 
@@ -168,7 +169,7 @@ func (s *Service) isolationCheck(ctx context.Context, image string, cfg *config.
 // judges it as create does (imageInfo): a platform litterbox has a scanner
 // for, none of litterbox's own labels.
 func (s *Service) imageCheck(ctx context.Context, image string) (*provider.Image, Check) {
-	platform, img, err := s.imageInfo(ctx, image)
+	platform, img, err := s.guest.ImageInfo(ctx, image)
 	switch {
 	case errors.Is(err, ErrImage):
 		return nil, Check{Name: "image", Status: CheckFail, Detail: err.Error()}
@@ -178,7 +179,7 @@ func (s *Service) imageCheck(ctx context.Context, image string) (*provider.Image
 	case platform == "":
 		return nil, Check{Name: "image", Status: CheckFail, Detail: image + " is not on the engine",
 			Fix: fmt.Sprintf("get it with `docker pull %s` (or `docker build`/`docker load`), or choose another with image in .litterbox.toml (docs/images.md)", image)}
-	case os.Getenv("LITTERBOX_SCANNER") != "":
+	case s.Scanner != "":
 		return &img, Check{Name: "image", Status: CheckOK, Detail: fmt.Sprintf("%s (%s); scanner from LITTERBOX_SCANNER", image, platform)}
 	}
 	return &img, Check{Name: "image", Status: CheckOK, Detail: fmt.Sprintf("%s (%s, scanner built in)", image, platform)}
@@ -200,8 +201,8 @@ func (s *Service) guestCheck(ctx context.Context, image string) Check {
 			s.Log.Warn("could not remove doctor's sandbox", "name", sb.Name, "err", err)
 		}
 	}()
-	res, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: sb.Ref, Cmd: []string{"sh", "-c", guestCheck + "id -u"}})
-	missing, lacks := guestMissing(res.ExitCode, string(res.Stderr))
+	res, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: sb.Ref, Cmd: []string{"sh", "-c", guest.CheckScript + "id -u"}})
+	missing, lacks := guest.Missing(res.ExitCode, string(res.Stderr))
 	switch {
 	case err != nil:
 		return Check{Name: "guest", Status: CheckFail, Detail: "could not run sh in a sandbox of " + image + ": " + err.Error(),
@@ -213,7 +214,7 @@ func (s *Service) guestCheck(ctx context.Context, image string) Check {
 		return Check{Name: "guest", Status: CheckFail, Detail: fmt.Sprintf("sh in a sandbox of %s exited %d: %s", image, res.ExitCode, core.CapText(string(res.Stderr))),
 			Fix: "the image needs a POSIX sh (the guest contract, docs/architecture.md)"}
 	}
-	return Check{Name: "guest", Status: CheckOK, Detail: fmt.Sprintf("sh, sleep, %s run as uid %s in a hardened sandbox", strings.Join(guestTools, ", "), strings.TrimSpace(string(res.Stdout)))}
+	return Check{Name: "guest", Status: CheckOK, Detail: fmt.Sprintf("sh, sleep, %s run as uid %s in a hardened sandbox", strings.Join(guest.Tools, ", "), strings.TrimSpace(string(res.Stdout)))}
 }
 
 // doctorImage is the image a create in dir would use by default: the

@@ -11,16 +11,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/internal/flock"
-	"github.com/litterbox-dev/litterbox/internal/scanbin"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
@@ -169,7 +168,7 @@ const probeScheme = "isolated+own"
 const probeTries = 3
 
 func (s *Service) probeIsolation(ctx context.Context, image string) (*isolationVerdict, error) {
-	bin, err := s.probeScanner(ctx, image)
+	bin, err := s.guest.ProbeScanner(ctx, image)
 	if err != nil {
 		return nil, err
 	}
@@ -259,33 +258,10 @@ func (s *Service) probeIsolation(ctx context.Context, image string) (*isolationV
 	return &isolationVerdict{Isolated: true, Detail: strings.Join(details, "; ")}, nil
 }
 
-// probeScanner is the scanner program for the probe sandboxes' image: the
-// probe's two sides are subcommands of it. An image the engine does not
-// hold yet (it pulls it at create) is taken to be of this machine's
-// architecture.
-func (s *Service) probeScanner(ctx context.Context, image string) (scannerFile, error) {
-	if os.Getenv("LITTERBOX_SCANNER") != "" {
-		return overrideOnce()
-	}
-	platform, err := s.imagePlatform(ctx, image)
-	if err != nil {
-		return scannerFile{}, err
-	}
-	if platform == "" {
-		platform = "linux/" + runtime.GOARCH
-	}
-	goos, goarch, _ := strings.Cut(platform, "/")
-	b, err := scanbin.For(goos, goarch)
-	if err != nil {
-		return scannerFile{}, err
-	}
-	return scannerFile{data: b}, nil
-}
-
 // copyProbe copies the scanner program to /tmp/litterbox-scan in a probe
 // sandbox.
-func (s *Service) copyProbe(ctx context.Context, ref provider.Ref, bin scannerFile) error {
-	f, err := bin.open()
+func (s *Service) copyProbe(ctx context.Context, ref provider.Ref, bin guest.Scanner) error {
+	f, err := bin.Open()
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/fake"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 )
 
 // These tests run the service's create, list, pause, resume and delete
@@ -82,11 +83,11 @@ func (f *fixture) run(_ context.Context, req provider.ExecRequest) (provider.Exe
 		return provider.ExecResult{ExitCode: f.installExit}, nil
 	case strings.Contains(script, "tar -x -f -"):
 		if f.copyFails {
-			fmt.Fprintln(req.Stderr, copyMarker)
-			return provider.ExecResult{ExitCode: copyExitCode}, nil
+			fmt.Fprintln(req.Stderr, guest.CopyMarker)
+			return provider.ExecResult{ExitCode: guest.CopyExitCode}, nil
 		}
 		if !f.noStamp {
-			fmt.Fprintln(req.Stdout, stampMarker+"2026-11-23 14:00:00.123456789 +0000")
+			fmt.Fprintln(req.Stdout, guest.StampMarker+"2026-11-23 14:00:00.123456789 +0000")
 		}
 		fmt.Fprintln(req.Stdout, strings.Join(req.Cmd[5:], " "))
 		return provider.ExecResult{ExitCode: f.setupExit}, nil

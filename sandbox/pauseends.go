@@ -12,6 +12,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
@@ -186,10 +187,10 @@ func (s *Service) refillAfterResume(ctx context.Context, r *Repo, c provider.San
 		return fmt.Errorf("resume: read branch %s%s (%v): the sandbox runs with an empty %s; delete it and create it again from the branch", BranchPrefix, h.Slug, err, Workdir)
 	}
 	var so, se bytes.Buffer
-	if err := s.copyAndSetup(ctx, s.startArchive(ctx, r, tip), c.Ref, h.Image, nil, &so, &se); err != nil {
+	if err := s.guest.CopyAndSetup(ctx, guest.StartArchive(ctx, r, tip), c.Ref, h.Image, nil, &so, &se); err != nil {
 		return fmt.Errorf("resume: copy branch %s%s into %s: %w", BranchPrefix, h.Slug, Workdir, err)
 	}
-	if err := state.WriteSince(r, h.Slug, takeStamp(&so)); err != nil {
+	if err := state.WriteSince(r, h.Slug, guest.TakeStamp(&so)); err != nil {
 		s.Log.Warn("could not record the scan stamp; the next snapshot will scan all of /src", "err", err)
 	}
 	if _, err := s.installSaved(ctx, h); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
@@ -392,7 +393,7 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 	if cfg.Network != config.NetworkNone {
 		check = s.startIsolationCheck(ctx, cfg.Image)
 	}
-	platform, img, err := s.imageInfo(ctx, cfg.Image)
+	platform, img, err := s.guest.ImageInfo(ctx, cfg.Image)
 	if check != nil {
 		err = errors.Join(err, s.isolationVerdict(check, cfg))
 	}
@@ -400,7 +401,7 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 		return nil, err
 	}
 	if platform == "" {
-		return nil, missingImage(cfg.Image)
+		return nil, guest.MissingImage(cfg.Image)
 	}
 	full := spec.For(s.Options, r, "x", head, cfg)
 	key := poolKey(full)
@@ -467,10 +468,10 @@ func (s *Service) makeMember(ctx context.Context, r *Repo, sp provider.Spec, hea
 	if err != nil {
 		return err
 	}
-	a := s.startArchive(ctx, r, head)
+	a := guest.StartArchive(ctx, r, head)
 	var so, se bytes.Buffer
-	err = s.copyAndSetup(ctx, a, sb.Ref, sp.Image, nil, &so, &se)
-	stamp := takeStamp(&so)
+	err = s.guest.CopyAndSetup(ctx, a, sb.Ref, sp.Image, nil, &so, &se)
+	stamp := guest.TakeStamp(&so)
 	if err == nil && stamp == 0 {
 		err = errors.New("the copy did not report completion")
 	}

@@ -66,7 +66,7 @@ func TestClaimMemberOnce(t *testing.T) {
 // The pool key names the configuration, not the sandbox: sandboxes of other
 // names and bases share it, another image or memory limit does not.
 func TestPoolKey(t *testing.T) {
-	s := &Service{Common: &core.Common{Options: core.Options{Image: DefaultImage}}}
+	s := newService(&core.Common{Options: core.Options{Image: DefaultImage}})
 	r := &Repo{Slug: "repo", ID: "0123456789abcdef0123456789abcdef", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
 	cfg := &config.Config{Image: DefaultImage}
 	k := poolKey(spec.For(s.Options, r, "a", "base1", cfg))
@@ -109,7 +109,7 @@ func TestDropMemberRespectsClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &fake.Provider{}
-	s := &Service{Common: &core.Common{Provider: p, Log: log.New(io.Discard)}}
+	s := newService(&core.Common{Provider: p, Log: log.New(io.Discard)})
 	mk := func(name string) provider.Sandbox {
 		sb, err := p.Create(ctx, provider.Spec{Name: name, Network: provider.NetworkNone})
 		if err != nil {

@@ -8,6 +8,7 @@ package sandbox
 import (
 	"context"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"os"
 	"strings"
@@ -24,6 +25,12 @@ import (
 // New.
 type Service struct {
 	*core.Common
+	guest *guest.Guest
+}
+
+// newService composes the concerns over c.
+func newService(c *core.Common) *Service {
+	return &Service{Common: c, guest: guest.New(c)}
 }
 
 // New builds a Service that runs sandboxes with p and git with r. Extra
@@ -36,12 +43,12 @@ func New(p provider.Provider, r runner.Runner, logger *log.Logger) *Service {
 	if image == "" {
 		image = DefaultImage
 	}
-	return &Service{Common: &core.Common{
+	return newService(&core.Common{
 		Provider: p,
 		Runner:   r,
 		Log:      logger,
-		Options:  core.Options{Image: image, ExtraLabels: parseLabels(os.Getenv("LITTERBOX_LABELS"))},
-	}}
+		Options:  core.Options{Image: image, ExtraLabels: parseLabels(os.Getenv("LITTERBOX_LABELS")), Scanner: os.Getenv("LITTERBOX_SCANNER")},
+	})
 }
 
 // OpenRepo finds the git repository containing dir.

@@ -24,6 +24,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 	"github.com/litterbox-dev/litterbox/scanner"
 )
@@ -441,11 +442,11 @@ func parentDir(p string) string {
 // scan streams: file contents go from the exec's output straight into git
 // as blobs.
 func (s *Service) scan(ctx context.Context, h *Handle, o scanner.Options, run *runInput) (*scanned, error) {
-	bin, err := s.scannerFor(ctx, h)
+	bin, err := s.guest.ScannerFor(ctx, h)
 	if err != nil {
 		return nil, err
 	}
-	args := []string{bin.inContainer, "scan-internal", "--root", o.Root, "--since", strconv.FormatInt(o.Since, 10), "--max-size", strconv.FormatInt(o.MaxSize, 10)}
+	args := []string{bin.Path, "scan-internal", "--root", o.Root, "--since", strconv.FormatInt(o.Since, 10), "--max-size", strconv.FormatInt(o.MaxSize, 10)}
 	request := scanner.EncodeRequest(o)
 	stdin := func() (io.Reader, func(), error) { return bytes.NewReader(request), func() {}, nil }
 	kind := runner.Work
@@ -463,7 +464,7 @@ func (s *Service) scan(ctx context.Context, h *Handle, o scanner.Options, run *r
 	// A container without the scanner (new, or made by another build) fails
 	// the exec with 126 or 127 before anything runs: install, then retry.
 	if code := runner.ExitCode(err); code == 126 || code == 127 {
-		if ierr := s.installScanner(ctx, h, bin); ierr != nil {
+		if ierr := s.guest.InstallScanner(ctx, h, bin); ierr != nil {
 			return nil, ierr
 		}
 		if o.Journal {
@@ -491,7 +492,7 @@ const journalRetry = time.Minute
 // engine that cannot exec as its user, its place taken), scans walk the
 // whole tree, as they would anyway. It runs as scanner.WatchUID (see
 // journal.go).
-func (s *Service) startJournal(ctx context.Context, h *Handle, bin scannerFile) {
+func (s *Service) startJournal(ctx context.Context, h *Handle, bin guest.Scanner) {
 	now := time.Now()
 	if last, ok := journalStarts.Load(h.Ref.ID); ok && now.Sub(last.(time.Time)) < journalRetry {
 		return
@@ -500,7 +501,7 @@ func (s *Service) startJournal(ctx context.Context, h *Handle, bin scannerFile) 
 	uid := strconv.Itoa(scanner.WatchUID)
 	_, err := s.Common.Exec(ctx, provider.ExecRequest{
 		Ref: h.Ref, User: uid + ":" + uid,
-		Cmd: []string{bin.inContainer, "scan-internal", "watch", "--root", Workdir},
+		Cmd: []string{bin.Path, "scan-internal", "watch", "--root", Workdir},
 	})
 	if err != nil {
 		s.Log.Debug("no change journal: scans walk the whole tree", "sandbox", h.Slug, "err", err)

@@ -74,7 +74,7 @@ func txnRepo(t *testing.T) (s *Service, r *Repo, from, to string) {
 	write("keep.txt", "a local change\n", 0o644)
 	write("untracked.txt", "untracked\n", 0o644)
 
-	s = &Service{Common: &core.Common{Runner: runner.Exec{}, Log: log.New(&bytes.Buffer{}), Options: core.Options{Image: DefaultImage}}}
+	s = newService(&core.Common{Runner: runner.Exec{}, Log: log.New(&bytes.Buffer{}), Options: core.Options{Image: DefaultImage}})
 	r, err := s.OpenRepo(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)

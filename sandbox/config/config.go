@@ -861,4 +861,3 @@ func Bytes(s string) int64 {
 	}
 	return int64(f * float64(unit))
 }
-

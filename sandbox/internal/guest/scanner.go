@@ -1,0 +1,229 @@
+// Package guest is what litterbox puts into a sandbox and needs of its
+// image: the image's platform and labels, the snapshot scanner for that
+// platform (embedded, or a file the options name) installed into the
+// sandbox's run dir, the copy of a commit into /src with the setup command
+// after it, and the guest contract's check of the image's tools.
+package guest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/litterbox-dev/litterbox/internal/scanbin"
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+)
+
+// The snapshot scanner is a small static program (scanner/) that runs in
+// the sandbox. litterbox embeds one per Linux platform (internal/scanbin) and
+// copies into each sandbox the one of its image's platform, so the host
+// binary may be anything: dynamic, macOS, another architecture.
+
+// ImagePlatform is the os/arch of image as the engine holds it, "" when it
+// holds none (the engine pulls it at create), or ErrImage for a platform
+// litterbox has no scanner for.
+func (g *Guest) ImagePlatform(ctx context.Context, image string) (string, error) {
+	p, _, err := g.ImageInfo(ctx, image)
+	return p, err
+}
+
+// ImageInfo is ImagePlatform with what the engine says of the image (the
+// zero Image when it holds none). An image carrying labels of litterbox's
+// own (dev.litterbox.*) is refused: its sandboxes would inherit them, and
+// the labels are litterbox's state.
+func (g *Guest) ImageInfo(ctx context.Context, image string) (string, provider.Image, error) {
+	img, err := g.Provider.Image(ctx, image)
+	if errors.Is(err, provider.ErrNoImage) {
+		return "", provider.Image{}, nil
+	}
+	if err != nil {
+		return "", provider.Image{}, err
+	}
+	if !scanbin.Supported(img.OS, img.Arch) {
+		return "", img, core.NewError(core.ErrImage, "The image %s is for %s/%s, but litterbox can record work only in %s sandboxes. Use an image for one of those.",
+			image, img.OS, img.Arch, strings.Join(scanbin.Platforms, " or "))
+	}
+	var ours []string
+	for k := range img.Labels {
+		// The extra labels (LITTERBOX_LABELS) are set on every sandbox,
+		// over the image's: a test suite labels its images with them.
+		if _, extra := g.ExtraLabels[k]; strings.HasPrefix(k, core.LabelPrefix) && !extra {
+			ours = append(ours, k)
+		}
+	}
+	if len(ours) > 0 {
+		sort.Strings(ours)
+		return "", img, core.NewError(core.ErrImage, "The image %s carries litterbox's own labels (%s), which its sandboxes would inherit: rebuild it without them.", image, strings.Join(ours, ", "))
+	}
+	return img.OS + "/" + img.Arch, img, nil
+}
+
+// Scanner is the scanner to copy into a container.
+type Scanner struct {
+	// Path is where it goes in the container, unique per content.
+	Path string
+	data []byte // the embedded scanner, or nil
+	host string // else a file on the host (Options.Scanner)
+}
+
+// Open reads the scanner's program.
+func (f Scanner) Open() (io.ReadCloser, error) {
+	if f.data != nil {
+		return io.NopCloser(bytes.NewReader(f.data)), nil
+	}
+	return os.Open(f.host)
+}
+
+// Guest installs the scanner and fills sandboxes. It remembers, per
+// process, the scanner of each platform, the platform of each container
+// whose create did not know it, and which containers are being installed
+// into.
+type Guest struct {
+	*core.Common
+	installs  sync.Map // container id -> *sync.Mutex
+	platforms sync.Map // container id -> platform, found by asking the engine
+	embedded  sync.Map // platform -> func() (Scanner, error)
+	override  func() (Scanner, error)
+}
+
+// New is the guest side of c's sandboxes.
+func New(c *core.Common) *Guest {
+	g := &Guest{Common: c}
+	g.override = sync.OnceValues(g.overrideScanner)
+	return g
+}
+
+// ScannerFor is the scanner for h's container: LITTERBOX_SCANNER when set
+// (a static build of litterbox or of litterbox-scan, for tests), else the
+// embedded one of the container's platform.
+func (g *Guest) ScannerFor(ctx context.Context, h *core.Handle) (Scanner, error) {
+	if g.Scanner != "" {
+		return g.override()
+	}
+	platform, err := g.containerPlatform(ctx, h)
+	if err != nil {
+		return Scanner{}, err
+	}
+	f, _ := g.embedded.LoadOrStore(platform, sync.OnceValues(func() (Scanner, error) {
+		goos, goarch, _ := strings.Cut(platform, "/")
+		b, err := scanbin.For(goos, goarch)
+		if err != nil {
+			return Scanner{}, fmt.Errorf("sandbox '%s': %w", h.Slug, err)
+		}
+		sum := sha256.Sum256(b)
+		return Scanner{Path: core.RunDir + "/scan-" + hex.EncodeToString(sum[:8]), data: b}, nil
+	}))
+	return f.(func() (Scanner, error))()
+}
+
+// containerPlatform is the platform its create recorded, else (the engine
+// pulled the image at create) the platform of its image now, asked once per
+// container.
+func (g *Guest) containerPlatform(ctx context.Context, h *core.Handle) (string, error) {
+	if h.Platform != "" {
+		return h.Platform, nil
+	}
+	if p, ok := g.platforms.Load(h.Ref.ID); ok {
+		return p.(string), nil
+	}
+	image := h.Image
+	if image == "" { // made before the label existed
+		image = g.Image
+	}
+	img, err := g.Provider.Image(ctx, image)
+	if err != nil {
+		return "", fmt.Errorf("find the platform of sandbox '%s' (image %s), to pick its snapshot scanner: %w", h.Slug, image, err)
+	}
+	p := img.OS + "/" + img.Arch
+	g.platforms.Store(h.Ref.ID, p)
+	return p, nil
+}
+
+// overrideScanner checks the scanner the options name (LITTERBOX_SCANNER):
+// a static Linux executable, since the sandbox may have no C library.
+func (g *Guest) overrideScanner() (Scanner, error) {
+	p := g.Scanner
+	fi, err := os.Stat(p)
+	if err != nil {
+		return Scanner{}, fmt.Errorf("LITTERBOX_SCANNER: %w", err)
+	}
+	f, err := elf.Open(p)
+	if err != nil {
+		return Scanner{}, fmt.Errorf("LITTERBOX_SCANNER %s is not a Linux executable (%v): unset it, and litterbox uses its own scanner", p, err)
+	}
+	defer f.Close()
+	for _, prog := range f.Progs {
+		if prog.Type == elf.PT_INTERP {
+			return Scanner{}, fmt.Errorf("LITTERBOX_SCANNER %s is dynamically linked, and sandboxes may have no C library: build it with CGO_ENABLED=0, or unset it, and litterbox uses its own scanner", p)
+		}
+	}
+	return Scanner{host: p, Path: fmt.Sprintf("%s/lb-%x-%x", core.RunDir, fi.Size(), fi.ModTime().UnixNano())}, nil
+}
+
+// InstallScanner copies the scanner into the container's root-owned RunDir,
+// where the sandbox user can run it but not replace it. The copy lands under
+// a temporary name and is renamed, so a concurrent install is harmless. The
+// installs of one container still run one at a time, and one that finds the
+// scanner in place writes nothing: RunDir is a small tmpfs (runDirSize), and
+// the first tool calls of a new sandbox, made at once, each found the
+// scanner missing and wrote a copy of their own until it was full.
+func (g *Guest) InstallScanner(ctx context.Context, h *core.Handle, bin Scanner) error {
+	mu, _ := g.installs.LoadOrStore(h.Ref.ID, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	f, err := bin.Open()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = g.Common.Exec(ctx, provider.ExecRequest{
+		Ref: h.Ref, User: "0", Stdin: f,
+		Cmd: []string{"sh", "-c", `set -e; if [ -x "$1" ]; then cat >/dev/null; exit 0; fi; t=$(mktemp "$1.XXXXXX"); cat >"$t"; chmod 0755 "$t"; mv -f "$t" "$1"`, "sh", bin.Path},
+	})
+	if err != nil {
+		return core.ExecError(h, "install the snapshot scanner", err)
+	}
+	return nil
+}
+
+// MissingImage is an image the engine does not hold. Litterbox pulls no
+// image but DefaultImage: an image named in a configuration (which an
+// agent's branch can change) or on the command line is used only once the
+// user has put it on the engine.
+func MissingImage(image string) error {
+	return core.NewError(core.ErrImage, "The image %s is not on the engine, and litterbox does not pull the images you name. Get it with `docker pull %s`, or build it with `docker build -t %s .` (see docs/images.md), then create again.", image, image, image)
+}
+
+// ProbeScanner is the scanner program for the probe sandboxes' image: the
+// probe's two sides are subcommands of it. An image the engine does not
+// hold yet (it pulls it at create) is taken to be of this machine's
+// architecture.
+func (g *Guest) ProbeScanner(ctx context.Context, image string) (Scanner, error) {
+	if g.Scanner != "" {
+		return g.override()
+	}
+	platform, err := g.ImagePlatform(ctx, image)
+	if err != nil {
+		return Scanner{}, err
+	}
+	if platform == "" {
+		platform = "linux/" + runtime.GOARCH
+	}
+	goos, goarch, _ := strings.Cut(platform, "/")
+	b, err := scanbin.For(goos, goarch)
+	if err != nil {
+		return Scanner{}, err
+	}
+	return Scanner{data: b}, nil
+}
