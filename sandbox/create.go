@@ -17,6 +17,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
@@ -140,7 +141,7 @@ type creation struct {
 	volumes []string
 	// isolation is the engine's isolation check, started beside the rest;
 	// nil for a sandbox without a network.
-	isolation *engineCheck
+	isolation *isolation.Check
 	sandbox   *provider.Sandbox
 	// stamp is the scan stamp the copy reported; setupErr a failed setup.
 	stamp    int64
@@ -236,12 +237,12 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 	// check asks the engine which instance it is, beside the image's
 	// inspection.
 	if c.cfg.Network != config.NetworkNone && len(c.pool) == 0 {
-		c.isolation = s.startIsolationCheck(ctx, c.cfg.Image)
+		c.isolation = s.iso.Start(ctx, c.cfg.Image)
 	}
 	if len(c.pool) == 0 {
 		if err := c.inspectImage(ctx); err != nil {
 			if c.isolation != nil {
-				<-c.isolation.done
+				c.isolation.Wait()
 			}
 			return nil, err
 		}
@@ -356,7 +357,7 @@ func (c *creation) unpooled(ctx context.Context) error {
 		return err
 	}
 	if c.cfg.Network != config.NetworkNone && c.isolation == nil {
-		c.isolation = c.s.startIsolationCheck(ctx, c.cfg.Image)
+		c.isolation = c.s.iso.Start(ctx, c.cfg.Image)
 		if err := c.checkIsolation(ctx); err != nil {
 			return err
 		}
@@ -422,7 +423,7 @@ func (c *creation) end() {
 		<-c.renamed
 	}
 	if c.isolation != nil {
-		<-c.isolation.done
+		c.isolation.Wait()
 	}
 	c.dirty.Wait()
 	c.unlock()
@@ -448,35 +449,7 @@ func (c *creation) checkIsolation(context.Context) error {
 	if c.isolation == nil {
 		return nil
 	}
-	return c.s.isolationVerdict(c.isolation, c.cfg)
-}
-
-// isolationVerdict waits for the engine's isolation check and refuses an
-// engine whose sandboxes reach each other, unless the user allows it.
-func (s *Service) isolationVerdict(check *engineCheck, cfg *config.Config) error {
-	v, err := check.wait()
-	if err != nil {
-		if errors.Is(err, provider.ErrUnreachable) {
-			return err
-		}
-		// A check that could not run says nothing of the engine: go on,
-		// and try again next time.
-		s.Log.Warn("could not check that the engine isolates sandboxes from each other; it is checked again next time", "err", err)
-		return nil
-	}
-	return s.checkIsolated(v, s.allowedBy(cfg))
-}
-
-// allowedBy names what lets sandboxes run on an engine that does not keep
-// them apart, or is "" when nothing does.
-func (s *Service) allowedBy(cfg *config.Config) string {
-	switch {
-	case s.AllowUnisolated:
-		return "--allow-unisolated (LITTERBOX_ALLOW_UNISOLATED)"
-	case cfg != nil && cfg.AllowUnisolated:
-		return "allow_unisolated in " + config.LocalFile
-	}
-	return ""
+	return c.s.iso.Refuse(c.isolation, c.cfg)
 }
 
 func (c *creation) writeJournal(context.Context) error {

@@ -148,8 +148,8 @@ func pauseCheck(info provider.Info) Check {
 // isolationCheck runs the check create runs before the first sandbox on an
 // engine (or reads its kept answer).
 func (s *Service) isolationCheck(ctx context.Context, image string, cfg *config.Config) Check {
-	v, err := s.engineIsolation(ctx, image)
-	allowed := s.allowedBy(cfg)
+	v, err := s.iso.Engine(ctx, image)
+	allowed := s.iso.AllowedBy(cfg)
 	switch {
 	case err != nil:
 		return Check{Name: "isolation", Status: CheckFail, Detail: "could not check that sandboxes are kept apart: " + err.Error(),

@@ -21,6 +21,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
@@ -389,13 +390,13 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 	}
 	// Pooled sandboxes are sandboxes: none is made on an engine that does
 	// not keep them apart, unless the user allows it.
-	var check *engineCheck
+	var check *isolation.Check
 	if cfg.Network != config.NetworkNone {
-		check = s.startIsolationCheck(ctx, cfg.Image)
+		check = s.iso.Start(ctx, cfg.Image)
 	}
 	platform, img, err := s.guest.ImageInfo(ctx, cfg.Image)
 	if check != nil {
-		err = errors.Join(err, s.isolationVerdict(check, cfg))
+		err = errors.Join(err, s.iso.Refuse(check, cfg))
 	}
 	if err != nil {
 		return nil, err

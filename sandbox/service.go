@@ -9,6 +9,7 @@ import (
 	"context"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"os"
 	"strings"
@@ -26,11 +27,13 @@ import (
 type Service struct {
 	*core.Common
 	guest *guest.Guest
+	iso   *isolation.Checker
 }
 
 // newService composes the concerns over c.
 func newService(c *core.Common) *Service {
-	return &Service{Common: c, guest: guest.New(c)}
+	g := guest.New(c)
+	return &Service{Common: c, guest: g, iso: isolation.New(c, g)}
 }
 
 // New builds a Service that runs sandboxes with p and git with r. Extra
@@ -47,7 +50,7 @@ func New(p provider.Provider, r runner.Runner, logger *log.Logger) *Service {
 		Provider: p,
 		Runner:   r,
 		Log:      logger,
-		Options:  core.Options{Image: image, ExtraLabels: parseLabels(os.Getenv("LITTERBOX_LABELS")), Scanner: os.Getenv("LITTERBOX_SCANNER")},
+		Options:  core.Options{Image: image, ExtraLabels: parseLabels(os.Getenv("LITTERBOX_LABELS")), Scanner: os.Getenv("LITTERBOX_SCANNER"), CacheDir: os.Getenv("LITTERBOX_CACHE_DIR")},
 	})
 }
 

@@ -1,4 +1,7 @@
-package sandbox
+// Package isolation checks, once per engine start, that the engine keeps
+// sandboxes apart, and refuses a create on one that does not unless the user
+// allows it. The verdict is kept in the user's cache directory.
+package isolation
 
 import (
 	"context"
@@ -19,6 +22,7 @@ import (
 	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
@@ -42,8 +46,17 @@ import (
 // probePort is the port the listening probe sandbox listens on.
 const probePort = 47474
 
-// isolationVerdict is what the check found on one engine.
-type isolationVerdict struct {
+// Checker runs the check, with the guest's scanner as the probe program.
+type Checker struct {
+	*core.Common
+	guest *guest.Guest
+}
+
+// New is the isolation check of c's engine.
+func New(c *core.Common, g *guest.Guest) *Checker { return &Checker{Common: c, guest: g} }
+
+// Verdict is what the check found on one engine.
+type Verdict struct {
 	Endpoint string    `json:"endpoint"`
 	Instance string    `json:"instance"`
 	Isolated bool      `json:"isolated"`
@@ -53,37 +66,37 @@ type isolationVerdict struct {
 	cache string
 }
 
-// engineCheck is an isolation check started beside create's first steps.
-type engineCheck struct {
+// Check is an isolation check started beside create's first steps.
+type Check struct {
 	done    chan struct{}
-	verdict *isolationVerdict
+	verdict *Verdict
 	err     error
 }
 
-// startIsolationCheck starts finding out whether the engine isolates
+// Start starts finding out whether the engine isolates
 // sandboxes: at once when the answer is cached, else by probing it.
-func (s *Service) startIsolationCheck(ctx context.Context, image string) *engineCheck {
-	c := &engineCheck{done: make(chan struct{})}
+func (c *Checker) Start(ctx context.Context, image string) *Check {
+	chk := &Check{done: make(chan struct{})}
 	go func() {
-		defer close(c.done)
-		c.verdict, c.err = s.engineIsolation(ctx, image)
+		defer close(chk.done)
+		chk.verdict, chk.err = c.Engine(ctx, image)
 	}()
-	return c
+	return chk
 }
 
-// wait returns the check's outcome.
-func (c *engineCheck) wait() (*isolationVerdict, error) {
+// Wait returns the check's outcome.
+func (c *Check) Wait() (*Verdict, error) {
 	<-c.done
 	return c.verdict, c.err
 }
 
-// engineIsolation returns the cached verdict of the engine, or probes it. An
+// Engine returns the cached verdict of the engine, or probes it. An
 // engine that cannot say which instance it is (Info.Instance "") is not
 // checked: nothing could key the answer.
 // The probe sandboxes run image, the one the sandbox being made runs: the
 // engine holds it (litterbox pulls no image but the default).
-func (s *Service) engineIsolation(ctx context.Context, image string) (*isolationVerdict, error) {
-	info, err := s.Provider.Info(ctx)
+func (c *Checker) Engine(ctx context.Context, image string) (*Verdict, error) {
+	info, err := c.Provider.Info(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +106,7 @@ func (s *Service) engineIsolation(ctx context.Context, image string) (*isolation
 	// probeScheme is in the key: a verdict about the networks of an
 	// earlier version proves nothing about the shared bridge.
 	sum := sha256.Sum256([]byte(info.Endpoint + "\x00" + info.Instance + "\x00" + probeScheme))
-	dir, err := isolationCacheDir()
+	dir, err := c.cacheDir()
 	if err != nil {
 		return nil, err
 	}
@@ -110,22 +123,22 @@ func (s *Service) engineIsolation(ctx context.Context, image string) (*isolation
 	if v := readVerdict(path); v != nil {
 		return v, nil
 	}
-	v, err := s.probeIsolation(ctx, image)
+	v, err := c.probeIsolation(ctx, image)
 	if err != nil {
 		return nil, err
 	}
 	v.Endpoint, v.Instance, v.Checked, v.cache = info.Endpoint, info.Instance, time.Now().UTC(), path
 	data, _ := json.MarshalIndent(v, "", "  ")
 	if err := state.WriteAtomic(path, append(data, '\n')); err != nil {
-		s.Log.Warn("could not keep the result of the isolation check; it runs again next time", "err", err)
+		c.Log.Warn("could not keep the result of the isolation check; it runs again next time", "err", err)
 	}
 	return v, nil
 }
 
-// isolationCacheDir is where verdicts are kept: LITTERBOX_CACHE_DIR, else the
-// user's cache directory.
-func isolationCacheDir() (string, error) {
-	base := os.Getenv("LITTERBOX_CACHE_DIR")
+// cacheDir is where verdicts are kept: the options' CacheDir
+// (LITTERBOX_CACHE_DIR), else the user's cache directory.
+func (c *Checker) cacheDir() (string, error) {
+	base := c.CacheDir
 	if base == "" {
 		d, err := os.UserCacheDir()
 		if err != nil {
@@ -140,12 +153,12 @@ func isolationCacheDir() (string, error) {
 	return dir, nil
 }
 
-func readVerdict(path string) *isolationVerdict {
+func readVerdict(path string) *Verdict {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}
-	v := &isolationVerdict{cache: path}
+	v := &Verdict{cache: path}
 	if json.Unmarshal(data, v) != nil || v.Checked.IsZero() {
 		return nil
 	}
@@ -167,8 +180,8 @@ const probeScheme = "isolated+own"
 // check says the engine does not isolate.
 const probeTries = 3
 
-func (s *Service) probeIsolation(ctx context.Context, image string) (*isolationVerdict, error) {
-	bin, err := s.guest.ProbeScanner(ctx, image)
+func (c *Checker) probeIsolation(ctx context.Context, image string) (*Verdict, error) {
+	bin, err := c.guest.ProbeScanner(ctx, image)
 	if err != nil {
 		return nil, err
 	}
@@ -176,9 +189,9 @@ func (s *Service) probeIsolation(ctx context.Context, image string) (*isolationV
 	_, _ = rand.Read(b)
 	base := "litterbox-probe-" + hex.EncodeToString(b)
 	probe := func(name, network string) provider.Spec {
-		return spec.Probe(s.ExtraLabels, "isolation", name, image, network, 64<<20, 256<<20, 120*time.Second)
+		return spec.Probe(c.ExtraLabels, "isolation", name, image, network, 64<<20, 256<<20, 120*time.Second)
 	}
-	s.Log.Info("checking that the engine isolates sandboxes from each other (once per engine start)")
+	c.Log.Info("checking that the engine isolates sandboxes from each other (once per engine start)")
 	var (
 		sbs  [3]*provider.Sandbox
 		errs [3]error
@@ -189,8 +202,8 @@ func (s *Service) probeIsolation(ctx context.Context, image string) (*isolationV
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if sbs[i], errs[i] = s.Provider.Create(ctx, probe(base+"-"+side, nets[i])); errs[i] == nil {
-				errs[i] = s.copyProbe(ctx, sbs[i].Ref, bin)
+			if sbs[i], errs[i] = c.Provider.Create(ctx, probe(base+"-"+side, nets[i])); errs[i] == nil {
+				errs[i] = c.copyProbe(ctx, sbs[i].Ref, bin)
 			}
 		}()
 	}
@@ -198,8 +211,8 @@ func (s *Service) probeIsolation(ctx context.Context, image string) (*isolationV
 	defer func() {
 		for _, sb := range sbs {
 			if sb != nil {
-				if err := s.Provider.Remove(context.WithoutCancel(ctx), sb.Ref); err != nil {
-					s.Log.Warn("could not remove a probe sandbox of the isolation check", "name", sb.Name, "err", err)
+				if err := c.Provider.Remove(context.WithoutCancel(ctx), sb.Ref); err != nil {
+					c.Log.Warn("could not remove a probe sandbox of the isolation check", "name", sb.Name, "err", err)
 				}
 			}
 		}
@@ -215,7 +228,7 @@ func (s *Service) probeIsolation(ctx context.Context, image string) (*isolationV
 	ready := newLineWaiter("ready ")
 	var lerr error
 	go func() {
-		_, lerr = s.Provider.Exec(lctx, provider.ExecRequest{Ref: sbs[0].Ref, Cmd: []string{"/tmp/litterbox-scan", "probe", "listen", strconv.Itoa(probePort), "60s"}, Stdout: ready, Stderr: io.Discard})
+		_, lerr = c.Provider.Exec(lctx, provider.ExecRequest{Ref: sbs[0].Ref, Cmd: []string{"/tmp/litterbox-scan", "probe", "listen", strconv.Itoa(probePort), "60s"}, Stdout: ready, Stderr: io.Discard})
 		ready.close()
 	}()
 	ips, ok := ready.wait()
@@ -236,7 +249,7 @@ func (s *Service) probeIsolation(ctx context.Context, image string) (*isolationV
 		var res provider.ExecResult
 		var out string
 		for try := 1; ; try++ {
-			res, err = s.Provider.Exec(ctx, provider.ExecRequest{Ref: sbs[1+i].Ref, Cmd: append([]string{"/tmp/litterbox-scan", "probe", "connect", strconv.Itoa(probePort), "3s"}, strings.Fields(ips)...)})
+			res, err = c.Provider.Exec(ctx, provider.ExecRequest{Ref: sbs[1+i].Ref, Cmd: append([]string{"/tmp/litterbox-scan", "probe", "connect", strconv.Itoa(probePort), "3s"}, strings.Fields(ips)...)})
 			if err != nil {
 				return nil, fmt.Errorf("run the connecting probe: %w", err)
 			}
@@ -248,25 +261,25 @@ func (s *Service) probeIsolation(ctx context.Context, image string) (*isolationV
 		}
 		switch {
 		case strings.HasPrefix(out, "reached "):
-			return &isolationVerdict{Isolated: false, Detail: fmt.Sprintf("a sandbox connected to %s, another sandbox's address %s", strings.TrimPrefix(out, "reached "), where)}, nil
+			return &Verdict{Isolated: false, Detail: fmt.Sprintf("a sandbox connected to %s, another sandbox's address %s", strings.TrimPrefix(out, "reached "), where)}, nil
 		case strings.HasPrefix(out, "unreached"):
 			details = append(details, out+" ("+where+")")
 			continue
 		}
 		return nil, fmt.Errorf("the connecting probe said %q (exit %d, %s)", out, res.ExitCode, strings.TrimSpace(string(res.Stderr)))
 	}
-	return &isolationVerdict{Isolated: true, Detail: strings.Join(details, "; ")}, nil
+	return &Verdict{Isolated: true, Detail: strings.Join(details, "; ")}, nil
 }
 
 // copyProbe copies the scanner program to /tmp/litterbox-scan in a probe
 // sandbox.
-func (s *Service) copyProbe(ctx context.Context, ref provider.Ref, bin guest.Scanner) error {
+func (c *Checker) copyProbe(ctx context.Context, ref provider.Ref, bin guest.Scanner) error {
 	f, err := bin.Open()
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	res, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: ref, Stdin: f,
+	res, err := c.Provider.Exec(ctx, provider.ExecRequest{Ref: ref, Stdin: f,
 		Cmd: []string{"sh", "-c", `cat >/tmp/litterbox-scan && chmod 0755 /tmp/litterbox-scan`}})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("copy the probe program into the probe sandbox: exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
@@ -314,20 +327,48 @@ func (w *lineWaiter) wait() (string, bool) {
 	return rest, ok
 }
 
-// checkIsolated refuses a create on an engine whose sandboxes reach each
+// refuse refuses a create on an engine whose sandboxes reach each
 // other, unless allowed; allowed, it warns.
-func (s *Service) checkIsolated(v *isolationVerdict, allowedBy string) error {
+func (c *Checker) refuse(v *Verdict, allowedBy string) error {
 	if v == nil || v.Isolated {
 		return nil
 	}
 	if allowedBy != "" {
-		s.Log.Warn(fmt.Sprintf("sandboxes on %s are not isolated from each other (%s); going on, as %s allows", v.Endpoint, v.Detail, allowedBy))
+		c.Log.Warn(fmt.Sprintf("sandboxes on %s are not isolated from each other (%s); going on, as %s allows", v.Endpoint, v.Detail, allowedBy))
 		return nil
 	}
-	return &Error{Kind: ErrUnisolated,
+	return &core.Error{Kind: core.ErrUnisolated,
 		Msg: fmt.Sprintf("Refusing to create a sandbox: sandboxes on the engine at %s are not isolated from each other: %s. "+
 			"Its firewall does not separate its networks (a dockerd started with --iptables=false does this; so does a Kubernetes cluster whose network plugin does not enforce NetworkPolicy, such as the bridge CNI); fix the engine and restart it, "+
 			"or accept it with `litterbox --allow-unisolated` (LITTERBOX_ALLOW_UNISOLATED=1) or allow_unisolated = true in %s. "+
 			"Checked once per engine start; the result is kept in %s.", v.Endpoint, v.Detail, config.LocalFile, v.cache),
 		Agent: fmt.Sprintf("The sandbox was not created: the engine (%s) does not isolate sandboxes from each other, so litterbox refuses to run them there. Tell the user; they can fix the engine or allow it.", v.Endpoint)}
+}
+
+// Refuse waits for the engine's isolation check and refuses an
+// engine whose sandboxes reach each other, unless the user allows it.
+func (c *Checker) Refuse(check *Check, cfg *config.Config) error {
+	v, err := check.Wait()
+	if err != nil {
+		if errors.Is(err, provider.ErrUnreachable) {
+			return err
+		}
+		// A check that could not run says nothing of the engine: go on,
+		// and try again next time.
+		c.Log.Warn("could not check that the engine isolates sandboxes from each other; it is checked again next time", "err", err)
+		return nil
+	}
+	return c.refuse(v, c.AllowedBy(cfg))
+}
+
+// AllowedBy names what lets sandboxes run on an engine that does not keep
+// them apart, or is "" when nothing does.
+func (c *Checker) AllowedBy(cfg *config.Config) string {
+	switch {
+	case c.AllowUnisolated:
+		return "--allow-unisolated (LITTERBOX_ALLOW_UNISOLATED)"
+	case cfg != nil && cfg.AllowUnisolated:
+		return "allow_unisolated in " + config.LocalFile
+	}
+	return ""
 }
