@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/litterbox-dev/litterbox/provider/docker"
+	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
@@ -38,7 +40,11 @@ func TestArgumentsKeepTheirBytes(t *testing.T) {
 // a usage error, as a bad flag is: exit 2, not the generic 1.
 func TestBadArgumentsAreUsageErrors(t *testing.T) {
 	_, pathErr := sandbox.ContainerPath("../../etc/passwd")
-	_, poolErr := (&sandbox.Service{}).FillPool(context.Background(), nil, 17)
+	engine, err := docker.New(docker.Options{Runner: runner.Exec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, poolErr := sandbox.New(engine, runner.Exec{}, nil).FillPool(context.Background(), nil, 17)
 	for _, err := range []error{pathErr, poolErr} {
 		if err == nil {
 			t.Fatal("no error")

@@ -1,6 +1,9 @@
 package sandbox
 
-import "github.com/litterbox-dev/litterbox/sandbox/internal/core"
+import (
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
+)
 
 // The vocabulary the CLI and the MCP server share with the service.
 type (
@@ -12,6 +15,9 @@ type (
 	Error = core.Error
 	// InvalidNameError is a name whose slug is empty or too long.
 	InvalidNameError = core.InvalidNameError
+	// PoolEntry is one pooled container, as `litterbox pool` and `list`
+	// show it.
+	PoolEntry = pool.Entry
 )
 
 // Labels and defaults.

@@ -18,6 +18,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
@@ -148,8 +149,8 @@ type creation struct {
 	setupErr error
 	// pool are the warm pool's members this create may claim (pool.go);
 	// pooled the one it claimed, renamed when its rename has ended.
-	pool      []*poolMember
-	pooled    *poolMember
+	pool      []*pool.Record
+	pooled    *pool.Record
 	renamed   chan struct{}
 	renamedTo string
 }
@@ -228,8 +229,8 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 	}
 	// A warm pool's member made from this commit for this configuration
 	// already holds the copy, and its record the image's platform.
-	if !opts.FromBranch && !opts.NoPool && s.pooling() {
-		c.pool = poolCandidates(r.Git.CommonDir, poolKey(spec.For(s.Options, r, slug, c.head, c.cfg)), c.start)
+	if !opts.FromBranch && !opts.NoPool && s.pool.Enabled() {
+		c.pool = pool.Candidates(r.Git.CommonDir, pool.Key(spec.For(s.Options, r, slug, c.head, c.cfg)), c.start)
 	}
 	// A pooled sandbox was made after the same check passed on this
 	// engine (FillPool), and an engine restart, which may change what the
@@ -283,7 +284,7 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 func (c *creation) claimPooled(ctx context.Context) (bool, error) {
 	gd := c.r.Git.CommonDir
 	for _, m := range c.pool {
-		ok, err := claimMember(gd, m.Ref.ID, poolClaim{Slug: c.slug, Base: c.head, Claimed: time.Now().UTC()})
+		ok, err := pool.ClaimMember(gd, m.Ref.ID, pool.Claim{Slug: c.slug, Base: c.head, Claimed: time.Now().UTC()})
 		if err != nil {
 			return false, fmt.Errorf("claim the pooled sandbox %s: %w", m.Name, err)
 		}
@@ -295,7 +296,7 @@ func (c *creation) claimPooled(ctx context.Context) (bool, error) {
 		c.sandbox = &provider.Sandbox{Ref: m.Ref, Name: m.Name}
 		c.out.Container, c.out.Pooled = m.Name, true
 		c.undo.push("container "+m.Name, func(ctx context.Context) error {
-			return c.s.removeMember(ctx, gd, *c.sandbox)
+			return c.s.pool.Remove(ctx, gd, *c.sandbox)
 		})
 		c.renamed = make(chan struct{})
 		go c.rename(ctx)
@@ -311,10 +312,10 @@ func (c *creation) rename(ctx context.Context) {
 	defer close(c.renamed)
 	rn := c.s.Provider.(provider.Renamer)
 	name := c.r.ContainerName(c.slug)
-	err := rn.Rename(made(ctx), c.sandbox.Ref, name)
+	err := rn.Rename(core.Made(ctx), c.sandbox.Ref, name)
 	if errors.Is(err, provider.ErrConflict) {
 		name = c.r.SuffixedName(c.slug)
-		err = rn.Rename(made(ctx), c.sandbox.Ref, name)
+		err = rn.Rename(core.Made(ctx), c.sandbox.Ref, name)
 	}
 	if errors.Is(err, provider.ErrNotFound) {
 		return // the container is gone: replacePooled says so
@@ -334,7 +335,7 @@ func (c *creation) replacePooled(ctx context.Context, cause error) error {
 	c.renamed, c.renamedTo = nil, ""
 	c.s.Log.Warn("the pooled sandbox is not running; making a new container", "container", c.sandbox.Name, "err", cause)
 	last := c.undo.steps[len(c.undo.steps)-1]
-	if err := last.fn(made(ctx)); err != nil {
+	if err := last.fn(core.Made(ctx)); err != nil {
 		return fmt.Errorf("remove the dead pooled sandbox %s: %w", c.sandbox.Name, err)
 	}
 	c.undo.steps = c.undo.steps[:len(c.undo.steps)-1]
@@ -436,12 +437,6 @@ func (c *creation) fail(ctx context.Context, err error) error {
 	return c.undo.run(ctx, c.s, err)
 }
 
-// made is the context of calls that make something: they run to their end
-// even when ctx is cancelled (Ctrl-C), since killing a client does not stop
-// what it asked for, and then nothing would remove it. Once the call
-// returns, the undo knows what exists.
-func made(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
-
 // checkIsolation refuses a sandbox with a network on an engine whose
 // sandboxes reach each other, unless the user allows it (isolation.go).
 // Nothing is made before it.
@@ -472,7 +467,7 @@ func (c *creation) claimBranch(ctx context.Context) error {
 		return nil
 	}
 	c.progress("creating branch " + c.out.Branch)
-	if err := c.r.Git.CreateRef(made(ctx), BranchRef(c.slug), c.head, "litterbox: create sandbox "+c.slug); err != nil {
+	if err := c.r.Git.CreateRef(core.Made(ctx), BranchRef(c.slug), c.head, "litterbox: create sandbox "+c.slug); err != nil {
 		if errors.Is(err, git.ErrRefExists) {
 			// Made since clearLeftovers looked, by something else than
 			// litterbox (creates of a name take turns): not ours.
@@ -730,7 +725,7 @@ func (e *SetupError) Is(target error) bool { return target == ErrSetupFailed }
 // containers after the directory, not its path). It looks past the extra
 // labels: the other sandbox need not carry them.
 func (s *Service) nameTaken(ctx context.Context, slug, container string) error {
-	sbs, _ := s.Provider.List(ctx, provider.Selector{Labels: map[string]string{LabelSlug: slug}, Report: labelKeys})
+	sbs, _ := s.Provider.List(ctx, provider.Selector{Labels: map[string]string{LabelSlug: slug}, Report: core.LabelKeys})
 	for _, sb := range sbs {
 		if sb.Name == container && sb.Labels[LabelRepo] != "" {
 			return core.NewError(ErrExists, "Sandbox '%s' cannot be created: the container name %s is taken by the sandbox '%s' of %s. Please choose a different name.", slug, container, slug, sb.Labels[LabelRepo])

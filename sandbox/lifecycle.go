@@ -12,6 +12,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
@@ -331,7 +332,7 @@ func (s *Service) removeSandbox(ctx context.Context, r *Repo, f *found, clearSta
 		if e.err == nil {
 			rep.Removed = append(rep.Removed, "container "+name)
 		}
-		if err := forgetMember(r.Git.CommonDir, e.id); err != nil {
+		if err := pool.Forget(r.Git.CommonDir, e.id); err != nil {
 			s.Log.Warn("could not remove the pool's record of the container", "container", e.id, "err", err)
 		}
 	}
@@ -346,9 +347,9 @@ func (s *Service) removeSandbox(ctx context.Context, r *Repo, f *found, clearSta
 			return rep, core.NewError(ErrPartialDelete, "delete sandbox '%s' was partial: could not remove container %s: %v\nRun `litterbox delete %s` again.", slug, c.Name, core.ErrText(err), slug)
 		}
 		rep.Removed = append(rep.Removed, "container "+c.Name)
-		if c.Labels[LabelPool] != "" {
+		if c.Labels[core.LabelPool] != "" {
 			// A container of the warm pool: its claim goes with it.
-			if err := forgetMember(r.Git.CommonDir, c.Ref.ID); err != nil {
+			if err := pool.Forget(r.Git.CommonDir, c.Ref.ID); err != nil {
 				s.Log.Warn("could not remove the pool's record of the container", "container", c.Name, "err", err)
 			}
 		}
@@ -401,14 +402,14 @@ type Pruned struct {
 // --all-repos shows them first, as orphans. Extra labels narrow it as they do
 // every lookup.
 func (s *Service) Prune(ctx context.Context) ([]Pruned, error) {
-	sbs, pool, err := s.objects(ctx, nil, "")
+	sbs, members, err := s.objects(ctx, nil, "")
 	if err != nil {
 		return nil, err
 	}
 	// The warm pools of those repositories go too.
-	sbs = append(sbs, pool...)
+	sbs = append(sbs, members...)
 	name := func(labels map[string]string) string {
-		if labels[LabelSlug] == "" && labels[LabelPool] != "" {
+		if labels[LabelSlug] == "" && labels[core.LabelPool] != "" {
 			return "(warm pool)"
 		}
 		return labels[LabelSlug]

@@ -11,10 +11,9 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
-
-var labelKeys = []string{LabelSlug, LabelRepo, LabelGitDir, LabelRepoID, LabelBranch, LabelBase, LabelImage, LabelPlatform}
 
 // sandboxes lists what the engine holds of sandboxes, with one provider
 // List: those of r (see Repo.owns), or of every repository when r is nil.
@@ -38,25 +37,25 @@ func (s *Service) sandboxes(ctx context.Context, r *Repo, slug string) ([]provid
 // objects is sandboxes, plus the pooled containers that no create claimed
 // (of r, or of every repository when r is nil), found by the same list; a
 // lookup of one slug in a repository that has claimed none finds no pool.
-func (s *Service) objects(ctx context.Context, r *Repo, slug string) (sbs, pool []provider.Sandbox, err error) {
-	sel := provider.Selector{Labels: map[string]string{LabelSlug: slug}, Report: labelKeys}
+func (s *Service) objects(ctx context.Context, r *Repo, slug string) (sbs, members []provider.Sandbox, err error) {
+	sel := provider.Selector{Labels: map[string]string{LabelSlug: slug}, Report: core.LabelKeys}
 	for k, v := range s.ExtraLabels {
 		sel.Labels[k] = v
 	}
 	var pooled []provider.Sandbox
-	if s.pooling() && (slug == "" || r == nil || hasClaims(r.Git.CommonDir)) {
+	if s.pool.Enabled() && (slug == "" || r == nil || pool.HasClaims(r.Git.CommonDir)) {
 		// Sandboxes and pooled containers both carry the git dir label:
 		// one engine list finds them all.
 		delete(sel.Labels, LabelSlug)
 		sel.Labels[LabelGitDir] = ""
-		sel.Report = append(slices.Clone(labelKeys), LabelPool)
+		sel.Report = append(slices.Clone(core.LabelKeys), core.LabelPool)
 		all, err := s.Provider.List(ctx, sel)
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, o := range all {
 			switch l := o.Labels[LabelSlug]; {
-			case o.Labels[LabelPool] != "":
+			case o.Labels[core.LabelPool] != "":
 				pooled = append(pooled, o)
 			case l != "" && (slug == "" || l == slug):
 				sbs = append(sbs, o)
@@ -69,22 +68,22 @@ func (s *Service) objects(ctx context.Context, r *Repo, slug string) (sbs, pool 
 	// networks a member left included, are the pool's. Each claim is read
 	// once.
 	for _, p := range pooled {
-		var c *poolClaim
+		var c *pool.Claim
 		if p.Ref.ID != "" {
-			c, _ = readClaim(p.Labels[LabelGitDir], p.Ref.ID)
+			c, _ = pool.ReadClaim(p.Labels[LabelGitDir], p.Ref.ID)
 		}
 		switch {
 		case c == nil:
-			pool = append(pool, p)
+			members = append(members, p)
 		case slug == "" || c.Slug == slug:
-			sbs = append(sbs, asClaimed(p, c))
+			sbs = append(sbs, pool.AsClaimed(p, c))
 		}
 	}
 	if r == nil {
-		return sbs, pool, nil
+		return sbs, members, nil
 	}
 	notMine := func(sb provider.Sandbox) bool { return !r.Owns(sb.Labels) }
-	return slices.DeleteFunc(sbs, notMine), slices.DeleteFunc(pool, notMine), nil
+	return slices.DeleteFunc(sbs, notMine), slices.DeleteFunc(members, notMine), nil
 }
 
 // List returns the sandboxes of r, or of every repository when r is nil, from
@@ -133,7 +132,7 @@ func (s *Service) ListDir(ctx context.Context, dir string) ([]Sandbox, error) {
 // engine list).
 func (s *Service) ListDirPool(ctx context.Context, dir string) ([]Sandbox, []PoolEntry, error) {
 	var (
-		pool    []provider.Sandbox
+		members []provider.Sandbox
 		r       *Repo
 		repErr  error
 		own     map[string]string
@@ -150,7 +149,7 @@ func (s *Service) ListDirPool(ctx context.Context, dir string) ([]Sandbox, []Poo
 	}()
 	go func() {
 		defer wg.Done()
-		sbs, pool, listErr = s.objects(ctx, nil, "")
+		sbs, members, listErr = s.objects(ctx, nil, "")
 	}()
 	wg.Wait()
 	if repErr != nil {
@@ -165,16 +164,7 @@ func (s *Service) ListDirPool(ctx context.Context, dir string) ([]Sandbox, []Poo
 	}
 	mine := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return !r.Owns(sb.Labels) })
 	list, err := s.assemble(ctx, r, mine, own)
-	var entries []PoolEntry
-	for _, p := range pool {
-		if !r.Owns(p.Labels) {
-			continue
-		}
-		if m, claimed := newMember(r.Git.CommonDir, p); !claimed {
-			entries = append(entries, m.entry())
-		}
-	}
-	return list, entries, err
+	return list, pool.Entries(r, members), err
 }
 
 // assemble joins what the engine holds (containers, leftover networks) and

@@ -10,6 +10,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"os"
 	"strings"
@@ -28,12 +29,14 @@ type Service struct {
 	*core.Common
 	guest *guest.Guest
 	iso   *isolation.Checker
+	pool  *pool.Pool
 }
 
 // newService composes the concerns over c.
 func newService(c *core.Common) *Service {
 	g := guest.New(c)
-	return &Service{Common: c, guest: g, iso: isolation.New(c, g)}
+	iso := isolation.New(c, g)
+	return &Service{Common: c, guest: g, iso: iso, pool: pool.New(c, g, iso)}
 }
 
 // New builds a Service that runs sandboxes with p and git with r. Extra
@@ -111,3 +114,20 @@ type Sandbox struct {
 
 // DefaultSetup is the startup command run once after the copy (FR1.7).
 var DefaultSetup = config.DefaultSetup
+
+// Pool lists r's unclaimed pooled containers.
+func (s *Service) Pool(ctx context.Context, r *Repo) ([]PoolEntry, error) {
+	return s.pool.List(ctx, r)
+}
+
+// FillPool brings r's pool to size ready members made from HEAD with its
+// configuration (see pool.Fill).
+func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry, error) {
+	return s.pool.Fill(ctx, r, size)
+}
+
+// DeletePool removes every unclaimed pooled container of r and its record;
+// it returns their names.
+func (s *Service) DeletePool(ctx context.Context, r *Repo) ([]string, error) {
+	return s.pool.Delete(ctx, r)
+}

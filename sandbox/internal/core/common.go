@@ -59,6 +59,12 @@ func (c *Common) LoadConfig(ctx context.Context, r *Repo, commit string) (*confi
 	return config.Load(ctx, r.Git, commit, c.Warn)
 }
 
+// Made is the context of calls that make something: they run to their end
+// even when ctx is cancelled (Ctrl-C), since killing a client does not stop
+// what it asked for, and then nothing would remove it. Once the call
+// returns, the undo knows what exists.
+func Made(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
 // SandboxEnv is the environment every command of the sandbox's own runs
 // with: its name, which a pooled container's environment cannot hold (it was
 // made before the name was known).

@@ -32,7 +32,13 @@ const (
 	// LabelProbe marks a throwaway sandbox litterbox starts to check an
 	// engine or an image, so it is never taken for a user's.
 	LabelProbe = LabelPrefix + "probe"
+	// LabelPool marks a container of a warm pool; its value is the pool key
+	// (pool.Key).
+	LabelPool = LabelPrefix + "pool"
 )
+
+// LabelKeys are the labels every lookup asks the engine to report.
+var LabelKeys = []string{LabelSlug, LabelRepo, LabelGitDir, LabelRepoID, LabelBranch, LabelBase, LabelImage, LabelPlatform}
 
 // BranchPrefix is where sandbox branches live.
 const BranchPrefix = "litterbox/"

@@ -1,4 +1,4 @@
-package sandbox
+package pool
 
 import (
 	"context"
@@ -34,7 +34,7 @@ func TestClaimMemberOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ok, err := claimMember(gd, "c0ffee", poolClaim{Slug: fmt.Sprintf("s%d", i), Base: "b", Claimed: time.Now()})
+			ok, err := ClaimMember(gd, "c0ffee", Claim{Slug: fmt.Sprintf("s%d", i), Base: "b", Claimed: time.Now()})
 			if err != nil {
 				t.Error(err)
 			}
@@ -53,7 +53,7 @@ func TestClaimMemberOnce(t *testing.T) {
 	}
 	// The claim on disk is the winner's, whole: no other create's wrote
 	// over it.
-	c, taken := readClaim(gd, "c0ffee")
+	c, taken := ReadClaim(gd, "c0ffee")
 	if !taken || c == nil || c.Slug != fmt.Sprintf("s%d", winner) || c.Base != "b" {
 		t.Fatalf("claim = %+v, taken %v; want s%d's", c, taken, winner)
 	}
@@ -66,25 +66,25 @@ func TestClaimMemberOnce(t *testing.T) {
 // The pool key names the configuration, not the sandbox: sandboxes of other
 // names and bases share it, another image or memory limit does not.
 func TestPoolKey(t *testing.T) {
-	s := newService(&core.Common{Options: core.Options{Image: DefaultImage}})
-	r := &Repo{Slug: "repo", ID: "0123456789abcdef0123456789abcdef", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
-	cfg := &config.Config{Image: DefaultImage}
-	k := poolKey(spec.For(s.Options, r, "a", "base1", cfg))
-	if k2 := poolKey(spec.For(s.Options, r, "other", "base2", cfg)); k2 != k {
+	s := New(&core.Common{Options: core.Options{Image: core.DefaultImage}}, nil, nil)
+	r := &core.Repo{Slug: "repo", ID: "0123456789abcdef0123456789abcdef", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
+	cfg := &config.Config{Image: core.DefaultImage}
+	k := Key(spec.For(s.Options, r, "a", "base1", cfg))
+	if k2 := Key(spec.For(s.Options, r, "other", "base2", cfg)); k2 != k {
 		t.Errorf("key differs by name and base: %s vs %s", k, k2)
 	}
 	for name, c := range map[string]*config.Config{
 		"image":   {Image: "debian:12"},
-		"memory":  {Image: DefaultImage, Memory: "512m"},
-		"network": {Image: DefaultImage, Network: config.NetworkNone},
-		"ports":   {Image: DefaultImage, Ports: []config.Port{{Name: "web", ContainerPort: 8080}}},
+		"memory":  {Image: core.DefaultImage, Memory: "512m"},
+		"network": {Image: core.DefaultImage, Network: config.NetworkNone},
+		"ports":   {Image: core.DefaultImage, Ports: []config.Port{{Name: "web", ContainerPort: 8080}}},
 	} {
-		if poolKey(spec.For(s.Options, r, "a", "base1", c)) == k {
+		if Key(spec.For(s.Options, r, "a", "base1", c)) == k {
 			t.Errorf("another %s gives the same key", name)
 		}
 	}
-	sp := poolSpec(spec.For(s.Options, r, "a", "base1", cfg), "litterbox-pool-x")
-	for _, l := range []string{LabelSlug, LabelBranch, LabelBase} {
+	sp := memberSpec(spec.For(s.Options, r, "a", "base1", cfg), "litterbox-pool-x")
+	for _, l := range []string{core.LabelSlug, core.LabelBranch, core.LabelBase} {
 		if _, ok := sp.Labels[l]; ok {
 			t.Errorf("pooled spec carries %s", l)
 		}
@@ -109,7 +109,7 @@ func TestDropMemberRespectsClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &fake.Provider{}
-	s := newService(&core.Common{Provider: p, Log: log.New(io.Discard)})
+	s := New(&core.Common{Provider: p, Log: log.New(io.Discard)}, nil, nil)
 	mk := func(name string) provider.Sandbox {
 		sb, err := p.Create(ctx, provider.Spec{Name: name, Network: provider.NetworkNone})
 		if err != nil {
@@ -131,7 +131,7 @@ func TestDropMemberRespectsClaims(t *testing.T) {
 	}
 
 	taken := mk("taken")
-	if ok, err := claimMember(gd, taken.Ref.ID, poolClaim{Slug: "a", Base: "b"}); !ok || err != nil {
+	if ok, err := ClaimMember(gd, taken.Ref.ID, Claim{Slug: "a", Base: "b"}); !ok || err != nil {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
 	if dropped, err := s.dropMember(ctx, gd, taken); dropped || err != nil || !alive(taken) {
@@ -146,10 +146,10 @@ func TestDropMemberRespectsClaims(t *testing.T) {
 	// A removal cut short after its claim: no create gets the container,
 	// and the next removal finishes it.
 	half := mk("half")
-	if ok, _ := claimMember(gd, half.Ref.ID, poolClaim{}); !ok {
+	if ok, _ := ClaimMember(gd, half.Ref.ID, Claim{}); !ok {
 		t.Fatal("removal's claim refused")
 	}
-	if ok, _ := claimMember(gd, half.Ref.ID, poolClaim{Slug: "c", Base: "b"}); ok {
+	if ok, _ := ClaimMember(gd, half.Ref.ID, Claim{Slug: "c", Base: "b"}); ok {
 		t.Fatal("a create took a container being removed")
 	}
 	if dropped, err := s.dropMember(ctx, gd, half); !dropped || err != nil || alive(half) {

@@ -1,4 +1,30 @@
-package sandbox
+// Package pool keeps a repository's warm pool: sandboxes made ahead of
+// time, each a hardened container like any sandbox's, started, with HEAD
+// already copied into /src. A create that finds one made for its configuration
+// claims it instead of starting a container: it makes the branch, runs the
+// setup command and marks the sandbox ready, which takes a fraction of a
+// docker run (docs/pool.md).
+//
+// Engines cannot change a container's labels, and a pooled container's are
+// set before anyone knows which sandbox it becomes: it carries the
+// repository's labels and LabelPool, never a slug. What it became is
+// recorded on the host, beside the sandboxes' state, in
+// <common git dir>/litterbox/pool.d/ (the dot keeps it apart from every
+// slug):
+//
+//	ID.member  written once the copy of HEAD is complete: the commit, the
+//	           scan stamp, the image's platform. A container without it is
+//	           still being filled, or its fill was cut short.
+//	ID.claim   made exclusively (O_EXCL) by the create that takes the
+//	           container, before anything else: two creates never get the
+//	           same one. It names the sandbox (slug and base), so every
+//	           lookup finds the container under that name from then on.
+//
+// A crash at any point leaves a container that lookups see: before its
+// claim, as a pool member (`litterbox pool` and `list` show it, `delete
+// --pool` and the next fill remove it); after, as the sandbox it was
+// becoming, incomplete until marked ready, as any interrupted create.
+package pool
 
 import (
 	"bytes"
@@ -26,36 +52,6 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
-// A warm pool holds sandboxes made ahead of time for one repository: each
-// is a hardened container like any sandbox's, started, with HEAD already
-// copied into /src. A create that finds one made for its configuration
-// claims it instead of starting a container: it makes the branch, runs the
-// setup command and marks the sandbox ready, which takes a fraction of a
-// docker run (docs/pool.md).
-//
-// Engines cannot change a container's labels, and a pooled container's are
-// set before anyone knows which sandbox it becomes: it carries the
-// repository's labels and LabelPool, never a slug. What it became is
-// recorded on the host, beside the sandboxes' state, in
-// <common git dir>/litterbox/pool.d/ (the dot keeps it apart from every
-// slug):
-//
-//	ID.member  written once the copy of HEAD is complete: the commit, the
-//	           scan stamp, the image's platform. A container without it is
-//	           still being filled, or its fill was cut short.
-//	ID.claim   made exclusively (O_EXCL) by the create that takes the
-//	           container, before anything else: two creates never get the
-//	           same one. It names the sandbox (slug and base), so every
-//	           lookup finds the container under that name from then on.
-//
-// A crash at any point leaves a container that lookups see: before its
-// claim, as a pool member (`litterbox pool` and `list` show it, `delete
-// --pool` and the next fill remove it); after, as the sandbox it was
-// becoming, incomplete until marked ready, as any interrupted create.
-
-// LabelPool marks a pooled container; its value is the pool key (poolKey).
-const LabelPool = LabelPrefix + "pool"
-
 // poolDirName is the pool's directory under <common git dir>/litterbox.
 const poolDirName = "pool.d"
 
@@ -63,14 +59,27 @@ const poolDirName = "pool.d"
 // takes it for one cut short and removes it.
 const poolFillStale = 10 * time.Minute
 
-// poolMaxSize bounds a pool: each member holds a copy of the repository in
+// MaxSize bounds a pool: each member holds a copy of the repository in
 // memory.
-const poolMaxSize = 16
+const MaxSize = 16
+
+// Pool fills, lists and empties the warm pools of c's engine; create claims
+// their members (Candidates, Claim, Remove).
+type Pool struct {
+	*core.Common
+	guest *guest.Guest
+	iso   *isolation.Checker
+}
+
+// New is the warm pool of c's engine, filled through g, checked with iso.
+func New(c *core.Common, g *guest.Guest, iso *isolation.Checker) *Pool {
+	return &Pool{Common: c, guest: g, iso: iso}
+}
 
 func poolDir(gitDir string) string { return filepath.Join(gitDir, "litterbox", poolDirName) }
 
-// poolMember is what the host records of a filled member.
-type poolMember struct {
+// Record is what the host records of a filled member.
+type Record struct {
 	Key    string `json:"key"`
 	Name   string `json:"name"`
 	Ref    provider.Ref
@@ -83,8 +92,8 @@ type poolMember struct {
 	Filled   time.Time `json:"filled"`
 }
 
-// poolClaim is what the create that took a member records.
-type poolClaim struct {
+// Claim is what the create that took a member records.
+type Claim struct {
 	Slug    string    `json:"slug"`
 	Base    string    `json:"base"`
 	Claimed time.Time `json:"claimed"`
@@ -93,27 +102,27 @@ type poolClaim struct {
 func memberPath(gitDir, id string) string { return filepath.Join(poolDir(gitDir), id+".member") }
 func claimPath(gitDir, id string) string  { return filepath.Join(poolDir(gitDir), id+".claim") }
 
-func readMember(gitDir, id string) *poolMember {
+func readMember(gitDir, id string) *Record {
 	data, err := os.ReadFile(memberPath(gitDir, id))
 	if err != nil {
 		return nil
 	}
-	var m poolMember
+	var m Record
 	if json.Unmarshal(data, &m) != nil || m.Ref.ID != id || m.Stamp == 0 {
 		return nil
 	}
 	return &m
 }
 
-// readClaim returns the claim of container id; claimed is true when a claim
+// ReadClaim returns the claim of container id; claimed is true when a claim
 // file exists at all, even one that cannot be read (a claim cut short is
 // still a claim: that container is never handed out again).
-func readClaim(gitDir, id string) (c *poolClaim, claimed bool) {
+func ReadClaim(gitDir, id string) (c *Claim, claimed bool) {
 	data, err := os.ReadFile(claimPath(gitDir, id))
 	if err != nil {
 		return nil, !errors.Is(err, os.ErrNotExist)
 	}
-	var pc poolClaim
+	var pc Claim
 	if json.Unmarshal(data, &pc) != nil || pc.Slug == "" {
 		return nil, true
 	}
@@ -124,15 +133,15 @@ func readClaim(gitDir, id string) (c *poolClaim, claimed bool) {
 // by a removal, whose claim names no sandbox, nor by a claim that cannot be
 // read): such a container is a sandbox, the others are still the pool's.
 func claimedBySandbox(gitDir, id string) bool {
-	c, _ := readClaim(gitDir, id)
+	c, _ := ReadClaim(gitDir, id)
 	return c != nil
 }
 
-// claimMember takes container id for slug; false when another create has it.
+// ClaimMember takes container id for slug; false when another create has it.
 // The claim is written whole to a file of its own, then linked into place,
 // which fails when the name exists: of two creates one wins, and no kill
 // leaves a claim half written.
-func claimMember(gitDir, id string, c poolClaim) (bool, error) {
+func ClaimMember(gitDir, id string, c Claim) (bool, error) {
 	data, err := json.Marshal(c)
 	if err != nil {
 		return false, err
@@ -153,8 +162,8 @@ func claimMember(gitDir, id string, c poolClaim) (bool, error) {
 	return err == nil, err
 }
 
-// forgetMember removes the host's record of container id.
-func forgetMember(gitDir, id string) error {
+// Forget removes the host's record of container id.
+func Forget(gitDir, id string) error {
 	var errs []error
 	for _, p := range []string{memberPath(gitDir, id), claimPath(gitDir, id)} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -164,9 +173,9 @@ func forgetMember(gitDir, id string) error {
 	return errors.Join(errs...)
 }
 
-// hasClaims reports whether any container of r's pool was claimed: only then
+// HasClaims reports whether any container of r's pool was claimed: only then
 // do lookups also list pooled containers.
-func hasClaims(gitDir string) bool {
+func HasClaims(gitDir string) bool {
 	entries, err := os.ReadDir(poolDir(gitDir))
 	if err != nil {
 		return false
@@ -179,30 +188,30 @@ func hasClaims(gitDir string) bool {
 	return false
 }
 
-// pooling reports whether the engine can pool (it can rename a claimed
+// Enabled reports whether the engine can pool (it can rename a claimed
 // container).
-func (s *Service) pooling() bool {
-	_, ok := s.Provider.(provider.Renamer)
+func (p *Pool) Enabled() bool {
+	_, ok := p.Provider.(provider.Renamer)
 	return ok
 }
 
-// poolContainers lists every pooled container on the engine (of every
+// containers lists every pooled container on the engine (of every
 // repository, within the extra labels), claimed or not.
-func (s *Service) poolContainers(ctx context.Context) ([]provider.Sandbox, error) {
-	sel := provider.Selector{Labels: map[string]string{LabelPool: ""}, Report: append(slices.Clone(labelKeys), LabelPool)}
-	for k, v := range s.ExtraLabels {
+func (p *Pool) containers(ctx context.Context) ([]provider.Sandbox, error) {
+	sel := provider.Selector{Labels: map[string]string{core.LabelPool: ""}, Report: append(slices.Clone(core.LabelKeys), core.LabelPool)}
+	for k, v := range p.ExtraLabels {
 		sel.Labels[k] = v
 	}
-	return s.Provider.List(ctx, sel)
+	return p.Provider.List(ctx, sel)
 }
 
-// asClaimed is pooled container p as the sandbox claim c made of it: the
+// AsClaimed is pooled container p as the sandbox claim c made of it: the
 // claim's slug and base as labels.
-func asClaimed(p provider.Sandbox, c *poolClaim) provider.Sandbox {
+func AsClaimed(p provider.Sandbox, c *Claim) provider.Sandbox {
 	p.Labels = cloneLabels(p.Labels)
-	p.Labels[LabelSlug] = c.Slug
-	p.Labels[LabelBranch] = BranchPrefix + c.Slug
-	p.Labels[LabelBase] = c.Base
+	p.Labels[core.LabelSlug] = c.Slug
+	p.Labels[core.LabelBranch] = core.BranchPrefix + c.Slug
+	p.Labels[core.LabelBase] = c.Base
 	p.Created = c.Claimed // the sandbox's age, not the fill's
 	return p
 }
@@ -215,34 +224,34 @@ func cloneLabels(m map[string]string) map[string]string {
 	return out
 }
 
-// poolKey names the configuration a pooled container was made for: the spec
+// Key names the configuration a pooled container was made for: the spec
 // with what belongs to one sandbox (name, hostname, slug, branch, base, its
 // LITTERBOX_SANDBOX) left out. A create claims only a member of its own key.
-func poolKey(sp provider.Spec) string {
-	sp = poolSpec(sp, "")
+func Key(sp provider.Spec) string {
+	sp = memberSpec(sp, "")
 	sp.Name = ""
 	b, _ := json.Marshal(sp)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
 
-// poolSpec is sp made into a pool member's spec named name.
-func poolSpec(sp provider.Spec, name string) provider.Spec {
+// memberSpec is sp made into a pool member's spec named name.
+func memberSpec(sp provider.Spec, name string) provider.Spec {
 	sp.Name, sp.Hostname = name, "litterbox"
 	l := cloneLabels(sp.Labels)
-	delete(l, LabelSlug)
-	delete(l, LabelBranch)
-	delete(l, LabelBase)
-	delete(l, LabelPool)
-	delete(l, LabelPlatform)
+	delete(l, core.LabelSlug)
+	delete(l, core.LabelBranch)
+	delete(l, core.LabelBase)
+	delete(l, core.LabelPool)
+	delete(l, core.LabelPlatform)
 	sp.Labels = l
 	sp.Env = slices.DeleteFunc(slices.Clone(sp.Env), func(e string) bool { return strings.HasPrefix(e, "LITTERBOX_SANDBOX=") })
 	sp.Tmpfs = slices.Clone(sp.Tmpfs)
 	return sp
 }
 
-// PoolEntry is one pooled container, as `litterbox pool` and `list` show it.
-type PoolEntry struct {
+// Entry is one pooled container, as `litterbox pool` and `list` show it.
+type Entry struct {
 	Container string `json:"container"`
 	// State is "ready" (HEAD copied in, waiting to be claimed), "filling"
 	// (being made, or a fill cut short), "stale" (made for another
@@ -253,26 +262,26 @@ type PoolEntry struct {
 	Created time.Time `json:"created"`
 }
 
-// Pool lists r's unclaimed pooled containers.
-func (s *Service) Pool(ctx context.Context, r *Repo) ([]PoolEntry, error) {
-	if !s.pooling() {
+// List lists r's unclaimed pooled containers.
+func (p *Pool) List(ctx context.Context, r *core.Repo) ([]Entry, error) {
+	if !p.Enabled() {
 		return nil, nil
 	}
-	ms, _, err := s.unclaimed(ctx, r)
+	ms, _, err := p.unclaimed(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	key, head := "", ""
-	if cfg, h, err := s.poolConfig(ctx, r); err == nil {
-		key, head = poolKey(spec.For(s.Options, r, "x", h, cfg)), h
+	if cfg, h, err := p.poolConfig(ctx, r); err == nil {
+		key, head = Key(spec.For(p.Options, r, "x", h, cfg)), h
 	}
 	return poolEntries(ms, key, head), nil
 }
 
 // poolEntries describes members; one made for another key or commit than
 // key and head is stale.
-func poolEntries(ms []member, key, head string) []PoolEntry {
-	out := make([]PoolEntry, 0, len(ms))
+func poolEntries(ms []member, key, head string) []Entry {
+	out := make([]Entry, 0, len(ms))
 	for _, m := range ms {
 		e := m.entry()
 		if e.State == "ready" && (m.rec.Key != key || m.rec.Commit != head) {
@@ -283,11 +292,26 @@ func poolEntries(ms []member, key, head string) []PoolEntry {
 	return out
 }
 
+// Entries describes the pooled containers of objs that r owns and no create
+// claimed (list shows them; objs is what the engine holds, claimed or not).
+func Entries(r *core.Repo, objs []provider.Sandbox) []Entry {
+	var out []Entry
+	for _, o := range objs {
+		if !r.Owns(o.Labels) {
+			continue
+		}
+		if m, claimed := newMember(r.Git.CommonDir, o); !claimed {
+			out = append(out, m.entry())
+		}
+	}
+	return out
+}
+
 // member is a pooled container no create claimed, with what the host
 // records of it.
 type member struct {
 	c   provider.Sandbox
-	rec *poolMember
+	rec *Record
 	// removing: a removal claimed it and was cut short.
 	removing bool
 }
@@ -300,7 +324,7 @@ func newMember(gitDir string, c provider.Sandbox) (m member, claimed bool) {
 		// listed, so that the next fill and delete --pool remove it.
 		return member{c: c}, false
 	}
-	cl, taken := readClaim(gitDir, c.Ref.ID)
+	cl, taken := ReadClaim(gitDir, c.Ref.ID)
 	if cl != nil {
 		return member{}, true
 	}
@@ -311,8 +335,8 @@ func newMember(gitDir string, c provider.Sandbox) (m member, claimed bool) {
 // before, removing when a removal was cut short, and the container's state
 // when it does not run (an engine restart stops them; the next fill
 // replaces it).
-func (m member) entry() PoolEntry {
-	e := PoolEntry{Container: m.c.Name, State: "filling", Created: m.c.Created}
+func (m member) entry() Entry {
+	e := Entry{Container: m.c.Name, State: "filling", Created: m.c.Created}
 	switch {
 	case m.c.State != provider.StateRunning:
 		e.State = string(m.c.State)
@@ -328,8 +352,8 @@ func (m member) entry() PoolEntry {
 }
 
 // unclaimed are r's pooled containers that no create claimed, oldest first.
-func (s *Service) unclaimed(ctx context.Context, r *Repo) ([]member, []provider.Sandbox, error) {
-	all, err := s.poolContainers(ctx)
+func (p *Pool) unclaimed(ctx context.Context, r *core.Repo) ([]member, []provider.Sandbox, error) {
+	all, err := p.containers(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -348,33 +372,33 @@ func (s *Service) unclaimed(ctx context.Context, r *Repo) ([]member, []provider.
 
 // poolConfig is the configuration and commit pooled sandboxes are made
 // with: HEAD's, with the service's image unless the configuration names one.
-func (s *Service) poolConfig(ctx context.Context, r *Repo) (*config.Config, string, error) {
+func (p *Pool) poolConfig(ctx context.Context, r *core.Repo) (*config.Config, string, error) {
 	head, err := r.Git.Head(ctx)
 	if err != nil {
 		return nil, "", err
 	}
-	cfg, err := s.LoadConfig(ctx, r, head)
+	cfg, err := p.LoadConfig(ctx, r, head)
 	if err != nil {
 		return nil, "", err
 	}
 	c := *cfg
 	if c.Image == "" {
-		c.Image = s.Image
+		c.Image = p.Image
 	}
 	return &c, head, nil
 }
 
-// FillPool brings r's pool to size ready members made from HEAD with its
+// Fill brings r's pool to size ready members made from HEAD with its
 // configuration: it removes members made for another commit or
 // configuration, fills cut short, members beyond size, and the records of
 // containers that are gone, then makes the missing ones, two at a time.
 // Fills of one repository take turns.
-func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry, error) {
-	if !s.pooling() {
-		return nil, core.NewError(ErrBadArgument, "This engine cannot keep a warm pool (it cannot rename a container); create makes each sandbox anew.")
+func (p *Pool) Fill(ctx context.Context, r *core.Repo, size int) ([]Entry, error) {
+	if !p.Enabled() {
+		return nil, core.NewError(core.ErrBadArgument, "This engine cannot keep a warm pool (it cannot rename a container); create makes each sandbox anew.")
 	}
-	if size < 0 || size > poolMaxSize {
-		return nil, core.NewError(ErrBadArgument, "A pool holds 0 to %d sandboxes, not %d: each keeps a copy of the repository in memory.", poolMaxSize, size)
+	if size < 0 || size > MaxSize {
+		return nil, core.NewError(core.ErrBadArgument, "A pool holds 0 to %d sandboxes, not %d: each keeps a copy of the repository in memory.", MaxSize, size)
 	}
 	if err := core.EnsureRepoID(r); err != nil {
 		return nil, err
@@ -384,7 +408,7 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 		return nil, err
 	}
 	defer unlock()
-	cfg, head, err := s.poolConfig(ctx, r)
+	cfg, head, err := p.poolConfig(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -392,11 +416,11 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 	// not keep them apart, unless the user allows it.
 	var check *isolation.Check
 	if cfg.Network != config.NetworkNone {
-		check = s.iso.Start(ctx, cfg.Image)
+		check = p.iso.Start(ctx, cfg.Image)
 	}
-	platform, img, err := s.guest.ImageInfo(ctx, cfg.Image)
+	platform, img, err := p.guest.ImageInfo(ctx, cfg.Image)
 	if check != nil {
-		err = errors.Join(err, s.iso.Refuse(check, cfg))
+		err = errors.Join(err, p.iso.Refuse(check, cfg))
 	}
 	if err != nil {
 		return nil, err
@@ -404,10 +428,10 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 	if platform == "" {
 		return nil, guest.MissingImage(cfg.Image)
 	}
-	full := spec.For(s.Options, r, "x", head, cfg)
-	key := poolKey(full)
+	full := spec.For(p.Options, r, "x", head, cfg)
+	key := Key(full)
 	full.Tmpfs = append(full.Tmpfs, spec.VolumeMasks(img.Volumes)...)
-	ms, all, err := s.unclaimed(ctx, r)
+	ms, all, err := p.unclaimed(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -427,14 +451,14 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 	}
 	var errs []error
 	for _, c := range drop {
-		if _, err := s.dropMember(ctx, r.Git.CommonDir, c); err != nil {
+		if _, err := p.dropMember(ctx, r.Git.CommonDir, c); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	forgetGone(r.Git.CommonDir, all)
-	sp := poolSpec(full, "")
-	sp.Labels[LabelPool] = key
-	sp.Labels[LabelPlatform] = platform
+	sp := memberSpec(full, "")
+	sp.Labels[core.LabelPool] = key
+	sp.Labels[core.LabelPlatform] = platform
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
@@ -444,7 +468,7 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			err := s.makeMember(ctx, r, sp, head, platform, img.Volumes)
+			err := p.makeMember(ctx, r, sp, head, platform, img.Volumes)
 			mu.Lock()
 			errs = append(errs, err)
 			mu.Unlock()
@@ -454,36 +478,36 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("fill the pool: %w", err)
 	}
-	if ms, _, err = s.unclaimed(ctx, r); err != nil {
+	if ms, _, err = p.unclaimed(ctx, r); err != nil {
 		return nil, err
 	}
 	return poolEntries(ms, key, head), nil
 }
 
 // makeMember makes one pooled container and copies head into it.
-func (s *Service) makeMember(ctx context.Context, r *Repo, sp provider.Spec, head, platform string, volumes []string) error {
+func (p *Pool) makeMember(ctx context.Context, r *core.Repo, sp provider.Spec, head, platform string, volumes []string) error {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	sp.Name = "litterbox-pool-" + r.ShortID() + "-" + hex.EncodeToString(b[:])
-	sb, err := s.Provider.Create(ctx, sp)
+	sb, err := p.Provider.Create(ctx, sp)
 	if err != nil {
 		return err
 	}
 	a := guest.StartArchive(ctx, r, head)
 	var so, se bytes.Buffer
-	err = s.guest.CopyAndSetup(ctx, a, sb.Ref, sp.Image, nil, &so, &se)
+	err = p.guest.CopyAndSetup(ctx, a, sb.Ref, sp.Image, nil, &so, &se)
 	stamp := guest.TakeStamp(&so)
 	if err == nil && stamp == 0 {
 		err = errors.New("the copy did not report completion")
 	}
 	if err == nil {
-		rec := poolMember{Key: sp.Labels[LabelPool], Name: sp.Name, Ref: sb.Ref, Commit: head, Stamp: stamp,
+		rec := Record{Key: sp.Labels[core.LabelPool], Name: sp.Name, Ref: sb.Ref, Commit: head, Stamp: stamp,
 			Image: sp.Image, Platform: platform, Volumes: volumes, Filled: time.Now().UTC()}
 		data, _ := json.Marshal(rec)
 		err = state.WriteAtomic(memberPath(r.Git.CommonDir, sb.Ref.ID), append(data, '\n'))
 	}
 	if err != nil {
-		return errors.Join(fmt.Errorf("pooled sandbox %s: %w", sp.Name, err), s.removeMember(made(ctx), r.Git.CommonDir, *sb))
+		return errors.Join(fmt.Errorf("pooled sandbox %s: %w", sp.Name, err), p.Remove(core.Made(ctx), r.Git.CommonDir, *sb))
 	}
 	return nil
 }
@@ -492,9 +516,9 @@ func (s *Service) makeMember(ctx context.Context, r *Repo, sp provider.Spec, hea
 // that a create taking it at that very moment is never handed a container
 // being removed: of the two, the one whose claim is linked first has it.
 // dropped is false when a create got it.
-func (s *Service) dropMember(ctx context.Context, gitDir string, c provider.Sandbox) (dropped bool, err error) {
+func (p *Pool) dropMember(ctx context.Context, gitDir string, c provider.Sandbox) (dropped bool, err error) {
 	if c.Ref.ID != "" {
-		ok, err := claimMember(gitDir, c.Ref.ID, poolClaim{Claimed: time.Now().UTC()})
+		ok, err := ClaimMember(gitDir, c.Ref.ID, Claim{Claimed: time.Now().UTC()})
 		if err != nil {
 			return false, err
 		}
@@ -502,15 +526,15 @@ func (s *Service) dropMember(ctx context.Context, gitDir string, c provider.Sand
 			return false, nil
 		}
 	}
-	return true, s.removeMember(ctx, gitDir, c)
+	return true, p.Remove(ctx, gitDir, c)
 }
 
-// removeMember removes a pooled container and its record.
-func (s *Service) removeMember(ctx context.Context, gitDir string, c provider.Sandbox) error {
-	if err := s.Provider.Remove(ctx, c.Ref); err != nil {
+// Remove removes a pooled container and its record.
+func (p *Pool) Remove(ctx context.Context, gitDir string, c provider.Sandbox) error {
+	if err := p.Provider.Remove(ctx, c.Ref); err != nil {
 		return fmt.Errorf("remove pooled sandbox %s: %w", c.Name, err)
 	}
-	return forgetMember(gitDir, c.Ref.ID)
+	return Forget(gitDir, c.Ref.ID)
 }
 
 // forgetGone removes the pool records of containers that no longer exist
@@ -532,15 +556,15 @@ func forgetGone(gitDir string, all []provider.Sandbox) {
 			id, ok = strings.CutSuffix(e.Name(), ".claim")
 		}
 		if ok && !live[id] {
-			_ = forgetMember(gitDir, id)
+			_ = Forget(gitDir, id)
 		}
 	}
 }
 
-// DeletePool removes every unclaimed pooled container of r and its record;
+// Delete removes every unclaimed pooled container of r and its record;
 // it returns their names.
-func (s *Service) DeletePool(ctx context.Context, r *Repo) ([]string, error) {
-	if !s.pooling() {
+func (p *Pool) Delete(ctx context.Context, r *core.Repo) ([]string, error) {
+	if !p.Enabled() {
 		return []string{}, nil
 	}
 	unlock, err := state.Lock(ctx, poolDir(r.Git.CommonDir))
@@ -548,14 +572,14 @@ func (s *Service) DeletePool(ctx context.Context, r *Repo) ([]string, error) {
 		return nil, err
 	}
 	defer unlock()
-	ms, all, err := s.unclaimed(ctx, r)
+	ms, all, err := p.unclaimed(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	removed := []string{}
 	var errs []error
 	for _, m := range ms {
-		dropped, err := s.dropMember(ctx, r.Git.CommonDir, m.c)
+		dropped, err := p.dropMember(ctx, r.Git.CommonDir, m.c)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -568,20 +592,20 @@ func (s *Service) DeletePool(ctx context.Context, r *Repo) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
-// poolCandidates are the filled, unclaimed members recorded for key and made
+// Candidates are the filled, unclaimed members recorded for key and made
 // from commit, oldest first: host files only, no engine call.
-func poolCandidates(gitDir, key, commit string) []*poolMember {
+func Candidates(gitDir, key, commit string) []*Record {
 	entries, err := os.ReadDir(poolDir(gitDir))
 	if err != nil {
 		return nil
 	}
-	var out []*poolMember
+	var out []*Record
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".member")
 		if !ok {
 			continue
 		}
-		if _, taken := readClaim(gitDir, id); taken {
+		if _, taken := ReadClaim(gitDir, id); taken {
 			continue
 		}
 		if m := readMember(gitDir, id); m != nil && m.Key == key && m.Commit == commit {
