@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 )
 
@@ -18,6 +19,27 @@ type (
 	// PoolEntry is one pooled container, as `litterbox pool` and `list`
 	// show it.
 	PoolEntry = pool.Entry
+	// Sandbox is one sandbox as list and create report it.
+	Sandbox = inventory.Sandbox
+	// Status is what list shows for a sandbox.
+	Status = inventory.Status
+	// DeleteReport says what Delete removed.
+	DeleteReport = inventory.DeleteReport
+	// Pruned is a container or network Prune removed.
+	Pruned = inventory.Pruned
+)
+
+// Statuses list shows (see inventory.Status).
+const (
+	StatusActive      = inventory.StatusActive
+	StatusPaused      = inventory.StatusPaused
+	StatusStopped     = inventory.StatusStopped
+	StatusFailedSetup = inventory.StatusFailedSetup
+	StatusCreating    = inventory.StatusCreating
+	StatusIncomplete  = inventory.StatusIncomplete
+	StatusNoContainer = inventory.StatusNoContainer
+	StatusNoBranch    = inventory.StatusNoBranch
+	StatusNoSandbox   = inventory.StatusNoSandbox
 )
 
 // Labels and defaults.

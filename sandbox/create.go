@@ -508,7 +508,7 @@ func (c *creation) startContainer(ctx context.Context) error {
 		// directory has the same name: never touch that, take the name
 		// with this repository's id as a suffix instead.
 		var removed bool
-		if removed, err = c.s.removeLeftovers(ctx, c.r, c.slug); err != nil {
+		if removed, err = c.s.inv.RemoveLeftovers(ctx, c.r, c.slug); err != nil {
 			return err
 		}
 		if !removed {
@@ -531,7 +531,7 @@ func (c *creation) startContainer(ctx context.Context) error {
 	if errors.Is(err, provider.ErrLeftBehind) {
 		// The engine could not clean up after itself: try again, by labels.
 		c.undo.push("container "+name, func(ctx context.Context) error {
-			_, err := c.s.removeLeftovers(ctx, c.r, c.slug)
+			_, err := c.s.inv.RemoveLeftovers(ctx, c.r, c.slug)
 			return err
 		})
 	}
@@ -657,25 +657,25 @@ func (s *Service) clearLeftovers(ctx context.Context, r *Repo, slug string, fres
 			return false, err
 		}
 	}
-	f, err := s.lookup(ctx, r, slug)
+	f, err := s.inv.Lookup(ctx, r, slug)
 	if errors.Is(err, ErrNotFound) {
 		return false, state.Clear(r, slug)
 	}
 	if err != nil {
 		return false, err
 	}
-	j := f.journal
-	if f.ready || j == nil || j.FromBranch {
+	j := f.Journal
+	if f.Ready || j == nil || j.FromBranch {
 		switch {
-		case f.container != nil && !f.ready:
-			return false, core.ExistsError(slug, "it is incomplete: its container "+f.container.Name+" never got a complete copy")
-		case f.branchID != "":
+		case f.Container != nil && !f.Ready:
+			return false, core.ExistsError(slug, "it is incomplete: its container "+f.Container.Name+" never got a complete copy")
+		case f.BranchID != "":
 			return false, core.ExistsError(slug, "its branch "+BranchPrefix+slug+" exists")
 		}
-		return false, core.ExistsError(slug, "its container "+f.container.Name+" exists")
+		return false, core.ExistsError(slug, "its container "+f.Container.Name+" exists")
 	}
-	if f.branchID != "" {
-		n, err := r.Git.CountCommits(ctx, j.Base, f.branchID)
+	if f.BranchID != "" {
+		n, err := r.Git.CountCommits(ctx, j.Base, f.BranchID)
 		if err != nil {
 			return false, fmt.Errorf("count the commits of %s%s: %w", BranchPrefix, slug, err)
 		}
@@ -683,7 +683,7 @@ func (s *Service) clearLeftovers(ctx context.Context, r *Repo, slug string, fres
 			return false, core.NewError(ErrExists, "Sandbox '%s' is incomplete (its create was interrupted), but its branch %s%s holds %d commit(s) beyond the commit it was made at, so it is not removed for you. Review them with `litterbox log %s`, then remove it with `litterbox delete --force %s` and create it again.", slug, BranchPrefix, slug, n, slug, slug)
 		}
 	}
-	if _, err := s.removeSandbox(ctx, r, f, func() error { return state.Clear(r, slug) }); err != nil {
+	if _, err := s.inv.RemoveSandbox(ctx, r, f, func() error { return state.Clear(r, slug) }); err != nil {
 		return false, fmt.Errorf("remove the incomplete sandbox '%s' left by an interrupted create: %w", slug, err)
 	}
 	return true, nil

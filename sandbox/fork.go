@@ -36,31 +36,31 @@ func (s *Service) Fork(ctx context.Context, r *Repo, name, newName string, opts 
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.lookup(ctx, r, name)
+	f, err := s.inv.Lookup(ctx, r, name)
 	if err != nil {
 		return nil, err
 	}
-	if f.branchID == "" {
-		return nil, core.NewError(ErrNotFound, "Sandbox '%s' has no branch %s%s, so there is nothing to fork.", f.slug, BranchPrefix, f.slug)
+	if f.BranchID == "" {
+		return nil, core.NewError(ErrNotFound, "Sandbox '%s' has no branch %s%s, so there is nothing to fork.", f.Slug, BranchPrefix, f.Slug)
 	}
-	out := &Forked{From: f.slug}
-	if f.container != nil && f.container.State == provider.StateRunning && f.ready {
+	out := &Forked{From: f.Slug}
+	if f.Container != nil && f.Container.State == provider.StateRunning && f.Ready {
 		var err error
-		if out.Snapshot, err = s.Snapshot(ctx, core.HandleOf(r, *f.container), "snapshot: before fork into "+newSlug); err != nil {
-			return nil, fmt.Errorf("snapshot %s before forking it (nothing was created): %w", f.slug, err)
+		if out.Snapshot, err = s.Snapshot(ctx, core.HandleOf(r, *f.Container), "snapshot: before fork into "+newSlug); err != nil {
+			return nil, fmt.Errorf("snapshot %s before forking it (nothing was created): %w", f.Slug, err)
 		}
 	}
-	tip, ok, err := r.Git.ResolveRef(ctx, BranchRef(f.slug))
+	tip, ok, err := r.Git.ResolveRef(ctx, BranchRef(f.Slug))
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, core.NewError(ErrNotFound, "Sandbox '%s' lost its branch %s%s while it was being forked.", f.slug, BranchPrefix, f.slug)
+		return nil, core.NewError(ErrNotFound, "Sandbox '%s' lost its branch %s%s while it was being forked.", f.Slug, BranchPrefix, f.Slug)
 	}
 	// A fork never takes a warm pool's sandbox (docs/pool.md): one made
 	// for HEAD would do when the tip is HEAD, and the MCP server's refill
 	// follows sandbox-create only.
-	opts.From, opts.NoPool, opts.forkOf = tip, true, f.slug
+	opts.From, opts.NoPool, opts.forkOf = tip, true, f.Slug
 	c, err := s.Create(ctx, r, newName, opts)
 	if c != nil {
 		out.Created = *c
@@ -109,14 +109,14 @@ done`
 func (s *Service) Rewind(ctx context.Context, h *Handle, rev string) (*RewindResult, error) {
 	// rev is checked before anything is recorded, and the snapshot's
 	// message names the commit it resolved to, never rev as given.
-	rv, err := s.review(ctx, h.Repo, h.Slug)
+	rv, err := s.inv.ResolveBranch(ctx, h.Repo, h.Slug)
 	if err != nil {
 		return nil, err
 	}
 	notOnBranch := func() error {
 		return &Error{Kind: ErrBadRef,
-			Msg:   fmt.Sprintf("Cannot rewind sandbox '%s': %s is not a commit of its branch %s%s since its base %s. `litterbox log %s` lists them; nothing was changed.", h.Slug, core.Quote(rev), BranchPrefix, h.Slug, core.Short(rv.base), h.Slug),
-			Agent: fmt.Sprintf("Cannot rewind sandbox '%s': %s is not one of its commits. Give the id of one of its snapshot commits (a tool result's snapshot.commit), or its base %s; nothing was changed.", h.Slug, core.Quote(rev), rv.base)}
+			Msg:   fmt.Sprintf("Cannot rewind sandbox '%s': %s is not a commit of its branch %s%s since its base %s. `litterbox log %s` lists them; nothing was changed.", h.Slug, core.Quote(rev), BranchPrefix, h.Slug, core.Short(rv.Base), h.Slug),
+			Agent: fmt.Sprintf("Cannot rewind sandbox '%s': %s is not one of its commits. Give the id of one of its snapshot commits (a tool result's snapshot.commit), or its base %s; nothing was changed.", h.Slug, core.Quote(rev), rv.Base)}
 	}
 	to, ok, err := h.Repo.Git.ResolveRef(ctx, rev)
 	if err != nil {
@@ -125,11 +125,11 @@ func (s *Service) Rewind(ctx context.Context, h *Handle, rev string) (*RewindRes
 	if !ok {
 		return nil, notOnBranch()
 	}
-	onTip, err := h.Repo.Git.IsAncestor(ctx, to, rv.tip)
+	onTip, err := h.Repo.Git.IsAncestor(ctx, to, rv.Tip)
 	if err != nil {
 		return nil, err
 	}
-	afterBase, err := h.Repo.Git.IsAncestor(ctx, rv.base, to)
+	afterBase, err := h.Repo.Git.IsAncestor(ctx, rv.Base, to)
 	if err != nil {
 		return nil, err
 	}
@@ -139,11 +139,11 @@ func (s *Service) Rewind(ctx context.Context, h *Handle, rev string) (*RewindRes
 	if _, err := s.Snapshot(ctx, h, "snapshot: before rewind to "+core.Short(to)); err != nil {
 		return nil, fmt.Errorf("snapshot before the rewind (nothing was changed): %w", err)
 	}
-	if rv, err = s.review(ctx, h.Repo, h.Slug); err != nil {
+	if rv, err = s.inv.ResolveBranch(ctx, h.Repo, h.Slug); err != nil {
 		return nil, err
 	}
 	res := &RewindResult{Name: h.Slug, To: to}
-	changes, err := h.Repo.Git.RawDiff(ctx, rv.tip, to)
+	changes, err := h.Repo.Git.RawDiff(ctx, rv.Tip, to)
 	if err != nil {
 		return nil, err
 	}

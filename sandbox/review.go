@@ -28,45 +28,6 @@ import (
 // operations that change the user's working tree, and both check everything
 // before they write anything.
 
-// reviewed is a sandbox's branch with the commit its work started from.
-type reviewed struct {
-	slug string
-	tip  string // branch tip
-	base string // where the sandbox's changes start
-}
-
-// review resolves a sandbox's branch and base. The base is the commit the
-// container was made from (its base label) while the container exists and
-// that commit is still an ancestor of the branch; otherwise the merge base of
-// HEAD and the branch, which is the same commit until the user merges.
-func (s *Service) review(ctx context.Context, r *Repo, name string) (*reviewed, error) {
-	f, err := s.lookup(ctx, r, name)
-	if err != nil {
-		return nil, err
-	}
-	if f.branchID == "" {
-		return nil, core.NewError(ErrNotFound, "Sandbox '%s' has no branch %s%s, so no work of it was recorded. Delete its container with `litterbox delete %s`.", f.slug, BranchPrefix, f.slug, f.slug)
-	}
-	rv := &reviewed{slug: f.slug, tip: f.branchID}
-	if f.container != nil {
-		if b := f.container.Labels[LabelBase]; b != "" {
-			if ok, err := r.Git.IsAncestor(ctx, b, rv.tip); err == nil && ok {
-				rv.base = b
-				return rv, nil
-			}
-		}
-	}
-	base, ok, err := r.Git.CommonAncestor(ctx, "HEAD", rv.tip)
-	if err != nil {
-		return nil, fmt.Errorf("find the base of %s%s: %w", BranchPrefix, f.slug, err)
-	}
-	if !ok {
-		return nil, fmt.Errorf("%s%s shares no history with HEAD, so its changes cannot be told apart", BranchPrefix, f.slug)
-	}
-	rv.base = base
-	return rv, nil
-}
-
 // History is a sandbox's branch since its base.
 type History struct {
 	Name    string       `json:"name"`
@@ -78,18 +39,18 @@ type History struct {
 // History lists the snapshot and milestone commits of a sandbox's branch
 // since its base, newest first (litterbox log).
 func (s *Service) History(ctx context.Context, r *Repo, name string) (*History, error) {
-	rv, err := s.review(ctx, r, name)
+	rv, err := s.inv.ResolveBranch(ctx, r, name)
 	if err != nil {
 		return nil, err
 	}
-	commits, err := r.Git.Log(ctx, rv.base, rv.tip)
+	commits, err := r.Git.Log(ctx, rv.Base, rv.Tip)
 	if err != nil {
-		return nil, fmt.Errorf("log of %s%s: %w", BranchPrefix, rv.slug, err)
+		return nil, fmt.Errorf("log of %s%s: %w", BranchPrefix, rv.Slug, err)
 	}
 	if commits == nil {
 		commits = []git.Commit{}
 	}
-	return &History{Name: rv.slug, Branch: BranchPrefix + rv.slug, Base: rv.base, Commits: commits}, nil
+	return &History{Name: rv.Slug, Branch: BranchPrefix + rv.Slug, Base: rv.Base, Commits: commits}, nil
 }
 
 // DiffResult says what Diff compared.
@@ -106,12 +67,12 @@ type DiffResult struct {
 // Diff writes the sandbox's changes against its base to w, as git diff shows
 // them (or a diffstat).
 func (s *Service) Diff(ctx context.Context, r *Repo, name string, opts git.DiffOptions, w io.Writer) (*DiffResult, error) {
-	rv, err := s.review(ctx, r, name)
+	rv, err := s.inv.ResolveBranch(ctx, r, name)
 	if err != nil {
 		return nil, err
 	}
-	res := &DiffResult{Name: rv.slug, Base: rv.base, Tip: rv.tip}
-	paths, err := r.Git.ChangedPaths(ctx, rv.base, rv.tip)
+	res := &DiffResult{Name: rv.Slug, Base: rv.Base, Tip: rv.Tip}
+	paths, err := r.Git.ChangedPaths(ctx, rv.Base, rv.Tip)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +81,7 @@ func (s *Service) Diff(ctx context.Context, r *Repo, name string, opts git.DiffO
 		return res, nil
 	}
 	res.ConfigFiles = configFiles(paths)
-	return res, r.Git.Diff(ctx, rv.base, rv.tip, opts, w)
+	return res, r.Git.Diff(ctx, rv.Base, rv.Tip, opts, w)
 }
 
 // ApplyResult says what Apply did.
@@ -155,11 +116,11 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 		return nil, err
 	}
 	defer unlock()
-	rv, err := s.review(ctx, r, name)
+	rv, err := s.inv.ResolveBranch(ctx, r, name)
 	if err != nil {
 		return nil, err
 	}
-	res := &ApplyResult{Name: rv.slug, Base: rv.base, Tip: rv.tip}
+	res := &ApplyResult{Name: rv.Slug, Base: rv.Base, Tip: rv.Tip}
 	var (
 		changes           []git.RawChange
 		dirty             []string
@@ -168,13 +129,13 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 		wg                sync.WaitGroup
 	)
 	wg.Add(3)
-	go func() { defer wg.Done(); changes, chErr = r.Git.RawDiff(ctx, rv.base, rv.tip) }()
+	go func() { defer wg.Done(); changes, chErr = r.Git.RawDiff(ctx, rv.Base, rv.Tip) }()
 	go func() { defer wg.Done(); dirty, dErr = r.Git.Dirty(ctx) }()
-	go func() { defer wg.Done(); patch, pErr = r.Git.Patch(ctx, rv.base, rv.tip) }()
+	go func() { defer wg.Done(); patch, pErr = r.Git.Patch(ctx, rv.Base, rv.Tip) }()
 	wg.Wait()
 	for _, err := range []error{chErr, dErr, pErr} {
 		if err != nil {
-			return nil, fmt.Errorf("apply sandbox %q: %w", rv.slug, err)
+			return nil, fmt.Errorf("apply sandbox %q: %w", rv.Slug, err)
 		}
 	}
 	paths := changedNames(changes)
@@ -183,7 +144,7 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 		res.Empty = true
 		return res, nil
 	}
-	if err := refuseLocalSettings("apply", rv.slug, paths); err != nil {
+	if err := refuseLocalSettings("apply", rv.Slug, paths); err != nil {
 		return nil, err
 	}
 	res.ConfigFiles = configFiles(paths)
@@ -194,24 +155,24 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 			res.Already = true
 			return res, nil
 		}
-		return nil, inTheWay("apply", rv.slug, overlap)
+		return nil, inTheWay("apply", rv.Slug, overlap)
 	}
 	// What git does not track where the changes add a file (an ignored
 	// .env, a virtualenv) is the user's own: say so, rather than let git
 	// apply's refusal read as a conflict that merge would solve (merge
 	// refuses the same files).
 	if theirs, err := s.untrackedInTheWay(ctx, r, changes); err != nil {
-		return nil, fmt.Errorf("apply sandbox %q: %w", rv.slug, err)
+		return nil, fmt.Errorf("apply sandbox %q: %w", rv.Slug, err)
 	} else if len(theirs) > 0 {
 		if back, _, _, err := r.Git.ApplyCheck(ctx, patch, true); err == nil && back {
 			res.Already = true
 			return res, nil
 		}
-		return nil, untrackedError("apply", rv.slug, theirs)
+		return nil, untrackedError("apply", rv.Slug, theirs)
 	}
 	ok, bad, msg, err := r.Git.ApplyCheck(ctx, patch, false)
 	if err != nil {
-		return nil, fmt.Errorf("apply sandbox %q: %w", rv.slug, err)
+		return nil, fmt.Errorf("apply sandbox %q: %w", rv.Slug, err)
 	}
 	if !ok {
 		if back, _, _, err := r.Git.ApplyCheck(ctx, patch, true); err == nil && back {
@@ -223,13 +184,13 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 			files = "  " + strings.ReplaceAll(msg, "\n", "\n  ")
 		}
 		return nil, core.NewError(ErrConflict, "Cannot apply sandbox '%s': its changes do not apply to your working tree, which differs from the sandbox's base %s in:\n%s\nMerge it instead with `litterbox merge %s` (a three-way merge that refuses conflicts before changing anything), or with git: `git merge %s%s`. Nothing was changed.",
-			rv.slug, core.Short(rv.base), files, rv.slug, BranchPrefix, rv.slug)
+			rv.Slug, core.Short(rv.Base), files, rv.Slug, BranchPrefix, rv.Slug)
 	}
 	// The journal names each path with its content before and after, so a
 	// kill while git writes the files is rolled back by the next merge,
 	// apply or list. The after side comes from applying the patch to a
 	// private index.
-	t := &worktreeTxn{Op: "apply", Sandbox: rv.slug, Started: time.Now().UTC()}
+	t := &worktreeTxn{Op: "apply", Sandbox: rv.Slug, Started: time.Now().UTC()}
 	if changes, err := r.Git.ApplyPreview(ctx, patch); err == nil {
 		t.Paths = txnPaths(changes, true)
 	} else {
@@ -238,14 +199,14 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 			t.Paths = append(t.Paths, txnPath{Path: []byte(p)})
 		}
 		if err := s.fillOld(ctx, r, t); err != nil {
-			return nil, fmt.Errorf("apply sandbox %q (nothing was changed): %w", rv.slug, err)
+			return nil, fmt.Errorf("apply sandbox %q (nothing was changed): %w", rv.Slug, err)
 		}
 	}
 	if err := writeTxn(r, t); err != nil {
-		return nil, fmt.Errorf("apply sandbox %q (nothing was changed): %w", rv.slug, err)
+		return nil, fmt.Errorf("apply sandbox %q (nothing was changed): %w", rv.Slug, err)
 	}
 	if err := r.Git.Apply(ctx, patch); err != nil {
-		return nil, s.undoWrite(ctx, r, t, fmt.Errorf("apply sandbox %q: %w", rv.slug, err))
+		return nil, s.undoWrite(ctx, r, t, fmt.Errorf("apply sandbox %q: %w", rv.Slug, err))
 	}
 	if err := removeTxn(r); err != nil {
 		s.Log.Warn("could not remove the apply's journal", "err", err)
@@ -348,7 +309,7 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 		return nil, err
 	}
 	defer unlock()
-	rv, err := s.review(ctx, r, name)
+	rv, err := s.inv.ResolveBranch(ctx, r, name)
 	if err != nil {
 		return nil, err
 	}
@@ -357,19 +318,19 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 		return nil, err
 	}
 	if !attached {
-		return nil, core.NewError(ErrConflict, "Cannot merge sandbox '%s': HEAD is detached, so there is no branch to merge into. Switch to one (`git switch BRANCH`) and run `litterbox merge %s` again. Nothing was changed.", rv.slug, rv.slug)
+		return nil, core.NewError(ErrConflict, "Cannot merge sandbox '%s': HEAD is detached, so there is no branch to merge into. Switch to one (`git switch BRANCH`) and run `litterbox merge %s` again. Nothing was changed.", rv.Slug, rv.Slug)
 	}
-	if ref == BranchRef(rv.slug) {
-		return nil, core.NewError(ErrConflict, "Cannot merge sandbox '%s' into its own branch: switch to the branch to merge into and run `litterbox merge %s` again. Nothing was changed.", rv.slug, rv.slug)
+	if ref == BranchRef(rv.Slug) {
+		return nil, core.NewError(ErrConflict, "Cannot merge sandbox '%s' into its own branch: switch to the branch to merge into and run `litterbox merge %s` again. Nothing was changed.", rv.Slug, rv.Slug)
 	}
 	into := strings.TrimPrefix(ref, "refs/heads/")
 	head, err := r.Git.Head(ctx)
 	if err != nil {
 		return nil, err
 	}
-	res := &MergeResult{Name: rv.slug, Into: into, From: head, Commit: head, Files: []string{}}
+	res := &MergeResult{Name: rv.Slug, Into: into, From: head, Commit: head, Files: []string{}}
 
-	merged, err := r.Git.IsAncestor(ctx, rv.tip, head)
+	merged, err := r.Git.IsAncestor(ctx, rv.Tip, head)
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +339,7 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 		return s.deleteMerged(ctx, r, res)
 	}
 
-	ff, err := r.Git.IsAncestor(ctx, head, rv.tip)
+	ff, err := r.Git.IsAncestor(ctx, head, rv.Tip)
 	if err != nil {
 		return nil, err
 	}
@@ -388,18 +349,18 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 	case "only":
 		if !ff {
 			return nil, core.NewError(ErrConflict, "Cannot merge sandbox '%s' into %s: merge.ff=only is set and %s has moved on since the sandbox started, so it cannot be fast-forwarded. Rebase the branch with git (`git rebase %s %s%s`), or merge it with `git merge --no-ff %s%s`. Nothing was changed.",
-				rv.slug, into, into, into, BranchPrefix, rv.slug, BranchPrefix, rv.slug)
+				rv.Slug, into, into, into, BranchPrefix, rv.Slug, BranchPrefix, rv.Slug)
 		}
 	}
-	target := rv.tip // the tree the working tree moves to
+	target := rv.Tip // the tree the working tree moves to
 	if !ff {
-		tree, conflicts, err := r.Git.MergeTree(ctx, head, rv.tip)
+		tree, conflicts, err := r.Git.MergeTree(ctx, head, rv.Tip)
 		if err != nil {
-			return nil, fmt.Errorf("merge sandbox %q: %w", rv.slug, err)
+			return nil, fmt.Errorf("merge sandbox %q: %w", rv.Slug, err)
 		}
 		if len(conflicts) > 0 {
 			return nil, core.NewError(ErrConflict, "Cannot merge sandbox '%s' into %s: both changed the same lines in:\n%s\nResolve it with git: `git merge %s%s`, fix the conflicts and commit, then `litterbox delete %s`. Nothing was changed.",
-				rv.slug, into, bullets(conflicts), BranchPrefix, rv.slug, rv.slug)
+				rv.Slug, into, bullets(conflicts), BranchPrefix, rv.Slug, rv.Slug)
 		}
 		target = tree
 	}
@@ -417,52 +378,52 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 		err = dErr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("merge sandbox %q: %w", rv.slug, err)
+		return nil, fmt.Errorf("merge sandbox %q: %w", rv.Slug, err)
 	}
-	if err := refuseLocalSettings("merge", rv.slug, res.Files); err != nil {
+	if err := refuseLocalSettings("merge", rv.Slug, res.Files); err != nil {
 		return nil, err
 	}
 	res.ConfigFiles = configFiles(res.Files)
 	if overlap := intersect(res.Files, dirty); len(overlap) > 0 {
-		return nil, inTheWay("merge", rv.slug, overlap)
+		return nil, inTheWay("merge", rv.Slug, overlap)
 	}
 	// read-tree -u overwrites ignored files without a word (git counts them
 	// expendable): a .env or a virtualenv of the user's must stop the merge.
 	if theirs, err := s.untrackedInTheWay(ctx, r, changes); err != nil {
-		return nil, fmt.Errorf("merge sandbox %q: %w", rv.slug, err)
+		return nil, fmt.Errorf("merge sandbox %q: %w", rv.Slug, err)
 	} else if len(theirs) > 0 {
-		return nil, untrackedError("merge", rv.slug, theirs)
+		return nil, untrackedError("merge", rv.Slug, theirs)
 	}
 
-	commit := rv.tip
+	commit := rv.Tip
 	res.FastForward = ff
 	if !ff {
-		if commit, err = s.mergeCommit(ctx, r, res, target, head, rv.tip); err != nil {
+		if commit, err = s.mergeCommit(ctx, r, res, target, head, rv.Tip); err != nil {
 			return nil, err
 		}
 	}
 	// The journal goes first: the working tree and index move, then the
 	// branch, and a kill between those steps (or during the first) is
 	// rolled back, or recognised as done, by the next merge, apply or list.
-	t := &worktreeTxn{Op: "merge", Sandbox: rv.slug, Ref: ref, From: head, To: commit, Index: true,
+	t := &worktreeTxn{Op: "merge", Sandbox: rv.Slug, Ref: ref, From: head, To: commit, Index: true,
 		Started: time.Now().UTC(), Paths: txnPaths(changes, true)}
 	if err := writeTxn(r, t); err != nil {
-		return nil, fmt.Errorf("merge sandbox %q (nothing was changed): %w", rv.slug, err)
+		return nil, fmt.Errorf("merge sandbox %q (nothing was changed): %w", rv.Slug, err)
 	}
 	if err := r.Git.CheckoutTree(ctx, head, commit); err != nil {
 		cause := core.NewError(ErrConflict, "Cannot merge sandbox '%s': git refused to update the working tree:\n  %s\nCommit or stash your changes and run `litterbox merge %s` again.",
-			rv.slug, strings.ReplaceAll(core.ErrText(err), "\n", "\n  "), rv.slug)
+			rv.Slug, strings.ReplaceAll(core.ErrText(err), "\n", "\n  "), rv.Slug)
 		return nil, s.undoWrite(ctx, r, t, cause)
 	}
-	msg := "litterbox merge " + rv.slug + ": "
+	msg := "litterbox merge " + rv.Slug + ": "
 	if ff {
 		msg += "fast-forward"
 	} else {
-		msg += "merge " + BranchPrefix + rv.slug
+		msg += "merge " + BranchPrefix + rv.Slug
 	}
 	if err := r.Git.UpdateRef(ctx, "HEAD", commit, head, msg); err != nil {
 		// HEAD moved under us: put the working tree back where it was.
-		cause := core.NewError(ErrConflict, "Cannot merge sandbox '%s': %s moved while merging (%s); run `litterbox merge %s` again.", rv.slug, into, core.ErrText(err), rv.slug)
+		cause := core.NewError(ErrConflict, "Cannot merge sandbox '%s': %s moved while merging (%s); run `litterbox merge %s` again.", rv.Slug, into, core.ErrText(err), rv.Slug)
 		return nil, s.undoWrite(ctx, r, t, cause)
 	}
 	if err := removeTxn(r); err != nil {
@@ -751,25 +712,25 @@ func bullets(paths []string) string {
 // sandbox's container runs or is paused; a stopped one is removed first. It
 // clears a failed-setup mark left by the old container.
 func (s *Service) recoverStart(ctx context.Context, r *Repo, slug string) (tip, base string, err error) {
-	f, err := s.lookup(ctx, r, slug)
+	f, err := s.inv.Lookup(ctx, r, slug)
 	if errors.Is(err, ErrNotFound) {
 		return "", "", core.NewError(ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from. Create a new sandbox with `litterbox create %s`.", slug, BranchPrefix, slug, slug)
 	}
 	if err != nil {
 		return "", "", err
 	}
-	if f.branchID == "" {
+	if f.BranchID == "" {
 		return "", "", core.NewError(ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from.", slug, BranchPrefix, slug)
 	}
-	base, ok, err := r.Git.CommonAncestor(ctx, "HEAD", f.branchID)
+	base, ok, err := r.Git.CommonAncestor(ctx, "HEAD", f.BranchID)
 	if err != nil {
 		return "", "", err
 	}
 	if !ok {
-		base = f.branchID
+		base = f.BranchID
 	}
-	if c := f.container; c != nil {
-		if f.ready && (c.State == provider.StateRunning || c.State == provider.StatePaused) {
+	if c := f.Container; c != nil {
+		if f.Ready && (c.State == provider.StateRunning || c.State == provider.StatePaused) {
 			return "", "", core.ExistsError(slug, "its container "+c.Name+" is "+string(c.State)+"; only a sandbox whose container is gone or stopped is recreated from its branch")
 		}
 		// A stopped container holds nothing: /src was in memory, and the
@@ -786,5 +747,5 @@ func (s *Service) recoverStart(ctx context.Context, r *Repo, slug string) (tip, 
 	if err := state.ForgetContainer(r, slug); err != nil {
 		return "", "", fmt.Errorf("recreate sandbox %q: %w", slug, err)
 	}
-	return f.branchID, base, nil
+	return f.BranchID, base, nil
 }

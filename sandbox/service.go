@@ -9,12 +9,12 @@ import (
 	"context"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/log"
 
@@ -30,13 +30,15 @@ type Service struct {
 	guest *guest.Guest
 	iso   *isolation.Checker
 	pool  *pool.Pool
+	inv   *inventory.Inventory
 }
 
 // newService composes the concerns over c.
 func newService(c *core.Common) *Service {
 	g := guest.New(c)
 	iso := isolation.New(c, g)
-	return &Service{Common: c, guest: g, iso: iso, pool: pool.New(c, g, iso)}
+	p := pool.New(c, g, iso)
+	return &Service{Common: c, guest: g, iso: iso, pool: p, inv: inventory.New(c, p)}
 }
 
 // New builds a Service that runs sandboxes with p and git with r. Extra
@@ -79,39 +81,6 @@ func (s *Service) ContainerSpec(r *Repo, slug, base string) provider.Spec {
 	return spec.For(s.Options, r, slug, base, config.Default())
 }
 
-// Status is what list shows for a sandbox.
-type Status string
-
-// Statuses. The orphan states are shown, never repaired automatically;
-// delete removes them.
-const (
-	StatusActive      Status = "active"
-	StatusPaused      Status = "paused"
-	StatusStopped     Status = "stopped"
-	StatusFailedSetup Status = "failed-setup"
-	// StatusCreating: a create of this sandbox is running right now.
-	StatusCreating Status = "creating"
-	// StatusIncomplete: a create was cut short (killed, the engine failed)
-	// before the copy of the repository was verified complete. Whatever is
-	// left (container, branch, network) is unusable and holds no work.
-	StatusIncomplete  Status = "incomplete"
-	StatusNoContainer Status = "orphan-branch"    // branch without container
-	StatusNoBranch    Status = "orphan-container" // container without branch
-	StatusNoSandbox   Status = "orphan-network"   // network without container or branch
-)
-
-// Sandbox is one sandbox as list and create report it.
-type Sandbox struct {
-	Name      string    `json:"name"`
-	Status    Status    `json:"status"`
-	Branch    string    `json:"branch"`
-	Container string    `json:"container,omitempty"`
-	Network   string    `json:"network,omitempty"`
-	Repo      string    `json:"repo"`
-	Base      string    `json:"base,omitempty"`
-	Created   time.Time `json:"created,omitzero"`
-}
-
 // DefaultSetup is the startup command run once after the copy (FR1.7).
 var DefaultSetup = config.DefaultSetup
 
@@ -130,4 +99,51 @@ func (s *Service) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry,
 // it returns their names.
 func (s *Service) DeletePool(ctx context.Context, r *Repo) ([]string, error) {
 	return s.pool.Delete(ctx, r)
+}
+
+// List returns the sandboxes of r, or of every repository when r is nil
+// (see inventory.List).
+func (s *Service) List(ctx context.Context, r *Repo) ([]Sandbox, error) {
+	return s.inv.List(ctx, r)
+}
+
+// ListDir lists the sandboxes of the repository containing dir, at about
+// the cost of one engine list. It first finishes an interrupted merge or
+// apply of this working tree (see recoverWorktree).
+func (s *Service) ListDir(ctx context.Context, dir string) ([]Sandbox, error) {
+	sbs, _, err := s.ListDirPool(ctx, dir)
+	return sbs, err
+}
+
+// ListDirPool is ListDir, plus the repository's warm pool (from the same
+// engine list).
+func (s *Service) ListDirPool(ctx context.Context, dir string) ([]Sandbox, []PoolEntry, error) {
+	r, list, members, err := s.inv.ListDir(ctx, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.recoverWorktree(ctx, r); err != nil {
+		// The message says what to do; the list is still worth showing.
+		s.Log.Warn(err.Error())
+	}
+	return list, pool.Entries(r, members), nil
+}
+
+// Handle resolves a running sandbox. Missing, incomplete, paused and stopped
+// sandboxes are errors that say what to do.
+func (s *Service) Handle(ctx context.Context, r *Repo, name string) (*Handle, error) {
+	return s.inv.Handle(ctx, r, name)
+}
+
+// Delete removes a sandbox's container, networks, branch and host-side
+// state, refusing to lose unmerged work unless force (see
+// inventory.Delete).
+func (s *Service) Delete(ctx context.Context, r *Repo, name string, force bool) (*DeleteReport, error) {
+	return s.inv.Delete(ctx, r, name, force)
+}
+
+// Prune removes the containers and networks of sandboxes whose repository
+// no longer exists.
+func (s *Service) Prune(ctx context.Context) ([]Pruned, error) {
+	return s.inv.Prune(ctx)
 }

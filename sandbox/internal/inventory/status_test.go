@@ -1,4 +1,4 @@
-package sandbox
+package inventory
 
 import (
 	"context"
@@ -7,12 +7,13 @@ import (
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
-func stateRepo(t *testing.T) *Repo {
+func stateRepo(t *testing.T) *core.Repo {
 	dir := t.TempDir()
-	return &Repo{Git: &git.Repo{Root: dir, CommonDir: filepath.Join(dir, ".git")}, Slug: "r"}
+	return &core.Repo{Git: &git.Repo{Root: dir, CommonDir: filepath.Join(dir, ".git")}, Slug: "r"}
 }
 
 // TestStatus: what list says for each combination of what a sandbox left.

@@ -1,4 +1,9 @@
-package sandbox
+// Package inventory finds what the engine and git hold of sandboxes: their
+// containers, leftover networks, claimed pool members and branches, with
+// the state files that say whether each is usable; it lists them (one
+// engine list, one git call per repository), resolves a running sandbox's
+// handle, and removes a sandbox (delete, prune).
+package inventory
 
 import (
 	"context"
@@ -7,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
@@ -15,7 +21,18 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
-// sandboxes lists what the engine holds of sandboxes, with one provider
+// Inventory looks sandboxes up on c's engine. The pool tells whether the
+// engine pools (then lookups also list pooled containers that a create
+// claimed).
+type Inventory struct {
+	*core.Common
+	pool *pool.Pool
+}
+
+// New is the inventory of c's engine.
+func New(c *core.Common, p *pool.Pool) *Inventory { return &Inventory{Common: c, pool: p} }
+
+// Sandboxes lists what the engine holds of sandboxes, with one provider
 // List: those of r (see Repo.owns), or of every repository when r is nil.
 // slug narrows it to one sandbox. Extra labels (LITTERBOX_LABELS) narrow
 // every lookup too: they make a namespace, so a test suite's `pause
@@ -27,41 +44,41 @@ import (
 //
 // A container of the warm pool carries no slug: the sandbox a create made of
 // it is known from its claim (pool.go). So a list of every sandbox, and a
-// lookup in a repository that has claimed any, select by the git dir label
+// Lookup in a repository that has claimed any, select by the git dir label
 // instead, which both carry, and tell them apart here.
-func (s *Service) sandboxes(ctx context.Context, r *Repo, slug string) ([]provider.Sandbox, error) {
-	sbs, _, err := s.objects(ctx, r, slug)
+func (inv *Inventory) Sandboxes(ctx context.Context, r *core.Repo, slug string) ([]provider.Sandbox, error) {
+	sbs, _, err := inv.Objects(ctx, r, slug)
 	return sbs, err
 }
 
-// objects is sandboxes, plus the pooled containers that no create claimed
-// (of r, or of every repository when r is nil), found by the same list; a
-// lookup of one slug in a repository that has claimed none finds no pool.
-func (s *Service) objects(ctx context.Context, r *Repo, slug string) (sbs, members []provider.Sandbox, err error) {
-	sel := provider.Selector{Labels: map[string]string{LabelSlug: slug}, Report: core.LabelKeys}
-	for k, v := range s.ExtraLabels {
+// Objects is sandboxes, plus the pooled containers that no create claimed
+// (of r, or of every repository when r is nil), Found by the same list; a
+// Lookup of one slug in a repository that has claimed none finds no pool.
+func (inv *Inventory) Objects(ctx context.Context, r *core.Repo, slug string) (sbs, members []provider.Sandbox, err error) {
+	sel := provider.Selector{Labels: map[string]string{core.LabelSlug: slug}, Report: core.LabelKeys}
+	for k, v := range inv.ExtraLabels {
 		sel.Labels[k] = v
 	}
 	var pooled []provider.Sandbox
-	if s.pool.Enabled() && (slug == "" || r == nil || pool.HasClaims(r.Git.CommonDir)) {
+	if inv.pool.Enabled() && (slug == "" || r == nil || pool.HasClaims(r.Git.CommonDir)) {
 		// Sandboxes and pooled containers both carry the git dir label:
 		// one engine list finds them all.
-		delete(sel.Labels, LabelSlug)
-		sel.Labels[LabelGitDir] = ""
+		delete(sel.Labels, core.LabelSlug)
+		sel.Labels[core.LabelGitDir] = ""
 		sel.Report = append(slices.Clone(core.LabelKeys), core.LabelPool)
-		all, err := s.Provider.List(ctx, sel)
+		all, err := inv.Provider.List(ctx, sel)
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, o := range all {
-			switch l := o.Labels[LabelSlug]; {
+			switch l := o.Labels[core.LabelSlug]; {
 			case o.Labels[core.LabelPool] != "":
 				pooled = append(pooled, o)
 			case l != "" && (slug == "" || l == slug):
 				sbs = append(sbs, o)
 			}
 		}
-	} else if sbs, err = s.Provider.List(ctx, sel); err != nil {
+	} else if sbs, err = inv.Provider.List(ctx, sel); err != nil {
 		return nil, nil, err
 	}
 	// A pooled container a create claimed is that sandbox; the rest,
@@ -70,7 +87,7 @@ func (s *Service) objects(ctx context.Context, r *Repo, slug string) (sbs, membe
 	for _, p := range pooled {
 		var c *pool.Claim
 		if p.Ref.ID != "" {
-			c, _ = pool.ReadClaim(p.Labels[LabelGitDir], p.Ref.ID)
+			c, _ = pool.ReadClaim(p.Labels[core.LabelGitDir], p.Ref.ID)
 		}
 		switch {
 		case c == nil:
@@ -90,9 +107,9 @@ func (s *Service) objects(ctx context.Context, r *Repo, slug string) (sbs, membe
 // one provider List and one git for-each-ref per repository (side by side), plus a read of a small state file or two per
 // sandbox. Branches without a container, containers without a branch and
 // networks without either are listed too, as orphans. Across repositories, a
-// repository is found through its containers and networks: one whose
-// sandboxes all lost both is not found, since nothing else records it.
-func (s *Service) List(ctx context.Context, r *Repo) ([]Sandbox, error) {
+// repository is Found through its containers and networks: one whose
+// Sandboxes all lost both is not Found, since nothing else records it.
+func (inv *Inventory) List(ctx context.Context, r *core.Repo) ([]Sandbox, error) {
 	var (
 		sbs     []provider.Sandbox
 		listErr error
@@ -103,37 +120,31 @@ func (s *Service) List(ctx context.Context, r *Repo) ([]Sandbox, error) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		sbs, listErr = s.sandboxes(ctx, r, "")
+		sbs, listErr = inv.Sandboxes(ctx, r, "")
 	}()
 	if r != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			own, refErr = r.Git.Refs(ctx, "refs/heads/"+BranchPrefix)
+			own, refErr = r.Git.Refs(ctx, "refs/heads/"+core.BranchPrefix)
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(listErr, refErr); err != nil {
 		return nil, err
 	}
-	return s.assemble(ctx, r, sbs, own)
+	return inv.assemble(ctx, r, sbs, own)
 }
 
-// ListDir lists the sandboxes of the repository containing dir. Finding the
-// repository (git) runs beside the engine list, which asks for every sandbox
-// and are filtered here: list costs about one engine list. It first finishes
-// an interrupted merge or apply of this working tree (see recoverWorktree).
-func (s *Service) ListDir(ctx context.Context, dir string) ([]Sandbox, error) {
-	sbs, _, err := s.ListDirPool(ctx, dir)
-	return sbs, err
-}
-
-// ListDirPool is ListDir, plus the repository's warm pool (from the same
-// engine list).
-func (s *Service) ListDirPool(ctx context.Context, dir string) ([]Sandbox, []PoolEntry, error) {
+// ListDir lists the sandboxes of the repository containing dir, and gives
+// the repository and the pooled containers of every repository (for
+// pool.Entries). Finding the repository (git) runs beside the engine list,
+// which asks for every sandbox and are filtered here: list costs about one
+// engine list.
+func (inv *Inventory) ListDir(ctx context.Context, dir string) (*core.Repo, []Sandbox, []provider.Sandbox, error) {
 	var (
 		members []provider.Sandbox
-		r       *Repo
+		r       *core.Repo
 		repErr  error
 		own     map[string]string
 		sbs     []provider.Sandbox
@@ -143,34 +154,30 @@ func (s *Service) ListDirPool(ctx context.Context, dir string) ([]Sandbox, []Poo
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		if r, repErr = s.OpenRepo(ctx, dir); repErr == nil {
-			own, repErr = r.Git.Refs(ctx, "refs/heads/"+BranchPrefix)
+		if r, repErr = core.OpenRepo(ctx, inv.Runner, dir); repErr == nil {
+			own, repErr = r.Git.Refs(ctx, "refs/heads/"+core.BranchPrefix)
 		}
 	}()
 	go func() {
 		defer wg.Done()
-		sbs, members, listErr = s.objects(ctx, nil, "")
+		sbs, members, listErr = inv.Objects(ctx, nil, "")
 	}()
 	wg.Wait()
 	if repErr != nil {
-		return nil, nil, repErr
+		return nil, nil, nil, repErr
 	}
 	if listErr != nil {
-		return nil, nil, listErr
-	}
-	if err := s.recoverWorktree(ctx, r); err != nil {
-		// The message says what to do; the list is still worth showing.
-		s.Log.Warn(err.Error())
+		return nil, nil, nil, listErr
 	}
 	mine := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return !r.Owns(sb.Labels) })
-	list, err := s.assemble(ctx, r, mine, own)
-	return list, pool.Entries(r, members), err
+	list, err := inv.assemble(ctx, r, mine, own)
+	return r, list, members, err
 }
 
 // assemble joins what the engine holds (containers, leftover networks) and
 // branches into list rows; own are r's branches (r may be nil when listing
 // every repository).
-func (s *Service) assemble(ctx context.Context, r *Repo, sbs []provider.Sandbox, own map[string]string) ([]Sandbox, error) {
+func (inv *Inventory) assemble(ctx context.Context, r *core.Repo, sbs []provider.Sandbox, own map[string]string) ([]Sandbox, error) {
 	var wg sync.WaitGroup
 	// Every repository that has a sandbox container or network, with its
 	// branches.
@@ -178,7 +185,7 @@ func (s *Service) assemble(ctx context.Context, r *Repo, sbs []provider.Sandbox,
 	if r != nil {
 		repos[selfKey] = &owner{key: selfKey, gitDir: r.Git.CommonDir, root: r.Root(), refs: own}
 	}
-	ids := map[string]string{} // repository id found in a git dir
+	ids := map[string]string{} // repository id Found in a git dir
 	objOwner := make([]*owner, len(sbs))
 	for i, sb := range sbs {
 		o := ownerOf(r, sb.Labels, ids)
@@ -195,12 +202,12 @@ func (s *Service) assemble(ctx context.Context, r *Repo, sbs []provider.Sandbox,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g := &git.Repo{R: s.Runner, Root: o.root, CommonDir: o.gitDir}
-			refs, err := g.Refs(ctx, "refs/heads/"+BranchPrefix)
+			g := &git.Repo{R: inv.Runner, Root: o.root, CommonDir: o.gitDir}
+			refs, err := g.Refs(ctx, "refs/heads/"+core.BranchPrefix)
 			if err != nil {
 				// The repository may be gone; its containers and networks
 				// then show as orphans, which is the truth.
-				s.Log.Debug("cannot read branches", "repo", o.root, "err", err)
+				inv.Log.Debug("cannot read branches", "repo", o.root, "err", err)
 			}
 			mu.Lock()
 			o.refs = refs
@@ -217,7 +224,7 @@ func (s *Service) assemble(ctx context.Context, r *Repo, sbs []provider.Sandbox,
 		if sb := rows[k]; sb != nil {
 			return sb
 		}
-		sb := &Sandbox{Name: slug, Branch: BranchPrefix + slug, Repo: o.root}
+		sb := &Sandbox{Name: slug, Branch: core.BranchPrefix + slug, Repo: o.root}
 		rows[k] = sb
 		order = append(order, k)
 		return sb
@@ -228,7 +235,7 @@ func (s *Service) assemble(ctx context.Context, r *Repo, sbs []provider.Sandbox,
 	}
 	states := map[key]seen{} // of the container, for the status
 	for i, c := range sbs {
-		o, slug := objOwner[i], c.Labels[LabelSlug]
+		o, slug := objOwner[i], c.Labels[core.LabelSlug]
 		sb := row(o, slug)
 		if sb.Network == "" {
 			sb.Network = c.Network
@@ -236,19 +243,19 @@ func (s *Service) assemble(ctx context.Context, r *Repo, sbs []provider.Sandbox,
 		if c.State == provider.StateNone || sb.Container != "" {
 			continue // a leftover network, or an older second container (the newest comes first)
 		}
-		sb.Container, sb.Base, sb.Created = c.Name, c.Labels[LabelBase], c.Created
+		sb.Container, sb.Base, sb.Created = c.Name, c.Labels[core.LabelBase], c.Created
 		states[key{o.key, slug}] = seen{c.State, o.gitDir != "" && state.IsReady(o.gitDir, slug, c.Ref.ID)}
 	}
 	for _, o := range repos {
 		for ref := range o.refs {
-			row(o, strings.TrimPrefix(ref, "refs/heads/"+BranchPrefix))
+			row(o, strings.TrimPrefix(ref, "refs/heads/"+core.BranchPrefix))
 		}
 	}
 	out := make([]Sandbox, 0, len(order))
 	for _, k := range order {
 		sb := rows[k]
 		o := repos[k.owner]
-		hasBranch := o.refs[BranchRef(k.slug)] != ""
+		hasBranch := o.refs[core.BranchRef(k.slug)] != ""
 		st := states[k]
 		sb.Status = status(o.gitDir, k.slug, sb.Container != "", st.state, st.ready, hasBranch)
 		out = append(out, *sb)
@@ -262,7 +269,7 @@ func (s *Service) assemble(ctx context.Context, r *Repo, sbs []provider.Sandbox,
 	return out, nil
 }
 
-// owner is a repository that list found sandboxes of.
+// owner is a repository that list Found sandboxes of.
 type owner struct {
 	key string
 	// gitDir is its common git dir, where its branches and state files
@@ -282,12 +289,12 @@ const selfKey = "self"
 // holds that id. An object made before ids existed belongs to whatever
 // repository is at its git dir now, as Repo.owns has it. ids caches the
 // id files read.
-func ownerOf(r *Repo, labels map[string]string, ids map[string]string) owner {
-	root := labels[LabelRepo]
+func ownerOf(r *core.Repo, labels map[string]string, ids map[string]string) owner {
+	root := labels[core.LabelRepo]
 	if r != nil && r.Owns(labels) {
 		return owner{key: selfKey, gitDir: r.Git.CommonDir, root: r.Root()}
 	}
-	gd, id := labels[LabelGitDir], labels[LabelRepoID]
+	gd, id := labels[core.LabelGitDir], labels[core.LabelRepoID]
 	there, ok := ids[gd]
 	if !ok {
 		there = core.ReadRepoID(gd)
@@ -305,7 +312,7 @@ func ownerOf(r *Repo, labels map[string]string, ids map[string]string) owner {
 }
 
 // status is what list says of a sandbox of the repository with common git
-// dir gitDir, from what exists of it: its container (in state state,
+// dir gitDir, from what exists of it: its container (in state cstate,
 // marked ready or not), its branch, and its state files. A create running
 // now, or one cut short before the sandbox was ready, comes first: nothing of
 // it may pass for a usable sandbox, nor for an orphan with work on it.
@@ -345,4 +352,37 @@ func containerStatus(cstate provider.State, gitDir, slug string) Status {
 	default:
 		return StatusStopped
 	}
+}
+
+// Status is what list shows for a sandbox.
+type Status string
+
+// Statuses. The orphan states are shown, never repaired automatically;
+// delete removes them.
+const (
+	StatusActive      Status = "active"
+	StatusPaused      Status = "paused"
+	StatusStopped     Status = "stopped"
+	StatusFailedSetup Status = "failed-setup"
+	// StatusCreating: a create of this sandbox is running right now.
+	StatusCreating Status = "creating"
+	// StatusIncomplete: a create was cut short (killed, the engine failed)
+	// before the copy of the repository was verified complete. Whatever is
+	// left (container, branch, network) is unusable and holds no work.
+	StatusIncomplete  Status = "incomplete"
+	StatusNoContainer Status = "orphan-branch"    // branch without container
+	StatusNoBranch    Status = "orphan-container" // container without branch
+	StatusNoSandbox   Status = "orphan-network"   // network without container or branch
+)
+
+// Sandbox is one sandbox as list and create report it.
+type Sandbox struct {
+	Name      string    `json:"name"`
+	Status    Status    `json:"status"`
+	Branch    string    `json:"branch"`
+	Container string    `json:"container,omitempty"`
+	Network   string    `json:"network,omitempty"`
+	Repo      string    `json:"repo"`
+	Base      string    `json:"base,omitempty"`
+	Created   time.Time `json:"created,omitzero"`
 }

@@ -1,0 +1,426 @@
+package inventory
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
+)
+
+// Found is what Lookup knows about one sandbox.
+type Found struct {
+	Slug string
+	// Container is its newest container; nil when there is none.
+	Container *provider.Sandbox
+	// Objects is all the engine holds of it: containers, and networks left
+	// without one.
+	Objects  []provider.Sandbox
+	BranchID string // empty when there is no branch
+	// Ready: the container holds a copy of the repository verified complete.
+	Ready bool
+	// Journal is set while a create of this sandbox has not finished (it
+	// runs now, or was cut short).
+	Journal *state.Journal
+	// HasState: the sandbox has a state directory (only lookupAll).
+	HasState bool
+	// early is the removal of its ready container that Delete started
+	// before the lookup ended; nil when none.
+	early *earlyRemoval
+}
+
+// Lookup finds a sandbox's container and branch in parallel. A name with
+// neither is ErrNotFound.
+func (inv *Inventory) Lookup(ctx context.Context, r *core.Repo, name string) (*Found, error) {
+	f, err := inv.find(ctx, r, name)
+	if err == nil && f.Container == nil && f.BranchID == "" {
+		return nil, core.NotFoundError(f.Slug)
+	}
+	return f, err
+}
+
+// lookupAll finds whatever a sandbox left: containers, networks and branch;
+// hasState tells whether it has a state directory. A name with none of these is
+// ErrNotFound.
+func (inv *Inventory) lookupAll(ctx context.Context, r *core.Repo, name string, hasState bool) (*Found, error) {
+	f, err := inv.find(ctx, r, name)
+	if err != nil {
+		return nil, err
+	}
+	f.HasState = hasState
+	if len(f.Objects) == 0 && f.BranchID == "" && !f.HasState {
+		return nil, core.NotFoundError(f.Slug)
+	}
+	return f, nil
+}
+
+func (inv *Inventory) find(ctx context.Context, r *core.Repo, name string) (*Found, error) {
+	slug, err := core.Slugify(name)
+	if err != nil {
+		return nil, err
+	}
+	f := &Found{Slug: slug}
+	var listErr, refErr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		f.Objects, listErr = inv.Sandboxes(ctx, r, slug)
+	}()
+	go func() {
+		defer wg.Done()
+		f.BranchID, _, refErr = r.Git.ResolveRef(ctx, core.BranchRef(slug))
+	}()
+	wg.Wait()
+	if err := errors.Join(listErr, refErr); err != nil {
+		return nil, err
+	}
+	for i := range f.Objects {
+		if f.Objects[i].State != provider.StateNone {
+			f.Container = &f.Objects[i]
+			f.Ready = state.IsReady(r.Git.CommonDir, slug, f.Container.Ref.ID)
+			break
+		}
+	}
+	f.Journal = state.ReadJournal(r.Git.CommonDir, slug)
+	return f, nil
+}
+
+// Usable refuses a sandbox whose container is not marked ready, or whose
+// create journal says a create has not finished: that create is running now,
+// or was cut short with /src holding any part of the repository. Every
+// operation on a sandbox's container checks this first.
+func (f *Found) Usable(gitDir string) error {
+	if f.Ready || (f.Container == nil && f.Journal == nil) {
+		return nil
+	}
+	if state.BeingCreated(gitDir, f.Slug) {
+		return state.CreatingError(f.Slug)
+	}
+	return state.IncompleteError(gitDir, f.Slug)
+}
+
+// DeleteReport says what Delete removed.
+type DeleteReport struct {
+	Name    string   `json:"name"`
+	Removed []string `json:"removed"`
+}
+
+// Delete removes a sandbox's container, networks, branch and host-side state
+// (AC3.3), and whatever part of them an interrupted create or delete left. It
+// refuses, changing nothing, when the branch has commits that are not in HEAD
+// (for an incomplete sandbox: beyond the commit it was made at), unless force
+// is set: that work would be lost. Every removal is idempotent, and the state
+// directory goes last, only once everything else is gone: a delete cut short
+// at any point is finished by running it again.
+func (inv *Inventory) Delete(ctx context.Context, r *core.Repo, name string, force bool) (*DeleteReport, error) {
+	slug, err := core.Slugify(name)
+	if err != nil {
+		return nil, err
+	}
+	// Taken before looking, so a create of the name cannot be halfway
+	// through while this removes its parts.
+	_, statErr := os.Stat(r.StateDir(slug))
+	unlock, lockErr := state.LockCreate(ctx, r, slug)
+	if lockErr != nil && (!force || !errors.Is(lockErr, core.ErrIncomplete)) {
+		if errors.Is(lockErr, core.ErrIncomplete) {
+			return nil, core.NewError(core.ErrIncomplete, "Sandbox '%s' is being created by another litterbox process right now. Wait for it to finish, then delete it; or delete it now with `litterbox delete --force %s`, which makes that create fail.", slug, slug)
+		}
+		return nil, lockErr
+	}
+	if lockErr == nil {
+		defer unlock()
+	}
+	var early *earlyRemoval
+	if lockErr == nil {
+		early = inv.startEarlyRemoval(ctx, r, slug, force)
+	}
+	f, err := inv.lookupAll(ctx, r, slug, statErr == nil)
+	if err != nil {
+		if early != nil {
+			<-early.done
+		}
+		if errors.Is(err, core.ErrNotFound) && os.IsNotExist(statErr) && lockErr == nil {
+			_ = state.Remove(r, slug) // made by lockCreate just now
+		}
+		return nil, err
+	}
+	if early != nil {
+		<-early.decided
+		if early.started {
+			// The check below was made before the container went.
+			f.early, force = early, true
+		}
+	}
+	if f.BranchID != "" && !force {
+		base, beyond := "HEAD", "that are not in HEAD"
+		if j := f.Journal; j != nil && !f.Ready && !j.FromBranch {
+			// An interrupted create: its branch is its base commit, whatever
+			// HEAD is now.
+			base, beyond = j.Base, "beyond the commit it was made at"
+		}
+		n, err := r.Git.CountCommits(ctx, base, f.BranchID)
+		if err != nil {
+			return nil, fmt.Errorf("count unmerged commits of %s%s: %w", core.BranchPrefix, slug, err)
+		}
+		if n > 0 {
+			return nil, core.NewError(core.ErrUnmerged, "Sandbox '%s' has %d commit(s) on %s%s %s; deleting it would lose them. Review them with `litterbox diff %s`, bring them in with `litterbox merge %s` or `litterbox apply %s`, or delete anyway with `litterbox delete --force %s`.", slug, n, core.BranchPrefix, slug, beyond, slug, slug, slug, slug)
+		}
+	}
+	remove := state.Remove
+	if lockErr != nil {
+		remove = state.Clear // --force past a running create: its lock stays its own
+	}
+	return inv.RemoveSandbox(ctx, r, f, func() error { return remove(r, slug) })
+}
+
+// RemoveSandbox removes a sandbox's container, networks, state (with
+// clearState, once the container and networks are gone) and branch, each only
+// if still there and each idempotent (already gone is done). A container
+// that cannot be removed stops it before anything else goes, so the sandbox
+// stays whole rather than half gone; otherwise it removes what it can and
+// names what is left. The branch goes last: a removal cut short at any point
+// leaves something list shows and a new delete finds.
+func (inv *Inventory) RemoveSandbox(ctx context.Context, r *core.Repo, f *Found, clearState func() error) (*DeleteReport, error) {
+	slug := f.Slug
+	rep := &DeleteReport{Name: slug, Removed: []string{}}
+	if e := f.early; e != nil {
+		<-e.done
+		if e.err != nil && !errors.Is(e.err, provider.ErrNotFound) {
+			return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s': could not remove its container: %v\nNothing was removed; run `litterbox delete %s` again.", slug, core.ErrText(e.err), slug)
+		}
+		// Removed before the lookup listed it, or not: named either way,
+		// by the lookup's name, else the mark's.
+		name := e.name
+		for _, c := range f.Objects {
+			if c.Ref.ID == e.id {
+				name = c.Name
+			}
+		}
+		if e.err == nil {
+			rep.Removed = append(rep.Removed, "container "+name)
+		}
+		if err := pool.Forget(r.Git.CommonDir, e.id); err != nil {
+			inv.Log.Warn("could not remove the pool's record of the container", "container", e.id, "err", err)
+		}
+	}
+	for _, c := range f.Objects {
+		if c.State == provider.StateNone || (f.early != nil && c.Ref.ID == f.early.id) {
+			continue
+		}
+		if err := inv.Provider.Remove(ctx, provider.Ref{ID: c.Ref.ID}); err != nil {
+			if len(rep.Removed) == 0 {
+				return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s': could not remove container %s: %v\nNothing was removed; run `litterbox delete %s` again.", slug, c.Name, core.ErrText(err), slug)
+			}
+			return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s' was partial: could not remove container %s: %v\nRun `litterbox delete %s` again.", slug, c.Name, core.ErrText(err), slug)
+		}
+		rep.Removed = append(rep.Removed, "container "+c.Name)
+		if c.Labels[core.LabelPool] != "" {
+			// A container of the warm pool: its claim goes with it.
+			if err := pool.Forget(r.Git.CommonDir, c.Ref.ID); err != nil {
+				inv.Log.Warn("could not remove the pool's record of the container", "container", c.Name, "err", err)
+			}
+		}
+	}
+	var left []string
+	for _, n := range f.Objects {
+		if n.Ref.NetworkID == "" {
+			continue
+		}
+		if err := inv.Provider.Remove(ctx, provider.Ref{NetworkID: n.Ref.NetworkID}); err != nil {
+			left = append(left, fmt.Sprintf("network %s (%s)", n.Network, core.ErrText(err)))
+		} else {
+			rep.Removed = append(rep.Removed, "network "+n.Network)
+		}
+	}
+	if len(left) == 0 {
+		// The state goes once nothing on the engine needs it; with
+		// anything left it stays, so a new delete finds the sandbox.
+		if err := clearState(); err != nil {
+			left = append(left, fmt.Sprintf("state %s (%v)", r.StateDir(slug), err))
+		} else if f.HasState && len(rep.Removed) == 0 && f.BranchID == "" {
+			rep.Removed = append(rep.Removed, "leftover state in "+r.StateDir(slug))
+		}
+	}
+	if f.BranchID != "" {
+		if err := r.Git.DeleteRef(ctx, core.BranchRef(slug), f.BranchID); err != nil {
+			left = append(left, fmt.Sprintf("branch %s%s (%s)", core.BranchPrefix, slug, core.ErrText(err)))
+		} else {
+			rep.Removed = append(rep.Removed, "branch "+core.BranchPrefix+slug)
+		}
+	}
+	if len(left) > 0 {
+		return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s' was partial; still present:\n  %s\nRun `litterbox delete %s` again, or remove them by hand.", slug, strings.Join(left, "\n  "), slug)
+	}
+	return rep, nil
+}
+
+// Pruned is a container or network Prune removed.
+type Pruned struct {
+	Kind    string `json:"kind"` // "container" or "network"
+	Name    string `json:"name"`
+	Sandbox string `json:"sandbox"`
+	Repo    string `json:"repo"`
+}
+
+// Prune removes the containers and networks of sandboxes whose repository no
+// longer exists (its git dir is gone, or holds another repository, one with
+// another id): nothing can record their work any
+// more, and delete, which works in a repository, cannot reach them. list
+// --all-repos shows them first, as orphans. Extra labels narrow it as they do
+// every lookup.
+func (inv *Inventory) Prune(ctx context.Context) ([]Pruned, error) {
+	sbs, members, err := inv.Objects(ctx, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	// The warm pools of those repositories go too.
+	sbs = append(sbs, members...)
+	name := func(labels map[string]string) string {
+		if labels[core.LabelSlug] == "" && labels[core.LabelPool] != "" {
+			return "(warm pool)"
+		}
+		return labels[core.LabelSlug]
+	}
+	gone := func(labels map[string]string) bool {
+		gd := labels[core.LabelGitDir]
+		if gd == "" {
+			return false
+		}
+		_, err := os.Stat(gd)
+		if errors.Is(err, os.ErrNotExist) {
+			return true
+		}
+		// Another repository (another id) is at that path now.
+		id := labels[core.LabelRepoID]
+		there := core.ReadRepoID(gd)
+		return err == nil && id != "" && there != "" && there != id
+	}
+	out := []Pruned{}
+	var errs []error
+	// Containers first: a network is in use while its container exists.
+	for _, c := range sbs {
+		if c.State == provider.StateNone || !gone(c.Labels) {
+			continue
+		}
+		if err := inv.Provider.Remove(ctx, provider.Ref{ID: c.Ref.ID}); err != nil {
+			errs = append(errs, fmt.Errorf("remove container %s: %s", c.Name, core.ErrText(err)))
+			continue
+		}
+		out = append(out, Pruned{Kind: "container", Name: c.Name, Sandbox: name(c.Labels), Repo: c.Labels[core.LabelRepo]})
+	}
+	for _, n := range sbs {
+		if n.Ref.NetworkID == "" || !gone(n.Labels) {
+			continue
+		}
+		if err := inv.Provider.Remove(ctx, provider.Ref{NetworkID: n.Ref.NetworkID}); err != nil {
+			errs = append(errs, fmt.Errorf("remove network %s: %s", n.Network, core.ErrText(err)))
+			continue
+		}
+		out = append(out, Pruned{Kind: "network", Name: n.Network, Sandbox: name(n.Labels), Repo: n.Labels[core.LabelRepo]})
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("prune was partial: %w\nRun `litterbox prune` again", errors.Join(errs...))
+	}
+	return out, nil
+}
+
+// RemoveLeftovers removes whatever the engine holds of sandbox slug of r;
+// removed says whether there was anything.
+func (inv *Inventory) RemoveLeftovers(ctx context.Context, r *core.Repo, slug string) (removed bool, err error) {
+	sbs, err := inv.Sandboxes(ctx, r, slug)
+	if err != nil {
+		return false, err
+	}
+	var errs []error
+	for _, sb := range sbs {
+		errs = append(errs, inv.Provider.Remove(ctx, sb.Ref))
+	}
+	return len(sbs) > 0, errors.Join(errs...)
+}
+
+// earlyRemoval is a delete's removal of the container its sandbox's ready
+// mark names, started beside the lookup that finds whatever else the
+// sandbox has (networks, what earlier creates left): a delete then costs
+// about one docker rm, not a lookup and then a docker rm.
+type earlyRemoval struct {
+	id, name string
+	decided  chan struct{} // closed once started is known
+	started  bool          // the checks passed, and the removal began
+	done     chan struct{} // closed once the removal ended, or never began
+	err      error
+}
+
+// startEarlyRemoval removes the ready container of slug unless its branch
+// holds commits HEAD lacks (and force is not set), or a create of it never
+// finished (its journal is there: what a delete then removes is Found by
+// the lookup alone). nil when there is no such container.
+func (inv *Inventory) startEarlyRemoval(ctx context.Context, r *core.Repo, slug string, force bool) *earlyRemoval {
+	id, name := state.ReadyMark(r.Git.CommonDir, slug)
+	if id == "" || state.ReadJournal(r.Git.CommonDir, slug) != nil {
+		return nil
+	}
+	e := &earlyRemoval{id: id, name: cmp.Or(name, r.ContainerName(slug)), decided: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		decide := func(ok bool) {
+			e.started = ok
+			close(e.decided)
+		}
+		if !force {
+			// One git call: a branch that is not there fails it, and
+			// leaves the decision to the lookup.
+			if n, err := r.Git.CountCommits(ctx, "HEAD", core.BranchRef(slug)); err != nil || n > 0 {
+				decide(false)
+				return
+			}
+		}
+		decide(true)
+		e.err = inv.Provider.Remove(ctx, provider.Ref{ID: id})
+		if e.err == nil {
+			// The mark names a container no more: a delete run again
+			// (this one partial) does not remove, and name, it twice.
+			_ = state.Unready(r.Git.CommonDir, slug)
+		}
+	}()
+	return e
+}
+
+// Running finds a sandbox whose container is running. Missing, incomplete,
+// paused and stopped sandboxes are errors that say what to do.
+func (inv *Inventory) Running(ctx context.Context, r *core.Repo, name string) (*Found, error) {
+	f, err := inv.Lookup(ctx, r, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Usable(r.Git.CommonDir); err != nil {
+		return nil, err
+	}
+	if f.Container == nil {
+		return nil, core.NoContainerError(f.Slug)
+	}
+	switch f.Container.State {
+	case provider.StateRunning:
+		return f, nil
+	case provider.StatePaused:
+		return nil, core.PausedError(f.Slug)
+	}
+	return nil, core.StoppedError(f.Slug)
+}
+
+// Handle resolves a running sandbox. Missing, incomplete, paused and stopped
+// Sandboxes are errors that say what to do.
+func (inv *Inventory) Handle(ctx context.Context, r *core.Repo, name string) (*core.Handle, error) {
+	f, err := inv.Running(ctx, r, name)
+	if err != nil {
+		return nil, err
+	}
+	return core.HandleOf(r, *f.Container), nil
+}

@@ -1,0 +1,136 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+)
+
+// Outcome is the result of pausing or resuming one sandbox.
+type Outcome struct {
+	Name    string `json:"name"`
+	Repo    string `json:"repo"`
+	Already bool   `json:"already"` // it was already in the asked-for state
+	// Skipped says why --all-envs/--all-repos left this sandbox alone: it is
+	// stopped (nothing to pause or resume) or its container vanished meanwhile.
+	Skipped string `json:"skipped,omitempty"`
+	// Lost are the files a forced pause that ended the sandbox (Kubernetes)
+	// lost: its branch does not hold them.
+	Lost []Skipped `json:"lost,omitempty"`
+}
+
+// Pause freezes a sandbox's processes, keeping all its state. Pausing a
+// paused sandbox is not an error: Outcome.Already says so. Where a pause
+// ends the sandbox (Kubernetes), one that would lose files its branch does
+// not hold is refused (ErrWouldLose) unless force.
+func (s *Service) Pause(ctx context.Context, r *Repo, name string, force bool) (Outcome, error) {
+	return s.toggle(ctx, r, name, true, force)
+}
+
+// Resume thaws a paused sandbox. Resuming an active one is not an error.
+func (s *Service) Resume(ctx context.Context, r *Repo, name string) (Outcome, error) {
+	return s.toggle(ctx, r, name, false, false)
+}
+
+func (s *Service) toggle(ctx context.Context, r *Repo, name string, pause, force bool) (Outcome, error) {
+	slug, err := Slugify(name)
+	if err != nil {
+		return Outcome{}, err
+	}
+	sbs, err := s.inv.Sandboxes(ctx, r, slug)
+	if err != nil {
+		return Outcome{}, err
+	}
+	i := slices.IndexFunc(sbs, func(sb provider.Sandbox) bool { return sb.State != provider.StateNone })
+	if i < 0 {
+		if _, ok, _ := r.Git.ResolveRef(ctx, BranchRef(slug)); ok {
+			return Outcome{}, core.NoContainerError(slug)
+		}
+		return Outcome{}, core.NotFoundError(slug)
+	}
+	if st := sbs[i].State; st != provider.StateRunning && st != provider.StatePaused {
+		return Outcome{}, core.StoppedError(slug)
+	}
+	return s.toggleContainer(ctx, r, sbs[i], pause, force)
+}
+
+func (s *Service) toggleContainer(ctx context.Context, r *Repo, c provider.Sandbox, pause, force bool) (Outcome, error) {
+	out := Outcome{Name: c.Labels[LabelSlug], Repo: c.Labels[LabelRepo]}
+	ends := s.pauseEnds()
+	var err error
+	if pause {
+		if ends && c.State == provider.StateRunning {
+			if out.Lost, err = s.snapshotBeforePause(ctx, r, c, force); err != nil {
+				return out, err
+			}
+		}
+		out.Already, err = s.Provider.Pause(ctx, c.Ref)
+	} else {
+		out.Already, err = s.Provider.Resume(ctx, c.Ref)
+		if err == nil && !out.Already && ends {
+			err = s.refillAfterResume(ctx, r, c)
+		}
+	}
+	if errors.Is(err, provider.ErrStopped) {
+		return out, core.StoppedError(out.Name)
+	}
+	if err != nil {
+		verb := "resume"
+		if pause {
+			verb = "pause"
+		}
+		return out, fmt.Errorf("%s sandbox %q: %w", verb, out.Name, err)
+	}
+	return out, nil
+}
+
+// PauseAll pauses every sandbox of r, or of every repository when r is nil.
+// One that cannot be paused (a pause that would lose work, unless force)
+// does not stop the others: its error is among those returned.
+func (s *Service) PauseAll(ctx context.Context, r *Repo, force bool) ([]Outcome, error) {
+	return s.toggleAll(ctx, r, true, force)
+}
+
+// ResumeAll resumes every sandbox of r, or of every repository when r is nil.
+func (s *Service) ResumeAll(ctx context.Context, r *Repo) ([]Outcome, error) {
+	return s.toggleAll(ctx, r, false, false)
+}
+
+func (s *Service) toggleAll(ctx context.Context, r *Repo, pause, force bool) ([]Outcome, error) {
+	sbs, err := s.inv.Sandboxes(ctx, r, "")
+	if err != nil {
+		return nil, err
+	}
+	cts := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return sb.State == provider.StateNone })
+	outs := make([]Outcome, len(cts))
+	errs := make([]error, len(cts))
+	var wg sync.WaitGroup
+	for i, c := range cts {
+		if c.State != provider.StateRunning && c.State != provider.StatePaused {
+			// A stopped sandbox is neither active nor paused: pausing "all
+			// active sandboxes" (FR2.2) leaves it alone, and says so.
+			outs[i] = Outcome{Name: c.Labels[LabelSlug], Repo: c.Labels[LabelRepo], Skipped: "stopped"}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], errs[i] = s.toggleContainer(ctx, r, c, pause, force)
+			switch {
+			case errors.Is(errs[i], ErrStopped):
+				outs[i].Skipped, errs[i] = "stopped", nil
+			case errors.Is(errs[i], provider.ErrNotFound):
+				outs[i].Skipped, errs[i] = "gone", nil
+			case errs[i] != nil:
+				outs[i] = Outcome{} // not done: the error says why
+			}
+		}()
+	}
+	wg.Wait()
+	return outs, errors.Join(errs...)
+}
