@@ -4,6 +4,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 )
 
 // The vocabulary the CLI and the MCP server share with the service.
@@ -27,7 +28,32 @@ type (
 	DeleteReport = inventory.DeleteReport
 	// Pruned is a container or network Prune removed.
 	Pruned = inventory.Pruned
+	// ServiceStatus is what the supervisor knows about one service.
+	ServiceStatus = services.Status
+	// ServiceResult is the outcome of one service action.
+	ServiceResult = services.Result
+	// PortInfo is one named port of a sandbox and where the host reaches it.
+	PortInfo = services.PortInfo
+	// PortsResult lists a sandbox's named ports.
+	PortsResult = services.PortsResult
 )
+
+// Service actions, and what the logs action shows by default.
+const (
+	ActionStart     = services.ActionStart
+	ActionStop      = services.ActionStop
+	ActionRestart   = services.ActionRestart
+	ActionStatus    = services.ActionStatus
+	ActionLogs      = services.ActionLogs
+	DefaultLogLines = services.DefaultLogLines
+)
+
+// ServiceActions are the actions ServiceAction takes, in the order shown
+// to users.
+var ServiceActions = services.Actions
+
+// ErrNoService is a service name the sandbox does not define.
+var ErrNoService = services.ErrUnknown
 
 // Statuses list shows (see inventory.Status).
 const (

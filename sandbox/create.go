@@ -630,7 +630,7 @@ func (c *creation) finish(ctx context.Context) (*Created, error) {
 	// A service that cannot be started leaves a usable sandbox: say so and
 	// let the caller start it by hand.
 	var err error
-	if c.out.Services, err = c.s.autostart(ctx, c.sandbox.Ref, c.slug, c.cfg); err != nil {
+	if c.out.Services, err = c.s.services.Autostart(ctx, c.sandbox.Ref, c.slug, c.cfg); err != nil {
 		c.s.Log.Warn("could not start services", "sandbox", c.slug, "err", err)
 	}
 	c.dirty.Wait()

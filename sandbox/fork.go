@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -92,14 +91,6 @@ tr '\0' '\n' | while IFS= read -r p; do
   d=${p%/*}; while [ "$d" != "$p" ] && [ -n "$d" ]; do rmdir -- "./$d" 2>/dev/null || break; p=$d; d=${d%/*}; done
 done`
 
-// rewindRestartSh restarts the services that are running, and prints
-// their names.
-const rewindRestartSh = `cd ` + RunDir + `/services 2>/dev/null || exit 0
-for f in *.spec; do [ -e "$f" ] || continue; n=${f%.spec}
-  case "$(cat ` + RunDir + `/state/$n/state 2>/dev/null)" in running|starting|backoff) ;; *) continue;; esac
-  ` + svcPath + ` restart "$n" >/dev/null && echo "$n"
-done`
-
 // Rewind puts the sandbox's /src back to rev, a commit of its branch from
 // its base to its tip (an agent's undo), and records that as a new commit
 // on top, "rewind: to REV (subject)", so nothing is lost: rewinding to the
@@ -177,11 +168,9 @@ func (s *Service) Rewind(ctx context.Context, h *Handle, rev string) (*RewindRes
 		return nil, fmt.Errorf("/src holds the files of %s, but the snapshot that records it failed: %w", core.Short(to), err)
 	}
 	res.Commit = snap.Commit
-	out, err := s.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, User: User, Cmd: []string{"sh", "-c", rewindRestartSh}})
-	if err != nil {
+	if res.Restarted, err = s.services.RestartRunning(ctx, h); err != nil {
 		return res, fmt.Errorf("rewound to %s, but restarting its services failed: %w", core.Short(to), err)
 	}
-	res.Restarted = strings.Fields(string(out.Stdout))
 	return res, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider/fake"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 )
 
 // These tests run the service's create, list, pause, resume and delete
@@ -79,7 +80,7 @@ func (f *fixture) run(_ context.Context, req provider.ExecRequest) (provider.Exe
 		script = req.Cmd[2]
 	}
 	switch {
-	case script == installScript:
+	case script == services.InstallScript:
 		return provider.ExecResult{ExitCode: f.installExit}, nil
 	case strings.Contains(script, "tar -x -f -"):
 		if f.copyFails {

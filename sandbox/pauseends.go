@@ -193,7 +193,7 @@ func (s *Service) refillAfterResume(ctx context.Context, r *Repo, c provider.San
 	if err := state.WriteSince(r, h.Slug, guest.TakeStamp(&so)); err != nil {
 		s.Log.Warn("could not record the scan stamp; the next snapshot will scan all of /src", "err", err)
 	}
-	if _, err := s.installSaved(ctx, h); err != nil {
+	if _, err := s.services.InstallSaved(ctx, h); err != nil {
 		s.Log.Warn("could not install the services again", "sandbox", h.Slug, "err", err)
 	}
 	return nil

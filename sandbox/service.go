@@ -12,6 +12,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"os"
 	"strings"
@@ -27,10 +28,11 @@ import (
 // New.
 type Service struct {
 	*core.Common
-	guest *guest.Guest
-	iso   *isolation.Checker
-	pool  *pool.Pool
-	inv   *inventory.Inventory
+	guest    *guest.Guest
+	iso      *isolation.Checker
+	pool     *pool.Pool
+	inv      *inventory.Inventory
+	services *services.Supervisor
 }
 
 // newService composes the concerns over c.
@@ -38,7 +40,7 @@ func newService(c *core.Common) *Service {
 	g := guest.New(c)
 	iso := isolation.New(c, g)
 	p := pool.New(c, g, iso)
-	return &Service{Common: c, guest: g, iso: iso, pool: p, inv: inventory.New(c, p)}
+	return &Service{Common: c, guest: g, iso: iso, pool: p, inv: inventory.New(c, p), services: services.New(c)}
 }
 
 // New builds a Service that runs sandboxes with p and git with r. Extra
@@ -146,4 +148,16 @@ func (s *Service) Delete(ctx context.Context, r *Repo, name string, force bool) 
 // no longer exists.
 func (s *Service) Prune(ctx context.Context) ([]Pruned, error) {
 	return s.inv.Prune(ctx)
+}
+
+// ServiceAction runs one action on a service of a running sandbox: start,
+// stop, restart, status or logs (see services.Do).
+func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action string, lines int) (*ServiceResult, error) {
+	return s.services.Do(ctx, h, name, action, lines)
+}
+
+// Ports lists the named ports of a running sandbox with the host URL of
+// each.
+func (s *Service) Ports(ctx context.Context, h *Handle) (*PortsResult, error) {
+	return s.services.Ports(ctx, h)
 }

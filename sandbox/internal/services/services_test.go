@@ -1,4 +1,4 @@
-package sandbox
+package services
 
 import (
 	"archive/tar"
@@ -21,6 +21,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider/fake"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 func TestServiceSpecQuotes(t *testing.T) {
@@ -70,14 +71,14 @@ func TestServicesArchive(t *testing.T) {
 func TestParseServiceStatus(t *testing.T) {
 	out := "message=started\nname=web\nstate=running\npid=42\nrestarts=3\nexit=143\nstarted=1763766000\n"
 	kv := parseKV(out)
-	st := parseServiceStatus("web", kv)
+	st := parseStatus("web", kv)
 	code := 143
-	want := ServiceStatus{Name: "web", State: "running", PID: 42, Restarts: 3, LastExitCode: &code, StartedAt: time.Unix(1763766000, 0).UTC()}
+	want := Status{Name: "web", State: "running", PID: 42, Restarts: 3, LastExitCode: &code, StartedAt: time.Unix(1763766000, 0).UTC()}
 	if !reflect.DeepEqual(st, want) || kv["message"] != "started" {
 		t.Errorf("got %+v", st)
 	}
 	// Never exited, not running: empty values.
-	st = parseServiceStatus("web", parseKV("name=web\nstate=not-started\npid=\nrestarts=\nexit=\nstarted=\n"))
+	st = parseStatus("web", parseKV("name=web\nstate=not-started\npid=\nrestarts=\nexit=\nstarted=\n"))
 	if st.LastExitCode != nil || st.PID != 0 || !st.StartedAt.IsZero() || st.State != "not-started" {
 		t.Errorf("got %+v", st)
 	}
@@ -90,24 +91,24 @@ func TestParseServiceStatusHostile(t *testing.T) {
 	future := strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)
 	for _, tc := range []struct {
 		out  string
-		want ServiceStatus
+		want Status
 	}{
 		{"name=\x1b]0;PWNED\a\nstate=\x1b[2Jrunning\npid=\x1b[31m\nrestarts=1\x1b\nexit=\x1b]0;x\a\nstarted=1\x1b[2J\n",
-			ServiceStatus{Name: "web", State: StateUnknown}},
+			Status{Name: "web", State: StateUnknown}},
 		{"name=web\nstate=running\npid=-1\nrestarts=+3\nexit=256\nstarted=" + future + "\n",
-			ServiceStatus{Name: "web", State: "running"}},
+			Status{Name: "web", State: "running"}},
 		{"name=web\nstate=running\npid=0\nrestarts= 3\nexit=-1\nstarted=0\n",
-			ServiceStatus{Name: "web", State: "running"}},
+			Status{Name: "web", State: "running"}},
 		{"name=web\nstate=stopped\npid=99999999\nrestarts=99999999999999999999\nexit=0143\nstarted=1e9\n",
-			ServiceStatus{Name: "web", State: "stopped"}},
+			Status{Name: "web", State: "stopped"}},
 		{"name=web\nstate=stopped\npid=4194304\nrestarts=0\nexit=255\nstarted=1\n",
-			ServiceStatus{Name: "web", State: "stopped", PID: 4194304, LastExitCode: ptr(255), StartedAt: time.Unix(1, 0).UTC()}},
+			Status{Name: "web", State: "stopped", PID: 4194304, LastExitCode: ptr(255), StartedAt: time.Unix(1, 0).UTC()}},
 	} {
-		if got := parseServiceStatus("web", parseKV(tc.out)); !reflect.DeepEqual(got, tc.want) {
+		if got := parseStatus("web", parseKV(tc.out)); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%q:\n got %+v\nwant %+v", tc.out, got, tc.want)
 		}
 	}
-	if got := serviceMessage("\x1b[2J" + strings.Repeat("a", 300)); got != `\033[2J`+strings.Repeat("a", 196) {
+	if got := message("\x1b[2J" + strings.Repeat("a", 300)); got != `\033[2J`+strings.Repeat("a", 196) {
 		t.Errorf("message = %q", got)
 	}
 }
@@ -144,7 +145,7 @@ func TestServiceAction(t *testing.T) {
 	p := &fake.Provider{}
 	p.Run = func(_ context.Context, req provider.ExecRequest) (provider.ExecResult, error) {
 		res, ok := answers[strings.Join(req.Cmd, " ")]
-		if !ok || req.User != User {
+		if !ok || req.User != core.User {
 			t.Errorf("unexpected exec %q as %q", req.Cmd, req.User)
 		}
 		_, _ = req.Stdout.Write(res.Stdout)
@@ -154,40 +155,40 @@ func TestServiceAction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(p, runner.Exec{}, log.New(io.Discard))
-	h := &Handle{Slug: "s1", Ref: sb.Ref}
+	s := New(&core.Common{Provider: p, Runner: runner.Exec{}, Log: log.New(io.Discard)})
+	h := &core.Handle{Slug: "s1", Ref: sb.Ref}
 	ctx := context.Background()
 
-	res, err := s.ServiceAction(ctx, h, "web", ActionLogs, 5)
+	res, err := s.Do(ctx, h, "web", ActionLogs, 5)
 	if err != nil || res.Log != "line 1\nline 2\n" || res.Status.PID != 9 {
 		t.Errorf("logs: %+v %v", res, err)
 	}
-	res, err = s.ServiceAction(ctx, h, "web", ActionStop, 0)
+	res, err = s.Do(ctx, h, "web", ActionStop, 0)
 	if err != nil || res.Message != "stopped" || res.Status.State != "stopped" || *res.Status.LastExitCode != 143 {
 		t.Errorf("stop: %+v %v", res, err)
 	}
-	_, err = s.ServiceAction(ctx, h, "db", ActionStatus, 0)
-	if !errors.Is(err, ErrNoService) || !strings.Contains(err.Error(), "its services: web, worker") {
+	_, err = s.Do(ctx, h, "db", ActionStatus, 0)
+	if !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), "its services: web, worker") {
 		t.Errorf("unknown service: %v", err)
 	}
-	if _, err := s.ServiceAction(ctx, h, "web", "reload", 0); err == nil {
+	if _, err := s.Do(ctx, h, "web", "reload", 0); err == nil {
 		t.Error("unknown action accepted")
 	}
-	if _, err := s.ServiceAction(ctx, h, "../x", ActionStatus, 0); !errors.Is(err, ErrNoService) {
+	if _, err := s.Do(ctx, h, "../x", ActionStatus, 0); !errors.Is(err, ErrUnknown) {
 		t.Errorf("bad name: %v", err)
 	}
 	p.SetState(sb.Ref, provider.StatePaused)
-	if _, err := s.ServiceAction(ctx, h, "web", ActionStatus, 0); !errors.Is(err, ErrPaused) {
+	if _, err := s.Do(ctx, h, "web", ActionStatus, 0); !errors.Is(err, core.ErrPaused) {
 		t.Errorf("paused: %v", err)
 	}
 }
 
 func TestSaveServices(t *testing.T) {
 	dir := t.TempDir()
-	r := &Repo{Git: &git.Repo{Root: dir, CommonDir: dir}}
+	r := &core.Repo{Git: &git.Repo{Root: dir, CommonDir: dir}}
 	path := filepath.Join(r.StateDir("s1"), servicesFile)
 	cfg := &config.Config{Services: []config.Service{{Name: "web", Command: []string{"httpd"}, StopSignal: "TERM", Restart: config.RestartNo, Workdir: "/src"}}}
-	archive, err := saveServices(r, "s1", cfg)
+	archive, err := Save(r, "s1", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestSaveServices(t *testing.T) {
 		t.Fatalf("saved archive: %v", err)
 	}
 	// A later sandbox of that name without services must not inherit them.
-	if _, err := saveServices(r, "s1", &config.Config{}); err != nil {
+	if _, err := Save(r, "s1", &config.Config{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {

@@ -1,4 +1,9 @@
-package sandbox
+// Package services runs a sandbox's long-running services: a supervisor
+// (svc.sh, a busybox sh script) and the services' definitions, installed
+// into the root-owned run dir, where the agent can read but not change
+// them; the actions on a service (start, stop, restart, status, logs); and
+// the host URLs of the sandbox's named ports. See docs/services.md.
+package services
 
 import (
 	"archive/tar"
@@ -30,14 +35,22 @@ import (
 //go:embed svc.sh
 var svcScript []byte
 
+// Supervisor runs the service actions in c's sandboxes.
+type Supervisor struct {
+	*core.Common
+}
+
+// New is the supervisor of c's sandboxes' services.
+func New(c *core.Common) *Supervisor { return &Supervisor{Common: c} }
+
 // Paths of the supervisor inside the container.
 const (
-	svcPath     = RunDir + "/svc"
-	svcStateDir = RunDir + "/state"
+	svcPath     = core.RunDir + "/svc"
+	svcStateDir = core.RunDir + "/state"
 )
 
-// ErrNoService is a service name the sandbox does not define.
-var ErrNoService = errors.New("no such service")
+// ErrUnknown is a service name the sandbox does not define.
+var ErrUnknown = errors.New("no such service")
 
 // Service actions.
 const (
@@ -48,9 +61,9 @@ const (
 	ActionLogs    = "logs"
 )
 
-// ServiceActions are the actions ServiceAction takes, in the order shown to
+// Actions are the actions Do takes, in the order shown to
 // users.
-var ServiceActions = []string{ActionStart, ActionStop, ActionRestart, ActionStatus, ActionLogs}
+var Actions = []string{ActionStart, ActionStop, ActionRestart, ActionStatus, ActionLogs}
 
 // DefaultLogLines is how many log lines the logs action returns by default.
 const DefaultLogLines = 100
@@ -63,11 +76,11 @@ var serviceStates = []string{"not-started", "starting", "running", "backoff", "e
 // the supervisor never writes: someone in the sandbox edited it.
 const StateUnknown = "unknown"
 
-// ServiceStatus is what the supervisor knows about one service. It comes
+// Status is what the supervisor knows about one service. It comes
 // from state files the agent can write: every field is checked (the name is
 // the one asked for, the state one of the supervisor's, numbers digits in
 // range), so it may lie but holds no byte a terminal acts on.
-type ServiceStatus struct {
+type Status struct {
 	Name string `json:"name"`
 	// State is not-started, starting, running, backoff (crashed, waiting to
 	// be restarted), exited (ended and not restarted by its policy),
@@ -88,7 +101,7 @@ type ServiceStatus struct {
 
 // String renders a status on one line, as the CLI prints it:
 // "web running pid=12 restarts=1 last-exit=143 up=2m3s".
-func (st ServiceStatus) String() string {
+func (st Status) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s", st.Name, st.State)
 	if st.PID != 0 {
@@ -104,24 +117,24 @@ func (st ServiceStatus) String() string {
 	return b.String()
 }
 
-// ServiceResult is the outcome of one service action.
-type ServiceResult struct {
+// Result is the outcome of one service action.
+type Result struct {
 	Sandbox string `json:"sandbox"`
 	Action  string `json:"action"`
 	// Message says what the action did ("started", "already running", ...).
-	Message string        `json:"message,omitempty"`
-	Status  ServiceStatus `json:"status"`
+	Message string `json:"message,omitempty"`
+	Status  Status `json:"status"`
 	// Log holds the last lines of the service's output (logs action only).
 	Log string `json:"log,omitempty"`
 }
 
-// ServiceAction runs one action on a service of a running sandbox: start,
+// Do runs one action on a service of a running sandbox: start,
 // stop, restart, status or logs (the last lines lines; 0 means
 // DefaultLogLines). It runs as the sandbox user and never snapshots: what a
 // service writes reaches the branch only with the next write, patch or bash.
-func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action string, lines int) (*ServiceResult, error) {
+func (sv *Supervisor) Do(ctx context.Context, h *core.Handle, name, action string, lines int) (*Result, error) {
 	if !config.ValidServiceName(name) {
-		return nil, core.NewError(ErrNoService, "%q is not a service name.", name)
+		return nil, core.NewError(ErrUnknown, "%q is not a service name.", name)
 	}
 	args := []string{svcPath, action, name}
 	switch action {
@@ -132,19 +145,19 @@ func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action str
 		}
 		args = append(args, strconv.Itoa(lines))
 	default:
-		return nil, fmt.Errorf("unknown service action %q (one of %s)", action, strings.Join(ServiceActions, ", "))
+		return nil, fmt.Errorf("unknown service action %q (one of %s)", action, strings.Join(Actions, ", "))
 	}
 	out := capWriter{max: maxSupervisorOutput}
 	call := func() error {
 		out.Reset()
-		res, err := s.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, User: User, Cmd: args, Env: core.SandboxEnv(h.Slug)})
+		res, err := sv.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, User: core.User, Cmd: args, Env: core.SandboxEnv(h.Slug)})
 		out.Write(res.Stdout)
 		return err
 	}
 	err := call()
 	if code := runner.ExitCode(err); code == 126 || code == 127 {
 		// No supervisor in the container yet: install it on first use.
-		installed, ierr := s.installSaved(ctx, h)
+		installed, ierr := sv.InstallSaved(ctx, h)
 		if ierr != nil {
 			return nil, ierr
 		}
@@ -160,15 +173,15 @@ func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action str
 		case 3:
 			known := slices.DeleteFunc(strings.Fields(parseKV(out.String())["services"]), func(n string) bool { return !config.ValidServiceName(n) })
 			if len(known) == 0 {
-				return nil, core.NewError(ErrNoService, "Sandbox '%s' has no services. Define them under [services.NAME] in %s; they are set up when a sandbox is created.", h.Slug, ConfigFile)
+				return nil, core.NewError(ErrUnknown, "Sandbox '%s' has no services. Define them under [services.NAME] in %s; they are set up when a sandbox is created.", h.Slug, core.ConfigFile)
 			}
-			return nil, core.NewError(ErrNoService, "Sandbox '%s' has no service %q; its services: %s.", h.Slug, name, strings.Join(known, ", "))
+			return nil, core.NewError(ErrUnknown, "Sandbox '%s' has no service %q; its services: %s.", h.Slug, name, strings.Join(known, ", "))
 		case 126, 127:
-			return nil, core.NewError(ErrNoService, "Sandbox '%s' has no services. Define them under [services.NAME] in %s; they are set up when a sandbox is created.", h.Slug, ConfigFile)
+			return nil, core.NewError(ErrUnknown, "Sandbox '%s' has no services. Define them under [services.NAME] in %s; they are set up when a sandbox is created.", h.Slug, core.ConfigFile)
 		}
 		return nil, fmt.Errorf("%s service %q in sandbox %q: %w", action, name, h.Slug, err)
 	}
-	res := &ServiceResult{Sandbox: h.Slug, Action: action}
+	res := &Result{Sandbox: h.Slug, Action: action}
 	text := out.String()
 	if action == ActionLogs {
 		head, log, _ := strings.Cut(text, "--- log\n")
@@ -178,8 +191,8 @@ func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action str
 		}
 	}
 	kv := parseKV(text)
-	res.Message = serviceMessage(kv["message"])
-	res.Status = parseServiceStatus(name, kv)
+	res.Message = message(kv["message"])
+	res.Status = parseStatus(name, kv)
 	return res, nil
 }
 
@@ -224,12 +237,12 @@ func parseKV(s string) map[string]string {
 	return m
 }
 
-// parseServiceStatus reads svc.sh's status lines for the service name. The
+// parseStatus reads svc.sh's status lines for the service name. The
 // values come from state files the agent can write, so each is checked: a
 // state that is none of the supervisor's is StateUnknown, a number that is
 // not plain digits in its range is left out.
-func parseServiceStatus(name string, kv map[string]string) ServiceStatus {
-	st := ServiceStatus{Name: name, State: kv["state"]}
+func parseStatus(name string, kv map[string]string) Status {
+	st := Status{Name: name, State: kv["state"]}
 	if !slices.Contains(serviceStates, st.State) {
 		st.State = StateUnknown
 	}
@@ -260,9 +273,9 @@ func parseCount(s string, hi int64) (int64, bool) {
 	return n, err == nil && n <= hi
 }
 
-// serviceMessage is svc.sh's message for the action ("started", "sent
+// message is svc.sh's message for the action ("started", "sent
 // SIGHUP"): its own words, checked all the same, cut to a line and escaped.
-func serviceMessage(s string) string {
+func message(s string) string {
 	if len(s) > 200 {
 		s = s[:200]
 	}
@@ -276,10 +289,10 @@ func serviceMessage(s string) string {
 // defines services costs no extra exec.
 const servicesFile = "services.tar"
 
-// saveServices writes cfg's services archive to the sandbox's state
+// Save writes cfg's services archive to the sandbox's state
 // directory, or removes a stale one (from an earlier sandbox of that name)
 // when cfg has no services.
-func saveServices(r *Repo, slug string, cfg *config.Config) ([]byte, error) {
+func Save(r *core.Repo, slug string, cfg *config.Config) ([]byte, error) {
 	path := filepath.Join(r.StateDir(slug), servicesFile)
 	if len(cfg.Services) == 0 {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -297,35 +310,35 @@ func saveServices(r *Repo, slug string, cfg *config.Config) ([]byte, error) {
 	return archive, os.WriteFile(path, archive, 0o644)
 }
 
-// installScript unpacks the archive on stdin into RunDir. Files are renamed
+// InstallScript unpacks the archive on stdin into RunDir. Files are renamed
 // into place, never rewritten: a supervisor already running svc keeps
 // reading the file it opened, so two installs racing cannot corrupt it.
 // busybox tar does not restore the sticky bit under a umask, hence chmod.
-const installScript = `set -e
-t=$(mktemp -d ` + RunDir + `/.install.XXXXXX)
+const InstallScript = `set -e
+t=$(mktemp -d ` + core.RunDir + `/.install.XXXXXX)
 tar -x -f - -C "$t"
-mkdir -p ` + RunDir + `/services ` + svcStateDir + `
+mkdir -p ` + core.RunDir + `/services ` + svcStateDir + `
 chmod 1777 ` + svcStateDir + `
-for f in "$t"/services/*; do mv -f "$f" ` + RunDir + `/services/; done
+for f in "$t"/services/*; do mv -f "$f" ` + core.RunDir + `/services/; done
 mv -f "$t/svc" ` + svcPath + `
 rm -rf "$t"`
 
-// installServices puts the supervisor and the service definitions into the
+// Install puts the supervisor and the service definitions into the
 // container's RunDir with one root exec of tar. Root is needed only because
 // RunDir is root-owned, which is what keeps the definitions out of the agent's
 // reach; the services themselves run as the sandbox user.
-func (s *Service) installServices(ctx context.Context, ref provider.Ref, archive []byte) error {
-	_, err := s.Common.Exec(ctx, provider.ExecRequest{
+func (sv *Supervisor) Install(ctx context.Context, ref provider.Ref, archive []byte) error {
+	_, err := sv.Common.Exec(ctx, provider.ExecRequest{
 		Ref: ref, User: "0:0",
-		Cmd:   []string{"sh", "-c", installScript},
+		Cmd:   []string{"sh", "-c", InstallScript},
 		Stdin: bytes.NewReader(archive),
 	})
 	return err
 }
 
-// installSaved installs the archive saveServices kept for h. ok is false when
+// InstallSaved installs the archive Save kept for h. ok is false when
 // the sandbox has no services.
-func (s *Service) installSaved(ctx context.Context, h *Handle) (ok bool, err error) {
+func (sv *Supervisor) InstallSaved(ctx context.Context, h *core.Handle) (ok bool, err error) {
 	archive, err := os.ReadFile(filepath.Join(h.Repo.StateDir(h.Slug), servicesFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
@@ -333,13 +346,13 @@ func (s *Service) installSaved(ctx context.Context, h *Handle) (ok bool, err err
 	if err != nil {
 		return false, err
 	}
-	if err := s.installServices(ctx, h.Ref, archive); err != nil {
+	if err := sv.Install(ctx, h.Ref, archive); err != nil {
 		return false, fmt.Errorf("install the services of sandbox %q: %w", h.Slug, err)
 	}
 	return true, nil
 }
 
-// servicesArchive is the tar installServices extracts into RunDir.
+// servicesArchive is the tar Install extracts into RunDir.
 func servicesArchive(cfg *config.Config) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -380,7 +393,7 @@ func servicesArchive(cfg *config.Config) ([]byte, error) {
 func serviceSpec(sc config.Service) string {
 	var b strings.Builder
 	q := func(s string) string { return runner.Quote(s) }
-	fmt.Fprintf(&b, "# %s: written by litterbox at create, from %s\n", sc.Name, ConfigFile)
+	fmt.Fprintf(&b, "# %s: written by litterbox at create, from %s\n", sc.Name, core.ConfigFile)
 	fmt.Fprintf(&b, "STOP=%s\nRESTART_SIG=%s\nTIMEOUT=%d\nPOLICY=%s\nWORKDIR=%s\nCMDLINE=%s\n",
 		q(sc.StopSignal), q(sc.RestartSignal), sc.StopTimeout, q(sc.Restart), q(sc.Workdir), q(runner.Quote(sc.Command...)))
 	b.WriteString("service_exec() {\n")
@@ -396,8 +409,8 @@ func serviceSpec(sc config.Service) string {
 	return b.String()
 }
 
-// autostart starts the services configured with autostart, with one exec.
-func (s *Service) autostart(ctx context.Context, ref provider.Ref, slug string, cfg *config.Config) ([]ServiceStatus, error) {
+// Autostart starts the services configured with Autostart, with one exec.
+func (sv *Supervisor) Autostart(ctx context.Context, ref provider.Ref, slug string, cfg *config.Config) ([]Status, error) {
 	args := []string{svcPath, ActionStart}
 	for _, sc := range cfg.Services {
 		if sc.Autostart {
@@ -407,7 +420,7 @@ func (s *Service) autostart(ctx context.Context, ref provider.Ref, slug string, 
 	if len(args) == 2 {
 		return nil, nil
 	}
-	res, err := s.Common.Exec(ctx, provider.ExecRequest{Ref: ref, User: User, Cmd: args, Env: core.SandboxEnv(slug)})
+	res, err := sv.Common.Exec(ctx, provider.ExecRequest{Ref: ref, User: core.User, Cmd: args, Env: core.SandboxEnv(slug)})
 	if err != nil {
 		return nil, err
 	}
@@ -424,51 +437,27 @@ func (s *Service) autostart(ctx context.Context, ref provider.Ref, slug string, 
 			blocks[len(blocks)-1] += l
 		}
 	}
-	var sts []ServiceStatus
+	var sts []Status
 	for i, block := range blocks[:min(len(blocks), len(args)-2)] {
-		sts = append(sts, parseServiceStatus(args[i+2], parseKV(block)))
+		sts = append(sts, parseStatus(args[i+2], parseKV(block)))
 	}
 	return sts, nil
 }
 
-// prepareExtras saves the services archive, and installs it when a service
-// starts automatically, and reads the host ports of a new container, while
-// /src is being filled; it returns a func that waits for all that. So named
-// ports and services add little to create's time.
-func (s *Service) prepareExtras(ctx context.Context, r *Repo, ref provider.Ref, cfg *config.Config, out *Created) func() error {
-	done := make(chan error, 2)
-	n := 0
-	archive, err := saveServices(r, out.Name, cfg)
+// restartRunningSh restarts the services that are running, and prints
+// their names.
+const restartRunningSh = `cd ` + core.RunDir + `/services 2>/dev/null || exit 0
+for f in *.spec; do [ -e "$f" ] || continue; n=${f%.spec}
+  case "$(cat ` + core.RunDir + `/state/$n/state 2>/dev/null)" in running|starting|backoff) ;; *) continue;; esac
+  ` + svcPath + ` restart "$n" >/dev/null && echo "$n"
+done`
+
+// RestartRunning restarts the services of h that are running (after a
+// rewind, so that they serve the rewound files) and names them.
+func (sv *Supervisor) RestartRunning(ctx context.Context, h *core.Handle) ([]string, error) {
+	out, err := sv.Exec(ctx, provider.ExecRequest{Ref: h.Ref, User: core.User, Cmd: []string{"sh", "-c", restartRunningSh}})
 	if err != nil {
-		return func() error { return fmt.Errorf("save services: %w", err) }
+		return nil, err
 	}
-	if slices.ContainsFunc(cfg.Services, func(sc config.Service) bool { return sc.Autostart }) {
-		n++
-		go func() {
-			if err := s.installServices(ctx, ref, archive); err != nil {
-				done <- fmt.Errorf("install services: %w", err)
-				return
-			}
-			done <- nil
-		}()
-	}
-	if len(cfg.Ports) > 0 {
-		n++
-		go func() {
-			res, err := s.Ports(ctx, &Handle{Ref: ref, Slug: out.Name})
-			if err != nil {
-				done <- err
-				return
-			}
-			out.Ports = res.Ports
-			done <- nil
-		}()
-	}
-	return func() error {
-		var errs []error
-		for range n {
-			errs = append(errs, <-done)
-		}
-		return errors.Join(errs...)
-	}
+	return strings.Fields(string(out.Stdout)), nil
 }

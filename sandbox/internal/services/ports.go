@@ -1,4 +1,4 @@
-package sandbox
+package services
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // PortInfo is one named port of a sandbox and where the host reaches it.
@@ -32,8 +33,8 @@ type PortsResult struct {
 // Ports lists the named ports of a running sandbox with the host URL of each.
 // The names were given to the engine at create, so a later edit of the
 // config file changes nothing here.
-func (s *Service) Ports(ctx context.Context, h *Handle) (*PortsResult, error) {
-	ports, err := s.Provider.Ports(ctx, h.Ref)
+func (sv *Supervisor) Ports(ctx context.Context, h *core.Handle) (*PortsResult, error) {
+	ports, err := sv.Provider.Ports(ctx, h.Ref)
 	if err != nil {
 		return nil, fmt.Errorf("ports of sandbox %q: %w", h.Slug, err)
 	}
