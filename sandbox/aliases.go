@@ -4,6 +4,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 )
 
@@ -36,6 +37,27 @@ type (
 	PortInfo = services.PortInfo
 	// PortsResult lists a sandbox's named ports.
 	PortsResult = services.PortsResult
+	// SnapshotResult says what a snapshot committed to the sandbox's branch.
+	SnapshotResult = recording.SnapshotResult
+	// Skipped is a file a snapshot could not commit, with the reason.
+	Skipped = recording.Skipped
+	// RunSpec is one shell command for Run; the scanner runs it.
+	RunSpec = recording.RunSpec
+	// RunResult is what the command did.
+	RunResult = recording.RunResult
+	// MilestoneResult says what a milestone squashed.
+	MilestoneResult = recording.MilestoneResult
+	// RewindResult is the result of Rewind.
+	RewindResult = recording.RewindResult
+)
+
+// Limits and defaults of the recording.
+const (
+	DefaultMaxFileSize = recording.DefaultMaxFileSize
+	DefaultRecordLimit = recording.DefaultRecordLimit
+	DefaultRunTimeout  = recording.DefaultRunTimeout
+	DefaultOutputCap   = recording.DefaultOutputCap
+	MaxMessageBytes    = recording.MaxMessageBytes
 )
 
 // Service actions, and what the logs action shows by default.

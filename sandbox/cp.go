@@ -149,7 +149,7 @@ func (s *Service) CopyIn(ctx context.Context, h *Handle, src string, in io.Reade
 		if runner.ExitCode(err) == codeMissing {
 			return nil, nil, core.NewError(ErrNoFile, "the folder %q does not exist in sandbox '%s'; make it first (litterbox exec %s -- mkdir -p DIR), or give an existing one. Nothing was copied.", strings.TrimSpace(errOut.String()), h.Slug, h.Slug)
 		}
-		return nil, nil, core.ExecError(h, "copy into the sandbox", withStderr(err, errOut.String()))
+		return nil, nil, core.ExecError(h, "copy into the sandbox", core.WithStderr(err, errOut.String()))
 	}
 	landed := abs
 	if mode == "as" && strings.TrimSpace(out.String()) == "into" {
@@ -158,15 +158,6 @@ func (s *Service) CopyIn(ctx context.Context, h *Handle, src string, in io.Reade
 	res.Path = DisplayPath(landed)
 	snap, err := s.Snapshot(ctx, h, "cp: "+res.Path)
 	return res, snap, err
-}
-
-// withStderr puts a failed command's stderr into its error.
-func withStderr(err error, stderr string) error {
-	var ee *runner.ExitError
-	if errors.As(err, &ee) && ee.Stderr == "" {
-		ee.Stderr = core.CapText(stderr)
-	}
-	return err
 }
 
 // CopyOut copies src, a file or folder in the sandbox, to the host as
@@ -194,7 +185,7 @@ func (s *Service) CopyOut(ctx context.Context, h *Handle, src, dst string, w io.
 			return core.NewError(ErrNoFile, "%s does not exist in sandbox '%s'; nothing was copied. List it with `litterbox exec %s -- ls -la DIR`.", DisplayPath(abs), h.Slug, h.Slug)
 		}
 		if err != nil {
-			return core.ExecError(h, "copy out of the sandbox", withStderr(err, errOut.String()))
+			return core.ExecError(h, "copy out of the sandbox", core.WithStderr(err, errOut.String()))
 		}
 		return nil
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
@@ -45,11 +44,9 @@ func (s *Service) ownerRepo(ctx context.Context, r *Repo, c provider.Sandbox) (*
 }
 
 // snapshotBeforePause commits what changed in c's /src to its branch, before
-// its pause ends it, and says what the branch still lacks (lost): files no
-// snapshot can record (over the size cap, unreadable, in a folder that
-// cannot be read, a name git refuses), and files that kept changing while
-// they were recorded. Unless force, a pause that would lose any of them is
-// refused (ErrWouldLose), naming them; nothing is paused then.
+// its pause ends it, and says what the branch still lacks (lost). Unless
+// force, a pause that would lose any of it is refused (ErrWouldLose),
+// naming it; nothing is paused then.
 func (s *Service) snapshotBeforePause(ctx context.Context, r *Repo, c provider.Sandbox, force bool) (lost []Skipped, err error) {
 	all := r == nil
 	r, err = s.ownerRepo(ctx, r, c)
@@ -57,69 +54,13 @@ func (s *Service) snapshotBeforePause(ctx context.Context, r *Repo, c provider.S
 		return nil, err
 	}
 	h := core.HandleOf(r, c)
-	var res *SnapshotResult
-	// A file written during the snapshot is not recorded from that read;
-	// the next snapshot would take it, so take it now.
-	for try := 0; try < 3; try++ {
-		if res, err = s.Snapshot(ctx, h, "pause: the work so far (the engine ends the sandbox while paused)"); err != nil {
-			return nil, fmt.Errorf("snapshot before pausing (nothing was paused): %w", err)
-		}
-		if len(res.torn) == 0 && !res.incomplete {
-			break
-		}
-	}
-	if lost, err = s.unrecordable(ctx, h); err != nil {
-		return nil, fmt.Errorf("look for what the pause would lose (nothing was paused): %w", err)
-	}
-	for _, p := range res.torn {
-		lost = append(lost, Skipped{Path: p, Reason: "it kept changing while it was recorded: stop what writes it"})
-	}
-	if res.incomplete {
-		lost = append(lost, Skipped{Path: ".", Reason: "files kept appearing while they were recorded: stop what writes them"})
+	if lost, err = s.rec.Lost(ctx, h, "pause: the work so far (the engine ends the sandbox while paused)"); err != nil {
+		return nil, err
 	}
 	if len(lost) == 0 || force {
 		return lost, nil
 	}
 	return nil, wouldLoseError(h, lost, all)
-}
-
-// unrecordable audits h's /src (scanner.Options.Audit) for what its branch
-// lacks and no snapshot can record: a file the audit names is lost unless
-// the branch holds it as it is (a big file the user committed), or it is
-// ignored and untracked (ignored files are not kept, by design).
-func (s *Service) unrecordable(ctx context.Context, h *Handle) ([]Skipped, error) {
-	o := s.scanOptions(ctx, h)
-	o.Audit, o.Journal = true, false
-	sc, err := s.scan(ctx, h, o, nil)
-	if err != nil {
-		return nil, err
-	}
-	lost := slices.Clone(sc.meta.Skipped)
-	if len(sc.meta.Unrecordable) == 0 {
-		return lost, nil
-	}
-	tip, ok, err := h.Repo.Git.ResolveRef(ctx, BranchRef(h.Slug))
-	if err != nil || !ok {
-		return nil, fmt.Errorf("read branch %s%s: %v", BranchPrefix, h.Slug, err)
-	}
-	var dirs []string
-	for _, u := range sc.meta.Unrecordable {
-		dirs = append(dirs, parentDir(u.Path))
-	}
-	slices.Sort(dirs)
-	trees, err := h.Repo.Git.Trees(ctx, tip, slices.Compact(dirs))
-	if err != nil {
-		return nil, err
-	}
-	for _, u := range sc.meta.Unrecordable {
-		te, ok := trees[parentDir(u.Path)][path.Base(u.Path)]
-		tracked := ok && !te.IsTree() && te.Mode != "160000"
-		if u.Ignored && !tracked || tracked && u.ID != "" && u.ID == te.ID && te.Mode != "120000" {
-			continue
-		}
-		lost = append(lost, Skipped{Path: u.Path, Reason: u.Reason})
-	}
-	return lost, nil
 }
 
 // maxNamedLost bounds the files a refused pause names.

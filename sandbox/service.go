@@ -12,9 +12,11 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/log"
@@ -33,6 +35,7 @@ type Service struct {
 	pool     *pool.Pool
 	inv      *inventory.Inventory
 	services *services.Supervisor
+	rec      *recording.Recorder
 }
 
 // newService composes the concerns over c.
@@ -40,7 +43,9 @@ func newService(c *core.Common) *Service {
 	g := guest.New(c)
 	iso := isolation.New(c, g)
 	p := pool.New(c, g, iso)
-	return &Service{Common: c, guest: g, iso: iso, pool: p, inv: inventory.New(c, p), services: services.New(c)}
+	inv := inventory.New(c, p)
+	sv := services.New(c)
+	return &Service{Common: c, guest: g, iso: iso, pool: p, inv: inv, services: sv, rec: recording.New(c, g, inv, sv)}
 }
 
 // New builds a Service that runs sandboxes with p and git with r. Extra
@@ -57,7 +62,8 @@ func New(p provider.Provider, r runner.Runner, logger *log.Logger) *Service {
 		Provider: p,
 		Runner:   r,
 		Log:      logger,
-		Options:  core.Options{Image: image, ExtraLabels: parseLabels(os.Getenv("LITTERBOX_LABELS")), Scanner: os.Getenv("LITTERBOX_SCANNER"), CacheDir: os.Getenv("LITTERBOX_CACHE_DIR")},
+		Options: core.Options{Image: image, ExtraLabels: parseLabels(os.Getenv("LITTERBOX_LABELS")), Scanner: os.Getenv("LITTERBOX_SCANNER"), CacheDir: os.Getenv("LITTERBOX_CACHE_DIR"),
+			NoJournal: os.Getenv("LITTERBOX_JOURNAL") == "off", MaxFileSize: maxFileSize(os.Getenv("LITTERBOX_SNAPSHOT_MAX_FILE_SIZE"))},
 	})
 }
 
@@ -160,4 +166,37 @@ func (s *Service) ServiceAction(ctx context.Context, h *Handle, name, action str
 // each.
 func (s *Service) Ports(ctx context.Context, h *Handle) (*PortsResult, error) {
 	return s.services.Ports(ctx, h)
+}
+
+// maxFileSize reads LITTERBOX_SNAPSHOT_MAX_FILE_SIZE, in bytes; 0 (the
+// default) unless it is a positive number.
+func maxFileSize(v string) int64 {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return 0
+}
+
+// Snapshot commits whatever changed in the sandbox's /src since the last
+// snapshot to its branch, with message, when something changed.
+func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*SnapshotResult, error) {
+	return s.rec.Snapshot(ctx, h, message)
+}
+
+// Run runs a shell command in the sandbox as the sandbox user, then
+// snapshots what it changed, in one exec (see recording.Run).
+func (s *Service) Run(ctx context.Context, h *Handle, spec RunSpec) (*RunResult, *SnapshotResult, error) {
+	return s.rec.Run(ctx, h, spec)
+}
+
+// Milestone snapshots pending changes, then squashes the commits since the
+// previous milestone (or the base) into one commit with message.
+func (s *Service) Milestone(ctx context.Context, h *Handle, message string) (*MilestoneResult, error) {
+	return s.rec.Milestone(ctx, h, message)
+}
+
+// Rewind puts the sandbox's /src back to rev, a commit of its branch, and
+// records that as a new commit (see recording.Rewind).
+func (s *Service) Rewind(ctx context.Context, h *Handle, rev string) (*RewindResult, error) {
+	return s.rec.Rewind(ctx, h, rev)
 }

@@ -182,3 +182,12 @@ func (c *cappedBuffer) Bytes() []byte {
 	c.chunks = [][]byte{all}
 	return all
 }
+
+// WithStderr puts a failed command's stderr into its error.
+func WithStderr(err error, stderr string) error {
+	var ee *runner.ExitError
+	if errors.As(err, &ee) && ee.Stderr == "" {
+		ee.Stderr = CapText(stderr)
+	}
+	return err
+}

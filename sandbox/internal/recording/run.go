@@ -1,4 +1,4 @@
-package sandbox
+package recording
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/scanner"
 )
 
@@ -45,7 +46,7 @@ const cancelGrace = time.Minute
 // any process carrying its LITTERBOX_RUN mark), then scans as usual. The exec
 // and the snapshot run on past ctx, so what the command changed is
 // committed under its own message; the result says Cancelled.
-func (s *Service) Run(ctx context.Context, h *Handle, spec RunSpec) (*RunResult, *SnapshotResult, error) {
+func (rec *Recorder) Run(ctx context.Context, h *core.Handle, spec RunSpec) (*RunResult, *SnapshotResult, error) {
 	if spec.Timeout <= 0 {
 		spec.Timeout = DefaultRunTimeout
 	}
@@ -53,7 +54,7 @@ func (s *Service) Run(ctx context.Context, h *Handle, spec RunSpec) (*RunResult,
 		spec.Cap = DefaultOutputCap
 	}
 	if spec.Workdir == "" {
-		spec.Workdir = Workdir
+		spec.Workdir = core.Workdir
 	}
 	if spec.ID == "" {
 		spec.ID = newRunID()
@@ -75,8 +76,8 @@ func (s *Service) Run(ctx context.Context, h *Handle, spec RunSpec) (*RunResult,
 		case <-work.Done():
 		}
 	}()
-	opts := s.scanOptions(work, h)
-	sc, err := s.scan(work, h, opts, &runInput{spec: in, stop: ctx.Done()})
+	opts := rec.scanOptions(work, h)
+	sc, err := rec.scan(work, h, opts, &runInput{spec: in, stop: ctx.Done()})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -85,7 +86,7 @@ func (s *Service) Run(ctx context.Context, h *Handle, spec RunSpec) (*RunResult,
 		return nil, nil, errors.New("the scanner sent no command result")
 	}
 	began := time.Now()
-	snap, err := s.commitScan(work, h, sc, opts, spec.Message)
+	snap, err := rec.commitScan(work, h, sc, opts, spec.Message)
 	if snap != nil {
 		snap.Ms = millis(time.Duration(sc.meta.Took) + time.Since(began))
 	}

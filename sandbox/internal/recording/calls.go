@@ -1,4 +1,4 @@
-package sandbox
+package recording
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/internal/termtext"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // Calls that change a sandbox (bash, write, patch) can overlap, from one
@@ -28,7 +29,7 @@ import (
 // for up to an hour. See docs/snapshots.md.
 
 // callsDir is where the calls in flight on a sandbox register.
-func callsDir(h *Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "calls") }
+func callsDir(h *core.Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "calls") }
 
 // callEntry is one registered call.
 type callEntry struct {
@@ -37,6 +38,9 @@ type callEntry struct {
 	Start   int64  `json:"start"` // unix ns
 }
 
+// callSeq numbers the calls this process registers: their files are
+// named by the pid and this number, so it is the process's, not a
+// Recorder's (two would name two calls alike).
 var callSeq atomic.Int64
 
 type callKey struct{}
@@ -45,7 +49,7 @@ type callKey struct{}
 // context that carries it (so its own commit does not name it) and the func
 // that ends it. A call that cannot register still runs: the record matters
 // more than its attribution.
-func beginCall(ctx context.Context, h *Handle, message string) (context.Context, func()) {
+func beginCall(ctx context.Context, h *core.Handle, message string) (context.Context, func()) {
 	dir := callsDir(h)
 	name := fmt.Sprintf("%d-%d", os.Getpid(), callSeq.Add(1))
 	data, _ := json.Marshal(callEntry{Message: message, PID: os.Getpid(), Start: time.Now().UnixNano()})
@@ -57,7 +61,7 @@ func beginCall(ctx context.Context, h *Handle, message string) (context.Context,
 
 // concurrentCalls lists the other calls in flight on h, oldest first,
 // dropping the entries of processes that died.
-func concurrentCalls(ctx context.Context, h *Handle) []callEntry {
+func concurrentCalls(ctx context.Context, h *core.Handle) []callEntry {
 	dir := callsDir(h)
 	self, _ := ctx.Value(callKey{}).(string)
 	entries, err := os.ReadDir(dir)
@@ -102,7 +106,7 @@ const concurrentTrailer = "Litterbox-Concurrent"
 // on h besides the one in ctx follow: the subject says how many, the body
 // names each on an indented line, and the one trailer, litterbox's own,
 // counts them.
-func withConcurrent(ctx context.Context, h *Handle, message string) string {
+func withConcurrent(ctx context.Context, h *core.Handle, message string) string {
 	subject := termtext.Escape(message)
 	others := concurrentCalls(ctx, h)
 	if len(others) == 0 {

@@ -1,4 +1,4 @@
-package sandbox
+package recording
 
 import (
 	"context"
@@ -32,10 +32,10 @@ type MilestoneResult struct {
 // the previous milestone (or since the base) into one commit with message.
 // The tree does not change, only the history: the branch stays linear and
 // every milestone is one reviewable commit.
-func (s *Service) Milestone(ctx context.Context, h *Handle, message string) (*MilestoneResult, error) {
+func (rec *Recorder) Milestone(ctx context.Context, h *core.Handle, message string) (*MilestoneResult, error) {
 	message = strings.TrimSpace(message)
 	if message == "" {
-		return nil, core.NewError(ErrInvalidName, "a milestone needs a message that says what the work so far does")
+		return nil, core.NewError(core.ErrInvalidName, "a milestone needs a message that says what the work so far does")
 	}
 	if err := core.CheckLen("message", message, MaxMessageBytes); err != nil {
 		return nil, err
@@ -44,7 +44,7 @@ func (s *Service) Milestone(ctx context.Context, h *Handle, message string) (*Mi
 	// are stored: control characters are stored escaped. Its lines that
 	// read as trailers are indented, so they stay text.
 	message = neutralizeTrailers(termtext.EscapeText(message))
-	if _, err := s.Snapshot(ctx, h, "milestone: pending changes"); err != nil {
+	if _, err := rec.Snapshot(ctx, h, "milestone: pending changes"); err != nil {
 		return nil, err
 	}
 	unlock, err := state.Lock(ctx, h.Repo.StateDir(h.Slug))
@@ -54,7 +54,7 @@ func (s *Service) Milestone(ctx context.Context, h *Handle, message string) (*Mi
 	defer unlock()
 
 	g := h.Repo.Git
-	ref := BranchRef(h.Slug)
+	ref := core.BranchRef(h.Slug)
 	tip, ok, err := g.ResolveRef(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -68,7 +68,7 @@ func (s *Service) Milestone(ctx context.Context, h *Handle, message string) (*Mi
 		if base, found, err = g.CommonAncestor(ctx, "HEAD", tip); err != nil {
 			return nil, err
 		} else if !found {
-			return nil, fmt.Errorf("the branch %s%s shares no history with HEAD", BranchPrefix, h.Slug)
+			return nil, fmt.Errorf("the branch %s%s shares no history with HEAD", core.BranchPrefix, h.Slug)
 		}
 	}
 	commits, err := g.Messages(ctx, base, tip)

@@ -1,4 +1,4 @@
-package sandbox
+package recording
 
 import (
 	"strings"
@@ -10,8 +10,9 @@ import (
 // flight share what is left, and what one gives back is free again.
 func TestRecordBudgetShares(t *testing.T) {
 	const mib = 1 << 20
-	a := &recordBudget{key: t.Name(), limit: 10 * mib, recorded: 2 * mib, paths: map[string]int64{}, written: map[string]int64{}, over: map[string]int64{}}
-	b := &recordBudget{key: t.Name(), limit: 10 * mib, recorded: 2 * mib, paths: map[string]int64{}, written: map[string]int64{}, over: map[string]int64{}}
+	res := &reservations{m: map[string]int64{}}
+	a := &recordBudget{res: res, key: t.Name(), limit: 10 * mib, recorded: 2 * mib, paths: map[string]int64{}, written: map[string]int64{}, over: map[string]int64{}}
+	b := &recordBudget{res: res, key: t.Name(), limit: 10 * mib, recorded: 2 * mib, paths: map[string]int64{}, written: map[string]int64{}, over: map[string]int64{}}
 	if skip := a.admit("x", 5*mib); skip != nil {
 		t.Fatalf("x: %v", skip)
 	}
@@ -36,7 +37,7 @@ func TestRecordBudgetShares(t *testing.T) {
 	}
 	a.release()
 	b.release()
-	if n := reserved[t.Name()]; n != 0 {
+	if n := res.m[t.Name()]; n != 0 {
 		t.Errorf("%d bytes still reserved", n)
 	}
 	if skip := b.admit("y", 4*mib); skip != nil {

@@ -1,4 +1,4 @@
-package sandbox
+package recording
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 	"github.com/litterbox-dev/litterbox/scanner"
 )
@@ -51,14 +52,14 @@ const maxPending = 10000
 // committed .litterbox.toml cannot set it (an agent's branch can change
 // that file). A local file that does not parse leaves the default, with a
 // warning.
-func (s *Service) recordLimit(r *Repo) int64 {
+func (rec *Recorder) recordLimit(r *core.Repo) int64 {
 	p := filepath.Join(r.Git.Root, config.LocalFile)
 	fi, err := os.Stat(p)
 	if err != nil {
 		return DefaultRecordLimit
 	}
 	key := localStamp{p, fi.Size(), fi.ModTime()}
-	if v, ok := localLimits.Load(key); ok {
+	if v, ok := rec.localLimits.Load(key); ok {
 		return v.(int64)
 	}
 	limit := int64(DefaultRecordLimit)
@@ -70,9 +71,9 @@ func (s *Service) recordLimit(r *Repo) int64 {
 		}
 	}
 	if err != nil {
-		s.Log.Warn("the record limit is the default: "+config.LocalFile+" does not parse", "limit", sizeText(limit), "err", err)
+		rec.Log.Warn("the record limit is the default: "+config.LocalFile+" does not parse", "limit", sizeText(limit), "err", err)
 	}
-	localLimits.Store(key, limit)
+	rec.localLimits.Store(key, limit)
 	return limit
 }
 
@@ -82,12 +83,10 @@ type localStamp struct {
 	mod  time.Time
 }
 
-var localLimits sync.Map // localStamp -> int64
-
-func recordedPath(h *Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "recorded") }
+func recordedPath(h *core.Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "recorded") }
 
 // readRecorded is what h's snapshots have recorded so far, in bytes.
-func readRecorded(h *Handle) int64 {
+func readRecorded(h *core.Handle) int64 {
 	data, err := os.ReadFile(recordedPath(h))
 	if err != nil {
 		return 0
@@ -96,18 +95,19 @@ func readRecorded(h *Handle) int64 {
 	return max(n, 0)
 }
 
-// reserved is, by state directory, what snapshots of this process have
-// stored and not yet counted: scans run side by side, before the state
+// reservations are, by state directory, what snapshots of this process
+// have stored and not yet counted: scans run side by side, before the state
 // lock, and each must see what the others took.
-var (
-	reservedMu sync.Mutex
-	reserved   = map[string]int64{}
-)
+type reservations struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
 
 // recordBudget is one snapshot's share of its sandbox's record limit,
 // across its scans (a follow-up scan sends files again: a path is
 // reserved once, at its largest size).
 type recordBudget struct {
+	res      *reservations
 	key      string
 	limit    int64 // 0: none
 	recorded int64 // read when the snapshot began
@@ -117,8 +117,8 @@ type recordBudget struct {
 	over     map[string]int64 // files declined, by path
 }
 
-func (s *Service) newRecordBudget(h *Handle) *recordBudget {
-	return &recordBudget{key: h.Repo.StateDir(h.Slug), limit: s.recordLimit(h.Repo), recorded: readRecorded(h),
+func (rec *Recorder) newRecordBudget(h *core.Handle) *recordBudget {
+	return &recordBudget{res: rec.reserved, key: h.Repo.StateDir(h.Slug), limit: rec.recordLimit(h.Repo), recorded: readRecorded(h),
 		paths: map[string]int64{}, written: map[string]int64{}, over: map[string]int64{}}
 }
 
@@ -129,14 +129,14 @@ func (b *recordBudget) admit(p string, size int64) *scanner.SkipError {
 	if b.limit == 0 || extra <= 0 {
 		return nil
 	}
-	reservedMu.Lock()
-	defer reservedMu.Unlock()
-	used := b.recorded + reserved[b.key]
+	b.res.mu.Lock()
+	defer b.res.mu.Unlock()
+	used := b.recorded + b.res.m[b.key]
 	if used+extra > b.limit {
 		b.over[p] = size
 		return &scanner.SkipError{Reason: overLimitReason(size, b.limit, used)}
 	}
-	reserved[b.key] += extra
+	b.res.m[b.key] += extra
 	b.taken += extra
 	b.paths[p] = size
 	delete(b.over, p)
@@ -149,11 +149,11 @@ func (b *recordBudget) release() {
 	if b == nil || b.taken == 0 {
 		return
 	}
-	reservedMu.Lock()
-	if reserved[b.key] -= b.taken; reserved[b.key] <= 0 {
-		delete(reserved, b.key)
+	b.res.mu.Lock()
+	if b.res.m[b.key] -= b.taken; b.res.m[b.key] <= 0 {
+		delete(b.res.m, b.key)
 	}
-	reservedMu.Unlock()
+	b.res.mu.Unlock()
 	b.taken = 0
 }
 
@@ -185,11 +185,11 @@ func withBudget(ctx context.Context, b *recordBudget) context.Context {
 }
 
 // budgetOf is the budget ctx carries (shared), else a new one.
-func (s *Service) budgetOf(ctx context.Context, h *Handle) (b *recordBudget, shared bool) {
+func (rec *Recorder) budgetOf(ctx context.Context, h *core.Handle) (b *recordBudget, shared bool) {
 	if b, ok := ctx.Value(budgetKey{}).(*recordBudget); ok {
 		return b, true
 	}
-	return s.newRecordBudget(h), false
+	return rec.newRecordBudget(h), false
 }
 
 // overLimitReason says why a file was not recorded and how to record it.
@@ -202,7 +202,7 @@ func overLimitReason(size, limit, used int64) string {
 // trees the branch's, nil when the comparison was not reached) and keeps
 // the files it skipped for the limit for a later snapshot; requested are
 // the kept paths it asked the scanner for. It runs under the state lock.
-func (s *Service) settleRecord(h *Handle, b *recordBudget, sc *scanned, trees map[string]map[string]git.TreeEntry, requested map[string]bool) {
+func (rec *Recorder) settleRecord(h *core.Handle, b *recordBudget, sc *scanned, trees map[string]map[string]git.TreeEntry, requested map[string]bool) {
 	if b == nil {
 		return
 	}
@@ -222,7 +222,7 @@ func (s *Service) settleRecord(h *Handle, b *recordBudget, sc *scanned, trees ma
 	}
 	if added > 0 {
 		if err := state.WriteAtomic(recordedPath(h), []byte(strconv.FormatInt(readRecorded(h)+added, 10)+"\n")); err != nil {
-			s.Log.Warn("cannot keep the record count", "sandbox", h.Slug, "err", err)
+			rec.Log.Warn("cannot keep the record count", "sandbox", h.Slug, "err", err)
 		}
 	}
 	if sc == nil {
@@ -245,7 +245,7 @@ func (s *Service) settleRecord(h *Handle, b *recordBudget, sc *scanned, trees ma
 	if len(keep) > maxPending {
 		keep = keep[:maxPending]
 	}
-	writePending(h, keep, s)
+	writePending(h, keep, rec)
 }
 
 // pendingFile is a file skipped for the record limit, to record once it
@@ -255,11 +255,11 @@ type pendingFile struct {
 	Size int64
 }
 
-func pendingPath(h *Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "over-limit") }
+func pendingPath(h *core.Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "over-limit") }
 
 // readPending reads the files skipped for the record limit: records of a
 // path then its size (scan's byte-exact format: names are bytes).
-func readPending(h *Handle) []pendingFile {
+func readPending(h *core.Handle) []pendingFile {
 	data, err := os.ReadFile(pendingPath(h))
 	if err != nil {
 		return nil
@@ -286,7 +286,7 @@ func readPending(h *Handle) []pendingFile {
 	return out
 }
 
-func writePending(h *Handle, files []pendingFile, s *Service) {
+func writePending(h *core.Handle, files []pendingFile, s *Recorder) {
 	if len(files) == 0 {
 		if err := os.Remove(pendingPath(h)); err != nil && !os.IsNotExist(err) {
 			s.Log.Warn("cannot clear the files kept for the record limit", "sandbox", h.Slug, "err", err)
@@ -305,12 +305,12 @@ func writePending(h *Handle, files []pendingFile, s *Service) {
 
 // pendingToAsk are the kept files that fit in what the limit leaves, for
 // the scanner to send whatever their times.
-func (s *Service) pendingToAsk(h *Handle) []string {
+func (rec *Recorder) pendingToAsk(h *core.Handle) []string {
 	files := readPending(h)
 	if len(files) == 0 {
 		return nil
 	}
-	limit := s.recordLimit(h.Repo)
+	limit := rec.recordLimit(h.Repo)
 	room := limit - readRecorded(h)
 	var out []string
 	for _, f := range files {

@@ -1,4 +1,4 @@
-package sandbox
+package recording
 
 import (
 	"strings"

@@ -1,7 +1,13 @@
-package sandbox
+// Package recording records a sandbox's work on its branch: the snapshot
+// (the scanner's stream turned into a commit with git fast-import), the
+// command an agent runs with the snapshot after it in one exec (Run), the
+// calls in flight that a commit names, milestones, the record limit, the
+// rewind, and the audit of what a snapshot cannot record.
+package recording
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -25,6 +31,8 @@ import (
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 	"github.com/litterbox-dev/litterbox/scanner"
 )
@@ -37,6 +45,29 @@ import (
 // tree, index, HEAD, hooks and signing config are never involved. The cost
 // follows the change: the scan walks /src but reads and sends only changed
 // files, and git reads only the trees of the directories involved.
+
+// Recorder records the work of c's sandboxes. It keeps, per process,
+// when it last tried to start each container's change journal, each
+// repository's global excludes file, the record limit read from each local
+// settings file, and what snapshots in flight reserved of the limit.
+type Recorder struct {
+	*core.Common
+	guest    *guest.Guest
+	inv      *inventory.Inventory
+	services *services.Supervisor
+
+	journalStarts sync.Map // container id -> time.Time of this process's last try
+	excludesFiles sync.Map // common dir -> path
+	localLimits   sync.Map // localStamp -> int64
+	reserved      *reservations
+}
+
+// New is the recorder of c's sandboxes: g installs the scanner, inv
+// resolves a branch for a rewind, sv restarts the services a rewind
+// changed.
+func New(c *core.Common, g *guest.Guest, inv *inventory.Inventory, sv *services.Supervisor) *Recorder {
+	return &Recorder{Common: c, guest: g, inv: inv, services: sv, reserved: &reservations{m: map[string]int64{}}}
+}
 
 // DefaultMaxFileSize is the largest file a snapshot commits; larger ones are
 // skipped and named (LITTERBOX_SNAPSHOT_MAX_FILE_SIZE overrides it, in bytes).
@@ -72,14 +103,14 @@ const snapshotAuthor = "Litterbox <litterbox@localhost>"
 // when something changed. One snapshot per sandbox runs at a time, across
 // processes. A snapshot cut short (a killed process) leaves the branch at a
 // whole commit; the next one catches up, because it compares with the branch.
-func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*SnapshotResult, error) {
+func (rec *Recorder) Snapshot(ctx context.Context, h *core.Handle, message string) (*SnapshotResult, error) {
 	began := time.Now()
-	opts := s.scanOptions(ctx, h)
-	sc, err := s.scan(ctx, h, opts, nil)
+	opts := rec.scanOptions(ctx, h)
+	sc, err := rec.scan(ctx, h, opts, nil)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.commitScan(ctx, h, sc, opts, message)
+	res, err := rec.commitScan(ctx, h, sc, opts, message)
 	if res != nil {
 		res.Ms = millis(time.Since(began))
 	}
@@ -90,16 +121,16 @@ func (s *Service) Snapshot(ctx context.Context, h *Handle, message string) (*Sna
 // walking the ignored directories the branch tracks files under. When the
 // repository-wide excludes changed since the last snapshot, the whole tree
 // is listed, so files they no longer ignore are found.
-func (s *Service) scanOptions(ctx context.Context, h *Handle) scanner.Options {
+func (rec *Recorder) scanOptions(ctx context.Context, h *core.Handle) scanner.Options {
 	st := readRecordState(h)
 	since, token := state.ReadSince(sincePath(h))
 	o := scanner.Options{
-		Root:         Workdir,
+		Root:         core.Workdir,
 		Since:        since,
-		Excludes:     s.excludes(ctx, h.Repo),
-		MaxSize:      maxFileSize(),
+		Excludes:     rec.excludes(ctx, h.Repo),
+		MaxSize:      cmp.Or(rec.MaxFileSize, DefaultMaxFileSize),
 		Tracked:      st.Tracked,
-		Journal:      journalOn(),
+		Journal:      !rec.NoJournal,
 		JournalToken: token,
 		Ignored:      st.Ignored,
 		Linked:       st.Linked,
@@ -109,11 +140,11 @@ func (s *Service) scanOptions(ctx context.Context, h *Handle) scanner.Options {
 	}
 	o.Full = append(o.Full, st.Unread...)
 	// Files skipped for the record limit, once they fit (recordlimit.go).
-	o.Paths = s.pendingToAsk(h)
+	o.Paths = rec.pendingToAsk(h)
 	return o
 }
 
-func sincePath(h *Handle) string { return state.SinceFile(h.Repo, h.Slug) }
+func sincePath(h *core.Handle) string { return state.SinceFile(h.Repo, h.Slug) }
 
 // maxFollowUps bounds the extra scans of one snapshot. Each asks for what
 // the one before found missing; a tree that keeps changing under them could
@@ -125,7 +156,7 @@ const maxFollowUps = 3
 // calls can scan at once; under the lock, a scan older than the last one
 // committed is replaced by a fresh one, so stale content never overwrites
 // newer. opts are the options sc was scanned with.
-func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts scanner.Options, message string) (*SnapshotResult, error) {
+func (rec *Recorder) commitScan(ctx context.Context, h *core.Handle, sc *scanned, opts scanner.Options, message string) (*SnapshotResult, error) {
 	// Its rescans share its share of the record limit (recordlimit.go).
 	budget := sc.budget
 	defer budget.release()
@@ -142,40 +173,40 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 	for _, p := range opts.Paths {
 		requested[p] = true
 	}
-	defer func() { s.settleRecord(h, budget, sc, trees, requested) }()
+	defer func() { rec.settleRecord(h, budget, sc, trees, requested) }()
 
 	// The stamp is read again under the lock: another call may have
 	// committed a newer scan since this one began. Its files with other
 	// names go with its journal token.
 	opts.Since, opts.JournalToken = state.ReadSince(sincePath(h))
-	rec := readRecordState(h)
+	rs := readRecordState(h)
 	if sc.meta.Start < opts.Since {
-		opts.Linked = rec.Linked
-		if sc, err = s.scan(ctx, h, opts, nil); err != nil {
+		opts.Linked = rs.Linked
+		if sc, err = rec.scan(ctx, h, opts, nil); err != nil {
 			return nil, err
 		}
 	}
-	if rec.Excludes == "" {
+	if rs.Excludes == "" {
 		// The first snapshot of a sandbox: the excludes are taken to be
 		// those its copy was made under, so it does not list the whole
 		// tree to look for files they no longer ignore.
-		rec.Excludes = excludesHash(opts.Excludes)
+		rs.Excludes = excludesHash(opts.Excludes)
 	}
 	res := &SnapshotResult{Skipped: sc.meta.Skipped, torn: sc.meta.Torn}
 	if len(sc.files) == 0 && len(sc.meta.Dirs) == 0 && len(sc.meta.IgnoredChanged) == 0 && len(sc.meta.Torn) == 0 &&
-		slices.Equal(sc.meta.Ignored, rec.Ignored) && slices.Equal(sc.meta.Linked, rec.Linked) && rec.Excludes == excludesHash(opts.Excludes) {
+		slices.Equal(sc.meta.Ignored, rs.Ignored) && slices.Equal(sc.meta.Linked, rs.Linked) && rs.Excludes == excludesHash(opts.Excludes) {
 		// Nothing changed: no git, and no new stamp either, since nothing
 		// carries a time between the old stamp and this scan's.
 		return res, nil
 	}
 
-	ref := BranchRef(h.Slug)
+	ref := core.BranchRef(h.Slug)
 	tip, ok, err := h.Repo.Git.ResolveRef(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, core.NewError(ErrNotFound, "the branch %s%s of sandbox '%s' is gone, so its changes cannot be recorded. Ask the user to check `litterbox list`.", BranchPrefix, h.Slug, h.Slug)
+		return nil, core.NewError(core.ErrNotFound, "the branch %s%s of sandbox '%s' is gone, so its changes cannot be recorded. Ask the user to check `litterbox list`.", core.BranchPrefix, h.Slug, h.Slug)
 	}
 
 	complete := false
@@ -183,17 +214,17 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 		// The ignored directories the branch tracks files under, known
 		// from the last snapshot unless the scan found other ignored
 		// directories or the branch moved.
-		if rec.Tip != tip || !slices.Equal(rec.Ignored, sc.meta.Ignored) {
-			rec.Tracked, rec.trackedFiles, err = h.Repo.Git.TreeFiles(ctx, tip, sc.meta.Ignored)
+		if rs.Tip != tip || !slices.Equal(rs.Ignored, sc.meta.Ignored) {
+			rs.Tracked, rs.trackedFiles, err = h.Repo.Git.TreeFiles(ctx, tip, sc.meta.Ignored)
 			if err != nil {
 				return nil, err
 			}
-			rec.Tip, rec.Ignored = tip, sc.meta.Ignored
+			rs.Tip, rs.Ignored = tip, sc.meta.Ignored
 		}
 		if trees, err = h.Repo.Git.Trees(ctx, tip, sc.dirsToRead()); err != nil {
 			return nil, err
 		}
-		fu := sc.followUps(trees, opts, rec)
+		fu := sc.followUps(trees, opts, rs)
 		if fu.empty() {
 			complete = true
 			break
@@ -205,13 +236,13 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 		opts.Paths = appendNew(opts.Paths, fu.Paths...)
 		opts.List = appendNew(opts.List, fu.List...)
 		opts.Tracked = appendNew(opts.Tracked, fu.Tracked...)
-		if sc, err = s.scan(ctx, h, opts, nil); err != nil {
+		if sc, err = rec.scan(ctx, h, opts, nil); err != nil {
 			return nil, err
 		}
 		res.Skipped = sc.meta.Skipped
 	}
 
-	changes, refused, err := s.checkGitmodules(ctx, h, sc.changes(trees))
+	changes, refused, err := rec.checkGitmodules(ctx, h, sc.changes(trees))
 	if err != nil {
 		return nil, err
 	}
@@ -228,12 +259,12 @@ func (s *Service) commitScan(ctx context.Context, h *Handle, sc *scanned, opts s
 		// A commit of ours adds no tracked directory under an ignored one
 		// (files there are recorded only when already tracked), so what
 		// was known stays true of it.
-		rec.Tip = id
+		rs.Tip = id
 	}
-	rec.Excludes = excludesHash(opts.Excludes)
-	rec.Unread = unreadDirs(sc.meta.Skipped)
-	rec.Linked = sc.meta.Linked
-	if err := writeRecordState(h, rec); err != nil {
+	rs.Excludes = excludesHash(opts.Excludes)
+	rs.Unread = unreadDirs(sc.meta.Skipped)
+	rs.Linked = sc.meta.Linked
+	if err := writeRecordState(h, rs); err != nil {
 		return nil, err
 	}
 	res.torn = sc.meta.Torn
@@ -261,7 +292,7 @@ func unreadDirs(skipped []Skipped) []string {
 // .gitmodules whose URL or path looks like a command-line option, or whose
 // submodule name climbs out with "..", would make the branch fail
 // `git fsck --strict`, and git itself refuses to fetch such a tree.
-func (s *Service) checkGitmodules(ctx context.Context, h *Handle, changes []git.Change) ([]git.Change, []Skipped, error) {
+func (rec *Recorder) checkGitmodules(ctx context.Context, h *core.Handle, changes []git.Change) ([]git.Change, []Skipped, error) {
 	kept := changes[:0]
 	var refused []Skipped
 	for _, ch := range changes {
@@ -441,8 +472,8 @@ func parentDir(p string) string {
 // A non-nil run holds a RunSpec: the scanner runs it before scanning. The
 // scan streams: file contents go from the exec's output straight into git
 // as blobs.
-func (s *Service) scan(ctx context.Context, h *Handle, o scanner.Options, run *runInput) (*scanned, error) {
-	bin, err := s.guest.ScannerFor(ctx, h)
+func (rec *Recorder) scan(ctx context.Context, h *core.Handle, o scanner.Options, run *runInput) (*scanned, error) {
+	bin, err := rec.guest.ScannerFor(ctx, h)
 	if err != nil {
 		return nil, err
 	}
@@ -460,28 +491,26 @@ func (s *Service) scan(ctx context.Context, h *Handle, o scanner.Options, run *r
 		stdin = func() (io.Reader, func(), error) { return withRequest.pipe() }
 		kind = runner.Stream
 	}
-	sc, err := s.scanOnce(ctx, h, args, stdin, kind)
+	sc, err := rec.scanOnce(ctx, h, args, stdin, kind)
 	// A container without the scanner (new, or made by another build) fails
 	// the exec with 126 or 127 before anything runs: install, then retry.
 	if code := runner.ExitCode(err); code == 126 || code == 127 {
-		if ierr := s.guest.InstallScanner(ctx, h, bin); ierr != nil {
+		if ierr := rec.guest.InstallScanner(ctx, h, bin); ierr != nil {
 			return nil, ierr
 		}
 		if o.Journal {
-			s.startJournal(ctx, h, bin)
+			rec.startJournal(ctx, h, bin)
 		}
-		sc, err = s.scanOnce(ctx, h, args, stdin, kind)
+		sc, err = rec.scanOnce(ctx, h, args, stdin, kind)
 	}
 	if err == nil && o.Journal && sc.meta.Journal == "" {
-		s.startJournal(ctx, h, bin) // for the next scan
+		rec.startJournal(ctx, h, bin) // for the next scan
 	}
 	if err == nil {
-		s.Log.Debug("scanned", "sandbox", h.Slug, "journal", sc.meta.Partial, "dirs", len(sc.meta.Dirs), "files", len(sc.files), "took", time.Duration(sc.meta.Took))
+		rec.Log.Debug("scanned", "sandbox", h.Slug, "journal", sc.meta.Partial, "dirs", len(sc.meta.Dirs), "files", len(sc.files), "took", time.Duration(sc.meta.Took))
 	}
 	return sc, err
 }
-
-var journalStarts sync.Map // container id -> time.Time of this process's last try
 
 // journalRetry is how long after a try to start a container's watcher this
 // process tries again.
@@ -492,25 +521,25 @@ const journalRetry = time.Minute
 // engine that cannot exec as its user, its place taken), scans walk the
 // whole tree, as they would anyway. It runs as scanner.WatchUID (see
 // journal.go).
-func (s *Service) startJournal(ctx context.Context, h *Handle, bin guest.Scanner) {
+func (rec *Recorder) startJournal(ctx context.Context, h *core.Handle, bin guest.Scanner) {
 	now := time.Now()
-	if last, ok := journalStarts.Load(h.Ref.ID); ok && now.Sub(last.(time.Time)) < journalRetry {
+	if last, ok := rec.journalStarts.Load(h.Ref.ID); ok && now.Sub(last.(time.Time)) < journalRetry {
 		return
 	}
-	journalStarts.Store(h.Ref.ID, now)
+	rec.journalStarts.Store(h.Ref.ID, now)
 	uid := strconv.Itoa(scanner.WatchUID)
-	_, err := s.Common.Exec(ctx, provider.ExecRequest{
+	_, err := rec.Common.Exec(ctx, provider.ExecRequest{
 		Ref: h.Ref, User: uid + ":" + uid,
-		Cmd: []string{bin.Path, "scan-internal", "watch", "--root", Workdir},
+		Cmd: []string{bin.Path, "scan-internal", "watch", "--root", core.Workdir},
 	})
 	if err != nil {
-		s.Log.Debug("no change journal: scans walk the whole tree", "sandbox", h.Slug, "err", err)
+		rec.Log.Debug("no change journal: scans walk the whole tree", "sandbox", h.Slug, "err", err)
 	}
 }
 
 // scanOnce runs the scanner once and reads its stream as it comes. stdin
 // makes the exec's input, and frees it once the exec is over.
-func (s *Service) scanOnce(ctx context.Context, h *Handle, args []string, stdin func() (io.Reader, func(), error), kind runner.Kind) (*scanned, error) {
+func (rec *Recorder) scanOnce(ctx context.Context, h *core.Handle, args []string, stdin func() (io.Reader, func(), error), kind runner.Kind) (*scanned, error) {
 	in, release, err := stdin()
 	if err != nil {
 		return nil, err
@@ -519,7 +548,7 @@ func (s *Service) scanOnce(ctx context.Context, h *Handle, args []string, stdin 
 	execDone := make(chan error, 1)
 	go func() {
 		defer release()
-		_, err := s.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Cmd: args, Env: core.SandboxEnv(h.Slug), Stdin: in, Stdout: pw, Kind: kind})
+		_, err := rec.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Cmd: args, Env: core.SandboxEnv(h.Slug), Stdin: in, Stdout: pw, Kind: kind})
 		if err != nil {
 			pw.CloseWithError(err)
 		} else {
@@ -527,7 +556,7 @@ func (s *Service) scanOnce(ctx context.Context, h *Handle, args []string, stdin 
 		}
 		execDone <- err
 	}()
-	budget, shared := s.budgetOf(ctx, h)
+	budget, shared := rec.budgetOf(ctx, h)
 	blobs := budgetStore{h.Repo.Git.NewBlobWriter(ctx), budget}
 	res, perr := scanner.Read(pr, blobs)
 	// Unblock the exec if the stream was not read to its end.
@@ -560,7 +589,7 @@ func (s *Service) scanOnce(ctx context.Context, h *Handle, args []string, stdin 
 // takes precedence: it comes later). They are passed as git reads them: a
 // UTF-8 byte order mark dropped, one line per newline, a line cut at a NUL;
 // the scanner's parser does the rest (comments, CR, trailing spaces).
-func (s *Service) excludes(ctx context.Context, r *Repo) []string {
+func (rec *Recorder) excludes(ctx context.Context, r *core.Repo) []string {
 	var lines []string
 	add := func(p string) {
 		data, err := os.ReadFile(p)
@@ -577,7 +606,7 @@ func (s *Service) excludes(ctx context.Context, r *Repo) []string {
 			}
 		}
 	}
-	add(s.excludesFile(ctx, r))
+	add(rec.excludesFile(ctx, r))
 	add(filepath.Join(r.Git.CommonDir, "info", "exclude"))
 	return lines
 }
@@ -615,9 +644,9 @@ type recordState struct {
 	trackedFiles []string
 }
 
-func recordStatePath(h *Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "record") }
+func recordStatePath(h *core.Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "record") }
 
-func readRecordState(h *Handle) recordState {
+func readRecordState(h *core.Handle) recordState {
 	var st recordState
 	data, err := os.ReadFile(recordStatePath(h))
 	if err != nil {
@@ -650,7 +679,7 @@ func readRecordState(h *Handle) recordState {
 	return st
 }
 
-func writeRecordState(h *Handle, st recordState) error {
+func writeRecordState(h *core.Handle, st recordState) error {
 	var b bytes.Buffer
 	scanner.PutRecord(&b, 'C', st.Tip)
 	scanner.PutRecord(&b, 'E', st.Excludes)
@@ -669,13 +698,11 @@ func writeRecordState(h *Handle, st recordState) error {
 	return os.Rename(tmp, p)
 }
 
-var excludesFiles sync.Map // common dir -> path
-
-func (s *Service) excludesFile(ctx context.Context, r *Repo) string {
-	if p, ok := excludesFiles.Load(r.Git.CommonDir); ok {
+func (rec *Recorder) excludesFile(ctx context.Context, r *core.Repo) string {
+	if p, ok := rec.excludesFiles.Load(r.Git.CommonDir); ok {
 		return p.(string)
 	}
-	res, err := s.Runner.Run(ctx, r.Git.Cmd("config", "--path", "--get", "core.excludesFile"))
+	res, err := rec.Runner.Run(ctx, r.Git.Cmd("config", "--path", "--get", "core.excludesFile"))
 	p := strings.TrimSpace(string(res.Stdout))
 	if err != nil || p == "" {
 		if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
@@ -684,17 +711,6 @@ func (s *Service) excludesFile(ctx context.Context, r *Repo) string {
 			p = filepath.Join(home, ".config", "git", "ignore")
 		}
 	}
-	excludesFiles.Store(r.Git.CommonDir, p)
+	rec.excludesFiles.Store(r.Git.CommonDir, p)
 	return p
 }
-
-func maxFileSize() int64 {
-	if v, err := strconv.ParseInt(os.Getenv("LITTERBOX_SNAPSHOT_MAX_FILE_SIZE"), 10, 64); err == nil && v > 0 {
-		return v
-	}
-	return DefaultMaxFileSize
-}
-
-// journalOn says whether scans follow the change journal:
-// LITTERBOX_JOURNAL=off makes every scan walk the whole tree.
-func journalOn() bool { return os.Getenv("LITTERBOX_JOURNAL") != "off" }
