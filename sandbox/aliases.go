@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/files"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
@@ -49,6 +50,35 @@ type (
 	MilestoneResult = recording.MilestoneResult
 	// RewindResult is the result of Rewind.
 	RewindResult = recording.RewindResult
+	// ReadOptions select lines of a file.
+	ReadOptions = files.ReadOptions
+	// ReadResult is a slice of a text file.
+	ReadResult = files.ReadResult
+	// WriteResult says what a write did.
+	WriteResult = files.WriteResult
+	// PatchResult says what a patch did.
+	PatchResult = files.PatchResult
+	// LsResult lists a folder.
+	LsResult = files.LsResult
+	// GlobResult is the files matching a pattern.
+	GlobResult = files.GlobResult
+	// GrepResult is the lines matching a pattern.
+	GrepResult = files.GrepResult
+	// BashOptions tune Bash.
+	BashOptions = files.BashOptions
+	// BashResult is what a command did.
+	BashResult = files.BashResult
+	// CopyResult says what a copy did.
+	CopyResult = files.CopyResult
+	// SkippedEntry is an entry of an archive cp left out, with the reason.
+	SkippedEntry = files.SkippedEntry
+)
+
+// Limits of the file tools.
+const (
+	MaxBashTimeout = files.MaxBashTimeout
+	MaxWriteBytes  = files.MaxWriteBytes
+	MaxReadBytes   = files.MaxReadBytes
 )
 
 // Limits and defaults of the recording.

@@ -8,6 +8,7 @@ package sandbox
 import (
 	"context"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/files"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
@@ -15,6 +16,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -36,6 +38,7 @@ type Service struct {
 	inv      *inventory.Inventory
 	services *services.Supervisor
 	rec      *recording.Recorder
+	files    *files.Files
 }
 
 // newService composes the concerns over c.
@@ -45,7 +48,8 @@ func newService(c *core.Common) *Service {
 	p := pool.New(c, g, iso)
 	inv := inventory.New(c, p)
 	sv := services.New(c)
-	return &Service{Common: c, guest: g, iso: iso, pool: p, inv: inv, services: sv, rec: recording.New(c, g, inv, sv)}
+	rec := recording.New(c, g, inv, sv)
+	return &Service{Common: c, guest: g, iso: iso, pool: p, inv: inv, services: sv, rec: rec, files: files.New(c, rec)}
 }
 
 // New builds a Service that runs sandboxes with p and git with r. Extra
@@ -199,4 +203,53 @@ func (s *Service) Milestone(ctx context.Context, h *Handle, message string) (*Mi
 // records that as a new commit (see recording.Rewind).
 func (s *Service) Rewind(ctx context.Context, h *Handle, rev string) (*RewindResult, error) {
 	return s.rec.Rewind(ctx, h, rev)
+}
+
+// Read returns lines of a text file with one exec.
+func (s *Service) Read(ctx context.Context, h *Handle, p string, o ReadOptions) (*ReadResult, error) {
+	return s.files.Read(ctx, h, p, o)
+}
+
+// Write creates or overwrites a file and snapshots it, with one exec.
+func (s *Service) Write(ctx context.Context, h *Handle, p string, content []byte) (*WriteResult, *SnapshotResult, error) {
+	return s.files.Write(ctx, h, p, content)
+}
+
+// Patch applies a unified diff to one file and snapshots the result.
+func (s *Service) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchResult, *SnapshotResult, error) {
+	return s.files.Patch(ctx, h, p, diff)
+}
+
+// Ls lists a folder (recursively when asked), leaving hidden entries out.
+func (s *Service) Ls(ctx context.Context, h *Handle, p string, recursive bool) (*LsResult, error) {
+	return s.files.Ls(ctx, h, p, recursive)
+}
+
+// Glob finds files under p whose path relative to p matches pattern.
+func (s *Service) Glob(ctx context.Context, h *Handle, pattern, p string) (*GlobResult, error) {
+	return s.files.Glob(ctx, h, pattern, p)
+}
+
+// Grep searches files under p (or the file p) for an extended regular
+// expression; include narrows the files by name.
+func (s *Service) Grep(ctx context.Context, h *Handle, pattern, p, include string) (*GrepResult, error) {
+	return s.files.Grep(ctx, h, pattern, p, include)
+}
+
+// Bash runs a shell command for an agent and snapshots what it changed, in
+// one exec.
+func (s *Service) Bash(ctx context.Context, h *Handle, command string, o BashOptions) (*BashResult, *SnapshotResult, error) {
+	return s.files.Bash(ctx, h, command, o)
+}
+
+// CopyIn copies src, a host file or folder (or a tar stream on in when src
+// is "-"), to dst in the sandbox, and snapshots it.
+func (s *Service) CopyIn(ctx context.Context, h *Handle, src string, in io.Reader, dst string) (*CopyResult, *SnapshotResult, error) {
+	return s.files.CopyIn(ctx, h, src, in, dst)
+}
+
+// CopyOut copies src, a file or folder in the sandbox, to dst on the host
+// (or as a tar stream to w when dst is "-").
+func (s *Service) CopyOut(ctx context.Context, h *Handle, src, dst string, w io.Writer) (*CopyResult, error) {
+	return s.files.CopyOut(ctx, h, src, dst, w)
 }

@@ -1,4 +1,8 @@
-package sandbox
+// Package files is the agents' file tools on a sandbox: read, write, patch,
+// ls, glob, grep and bash, and cp between the host and a sandbox. Each runs
+// one small script in the sandbox (or two), bounded in what it may send;
+// writes are snapshotted with the recorder, in the same exec as the write.
+package files
 
 import (
 	"bytes"
@@ -17,7 +21,22 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 )
+
+// Files runs the file tools in c's sandboxes; rec records what they
+// change. Its output budget bounds what the file tools hold in memory at
+// once, whatever the number of calls in flight.
+type Files struct {
+	*core.Common
+	rec    *recording.Recorder
+	budget *byteBudget
+}
+
+// New is the file tools of c's sandboxes.
+func New(c *core.Common, rec *recording.Recorder) *Files {
+	return &Files{Common: c, rec: rec, budget: newByteBudget(outputBudgetBytes)}
+}
 
 // Limits of the file operations.
 const (
@@ -42,7 +61,7 @@ const (
 	listBytes = 16 << 20
 	// readFirst is the most a read sends in one exec; a bigger file is
 	// read by a second exec, once its size is known and reserved from
-	// outputBudget.
+	// the output budget.
 	readFirst = 256 << 10
 	// pathSlack is room for the resolved path a script prints first.
 	pathSlack = 16 << 10
@@ -144,23 +163,23 @@ exec sh -c "$s" sh "$@"`, int(FileOpTimeout.Seconds()))
 
 // fileExec runs one of the scripts above in the sandbox with args, within
 // FileOpTimeout, and reads at most limit bytes of its output (reserved from
-// outputBudget first): past that it fails with ErrTooMuchOutput.
-func (s *Service) fileExec(ctx context.Context, h *Handle, script string, stdin io.Reader, limit int, args ...string) ([]byte, error) {
-	release, err := outputBudget.acquire(ctx, limit)
+// the output budget first): past that it fails with ErrTooMuchOutput.
+func (f *Files) fileExec(ctx context.Context, h *core.Handle, script string, stdin io.Reader, limit int, args ...string) ([]byte, error) {
+	release, err := f.budget.acquire(ctx, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	res, err := s.ExecCapped(ctx, provider.ExecRequest{
+	res, err := f.ExecCapped(ctx, provider.ExecRequest{
 		Ref:   h.Ref,
 		Cmd:   append([]string{"sh", "-c", timeLimitSh, "sh", script}, args...),
 		Stdin: stdin,
 	}, limit)
-	if errors.Is(err, ErrTooMuchOutput) {
+	if errors.Is(err, core.ErrTooMuchOutput) {
 		return nil, fmt.Errorf("sandbox '%s' answered a file operation with %w", h.Slug, err)
 	}
 	if runner.ExitCode(err) == 137 {
-		return nil, core.NewError(ErrTooSlow, "the operation was stopped after %s; narrow it (a smaller path, an include, a simpler pattern).", FileOpTimeout)
+		return nil, core.NewError(core.ErrTooSlow, "the operation was stopped after %s; narrow it (a smaller path, an include, a simpler pattern).", FileOpTimeout)
 	}
 	if err != nil {
 		return res.Stdout, core.ExecError(h, "run a file operation", err)
@@ -172,8 +191,8 @@ func (s *Service) fileExec(ctx context.Context, h *Handle, script string, stdin 
 // one exec (see Run). A failed put is an error and its snapshot is
 // dropped; a failed snapshot after a good put comes back as err beside the
 // put's output.
-func (s *Service) putExec(ctx context.Context, h *Handle, content []byte, message string, args ...string) ([]byte, *SnapshotResult, error) {
-	run, snap, err := s.Run(ctx, h, RunSpec{Command: putSh, Args: args, Stdin: content, Message: message})
+func (f *Files) putExec(ctx context.Context, h *core.Handle, content []byte, message string, args ...string) ([]byte, *recording.SnapshotResult, error) {
+	run, snap, err := f.rec.Run(ctx, h, recording.RunSpec{Command: putSh, Args: args, Stdin: content, Message: message})
 	if run == nil {
 		return nil, nil, err
 	}
@@ -189,19 +208,19 @@ func scriptError(p string, err error) error {
 	detail := strings.TrimSpace(runner.Stderr(err))
 	switch runner.ExitCode(err) {
 	case codeMissing:
-		return core.NewError(ErrNoFile, "%s does not exist. Use ls or glob to find the right path.", p)
+		return core.NewError(core.ErrNoFile, "%s does not exist. Use ls or glob to find the right path.", p)
 	case codeHidden:
-		return core.NewError(ErrHidden, "%s resolves to the hidden path %s. Hidden files are not available to agents.", p, detail)
+		return core.NewError(core.ErrHidden, "%s resolves to the hidden path %s. Hidden files are not available to agents.", p, detail)
 	case codeIsDir:
-		return core.NewError(ErrIsDir, "%s is a directory. Use ls to list it.", p)
+		return core.NewError(core.ErrIsDir, "%s is a directory. Use ls to list it.", p)
 	case codeNotFile:
-		return core.NewError(ErrNoFile, "%s is not a regular file (a device, socket or pipe).", p)
+		return core.NewError(core.ErrNoFile, "%s is not a regular file (a device, socket or pipe).", p)
 	case codeNotDir:
-		return core.NewError(ErrNotDir, "%s is not a directory. Use read to read a file.", p)
+		return core.NewError(core.ErrNotDir, "%s is not a directory. Use read to read a file.", p)
 	case codeTooBig:
-		return core.NewError(ErrTooLarge, "%s is %s bytes, over the %d MiB read limit. Look at parts of it with bash (head, tail, sed -n '100,200p', grep).", p, detail, MaxReadBytes>>20)
+		return core.NewError(core.ErrTooLarge, "%s is %s bytes, over the %d MiB read limit. Look at parts of it with bash (head, tail, sed -n '100,200p', grep).", p, detail, MaxReadBytes>>20)
 	case codeChanged:
-		return core.NewError(ErrPatch, "%s changed while the patch was being applied; nothing was written. Read it again and retry.", p)
+		return core.NewError(core.ErrPatch, "%s changed while the patch was being applied; nothing was written. Read it again and retry.", p)
 	}
 	if ee := (*runner.ExitError)(nil); errors.As(err, &ee) && detail != "" {
 		switch {
@@ -233,33 +252,33 @@ type ReadResult struct {
 
 // Read returns lines of a text file with one exec. Binary files (a NUL
 // byte or invalid UTF-8), directories, missing and hidden files are errors.
-func (s *Service) Read(ctx context.Context, h *Handle, p string, o ReadOptions) (*ReadResult, error) {
+func (f *Files) Read(ctx context.Context, h *core.Handle, p string, o ReadOptions) (*ReadResult, error) {
 	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, err
 	}
 	if o.Offset < 0 || o.Limit < 0 {
-		return nil, core.NewError(ErrBadArgument, "offset and limit must not be negative")
+		return nil, core.NewError(core.ErrBadArgument, "offset and limit must not be negative")
 	}
-	data, err := s.readFile(ctx, h, abs)
+	data, err := f.readFile(ctx, h, abs)
 	if err != nil {
 		return nil, scriptError(p, err)
 	}
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
-		return nil, core.NewError(ErrBinary, "%s is a binary file (%d bytes), not text. Inspect it with bash, e.g. `od -c %s | head`.", p, len(data), abs)
+		return nil, core.NewError(core.ErrBinary, "%s is a binary file (%d bytes), not text. Inspect it with bash, e.g. `od -c %s | head`.", p, len(data), abs)
 	}
 	content, total, n := SliceLines(textOf(data), o.Offset, o.Limit)
-	return &ReadResult{Path: DisplayPath(abs), Content: content, Offset: o.Offset, Lines: n, TotalLines: total, More: o.Offset+n < total}, nil
+	return &ReadResult{Path: core.DisplayPath(abs), Content: content, Offset: o.Offset, Lines: n, TotalLines: total, More: o.Offset+n < total}, nil
 }
 
 // readFile reads the file abs, of at most MaxReadBytes: up to readFirst
 // bytes with one exec, a bigger file with a second once its size is
-// reserved, so reads in parallel hold at most outputBudget. A file that
+// reserved, so reads in parallel hold at most the output budget. A file that
 // grows under it is measured again, at most twice.
-func (s *Service) readFile(ctx context.Context, h *Handle, abs string) ([]byte, error) {
+func (f *Files) readFile(ctx context.Context, h *core.Handle, abs string) ([]byte, error) {
 	send := readFirst
 	for try := 0; ; try++ {
-		out, err := s.fileExec(ctx, h, readSh, nil, send+pathSlack, abs, strconv.Itoa(MaxReadBytes), strconv.Itoa(send))
+		out, err := f.fileExec(ctx, h, readSh, nil, send+pathSlack, abs, strconv.Itoa(MaxReadBytes), strconv.Itoa(send))
 		larger := false
 		if runner.ExitCode(err) == codeBigger {
 			n, perr := strconv.Atoi(strings.TrimSpace(runner.Stderr(err)))
@@ -279,7 +298,7 @@ func (s *Service) readFile(ctx context.Context, h *Handle, abs string) ([]byte, 
 			send = MaxReadBytes // it grew since it was measured
 		}
 		if try == 2 {
-			return nil, core.NewError(ErrNoFile, "%s kept changing size while it was read; read it again once it is written.", abs)
+			return nil, core.NewError(core.ErrNoFile, "%s kept changing size while it was read; read it again once it is written.", abs)
 		}
 	}
 }
@@ -323,19 +342,19 @@ type WriteResult struct {
 // snapshots it, with one exec. The content travels as data, never
 // through a shell string, so every byte arrives as given. An existing file
 // keeps its mode. A snapshot error comes with the result: the write happened.
-func (s *Service) Write(ctx context.Context, h *Handle, p string, content []byte) (*WriteResult, *SnapshotResult, error) {
+func (f *Files) Write(ctx context.Context, h *core.Handle, p string, content []byte) (*WriteResult, *recording.SnapshotResult, error) {
 	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(content) > MaxWriteBytes {
-		return nil, nil, core.NewError(ErrTooLong, "the content is %d bytes, over the limit of %d. Write a big file in parts with bash (cat >> file).", len(content), MaxWriteBytes)
+		return nil, nil, core.NewError(core.ErrTooLong, "the content is %d bytes, over the limit of %d. Write a big file in parts with bash (cat >> file).", len(content), MaxWriteBytes)
 	}
-	out, snap, err := s.putExec(ctx, h, content, "write: "+DisplayPath(abs), abs, "", "write")
+	out, snap, err := f.putExec(ctx, h, content, "write: "+core.DisplayPath(abs), abs, "", "write")
 	if out == nil {
 		return nil, nil, scriptError(p, err)
 	}
-	return &WriteResult{Path: DisplayPath(abs), Bytes: len(content), Created: strings.TrimSpace(string(out)) == "created"}, snap, err
+	return &WriteResult{Path: core.DisplayPath(abs), Bytes: len(content), Created: strings.TrimSpace(string(out)) == "created"}, snap, err
 }
 
 // PatchResult says what a patch did.
@@ -349,7 +368,7 @@ type PatchResult struct {
 // the file, applies the hunks on the host, and writes the result (and
 // snapshots it) only if the file is still what was read. A diff that does not
 // apply changes nothing and the error names the failing hunk.
-func (s *Service) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchResult, *SnapshotResult, error) {
+func (f *Files) Patch(ctx context.Context, h *core.Handle, p, diff string) (*PatchResult, *recording.SnapshotResult, error) {
 	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, nil, err
@@ -359,9 +378,9 @@ func (s *Service) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchR
 	}
 	d, err := ParseDiff(diff)
 	if err != nil {
-		return nil, nil, core.NewError(ErrPatch, "%s: %v; nothing was changed.", p, err)
+		return nil, nil, core.NewError(core.ErrPatch, "%s: %v; nothing was changed.", p, err)
 	}
-	old, err := s.readFile(ctx, h, abs)
+	old, err := f.readFile(ctx, h, abs)
 	exists := true
 	if runner.ExitCode(err) == codeMissing {
 		exists, err = false, nil
@@ -371,13 +390,13 @@ func (s *Service) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchR
 	}
 	switch {
 	case d.Create && exists:
-		return nil, nil, core.NewError(ErrPatch, "%s: the diff creates the file, but it exists; nothing was changed. Read it and send a diff against its content.", p)
+		return nil, nil, core.NewError(core.ErrPatch, "%s: the diff creates the file, but it exists; nothing was changed. Read it and send a diff against its content.", p)
 	case !d.Create && !exists:
-		return nil, nil, core.NewError(ErrPatch, "%s does not exist, and the diff modifies it; nothing was changed. Use a diff from /dev/null to create it, or write.", p)
+		return nil, nil, core.NewError(core.ErrPatch, "%s does not exist, and the diff modifies it; nothing was changed. Use a diff from /dev/null to create it, or write.", p)
 	}
 	result, err := d.Apply(string(old))
 	if err != nil {
-		return nil, nil, core.NewError(ErrPatch, "%s: %v; nothing was changed. Read the file and send a diff against its current content.", p, err)
+		return nil, nil, core.NewError(core.ErrPatch, "%s: %v; nothing was changed. Read the file and send a diff against its current content.", p, err)
 	}
 	expect := "-"
 	if exists {
@@ -391,11 +410,11 @@ func (s *Service) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchR
 	case d.Create:
 		action = "created"
 	}
-	out, snap, err := s.putExec(ctx, h, []byte(result), "patch: "+DisplayPath(abs), abs, expect, op)
+	out, snap, err := f.putExec(ctx, h, []byte(result), "patch: "+core.DisplayPath(abs), abs, expect, op)
 	if out == nil {
 		return nil, nil, scriptError(p, err)
 	}
-	return &PatchResult{Path: DisplayPath(abs), Action: action, Hunks: len(d.Hunks)}, snap, err
+	return &PatchResult{Path: core.DisplayPath(abs), Action: action, Hunks: len(d.Hunks)}, snap, err
 }
 
 // LsResult lists a folder.
@@ -407,7 +426,7 @@ type LsResult struct {
 
 // Ls lists a folder (recursively when asked) with one exec, leaving
 // hidden entries out.
-func (s *Service) Ls(ctx context.Context, h *Handle, p string, recursive bool) (*LsResult, error) {
+func (f *Files) Ls(ctx context.Context, h *core.Handle, p string, recursive bool) (*LsResult, error) {
 	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, err
@@ -416,12 +435,12 @@ func (s *Service) Ls(ctx context.Context, h *Handle, p string, recursive bool) (
 	if recursive {
 		depth = ""
 	}
-	out, err := s.fileExec(ctx, h, lsSh, nil, lsBytes+pathSlack, abs, depth, strconv.Itoa(MaxListEntries+1), "", strconv.Itoa(lsBytes))
+	out, err := f.fileExec(ctx, h, lsSh, nil, lsBytes+pathSlack, abs, depth, strconv.Itoa(MaxListEntries+1), "", strconv.Itoa(lsBytes))
 	if err != nil {
 		return nil, scriptError(p, err)
 	}
 	root, lines, cut := splitListing(out, lsBytes)
-	res := &LsResult{Path: DisplayPath(root), Entries: []string{}, Truncated: cut}
+	res := &LsResult{Path: core.DisplayPath(root), Entries: []string{}, Truncated: cut}
 	for _, l := range lines {
 		if rel, ok := relTo(root, l); ok {
 			res.Entries = append(res.Entries, rel)
@@ -444,16 +463,16 @@ type GlobResult struct {
 // Glob finds files (not folders) under p whose path relative to p matches
 // pattern, where ** spans folders and {a,b} alternates. One exec lists
 // the non-hidden files; matching runs on the host.
-func (s *Service) Glob(ctx context.Context, h *Handle, pattern, p string) (*GlobResult, error) {
+func (f *Files) Glob(ctx context.Context, h *core.Handle, pattern, p string) (*GlobResult, error) {
 	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, err
 	}
 	m, err := CompileGlob(pattern)
 	if err != nil {
-		return nil, core.NewError(ErrBadPattern, "glob pattern %s: %v", core.Quote(pattern), err)
+		return nil, core.NewError(core.ErrBadPattern, "glob pattern %s: %v", core.Quote(pattern), err)
 	}
-	root, lines, cut, err := s.listFiles(ctx, h, p, abs)
+	root, lines, cut, err := f.listFiles(ctx, h, p, abs)
 	if err != nil {
 		return nil, err
 	}
@@ -464,7 +483,7 @@ func (s *Service) Glob(ctx context.Context, h *Handle, pattern, p string) (*Glob
 			continue
 		}
 		if m.Match(rel) || strings.HasPrefix(pattern, "/") && m.Match(l) {
-			res.Matches = append(res.Matches, DisplayPath(l))
+			res.Matches = append(res.Matches, core.DisplayPath(l))
 		}
 	}
 	sort.Strings(res.Matches)
@@ -484,25 +503,25 @@ type GrepResult struct {
 // Grep searches files under p (or the file p) for an extended regular
 // expression with one exec, skipping hidden files and folders.
 // include, a glob over file names (*.go, *.{ts,tsx}), narrows the files.
-func (s *Service) Grep(ctx context.Context, h *Handle, pattern, p, include string) (*GrepResult, error) {
+func (f *Files) Grep(ctx context.Context, h *core.Handle, pattern, p, include string) (*GrepResult, error) {
 	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, err
 	}
 	if pattern == "" {
-		return nil, core.NewError(ErrBadPattern, "give a pattern to search for")
+		return nil, core.NewError(core.ErrBadPattern, "give a pattern to search for")
 	}
 	if err := checkPattern("pattern", pattern); err != nil {
-		return nil, core.NewError(ErrBadPattern, "%v.", err)
+		return nil, core.NewError(core.ErrBadPattern, "%v.", err)
 	}
 	var out []byte
 	if include == "" {
-		out, err = s.fileExec(ctx, h, grepSh, nil, grepOutput, abs, pattern, strconv.Itoa(MaxGrepMatches+1), strconv.Itoa(grepCut+1))
+		out, err = f.fileExec(ctx, h, grepSh, nil, grepOutput, abs, pattern, strconv.Itoa(MaxGrepMatches+1), strconv.Itoa(grepCut+1))
 	} else {
-		out, err = s.grepIncluded(ctx, h, pattern, p, abs, include)
+		out, err = f.grepIncluded(ctx, h, pattern, p, abs, include)
 	}
 	if runner.ExitCode(err) == codeBadRegex {
-		return nil, core.NewError(ErrBadPattern, "%s is not a valid extended regular expression (POSIX ERE, as grep -E).", core.Quote(pattern))
+		return nil, core.NewError(core.ErrBadPattern, "%s is not a valid extended regular expression (POSIX ERE, as grep -E).", core.Quote(pattern))
 	}
 	if err != nil {
 		return nil, scriptError(p, err)
@@ -524,14 +543,14 @@ func (s *Service) Grep(ctx context.Context, h *Handle, pattern, p, include strin
 // grepIncluded greps the files under abs whose names match include: one
 // exec lists the files, the host picks them (braces are never expanded, see
 // glob.go), and a second exec greps those. A file path ignores include.
-func (s *Service) grepIncluded(ctx context.Context, h *Handle, pattern, p, abs, include string) ([]byte, error) {
+func (f *Files) grepIncluded(ctx context.Context, h *core.Handle, pattern, p, abs, include string) ([]byte, error) {
 	inc, err := CompileInclude(include)
 	if err != nil {
-		return nil, core.NewError(ErrBadPattern, "include %s: %v", core.Quote(include), err)
+		return nil, core.NewError(core.ErrBadPattern, "include %s: %v", core.Quote(include), err)
 	}
-	root, lines, _, err := s.listFiles(ctx, h, p, abs)
-	if errors.Is(err, ErrNotDir) {
-		return s.fileExec(ctx, h, grepSh, nil, grepOutput, abs, pattern, strconv.Itoa(MaxGrepMatches+1), strconv.Itoa(grepCut+1))
+	root, lines, _, err := f.listFiles(ctx, h, p, abs)
+	if errors.Is(err, core.ErrNotDir) {
+		return f.fileExec(ctx, h, grepSh, nil, grepOutput, abs, pattern, strconv.Itoa(MaxGrepMatches+1), strconv.Itoa(grepCut+1))
 	}
 	if err != nil {
 		return nil, err
@@ -543,14 +562,14 @@ func (s *Service) grepIncluded(ctx context.Context, h *Handle, pattern, p, abs, 
 			list.WriteByte(0)
 		}
 	}
-	return s.fileExec(ctx, h, grepListSh, &list, grepOutput, pattern, strconv.Itoa(MaxGrepMatches+1), strconv.Itoa(grepCut+1))
+	return f.fileExec(ctx, h, grepListSh, &list, grepOutput, pattern, strconv.Itoa(MaxGrepMatches+1), strconv.Itoa(grepCut+1))
 }
 
 // listFiles lists the non-hidden files under the folder abs (p as the agent
 // gave it), at most maxScanEntries and listBytes: the folder resolved,
 // absolute paths, and whether the listing was cut.
-func (s *Service) listFiles(ctx context.Context, h *Handle, p, abs string) (string, []string, bool, error) {
-	out, err := s.fileExec(ctx, h, lsSh, nil, listBytes+pathSlack, abs, "", strconv.Itoa(maxScanEntries), "files", strconv.Itoa(listBytes))
+func (f *Files) listFiles(ctx context.Context, h *core.Handle, p, abs string) (string, []string, bool, error) {
+	out, err := f.fileExec(ctx, h, lsSh, nil, listBytes+pathSlack, abs, "", strconv.Itoa(maxScanEntries), "files", strconv.Itoa(listBytes))
 	if err != nil {
 		return "", nil, false, scriptError(p, err)
 	}
@@ -587,7 +606,7 @@ func grepLine(l string) string {
 	case cutInSandbox:
 		text += " [... more bytes]"
 	}
-	return DisplayPath(file) + ":" + num + ":" + text
+	return core.DisplayPath(file) + ":" + num + ":" + text
 }
 
 // trimPartialRune drops an incomplete UTF-8 sequence that a cut left at

@@ -1,4 +1,4 @@
-package sandbox
+package files
 
 import (
 	"archive/tar"
@@ -108,7 +108,7 @@ func cleanArchive(in io.Reader, out io.Writer) (entries int, err error) {
 			break
 		}
 		if err != nil {
-			return 0, core.NewError(ErrBadArchive, "the archive on stdin is not a readable tar stream: %v; nothing was copied.", err)
+			return 0, core.NewError(core.ErrBadArchive, "the archive on stdin is not a readable tar stream: %v; nothing was copied.", err)
 		}
 		name, reason := links.checkHeader(h)
 		if reason != "" {
@@ -135,7 +135,7 @@ func cleanArchive(in io.Reader, out io.Writer) (entries int, err error) {
 		entries++
 	}
 	if len(bad) > 0 {
-		return 0, core.NewError(ErrBadArchive, "the archive on stdin holds entries that could write outside the destination, so nothing was copied:\n%s", skippedList(bad))
+		return 0, core.NewError(core.ErrBadArchive, "the archive on stdin holds entries that could write outside the destination, so nothing was copied:\n%s", skippedList(bad))
 	}
 	return entries, tw.Close()
 }

@@ -1,10 +1,11 @@
-package sandbox
+package files
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 	"strings"
 	"time"
 )
@@ -31,7 +32,7 @@ type BashOptions struct {
 // BashResult is what a command did. A non-zero exit is a result, not an
 // error.
 type BashResult struct {
-	RunResult
+	recording.RunResult
 	Workdir    string `json:"workdir"`
 	DurationMs int64  `json:"durationMs"`
 }
@@ -41,9 +42,9 @@ type BashResult struct {
 // cannot miss them. The snapshot's error, when the command ran, comes with
 // its result rather than instead of it. When ctx ends the command is
 // stopped, and what it changed is still committed (see Run).
-func (s *Service) Bash(ctx context.Context, h *Handle, command string, o BashOptions) (*BashResult, *SnapshotResult, error) {
+func (f *Files) Bash(ctx context.Context, h *core.Handle, command string, o BashOptions) (*BashResult, *recording.SnapshotResult, error) {
 	if strings.TrimSpace(command) == "" {
-		return nil, nil, core.NewError(ErrBadArgument, "give a command to run")
+		return nil, nil, core.NewError(core.ErrBadArgument, "give a command to run")
 	}
 	if err := core.CheckLen("command", command, MaxCommandBytes); err != nil {
 		return nil, nil, err
@@ -51,21 +52,21 @@ func (s *Service) Bash(ctx context.Context, h *Handle, command string, o BashOpt
 	if i := strings.IndexByte(command, 0); i >= 0 {
 		// An argument of exec is a C string: the shell could not even
 		// start, and Go's error would pass for a missing workdir.
-		return nil, nil, core.NewError(ErrBadArgument, "The command holds a NUL byte (at byte %d), which a shell cannot run; nothing was run or changed. Remove it; to write a NUL byte, use printf '\\0' in the command.", i)
+		return nil, nil, core.NewError(core.ErrBadArgument, "The command holds a NUL byte (at byte %d), which a shell cannot run; nothing was run or changed. Remove it; to write a NUL byte, use printf '\\0' in the command.", i)
 	}
-	wd, err := ContainerPath(o.Workdir)
+	wd, err := core.ContainerPath(o.Workdir)
 	if err != nil {
 		return nil, nil, err
 	}
 	timeout := o.Timeout
 	if timeout <= 0 {
-		timeout = DefaultRunTimeout
+		timeout = recording.DefaultRunTimeout
 	}
 	if timeout > MaxBashTimeout {
-		return nil, nil, core.NewError(ErrBadArgument, "timeout %s is over the limit of %s", timeout, MaxBashTimeout)
+		return nil, nil, core.NewError(core.ErrBadArgument, "timeout %s is over the limit of %s", timeout, MaxBashTimeout)
 	}
 	start := time.Now()
-	run, snap, err := s.Run(ctx, h, RunSpec{Command: command, Workdir: wd, Timeout: timeout, Cap: o.OutputCap, KeepOutput: true, Message: o.Message})
+	run, snap, err := f.rec.Run(ctx, h, recording.RunSpec{Command: command, Workdir: wd, Timeout: timeout, Cap: o.OutputCap, KeepOutput: true, Message: o.Message})
 	if run == nil {
 		if err == nil {
 			err = errors.New("the command sent no result")
@@ -75,9 +76,9 @@ func (s *Service) Bash(ctx context.Context, h *Handle, command string, o BashOpt
 	if run.ExitCode == 127 && run.Stdout == "" && strings.HasPrefix(run.Stderr, "fork/exec /bin/sh:") {
 		// The shell could not start: in a busybox sandbox that means the
 		// workdir is missing, and Go's error names the shell instead.
-		return nil, nil, core.NewError(ErrNoFile, "workdir %s does not exist or is not a directory. Use ls to find it.", DisplayPath(wd))
+		return nil, nil, core.NewError(core.ErrNoFile, "workdir %s does not exist or is not a directory. Use ls to find it.", core.DisplayPath(wd))
 	}
-	res := &BashResult{RunResult: *run, Workdir: DisplayPath(wd), DurationMs: time.Since(start).Milliseconds()}
+	res := &BashResult{RunResult: *run, Workdir: core.DisplayPath(wd), DurationMs: time.Since(start).Milliseconds()}
 	if res.TimedOut {
 		res.Stderr += fmt.Sprintf("\n[litterbox: timed out after %s; the command and every process it started were killed]\n", timeout)
 	}

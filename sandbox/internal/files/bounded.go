@@ -1,4 +1,4 @@
-package sandbox
+package files
 
 import (
 	"context"
@@ -15,13 +15,12 @@ func textOf(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// outputBudget bounds the output that file operations may hold in the
-// server at once, whatever the number of calls in flight (the MCP server
-// runs up to 64): each reserves its limit before its exec, and waits while
-// others hold the budget. Processing costs about twice the output (the
-// bytes, then the text made of them), so the server's memory stays near
-// its idle size plus 2 x outputBudgetBytes.
-var outputBudget = newByteBudget(outputBudgetBytes)
+// The output budget (Files.budget) bounds the output that file operations
+// may hold in the server at once, whatever the number of calls in flight
+// (the MCP server runs up to 64): each reserves its limit before its exec,
+// and waits while others hold the budget. Processing costs about twice the
+// output (the bytes, then the text made of them), so the server's memory
+// stays near its idle size plus 2 x outputBudgetBytes.
 
 // outputBudgetBytes is the output file operations hold at once: two of
 // the largest reads or listings, or dozens of greps.

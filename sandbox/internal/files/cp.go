@@ -1,4 +1,4 @@
-package sandbox
+package files
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 )
 
 // cp copies files between the host and a sandbox (seed 000's Upload and
@@ -72,16 +73,16 @@ func encodePath(p string) string {
 // can have (a newline too), and hidden paths are the user's to copy.
 func cpPath(p string) (string, error) {
 	if strings.ContainsRune(p, 0) {
-		return "", core.NewError(ErrBadPath, "Path %q holds a NUL character.", p)
+		return "", core.NewError(core.ErrBadPath, "Path %q holds a NUL character.", p)
 	}
 	if p == "" || p == "." {
-		return Workdir, nil
+		return core.Workdir, nil
 	}
 	abs := p
 	if !path.IsAbs(p) {
-		abs = path.Join(Workdir, p)
-		if abs != Workdir && !strings.HasPrefix(abs, Workdir+"/") {
-			return "", core.NewError(ErrBadPath, "Path %q climbs out of %s; give a path inside it, or an absolute path in the sandbox.", p, Workdir)
+		abs = path.Join(core.Workdir, p)
+		if abs != core.Workdir && !strings.HasPrefix(abs, core.Workdir+"/") {
+			return "", core.NewError(core.ErrBadPath, "Path %q climbs out of %s; give a path inside it, or an absolute path in the sandbox.", p, core.Workdir)
 		}
 	}
 	return path.Clean(abs), nil
@@ -105,7 +106,7 @@ type CopyResult struct {
 // stream before anything is copied. Modes are kept, links are copied as
 // links. Then /src is snapshotted with the message "cp: PATH". A snapshot
 // error comes with the result: the copy happened.
-func (s *Service) CopyIn(ctx context.Context, h *Handle, src string, in io.Reader, dst string) (*CopyResult, *SnapshotResult, error) {
+func (f *Files) CopyIn(ctx context.Context, h *core.Handle, src string, in io.Reader, dst string) (*CopyResult, *recording.SnapshotResult, error) {
 	abs, err := cpPath(dst)
 	if err != nil {
 		return nil, nil, err
@@ -125,11 +126,11 @@ func (s *Service) CopyIn(ctx context.Context, h *Handle, src string, in io.Reade
 	} else {
 		clean := filepath.Clean(src)
 		if _, err := os.Lstat(clean); err != nil {
-			return nil, nil, core.NewError(ErrNoFile, "%s: %v; nothing was copied.", src, err)
+			return nil, nil, core.NewError(core.ErrNoFile, "%s: %v; nothing was copied.", src, err)
 		}
 		mode, top = "as", filepath.Base(clean)
 		if top == string(filepath.Separator) || top == "." {
-			return nil, nil, core.NewError(ErrBadPath, "copy a folder by its name, not %q", src)
+			return nil, nil, core.NewError(core.ErrBadPath, "copy a folder by its name, not %q", src)
 		}
 		if res.Entries, res.Skipped, err = archiveHost(clean, top, spool); err != nil {
 			return nil, nil, fmt.Errorf("read %s: %w; nothing was copied", src, err)
@@ -143,11 +144,11 @@ func (s *Service) CopyIn(ctx context.Context, h *Handle, src string, in io.Reade
 		mustDir = "dir"
 	}
 	var out, errOut bytes.Buffer
-	_, err = s.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Kind: runner.Stream, Stdin: spool, Stdout: &out, Stderr: &errOut,
+	_, err = f.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Kind: runner.Stream, Stdin: spool, Stdout: &out, Stderr: &errOut,
 		Cmd: []string{"sh", "-c", cpInSh, "sh", encodePath(abs), mode, encodePath(top), mustDir}})
 	if err != nil {
 		if runner.ExitCode(err) == codeMissing {
-			return nil, nil, core.NewError(ErrNoFile, "the folder %q does not exist in sandbox '%s'; make it first (litterbox exec %s -- mkdir -p DIR), or give an existing one. Nothing was copied.", strings.TrimSpace(errOut.String()), h.Slug, h.Slug)
+			return nil, nil, core.NewError(core.ErrNoFile, "the folder %q does not exist in sandbox '%s'; make it first (litterbox exec %s -- mkdir -p DIR), or give an existing one. Nothing was copied.", strings.TrimSpace(errOut.String()), h.Slug, h.Slug)
 		}
 		return nil, nil, core.ExecError(h, "copy into the sandbox", core.WithStderr(err, errOut.String()))
 	}
@@ -155,8 +156,8 @@ func (s *Service) CopyIn(ctx context.Context, h *Handle, src string, in io.Reade
 	if mode == "as" && strings.TrimSpace(out.String()) == "into" {
 		landed = path.Join(abs, filepath.ToSlash(top))
 	}
-	res.Path = DisplayPath(landed)
-	snap, err := s.Snapshot(ctx, h, "cp: "+res.Path)
+	res.Path = core.DisplayPath(landed)
+	snap, err := f.rec.Snapshot(ctx, h, "cp: "+res.Path)
 	return res, snap, err
 }
 
@@ -169,20 +170,20 @@ func (s *Service) CopyIn(ctx context.Context, h *Handle, src string, in io.Reade
 // the target and put in place only when the whole stream was read and the
 // sandbox's side ended well: a copy that fails leaves nothing. Entries left
 // out are in the result's Skipped, and the error is then ErrBadArchive.
-func (s *Service) CopyOut(ctx context.Context, h *Handle, src, dst string, w io.Writer) (*CopyResult, error) {
+func (f *Files) CopyOut(ctx context.Context, h *core.Handle, src, dst string, w io.Writer) (*CopyResult, error) {
 	abs, err := cpPath(src)
 	if err != nil {
 		return nil, err
 	}
 	if abs == "/" {
-		return nil, core.NewError(ErrBadPath, "copy a folder by its name, not /")
+		return nil, core.NewError(core.ErrBadPath, "copy a folder by its name, not /")
 	}
 	run := func(out io.Writer) error {
 		var errOut bytes.Buffer
-		_, err := s.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Kind: runner.Stream, Stdout: out, Stderr: &errOut,
+		_, err := f.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Kind: runner.Stream, Stdout: out, Stderr: &errOut,
 			Cmd: []string{"sh", "-c", cpOutSh, "sh", encodePath(abs)}})
 		if runner.ExitCode(err) == codeMissing {
-			return core.NewError(ErrNoFile, "%s does not exist in sandbox '%s'; nothing was copied. List it with `litterbox exec %s -- ls -la DIR`.", DisplayPath(abs), h.Slug, h.Slug)
+			return core.NewError(core.ErrNoFile, "%s does not exist in sandbox '%s'; nothing was copied. List it with `litterbox exec %s -- ls -la DIR`.", core.DisplayPath(abs), h.Slug, h.Slug)
 		}
 		if err != nil {
 			return core.ExecError(h, "copy out of the sandbox", core.WithStderr(err, errOut.String()))
@@ -199,7 +200,7 @@ func (s *Service) CopyOut(ctx context.Context, h *Handle, src, dst string, w io.
 	case err == nil || errors.Is(err, fs.ErrNotExist):
 		dir, name = filepath.Dir(dst), filepath.Base(dst)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return nil, core.NewError(ErrNoFile, "the folder %s does not exist; make it first, or give an existing one. Nothing was copied.", dir)
+			return nil, core.NewError(core.ErrNoFile, "the folder %s does not exist; make it first, or give an existing one. Nothing was copied.", dir)
 		}
 	default:
 		return nil, err
@@ -226,12 +227,12 @@ func (s *Service) CopyOut(ctx context.Context, h *Handle, src, dst string, w io.
 		xerr = x.commit()
 	}
 	if xerr != nil {
-		return nil, fmt.Errorf("copy %s out of sandbox '%s': %w", DisplayPath(abs), h.Slug, xerr)
+		return nil, fmt.Errorf("copy %s out of sandbox '%s': %w", core.DisplayPath(abs), h.Slug, xerr)
 	}
 	xr := x.res
 	res := &CopyResult{Path: filepath.Join(dir, name), Entries: xr.Entries, Bytes: xr.Bytes, Skipped: xr.Skipped}
 	if len(res.Skipped) > 0 {
-		return res, core.NewError(ErrBadArchive, "%d entries of %s were not copied, since they could have written outside %s:\n%s", len(res.Skipped), DisplayPath(abs), res.Path, skippedList(res.Skipped))
+		return res, core.NewError(core.ErrBadArchive, "%d entries of %s were not copied, since they could have written outside %s:\n%s", len(res.Skipped), core.DisplayPath(abs), res.Path, skippedList(res.Skipped))
 	}
 	return res, nil
 }
