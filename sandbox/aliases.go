@@ -5,6 +5,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/files"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/provision"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 )
@@ -72,6 +73,15 @@ type (
 	CopyResult = files.CopyResult
 	// SkippedEntry is an entry of an archive cp left out, with the reason.
 	SkippedEntry = files.SkippedEntry
+	// CreateOptions tune Create.
+	CreateOptions = provision.CreateOptions
+	// Created is the result of Create.
+	Created = provision.Created
+	// Forked is the result of Fork.
+	Forked = provision.Forked
+	// SetupError is a startup command that failed; the sandbox exists,
+	// marked failed-setup.
+	SetupError = provision.SetupError
 )
 
 // Limits of the file tools.

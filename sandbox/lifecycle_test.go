@@ -14,12 +14,10 @@ import (
 
 	"github.com/charmbracelet/log"
 
-	"github.com/litterbox-dev/litterbox/internal/testutil"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/fake"
 	"github.com/litterbox-dev/litterbox/runner"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/sandboxtest"
 )
 
 // These tests run the service's create, list, pause, resume and delete
@@ -32,33 +30,17 @@ import (
 type fixture struct {
 	t   *testing.T
 	ctx context.Context
-	p   *fake.Provider
+	p   *sandboxtest.Engine
 	s   *Service
 	r   *Repo
-	// setupExit is the exit code of the setup command; installExit that of
-	// the services' install.
-	setupExit, installExit int
-	// noStamp makes the copy step print no stamp; copyFails fails tar.
-	noStamp, copyFails bool
 	// cleanup, when set, undoes what a test did to the repository.
 	cleanup func()
 }
 
 func newFixture(t *testing.T, files map[string]string) *fixture {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "repo")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	files["a.txt"] = "a\n"
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	testutil.CommitRepo(t, dir)
-	f := &fixture{t: t, ctx: context.Background(), p: &fake.Provider{}}
-	f.p.Run = f.run
+	dir := sandboxtest.Repo(t, files)
+	f := &fixture{t: t, ctx: context.Background(), p: sandboxtest.NewEngine()}
 	f.s = New(f.p, runner.Exec{}, log.New(io.Discard))
 	f.s.ExtraLabels = map[string]string{}
 	r, err := f.s.OpenRepo(f.ctx, dir)
@@ -67,33 +49,6 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 	}
 	f.r = r
 	return f
-}
-
-// run stands in for the sandbox's shell: the copy-and-setup script, the
-// services' install, and anything else (which succeeds).
-func (f *fixture) run(_ context.Context, req provider.ExecRequest) (provider.ExecResult, error) {
-	if req.Stdin != nil {
-		_, _ = io.Copy(io.Discard, req.Stdin)
-	}
-	script := ""
-	if len(req.Cmd) > 2 && req.Cmd[0] == "sh" {
-		script = req.Cmd[2]
-	}
-	switch {
-	case script == services.InstallScript:
-		return provider.ExecResult{ExitCode: f.installExit}, nil
-	case strings.Contains(script, "tar -x -f -"):
-		if f.copyFails {
-			fmt.Fprintln(req.Stderr, guest.CopyMarker)
-			return provider.ExecResult{ExitCode: guest.CopyExitCode}, nil
-		}
-		if !f.noStamp {
-			fmt.Fprintln(req.Stdout, guest.StampMarker+"2026-11-23 14:00:00.123456789 +0000")
-		}
-		fmt.Fprintln(req.Stdout, strings.Join(req.Cmd[5:], " "))
-		return provider.ExecResult{ExitCode: f.setupExit}, nil
-	}
-	return provider.ExecResult{}, nil
 }
 
 // git runs git in the repository and returns its trimmed output.
@@ -207,12 +162,12 @@ func TestCreateFailsAtEachStep(t *testing.T) {
 		{"the engine refuses the copy", nil, func(f *fixture, _ context.CancelFunc) {
 			f.p.Fail(fake.StepExec, provider.Errorf(provider.ErrPaused, "Container abc is paused"))
 		}, "the engine refused: Container abc is paused"},
-		{"tar fails", nil, func(f *fixture, _ context.CancelFunc) { f.copyFails = true }, "copying the repository into /src failed"},
-		{"no completion stamp", nil, func(f *fixture, _ context.CancelFunc) { f.noStamp = true }, "did not report completion"},
+		{"tar fails", nil, func(f *fixture, _ context.CancelFunc) { f.p.CopyFails = true }, "copying the repository into /src failed"},
+		{"no completion stamp", nil, func(f *fixture, _ context.CancelFunc) { f.p.NoStamp = true }, "did not report completion"},
 		{"ports", ports, func(f *fixture, _ context.CancelFunc) {
 			f.p.Fail(fake.StepPorts, errors.New("inspect failed"))
 		}, "inspect failed"},
-		{"services install", service, func(f *fixture, _ context.CancelFunc) { f.installExit = 2 }, "install services"},
+		{"services install", service, func(f *fixture, _ context.CancelFunc) { f.p.InstallExit = 2 }, "install services"},
 		{"branch", nil, func(f *fixture, _ context.CancelFunc) {
 			// git cannot take the ref's lock.
 			lock := filepath.Join(f.r.Git.CommonDir, "refs", "heads", "litterbox", "x.lock")
@@ -243,7 +198,7 @@ func TestCreateFailsAtEachStep(t *testing.T) {
 			}
 			f.nothingLeft("x")
 			// And the name is free again.
-			f.p.OnStep, f.copyFails, f.noStamp, f.installExit = nil, false, false, 0
+			f.p.OnStep, f.p.CopyFails, f.p.NoStamp, f.p.InstallExit = nil, false, false, 0
 			if f.cleanup != nil {
 				f.cleanup()
 			}
@@ -256,7 +211,7 @@ func TestCreateFailsAtEachStep(t *testing.T) {
 // journal (list shows the sandbox as incomplete), and delete finishes it.
 func TestCreateRollbackFails(t *testing.T) {
 	f := newFixture(t, map[string]string{})
-	f.copyFails = true
+	f.p.CopyFails = true
 	f.p.Fail(fake.StepRemove, errors.New("engine hiccup"))
 	_, err := f.s.Create(f.ctx, f.r, "x", CreateOptions{})
 	if err == nil || !strings.Contains(err.Error(), "rollback could not remove: container litterbox-repo-x") {
@@ -277,7 +232,7 @@ func TestCreateRollbackFails(t *testing.T) {
 // A setup command that fails keeps the sandbox, marked failed-setup.
 func TestCreateSetupFails(t *testing.T) {
 	f := newFixture(t, map[string]string{})
-	f.setupExit = 3
+	f.p.SetupExit = 3
 	c, err := f.s.Create(f.ctx, f.r, "x", CreateOptions{})
 	var se *SetupError
 	if !errors.As(err, &se) || se.ExitCode != 3 || c == nil || c.Status != StatusFailedSetup {

@@ -16,10 +16,8 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
-	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 // This file is the human side of review: log, diff, apply and merge. They
@@ -704,48 +702,4 @@ func bullets(paths []string) string {
 		b.WriteString("  " + p + "\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// recoverStart is where create --from-branch starts: the branch tip to copy,
-// and the merge base of HEAD and the branch as the base label (the commit
-// diff, apply and merge measure the work from). It refuses while the
-// sandbox's container runs or is paused; a stopped one is removed first. It
-// clears a failed-setup mark left by the old container.
-func (s *Service) recoverStart(ctx context.Context, r *Repo, slug string) (tip, base string, err error) {
-	f, err := s.inv.Lookup(ctx, r, slug)
-	if errors.Is(err, ErrNotFound) {
-		return "", "", core.NewError(ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from. Create a new sandbox with `litterbox create %s`.", slug, BranchPrefix, slug, slug)
-	}
-	if err != nil {
-		return "", "", err
-	}
-	if f.BranchID == "" {
-		return "", "", core.NewError(ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from.", slug, BranchPrefix, slug)
-	}
-	base, ok, err := r.Git.CommonAncestor(ctx, "HEAD", f.BranchID)
-	if err != nil {
-		return "", "", err
-	}
-	if !ok {
-		base = f.BranchID
-	}
-	if c := f.Container; c != nil {
-		if f.Ready && (c.State == provider.StateRunning || c.State == provider.StatePaused) {
-			return "", "", core.ExistsError(slug, "its container "+c.Name+" is "+string(c.State)+"; only a sandbox whose container is gone or stopped is recreated from its branch")
-		}
-		// A stopped container holds nothing: /src was in memory, and the
-		// rest of its filesystem is read-only. An incomplete one (a create
-		// or recreate cut short) never held a whole copy, and no snapshot
-		// ran in it. Its network goes with it: the new container gets a
-		// new one.
-		if err := s.Provider.Remove(ctx, c.Ref); err != nil {
-			return "", "", fmt.Errorf("remove the old container %s: %w", c.Name, err)
-		}
-	}
-	// The old container's marks and snapshot watermark do not describe the
-	// new one.
-	if err := state.ForgetContainer(r, slug); err != nil {
-		return "", "", fmt.Errorf("recreate sandbox %q: %w", slug, err)
-	}
-	return f.BranchID, base, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/provision"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
@@ -39,6 +40,7 @@ type Service struct {
 	services *services.Supervisor
 	rec      *recording.Recorder
 	files    *files.Files
+	prov     *provision.Provisioner
 }
 
 // newService composes the concerns over c.
@@ -49,7 +51,8 @@ func newService(c *core.Common) *Service {
 	inv := inventory.New(c, p)
 	sv := services.New(c)
 	rec := recording.New(c, g, inv, sv)
-	return &Service{Common: c, guest: g, iso: iso, pool: p, inv: inv, services: sv, rec: rec, files: files.New(c, rec)}
+	return &Service{Common: c, guest: g, iso: iso, pool: p, inv: inv, services: sv, rec: rec, files: files.New(c, rec),
+		prov: provision.New(c, g, iso, p, inv, sv, rec)}
 }
 
 // New builds a Service that runs sandboxes with p and git with r. Extra
@@ -252,4 +255,16 @@ func (s *Service) CopyIn(ctx context.Context, h *Handle, src string, in io.Reade
 // (or as a tar stream to w when dst is "-").
 func (s *Service) CopyOut(ctx context.Context, h *Handle, src, dst string, w io.Writer) (*CopyResult, error) {
 	return s.files.CopyOut(ctx, h, src, dst, w)
+}
+
+// Create makes a sandbox: branch litterbox/<slug> at HEAD (or opts.From)
+// and a hardened container holding a copy of it, set up (see
+// provision.Create).
+func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateOptions) (*Created, error) {
+	return s.prov.Create(ctx, r, name, opts)
+}
+
+// Fork creates the sandbox newName from the tip of name's branch.
+func (s *Service) Fork(ctx context.Context, r *Repo, name, newName string, opts CreateOptions) (*Forked, error) {
+	return s.prov.Fork(ctx, r, name, newName, opts)
 }

@@ -1,4 +1,10 @@
-package sandbox
+// Package provision makes sandboxes: Create reads as its steps (check the
+// engine's isolation, write the journal, claim the branch, start the
+// container or claim a pooled one, fill it with the commit and run the
+// setup, then mark it ready), each step that makes something pushing its
+// undo; the settings a create takes are the user's, never what an agent
+// wrote (trust.go); Fork creates a sandbox from another's branch tip.
+package provision
 
 import (
 	"bytes"
@@ -11,17 +17,40 @@ import (
 	"sync"
 	"time"
 
+	"github.com/charmbracelet/log"
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
+
+// Provisioner makes sandboxes on c's engine, with the other concerns it
+// composes: the guest fills them, the isolation check guards the engine,
+// the pool hands out members, the inventory finds what a name left, the
+// supervisor installs the services, the recorder snapshots a fork's source.
+type Provisioner struct {
+	*core.Common
+	guest    *guest.Guest
+	iso      *isolation.Checker
+	pool     *pool.Pool
+	inv      *inventory.Inventory
+	services *services.Supervisor
+	rec      *recording.Recorder
+}
+
+// New is the provisioner of c's sandboxes over the concerns it composes.
+func New(c *core.Common, g *guest.Guest, iso *isolation.Checker, p *pool.Pool, inv *inventory.Inventory, sv *services.Supervisor, rec *recording.Recorder) *Provisioner {
+	return &Provisioner{Common: c, guest: g, iso: iso, pool: p, inv: inv, services: sv, rec: rec}
+}
 
 // CreateOptions tune Create. The zero value is the documented default.
 type CreateOptions struct {
@@ -60,7 +89,7 @@ type CreateOptions struct {
 
 // Created is the result of Create.
 type Created struct {
-	Sandbox
+	inventory.Sandbox
 	// Image is the image the sandbox runs.
 	Image string `json:"image"`
 	// SetupOutput is what the startup command printed (stdout then stderr).
@@ -69,9 +98,9 @@ type Created struct {
 	// tracked files: the sandbox holds HEAD, so those changes are not in it.
 	Uncommitted bool `json:"uncommittedChangesNotCopied,omitempty"`
 	// Ports are the named ports with their host URLs.
-	Ports []PortInfo `json:"ports,omitempty"`
+	Ports []services.PortInfo `json:"ports,omitempty"`
 	// Services are the services started because of autostart.
-	Services []ServiceStatus `json:"services,omitempty"`
+	Services []services.Status `json:"services,omitempty"`
 	// RemovedIncomplete: an incomplete sandbox of this name, left by an
 	// interrupted create, was removed first.
 	RemovedIncomplete bool `json:"removedIncomplete,omitempty"`
@@ -92,8 +121,8 @@ type Created struct {
 // its create journal behind and no ready mark, so list shows what is left as
 // incomplete and no operation uses it; the next create of the name removes it
 // first, when its branch holds nothing beyond its base.
-func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateOptions) (*Created, error) {
-	c, err := s.beginCreate(ctx, r, name, opts)
+func (pv *Provisioner) Create(ctx context.Context, r *core.Repo, name string, opts CreateOptions) (*Created, error) {
+	c, err := pv.beginCreate(ctx, r, name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -114,8 +143,8 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 
 // creation is one Create on its way.
 type creation struct {
-	s        *Service
-	r        *Repo
+	pv       *Provisioner
+	r        *core.Repo
 	slug     string
 	opts     CreateOptions
 	progress func(step string)
@@ -158,16 +187,16 @@ type creation struct {
 // beginCreate checks everything that can be checked before anything is made
 // (the name, HEAD, what an earlier sandbox of the name left, the
 // configuration), takes the create lock, and starts the side work.
-func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts CreateOptions) (*creation, error) {
-	slug, err := Slugify(name)
+func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name string, opts CreateOptions) (*creation, error) {
+	slug, err := core.Slugify(name)
 	if err != nil {
 		return nil, err
 	}
-	c := &creation{s: s, r: r, slug: slug, opts: opts, progress: opts.Progress}
+	c := &creation{pv: pv, r: r, slug: slug, opts: opts, progress: opts.Progress}
 	if c.progress == nil {
 		c.progress = func(string) {}
 	}
-	if c.head, err = s.createBase(ctx, r, slug, opts); err != nil {
+	if c.head, err = pv.createBase(ctx, r, slug, opts); err != nil {
 		return nil, err
 	}
 	_, statErr := os.Stat(r.StateDir(slug))
@@ -188,17 +217,17 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 	c.start = c.head
 	cleaned := false
 	if opts.FromBranch {
-		if c.start, c.head, err = s.recoverStart(ctx, r, slug); err != nil {
+		if c.start, c.head, err = pv.recoverStart(ctx, r, slug); err != nil {
 			return nil, err
 		}
-	} else if cleaned, err = s.clearLeftovers(ctx, r, slug, os.IsNotExist(statErr)); err != nil {
+	} else if cleaned, err = pv.clearLeftovers(ctx, r, slug, os.IsNotExist(statErr)); err != nil {
 		return nil, err
 	}
 	// The configuration is checked before anything is made. It is the
 	// user's, never what an agent wrote (trust.go).
 	inherited := false
 	if c.cfg = opts.Config; c.cfg == nil {
-		if c.cfg, c.settings, inherited, err = s.createSettings(ctx, r, slug, opts, c.start, c.head); err != nil {
+		if c.cfg, c.settings, inherited, err = pv.createSettings(ctx, r, slug, opts, c.start, c.head); err != nil {
 			return nil, err
 		}
 	} else {
@@ -219,18 +248,18 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 	c.settings.Image, c.settings.ImageByAgent = image, byAgent && image != ""
 	switch {
 	case image != "" && byAgent && !slices.Contains(c.cfg.AgentImages, image):
-		return nil, &Error{Kind: ErrImage,
+		return nil, &core.Error{Kind: core.ErrImage,
 			Msg:   fmt.Sprintf("An agent asked for the image %s, which agent_images in %s does not list: agents may pick only the images you list there (see docs/mcp.md).", image, config.LocalFile),
 			Agent: fmt.Sprintf("The image %s is not one you may pick: the user lists the images agents may use in agent_images in %s. Create the sandbox without image (it gets the project's image), or ask the user to allow this one.", image, config.LocalFile)}
 	case image != "":
 		c.cfg.Image = image
 	case c.cfg.Image == "":
-		c.cfg.Image = s.Image
+		c.cfg.Image = pv.Image
 	}
 	// A warm pool's member made from this commit for this configuration
 	// already holds the copy, and its record the image's platform.
-	if !opts.FromBranch && !opts.NoPool && s.pool.Enabled() {
-		c.pool = pool.Candidates(r.Git.CommonDir, pool.Key(spec.For(s.Options, r, slug, c.head, c.cfg)), c.start)
+	if !opts.FromBranch && !opts.NoPool && pv.pool.Enabled() {
+		c.pool = pool.Candidates(r.Git.CommonDir, pool.Key(spec.For(pv.Options, r, slug, c.head, c.cfg)), c.start)
 	}
 	// A pooled sandbox was made after the same check passed on this
 	// engine (FillPool), and an engine restart, which may change what the
@@ -238,7 +267,7 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 	// check asks the engine which instance it is, beside the image's
 	// inspection.
 	if c.cfg.Network != config.NetworkNone && len(c.pool) == 0 {
-		c.isolation = s.iso.Start(ctx, c.cfg.Image)
+		c.isolation = pv.iso.Start(ctx, c.cfg.Image)
 	}
 	if len(c.pool) == 0 {
 		if err := c.inspectImage(ctx); err != nil {
@@ -248,8 +277,8 @@ func (s *Service) beginCreate(ctx context.Context, r *Repo, name string, opts Cr
 			return nil, err
 		}
 	}
-	c.out = &Created{Sandbox: Sandbox{
-		Name: slug, Status: StatusActive, Branch: BranchPrefix + slug,
+	c.out = &Created{Sandbox: inventory.Sandbox{
+		Name: slug, Status: inventory.StatusActive, Branch: core.BranchPrefix + slug,
 		Container: r.ContainerName(slug), Repo: r.Root(), Base: c.head, Created: time.Now().UTC(),
 	}, Image: c.cfg.Image, RemovedIncomplete: cleaned}
 	if !opts.FromBranch && opts.From == "" {
@@ -296,7 +325,7 @@ func (c *creation) claimPooled(ctx context.Context) (bool, error) {
 		c.sandbox = &provider.Sandbox{Ref: m.Ref, Name: m.Name}
 		c.out.Container, c.out.Pooled = m.Name, true
 		c.undo.push("container "+m.Name, func(ctx context.Context) error {
-			return c.s.pool.Remove(ctx, gd, *c.sandbox)
+			return c.pv.pool.Remove(ctx, gd, *c.sandbox)
 		})
 		c.renamed = make(chan struct{})
 		go c.rename(ctx)
@@ -310,7 +339,7 @@ func (c *creation) claimPooled(ctx context.Context) (bool, error) {
 // leaves the pool's name, with a warning.
 func (c *creation) rename(ctx context.Context) {
 	defer close(c.renamed)
-	rn := c.s.Provider.(provider.Renamer)
+	rn := c.pv.Provider.(provider.Renamer)
 	name := c.r.ContainerName(c.slug)
 	err := rn.Rename(core.Made(ctx), c.sandbox.Ref, name)
 	if errors.Is(err, provider.ErrConflict) {
@@ -321,7 +350,7 @@ func (c *creation) rename(ctx context.Context) {
 		return // the container is gone: replacePooled says so
 	}
 	if err != nil {
-		c.s.Log.Warn("the pooled sandbox keeps the pool's container name", "container", c.sandbox.Name, "err", err)
+		c.pv.Log.Warn("the pooled sandbox keeps the pool's container name", "container", c.sandbox.Name, "err", err)
 		return
 	}
 	c.renamedTo = name
@@ -333,7 +362,7 @@ func (c *creation) rename(ctx context.Context) {
 func (c *creation) replacePooled(ctx context.Context, cause error) error {
 	<-c.renamed
 	c.renamed, c.renamedTo = nil, ""
-	c.s.Log.Warn("the pooled sandbox is not running; making a new container", "container", c.sandbox.Name, "err", cause)
+	c.pv.Log.Warn("the pooled sandbox is not running; making a new container", "container", c.sandbox.Name, "err", cause)
 	last := c.undo.steps[len(c.undo.steps)-1]
 	if err := last.fn(core.Made(ctx)); err != nil {
 		return fmt.Errorf("remove the dead pooled sandbox %s: %w", c.sandbox.Name, err)
@@ -358,7 +387,7 @@ func (c *creation) unpooled(ctx context.Context) error {
 		return err
 	}
 	if c.cfg.Network != config.NetworkNone && c.isolation == nil {
-		c.isolation = c.s.iso.Start(ctx, c.cfg.Image)
+		c.isolation = c.pv.iso.Start(ctx, c.cfg.Image)
 		if err := c.checkIsolation(ctx); err != nil {
 			return err
 		}
@@ -371,12 +400,12 @@ func (c *creation) unpooled(ctx context.Context) error {
 // platform litterbox has a scanner for. That is known before anything is
 // made.
 func (c *creation) inspectImage(ctx context.Context) error {
-	platform, img, err := c.s.guest.ImageInfo(ctx, c.cfg.Image)
+	platform, img, err := c.pv.guest.ImageInfo(ctx, c.cfg.Image)
 	if err != nil {
 		return err
 	}
 	c.platform, c.volumes = platform, img.Volumes
-	if c.platform == "" && c.cfg.Image != DefaultImage {
+	if c.platform == "" && c.cfg.Image != core.DefaultImage {
 		return guest.MissingImage(c.cfg.Image)
 	}
 	return nil
@@ -391,26 +420,26 @@ func (c *creation) startArchive(ctx context.Context) {
 
 // createBase is the commit a new sandbox starts from: HEAD, or the commit
 // opts.From names.
-func (s *Service) createBase(ctx context.Context, r *Repo, slug string, opts CreateOptions) (string, error) {
+func (pv *Provisioner) createBase(ctx context.Context, r *core.Repo, slug string, opts CreateOptions) (string, error) {
 	if opts.From == "" {
 		return r.Git.Head(ctx)
 	}
 	if opts.FromBranch {
-		return "", core.NewError(ErrBadRef, "Cannot create sandbox '%s': --from-branch recreates a sandbox from its own branch, so it takes no other starting point; drop --from.", slug)
+		return "", core.NewError(core.ErrBadRef, "Cannot create sandbox '%s': --from-branch recreates a sandbox from its own branch, so it takes no other starting point; drop --from.", slug)
 	}
 	id, ok, err := r.Git.ResolveRef(ctx, opts.From)
 	if err != nil {
 		return "", fmt.Errorf("resolve %s: %w", core.Quote(opts.From), err)
 	}
 	if !ok {
-		return "", &Error{Kind: ErrBadRef,
+		return "", &core.Error{Kind: core.ErrBadRef,
 			Msg:   fmt.Sprintf("Cannot create sandbox '%s': %s names no commit in this repository. Give a branch, a tag or a commit id (`git log --oneline --all` lists them); nothing was created.", slug, core.Quote(opts.From)),
 			Agent: fmt.Sprintf("Cannot create sandbox '%s': base_ref %s names no commit in this repository. Give a branch, a tag or a commit id, or leave base_ref out to start from HEAD; nothing was created.", slug, core.Quote(opts.From))}
 	}
 	// A fork's starting point is its source's branch tip, which Fork
 	// chose; an agent's own base_ref must be one the user lets it use.
 	if opts.ByAgent && opts.forkOf == "" {
-		if err := s.agentMayStartFrom(ctx, r, slug, opts.From, id); err != nil {
+		if err := pv.agentMayStartFrom(ctx, r, slug, opts.From, id); err != nil {
 			return "", err
 		}
 	}
@@ -434,7 +463,7 @@ func (c *creation) end() {
 func (c *creation) fail(ctx context.Context, err error) error {
 	c.cancelArchive()
 	c.dirty.Wait()
-	return c.undo.run(ctx, c.s, err)
+	return c.undo.run(ctx, c.pv.Log, err)
 }
 
 // checkIsolation refuses a sandbox with a network on an engine whose
@@ -444,7 +473,7 @@ func (c *creation) checkIsolation(context.Context) error {
 	if c.isolation == nil {
 		return nil
 	}
-	return c.s.iso.Refuse(c.isolation, c.cfg)
+	return c.pv.iso.Refuse(c.isolation, c.cfg)
 }
 
 func (c *creation) writeJournal(context.Context) error {
@@ -467,7 +496,7 @@ func (c *creation) claimBranch(ctx context.Context) error {
 		return nil
 	}
 	c.progress("creating branch " + c.out.Branch)
-	if err := c.r.Git.CreateRef(core.Made(ctx), BranchRef(c.slug), c.head, "litterbox: create sandbox "+c.slug); err != nil {
+	if err := c.r.Git.CreateRef(core.Made(ctx), core.BranchRef(c.slug), c.head, "litterbox: create sandbox "+c.slug); err != nil {
 		if errors.Is(err, git.ErrRefExists) {
 			// Made since clearLeftovers looked, by something else than
 			// litterbox (creates of a name take turns): not ours.
@@ -476,7 +505,7 @@ func (c *creation) claimBranch(ctx context.Context) error {
 		return fmt.Errorf("create branch %s: %w", c.out.Branch, err)
 	}
 	c.undo.push("branch "+c.out.Branch, func(ctx context.Context) error {
-		return c.r.Git.DeleteRef(ctx, BranchRef(c.slug), c.head)
+		return c.r.Git.DeleteRef(ctx, core.BranchRef(c.slug), c.head)
 	})
 	return ctx.Err()
 }
@@ -492,13 +521,13 @@ func (c *creation) startContainer(ctx context.Context) error {
 			return err
 		}
 	}
-	sp := spec.For(c.s.Options, c.r, c.slug, c.head, c.cfg)
+	sp := spec.For(c.pv.Options, c.r, c.slug, c.head, c.cfg)
 	sp.Tmpfs = append(sp.Tmpfs, spec.VolumeMasks(c.volumes)...)
 	if c.platform != "" {
-		sp.Labels[LabelPlatform] = c.platform
+		sp.Labels[core.LabelPlatform] = c.platform
 	}
 	c.progress("starting container " + sp.Name)
-	sb, err := c.s.Provider.Create(ctx, sp)
+	sb, err := c.pv.Provider.Create(ctx, sp)
 	if errors.Is(err, provider.ErrConflict) {
 		// No sandbox of this name exists (see clearLeftovers), so what holds
 		// the name is a network this very sandbox left, or its container
@@ -508,22 +537,22 @@ func (c *creation) startContainer(ctx context.Context) error {
 		// directory has the same name: never touch that, take the name
 		// with this repository's id as a suffix instead.
 		var removed bool
-		if removed, err = c.s.inv.RemoveLeftovers(ctx, c.r, c.slug); err != nil {
+		if removed, err = c.pv.inv.RemoveLeftovers(ctx, c.r, c.slug); err != nil {
 			return err
 		}
 		if !removed {
-			c.s.Log.Debug("container name taken by another repository's object; adding this repository's id", "name", sp.Name)
+			c.pv.Log.Debug("container name taken by another repository's object; adding this repository's id", "name", sp.Name)
 			sp.Name = c.r.SuffixedName(c.slug)
 		}
-		if sb, err = c.s.Provider.Create(ctx, sp); errors.Is(err, provider.ErrConflict) {
-			return c.s.nameTaken(ctx, c.slug, sp.Name)
+		if sb, err = c.pv.Provider.Create(ctx, sp); errors.Is(err, provider.ErrConflict) {
+			return c.pv.nameTaken(ctx, c.slug, sp.Name)
 		}
 	}
 	name := sp.Name
 	c.out.Container = name
 	if errors.Is(err, provider.ErrNoHostPort) && !errors.Is(err, provider.ErrLeftBehind) {
 		r := c.cfg.HostPorts
-		return &Error{Kind: ErrPortRange,
+		return &core.Error{Kind: core.ErrPortRange,
 			Msg: fmt.Sprintf("Sandbox '%s' was not created: no host port in %s is free for its %d port(s) (the range in [ports] of the configuration); other sandboxes or programs hold them. Delete sandboxes you no longer need (`litterbox list`), or widen the range. Nothing was made.\nThe engine said: %s",
 				c.slug, r, len(c.cfg.Ports), core.CapText(runner.Stderr(err))),
 			Agent: fmt.Sprintf("Sandbox '%s' was not created: every host port of the range %s that the user configured is taken by other sandboxes. Tell the user; nothing was made.", c.slug, r)}
@@ -531,7 +560,7 @@ func (c *creation) startContainer(ctx context.Context) error {
 	if errors.Is(err, provider.ErrLeftBehind) {
 		// The engine could not clean up after itself: try again, by labels.
 		c.undo.push("container "+name, func(ctx context.Context) error {
-			_, err := c.s.inv.RemoveLeftovers(ctx, c.r, c.slug)
+			_, err := c.pv.inv.RemoveLeftovers(ctx, c.r, c.slug)
 			return err
 		})
 	}
@@ -539,10 +568,10 @@ func (c *creation) startContainer(ctx context.Context) error {
 		return err
 	}
 	c.sandbox = sb
-	c.undo.push("container "+name, func(ctx context.Context) error { return c.s.Provider.Remove(ctx, sb.Ref) })
+	c.undo.push("container "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, sb.Ref) })
 	if c.platform == "" {
 		// The engine pulled the image: now its platform can be checked.
-		_, err = c.s.guest.ImagePlatform(ctx, c.cfg.Image)
+		_, err = c.pv.guest.ImagePlatform(ctx, c.cfg.Image)
 	}
 	return err
 }
@@ -553,16 +582,16 @@ func (c *creation) startContainer(ctx context.Context) error {
 // meanwhile), fails the create; a setup that exits non-zero does not: the
 // sandbox is kept, marked failed-setup (see finish).
 func (c *creation) fill(ctx context.Context) error {
-	extras := c.s.prepareExtras(ctx, c.r, c.sandbox.Ref, c.cfg, c.out)
+	extras := c.pv.prepareExtras(ctx, c.r, c.sandbox.Ref, c.cfg, c.out)
 	var so, se bytes.Buffer
 	var err error
 	if c.pooled != nil {
 		c.progress("running setup in the pooled sandbox (" + core.Short(c.start) + " is copied in): " + runner.Quote(c.setup...))
-		err = c.s.guest.SetupOnly(ctx, c.sandbox.Ref, c.slug, c.setup, &so, &se)
+		err = c.pv.guest.SetupOnly(ctx, c.sandbox.Ref, c.slug, c.setup, &so, &se)
 		c.stamp = c.pooled.Stamp
 	} else {
-		c.progress("copying " + core.Short(c.start) + " into " + Workdir + ", then running setup: " + runner.Quote(c.setup...))
-		err = c.s.guest.CopyAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.setup, &so, &se)
+		c.progress("copying " + core.Short(c.start) + " into " + core.Workdir + ", then running setup: " + runner.Quote(c.setup...))
+		err = c.pv.guest.CopyAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.setup, &so, &se)
 		c.stamp = guest.TakeStamp(&so)
 	}
 	c.out.SetupOutput = so.String() + se.String()
@@ -575,10 +604,10 @@ func (c *creation) fill(ctx context.Context) error {
 	}
 	var ce *guest.CopyError
 	switch {
-	case errors.Is(err, ErrImage):
+	case errors.Is(err, core.ErrImage):
 		return err
 	case errors.As(err, &ce):
-		return fmt.Errorf("copy %s into %s: %w", core.Short(c.start), Workdir, err)
+		return fmt.Errorf("copy %s into %s: %w", core.Short(c.start), core.Workdir, err)
 	case errors.Is(err, provider.ErrPaused), errors.Is(err, provider.ErrStopped), errors.Is(err, provider.ErrNotFound):
 		// The engine itself failed the exec (the container was paused,
 		// stopped or removed meanwhile): that is no verdict on the setup
@@ -589,7 +618,7 @@ func (c *creation) fill(ctx context.Context) error {
 	case c.stamp == 0:
 		// The copy step always prints the stamp once tar has succeeded;
 		// without it nothing says the copy is complete.
-		return fmt.Errorf("copy %s into %s: the copy did not report completion (%v)", core.Short(c.start), Workdir, err)
+		return fmt.Errorf("copy %s into %s: the copy did not report completion (%v)", core.Short(c.start), core.Workdir, err)
 	}
 	if err != nil {
 		c.setupErr = &SetupError{Slug: c.slug, Command: c.setup, ExitCode: runner.ExitCode(err), Output: c.out.SetupOutput}
@@ -610,19 +639,19 @@ func (c *creation) finish(ctx context.Context) (*Created, error) {
 	// The copy is complete (tar read the whole archive, which git wrote
 	// whole).
 	if err := state.WriteSince(c.r, c.slug, c.stamp); err != nil {
-		c.s.Log.Warn("could not record the scan stamp; the first snapshot will scan all of /src", "err", err)
+		c.pv.Log.Warn("could not record the scan stamp; the first snapshot will scan all of /src", "err", err)
 	}
 	if c.setupErr != nil {
-		c.out.Status = StatusFailedSetup
+		c.out.Status = inventory.StatusFailedSetup
 		if err := state.MarkSetupFailed(c.r, c.slug, c.out.SetupOutput); err != nil {
-			c.s.Log.Warn("could not record failed setup", "sandbox", c.slug, "err", err)
+			c.pv.Log.Warn("could not record failed setup", "sandbox", c.slug, "err", err)
 		}
 	}
 	if err := state.MarkReady(c.r, c.slug, c.sandbox.Ref.ID, c.out.Container); err != nil {
 		return nil, c.fail(ctx, fmt.Errorf("create sandbox %q: mark it ready: %w", c.slug, err))
 	}
 	if err := state.RemoveJournal(c.r, c.slug); err != nil {
-		c.s.Log.Warn("could not remove the create journal", "sandbox", c.slug, "err", err)
+		c.pv.Log.Warn("could not remove the create journal", "sandbox", c.slug, "err", err)
 	}
 	if c.setupErr != nil {
 		return c.out, c.setupErr
@@ -630,8 +659,8 @@ func (c *creation) finish(ctx context.Context) (*Created, error) {
 	// A service that cannot be started leaves a usable sandbox: say so and
 	// let the caller start it by hand.
 	var err error
-	if c.out.Services, err = c.s.services.Autostart(ctx, c.sandbox.Ref, c.slug, c.cfg); err != nil {
-		c.s.Log.Warn("could not start services", "sandbox", c.slug, "err", err)
+	if c.out.Services, err = c.pv.services.Autostart(ctx, c.sandbox.Ref, c.slug, c.cfg); err != nil {
+		c.pv.Log.Warn("could not start services", "sandbox", c.slug, "err", err)
 	}
 	c.dirty.Wait()
 	return c.out, nil
@@ -650,15 +679,15 @@ func (c *creation) finish(ctx context.Context) (*Created, error) {
 // fresh says the sandbox had no state directory: then only a branch can be
 // in the way (a container or network of the name is refused or reused by
 // the create itself), and a rev-parse instead of an engine list tells.
-func (s *Service) clearLeftovers(ctx context.Context, r *Repo, slug string, fresh bool) (removed bool, err error) {
+func (pv *Provisioner) clearLeftovers(ctx context.Context, r *core.Repo, slug string, fresh bool) (removed bool, err error) {
 	if fresh {
-		_, ok, err := r.Git.ResolveRef(ctx, BranchRef(slug))
+		_, ok, err := r.Git.ResolveRef(ctx, core.BranchRef(slug))
 		if err != nil || !ok {
 			return false, err
 		}
 	}
-	f, err := s.inv.Lookup(ctx, r, slug)
-	if errors.Is(err, ErrNotFound) {
+	f, err := pv.inv.Lookup(ctx, r, slug)
+	if errors.Is(err, core.ErrNotFound) {
 		return false, state.Clear(r, slug)
 	}
 	if err != nil {
@@ -670,20 +699,20 @@ func (s *Service) clearLeftovers(ctx context.Context, r *Repo, slug string, fres
 		case f.Container != nil && !f.Ready:
 			return false, core.ExistsError(slug, "it is incomplete: its container "+f.Container.Name+" never got a complete copy")
 		case f.BranchID != "":
-			return false, core.ExistsError(slug, "its branch "+BranchPrefix+slug+" exists")
+			return false, core.ExistsError(slug, "its branch "+core.BranchPrefix+slug+" exists")
 		}
 		return false, core.ExistsError(slug, "its container "+f.Container.Name+" exists")
 	}
 	if f.BranchID != "" {
 		n, err := r.Git.CountCommits(ctx, j.Base, f.BranchID)
 		if err != nil {
-			return false, fmt.Errorf("count the commits of %s%s: %w", BranchPrefix, slug, err)
+			return false, fmt.Errorf("count the commits of %s%s: %w", core.BranchPrefix, slug, err)
 		}
 		if n > 0 {
-			return false, core.NewError(ErrExists, "Sandbox '%s' is incomplete (its create was interrupted), but its branch %s%s holds %d commit(s) beyond the commit it was made at, so it is not removed for you. Review them with `litterbox log %s`, then remove it with `litterbox delete --force %s` and create it again.", slug, BranchPrefix, slug, n, slug, slug)
+			return false, core.NewError(core.ErrExists, "Sandbox '%s' is incomplete (its create was interrupted), but its branch %s%s holds %d commit(s) beyond the commit it was made at, so it is not removed for you. Review them with `litterbox log %s`, then remove it with `litterbox delete --force %s` and create it again.", slug, core.BranchPrefix, slug, n, slug, slug)
 		}
 	}
-	if _, err := s.inv.RemoveSandbox(ctx, r, f, func() error { return state.Clear(r, slug) }); err != nil {
+	if _, err := pv.inv.RemoveSandbox(ctx, r, f, func() error { return state.Clear(r, slug) }); err != nil {
 		return false, fmt.Errorf("remove the incomplete sandbox '%s' left by an interrupted create: %w", slug, err)
 	}
 	return true, nil
@@ -717,18 +746,18 @@ func (e *SetupError) what() string {
 }
 
 // Is makes errors.Is(err, ErrSetupFailed) hold.
-func (e *SetupError) Is(target error) bool { return target == ErrSetupFailed }
+func (e *SetupError) Is(target error) bool { return target == core.ErrSetupFailed }
 
 // nameTaken explains a container or network name that is already used: by a
 // container of this repository left without its branch, or by a sandbox of
 // another repository whose directory has the same name (FR1.11 names
 // containers after the directory, not its path). It looks past the extra
 // labels: the other sandbox need not carry them.
-func (s *Service) nameTaken(ctx context.Context, slug, container string) error {
-	sbs, _ := s.Provider.List(ctx, provider.Selector{Labels: map[string]string{LabelSlug: slug}, Report: core.LabelKeys})
+func (pv *Provisioner) nameTaken(ctx context.Context, slug, container string) error {
+	sbs, _ := pv.Provider.List(ctx, provider.Selector{Labels: map[string]string{core.LabelSlug: slug}, Report: core.LabelKeys})
 	for _, sb := range sbs {
-		if sb.Name == container && sb.Labels[LabelRepo] != "" {
-			return core.NewError(ErrExists, "Sandbox '%s' cannot be created: the container name %s is taken by the sandbox '%s' of %s. Please choose a different name.", slug, container, slug, sb.Labels[LabelRepo])
+		if sb.Name == container && sb.Labels[core.LabelRepo] != "" {
+			return core.NewError(core.ErrExists, "Sandbox '%s' cannot be created: the container name %s is taken by the sandbox '%s' of %s. Please choose a different name.", slug, container, slug, sb.Labels[core.LabelRepo])
 		}
 	}
 	return core.ExistsError(slug, "container or network "+container+" exists")
@@ -759,14 +788,14 @@ func (u *undoStack) push(what string, fn func(context.Context) error) {
 // ctx was cancelled (an interrupted create must still clean up), with its own
 // deadline. Whatever could not be removed is named in the error, with the
 // command that removes it.
-func (u *undoStack) run(ctx context.Context, s *Service, cause error) error {
+func (u *undoStack) run(ctx context.Context, logger *log.Logger, cause error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
 	defer cancel()
 	var left []string
 	for i := len(u.steps) - 1; i >= 0; i-- {
 		st := u.steps[i]
 		if err := st.fn(ctx); err != nil {
-			s.Log.Warn("rollback failed", "what", st.what, "err", err)
+			logger.Warn("rollback failed", "what", st.what, "err", err)
 			left = append(left, st.what)
 		}
 	}
@@ -775,8 +804,52 @@ func (u *undoStack) run(ctx context.Context, s *Service, cause error) error {
 	}
 	if u.final != nil {
 		if err := u.final(); err != nil {
-			s.Log.Warn("rollback could not remove the sandbox's state", "err", err)
+			logger.Warn("rollback could not remove the sandbox's state", "err", err)
 		}
 	}
 	return cause
+}
+
+// recoverStart is where create --from-branch starts: the branch tip to copy,
+// and the merge base of HEAD and the branch as the base label (the commit
+// diff, apply and merge measure the work from). It refuses while the
+// sandbox's container runs or is paused; a stopped one is removed first. It
+// clears a failed-setup mark left by the old container.
+func (pv *Provisioner) recoverStart(ctx context.Context, r *core.Repo, slug string) (tip, base string, err error) {
+	f, err := pv.inv.Lookup(ctx, r, slug)
+	if errors.Is(err, core.ErrNotFound) {
+		return "", "", core.NewError(core.ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from. Create a new sandbox with `litterbox create %s`.", slug, core.BranchPrefix, slug, slug)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if f.BranchID == "" {
+		return "", "", core.NewError(core.ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from.", slug, core.BranchPrefix, slug)
+	}
+	base, ok, err := r.Git.CommonAncestor(ctx, "HEAD", f.BranchID)
+	if err != nil {
+		return "", "", err
+	}
+	if !ok {
+		base = f.BranchID
+	}
+	if c := f.Container; c != nil {
+		if f.Ready && (c.State == provider.StateRunning || c.State == provider.StatePaused) {
+			return "", "", core.ExistsError(slug, "its container "+c.Name+" is "+string(c.State)+"; only a sandbox whose container is gone or stopped is recreated from its branch")
+		}
+		// A stopped container holds nothing: /src was in memory, and the
+		// rest of its filesystem is read-only. An incomplete one (a create
+		// or recreate cut short) never held a whole copy, and no snapshot
+		// ran in it. Its network goes with it: the new container gets a
+		// new one.
+		if err := pv.Provider.Remove(ctx, c.Ref); err != nil {
+			return "", "", fmt.Errorf("remove the old container %s: %w", c.Name, err)
+		}
+	}
+	// The old container's marks and snapshot watermark do not describe the
+	// new one.
+	if err := state.ForgetContainer(r, slug); err != nil {
+		return "", "", fmt.Errorf("recreate sandbox %q: %w", slug, err)
+	}
+	return f.BranchID, base, nil
 }

@@ -1,4 +1,4 @@
-package sandbox
+package provision
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 )
 
@@ -15,7 +16,7 @@ import (
 // starts automatically, and reads the host ports of a new container, while
 // /src is being filled; it returns a func that waits for all that. So named
 // ports and services add little to create's time.
-func (s *Service) prepareExtras(ctx context.Context, r *Repo, ref provider.Ref, cfg *config.Config, out *Created) func() error {
+func (pv *Provisioner) prepareExtras(ctx context.Context, r *core.Repo, ref provider.Ref, cfg *config.Config, out *Created) func() error {
 	done := make(chan error, 2)
 	n := 0
 	archive, err := services.Save(r, out.Name, cfg)
@@ -25,7 +26,7 @@ func (s *Service) prepareExtras(ctx context.Context, r *Repo, ref provider.Ref, 
 	if slices.ContainsFunc(cfg.Services, func(sc config.Service) bool { return sc.Autostart }) {
 		n++
 		go func() {
-			if err := s.services.Install(ctx, ref, archive); err != nil {
+			if err := pv.services.Install(ctx, ref, archive); err != nil {
 				done <- fmt.Errorf("install services: %w", err)
 				return
 			}
@@ -35,7 +36,7 @@ func (s *Service) prepareExtras(ctx context.Context, r *Repo, ref provider.Ref, 
 	if len(cfg.Ports) > 0 {
 		n++
 		go func() {
-			res, err := s.Ports(ctx, &Handle{Ref: ref, Slug: out.Name})
+			res, err := pv.services.Ports(ctx, &core.Handle{Ref: ref, Slug: out.Name})
 			if err != nil {
 				done <- err
 				return

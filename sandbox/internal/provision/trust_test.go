@@ -1,4 +1,4 @@
-package sandbox
+package provision
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
@@ -19,8 +20,8 @@ func (f *fixture) agentCommits(slug, content string) string {
 	f.t.Helper()
 	blob := f.mustGit("hash-object-stdin", content)
 	tree := f.mustGit("mktree", "100644 blob "+blob+"\t.litterbox.toml\n")
-	tip := f.mustGit("commit-tree", tree, "-p", BranchRef(slug), "-m", "bash: agent")
-	f.mustGit("update-ref", BranchRef(slug), tip)
+	tip := f.mustGit("commit-tree", tree, "-p", core.BranchRef(slug), "-m", "bash: agent")
+	f.mustGit("update-ref", core.BranchRef(slug), tip)
 	return tip
 }
 
@@ -78,7 +79,7 @@ func TestSettingsComeFromTheUser(t *testing.T) {
 		t.Errorf("a fork of a without a record: pids %d from %q, want 64 from HEAD", n, from)
 	}
 	// Once the user merges the branch, its file is theirs.
-	f.mustGit("merge", "-q", "--ff-only", BranchPrefix+"a")
+	f.mustGit("merge", "-q", "--ff-only", core.BranchPrefix+"a")
 	if n, _ := pids(CreateOptions{From: tip}, tip); n != 4000000 {
 		t.Errorf("--from a commit the user merged: pids %d, want its own 4000000", n)
 	}
@@ -89,8 +90,8 @@ func TestSettingsComeFromTheUser(t *testing.T) {
 func TestForkKeepsTheImage(t *testing.T) {
 	f := newFixture(t, map[string]string{})
 	f.p.Images = map[string]provider.Image{
-		DefaultImage:  {ID: "sha256:a", OS: "linux", Arch: "amd64"},
-		"team/tool:2": {ID: "sha256:b", OS: "linux", Arch: "amd64"},
+		core.DefaultImage: {ID: "sha256:a", OS: "linux", Arch: "amd64"},
+		"team/tool:2":     {ID: "sha256:b", OS: "linux", Arch: "amd64"},
 	}
 	local := filepath.Join(f.r.Root(), ".litterbox.local.toml")
 	if err := os.WriteFile(local, []byte("agent_images = [\"team/tool:2\"]\n"), 0o644); err != nil {
@@ -111,10 +112,10 @@ func TestForkKeepsTheImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.s.Fork(f.ctx, f.r, "p", "r", CreateOptions{})
-	if !errors.Is(err, ErrImage) {
+	if !errors.Is(err, core.ErrImage) {
 		t.Errorf("fork once agent_images no longer lists p's image = %v, want ErrImage", err)
 	}
-	if _, err := f.git("rev-parse", "--verify", "--quiet", BranchRef("r")); err == nil {
+	if _, err := f.git("rev-parse", "--verify", "--quiet", core.BranchRef("r")); err == nil {
 		t.Errorf("the refused fork left its branch")
 	}
 }

@@ -1,4 +1,4 @@
-package sandbox
+package provision
 
 import (
 	"context"
@@ -30,7 +30,7 @@ import (
 // for a fork; its own, for a recreate; the one a --from names by its
 // branch), else the committed file of the commit it starts from when that
 // commit is the user's, else HEAD's. inherited says it is a record's.
-func (s *Service) createSettings(ctx context.Context, r *Repo, slug string, opts CreateOptions, start, base string) (cfg *config.Config, rec *state.Settings, inherited bool, err error) {
+func (pv *Provisioner) createSettings(ctx context.Context, r *core.Repo, slug string, opts CreateOptions, start, base string) (cfg *config.Config, rec *state.Settings, inherited bool, err error) {
 	source := ""
 	switch {
 	case opts.FromBranch:
@@ -42,7 +42,7 @@ func (s *Service) createSettings(ctx context.Context, r *Repo, slug string, opts
 		if err != nil {
 			return nil, nil, false, err
 		}
-		source, _ = strings.CutPrefix(name, "refs/heads/"+BranchPrefix)
+		source, _ = strings.CutPrefix(name, "refs/heads/"+core.BranchPrefix)
 		if source == name {
 			source = ""
 		}
@@ -53,7 +53,7 @@ func (s *Service) createSettings(ctx context.Context, r *Repo, slug string, opts
 			return nil, nil, false, err
 		}
 		if ok {
-			cfg, err := config.WithLocal(ctx, r.Git, rec.File, s.Warn)
+			cfg, err := config.WithLocal(ctx, r.Git, rec.File, pv.Warn)
 			if err != nil {
 				return nil, nil, false, fmt.Errorf("the settings sandbox '%s' was made with: %w", source, err)
 			}
@@ -70,7 +70,7 @@ func (s *Service) createSettings(ctx context.Context, r *Repo, slug string, opts
 		commit = base
 	}
 	if opts.From != "" || opts.FromBranch || opts.forkOf != "" {
-		mine, err := s.usersCommit(ctx, r, commit, nil)
+		mine, err := pv.usersCommit(ctx, r, commit, nil)
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -78,10 +78,10 @@ func (s *Service) createSettings(ctx context.Context, r *Repo, slug string, opts
 			if commit, err = r.Git.Head(ctx); err != nil {
 				return nil, nil, false, err
 			}
-			s.Log.Warn("the sandbox starts from a commit that is not on your branches; it takes its settings from HEAD's "+config.File, "sandbox", slug, "commit", core.Short(start))
+			pv.Log.Warn("the sandbox starts from a commit that is not on your branches; it takes its settings from HEAD's "+config.File, "sandbox", slug, "commit", core.Short(start))
 		}
 	}
-	cfg, err = s.LoadConfig(ctx, r, commit)
+	cfg, err = pv.LoadConfig(ctx, r, commit)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -91,7 +91,7 @@ func (s *Service) createSettings(ctx context.Context, r *Repo, slug string, opts
 // usersCommit reports whether commit is one of the user's: on a local
 // branch (not a sandbox's), a tag or a remote-tracking branch, or HEAD or
 // before it; or on a ref also allows.
-func (s *Service) usersCommit(ctx context.Context, r *Repo, commit string, also func(ref string) bool) (bool, error) {
+func (pv *Provisioner) usersCommit(ctx context.Context, r *core.Repo, commit string, also func(ref string) bool) (bool, error) {
 	refs, err := r.Git.RefsContaining(ctx, commit)
 	if err != nil {
 		return false, fmt.Errorf("find the refs that hold %s: %w", core.Short(commit), err)
@@ -113,7 +113,7 @@ func (s *Service) usersCommit(ctx context.Context, r *Repo, commit string, also 
 // changes), notes, or anything else under refs/.
 func usersRef(ref string) bool {
 	switch {
-	case strings.HasPrefix(ref, "refs/heads/"+BranchPrefix):
+	case strings.HasPrefix(ref, "refs/heads/"+core.BranchPrefix):
 		return false
 	case strings.HasPrefix(ref, "refs/heads/"), strings.HasPrefix(ref, "refs/tags/"), strings.HasPrefix(ref, "refs/remotes/"):
 		return true
@@ -136,12 +136,12 @@ func matchRef(patterns []string, ref string) bool {
 // agentMayStartFrom refuses a base_ref an agent gave that the user does
 // not let agents start from: commit (what from resolved to) must be one of
 // the user's, or on a ref agent_base_refs in .litterbox.local.toml lists.
-func (s *Service) agentMayStartFrom(ctx context.Context, r *Repo, slug, from, commit string) error {
-	local, err := config.Local(ctx, r.Git, s.Warn)
+func (pv *Provisioner) agentMayStartFrom(ctx context.Context, r *core.Repo, slug, from, commit string) error {
+	local, err := config.Local(ctx, r.Git, pv.Warn)
 	if err != nil {
 		return err
 	}
-	ok, err := s.usersCommit(ctx, r, commit, func(ref string) bool { return matchRef(local.AgentBaseRefs, ref) })
+	ok, err := pv.usersCommit(ctx, r, commit, func(ref string) bool { return matchRef(local.AgentBaseRefs, ref) })
 	if err != nil || ok {
 		return err
 	}
@@ -149,10 +149,10 @@ func (s *Service) agentMayStartFrom(ctx context.Context, r *Repo, slug, from, co
 	if err != nil {
 		return err
 	}
-	e := &Error{Kind: ErrBadRef,
+	e := &core.Error{Kind: core.ErrBadRef,
 		Msg:   fmt.Sprintf("Cannot create sandbox '%s': an agent asked to start it from %s, which is not on your branches, tags or remote-tracking branches. Agents start only from those and the commits they hold, unless agent_base_refs in %s lists more (see docs/mcp.md); nothing was created.", slug, core.Quote(from), config.LocalFile),
 		Agent: fmt.Sprintf("Cannot create sandbox '%s': base_ref %s is not one you may start from. You may start from the user's branches, tags and remote-tracking branches (e.g. HEAD, main, v1.0, origin/main) or a commit they hold, or leave base_ref out to start from HEAD. Nothing was created.", slug, core.Quote(from))}
-	if other, ok := strings.CutPrefix(name, "refs/heads/"+BranchPrefix); ok {
+	if other, ok := strings.CutPrefix(name, "refs/heads/"+core.BranchPrefix); ok {
 		e.Agent = fmt.Sprintf("Cannot create sandbox '%s': base_ref %s is another sandbox's branch: to build on its work, use sandbox-fork with sandbox %q, which keeps its settings. Otherwise start from the user's branches, tags or a commit they hold, or leave base_ref out to start from HEAD. Nothing was created.", slug, core.Quote(from), other)
 	}
 	return e
