@@ -7,6 +7,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/provision"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/review"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 )
 
@@ -82,6 +83,14 @@ type (
 	// SetupError is a startup command that failed; the sandbox exists,
 	// marked failed-setup.
 	SetupError = provision.SetupError
+	// History is a sandbox's branch since its base.
+	History = review.History
+	// DiffResult says what Diff compared.
+	DiffResult = review.DiffResult
+	// ApplyResult says what Apply did.
+	ApplyResult = review.ApplyResult
+	// MergeResult says what Merge did.
+	MergeResult = review.MergeResult
 )
 
 // Limits of the file tools.

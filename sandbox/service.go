@@ -7,6 +7,7 @@ package sandbox
 
 import (
 	"context"
+	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/files"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
@@ -15,6 +16,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/provision"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/review"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"io"
@@ -41,6 +43,7 @@ type Service struct {
 	rec      *recording.Recorder
 	files    *files.Files
 	prov     *provision.Provisioner
+	review   *review.Reviewer
 }
 
 // newService composes the concerns over c.
@@ -52,7 +55,7 @@ func newService(c *core.Common) *Service {
 	sv := services.New(c)
 	rec := recording.New(c, g, inv, sv)
 	return &Service{Common: c, guest: g, iso: iso, pool: p, inv: inv, services: sv, rec: rec, files: files.New(c, rec),
-		prov: provision.New(c, g, iso, p, inv, sv, rec)}
+		prov: provision.New(c, g, iso, p, inv, sv, rec), review: review.New(c, inv)}
 }
 
 // New builds a Service that runs sandboxes with p and git with r. Extra
@@ -124,7 +127,7 @@ func (s *Service) List(ctx context.Context, r *Repo) ([]Sandbox, error) {
 
 // ListDir lists the sandboxes of the repository containing dir, at about
 // the cost of one engine list. It first finishes an interrupted merge or
-// apply of this working tree (see recoverWorktree).
+// apply of this working tree (see review.RecoverWorktree).
 func (s *Service) ListDir(ctx context.Context, dir string) ([]Sandbox, error) {
 	sbs, _, err := s.ListDirPool(ctx, dir)
 	return sbs, err
@@ -137,7 +140,7 @@ func (s *Service) ListDirPool(ctx context.Context, dir string) ([]Sandbox, []Poo
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.recoverWorktree(ctx, r); err != nil {
+	if err := s.review.RecoverWorktree(ctx, r); err != nil {
 		// The message says what to do; the list is still worth showing.
 		s.Log.Warn(err.Error())
 	}
@@ -268,3 +271,30 @@ func (s *Service) Create(ctx context.Context, r *Repo, name string, opts CreateO
 func (s *Service) Fork(ctx context.Context, r *Repo, name, newName string, opts CreateOptions) (*Forked, error) {
 	return s.prov.Fork(ctx, r, name, newName, opts)
 }
+
+// History lists the commits of a sandbox's branch since its base, newest
+// first (litterbox log).
+func (s *Service) History(ctx context.Context, r *Repo, name string) (*History, error) {
+	return s.review.History(ctx, r, name)
+}
+
+// Diff writes the sandbox's changes against its base to w.
+func (s *Service) Diff(ctx context.Context, r *Repo, name string, opts git.DiffOptions, w io.Writer) (*DiffResult, error) {
+	return s.review.Diff(ctx, r, name, opts, w)
+}
+
+// Apply puts the sandbox's changes into the working tree, uncommitted, and
+// keeps the sandbox (see review.Apply).
+func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult, error) {
+	return s.review.Apply(ctx, r, name)
+}
+
+// Merge merges a sandbox's branch into the current branch, then deletes the
+// sandbox (see review.Merge).
+func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult, error) {
+	return s.review.Merge(ctx, r, name)
+}
+
+// ConfigRole says what the file at path p decides, when it is one that
+// steers git or litterbox; "" for any other file.
+func ConfigRole(p string) string { return review.ConfigRole(p) }

@@ -1,4 +1,10 @@
-package sandbox
+// Package review is the human side of a sandbox's work: log, diff, apply
+// and merge. They read the branch, which is the record of a sandbox's work,
+// so they work whether or not its container still exists. apply and merge
+// are the only operations that change the user's working tree: both check
+// everything before they write anything, and a journal (txn.go) lets the
+// next merge, apply or list roll back one that was cut short.
+package review
 
 import (
 	"context"
@@ -18,13 +24,18 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 )
 
-// This file is the human side of review: log, diff, apply and merge. They
-// read the branch, which is the record of a sandbox's work, so they work
-// whether or not its container still exists. apply and merge are the only
-// operations that change the user's working tree, and both check everything
-// before they write anything.
+// Reviewer reviews c's sandboxes' branches; inv finds a sandbox's branch
+// and base, and deletes a merged sandbox.
+type Reviewer struct {
+	*core.Common
+	inv *inventory.Inventory
+}
+
+// New is the review of c's sandboxes.
+func New(c *core.Common, inv *inventory.Inventory) *Reviewer { return &Reviewer{Common: c, inv: inv} }
 
 // History is a sandbox's branch since its base.
 type History struct {
@@ -36,19 +47,19 @@ type History struct {
 
 // History lists the snapshot and milestone commits of a sandbox's branch
 // since its base, newest first (litterbox log).
-func (s *Service) History(ctx context.Context, r *Repo, name string) (*History, error) {
-	rv, err := s.inv.ResolveBranch(ctx, r, name)
+func (rw *Reviewer) History(ctx context.Context, r *core.Repo, name string) (*History, error) {
+	rv, err := rw.inv.ResolveBranch(ctx, r, name)
 	if err != nil {
 		return nil, err
 	}
 	commits, err := r.Git.Log(ctx, rv.Base, rv.Tip)
 	if err != nil {
-		return nil, fmt.Errorf("log of %s%s: %w", BranchPrefix, rv.Slug, err)
+		return nil, fmt.Errorf("log of %s%s: %w", core.BranchPrefix, rv.Slug, err)
 	}
 	if commits == nil {
 		commits = []git.Commit{}
 	}
-	return &History{Name: rv.Slug, Branch: BranchPrefix + rv.Slug, Base: rv.Base, Commits: commits}, nil
+	return &History{Name: rv.Slug, Branch: core.BranchPrefix + rv.Slug, Base: rv.Base, Commits: commits}, nil
 }
 
 // DiffResult says what Diff compared.
@@ -64,8 +75,8 @@ type DiffResult struct {
 
 // Diff writes the sandbox's changes against its base to w, as git diff shows
 // them (or a diffstat).
-func (s *Service) Diff(ctx context.Context, r *Repo, name string, opts git.DiffOptions, w io.Writer) (*DiffResult, error) {
-	rv, err := s.inv.ResolveBranch(ctx, r, name)
+func (rw *Reviewer) Diff(ctx context.Context, r *core.Repo, name string, opts git.DiffOptions, w io.Writer) (*DiffResult, error) {
+	rv, err := rw.inv.ResolveBranch(ctx, r, name)
 	if err != nil {
 		return nil, err
 	}
@@ -108,13 +119,13 @@ type ApplyResult struct {
 // hunk before it writes, and a journal (see txn.go) lets the next merge,
 // apply or list roll back an apply killed while it wrote: nothing is ever
 // left half-applied.
-func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult, error) {
-	unlock, err := s.worktreeWriter(ctx, r)
+func (rw *Reviewer) Apply(ctx context.Context, r *core.Repo, name string) (*ApplyResult, error) {
+	unlock, err := rw.worktreeWriter(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	rv, err := s.inv.ResolveBranch(ctx, r, name)
+	rv, err := rw.inv.ResolveBranch(ctx, r, name)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +170,7 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 	// .env, a virtualenv) is the user's own: say so, rather than let git
 	// apply's refusal read as a conflict that merge would solve (merge
 	// refuses the same files).
-	if theirs, err := s.untrackedInTheWay(ctx, r, changes); err != nil {
+	if theirs, err := rw.untrackedInTheWay(ctx, r, changes); err != nil {
 		return nil, fmt.Errorf("apply sandbox %q: %w", rv.Slug, err)
 	} else if len(theirs) > 0 {
 		if back, _, _, err := r.Git.ApplyCheck(ctx, patch, true); err == nil && back {
@@ -181,8 +192,8 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 		if len(bad) == 0 {
 			files = "  " + strings.ReplaceAll(msg, "\n", "\n  ")
 		}
-		return nil, core.NewError(ErrConflict, "Cannot apply sandbox '%s': its changes do not apply to your working tree, which differs from the sandbox's base %s in:\n%s\nMerge it instead with `litterbox merge %s` (a three-way merge that refuses conflicts before changing anything), or with git: `git merge %s%s`. Nothing was changed.",
-			rv.Slug, core.Short(rv.Base), files, rv.Slug, BranchPrefix, rv.Slug)
+		return nil, core.NewError(core.ErrConflict, "Cannot apply sandbox '%s': its changes do not apply to your working tree, which differs from the sandbox's base %s in:\n%s\nMerge it instead with `litterbox merge %s` (a three-way merge that refuses conflicts before changing anything), or with git: `git merge %s%s`. Nothing was changed.",
+			rv.Slug, core.Short(rv.Base), files, rv.Slug, core.BranchPrefix, rv.Slug)
 	}
 	// The journal names each path with its content before and after, so a
 	// kill while git writes the files is rolled back by the next merge,
@@ -192,11 +203,11 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 	if changes, err := r.Git.ApplyPreview(ctx, patch); err == nil {
 		t.Paths = txnPaths(changes, true)
 	} else {
-		s.Log.Debug("no preview of the apply; a rollback keeps a copy of every file it undoes", "err", err)
+		rw.Log.Debug("no preview of the apply; a rollback keeps a copy of every file it undoes", "err", err)
 		for _, p := range paths {
 			t.Paths = append(t.Paths, txnPath{Path: []byte(p)})
 		}
-		if err := s.fillOld(ctx, r, t); err != nil {
+		if err := rw.fillOld(ctx, r, t); err != nil {
 			return nil, fmt.Errorf("apply sandbox %q (nothing was changed): %w", rv.Slug, err)
 		}
 	}
@@ -204,22 +215,22 @@ func (s *Service) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult
 		return nil, fmt.Errorf("apply sandbox %q (nothing was changed): %w", rv.Slug, err)
 	}
 	if err := r.Git.Apply(ctx, patch); err != nil {
-		return nil, s.undoWrite(ctx, r, t, fmt.Errorf("apply sandbox %q: %w", rv.Slug, err))
+		return nil, rw.undoWrite(ctx, r, t, fmt.Errorf("apply sandbox %q: %w", rv.Slug, err))
 	}
 	if err := removeTxn(r); err != nil {
-		s.Log.Warn("could not remove the apply's journal", "err", err)
+		rw.Log.Warn("could not remove the apply's journal", "err", err)
 	}
 	return res, nil
 }
 
 // worktreeWriter takes the working tree's merge/apply lock, waiting for
 // another merge or apply to end, and first finishes one that was cut short.
-func (s *Service) worktreeWriter(ctx context.Context, r *Repo) (func(), error) {
+func (rw *Reviewer) worktreeWriter(ctx context.Context, r *core.Repo) (func(), error) {
 	unlock, _, err := lockWorktree(ctx, r, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.recoverLocked(ctx, r); err != nil {
+	if err := rw.recoverLocked(ctx, r); err != nil {
 		unlock()
 		return nil, err
 	}
@@ -228,14 +239,14 @@ func (s *Service) worktreeWriter(ctx context.Context, r *Repo) (func(), error) {
 
 // undoWrite rolls back a merge or apply whose write step failed, and returns
 // cause with what became of the working tree.
-func (s *Service) undoWrite(ctx context.Context, r *Repo, t *worktreeTxn, cause error) error {
+func (rw *Reviewer) undoWrite(ctx context.Context, r *core.Repo, t *worktreeTxn, cause error) error {
 	ctx = context.WithoutCancel(ctx)
-	rescued, err := s.rollback(ctx, r, t, t.Started)
+	rescued, err := rw.rollback(ctx, r, t, t.Started)
 	if err != nil {
 		return fmt.Errorf("%w\nrolling it back failed too (%v); `litterbox list` retries the rollback (journal %s)", cause, err, txnFile(r))
 	}
 	if err := removeTxn(r); err != nil {
-		s.Log.Warn("could not remove the journal", "err", err)
+		rw.Log.Warn("could not remove the journal", "err", err)
 	}
 	if rescued != "" {
 		return fmt.Errorf("%w\nIt was rolled back; files that held other changes were copied to %s first", cause, rescued)
@@ -245,7 +256,7 @@ func (s *Service) undoWrite(ctx context.Context, r *Repo, t *worktreeTxn, cause 
 
 // fillOld sets the before side of t's paths to their HEAD entries, which is
 // what a working tree whose files are clean holds.
-func (s *Service) fillOld(ctx context.Context, r *Repo, t *worktreeTxn) error {
+func (rw *Reviewer) fillOld(ctx context.Context, r *core.Repo, t *worktreeTxn) error {
 	paths := make([]string, len(t.Paths))
 	for i, p := range t.Paths {
 		paths[i] = string(p.Path)
@@ -279,8 +290,8 @@ type MergeResult struct {
 	// Unnormalized are merged files git stores otherwise than the branch
 	// holds them (line endings .gitattributes converts): git status shows
 	// them modified until their normalized form is committed.
-	Unnormalized []string      `json:"unnormalized,omitempty"`
-	Deleted      *DeleteReport `json:"deleted,omitempty"`
+	Unnormalized []string                `json:"unnormalized,omitempty"`
+	Deleted      *inventory.DeleteReport `json:"deleted,omitempty"`
 }
 
 // Merge merges a sandbox's branch into the current branch, then deletes the
@@ -301,13 +312,13 @@ type MergeResult struct {
 // process is killed between them, the working tree and index are rolled back.
 // merge.ff from the user's config is honoured: false always makes a merge
 // commit, only refuses what cannot be fast-forwarded.
-func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult, error) {
-	unlock, err := s.worktreeWriter(ctx, r)
+func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name string) (*MergeResult, error) {
+	unlock, err := rw.worktreeWriter(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	rv, err := s.inv.ResolveBranch(ctx, r, name)
+	rv, err := rw.inv.ResolveBranch(ctx, r, name)
 	if err != nil {
 		return nil, err
 	}
@@ -316,10 +327,10 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 		return nil, err
 	}
 	if !attached {
-		return nil, core.NewError(ErrConflict, "Cannot merge sandbox '%s': HEAD is detached, so there is no branch to merge into. Switch to one (`git switch BRANCH`) and run `litterbox merge %s` again. Nothing was changed.", rv.Slug, rv.Slug)
+		return nil, core.NewError(core.ErrConflict, "Cannot merge sandbox '%s': HEAD is detached, so there is no branch to merge into. Switch to one (`git switch BRANCH`) and run `litterbox merge %s` again. Nothing was changed.", rv.Slug, rv.Slug)
 	}
-	if ref == BranchRef(rv.Slug) {
-		return nil, core.NewError(ErrConflict, "Cannot merge sandbox '%s' into its own branch: switch to the branch to merge into and run `litterbox merge %s` again. Nothing was changed.", rv.Slug, rv.Slug)
+	if ref == core.BranchRef(rv.Slug) {
+		return nil, core.NewError(core.ErrConflict, "Cannot merge sandbox '%s' into its own branch: switch to the branch to merge into and run `litterbox merge %s` again. Nothing was changed.", rv.Slug, rv.Slug)
 	}
 	into := strings.TrimPrefix(ref, "refs/heads/")
 	head, err := r.Git.Head(ctx)
@@ -334,7 +345,7 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 	}
 	if merged {
 		res.NothingToMerge = true
-		return s.deleteMerged(ctx, r, res)
+		return rw.deleteMerged(ctx, r, res)
 	}
 
 	ff, err := r.Git.IsAncestor(ctx, head, rv.Tip)
@@ -346,8 +357,8 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 		ff = false // merge.ff=false: the user wants a merge commit every time
 	case "only":
 		if !ff {
-			return nil, core.NewError(ErrConflict, "Cannot merge sandbox '%s' into %s: merge.ff=only is set and %s has moved on since the sandbox started, so it cannot be fast-forwarded. Rebase the branch with git (`git rebase %s %s%s`), or merge it with `git merge --no-ff %s%s`. Nothing was changed.",
-				rv.Slug, into, into, into, BranchPrefix, rv.Slug, BranchPrefix, rv.Slug)
+			return nil, core.NewError(core.ErrConflict, "Cannot merge sandbox '%s' into %s: merge.ff=only is set and %s has moved on since the sandbox started, so it cannot be fast-forwarded. Rebase the branch with git (`git rebase %s %s%s`), or merge it with `git merge --no-ff %s%s`. Nothing was changed.",
+				rv.Slug, into, into, into, core.BranchPrefix, rv.Slug, core.BranchPrefix, rv.Slug)
 		}
 	}
 	target := rv.Tip // the tree the working tree moves to
@@ -357,8 +368,8 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 			return nil, fmt.Errorf("merge sandbox %q: %w", rv.Slug, err)
 		}
 		if len(conflicts) > 0 {
-			return nil, core.NewError(ErrConflict, "Cannot merge sandbox '%s' into %s: both changed the same lines in:\n%s\nResolve it with git: `git merge %s%s`, fix the conflicts and commit, then `litterbox delete %s`. Nothing was changed.",
-				rv.Slug, into, bullets(conflicts), BranchPrefix, rv.Slug, rv.Slug)
+			return nil, core.NewError(core.ErrConflict, "Cannot merge sandbox '%s' into %s: both changed the same lines in:\n%s\nResolve it with git: `git merge %s%s`, fix the conflicts and commit, then `litterbox delete %s`. Nothing was changed.",
+				rv.Slug, into, bullets(conflicts), core.BranchPrefix, rv.Slug, rv.Slug)
 		}
 		target = tree
 	}
@@ -387,7 +398,7 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 	}
 	// read-tree -u overwrites ignored files without a word (git counts them
 	// expendable): a .env or a virtualenv of the user's must stop the merge.
-	if theirs, err := s.untrackedInTheWay(ctx, r, changes); err != nil {
+	if theirs, err := rw.untrackedInTheWay(ctx, r, changes); err != nil {
 		return nil, fmt.Errorf("merge sandbox %q: %w", rv.Slug, err)
 	} else if len(theirs) > 0 {
 		return nil, untrackedError("merge", rv.Slug, theirs)
@@ -396,7 +407,7 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 	commit := rv.Tip
 	res.FastForward = ff
 	if !ff {
-		if commit, err = s.mergeCommit(ctx, r, res, target, head, rv.Tip); err != nil {
+		if commit, err = rw.mergeCommit(ctx, r, res, target, head, rv.Tip); err != nil {
 			return nil, err
 		}
 	}
@@ -409,42 +420,42 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 		return nil, fmt.Errorf("merge sandbox %q (nothing was changed): %w", rv.Slug, err)
 	}
 	if err := r.Git.CheckoutTree(ctx, head, commit); err != nil {
-		cause := core.NewError(ErrConflict, "Cannot merge sandbox '%s': git refused to update the working tree:\n  %s\nCommit or stash your changes and run `litterbox merge %s` again.",
+		cause := core.NewError(core.ErrConflict, "Cannot merge sandbox '%s': git refused to update the working tree:\n  %s\nCommit or stash your changes and run `litterbox merge %s` again.",
 			rv.Slug, strings.ReplaceAll(core.ErrText(err), "\n", "\n  "), rv.Slug)
-		return nil, s.undoWrite(ctx, r, t, cause)
+		return nil, rw.undoWrite(ctx, r, t, cause)
 	}
 	msg := "litterbox merge " + rv.Slug + ": "
 	if ff {
 		msg += "fast-forward"
 	} else {
-		msg += "merge " + BranchPrefix + rv.Slug
+		msg += "merge " + core.BranchPrefix + rv.Slug
 	}
 	if err := r.Git.UpdateRef(ctx, "HEAD", commit, head, msg); err != nil {
 		// HEAD moved under us: put the working tree back where it was.
-		cause := core.NewError(ErrConflict, "Cannot merge sandbox '%s': %s moved while merging (%s); run `litterbox merge %s` again.", rv.Slug, into, core.ErrText(err), rv.Slug)
-		return nil, s.undoWrite(ctx, r, t, cause)
+		cause := core.NewError(core.ErrConflict, "Cannot merge sandbox '%s': %s moved while merging (%s); run `litterbox merge %s` again.", rv.Slug, into, core.ErrText(err), rv.Slug)
+		return nil, rw.undoWrite(ctx, r, t, cause)
 	}
 	if err := removeTxn(r); err != nil {
-		s.Log.Warn("could not remove the merge's journal", "err", err)
+		rw.Log.Warn("could not remove the merge's journal", "err", err)
 	}
 	res.Commit = commit
-	res.Unnormalized = s.unnormalized(ctx, r, changes)
-	return s.deleteMerged(ctx, r, res)
+	res.Unnormalized = rw.unnormalized(ctx, r, changes)
+	return rw.deleteMerged(ctx, r, res)
 }
 
 // mergeCommit makes the two-parent merge commit of tree. It honours
 // commit.gpgSign, but when signing fails (no key, no agent) it makes the
 // commit unsigned instead and says so in res: the merge is the user's
 // request and nothing has been written yet that signing could protect.
-func (s *Service) mergeCommit(ctx context.Context, r *Repo, res *MergeResult, tree, head, tip string) (string, error) {
-	msg := fmt.Sprintf("Merge branch '%s%s'", BranchPrefix, res.Name)
+func (rw *Reviewer) mergeCommit(ctx context.Context, r *core.Repo, res *MergeResult, tree, head, tip string) (string, error) {
+	msg := fmt.Sprintf("Merge branch '%s%s'", core.BranchPrefix, res.Name)
 	if r.Git.SignsCommits(ctx) {
 		id, err := r.Git.CommitMerge(ctx, tree, msg, true, head, tip)
 		if err == nil {
 			return id, nil
 		}
 		res.Unsigned, res.SignFailure = true, strings.TrimSpace(core.ErrText(err))
-		s.Log.Debug("signed merge commit failed; making it unsigned", "err", err)
+		rw.Log.Debug("signed merge commit failed; making it unsigned", "err", err)
 	}
 	id, err := r.Git.CommitMerge(ctx, tree, msg, false, head, tip)
 	if err != nil {
@@ -456,8 +467,8 @@ func (s *Service) mergeCommit(ctx context.Context, r *Repo, res *MergeResult, tr
 // deleteMerged deletes a sandbox whose branch is now in HEAD. Delete checks
 // again that no commit would be lost, so a snapshot that landed during the
 // merge keeps the sandbox.
-func (s *Service) deleteMerged(ctx context.Context, r *Repo, res *MergeResult) (*MergeResult, error) {
-	rep, err := s.Delete(ctx, r, res.Name, false)
+func (rw *Reviewer) deleteMerged(ctx context.Context, r *core.Repo, res *MergeResult) (*MergeResult, error) {
+	rep, err := rw.inv.Delete(ctx, r, res.Name, false)
 	res.Deleted = rep
 	if err != nil {
 		what := "merged into " + res.Into
@@ -471,7 +482,7 @@ func (s *Service) deleteMerged(ctx context.Context, r *Repo, res *MergeResult) (
 
 // inTheWay refuses an apply or merge whose files have local changes.
 func inTheWay(verb, slug string, paths []string) error {
-	return core.NewError(ErrConflict, "Cannot %s sandbox '%s': it changes files that have uncommitted changes, or are untracked, in your working tree:\n%s\nCommit or stash them (`git stash --include-untracked`), then run `litterbox %s %s` again. Nothing was changed.",
+	return core.NewError(core.ErrConflict, "Cannot %s sandbox '%s': it changes files that have uncommitted changes, or are untracked, in your working tree:\n%s\nCommit or stash them (`git stash --include-untracked`), then run `litterbox %s %s` again. Nothing was changed.",
 		verb, slug, bullets(paths), verb, slug)
 }
 
@@ -528,8 +539,8 @@ func refuseLocalSettings(verb, slug string, paths []string) error {
 	if !slices.Contains(paths, config.LocalFile) {
 		return nil
 	}
-	return core.NewError(ErrConflict, "Cannot %s sandbox '%s': its branch changes your local settings:\n  %s\nOnly you write that file: it decides what agents may do (agent_images, allow_unisolated), so litterbox never takes it from a sandbox, and never reads one git tracks. Nothing was changed.\nRead it with `git show %s%s:%s` and copy what you want into your own by hand. To %s the rest, delete it in the sandbox (`litterbox exec %s -- rm -f %s`, then `litterbox snapshot %s`) and run `litterbox %s %s` again.",
-		verb, slug, config.LocalFile, BranchPrefix, slug, config.LocalFile, verb, slug, config.LocalFile, slug, verb, slug)
+	return core.NewError(core.ErrConflict, "Cannot %s sandbox '%s': its branch changes your local settings:\n  %s\nOnly you write that file: it decides what agents may do (agent_images, allow_unisolated), so litterbox never takes it from a sandbox, and never reads one git tracks. Nothing was changed.\nRead it with `git show %s%s:%s` and copy what you want into your own by hand. To %s the rest, delete it in the sandbox (`litterbox exec %s -- rm -f %s`, then `litterbox snapshot %s`) and run `litterbox %s %s` again.",
+		verb, slug, config.LocalFile, core.BranchPrefix, slug, config.LocalFile, verb, slug, config.LocalFile, slug, verb, slug)
 }
 
 // untrackedInTheWay lists where the changes would write over what git does
@@ -539,7 +550,7 @@ func refuseLocalSettings(verb, slug string, paths []string) error {
 // would replace it with a directory). Paths in the index are left to the
 // other checks (a staged file is dirty; a committed one makes the patch
 // fail). Its cost follows the number of added paths.
-func (s *Service) untrackedInTheWay(ctx context.Context, r *Repo, changes []git.RawChange) ([]string, error) {
+func (rw *Reviewer) untrackedInTheWay(ctx context.Context, r *core.Repo, changes []git.RawChange) ([]string, error) {
 	removed := map[string]bool{}
 	for _, c := range changes {
 		if c.Old.Present() && !c.New.Present() {
@@ -640,7 +651,7 @@ func holdsUntracked(root, dir string, removed map[string]bool) (bool, error) {
 // untrackedError refuses an apply or merge that would overwrite files of the
 // user's that git does not track.
 func untrackedError(verb, slug string, paths []string) error {
-	return core.NewError(ErrConflict, "Cannot %s sandbox '%s': it adds files where your working tree has files of your own that git ignores or does not track (a .env, a virtualenv, build output...), which it would overwrite:\n%s\nNothing was changed. Review the sandbox's files with `litterbox diff %s`; to take them, move yours aside first (`mv FILE FILE.mine`), then run `litterbox %s %s` again.",
+	return core.NewError(core.ErrConflict, "Cannot %s sandbox '%s': it adds files where your working tree has files of your own that git ignores or does not track (a .env, a virtualenv, build output...), which it would overwrite:\n%s\nNothing was changed. Review the sandbox's files with `litterbox diff %s`; to take them, move yours aside first (`mv FILE FILE.mine`), then run `litterbox %s %s` again.",
 		verb, slug, bullets(paths), slug, verb, slug)
 }
 
@@ -651,7 +662,7 @@ func untrackedError(verb, slug string, paths []string) error {
 // so a file the agent wrote with CRLF endings where .gitattributes says
 // `text eol=crlf` is one. It is a warning, so a failure to tell is only
 // logged.
-func (s *Service) unnormalized(ctx context.Context, r *Repo, changes []git.RawChange) []string {
+func (rw *Reviewer) unnormalized(ctx context.Context, r *core.Repo, changes []git.RawChange) []string {
 	var files, ids []string
 	for _, c := range changes {
 		if c.New.Mode == "100644" || c.New.Mode == "100755" {
@@ -663,7 +674,7 @@ func (s *Service) unnormalized(ctx context.Context, r *Repo, changes []git.RawCh
 	}
 	got, err := r.Git.HashFiles(ctx, files)
 	if err != nil {
-		s.Log.Debug("could not check the merged files' line endings", "err", err)
+		rw.Log.Debug("could not check the merged files' line endings", "err", err)
 		return nil
 	}
 	var out []string

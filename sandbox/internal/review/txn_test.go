@@ -1,4 +1,4 @@
-package sandbox
+package review
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 // directory, changes a mode, and touches names that are not UTF-8 or hold a
 // newline. The working tree holds "from" plus an unrelated local change and
 // an untracked file.
-func txnRepo(t *testing.T) (s *Service, r *Repo, from, to string) {
+func txnRepo(t *testing.T) (s *Reviewer, r *core.Repo, from, to string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
@@ -74,8 +74,8 @@ func txnRepo(t *testing.T) (s *Service, r *Repo, from, to string) {
 	write("keep.txt", "a local change\n", 0o644)
 	write("untracked.txt", "untracked\n", 0o644)
 
-	s = newService(&core.Common{Runner: runner.Exec{}, Log: log.New(&bytes.Buffer{}), Options: core.Options{Image: DefaultImage}})
-	r, err := s.OpenRepo(context.Background(), dir)
+	s = New(&core.Common{Runner: runner.Exec{}, Log: log.New(&bytes.Buffer{}), Options: core.Options{Image: core.DefaultImage}}, nil)
+	r, err := core.OpenRepo(context.Background(), s.Runner, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func txnRepo(t *testing.T) (s *Service, r *Repo, from, to string) {
 
 // checkout describes what the user sees: HEAD, the index entries and every
 // file's mode and content (.git left out).
-func checkout(t *testing.T, r *Repo) string {
+func checkout(t *testing.T, r *core.Repo) string {
 	t.Helper()
 	var lines []string
 	for _, args := range [][]string{{"rev-parse", "HEAD"}, {"ls-files", "--stage", "-z"}} {
@@ -114,7 +114,7 @@ func checkout(t *testing.T, r *Repo) string {
 	return strings.Join(lines, "\n")
 }
 
-func mergeTxn(t *testing.T, r *Repo, from, to string) *worktreeTxn {
+func mergeTxn(t *testing.T, r *core.Repo, from, to string) *worktreeTxn {
 	t.Helper()
 	changes, err := r.Git.RawDiff(context.Background(), from, to)
 	if err != nil {
@@ -132,7 +132,7 @@ func mergeTxn(t *testing.T, r *Repo, from, to string) *worktreeTxn {
 }
 
 // TestRecoverMergeKilledBeforeRef: the working tree and index were moved, the
-// branch was not (kill -9 between read-tree and update-ref). recoverWorktree
+// branch was not (kill -9 between read-tree and update-ref). RecoverWorktree
 // puts back exactly what was there, the local change and untracked file
 // included, and removes the journal; a second run changes nothing.
 func TestRecoverMergeKilledBeforeRef(t *testing.T) {
@@ -146,7 +146,7 @@ func TestRecoverMergeKilledBeforeRef(t *testing.T) {
 	if checkout(t, r) == before {
 		t.Fatal("read-tree changed nothing: the test is broken")
 	}
-	if err := s.recoverWorktree(ctx, r); err != nil {
+	if err := s.RecoverWorktree(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	if got := checkout(t, r); got != before {
@@ -155,7 +155,7 @@ func TestRecoverMergeKilledBeforeRef(t *testing.T) {
 	if _, err := os.Stat(txnFile(r)); !os.IsNotExist(err) {
 		t.Errorf("journal left: %v", err)
 	}
-	if err := s.recoverWorktree(ctx, r); err != nil {
+	if err := s.RecoverWorktree(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	if got := checkout(t, r); got != before {
@@ -183,7 +183,7 @@ func TestRecoverMergeKilledInReadTree(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "caf\xe9.txt"), []byte("changed\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "a.txt"), []byte("the user's edit\n"), 0o644)
 
-	if err := s.recoverWorktree(ctx, r); err != nil {
+	if err := s.RecoverWorktree(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	if got := checkout(t, r); got != before {
@@ -221,7 +221,7 @@ func TestRecoverMergeDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := checkout(t, r)
-	if err := s.recoverWorktree(ctx, r); err != nil {
+	if err := s.RecoverWorktree(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	if got := checkout(t, r); got != after {
@@ -237,7 +237,7 @@ func TestRecoverMergeDone(t *testing.T) {
 		t.Fatalf("detach HEAD: %v\n%s", err, out)
 	}
 	moved := checkout(t, r)
-	if err := s.recoverWorktree(ctx, r); err != nil {
+	if err := s.RecoverWorktree(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	if got := checkout(t, r); got != moved {
@@ -271,7 +271,7 @@ func TestRecoverApply(t *testing.T) {
 	if err := r.Git.Apply(ctx, patch); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.recoverWorktree(ctx, r); err != nil {
+	if err := s.RecoverWorktree(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	if got := checkout(t, r); got != before {
@@ -293,7 +293,7 @@ func TestRecoverWaitsForALiveWriter(t *testing.T) {
 		t.Fatalf("lockWorktree = %v, %v", ok, err)
 	}
 	defer unlock()
-	if err := s.recoverWorktree(ctx, r); err != nil {
+	if err := s.RecoverWorktree(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(txnFile(r)); err != nil {

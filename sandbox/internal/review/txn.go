@@ -1,4 +1,4 @@
-package sandbox
+package review
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/flock"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
@@ -52,10 +53,10 @@ type txnPath struct {
 	Known bool      `json:"known,omitempty"` // New is known
 }
 
-func txnFile(r *Repo) string { return filepath.Join(worktreeGitDir(r), "litterbox-worktree.json") }
-func txnLock(r *Repo) string { return filepath.Join(worktreeGitDir(r), "litterbox-worktree.lock") }
+func txnFile(r *core.Repo) string { return filepath.Join(worktreeGitDir(r), "litterbox-worktree.json") }
+func txnLock(r *core.Repo) string { return filepath.Join(worktreeGitDir(r), "litterbox-worktree.lock") }
 
-func worktreeGitDir(r *Repo) string {
+func worktreeGitDir(r *core.Repo) string {
 	if r.Git.GitDir != "" {
 		return r.Git.GitDir
 	}
@@ -70,7 +71,7 @@ func txnPaths(changes []git.RawChange, known bool) []txnPath {
 	return out
 }
 
-func writeTxn(r *Repo, t *worktreeTxn) error {
+func writeTxn(r *core.Repo, t *worktreeTxn) error {
 	data, err := json.Marshal(t)
 	if err != nil {
 		return err
@@ -81,7 +82,7 @@ func writeTxn(r *Repo, t *worktreeTxn) error {
 	return nil
 }
 
-func readTxn(r *Repo) (*worktreeTxn, time.Time, error) {
+func readTxn(r *core.Repo) (*worktreeTxn, time.Time, error) {
 	p := txnFile(r)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
@@ -101,7 +102,7 @@ func readTxn(r *Repo) (*worktreeTxn, time.Time, error) {
 	return &t, st.ModTime(), nil
 }
 
-func removeTxn(r *Repo) error {
+func removeTxn(r *core.Repo) error {
 	err := os.Remove(txnFile(r))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -112,7 +113,7 @@ func removeTxn(r *Repo) error {
 // lockWorktree takes the working tree's merge/apply lock, waiting while
 // another litterbox merge or apply of it runs. The kernel drops the lock of a
 // killed process, so a journal found under the lock has no live writer.
-func lockWorktree(ctx context.Context, r *Repo, wait bool) (unlock func(), ok bool, err error) {
+func lockWorktree(ctx context.Context, r *core.Repo, wait bool) (unlock func(), ok bool, err error) {
 	if !wait {
 		return flock.TryLock(txnLock(r))
 	}
@@ -120,9 +121,9 @@ func lockWorktree(ctx context.Context, r *Repo, wait bool) (unlock func(), ok bo
 	return unlock, err == nil, err
 }
 
-// recoverWorktree finishes an interrupted merge or apply of r's working tree,
+// RecoverWorktree finishes an interrupted merge or apply of r's working tree,
 // if there is one and nobody is running it. list calls it.
-func (s *Service) recoverWorktree(ctx context.Context, r *Repo) error {
+func (rw *Reviewer) RecoverWorktree(ctx context.Context, r *core.Repo) error {
 	if _, err := os.Stat(txnFile(r)); err != nil {
 		return nil // the common case: one stat
 	}
@@ -131,12 +132,12 @@ func (s *Service) recoverWorktree(ctx context.Context, r *Repo) error {
 		return err // !ok: a merge or apply is running right now
 	}
 	defer unlock()
-	return s.recoverLocked(ctx, r)
+	return rw.recoverLocked(ctx, r)
 }
 
 // recoverLocked finishes an interrupted merge or apply; the caller holds the
 // working tree lock.
-func (s *Service) recoverLocked(ctx context.Context, r *Repo) error {
+func (rw *Reviewer) recoverLocked(ctx context.Context, r *core.Repo) error {
 	t, since, err := readTxn(r)
 	if err != nil || t == nil {
 		return err
@@ -152,14 +153,14 @@ func (s *Service) recoverLocked(ctx context.Context, r *Repo) error {
 		}
 		switch {
 		case attached && ref == t.Ref && head == t.To:
-			s.Log.Warn(fmt.Sprintf("An interrupted `litterbox merge %s` had finished merging into %s; only deleting the sandbox was left. Run `litterbox merge %s` again to delete it.", t.Sandbox, strings.TrimPrefix(t.Ref, "refs/heads/"), t.Sandbox))
+			rw.Log.Warn(fmt.Sprintf("An interrupted `litterbox merge %s` had finished merging into %s; only deleting the sandbox was left. Run `litterbox merge %s` again to delete it.", t.Sandbox, strings.TrimPrefix(t.Ref, "refs/heads/"), t.Sandbox))
 			return removeTxn(r)
 		case !attached || ref != t.Ref || head != t.From:
-			s.Log.Warn(fmt.Sprintf("An interrupted `litterbox merge %s` was found, but HEAD has moved since, so it was left alone: check `git status`. Its journal is removed.", t.Sandbox))
+			rw.Log.Warn(fmt.Sprintf("An interrupted `litterbox merge %s` was found, but HEAD has moved since, so it was left alone: check `git status`. Its journal is removed.", t.Sandbox))
 			return removeTxn(r)
 		}
 	}
-	rescued, err := s.rollback(ctx, r, t, since)
+	rescued, err := rw.rollback(ctx, r, t, since)
 	if err != nil {
 		return fmt.Errorf("roll back the interrupted `litterbox %s %s`: %w (its journal %s is kept; run litterbox list again to retry)", t.Op, t.Sandbox, err, txnFile(r))
 	}
@@ -167,14 +168,14 @@ func (s *Service) recoverLocked(ctx context.Context, r *Repo) error {
 	if rescued != "" {
 		msg += " Files that held other changes were copied to " + rescued + " first."
 	}
-	s.Log.Warn(msg)
+	rw.Log.Warn(msg)
 	return removeTxn(r)
 }
 
 // rollback puts every path of t back to its entry before t, in the working
 // tree (and, for a merge, the index). since is when the journal was written.
 // It returns the directory files were copied aside to, if any.
-func (s *Service) rollback(ctx context.Context, r *Repo, t *worktreeTxn, since time.Time) (rescued string, err error) {
+func (rw *Reviewer) rollback(ctx context.Context, r *core.Repo, t *worktreeTxn, since time.Time) (rescued string, err error) {
 	g := r.Git
 	if t.Index {
 		// A read-tree killed midway leaves index.lock behind, and then every
@@ -190,7 +191,7 @@ func (s *Service) rollback(ctx context.Context, r *Repo, t *worktreeTxn, since t
 	for i, p := range t.Paths {
 		paths[i] = string(p.Path)
 	}
-	cur, err := s.onDisk(ctx, r, paths)
+	cur, err := rw.onDisk(ctx, r, paths)
 	if err != nil {
 		return "", err
 	}
@@ -253,7 +254,7 @@ func (s *Service) rollback(ctx context.Context, r *Repo, t *worktreeTxn, since t
 
 // onDisk returns the entry each path has in the working tree now: the zero
 // Entry when it is missing, Mode "dir" for a directory.
-func (s *Service) onDisk(ctx context.Context, r *Repo, paths []string) ([]git.Entry, error) {
+func (rw *Reviewer) onDisk(ctx context.Context, r *core.Repo, paths []string) ([]git.Entry, error) {
 	out := make([]git.Entry, len(paths))
 	var files []string
 	var idx []int
