@@ -4,6 +4,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/files"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/pause"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/provision"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
@@ -91,6 +92,8 @@ type (
 	ApplyResult = review.ApplyResult
 	// MergeResult says what Merge did.
 	MergeResult = review.MergeResult
+	// Outcome is the result of pausing or resuming one sandbox.
+	Outcome = pause.Outcome
 )
 
 // Limits of the file tools.

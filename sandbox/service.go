@@ -13,6 +13,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/pause"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/provision"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
@@ -44,6 +45,7 @@ type Service struct {
 	files    *files.Files
 	prov     *provision.Provisioner
 	review   *review.Reviewer
+	pause    *pause.Pauser
 }
 
 // newService composes the concerns over c.
@@ -55,7 +57,7 @@ func newService(c *core.Common) *Service {
 	sv := services.New(c)
 	rec := recording.New(c, g, inv, sv)
 	return &Service{Common: c, guest: g, iso: iso, pool: p, inv: inv, services: sv, rec: rec, files: files.New(c, rec),
-		prov: provision.New(c, g, iso, p, inv, sv, rec), review: review.New(c, inv)}
+		prov: provision.New(c, g, iso, p, inv, sv, rec), review: review.New(c, inv), pause: pause.New(c, inv, rec, g, sv)}
 }
 
 // New builds a Service that runs sandboxes with p and git with r. Extra
@@ -298,3 +300,25 @@ func (s *Service) Merge(ctx context.Context, r *Repo, name string) (*MergeResult
 // ConfigRole says what the file at path p decides, when it is one that
 // steers git or litterbox; "" for any other file.
 func ConfigRole(p string) string { return review.ConfigRole(p) }
+
+// Pause freezes a sandbox's processes, keeping all its state (see
+// pause.Pause).
+func (s *Service) Pause(ctx context.Context, r *Repo, name string, force bool) (Outcome, error) {
+	return s.pause.Pause(ctx, r, name, force)
+}
+
+// Resume thaws a paused sandbox.
+func (s *Service) Resume(ctx context.Context, r *Repo, name string) (Outcome, error) {
+	return s.pause.Resume(ctx, r, name)
+}
+
+// PauseAll pauses every sandbox of r, or of every repository when r is nil.
+func (s *Service) PauseAll(ctx context.Context, r *Repo, force bool) ([]Outcome, error) {
+	return s.pause.PauseAll(ctx, r, force)
+}
+
+// ResumeAll resumes every sandbox of r, or of every repository when r is
+// nil.
+func (s *Service) ResumeAll(ctx context.Context, r *Repo) ([]Outcome, error) {
+	return s.pause.ResumeAll(ctx, r)
+}

@@ -1,4 +1,4 @@
-package sandbox
+package pause
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
@@ -25,20 +26,20 @@ import (
 // forced (snapshotBeforePause).
 
 // pauseEnds reports whether pausing on s's engine ends the sandbox.
-func (s *Service) pauseEnds() bool {
-	pe, ok := s.Provider.(provider.PauseEnder)
+func (ps *Pauser) pauseEnds() bool {
+	pe, ok := ps.Provider.(provider.PauseEnder)
 	return ok && pe.PauseEnds()
 }
 
 // ownerRepo is the repository of c: r, or, when r is nil (every
 // repository), the one at c's repo label, provided it owns c.
-func (s *Service) ownerRepo(ctx context.Context, r *Repo, c provider.Sandbox) (*Repo, error) {
+func (ps *Pauser) ownerRepo(ctx context.Context, r *core.Repo, c provider.Sandbox) (*core.Repo, error) {
 	if r != nil {
 		return r, nil
 	}
-	r, err := s.OpenRepo(ctx, c.Labels[LabelRepo])
+	r, err := core.OpenRepo(ctx, ps.Runner, c.Labels[core.LabelRepo])
 	if err != nil || !r.Owns(c.Labels) {
-		return nil, fmt.Errorf("sandbox %q: its repository %s is not where its labels say (%v): pause or resume it from its repository", c.Labels[LabelSlug], c.Labels[LabelRepo], err)
+		return nil, fmt.Errorf("sandbox %q: its repository %s is not where its labels say (%v): pause or resume it from its repository", c.Labels[core.LabelSlug], c.Labels[core.LabelRepo], err)
 	}
 	return r, nil
 }
@@ -47,14 +48,14 @@ func (s *Service) ownerRepo(ctx context.Context, r *Repo, c provider.Sandbox) (*
 // its pause ends it, and says what the branch still lacks (lost). Unless
 // force, a pause that would lose any of it is refused (ErrWouldLose),
 // naming it; nothing is paused then.
-func (s *Service) snapshotBeforePause(ctx context.Context, r *Repo, c provider.Sandbox, force bool) (lost []Skipped, err error) {
+func (ps *Pauser) snapshotBeforePause(ctx context.Context, r *core.Repo, c provider.Sandbox, force bool) (lost []recording.Skipped, err error) {
 	all := r == nil
-	r, err = s.ownerRepo(ctx, r, c)
+	r, err = ps.ownerRepo(ctx, r, c)
 	if err != nil {
 		return nil, err
 	}
 	h := core.HandleOf(r, c)
-	if lost, err = s.rec.Lost(ctx, h, "pause: the work so far (the engine ends the sandbox while paused)"); err != nil {
+	if lost, err = ps.rec.Lost(ctx, h, "pause: the work so far (the engine ends the sandbox while paused)"); err != nil {
 		return nil, err
 	}
 	if len(lost) == 0 || force {
@@ -68,13 +69,13 @@ const maxNamedLost = 20
 
 // wouldLoseError says which files a pause of h would lose, and what to do.
 // all: the pause was one of --all-envs or --all-repos.
-func wouldLoseError(h *Handle, lost []Skipped, all bool) error {
+func wouldLoseError(h *core.Handle, lost []recording.Skipped, all bool) error {
 	var b strings.Builder
 	lb := "litterbox"
 	if all {
 		lb += " --repo " + runner.Quote(h.Repo.Git.Root)
 	}
-	slices.SortFunc(lost, func(a, b Skipped) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(lost, func(a, b recording.Skipped) int { return strings.Compare(a.Path, b.Path) })
 	folders := 0
 	for _, l := range lost {
 		if strings.HasSuffix(l.Path, "/") {
@@ -88,15 +89,15 @@ func wouldLoseError(h *Handle, lost []Skipped, all bool) error {
 	case folders > 0:
 		what += " and " + plural(folders, "folder")
 	}
-	fmt.Fprintf(&b, "Pausing %s would lose %s its branch %s%s does not hold: on this engine a pause ends the sandbox, and resume fills /src from the branch. It was not paused (what could be recorded is committed).\n", h.Slug, what, BranchPrefix, h.Slug)
+	fmt.Fprintf(&b, "Pausing %s would lose %s its branch %s%s does not hold: on this engine a pause ends the sandbox, and resume fills /src from the branch. It was not paused (what could be recorded is committed).\n", h.Slug, what, core.BranchPrefix, h.Slug)
 	b.WriteString(lostList(lost))
 	fmt.Fprintf(&b, "To keep them, make them recordable and pause again: shrink, split or remove files over the size cap (or raise LITTERBOX_SNAPSHOT_MAX_FILE_SIZE), or copy them out first (`%s cp %s:PATH DIR`); make files readable (chmod u+r) and folders readable and searchable (chmod u+rx); rename names git refuses. To pause anyway, losing them: `%s pause --force %s`.", lb, h.Slug, lb, h.Slug)
-	return core.NewError(ErrWouldLose, "%s", b.String())
+	return core.NewError(core.ErrWouldLose, "%s", b.String())
 }
 
 // lostList is lost as indented lines, names quoted as git quotes them, at
 // most maxNamedLost of them.
-func lostList(lost []Skipped) string {
+func lostList(lost []recording.Skipped) string {
 	var b strings.Builder
 	for i, l := range lost {
 		if i == maxNamedLost {
@@ -117,25 +118,25 @@ func plural(n int, what string) string {
 
 // refillAfterResume copies c's branch into the /src of its new sandbox,
 // records the scan stamp, and installs its services' definitions again.
-func (s *Service) refillAfterResume(ctx context.Context, r *Repo, c provider.Sandbox) error {
-	r, err := s.ownerRepo(ctx, r, c)
+func (ps *Pauser) refillAfterResume(ctx context.Context, r *core.Repo, c provider.Sandbox) error {
+	r, err := ps.ownerRepo(ctx, r, c)
 	if err != nil {
 		return err
 	}
 	h := core.HandleOf(r, c)
-	tip, ok, err := r.Git.ResolveRef(ctx, BranchRef(h.Slug))
+	tip, ok, err := r.Git.ResolveRef(ctx, core.BranchRef(h.Slug))
 	if err != nil || !ok {
-		return fmt.Errorf("resume: read branch %s%s (%v): the sandbox runs with an empty %s; delete it and create it again from the branch", BranchPrefix, h.Slug, err, Workdir)
+		return fmt.Errorf("resume: read branch %s%s (%v): the sandbox runs with an empty %s; delete it and create it again from the branch", core.BranchPrefix, h.Slug, err, core.Workdir)
 	}
 	var so, se bytes.Buffer
-	if err := s.guest.CopyAndSetup(ctx, guest.StartArchive(ctx, r, tip), c.Ref, h.Image, nil, &so, &se); err != nil {
-		return fmt.Errorf("resume: copy branch %s%s into %s: %w", BranchPrefix, h.Slug, Workdir, err)
+	if err := ps.guest.CopyAndSetup(ctx, guest.StartArchive(ctx, r, tip), c.Ref, h.Image, nil, &so, &se); err != nil {
+		return fmt.Errorf("resume: copy branch %s%s into %s: %w", core.BranchPrefix, h.Slug, core.Workdir, err)
 	}
 	if err := state.WriteSince(r, h.Slug, guest.TakeStamp(&so)); err != nil {
-		s.Log.Warn("could not record the scan stamp; the next snapshot will scan all of /src", "err", err)
+		ps.Log.Warn("could not record the scan stamp; the next snapshot will scan all of /src", "err", err)
 	}
-	if _, err := s.services.InstallSaved(ctx, h); err != nil {
-		s.Log.Warn("could not install the services again", "sandbox", h.Slug, "err", err)
+	if _, err := ps.services.InstallSaved(ctx, h); err != nil {
+		ps.Log.Warn("could not install the services again", "sandbox", h.Slug, "err", err)
 	}
 	return nil
 }

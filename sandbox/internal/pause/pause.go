@@ -1,4 +1,8 @@
-package sandbox
+// Package pause pauses and resumes sandboxes, one or all of them. On an
+// engine whose pause ends the sandbox (Kubernetes), pause first records the
+// work and refuses to lose what no snapshot can record, and resume fills
+// the new sandbox from its branch (ends.go).
+package pause
 
 import (
 	"context"
@@ -9,7 +13,27 @@ import (
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 )
+
+// Pauser pauses and resumes c's sandboxes; inv finds them, and where a
+// pause ends a sandbox, rec records its work first, and g and sv fill the
+// new one on resume.
+type Pauser struct {
+	*core.Common
+	inv      *inventory.Inventory
+	rec      *recording.Recorder
+	guest    *guest.Guest
+	services *services.Supervisor
+}
+
+// New is the pause and resume of c's sandboxes.
+func New(c *core.Common, inv *inventory.Inventory, rec *recording.Recorder, g *guest.Guest, sv *services.Supervisor) *Pauser {
+	return &Pauser{Common: c, inv: inv, rec: rec, guest: g, services: sv}
+}
 
 // Outcome is the result of pausing or resuming one sandbox.
 type Outcome struct {
@@ -21,34 +45,34 @@ type Outcome struct {
 	Skipped string `json:"skipped,omitempty"`
 	// Lost are the files a forced pause that ended the sandbox (Kubernetes)
 	// lost: its branch does not hold them.
-	Lost []Skipped `json:"lost,omitempty"`
+	Lost []recording.Skipped `json:"lost,omitempty"`
 }
 
 // Pause freezes a sandbox's processes, keeping all its state. Pausing a
 // paused sandbox is not an error: Outcome.Already says so. Where a pause
 // ends the sandbox (Kubernetes), one that would lose files its branch does
 // not hold is refused (ErrWouldLose) unless force.
-func (s *Service) Pause(ctx context.Context, r *Repo, name string, force bool) (Outcome, error) {
-	return s.toggle(ctx, r, name, true, force)
+func (ps *Pauser) Pause(ctx context.Context, r *core.Repo, name string, force bool) (Outcome, error) {
+	return ps.toggle(ctx, r, name, true, force)
 }
 
 // Resume thaws a paused sandbox. Resuming an active one is not an error.
-func (s *Service) Resume(ctx context.Context, r *Repo, name string) (Outcome, error) {
-	return s.toggle(ctx, r, name, false, false)
+func (ps *Pauser) Resume(ctx context.Context, r *core.Repo, name string) (Outcome, error) {
+	return ps.toggle(ctx, r, name, false, false)
 }
 
-func (s *Service) toggle(ctx context.Context, r *Repo, name string, pause, force bool) (Outcome, error) {
-	slug, err := Slugify(name)
+func (ps *Pauser) toggle(ctx context.Context, r *core.Repo, name string, pause, force bool) (Outcome, error) {
+	slug, err := core.Slugify(name)
 	if err != nil {
 		return Outcome{}, err
 	}
-	sbs, err := s.inv.Sandboxes(ctx, r, slug)
+	sbs, err := ps.inv.Sandboxes(ctx, r, slug)
 	if err != nil {
 		return Outcome{}, err
 	}
 	i := slices.IndexFunc(sbs, func(sb provider.Sandbox) bool { return sb.State != provider.StateNone })
 	if i < 0 {
-		if _, ok, _ := r.Git.ResolveRef(ctx, BranchRef(slug)); ok {
+		if _, ok, _ := r.Git.ResolveRef(ctx, core.BranchRef(slug)); ok {
 			return Outcome{}, core.NoContainerError(slug)
 		}
 		return Outcome{}, core.NotFoundError(slug)
@@ -56,24 +80,24 @@ func (s *Service) toggle(ctx context.Context, r *Repo, name string, pause, force
 	if st := sbs[i].State; st != provider.StateRunning && st != provider.StatePaused {
 		return Outcome{}, core.StoppedError(slug)
 	}
-	return s.toggleContainer(ctx, r, sbs[i], pause, force)
+	return ps.toggleContainer(ctx, r, sbs[i], pause, force)
 }
 
-func (s *Service) toggleContainer(ctx context.Context, r *Repo, c provider.Sandbox, pause, force bool) (Outcome, error) {
-	out := Outcome{Name: c.Labels[LabelSlug], Repo: c.Labels[LabelRepo]}
-	ends := s.pauseEnds()
+func (ps *Pauser) toggleContainer(ctx context.Context, r *core.Repo, c provider.Sandbox, pause, force bool) (Outcome, error) {
+	out := Outcome{Name: c.Labels[core.LabelSlug], Repo: c.Labels[core.LabelRepo]}
+	ends := ps.pauseEnds()
 	var err error
 	if pause {
 		if ends && c.State == provider.StateRunning {
-			if out.Lost, err = s.snapshotBeforePause(ctx, r, c, force); err != nil {
+			if out.Lost, err = ps.snapshotBeforePause(ctx, r, c, force); err != nil {
 				return out, err
 			}
 		}
-		out.Already, err = s.Provider.Pause(ctx, c.Ref)
+		out.Already, err = ps.Provider.Pause(ctx, c.Ref)
 	} else {
-		out.Already, err = s.Provider.Resume(ctx, c.Ref)
+		out.Already, err = ps.Provider.Resume(ctx, c.Ref)
 		if err == nil && !out.Already && ends {
-			err = s.refillAfterResume(ctx, r, c)
+			err = ps.refillAfterResume(ctx, r, c)
 		}
 	}
 	if errors.Is(err, provider.ErrStopped) {
@@ -92,17 +116,17 @@ func (s *Service) toggleContainer(ctx context.Context, r *Repo, c provider.Sandb
 // PauseAll pauses every sandbox of r, or of every repository when r is nil.
 // One that cannot be paused (a pause that would lose work, unless force)
 // does not stop the others: its error is among those returned.
-func (s *Service) PauseAll(ctx context.Context, r *Repo, force bool) ([]Outcome, error) {
-	return s.toggleAll(ctx, r, true, force)
+func (ps *Pauser) PauseAll(ctx context.Context, r *core.Repo, force bool) ([]Outcome, error) {
+	return ps.toggleAll(ctx, r, true, force)
 }
 
 // ResumeAll resumes every sandbox of r, or of every repository when r is nil.
-func (s *Service) ResumeAll(ctx context.Context, r *Repo) ([]Outcome, error) {
-	return s.toggleAll(ctx, r, false, false)
+func (ps *Pauser) ResumeAll(ctx context.Context, r *core.Repo) ([]Outcome, error) {
+	return ps.toggleAll(ctx, r, false, false)
 }
 
-func (s *Service) toggleAll(ctx context.Context, r *Repo, pause, force bool) ([]Outcome, error) {
-	sbs, err := s.inv.Sandboxes(ctx, r, "")
+func (ps *Pauser) toggleAll(ctx context.Context, r *core.Repo, pause, force bool) ([]Outcome, error) {
+	sbs, err := ps.inv.Sandboxes(ctx, r, "")
 	if err != nil {
 		return nil, err
 	}
@@ -114,15 +138,15 @@ func (s *Service) toggleAll(ctx context.Context, r *Repo, pause, force bool) ([]
 		if c.State != provider.StateRunning && c.State != provider.StatePaused {
 			// A stopped sandbox is neither active nor paused: pausing "all
 			// active sandboxes" (FR2.2) leaves it alone, and says so.
-			outs[i] = Outcome{Name: c.Labels[LabelSlug], Repo: c.Labels[LabelRepo], Skipped: "stopped"}
+			outs[i] = Outcome{Name: c.Labels[core.LabelSlug], Repo: c.Labels[core.LabelRepo], Skipped: "stopped"}
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outs[i], errs[i] = s.toggleContainer(ctx, r, c, pause, force)
+			outs[i], errs[i] = ps.toggleContainer(ctx, r, c, pause, force)
 			switch {
-			case errors.Is(errs[i], ErrStopped):
+			case errors.Is(errs[i], core.ErrStopped):
 				outs[i].Skipped, errs[i] = "stopped", nil
 			case errors.Is(errs[i], provider.ErrNotFound):
 				outs[i].Skipped, errs[i] = "gone", nil
