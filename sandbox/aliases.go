@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/doctor"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/files"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pause"
@@ -94,6 +95,18 @@ type (
 	MergeResult = review.MergeResult
 	// Outcome is the result of pausing or resuming one sandbox.
 	Outcome = pause.Outcome
+	// Check is one line of `litterbox doctor`.
+	Check = doctor.Check
+	// CheckStatus is the outcome of a check.
+	CheckStatus = doctor.CheckStatus
+)
+
+// Outcomes of a doctor's check.
+const (
+	CheckOK   = doctor.CheckOK
+	CheckWarn = doctor.CheckWarn
+	CheckFail = doctor.CheckFail
+	CheckSkip = doctor.CheckSkip
 )
 
 // Limits of the file tools.

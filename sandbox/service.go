@@ -9,6 +9,7 @@ import (
 	"context"
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/doctor"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/files"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
@@ -46,6 +47,7 @@ type Service struct {
 	prov     *provision.Provisioner
 	review   *review.Reviewer
 	pause    *pause.Pauser
+	doctor   *doctor.Doctor
 }
 
 // newService composes the concerns over c.
@@ -57,7 +59,8 @@ func newService(c *core.Common) *Service {
 	sv := services.New(c)
 	rec := recording.New(c, g, inv, sv)
 	return &Service{Common: c, guest: g, iso: iso, pool: p, inv: inv, services: sv, rec: rec, files: files.New(c, rec),
-		prov: provision.New(c, g, iso, p, inv, sv, rec), review: review.New(c, inv), pause: pause.New(c, inv, rec, g, sv)}
+		prov: provision.New(c, g, iso, p, inv, sv, rec), review: review.New(c, inv), pause: pause.New(c, inv, rec, g, sv),
+		doctor: doctor.New(c, g, iso)}
 }
 
 // New builds a Service that runs sandboxes with p and git with r. Extra
@@ -321,4 +324,10 @@ func (s *Service) PauseAll(ctx context.Context, r *Repo, force bool) ([]Outcome,
 // nil.
 func (s *Service) ResumeAll(ctx context.Context, r *Repo) ([]Outcome, error) {
 	return s.pause.ResumeAll(ctx, r)
+}
+
+// Doctor checks what litterbox needs (the engine, the image, git, the
+// repository dir is in, disk space); every problem is a check.
+func (s *Service) Doctor(ctx context.Context, dir string) []Check {
+	return s.doctor.Run(ctx, dir)
 }

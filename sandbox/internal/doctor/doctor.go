@@ -1,4 +1,6 @@
-package sandbox
+// Package doctor checks what litterbox needs, one check after another: the
+// engine, the image, git, the repository and disk space (litterbox doctor).
+package doctor
 
 import (
 	"cmp"
@@ -21,8 +23,22 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 )
+
+// Doctor runs the checks on c's engine, with the guest's image checks and
+// the isolation check.
+type Doctor struct {
+	*core.Common
+	guest *guest.Guest
+	iso   *isolation.Checker
+}
+
+// New is the doctor of c's engine.
+func New(c *core.Common, g *guest.Guest, iso *isolation.Checker) *Doctor {
+	return &Doctor{Common: c, guest: g, iso: iso}
+}
 
 // Check is one line of `litterbox doctor`: what was checked, how it went,
 // what was found, and, when it did not pass, what to do.
@@ -57,18 +73,18 @@ const (
 	diskFail = 100 << 20
 )
 
-// Doctor checks what litterbox needs, one check after another: the engine
+// Run checks what litterbox needs, one check after another: the engine
 // (reachable, version, pause, isolation), the image (held, its platform, the
 // guest contract), git (version, and in a repository its signing and hooks)
 // and disk space. dir is where the command runs; outside a repository the
 // repository's checks are skipped. It never fails itself: every problem is a
 // check.
-func (s *Service) Doctor(ctx context.Context, dir string) []Check {
+func (d *Doctor) Run(ctx context.Context, dir string) []Check {
 	var checks []Check
 	add := func(c Check) { checks = append(checks, c) }
-	image, cfg := s.doctorImage(ctx, dir)
+	image, cfg := d.doctorImage(ctx, dir)
 
-	info, err := s.Provider.Info(ctx)
+	info, err := d.Provider.Info(ctx)
 	engineOK := err == nil
 	if err != nil {
 		c := Check{Name: "engine", Status: CheckFail, Detail: err.Error(),
@@ -91,18 +107,18 @@ func (s *Service) Doctor(ctx context.Context, dir string) []Check {
 		skip("guest")
 	} else {
 		add(pauseCheck(info))
-		add(s.isolationCheck(ctx, image, cfg))
-		img, c := s.imageCheck(ctx, image)
+		add(d.isolationCheck(ctx, image, cfg))
+		img, c := d.imageCheck(ctx, image)
 		add(c)
 		if img == nil {
 			add(Check{Name: "guest", Status: CheckSkip, Detail: "needs the image"})
 		} else {
-			add(s.guestCheck(ctx, image))
+			add(d.guestCheck(ctx, image))
 		}
 	}
 
-	add(s.gitCheck(ctx))
-	return append(checks, s.repoChecks(ctx, dir)...)
+	add(d.gitCheck(ctx))
+	return append(checks, d.repoChecks(ctx, dir)...)
 }
 
 // engineStatus describes a reachable engine, warning of a Docker with the
@@ -147,9 +163,9 @@ func pauseCheck(info provider.Info) Check {
 
 // isolationCheck runs the check create runs before the first sandbox on an
 // engine (or reads its kept answer).
-func (s *Service) isolationCheck(ctx context.Context, image string, cfg *config.Config) Check {
-	v, err := s.iso.Engine(ctx, image)
-	allowed := s.iso.AllowedBy(cfg)
+func (d *Doctor) isolationCheck(ctx context.Context, image string, cfg *config.Config) Check {
+	v, err := d.iso.Engine(ctx, image)
+	allowed := d.iso.AllowedBy(cfg)
 	switch {
 	case err != nil:
 		return Check{Name: "isolation", Status: CheckFail, Detail: "could not check that sandboxes are kept apart: " + err.Error(),
@@ -168,10 +184,10 @@ func (s *Service) isolationCheck(ctx context.Context, image string, cfg *config.
 // imageCheck looks the image up on the engine, never pulling it, and
 // judges it as create does (imageInfo): a platform litterbox has a scanner
 // for, none of litterbox's own labels.
-func (s *Service) imageCheck(ctx context.Context, image string) (*provider.Image, Check) {
-	platform, img, err := s.guest.ImageInfo(ctx, image)
+func (d *Doctor) imageCheck(ctx context.Context, image string) (*provider.Image, Check) {
+	platform, img, err := d.guest.ImageInfo(ctx, image)
 	switch {
-	case errors.Is(err, ErrImage):
+	case errors.Is(err, core.ErrImage):
 		return nil, Check{Name: "image", Status: CheckFail, Detail: err.Error()}
 	case err != nil:
 		return nil, Check{Name: "image", Status: CheckFail, Detail: "could not look up " + image + ": " + err.Error(),
@@ -179,7 +195,7 @@ func (s *Service) imageCheck(ctx context.Context, image string) (*provider.Image
 	case platform == "":
 		return nil, Check{Name: "image", Status: CheckFail, Detail: image + " is not on the engine",
 			Fix: fmt.Sprintf("get it with `docker pull %s` (or `docker build`/`docker load`), or choose another with image in .litterbox.toml (docs/images.md)", image)}
-	case s.Scanner != "":
+	case d.Scanner != "":
 		return &img, Check{Name: "image", Status: CheckOK, Detail: fmt.Sprintf("%s (%s); scanner from LITTERBOX_SCANNER", image, platform)}
 	}
 	return &img, Check{Name: "image", Status: CheckOK, Detail: fmt.Sprintf("%s (%s, scanner built in)", image, platform)}
@@ -187,21 +203,21 @@ func (s *Service) imageCheck(ctx context.Context, image string) (*provider.Image
 
 // guestCheck starts a hardened sandbox of the image with no network, runs
 // the guest contract's check in it (the one create runs), and removes it.
-func (s *Service) guestCheck(ctx context.Context, image string) Check {
+func (d *Doctor) guestCheck(ctx context.Context, image string) Check {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	name := "litterbox-doctor-" + hex.EncodeToString(b)
-	sb, err := s.Provider.Create(ctx, spec.Probe(s.ExtraLabels, "doctor", name, image, provider.NetworkNone, 16<<20, 128<<20, 60*time.Second))
+	sb, err := d.Provider.Create(ctx, spec.Probe(d.ExtraLabels, "doctor", name, image, provider.NetworkNone, 16<<20, 128<<20, 60*time.Second))
 	if err != nil {
 		return Check{Name: "guest", Status: CheckFail, Detail: "a sandbox of " + image + " did not start: " + core.CapText(err.Error()),
 			Fix: "the image needs sh and sleep (the guest contract, docs/architecture.md); use one built FROM busybox"}
 	}
 	defer func() {
-		if err := s.Provider.Remove(context.WithoutCancel(ctx), sb.Ref); err != nil {
-			s.Log.Warn("could not remove doctor's sandbox", "name", sb.Name, "err", err)
+		if err := d.Provider.Remove(context.WithoutCancel(ctx), sb.Ref); err != nil {
+			d.Log.Warn("could not remove doctor's sandbox", "name", sb.Name, "err", err)
 		}
 	}()
-	res, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: sb.Ref, Cmd: []string{"sh", "-c", guest.CheckScript + "id -u"}})
+	res, err := d.Provider.Exec(ctx, provider.ExecRequest{Ref: sb.Ref, Cmd: []string{"sh", "-c", guest.CheckScript + "id -u"}})
 	missing, lacks := guest.Missing(res.ExitCode, string(res.Stderr))
 	switch {
 	case err != nil:
@@ -220,27 +236,27 @@ func (s *Service) guestCheck(ctx context.Context, image string) Check {
 // doctorImage is the image a create in dir would use by default: the
 // configuration's at HEAD when dir is in a repository and it names one,
 // else the service's.
-func (s *Service) doctorImage(ctx context.Context, dir string) (string, *config.Config) {
-	r, err := s.OpenRepo(ctx, dir)
+func (d *Doctor) doctorImage(ctx context.Context, dir string) (string, *config.Config) {
+	r, err := core.OpenRepo(ctx, d.Runner, dir)
 	if err != nil {
-		return s.Image, nil
+		return d.Image, nil
 	}
 	head, err := r.Git.Head(ctx)
 	if err != nil {
-		return s.Image, nil
+		return d.Image, nil
 	}
 	cfg, err := config.Load(ctx, r.Git, head, func(string) {})
 	if err != nil {
-		return s.Image, nil
+		return d.Image, nil
 	}
-	return cmp.Or(cfg.Image, s.Image), cfg
+	return cmp.Or(cfg.Image, d.Image), cfg
 }
 
 var gitVersionRE = regexp.MustCompile(`git version (\d+)\.(\d+)`)
 
 // gitCheck checks git's version.
-func (s *Service) gitCheck(ctx context.Context) Check {
-	res, err := s.Runner.Run(ctx, runner.New("git", "version"))
+func (d *Doctor) gitCheck(ctx context.Context) Check {
+	res, err := d.Runner.Run(ctx, runner.New("git", "version"))
 	if err != nil {
 		return Check{Name: "git", Status: CheckFail, Detail: "git does not run: " + err.Error(),
 			Fix: fmt.Sprintf("install git %d.%d or later", MinGit[0], MinGit[1])}
@@ -260,8 +276,8 @@ func (s *Service) gitCheck(ctx context.Context) Check {
 }
 
 // repoChecks look at the repository dir is in: signing, hooks, disk space.
-func (s *Service) repoChecks(ctx context.Context, dir string) []Check {
-	g, err := git.Open(ctx, s.Runner, dir)
+func (d *Doctor) repoChecks(ctx context.Context, dir string) []Check {
+	g, err := git.Open(ctx, d.Runner, dir)
 	if err != nil {
 		c := Check{Name: "repository", Status: CheckWarn, Detail: dir + " is not in a git repository, so its signing and hooks were not checked",
 			Fix: "run doctor inside the repository you make sandboxes of, or pass --repo"}
