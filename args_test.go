@@ -44,7 +44,7 @@ func TestBadArgumentsAreUsageErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, poolErr := sandbox.New(engine, runner.Exec{}, nil).FillPool(context.Background(), nil, 17)
+	_, poolErr := sandbox.New(engine, runner.Exec{}, nil, sandbox.Options{}).FillPool(context.Background(), nil, 17)
 	for _, err := range []error{pathErr, poolErr} {
 		if err == nil {
 			t.Fatal("no error")

@@ -131,13 +131,14 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "Error: %v\n", err)
 		return exitUsage
 	}
-	svc := sandbox.New(engine, run, logger)
-	svc.AllowUnisolated = c.AllowUnisolated
+	opts := sandbox.EnvOptions()
+	opts.AllowUnisolated = c.AllowUnisolated
+	sb := sandbox.New(engine, run, logger, opts)
 	env := &commands.Env{
-		Service: svc,
-		RepoDir: c.Repo,
-		Stdout:  stdout,
-		Stderr:  stderr,
+		Sandboxes: sb,
+		RepoDir:   c.Repo,
+		Stdout:    stdout,
+		Stderr:    stderr,
 	}
 	kctx.BindTo(ctx, (*context.Context)(nil))
 	kctx.Bind(env)
@@ -250,10 +251,10 @@ func completionEnv() *commands.Env {
 		engine, _ = docker.New(docker.Options{Runner: run})
 	}
 	return &commands.Env{
-		Service: sandbox.New(engine, run, quiet),
-		RepoDir: dir,
-		Stdout:  io.Discard,
-		Stderr:  io.Discard,
+		Sandboxes: sandbox.New(engine, run, quiet, sandbox.EnvOptions()),
+		RepoDir:   dir,
+		Stdout:    io.Discard,
+		Stderr:    io.Discard,
 	}
 }
 

@@ -37,7 +37,7 @@ type bench struct {
 	label string   // key=value put on everything made, and used to clean up
 	env   []string // extra environment for litterbox
 	tmp   string   // temp dir holding the synthetic repositories
-	svc   *sandbox.Service
+	svc   *sandbox.Sandboxes
 	rows  []Row
 	// snapCost is the snapshot cost of one changed file, by repository
 	// ("250 files"), for the issue-13 table.
@@ -114,7 +114,7 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	b.svc = sandbox.New(p, run, nil)
+	b.svc = sandbox.New(p, run, nil, sandbox.EnvOptions())
 
 	if b.tmp, err = os.MkdirTemp("", "litterbox-bench-"); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -14,19 +14,19 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
-// Env is what every command runs with: the service, the repository directory
+// Env is what every command runs with: the sandboxes, the repository directory
 // and the output streams. Main binds it lazily, so --help never runs docker
 // or git.
 type Env struct {
-	Service *sandbox.Service
-	RepoDir string
-	Stdout  io.Writer
-	Stderr  io.Writer
+	Sandboxes *sandbox.Sandboxes
+	RepoDir   string
+	Stdout    io.Writer
+	Stderr    io.Writer
 }
 
 // Repo opens the repository the command works on.
 func (e *Env) Repo(ctx context.Context) (*sandbox.Repo, error) {
-	return e.Service.OpenRepo(ctx, e.RepoDir)
+	return e.Sandboxes.OpenRepo(ctx, e.RepoDir)
 }
 
 // Handle resolves a running sandbox of the repository.
@@ -35,7 +35,7 @@ func (e *Env) Handle(ctx context.Context, name string) (*sandbox.Handle, error) 
 	if err != nil {
 		return nil, err
 	}
-	return e.Service.Handle(ctx, r, name)
+	return e.Sandboxes.Handle(ctx, r, name)
 }
 
 func (e *Env) outf(format string, args ...any) {

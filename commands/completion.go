@@ -28,7 +28,7 @@ type SandboxNames struct {
 // being typed.
 func (p SandboxNames) Predict(a complete.Args) []string {
 	dir := repoFlag(a.Completed, p.Env.RepoDir)
-	list, err := p.Env.Service.ListDir(context.Background(), dir)
+	list, err := p.Env.Sandboxes.ListDir(context.Background(), dir)
 	if err != nil {
 		return nil
 	}

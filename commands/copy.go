@@ -50,7 +50,7 @@ func (c *Cp) Run(ctx context.Context, env *Env) error {
 		if err != nil {
 			return err
 		}
-		res, snap, err := env.Service.CopyIn(ctx, h, c.Src, os.Stdin, p)
+		res, snap, err := env.Sandboxes.CopyIn(ctx, h, c.Src, os.Stdin, p)
 		if res == nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (c *Cp) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := env.Service.CopyOut(ctx, h, p, c.Dst, env.Stdout)
+	res, err := env.Sandboxes.CopyOut(ctx, h, p, c.Dst, env.Stdout)
 	if res != nil && c.Dst != "-" {
 		env.outf("Copied %s:%s to %s (%d entries, %d bytes)\n", h.Slug, termtext.Quote(p), termtext.Quote(res.Path), res.Entries, res.Bytes)
 	}
@@ -98,7 +98,7 @@ func (c *Fork) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	p := newProgress(env)
-	f, err := env.Service.Fork(ctx, r, c.Name, c.New, sandbox.CreateOptions{Progress: p.step})
+	f, err := env.Sandboxes.Fork(ctx, r, c.Name, c.New, sandbox.CreateOptions{Progress: p.step})
 	p.done()
 	if f == nil {
 		return err
@@ -127,7 +127,7 @@ func (c *Rewind) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := env.Service.Rewind(ctx, h, c.Rev)
+	res, err := env.Sandboxes.Rewind(ctx, h, c.Rev)
 	if res == nil {
 		return err
 	}

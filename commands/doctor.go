@@ -17,7 +17,7 @@ type Doctor struct {
 // Run prints one line per check, with what to do under each that failed
 // or warns, and exits 1 when any check failed.
 func (d *Doctor) Run(ctx context.Context, env *Env) error {
-	checks := env.Service.Doctor(ctx, env.RepoDir)
+	checks := env.Sandboxes.Doctor(ctx, env.RepoDir)
 	ok := true
 	for _, c := range checks {
 		if c.Status == sandbox.CheckFail {

@@ -60,7 +60,7 @@ func runIn(ctx context.Context, env *Env, name string, cmd []string) error {
 		return err
 	}
 	tty := isTerminal(os.Stdin) && isTerminal(os.Stdout)
-	code, err := env.Service.Exec(ctx, r, name, sandbox.ExecOptions{
+	code, err := env.Sandboxes.Exec(ctx, r, name, sandbox.ExecOptions{
 		Cmd: cmd, TTY: tty, Interactive: true,
 		Stdin: os.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
 	})

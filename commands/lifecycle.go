@@ -51,7 +51,7 @@ func (c *Create) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	p := newProgress(env)
-	created, err := env.Service.Create(ctx, r, c.Name, sandbox.CreateOptions{Progress: p.step, FromBranch: c.FromBranch, From: c.From, Image: c.Image, NoPool: c.NoPool})
+	created, err := env.Sandboxes.Create(ctx, r, c.Name, sandbox.CreateOptions{Progress: p.step, FromBranch: c.FromBranch, From: c.From, Image: c.Image, NoPool: c.NoPool})
 	p.done()
 	if created != nil {
 		if created.RemovedIncomplete {
@@ -124,9 +124,9 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 	var pool []sandbox.PoolEntry
 	var err error
 	if l.AllRepos {
-		list, err = env.Service.List(ctx, nil)
+		list, err = env.Sandboxes.List(ctx, nil)
 	} else {
-		list, pool, err = env.Service.ListDirPool(ctx, env.RepoDir)
+		list, pool, err = env.Sandboxes.ListDirPool(ctx, env.RepoDir)
 		if errors.Is(err, git.ErrNotRepository) {
 			return fmt.Errorf("%w; `litterbox list --all-repos` lists the sandboxes of every repository", err)
 		}
@@ -217,14 +217,14 @@ func (t *toggleFlags) validate() error {
 
 func (t *toggleFlags) run(ctx context.Context, env *Env, pause, force bool) error {
 	verb, already := "Resumed", "already active"
-	one, all := env.Service.Resume, env.Service.ResumeAll
+	one, all := env.Sandboxes.Resume, env.Sandboxes.ResumeAll
 	if pause {
 		verb, already = "Paused", "already paused"
 		one = func(ctx context.Context, r *sandbox.Repo, name string) (sandbox.Outcome, error) {
-			return env.Service.Pause(ctx, r, name, force)
+			return env.Sandboxes.Pause(ctx, r, name, force)
 		}
 		all = func(ctx context.Context, r *sandbox.Repo) ([]sandbox.Outcome, error) {
-			return env.Service.PauseAll(ctx, r, force)
+			return env.Sandboxes.PauseAll(ctx, r, force)
 		}
 	}
 	var r *sandbox.Repo
@@ -329,7 +329,7 @@ func (d *Delete) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if d.Pool {
-		removed, err := env.Service.DeletePool(ctx, r)
+		removed, err := env.Sandboxes.DeletePool(ctx, r)
 		if len(removed) > 0 {
 			env.outf("Deleted the warm pool (%d container(s): %s)\n", len(removed), strings.Join(removed, ", "))
 		} else if err == nil {
@@ -337,7 +337,7 @@ func (d *Delete) Run(ctx context.Context, env *Env) error {
 		}
 		return err
 	}
-	rep, err := env.Service.Delete(ctx, r, d.Name, d.Force)
+	rep, err := env.Sandboxes.Delete(ctx, r, d.Name, d.Force)
 	if rep != nil && len(rep.Removed) > 0 {
 		env.outf("Deleted %s (%s)\n", rep.Name, strings.Join(rep.Removed, ", "))
 	}
@@ -351,7 +351,7 @@ type Prune struct {
 
 // Run prunes.
 func (p *Prune) Run(ctx context.Context, env *Env) error {
-	out, err := env.Service.Prune(ctx)
+	out, err := env.Sandboxes.Prune(ctx)
 	if p.JSON {
 		if jerr := writeJSON(env, map[string]any{"removed": out}); jerr != nil {
 			return jerr

@@ -26,24 +26,24 @@ func (m *MCP) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	srv := lbmcp.New(env.Service, r, env.Service.Log)
+	srv := lbmcp.New(env.Sandboxes, r, env.Sandboxes.Log)
 	srv.MaxOutput, srv.ProgressInterval = max(m.MaxOutput, lbmcp.MinMaxOutput), m.ProgressInterval
 	if m.Pool > 0 {
-		f := &refiller{svc: env.Service, r: r, size: m.Pool}
+		f := &refiller{sandboxes: env.Sandboxes, r: r, size: m.Pool}
 		srv.Created = f.kick
 		f.kick()
 		defer f.wait()
 	}
-	env.Service.Log.Info("serving MCP on stdio", "repo", r.Root(), "max-output", srv.MaxOutput, "pool", m.Pool)
+	env.Sandboxes.Log.Info("serving MCP on stdio", "repo", r.Root(), "max-output", srv.MaxOutput, "pool", m.Pool)
 	return srv.ServeStdio(ctx, buildinfo.Version(), os.Stdin, env.Stdout)
 }
 
 // refiller fills the warm pool in the background, one fill at a time: a
 // kick during a fill makes one more fill after it.
 type refiller struct {
-	svc  *sandbox.Service
-	r    *sandbox.Repo
-	size int
+	sandboxes *sandbox.Sandboxes
+	r         *sandbox.Repo
+	size      int
 
 	mu      sync.Mutex
 	running bool
@@ -68,8 +68,8 @@ func (f *refiller) loop() {
 	for {
 		// Not the server's context: a fill cut short leaves a container
 		// that only the next fill removes.
-		if _, err := f.svc.FillPool(context.Background(), f.r, f.size); err != nil {
-			f.svc.Log.Warn("could not fill the warm pool", "err", err)
+		if _, err := f.sandboxes.FillPool(context.Background(), f.r, f.size); err != nil {
+			f.sandboxes.Log.Warn("could not fill the warm pool", "err", err)
 		}
 		f.mu.Lock()
 		if !f.again {

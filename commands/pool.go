@@ -22,9 +22,9 @@ func (p *Pool) Run(ctx context.Context, env *Env) error {
 	}
 	var entries []sandbox.PoolEntry
 	if p.Size >= 0 {
-		entries, err = env.Service.FillPool(ctx, r, p.Size)
+		entries, err = env.Sandboxes.FillPool(ctx, r, p.Size)
 	} else {
-		entries, err = env.Service.Pool(ctx, r)
+		entries, err = env.Sandboxes.Pool(ctx, r)
 	}
 	if err != nil {
 		return err

@@ -26,7 +26,7 @@ func (l *Log) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	h, err := env.Service.History(ctx, r, l.Name)
+	h, err := env.Sandboxes.History(ctx, r, l.Name)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (d *Diff) Run(ctx context.Context, env *Env) error {
 	}
 	f, ok := env.Stdout.(*os.File)
 	opts := git.DiffOptions{Stat: d.Stat, Color: ok && isTerminal(f)}
-	res, err := env.Service.Diff(ctx, r, d.Name, opts, env.Stdout)
+	res, err := env.Sandboxes.Diff(ctx, r, d.Name, opts, env.Stdout)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (a *Apply) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := env.Service.Apply(ctx, r, a.Name)
+	res, err := env.Sandboxes.Apply(ctx, r, a.Name)
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func (m *Merge) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := env.Service.Merge(ctx, r, m.Name)
+	res, err := env.Sandboxes.Merge(ctx, r, m.Name)
 	if res != nil {
 		switch {
 		case res.NothingToMerge:

@@ -23,7 +23,7 @@ func (p *Ports) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := env.Service.Ports(ctx, h)
+	res, err := env.Sandboxes.Ports(ctx, h)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (c *ServiceCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := env.Service.ServiceAction(ctx, h, c.Service, c.Action, c.Lines)
+	res, err := env.Sandboxes.ServiceAction(ctx, h, c.Service, c.Action, c.Lines)
 	if err != nil {
 		return err
 	}

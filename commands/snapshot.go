@@ -23,7 +23,7 @@ func (c *Snapshot) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := env.Service.Snapshot(ctx, h, c.Message)
+	res, err := env.Sandboxes.Snapshot(ctx, h, c.Message)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (c *Milestone) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := env.Service.Milestone(ctx, h, c.Message)
+	res, err := env.Sandboxes.Milestone(ctx, h, c.Message)
 	if err != nil {
 		return err
 	}

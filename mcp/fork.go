@@ -20,7 +20,7 @@ type ForkArgs struct {
 }
 
 func (s *Server) fork(ctx context.Context, a ForkArgs) (*CreateResult, error) {
-	f, err := s.svc.Fork(ctx, s.repo, a.Sandbox, a.Name, sandbox.CreateOptions{ByAgent: true})
+	f, err := s.sandboxes.Fork(ctx, s.repo, a.Sandbox, a.Name, sandbox.CreateOptions{ByAgent: true})
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (s *Server) rewind(ctx context.Context, a RewindArgs) (*RewindResult, error
 		l := s.lock(h.Slug)
 		l.Lock()
 		defer l.Unlock()
-		r, err := s.svc.Rewind(ctx, h, a.Commit)
+		r, err := s.sandboxes.Rewind(ctx, h, a.Commit)
 		if err != nil {
 			return nil, err
 		}

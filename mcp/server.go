@@ -23,8 +23,8 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
-// Service is what the server needs of the sandbox service.
-type Service interface {
+// Sandboxes is what the server needs of the sandbox service.
+type Sandboxes interface {
 	Create(ctx context.Context, r *sandbox.Repo, name string, opts sandbox.CreateOptions) (*sandbox.Created, error)
 	Handle(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.Handle, error)
 	Milestone(ctx context.Context, h *sandbox.Handle, message string) (*sandbox.MilestoneResult, error)
@@ -43,9 +43,9 @@ type Service interface {
 
 // Server serves the tools for one repository.
 type Server struct {
-	svc  Service
-	repo *sandbox.Repo
-	log  *log.Logger
+	sandboxes Sandboxes
+	repo      *sandbox.Repo
+	log       *log.Logger
 
 	// MaxOutput caps every response, in bytes of JSON (DefaultMaxOutput;
 	// at least MinMaxOutput).
@@ -66,12 +66,12 @@ type Server struct {
 	locks   map[string]*sync.Mutex     // by slug: one file mutation at a time
 }
 
-// New builds a server over svc for the repository r.
-func New(svc Service, r *sandbox.Repo, logger *log.Logger) *Server {
+// New builds a server over sandboxes for the repository r.
+func New(sandboxes Sandboxes, r *sandbox.Repo, logger *log.Logger) *Server {
 	if logger == nil {
 		logger = log.Default()
 	}
-	return &Server{svc: svc, repo: r, log: logger, MaxOutput: DefaultMaxOutput, ProgressInterval: DefaultProgressInterval,
+	return &Server{sandboxes: sandboxes, repo: r, log: logger, MaxOutput: DefaultMaxOutput, ProgressInterval: DefaultProgressInterval,
 		maxRequest: MaxRequestBytes, maxHeld: MaxHeldBytes,
 		handles: map[string]*sandbox.Handle{}, locks: map[string]*sync.Mutex{}}
 }
@@ -167,7 +167,7 @@ func (s *Server) handle(ctx context.Context, name string) (*sandbox.Handle, erro
 	if h != nil {
 		return h, nil
 	}
-	h, err = s.svc.Handle(ctx, s.repo, slug)
+	h, err = s.sandboxes.Handle(ctx, s.repo, slug)
 	if err != nil {
 		return nil, err
 	}

@@ -135,7 +135,7 @@ func TestConcurrentBash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := sandbox.New(p, runner.Exec{Log: logger}, logger)
+	svc := sandbox.New(p, runner.Exec{Log: logger}, logger, sandbox.EnvOptions())
 	svc.ExtraLabels["dev.litterbox.test"] = fmt.Sprintf("mcp-conc-%d", os.Getpid())
 	r, err := svc.OpenRepo(ctx, repo)
 	if err != nil {

@@ -50,7 +50,7 @@ func (r *PortsResult) text() string {
 
 func (s *Server) ports(ctx context.Context, a PortsArgs) (*PortsResult, error) {
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.PortsResult, error) {
-		return s.svc.Ports(ctx, h)
+		return s.sandboxes.Ports(ctx, h)
 	}, func(r sandbox.PortsResult) *PortsResult { return &PortsResult{PortsResult: r} })
 }
 
@@ -102,7 +102,7 @@ func (s *Server) service(ctx context.Context, a ServiceArgs) (*ServiceResult, er
 		return nil, fmt.Errorf("lines must be between 1 and %d (leave it out for 100)", maxLogLines)
 	}
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.ServiceResult, error) {
-		return s.svc.ServiceAction(ctx, h, a.Name, a.Action, a.Lines)
+		return s.sandboxes.ServiceAction(ctx, h, a.Name, a.Action, a.Lines)
 	}, func(r sandbox.ServiceResult) *ServiceResult {
 		return &ServiceResult{Sandbox: r.Sandbox, Action: r.Action, Message: r.Message, Status: r.Status, Log: r.Log}
 	})

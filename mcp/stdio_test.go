@@ -21,7 +21,7 @@ import (
 // until released or cancelled, any other returns at once. It counts what
 // started and what runs, per sandbox.
 type holdSvc struct {
-	Service // nil: only Handle and Bash are called
+	Sandboxes // nil: only Handle and Bash are called
 
 	release chan struct{}
 
@@ -81,7 +81,7 @@ type pipeClient struct {
 	resp map[string]json.RawMessage // by id
 }
 
-func startStdio(t *testing.T, svc Service, opts ...func(*Server)) *pipeClient {
+func startStdio(t *testing.T, svc Sandboxes, opts ...func(*Server)) *pipeClient {
 	t.Helper()
 	logger := log.New(io.Discard)
 	s := New(svc, nil, logger)

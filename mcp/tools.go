@@ -227,7 +227,7 @@ func (s *Server) milestone(ctx context.Context, a MilestoneArgs) (*MilestoneResu
 		l := s.lock(h.Slug)
 		l.Lock()
 		defer l.Unlock()
-		r, err := s.svc.Milestone(ctx, h, a.Message)
+		r, err := s.sandboxes.Milestone(ctx, h, a.Message)
 		if err != nil {
 			return nil, err
 		}
@@ -286,7 +286,7 @@ func (r *CreateResult) blocks() []string {
 }
 
 func (s *Server) create(ctx context.Context, a CreateArgs) (*CreateResult, error) {
-	c, err := s.svc.Create(ctx, s.repo, a.Name, sandbox.CreateOptions{From: a.BaseRef, Image: a.Image, ByAgent: true})
+	c, err := s.sandboxes.Create(ctx, s.repo, a.Name, sandbox.CreateOptions{From: a.BaseRef, Image: a.Image, ByAgent: true})
 	if err != nil {
 		return nil, err
 	}
@@ -364,7 +364,7 @@ func (r *ReadResult) blocks() []string {
 
 func (s *Server) read(ctx context.Context, a ReadArgs) (*ReadResult, error) {
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.ReadResult, error) {
-		return s.svc.Read(ctx, h, a.Path, sandbox.ReadOptions{Offset: a.Offset, Limit: a.Limit})
+		return s.sandboxes.Read(ctx, h, a.Path, sandbox.ReadOptions{Offset: a.Offset, Limit: a.Limit})
 	}, func(r sandbox.ReadResult) *ReadResult {
 		return &ReadResult{Path: r.Path, Offset: r.Offset, Lines: r.Lines, TotalLines: r.TotalLines, More: r.More, Content: r.Content}
 	})
@@ -404,7 +404,7 @@ func (s *Server) write(ctx context.Context, a WriteArgs) (*WriteResult, error) {
 	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*WriteResult, error) {
 		l := s.lock(h.Slug)
 		l.Lock()
-		r, snap, err := s.svc.Write(ctx, h, a.Path, []byte(a.Content))
+		r, snap, err := s.sandboxes.Write(ctx, h, a.Path, []byte(a.Content))
 		l.Unlock()
 		if r == nil {
 			return nil, err
@@ -442,7 +442,7 @@ func (s *Server) patch(ctx context.Context, a PatchArgs) (*PatchResult, error) {
 	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*PatchResult, error) {
 		l := s.lock(h.Slug)
 		l.Lock()
-		r, snap, err := s.svc.Patch(ctx, h, a.Path, a.Diff)
+		r, snap, err := s.sandboxes.Patch(ctx, h, a.Path, a.Diff)
 		l.Unlock()
 		if r == nil {
 			return nil, err
@@ -532,7 +532,7 @@ func (s *Server) bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 		return nil, fmt.Errorf("timeout must be between 0 and %d seconds", int(sandbox.MaxBashTimeout.Seconds()))
 	}
 	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*BashResult, error) {
-		r, snap, err := s.svc.Bash(ctx, h, a.Command, sandbox.BashOptions{
+		r, snap, err := s.sandboxes.Bash(ctx, h, a.Command, sandbox.BashOptions{
 			Workdir: a.Workdir, Timeout: time.Duration(a.Timeout * float64(time.Second)), Message: bashMessage(a.Command),
 			OutputCap: s.bashOutputCap(),
 		})
@@ -568,7 +568,7 @@ type LsResult struct {
 
 func (s *Server) ls(ctx context.Context, a LsArgs) (*LsResult, error) {
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.LsResult, error) {
-		return s.svc.Ls(ctx, h, a.Path, a.Recursive)
+		return s.sandboxes.Ls(ctx, h, a.Path, a.Recursive)
 	}, func(r sandbox.LsResult) *LsResult {
 		res := &LsResult{Path: r.Path, Entries: r.Entries}
 		res.list = newList(&res.Entries, r.Truncated, "(empty folder)")
@@ -597,7 +597,7 @@ type GlobResult struct {
 
 func (s *Server) glob(ctx context.Context, a GlobArgs) (*GlobResult, error) {
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.GlobResult, error) {
-		return s.svc.Glob(ctx, h, a.Pattern, a.Path)
+		return s.sandboxes.Glob(ctx, h, a.Pattern, a.Path)
 	}, func(r sandbox.GlobResult) *GlobResult {
 		res := &GlobResult{Pattern: r.Pattern, Matches: r.Matches}
 		res.list = newList(&res.Matches, r.Truncated, "(no files match)")
@@ -627,7 +627,7 @@ type GrepResult struct {
 
 func (s *Server) grep(ctx context.Context, a GrepArgs) (*GrepResult, error) {
 	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.GrepResult, error) {
-		return s.svc.Grep(ctx, h, a.Pattern, a.Path, a.Include)
+		return s.sandboxes.Grep(ctx, h, a.Pattern, a.Path, a.Include)
 	}, func(r sandbox.GrepResult) *GrepResult {
 		res := &GrepResult{Pattern: r.Pattern, Matches: r.Matches}
 		res.list = newList(&res.Matches, r.Truncated, "(no matches)")

@@ -23,7 +23,7 @@ type ExecOptions struct {
 
 // Exec runs a command in a running sandbox, in /src, as the sandbox user, and
 // returns its exit code. Only failures to run it at all are errors.
-func (s *Service) Exec(ctx context.Context, r *Repo, name string, o ExecOptions) (int, error) {
+func (s *Sandboxes) Exec(ctx context.Context, r *Repo, name string, o ExecOptions) (int, error) {
 	f, err := s.inv.Running(ctx, r, name)
 	if err != nil {
 		return 0, err

@@ -43,7 +43,7 @@ func BenchmarkFiles(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := New(p, runner.Exec{Log: logger}, logger)
+	s := New(p, runner.Exec{Log: logger}, logger, Options{})
 	s.ExtraLabels["dev.litterbox.test"] = fmt.Sprintf("bench-%d", os.Getpid())
 	r, err := s.OpenRepo(ctx, repo)
 	if err != nil {

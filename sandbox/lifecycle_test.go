@@ -31,7 +31,7 @@ type fixture struct {
 	t   *testing.T
 	ctx context.Context
 	p   *sandboxtest.Engine
-	s   *Service
+	s   *Sandboxes
 	r   *Repo
 	// cleanup, when set, undoes what a test did to the repository.
 	cleanup func()
@@ -41,7 +41,7 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 	t.Helper()
 	dir := sandboxtest.Repo(t, files)
 	f := &fixture{t: t, ctx: context.Background(), p: sandboxtest.NewEngine()}
-	f.s = New(f.p, runner.Exec{}, log.New(io.Discard))
+	f.s = New(f.p, runner.Exec{}, log.New(io.Discard), Options{})
 	f.s.ExtraLabels = map[string]string{}
 	r, err := f.s.OpenRepo(f.ctx, dir)
 	if err != nil {
@@ -391,7 +391,7 @@ func TestPauseAllParallel(t *testing.T) {
 // Invalid names are refused before any git or engine call.
 func TestInvalidNameRunsNothing(t *testing.T) {
 	p := &fake.Provider{}
-	s := New(p, runner.Exec{}, log.New(io.Discard))
+	s := New(p, runner.Exec{}, log.New(io.Discard), Options{})
 	r := &Repo{Slug: "r"} // no git: a git call would crash
 	ctx := context.Background()
 	long := strings.Repeat("a", 64)

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 	"strings"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 )
 
 // Limits of Bash.

@@ -3,10 +3,11 @@ package files
 import (
 	"errors"
 	"fmt"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // Diff is a unified diff of one file, as git diff or diff -u print it.

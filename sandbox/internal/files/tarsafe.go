@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"io"
 	"io/fs"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // The host's half of cp: tar archives are read and written here with

@@ -3,6 +3,7 @@ package inventory
 import (
 	"context"
 	"fmt"
+
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 

@@ -3,8 +3,6 @@ package pool
 import (
 	"context"
 	"fmt"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +16,8 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/fake"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 )
 
 // Of many creates claiming one pooled container at once, exactly one gets

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/log"
+
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"

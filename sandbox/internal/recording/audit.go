@@ -3,9 +3,10 @@ package recording
 import (
 	"context"
 	"fmt"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"path"
 	"slices"
+
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // Lost commits what changed in h's /src to its branch, before the engine

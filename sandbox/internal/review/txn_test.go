@@ -3,7 +3,6 @@ package review
 import (
 	"bytes"
 	"context"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // txnRepo is a real repository with a commit "from" and a commit "to" that

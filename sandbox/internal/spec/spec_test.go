@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 func TestSpecFromConfig(t *testing.T) {

@@ -12,12 +12,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // A sandbox's host-side state lives in <common git dir>/litterbox/<slug>/
