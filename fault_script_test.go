@@ -20,7 +20,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider/docker"
 )
 
-// Fault injection (issue 9, "Make it stay fixed"). litterbox is killed with
+// Fault injection, so that what was fixed stays fixed. litterbox is killed with
 // SIGKILL at a random docker or git call of create, snapshot, delete, merge
 // or apply (before the call, after it, or while it runs), or the engine stops
 // answering from a random docker call on. After each fault, list must tell

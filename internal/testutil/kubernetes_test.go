@@ -16,7 +16,7 @@ import (
 	"testing"
 )
 
-// hardenedPod is the pod the kubernetes provider of issue 14 will make for a
+// hardenedPod is the pod the kubernetes provider makes for a
 // sandbox, in Kubernetes terms of what litterbox asks of Docker: a non-root
 // user, a read-only root, no capabilities, no privilege escalation, the
 // runtime's seccomp profile, memory-backed /src and /tmp with size limits,

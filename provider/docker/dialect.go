@@ -11,7 +11,8 @@ import (
 // Dialect is what differs between the engines the docker CLI can drive: how
 // they spell options, how they word their failures, how to start them.
 // Podman's Docker-compatible API takes the docker CLI's requests, but not
-// every option means the same there (../shared/notes/engines.md).
+// every option means the same there (measured on Podman 4.3: see the table
+// in docs/architecture.md).
 type Dialect struct {
 	// Engine is the engine's kind, as Info reports it.
 	Engine string

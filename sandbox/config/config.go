@@ -44,8 +44,8 @@ var ErrInvalid = errors.New("invalid configuration")
 // taken from it.
 const Workdir = "/src"
 
-// DefaultSetup is the startup command run once after the copy (FR1.7) when
-// the configuration names none.
+// DefaultSetup is the startup command run once after the copy when the
+// configuration names none: it shows the sandbox runs commands.
 var DefaultSetup = []string{"echo", "hello", "world"}
 
 // Restart policies of a service.
@@ -155,7 +155,7 @@ type rawConfig struct {
 	// reserved name "range".
 	Ports    map[string]rawPort     `toml:"ports"`
 	Services map[string]*rawService `toml:"services"`
-	// Container holds seed 003's spelling of services,
+	// Container holds the other spelling of services,
 	// [container.services.NAME]; Parse moves them into Services.
 	Container *rawContainer `toml:"container"`
 	Limits    *rawLimits    `toml:"limits"`
@@ -169,7 +169,7 @@ type rawConfig struct {
 	AllowUnisolated *bool `toml:"allow_unisolated"`
 
 	// where is the file and line each key was set at, by its dotted name
-	// (services spelled as seed 003 does included), for messages; spelled
+	// (services spelled [container.services.NAME] included), for messages; spelled
 	// maps a service name to the table it was written in.
 	where   map[string]string
 	spelled map[string]string
@@ -382,7 +382,7 @@ func (c *rawConfig) at(key string) string {
 }
 
 // serviceKey is how the file names service name's table: services.NAME,
-// or container.services.NAME in seed 003's spelling.
+// or container.services.NAME in the other spelling.
 func (c *rawConfig) serviceKey(name string) string {
 	if p, ok := c.spelled[name]; ok {
 		return p + name
@@ -419,7 +419,7 @@ func decodeConfig(file string, data []byte, into *rawConfig) error {
 }
 
 // moveContainerServices moves the services spelled [container.services.NAME]
-// (seed 003) into Services, where they are validated and merged as any
+// into Services, where they are validated and merged as any
 // other. A service written both ways in one file is refused: which of the
 // two is meant cannot be guessed.
 func (c *rawConfig) moveContainerServices(file string) error {

@@ -177,8 +177,8 @@ func TestParseSignal(t *testing.T) {
 	}
 }
 
-// The seed's spelling, [container.services.NAME] (seed 003), parses to the
-// same configuration as today's [services.NAME].
+// The other spelling, [container.services.NAME], parses to the same
+// configuration as [services.NAME].
 func TestParseConfigSeedSpelling(t *testing.T) {
 	seed := `
 [container.services.backend]

@@ -9,8 +9,9 @@ import (
 )
 
 // The testdata records are requests the harnesses sent (harness_*.txtar on
-// main before issue 19's fix), each the fourth of its agent: three tool
-// calls made and answered. Tool lists and long texts are shortened.
+// a litterbox whose structuredContent held only a result's metadata, which
+// is all some harnesses show the model), each the fourth of its agent:
+// three tool calls made and answered. Tool lists and long texts are shortened.
 
 func TestResultsFromRecords(t *testing.T) {
 	for _, tc := range []struct {

@@ -14,7 +14,7 @@ import (
 var (
 	// ErrInvalidName is a name whose slug is not 1-63 characters of [a-z0-9-].
 	ErrInvalidName = errors.New("invalid sandbox name")
-	// ErrExists is a create whose name is taken (AC1.5).
+	// ErrExists is a create whose name is taken.
 	ErrExists = errors.New("sandbox already exists")
 	// ErrNotFound is a name with neither container nor branch.
 	ErrNotFound = errors.New("sandbox not found")

@@ -35,8 +35,8 @@ func ContainerPath(p string) (string, error) {
 }
 
 // Hidden reports whether any component of a slash-separated path starts with
-// a dot. Hidden files (.env, .git) are kept from agents (seed 003, "No
-// Hidden Files").
+// a dot. Hidden files (.env, .git) are kept from agents: they hold secrets
+// and the repository's own machinery, which no tool of an agent needs.
 func Hidden(p string) bool {
 	for _, c := range strings.Split(p, "/") {
 		if strings.HasPrefix(c, ".") && c != "." && c != ".." {

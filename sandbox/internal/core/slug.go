@@ -6,13 +6,15 @@ import (
 	"strings"
 )
 
-// MaxNameLen is the longest valid slug (FR1.10).
+// MaxNameLen is the longest valid slug: a Docker container name part and a
+// DNS label (a sandbox's hostname) both fit.
 const MaxNameLen = 63
 
 // Slugify lowercases name, turns every run of characters outside [a-z0-9]
-// into one dash and trims dashes at both ends (FR1.9). It returns an
-// *InvalidNameError when the result is empty or longer than MaxNameLen
-// (FR1.10), so its output is always a valid slug or an error.
+// into one dash and trims dashes at both ends, so any name a user or an
+// agent gives becomes one git, the engine and a hostname accept. It returns
+// an *InvalidNameError when the result is empty or longer than MaxNameLen,
+// so its output is always a valid slug or an error.
 func Slugify(name string) (string, error) {
 	var b strings.Builder
 	dash := false
@@ -52,8 +54,8 @@ func (e *InvalidNameError) Error() string {
 func (e *InvalidNameError) Is(target error) bool { return target == ErrInvalidName }
 
 // repoSlug slugifies a repository's directory name for container names
-// (FR1.11). A name too long is cut to MaxNameLen; one with no letters or
-// digits becomes "repo".
+// (litterbox-<repo>-<slug>). A name too long is cut to MaxNameLen; one with
+// no letters or digits becomes "repo".
 func repoSlug(base string) string {
 	s, err := Slugify(base)
 	if err == nil {

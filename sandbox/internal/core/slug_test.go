@@ -13,7 +13,7 @@ func TestSlugify(t *testing.T) {
 		name string
 		want string // empty: *InvalidNameError
 	}{
-		{"My Feature Name!@#", "my-feature-name"}, // AC1.6
+		{"My Feature Name!@#", "my-feature-name"},
 		{"my-new-feature", "my-new-feature"},
 		{"x", "x"},
 		{"UPPER", "upper"},
@@ -89,7 +89,7 @@ func TestRepoSlug(t *testing.T) {
 }
 
 func TestContainerName(t *testing.T) {
-	// AC1.7: repository my-repo and sandbox my-feature.
+	// Repository my-repo and sandbox my-feature.
 	r := &Repo{Slug: repoSlug("my-repo")}
 	if got := r.ContainerName("my-feature"); got != "litterbox-my-repo-my-feature" {
 		t.Errorf("ContainerName = %q", got)
@@ -99,7 +99,8 @@ func TestContainerName(t *testing.T) {
 	}
 }
 
-// validSlug is FR1.10 plus FR1.9's shape: no leading, trailing or double dash.
+// validSlug is a slug's length and shape: 1-63 of [a-z0-9-], no leading,
+// trailing or double dash.
 var validSlug = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // FuzzSlugify checks that Slugify's output is always a valid slug, or else an

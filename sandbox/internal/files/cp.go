@@ -18,8 +18,8 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 )
 
-// cp copies files between the host and a sandbox (seed 000's Upload and
-// Download), as docker cp does, through the provider's Exec of tar: the
+// cp copies files between the host and a sandbox, both ways, as docker cp
+// does, through the provider's Exec of tar: the
 // sandbox's tar runs as the sandbox user, the host's side is archive/tar
 // (tarsafe.go). A copy in is a mutation and is snapshotted like a write.
 

@@ -114,7 +114,7 @@ type DeleteReport struct {
 }
 
 // Delete removes a sandbox's container, networks, branch and host-side state
-// (AC3.3), and whatever part of them an interrupted create or delete left. It
+// and whatever part of them an interrupted create or delete left. It
 // refuses, changing nothing, when the branch has commits that are not in HEAD
 // (for an incomplete sandbox: beyond the commit it was made at), unless force
 // is set: that work would be lost. Every removal is idempotent, and the state

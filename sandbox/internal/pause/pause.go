@@ -137,7 +137,7 @@ func (ps *Pauser) toggleAll(ctx context.Context, r *core.Repo, pause, force bool
 	for i, c := range cts {
 		if c.State != provider.StateRunning && c.State != provider.StatePaused {
 			// A stopped sandbox is neither active nor paused: pausing "all
-			// active sandboxes" (FR2.2) leaves it alone, and says so.
+			// active sandboxes" leaves it alone, and says so.
 			outs[i] = Outcome{Name: c.Labels[core.LabelSlug], Repo: c.Labels[core.LabelRepo], Skipped: "stopped"}
 			continue
 		}

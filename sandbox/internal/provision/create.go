@@ -751,8 +751,8 @@ func (e *SetupError) Is(target error) bool { return target == core.ErrSetupFaile
 
 // nameTaken explains a container or network name that is already used: by a
 // container of this repository left without its branch, or by a sandbox of
-// another repository whose directory has the same name (FR1.11 names
-// containers after the directory, not its path). It looks past the extra
+// another repository whose directory has the same name (containers are named
+// after the directory, not its path). It looks past the extra
 // labels: the other sandbox need not carry them.
 func (pv *Provisioner) nameTaken(ctx context.Context, slug, container string) error {
 	sbs, _ := pv.Provider.List(ctx, provider.Selector{Labels: map[string]string{core.LabelSlug: slug}, Report: core.LabelKeys})

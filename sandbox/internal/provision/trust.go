@@ -11,7 +11,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
-// What an agent may decide (DESIGN.md, "Trust"): nothing an agent wrote
+// What an agent may decide: nothing an agent wrote
 // decides how a sandbox is made, and an agent starts a sandbox only from a
 // commit the user lets it.
 //

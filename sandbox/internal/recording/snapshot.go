@@ -37,7 +37,7 @@ import (
 	"github.com/litterbox-dev/litterbox/scanner"
 )
 
-// How work reaches git (DESIGN.md, "Snapshots"): after every mutation the
+// How work reaches git: after every mutation the
 // scanner inside the container reports what changed in /src since the last
 // snapshot, the host compares that with the tip of litterbox/<slug> and, only
 // when something differs, writes one commit with git fast-import. Git runs
