@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"io"
 
 	"github.com/litterbox-dev/litterbox/provider"
@@ -33,14 +32,10 @@ func (s *Sandboxes) Exec(ctx context.Context, r *Repo, name string, o ExecOption
 		Ref:  f.Container.Ref, Cmd: o.Cmd, Workdir: Workdir, Env: core.SandboxEnv(f.Slug),
 		TTY: o.TTY, Interactive: o.Interactive, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
-	switch {
-	case errors.Is(err, provider.ErrPaused):
-		return 0, core.PausedError(f.Slug)
-	case errors.Is(err, provider.ErrNotFound):
-		return 0, core.NotFoundError(f.Slug)
-	case errors.Is(err, provider.ErrStopped):
-		return 0, core.StoppedError(f.Slug)
-	case err != nil:
+	if serr := core.StateError(f.Slug, err); serr != nil {
+		return 0, serr
+	}
+	if err != nil {
 		return 0, err
 	}
 	return res.ExitCode, nil

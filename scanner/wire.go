@@ -74,16 +74,33 @@ type DirEntry struct {
 // IsDir reports whether the entry is a directory.
 func (e DirEntry) IsDir() bool { return e.Kind == EntryDir || e.Kind == EntryNotWalked }
 
+// PutRecord writes one record: its tag byte, value, and a NUL. Values are
+// bytes (names need not be UTF-8) and hold no NUL.
 func PutRecord(w *bytes.Buffer, tag byte, value string) {
 	w.WriteByte(tag)
 	w.WriteString(value)
 	w.WriteByte(0)
 }
 
+// PutRecords writes a record of tag for each of values.
 func PutRecords(w *bytes.Buffer, tag byte, values []string) {
 	for _, v := range values {
 		PutRecord(w, tag, v)
 	}
+}
+
+// EachRecord calls fn with each record of data, as PutRecord wrote them, in
+// order. It reports false, having stopped, at a record that is not whole or
+// that fn refuses.
+func EachRecord(data []byte, fn func(tag byte, value string) bool) bool {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, 0)
+		if i < 1 || !fn(data[0], string(data[1:i])) {
+			return false
+		}
+		data = data[i+1:]
+	}
+	return true
 }
 
 // EncodeRequest writes the path options of o for the scanner's input.

@@ -125,15 +125,25 @@ func (c *Common) ExecCapped(ctx context.Context, req provider.ExecRequest, limit
 // ExecError turns a failed exec in h's sandbox into an error that says
 // what to do.
 func ExecError(h *Handle, what string, err error) error {
-	switch {
-	case errors.Is(err, provider.ErrPaused):
-		return PausedError(h.Slug)
-	case errors.Is(err, provider.ErrNotFound):
-		return NotFoundError(h.Slug)
-	case errors.Is(err, provider.ErrStopped):
-		return StoppedError(h.Slug)
+	if serr := StateError(h.Slug, err); serr != nil {
+		return serr
 	}
 	return fmt.Errorf("%s in sandbox '%s': %w", what, h.Slug, err)
+}
+
+// StateError is the error that says what to do when the engine refused a
+// command because sandbox slug is paused, stopped or gone; nil for any
+// other err.
+func StateError(slug string, err error) error {
+	switch {
+	case errors.Is(err, provider.ErrPaused):
+		return PausedError(slug)
+	case errors.Is(err, provider.ErrNotFound):
+		return NotFoundError(slug)
+	case errors.Is(err, provider.ErrStopped):
+		return StoppedError(slug)
+	}
+	return nil
 }
 
 // cappedBuffer collects up to max bytes; the write that would pass max

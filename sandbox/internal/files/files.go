@@ -446,10 +446,7 @@ func (f *Files) Ls(ctx context.Context, h *core.Handle, p string, recursive bool
 			res.Entries = append(res.Entries, rel)
 		}
 	}
-	sort.Strings(res.Entries)
-	if len(res.Entries) > MaxListEntries {
-		res.Entries, res.Truncated = res.Entries[:MaxListEntries], true
-	}
+	res.Entries, res.Truncated = sortedCapped(res.Entries, res.Truncated)
 	return res, nil
 }
 
@@ -486,11 +483,18 @@ func (f *Files) Glob(ctx context.Context, h *core.Handle, pattern, p string) (*G
 			res.Matches = append(res.Matches, core.DisplayPath(l))
 		}
 	}
-	sort.Strings(res.Matches)
-	if len(res.Matches) > MaxListEntries {
-		res.Matches, res.Truncated = res.Matches[:MaxListEntries], true
-	}
+	res.Matches, res.Truncated = sortedCapped(res.Matches, res.Truncated)
 	return res, nil
+}
+
+// sortedCapped sorts list and keeps at most MaxListEntries of it; cut
+// becomes true when it dropped some.
+func sortedCapped(list []string, cut bool) ([]string, bool) {
+	sort.Strings(list)
+	if len(list) > MaxListEntries {
+		return list[:MaxListEntries], true
+	}
+	return list, cut
 }
 
 // GrepResult is the lines matching a pattern.

@@ -245,7 +245,7 @@ func (rec *Recorder) settleRecord(h *core.Handle, b *recordBudget, sc *scanned, 
 	if len(keep) > maxPending {
 		keep = keep[:maxPending]
 	}
-	writePending(h, keep, rec)
+	rec.writePending(h, keep)
 }
 
 // pendingFile is a file skipped for the record limit, to record once it
@@ -265,31 +265,29 @@ func readPending(h *core.Handle) []pendingFile {
 		return nil
 	}
 	var out []pendingFile
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, 0)
-		if i < 1 || data[0] != 'P' {
-			return nil
+	var p *string // the path whose size comes next
+	whole := scanner.EachRecord(data, func(tag byte, v string) bool {
+		switch {
+		case tag == 'P' && p == nil:
+			p = &v
+			return true
+		case tag == 'S' && p != nil:
+			n, err := strconv.ParseInt(v, 10, 64)
+			out, p = append(out, pendingFile{*p, n}), nil
+			return err == nil
 		}
-		p := string(data[1:i])
-		data = data[i+1:]
-		j := bytes.IndexByte(data, 0)
-		if j < 1 || data[0] != 'S' {
-			return nil
-		}
-		n, err := strconv.ParseInt(string(data[1:j]), 10, 64)
-		if err != nil {
-			return nil
-		}
-		data = data[j+1:]
-		out = append(out, pendingFile{p, n})
+		return false
+	})
+	if !whole || p != nil {
+		return nil
 	}
 	return out
 }
 
-func writePending(h *core.Handle, files []pendingFile, s *Recorder) {
+func (rec *Recorder) writePending(h *core.Handle, files []pendingFile) {
 	if len(files) == 0 {
 		if err := os.Remove(pendingPath(h)); err != nil && !os.IsNotExist(err) {
-			s.Log.Warn("cannot clear the files kept for the record limit", "sandbox", h.Slug, "err", err)
+			rec.Log.Warn("cannot clear the files kept for the record limit", "sandbox", h.Slug, "err", err)
 		}
 		return
 	}
@@ -299,7 +297,7 @@ func writePending(h *core.Handle, files []pendingFile, s *Recorder) {
 		scanner.PutRecord(&b, 'S', strconv.FormatInt(f.Size, 10))
 	}
 	if err := state.WriteAtomic(pendingPath(h), b.Bytes()); err != nil {
-		s.Log.Warn("cannot keep the files skipped for the record limit", "sandbox", h.Slug, "err", err)
+		rec.Log.Warn("cannot keep the files skipped for the record limit", "sandbox", h.Slug, "err", err)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"maps"
 	"math"
@@ -652,13 +651,7 @@ func readRecordState(h *core.Handle) recordState {
 	if err != nil {
 		return st
 	}
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, 0)
-		if i < 1 {
-			return recordState{}
-		}
-		tag, v := data[0], string(data[1:i])
-		data = data[i+1:]
+	whole := scanner.EachRecord(data, func(tag byte, v string) bool {
 		switch tag {
 		case 'C':
 			st.Tip = v
@@ -673,8 +666,12 @@ func readRecordState(h *core.Handle) recordState {
 		case 'H':
 			st.Linked = append(st.Linked, v)
 		default:
-			return recordState{}
+			return false
 		}
+		return true
+	})
+	if !whole {
+		return recordState{}
 	}
 	return st
 }
@@ -687,15 +684,7 @@ func writeRecordState(h *core.Handle, st recordState) error {
 	scanner.PutRecords(&b, 'T', st.Tracked)
 	scanner.PutRecords(&b, 'U', st.Unread)
 	scanner.PutRecords(&b, 'H', st.Linked)
-	p := recordStatePath(h)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	tmp := fmt.Sprintf("%s.%d", p, os.Getpid())
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return state.WriteAtomic(recordStatePath(h), b.Bytes())
 }
 
 func (rec *Recorder) excludesFile(ctx context.Context, r *core.Repo) string {

@@ -120,15 +120,11 @@ type ApplyResult struct {
 // apply or list roll back an apply killed while it wrote: nothing is ever
 // left half-applied.
 func (rw *Reviewer) Apply(ctx context.Context, r *core.Repo, name string) (*ApplyResult, error) {
-	unlock, err := rw.worktreeWriter(ctx, r)
+	rv, unlock, err := rw.writeFrom(ctx, r, name)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	rv, err := rw.inv.ResolveBranch(ctx, r, name)
-	if err != nil {
-		return nil, err
-	}
 	res := &ApplyResult{Name: rv.Slug, Base: rv.Base, Tip: rv.Tip}
 	var (
 		changes           []git.RawChange
@@ -223,18 +219,25 @@ func (rw *Reviewer) Apply(ctx context.Context, r *core.Repo, name string) (*Appl
 	return res, nil
 }
 
-// worktreeWriter takes the working tree's merge/apply lock, waiting for
-// another merge or apply to end, and first finishes one that was cut short.
-func (rw *Reviewer) worktreeWriter(ctx context.Context, r *core.Repo) (func(), error) {
+// writeFrom readies an apply or merge of sandbox name into r's working
+// tree: it takes the working tree's merge/apply lock, waiting for another
+// merge or apply to end, first finishes one that was cut short, and
+// resolves the sandbox's branch and base.
+func (rw *Reviewer) writeFrom(ctx context.Context, r *core.Repo, name string) (*inventory.Branch, func(), error) {
 	unlock, _, err := lockWorktree(ctx, r, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := rw.recoverLocked(ctx, r); err != nil {
 		unlock()
-		return nil, err
+		return nil, nil, err
 	}
-	return unlock, nil
+	rv, err := rw.inv.ResolveBranch(ctx, r, name)
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return rv, unlock, nil
 }
 
 // undoWrite rolls back a merge or apply whose write step failed, and returns
@@ -313,15 +316,11 @@ type MergeResult struct {
 // merge.ff from the user's config is honoured: false always makes a merge
 // commit, only refuses what cannot be fast-forwarded.
 func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name string) (*MergeResult, error) {
-	unlock, err := rw.worktreeWriter(ctx, r)
+	rv, unlock, err := rw.writeFrom(ctx, r, name)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	rv, err := rw.inv.ResolveBranch(ctx, r, name)
-	if err != nil {
-		return nil, err
-	}
 	ref, attached, err := r.Git.CurrentBranch(ctx)
 	if err != nil {
 		return nil, err
