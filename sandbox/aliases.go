@@ -46,8 +46,6 @@ type (
 	SnapshotResult = recording.SnapshotResult
 	// Skipped is a file a snapshot could not commit, with the reason.
 	Skipped = recording.Skipped
-	// RunSpec is one shell command for Run; the scanner runs it.
-	RunSpec = recording.RunSpec
 	// RunResult is what the command did.
 	RunResult = recording.RunResult
 	// MilestoneResult says what a milestone squashed.
@@ -157,7 +155,6 @@ const (
 
 // Labels and defaults.
 const (
-	LabelPrefix   = core.LabelPrefix
 	LabelSlug     = core.LabelSlug
 	LabelRepo     = core.LabelRepo
 	LabelGitDir   = core.LabelGitDir
@@ -168,12 +165,8 @@ const (
 	LabelRepoID   = core.LabelRepoID
 	BranchPrefix  = core.BranchPrefix
 	DefaultImage  = core.DefaultImage
-	User          = core.User
-	RunDir        = core.RunDir
 	ConfigFile    = core.ConfigFile
 	Workdir       = core.Workdir
-	MaxNameLen    = core.MaxNameLen
-	MaxPathBytes  = core.MaxPathBytes
 )
 
 // Outcomes callers branch on (see package core).
@@ -218,13 +211,6 @@ func Slugify(name string) (string, error) { return core.Slugify(name) }
 // ContainerPath turns a path an agent gave into a clean absolute path in
 // the container (see core.ContainerPath).
 func ContainerPath(p string) (string, error) { return core.ContainerPath(p) }
-
-// Hidden reports whether any component of a slash-separated path starts
-// with a dot.
-func Hidden(p string) bool { return core.Hidden(p) }
-
-// DisplayPath is how results show a container path.
-func DisplayPath(p string) string { return core.DisplayPath(p) }
 
 // BranchRef is the full ref of a sandbox's branch.
 func BranchRef(slug string) string { return core.BranchRef(slug) }

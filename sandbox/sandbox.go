@@ -177,12 +177,6 @@ func (s *Sandboxes) Snapshot(ctx context.Context, h *Handle, message string) (*S
 	return s.rec.Snapshot(ctx, h, message)
 }
 
-// Run runs a shell command in the sandbox as the sandbox user, then
-// snapshots what it changed, in one exec (see recording.Run).
-func (s *Sandboxes) Run(ctx context.Context, h *Handle, spec RunSpec) (*RunResult, *SnapshotResult, error) {
-	return s.rec.Run(ctx, h, spec)
-}
-
 // Milestone snapshots pending changes, then squashes the commits since the
 // previous milestone (or the base) into one commit with message.
 func (s *Sandboxes) Milestone(ctx context.Context, h *Handle, message string) (*MilestoneResult, error) {

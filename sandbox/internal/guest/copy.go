@@ -50,8 +50,10 @@ const (
 	guestMarker   = "litterbox: the image lacks:"
 )
 
-// It ends with "; ", so the copy's own " tar -x -f - " still reads as it did
-// to the test suite's docker stand-ins.
+// CheckScript is the guest contract's check, run first in the copy step's
+// shell (and by doctor). It ends with "; ", so the copy's own
+// " tar -x -f - " still reads as it did to the test suite's docker
+// stand-ins.
 var CheckScript = `m=; for c in ` + strings.Join(Tools, " ") + `; do command -v "$c" >/dev/null 2>&1 || m="$m $c"; done; ` +
 	`[ -z "$m" ] || { echo "` + guestMarker + `$m" >&2; exit ` + fmt.Sprint(guestExitCode) + `; }; `
 

@@ -15,8 +15,8 @@ import (
 // sandbox made from another one's work (a fork, create --from
 // litterbox/NAME, a recreate from its own branch) is made with that record.
 
-// SettingsFile, in a sandbox's state directory, records the settings it
-// was made with.
+// SettingsFile is the file of a sandbox's state directory that records the
+// settings it was made with.
 const SettingsFile = "settings.json"
 
 // Settings is the record of what a sandbox was made with.

@@ -124,6 +124,8 @@ func IsReady(gitDir, slug, id string) bool {
 	return id != "" && ReadyContainer(gitDir, slug) == id
 }
 
+// WriteJournal writes the create journal of sandbox slug: from here on,
+// whatever a kill leaves is known as an unfinished create.
 func WriteJournal(r *core.Repo, slug string, j Journal) error {
 	data, err := json.Marshal(j)
 	if err != nil {
@@ -146,6 +148,8 @@ func ReadJournal(gitDir, slug string) *Journal {
 	return &j
 }
 
+// RemoveJournal removes the create journal of sandbox slug, once it is
+// ready (or every step of a failed create was undone).
 func RemoveJournal(r *core.Repo, slug string) error {
 	err := os.Remove(File(r.Git.CommonDir, slug, JournalFile))
 	if errors.Is(err, os.ErrNotExist) {
@@ -273,11 +277,14 @@ func MarkSetupFailed(r *core.Repo, slug, output string) error {
 	return WriteAtomic(File(r.Git.CommonDir, slug, SetupFailedFile), []byte(output))
 }
 
+// SetupFailed reports whether sandbox slug is marked failed-setup.
 func SetupFailed(gitDir, slug string) bool {
 	_, err := os.Stat(File(gitDir, slug, SetupFailedFile))
 	return err == nil
 }
 
+// CreatingError is the refusal of an operation on sandbox slug while
+// another process creates it.
 func CreatingError(slug string) error {
 	return &core.Error{Kind: core.ErrIncomplete,
 		Msg:   fmt.Sprintf("Sandbox '%s' is being created by another litterbox process right now. Wait for it to finish (`litterbox list` shows it as creating until then), then try again.", slug),
