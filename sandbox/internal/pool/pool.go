@@ -592,6 +592,21 @@ func (p *Pool) Delete(ctx context.Context, r *core.Repo) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
+// Take claims the first of candidates (Candidates) that no other create
+// took meanwhile, for the sandbox c names; nil when every one was taken.
+func Take(gitDir string, candidates []*Record, c Claim) (*Record, error) {
+	for _, m := range candidates {
+		ok, err := ClaimMember(gitDir, m.Ref.ID, c)
+		if err != nil {
+			return nil, fmt.Errorf("claim the pooled sandbox %s: %w", m.Name, err)
+		}
+		if ok {
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
 // Candidates are the filled, unclaimed members recorded for key and made
 // from commit, oldest first: host files only, no engine call.
 func Candidates(gitDir, key, commit string) []*Record {

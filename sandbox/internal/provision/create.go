@@ -313,26 +313,20 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name strin
 // meanwhile.
 func (c *creation) claimPooled(ctx context.Context) (bool, error) {
 	gd := c.r.Git.CommonDir
-	for _, m := range c.pool {
-		ok, err := pool.ClaimMember(gd, m.Ref.ID, pool.Claim{Slug: c.slug, Base: c.head, Claimed: time.Now().UTC()})
-		if err != nil {
-			return false, fmt.Errorf("claim the pooled sandbox %s: %w", m.Name, err)
-		}
-		if !ok {
-			continue
-		}
-		c.progress("claimed the pooled sandbox " + m.Name)
-		c.pooled, c.platform, c.volumes = m, m.Platform, m.Volumes
-		c.sandbox = &provider.Sandbox{Ref: m.Ref, Name: m.Name}
-		c.out.Container, c.out.Pooled = m.Name, true
-		c.undo.push("container "+m.Name, func(ctx context.Context) error {
-			return c.pv.pool.Remove(ctx, gd, *c.sandbox)
-		})
-		c.renamed = make(chan struct{})
-		go c.rename(ctx)
-		return true, nil
+	m, err := pool.Take(gd, c.pool, pool.Claim{Slug: c.slug, Base: c.head, Claimed: time.Now().UTC()})
+	if err != nil || m == nil {
+		return false, err
 	}
-	return false, nil
+	c.progress("claimed the pooled sandbox " + m.Name)
+	c.pooled, c.platform, c.volumes = m, m.Platform, m.Volumes
+	c.sandbox = &provider.Sandbox{Ref: m.Ref, Name: m.Name}
+	c.out.Container, c.out.Pooled = m.Name, true
+	c.undo.push("container "+m.Name, func(ctx context.Context) error {
+		return c.pv.pool.Remove(ctx, gd, *c.sandbox)
+	})
+	c.renamed = make(chan struct{})
+	go c.rename(ctx)
+	return true, nil
 }
 
 // rename gives the claimed container the sandbox's usual name. Nothing goes
