@@ -3,6 +3,10 @@
 // hardened container holding a copy of the repository plus a git branch
 // litterbox/<slug> on the host. It builds no argv itself: the engine is
 // behind a provider.Provider, and git is package git.
+//
+// Sandboxes is a façade: it composes one package per concern
+// (sandbox/internal/..., which docs/architecture.md maps) and hands each
+// call to one of them; its types are those packages' (aliases.go).
 package sandbox
 
 import (
@@ -34,8 +38,6 @@ import (
 // New.
 type Sandboxes struct {
 	*core.Common
-	guest    *guest.Guest
-	iso      *isolation.Checker
 	pool     *pool.Pool
 	inv      *inventory.Inventory
 	services *services.Supervisor
@@ -55,7 +57,7 @@ func newSandboxes(c *core.Common) *Sandboxes {
 	inv := inventory.New(c, p)
 	sv := services.New(c)
 	rec := recording.New(c, g, inv, sv)
-	return &Sandboxes{Common: c, guest: g, iso: iso, pool: p, inv: inv, services: sv, rec: rec, files: files.New(c, rec),
+	return &Sandboxes{Common: c, pool: p, inv: inv, services: sv, rec: rec, files: files.New(c, rec),
 		prov: provision.New(c, g, iso, p, inv, sv, rec), review: review.New(c, inv), pause: pause.New(c, inv, rec, g, sv),
 		doctor: doctor.New(c, g, iso)}
 }
