@@ -54,6 +54,8 @@ const (
 // Event is one line of a record. Only Kind is required; Append fills Time
 // and PID.
 type Event struct {
+	// Time is when the event was recorded: when the call or operation
+	// ended. Records are in this order.
 	Time    time.Time `json:"time"`
 	Sandbox string    `json:"sandbox"`
 	Kind    Kind      `json:"kind"`
@@ -64,11 +66,12 @@ type Event struct {
 	// Tool and Args are a call's tool and a short form of its arguments.
 	Tool string `json:"tool,omitempty"`
 	Args string `json:"args,omitempty"`
-	// Ms is what the call or operation took, in milliseconds.
-	Ms        int64 `json:"ms,omitempty"`
-	Exit      *int  `json:"exit,omitempty"`
-	TimedOut  bool  `json:"timedOut,omitempty"`
-	Cancelled bool  `json:"cancelled,omitempty"`
+	// Start is when a call began; Ms is what it took, in milliseconds.
+	Start     time.Time `json:"start,omitzero"`
+	Ms        int64     `json:"ms,omitempty"`
+	Exit      *int      `json:"exit,omitempty"`
+	TimedOut  bool      `json:"timedOut,omitempty"`
+	Cancelled bool      `json:"cancelled,omitempty"`
 	// Commit is the commit the event made on the sandbox's branch.
 	Commit string `json:"commit,omitempty"`
 	// Files are the files it changed, the first MaxFiles of them;
@@ -148,6 +151,9 @@ func (r Record) Append(e Event) error {
 		e.Time = time.Now()
 	}
 	e.Time = e.Time.UTC()
+	if !e.Start.IsZero() {
+		e.Start = e.Start.UTC()
+	}
 	if e.PID == 0 {
 		e.PID = os.Getpid()
 	}

@@ -22,8 +22,9 @@ type Follower struct {
 	// Names are the sandboxes to follow; none means every one, those whose
 	// record appears later included.
 	Names []string
-	// Since skips the events before it; zero follows every record from its
-	// start.
+	// Since skips the events recorded before it in what the records hold
+	// when the follower starts; zero shows all of that. Whatever is
+	// appended afterwards is shown.
 	Since time.Time
 	// Poll is how often to look when the file system cannot notify
 	// (DefaultPoll when 0).
@@ -71,9 +72,12 @@ func (f *Follower) Run(ctx context.Context, fn func([]Event)) error {
 		defer t.Stop()
 		tick = t.C
 	}
-	s := &follow{f: f, tails: map[string]*tail{}}
+	s := &follow{f: f, tails: map[string]*tail{}, since: f.Since}
 	defer s.close()
-	if batch := s.scan(nil); len(batch) > 0 {
+	batch := s.scan(nil)
+	// A record that appears from now on holds only what came after.
+	s.since = time.Time{}
+	if len(batch) > 0 {
 		fn(batch)
 	}
 	for {
@@ -118,6 +122,7 @@ func (f *Follower) Run(ctx context.Context, fn func([]Event)) error {
 type follow struct {
 	f     *Follower
 	tails map[string]*tail
+	since time.Time // of the records not open yet
 }
 
 func (s *follow) wanted(slug string) bool {
@@ -184,7 +189,7 @@ func (s *follow) open(slug string, out []Event) (*tail, []Event, error) {
 		}
 		var old []Event
 		if data, err := os.ReadFile(r.OldPath()); err == nil {
-			old = parseSince(data, s.f.Since, nil)
+			old = parseSince(data, s.since, nil)
 		}
 		// A rotation between the two opens would show the same events
 		// twice: then start again.
@@ -192,9 +197,10 @@ func (s *follow) open(slug string, out []Event) (*tail, []Event, error) {
 			f.Close()
 			continue
 		}
-		t := &tail{path: r.Path(), old: r.OldPath(), slug: slug, f: f, fi: fi, since: s.f.Since}
+		t := &tail{path: r.Path(), old: r.OldPath(), slug: slug, f: f, fi: fi, since: s.since}
 		out = append(out, old...)
 		out = t.read(out)
+		t.since = time.Time{} // what is appended from now on is new
 		return t, out, nil
 	}
 	return nil, out, errors.New("the record rotates too fast to open")
@@ -213,7 +219,7 @@ type tail struct {
 	f         *os.File
 	fi        os.FileInfo // of f
 	partial   []byte      // the start of a line not yet whole
-	since     time.Time
+	since     time.Time   // while reading what was there at the start
 }
 
 // follow reads what was appended, then, when the record rotated, the rest

@@ -150,6 +150,9 @@ func Detail(e Event) string {
 	if e.Exit != nil {
 		row("exit", fmt.Sprint(*e.Exit))
 	}
+	if !e.Start.IsZero() {
+		row("started", e.Start.Local().Format("15:04:05.000"))
+	}
 	if e.Ms > 0 {
 		row("took", Duration(time.Duration(e.Ms)*time.Millisecond))
 	}
