@@ -20,11 +20,12 @@ type textView struct {
 	width   int
 	height  int // lines of text it shows, its header aside
 	note    string
+	jumped  int // the file ] or [ went to, -1 after any other move
 }
 
 // setText replaces the text; the view stays where it was when it can.
 func (v textView) setText(lines []string, anchors []int, files []string) textView {
-	v.lines, v.anchors, v.files, v.note = lines, anchors, files, ""
+	v.lines, v.anchors, v.files, v.note, v.jumped = lines, anchors, files, "", -1
 	return v.clamp()
 }
 
@@ -49,28 +50,32 @@ func (v textView) key(k tea.KeyMsg) (textView, bool) {
 		v.offset = 0
 	case "end", "G":
 		v.offset = len(v.lines)
-	case "]", "n":
-		for _, a := range v.anchors {
-			if a > v.offset {
-				v.offset = a
-				break
-			}
+	case "]", "n", "[", "N":
+		// The file jumped to is the current one even when it starts
+		// too near the end to be drawn at the top.
+		f := v.file()
+		if k.String() == "]" || k.String() == "n" {
+			f = min(f+1, len(v.anchors)-1)
+		} else {
+			f = max(f-1, 0)
 		}
-	case "[", "N":
-		for i := len(v.anchors) - 1; i >= 0; i-- {
-			if v.anchors[i] < v.offset {
-				v.offset = v.anchors[i]
-				break
-			}
+		if f >= 0 && f < len(v.anchors) {
+			v.offset, v.jumped = v.anchors[f], f
 		}
+		return v.clamp(), true
 	default:
 		return v, false
 	}
+	v.jumped = -1
 	return v.clamp(), true
 }
 
-// file is the index of the file the top line is in, -1 before the first.
+// file is the index of the file the top line is in (or the one jumped to),
+// -1 before the first.
 func (v textView) file() int {
+	if v.jumped >= 0 && v.jumped < len(v.anchors) {
+		return v.jumped
+	}
 	f := -1
 	for i, a := range v.anchors {
 		if a <= v.offset {

@@ -625,7 +625,7 @@ func (m *Model) openDiff() tea.Cmd {
 		return nil
 	}
 	m.mode, m.textKey = diffView, sel.key.repo+"\x00"+sel.key.name
-	m.text = textView{title: "diff of " + sel.key.name + " against its base", width: m.width, height: m.height - 3}
+	m.text = textView{title: "diff of " + sel.key.name + " against its base", width: m.width, height: m.height - 3, jumped: -1}
 	m.text.note = m.st.dim.Render("reading the diff…")
 	return diffCmd(m.ctx, m.svc, r, sel.key)
 }
@@ -637,7 +637,7 @@ func (m *Model) openEvent() tea.Cmd {
 	}
 	_, r, ok := m.selectedRepo()
 	m.mode = detailView
-	m.text = textView{title: "event: " + activity.Summary(e), width: m.width, height: m.height - 3}
+	m.text = textView{title: "event: " + activity.Summary(e), width: m.width, height: m.height - 3, jumped: -1}
 	m.text = m.text.setText(strings.Split(strings.TrimRight(activity.Detail(e), "\n"), "\n"), nil, nil)
 	m.textKey = "event"
 	if e.Commit != "" && ok {
