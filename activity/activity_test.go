@@ -267,3 +267,28 @@ func TestRotationReadLast(t *testing.T) {
 		t.Errorf("Last of no record: %v, %v", last, err)
 	}
 }
+
+// Last reads only whole events: a line being written, or one that is not an
+// event, is left out.
+func TestLastWholeLines(t *testing.T) {
+	dir := t.TempDir()
+	rec := Record{Dir: dir, Sandbox: "w"}
+	for i := range 3 {
+		if err := rec.Append(Event{Kind: KindCall, Args: strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.OpenFile(rec.Path(), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("not an event\n" + `{"time":"2025-01-01T00:00:00Z","kind":"call","args":"half`)
+	f.Close()
+	last, err := Last(dir, "w", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(last) != 2 || last[0].Args != "1" || last[1].Args != "2" {
+		t.Errorf("Last(2) = %+v, want events 1 and 2", last)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -83,12 +84,13 @@ func Read(dir, slug string, since time.Time) ([]Event, error) {
 	return out, nil
 }
 
-// tailChunk is how much Last reads at a time, from the end.
-const tailChunk = 64 << 10
+// tailChunk is how much Last reads first, from the end; it doubles until
+// it holds the lines asked for.
+const tailChunk = 16 << 10
 
 // Last returns the last n events of a sandbox's record, oldest first. It
-// reads from the end of the files, so it costs what n events weigh, not
-// what the record does.
+// reads and decodes from the end of the files, so it costs what n events
+// weigh, not what the record does.
 func Last(dir, slug string, n int) ([]Event, error) {
 	if n <= 0 {
 		return nil, nil
@@ -122,32 +124,40 @@ func lastOf(path string, n int) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	end := fi.Size()
-	var buf []byte // whole lines from some point to end
-	pos := end
+	var buf []byte // from pos to the end of the file
+	pos, chunk := fi.Size(), int64(tailChunk)
 	for pos > 0 {
-		step := min(int64(tailChunk), pos)
+		step := min(chunk, pos)
 		pos -= step
-		chunk := make([]byte, step)
-		if _, err := f.ReadAt(chunk, pos); err != nil && err != io.EOF {
+		more := make([]byte, step)
+		if _, err := f.ReadAt(more, pos); err != nil && err != io.EOF {
 			return nil, err
 		}
-		buf = append(chunk, buf...)
-		if bytes.Count(buf, []byte{'\n'}) > n || int64(len(buf)) > 64*maxLine {
+		buf = append(more, buf...)
+		chunk *= 2
+		if bytes.Count(buf, []byte{'\n'}) > n {
 			break
 		}
 	}
-	if pos > 0 {
-		// The first line read may be the end of one: skip it.
-		if nl := bytes.IndexByte(buf, '\n'); nl >= 0 {
-			buf = buf[nl+1:]
+	// Decode only the last n whole lines, newest first, skipping any that
+	// is not an event.
+	var out []Event
+	end := len(buf)
+	if end > 0 && buf[end-1] != '\n' {
+		end = bytes.LastIndexByte(buf[:end], '\n') + 1 // a line being written
+	}
+	for end > 0 && len(out) < n {
+		startAt := bytes.LastIndexByte(buf[:end-1], '\n') + 1
+		if startAt == 0 && pos > 0 {
+			break // the start of this line was not read: it is not whole
 		}
+		if e, ok := Parse(buf[startAt : end-1]); ok {
+			out = append(out, e)
+		}
+		end = startAt
 	}
-	evs := parseSince(buf, time.Time{}, nil)
-	if len(evs) > n {
-		evs = evs[len(evs)-n:]
-	}
-	return evs, nil
+	slices.Reverse(out)
+	return out, nil
 }
 
 // Sandboxes lists the sandboxes that have a record in dir, sorted.

@@ -28,7 +28,7 @@ import (
 )
 
 // groups of cases, in the order they run.
-var groups = []string{"create", "pause", "list", "mcp", "hostile", "remote", "kubernetes", "snapshot", "services", "bigwrite"}
+var groups = []string{"create", "pause", "list", "mcp", "hostile", "remote", "kubernetes", "snapshot", "services", "bigwrite", "activity"}
 
 type bench struct {
 	bin   string   // the litterbox binary under test
@@ -165,6 +165,7 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		"snapshot":   b.caseSnapshot,
 		"services":   b.caseServices,
 		"bigwrite":   b.caseBigWrite,
+		"activity":   b.caseActivity,
 	}
 	started := time.Now()
 	for _, g := range groups {

@@ -39,9 +39,12 @@ type repoMsg struct {
 	err  error
 }
 
-// historyMsg is the latest events of sandboxes seen for the first time.
+// historyMsg is the latest events of sandboxes: the last one of each
+// sandbox seen for the first time, the latest historyLen of the one
+// selected (full).
 type historyMsg struct {
 	events map[sbKey][]activity.Event
+	full   bool
 }
 
 // eventsMsg is events as they are recorded.
@@ -84,8 +87,12 @@ type actionMsg struct {
 // inboxMsg is what the followers and watchers sent meanwhile.
 type inboxMsg []tea.Msg
 
-// tickMsg moves the clock ("3s ago").
-type tickMsg time.Time
+// tickMsg moves the clock ("3s ago"); seq tells the latest clock from
+// older ones.
+type tickMsg struct {
+	t   time.Time
+	seq int
+}
 
 // refreshMsg asks the engine again, once the minimum gap has passed.
 type refreshMsg struct{}
@@ -118,14 +125,22 @@ func openRepoCmd(ctx context.Context, svc Service, root string) tea.Cmd {
 // historyLen is how many of a sandbox's latest events the UI keeps.
 const historyLen = 500
 
-func historyCmd(keys map[sbKey]string) tea.Cmd {
+// historyCmd reads the last event of each sandbox of keys (a record
+// folder each), or the latest historyLen when full: the list needs one,
+// only the feed needs more, so the first screen decodes 50 events rather
+// than 25,000.
+func historyCmd(keys map[sbKey]string, full bool) tea.Cmd {
+	n := 1
+	if full {
+		n = historyLen
+	}
 	return func() tea.Msg {
 		out := map[sbKey][]activity.Event{}
 		for k, dir := range keys {
-			evs, _ := activity.Last(dir, k.name, historyLen)
+			evs, _ := activity.Last(dir, k.name, n)
 			out[k] = evs
 		}
-		return historyMsg{events: out}
+		return historyMsg{events: out, full: full}
 	}
 }
 

@@ -76,7 +76,9 @@ func Run(ctx context.Context, svc Service, o Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := New(ctx, svc, o, lipgloss.NewRenderer(o.Output))
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithAltScreen(), tea.WithInput(o.Input), tea.WithOutput(o.Output))
+	// 20 frames a second at most: a frame waits 50 ms at worst, and the
+	// renderer's clock wakes a third as often as at its default 60.
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithAltScreen(), tea.WithInput(o.Input), tea.WithOutput(o.Output), tea.WithFPS(20))
 	_, err := p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil // Ctrl-C or SIGTERM from outside
@@ -123,9 +125,14 @@ type Model struct {
 	statusErr bool
 	busy      string
 
+	tickSeq int
+	ticking time.Duration // how often the clock moves now
+
 	refreshing, refreshPending, refreshScheduled bool
 	lastRefresh                                  time.Time
 	pollSeq                                      int
+	// measured: the first history came, so git may measure the branches.
+	measured bool
 }
 
 // repoState is a repository the UI shows.
@@ -139,13 +146,15 @@ type repoState struct {
 
 // sbInfo is what the records and git say of a sandbox.
 type sbInfo struct {
-	events  []activity.Event // the latest historyLen, once loaded
-	pending []activity.Event // live events that came before the history
-	loaded  bool
-	asked   bool
-	stats   *sbStats
-	svcs    map[string]string
-	refused int
+	events    []activity.Event // the latest historyLen, once loaded
+	pending   []activity.Event // live events that came before the history
+	last      *activity.Event  // the latest before the UI started, until loaded
+	loaded    bool
+	asked     bool // for its last event
+	askedFull bool // for its history
+	stats     *sbStats
+	svcs      map[string]string
+	refused   int
 }
 
 // New builds the root model.
@@ -167,17 +176,61 @@ func New(ctx context.Context, svc Service, o Options, r *lipgloss.Renderer) *Mod
 	return m
 }
 
-// Init starts the first ask, the followers and the clock.
+// Init starts the first ask, the followers and the clock, and reads the
+// records meanwhile: the last event of each, and the history of the first
+// by name, which the list will select, so the first screen waits for the
+// engine only.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.startRefresh(), waitInbox(m.ctx, m.inbox), tick()}
-	for _, rs := range m.repos {
+	cmds := []tea.Cmd{m.startRefresh(), waitInbox(m.ctx, m.inbox), m.tick(time.Second)}
+	for root, rs := range m.repos {
 		cmds = append(cmds, m.follow(rs))
+		dir := activity.Dir(rs.r.Git.CommonDir)
+		names, _ := activity.Sandboxes(dir)
+		if len(names) == 0 || m.opts.AllRepos {
+			continue
+		}
+		last := map[sbKey]string{}
+		for _, n := range names {
+			k := sbKey{root, n}
+			m.infoOf(k).asked = true
+			last[k] = dir
+		}
+		first := sbKey{root, names[0]}
+		m.infoOf(first).askedFull = true
+		cmds = append(cmds, historyCmd(last, false), historyCmd(map[sbKey]string{first: dir}, true))
 	}
 	return tea.Batch(cmds...)
 }
 
-func tick() tea.Cmd {
-	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+// tick moves the clock after d; an older clock still running stops at its
+// next tick.
+func (m *Model) tick(d time.Duration) tea.Cmd {
+	m.tickSeq++
+	m.ticking = d
+	seq := m.tickSeq
+	return tea.Tick(d, func(t time.Time) tea.Msg { return tickMsg{t, seq} })
+}
+
+// tickEvery is how often the clock must move: each second while something
+// shown is under a minute old ("42s"), else every half minute ("3m" is
+// late by 30 s at most). Idle, the UI then wakes twice a minute.
+func (m *Model) tickEvery() time.Duration {
+	young := func(t time.Time) bool { return !t.IsZero() && m.now.Sub(t) < time.Minute }
+	for _, r := range m.list.rows {
+		if young(r.sb.Created) || (r.last != nil && young(r.last.Time)) {
+			return time.Second
+		}
+	}
+	return 30 * time.Second
+}
+
+// quicken restarts the clock at once a second when it runs slower and
+// something young is shown.
+func (m *Model) quicken() tea.Cmd {
+	if m.ticking > time.Second && m.tickEvery() == time.Second {
+		return m.tick(time.Second)
+	}
+	return nil
 }
 
 func (m *Model) follow(rs *repoState) tea.Cmd {
@@ -198,8 +251,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		return m, m.key(msg)
 	case tickMsg:
-		m.now = time.Time(msg)
-		return m, tick()
+		if msg.seq != m.tickSeq {
+			return m, nil
+		}
+		m.now = msg.t
+		return m, m.tick(m.tickEvery())
 	case inboxMsg:
 		var cmds []tea.Cmd
 		for _, in := range msg {
@@ -216,18 +272,36 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		rs := &repoState{r: msg.r, tips: map[string]string{}}
 		m.repos[msg.root] = rs
-		return m, tea.Batch(m.follow(rs), m.measure(rs))
+		return m, tea.Batch(m.follow(rs), m.measure(rs), m.requestRefresh())
 	case historyMsg:
+		var cmds []tea.Cmd
 		for k, evs := range msg.events {
 			in := m.infoOf(k)
+			if !msg.full {
+				if len(evs) > 0 {
+					in.last = &evs[len(evs)-1]
+				}
+				continue
+			}
 			in.events, in.loaded = merge(evs, in.pending), true
 			in.pending = nil
+			in.svcs, in.refused = nil, 0
 			for _, e := range in.events {
 				in.note(e)
 			}
 		}
-		m.rows()
-		return m, nil
+		if !m.measured {
+			// Git's measures wait for the first screen: on a busy
+			// machine they would slow it.
+			m.measured = true
+			for _, rs := range m.repos {
+				if rs != nil {
+					cmds = append(cmds, m.measure(rs))
+				}
+			}
+		}
+		cmds = append(cmds, m.rows())
+		return m, tea.Batch(cmds...)
 	case eventsMsg:
 		return m, m.recorded(msg)
 	case changedMsg:
@@ -243,11 +317,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			st := msg.stats[name]
 			m.infoOf(sbKey{msg.repo, name}).stats = &st
 		}
-		m.rows()
+		cmd := m.rows()
 		if rs.remeasure {
-			return m, m.measure(rs)
+			return m, tea.Batch(cmd, m.measure(rs))
 		}
-		return m, nil
+		return m, cmd
 	case diffMsg:
 		if m.mode != diffView || m.textKey != msg.key.repo+"\x00"+msg.key.name {
 			return m, nil
@@ -382,14 +456,16 @@ func (m *Model) listed(msg listMsg) tea.Cmd {
 		}
 	}
 	if len(history) > 0 {
-		cmds = append(cmds, historyCmd(history))
+		cmds = append(cmds, historyCmd(history, false))
 	}
-	for _, rs := range m.repos {
-		if rs != nil {
-			cmds = append(cmds, m.measure(rs))
+	if m.measured {
+		for _, rs := range m.repos {
+			if rs != nil {
+				cmds = append(cmds, m.measure(rs))
+			}
 		}
 	}
-	m.rows()
+	cmds = append(cmds, m.rows())
 	return tea.Batch(cmds...)
 }
 
@@ -451,8 +527,7 @@ func (m *Model) recorded(msg eventsMsg) tea.Cmd {
 			remeasure = true
 		}
 	}
-	m.rows()
-	var cmds []tea.Cmd
+	cmds := []tea.Cmd{m.rows()}
 	if refresh {
 		cmds = append(cmds, m.requestRefresh())
 	}
@@ -504,7 +579,7 @@ func (m *Model) infoOf(k sbKey) *sbInfo {
 }
 
 // rows gives the list and the feed what they show now.
-func (m *Model) rows() {
+func (m *Model) rows() tea.Cmd {
 	rows := make([]row, 0, len(m.sandboxes))
 	for _, sb := range m.sandboxes {
 		k := sbKey{sb.Repo, sb.Name}
@@ -517,23 +592,33 @@ func (m *Model) rows() {
 		if len(evs) > 0 {
 			last := evs[len(evs)-1]
 			r.last = &last
+		} else if in.last != nil {
+			r.last = in.last
 		}
 		rows = append(rows, r)
 	}
 	m.list = m.list.setRows(rows)
 	m.layout()
-	m.syncFeed()
+	m.now = time.Now()
+	return tea.Batch(m.syncFeed(), m.quicken())
 }
 
-// syncFeed shows the selected sandbox's events in the feed.
-func (m *Model) syncFeed() {
+// syncFeed shows the selected sandbox's events in the feed, reading its
+// history the first time.
+func (m *Model) syncFeed() tea.Cmd {
 	sel, ok := m.list.selected()
 	if !ok {
 		m.feed = m.feed.set(sbKey{}, nil, false)
-		return
+		return nil
 	}
 	in := m.infoOf(sel.key)
 	m.feed = m.feed.set(sel.key, in.events, in.loaded)
+	rs := m.repos[sel.key.repo]
+	if in.loaded || in.askedFull || rs == nil {
+		return nil
+	}
+	in.askedFull = true
+	return historyCmd(map[sbKey]string{sel.key: activity.Dir(rs.r.Git.CommonDir)}, true)
 }
 
 // layout sizes the panes to the terminal: the title, the list, a rule, the
@@ -601,7 +686,7 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 			m.feed = m.feed.move(d)
 		} else {
 			m.list = m.list.move(d)
-			m.syncFeed()
+			return m.syncFeed()
 		}
 	case "enter":
 		if !m.feed.focused {

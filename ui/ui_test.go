@@ -170,7 +170,7 @@ func TestNoColorAndEscaped(t *testing.T) {
 	m.Update(sandboxes("evil"))
 	exit := 1
 	hostile := activity.Event{Time: time.Now(), Sandbox: "evil", Kind: activity.KindCall, Tool: "bash", Args: "echo \x1b]0;pwned\x07\x1b[2J", Exit: &exit}
-	m.Update(historyMsg{events: map[sbKey][]activity.Event{{root, "evil"}: {hostile}}})
+	m.Update(historyMsg{full: true, events: map[sbKey][]activity.Event{{root, "evil"}: {hostile}}})
 	v := checkScreen(t, m, 100, 30)
 	if strings.Contains(v, "\x1b") || strings.Contains(v, "\x07") {
 		t.Errorf("the screen holds an escape or control byte: %q", v)
@@ -195,7 +195,7 @@ func TestLiveEvents(t *testing.T) {
 	m.Update(sandboxes("a", "b"))
 	e1 := activity.Event{Time: time.Now(), PID: 7, Sandbox: "a", Kind: activity.KindCall, Tool: "write", Args: "x.go (3 bytes)"}
 	m.Update(eventsMsg{repo: root, events: []activity.Event{e1}})
-	m.Update(historyMsg{events: map[sbKey][]activity.Event{{root, "a"}: {e1}, {root, "b"}: nil}})
+	m.Update(historyMsg{full: true, events: map[sbKey][]activity.Event{{root, "a"}: {e1}, {root, "b"}: nil}})
 	e2 := activity.Event{Time: time.Now(), PID: 7, Sandbox: "a", Kind: activity.KindCall, Tool: "bash", Args: "go test ./..."}
 	m.Update(eventsMsg{repo: root, events: []activity.Event{e2}})
 	v := m.View()
