@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -15,8 +16,8 @@ func init() {
 	// tui start COLS ROWS CMD [ARGS...]
 	//
 	// Runs CMD in a terminal of COLS x ROWS: a tmux server of the script's
-	// own (socket lb-$TESTID), with the script's environment, in the
-	// current directory. The server is killed when the script ends.
+	// own (socket lb-$TESTID), started anew with the script's environment,
+	// in the current directory. The server is killed when the script ends.
 	//
 	// tui wait [-within DURATION] REGEXP
 	//
@@ -41,16 +42,33 @@ func init() {
 	//
 	// Prints the screen to stdout.
 	//
+	// [!] tui plain
+	//
+	// Fails unless the screen holds text only: no colour or other
+	// attribute (tmux capture-pane -e shows none).
+	//
 	// tui exited
 	//
 	// Waits up to 10 s for the program to exit, and fails unless it
 	// exited 0.
 	scriptCmds["tui"] = cmdTUI
+	// tmux: tmux is on PATH. In CI (CI=true) a missing tmux fails the
+	// script instead of skipping it: the UI's test must run there
+	// (scripts/ensure-tmux.sh installs it).
+	scriptConds["tmux"] = func() (bool, error) {
+		if _, err := exec.LookPath("tmux"); err == nil {
+			return true, nil
+		}
+		if os.Getenv("CI") == "true" {
+			return false, fmt.Errorf("CI=true but tmux is missing: run scripts/ensure-tmux.sh")
+		}
+		return false, nil
+	}
 }
 
 func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) == 0 {
-		ts.Fatalf("usage: tui start|wait|keys|resize|lastline|screen|exited ...")
+	if len(args) == 0 || (neg && args[0] != "plain") {
+		ts.Fatalf("usage: tui start|wait|keys|resize|lastline|screen|plain|exited ...")
 	}
 	switch sub, args := args[0], args[1:]; sub {
 	case "start":
@@ -58,6 +76,7 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("usage: tui start COLS ROWS CMD [ARGS...]")
 		}
 		cmd := "exec " + strings.Join(args[2:], " ")
+		_ = tmuxCmd(ts, "kill-server").Run()
 		ts.Defer(func() { _ = tmuxCmd(ts, "kill-server").Run() })
 		out, err := tmuxCmd(ts, "-f", "/dev/null", "start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
 			"new-session", "-d", "-x", args[0], "-y", args[1], "-c", ts.MkAbs("."), cmd).CombinedOutput()
@@ -112,6 +131,12 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	case "screen":
 		fmt.Fprint(ts.Stdout(), tuiScreen(ts))
+	case "plain":
+		out, err := tmuxCmd(ts, "capture-pane", "-p", "-e", "-t", "0").Output()
+		ts.Check(err)
+		if plain := !strings.Contains(string(out), "\x1b["); plain == neg {
+			ts.Fatalf("plain text: %v; the screen with its attributes: %q", plain, out)
+		}
 	case "exited":
 		deadline := time.Now().Add(10 * time.Second)
 		for {
