@@ -27,7 +27,13 @@ func init() {
 	//
 	// tui keys KEY...
 	//
-	// Types the keys, as tmux send-keys names them (Enter, Escape, Tab, q).
+	// Types the keys, as tmux send-keys names them (Enter, Escape, Tab, q),
+	// pausing after an Escape.
+	//
+	// tui gone REGEXP
+	//
+	// Waits up to 30 s for the screen to stop matching REGEXP (a question
+	// answered, a row removed).
 	//
 	// tui resize COLS ROWS
 	//
@@ -68,7 +74,7 @@ func init() {
 
 func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 || (neg && args[0] != "plain") {
-		ts.Fatalf("usage: tui start|wait|keys|resize|lastline|screen|plain|exited ...")
+		ts.Fatalf("usage: tui start|wait|gone|keys|resize|lastline|screen|plain|exited ...")
 	}
 	switch sub, args := args[0], args[1:]; sub {
 	case "start":
@@ -78,10 +84,18 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 		cmd := "exec " + strings.Join(args[2:], " ")
 		_ = tmuxCmd(ts, "kill-server").Run()
 		ts.Defer(func() { _ = tmuxCmd(ts, "kill-server").Run() })
-		out, err := tmuxCmd(ts, "-f", "/dev/null", "start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
-			"new-session", "-d", "-x", args[0], "-y", args[1], "-c", ts.MkAbs("."), cmd).CombinedOutput()
-		if err != nil {
-			ts.Fatalf("tmux new-session: %v: %s", err, out)
+		// A server being killed may still hold the socket a moment:
+		// "server exited unexpectedly".
+		for try := 0; ; try++ {
+			out, err := tmuxCmd(ts, "-f", "/dev/null", "start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+				"new-session", "-d", "-x", args[0], "-y", args[1], "-c", ts.MkAbs("."), cmd).CombinedOutput()
+			if err == nil {
+				break
+			}
+			if try == 20 {
+				ts.Fatalf("tmux new-session: %v: %s", err, out)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	case "wait":
 		within := time.Duration(0)
@@ -109,9 +123,32 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		ts.Fatalf("the screen never matched %q; it shows:\n%s", args[0], screen)
+	case "gone":
+		if len(args) != 1 {
+			ts.Fatalf("usage: tui gone REGEXP")
+		}
+		re := regexp.MustCompile(args[0])
+		start := time.Now()
+		for screen := tuiScreen(ts); re.MatchString(screen); screen = tuiScreen(ts) {
+			if time.Since(start) > 30*time.Second {
+				ts.Fatalf("the screen still matches %q; it shows:\n%s", args[0], screen)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	case "keys":
-		if out, err := tmuxCmd(ts, append([]string{"send-keys", "-t", "0"}, args...)...).CombinedOutput(); err != nil {
-			ts.Fatalf("tmux send-keys: %v: %s", err, out)
+		// A key after Escape is sent a moment later, as a person types it:
+		// a terminal program reads ESC and a key arriving together as
+		// Alt+key.
+		for i, k := range args {
+			if i > 0 && args[i-1] == "Escape" {
+				time.Sleep(150 * time.Millisecond)
+			}
+			if out, err := tmuxCmd(ts, "send-keys", "-t", "0", k).CombinedOutput(); err != nil {
+				ts.Fatalf("tmux send-keys: %v: %s", err, out)
+			}
+		}
+		if args[len(args)-1] == "Escape" {
+			time.Sleep(150 * time.Millisecond)
 		}
 	case "resize":
 		if len(args) != 2 {

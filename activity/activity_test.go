@@ -292,3 +292,28 @@ func TestLastWholeLines(t *testing.T) {
 		t.Errorf("Last(2) = %+v, want events 1 and 2", last)
 	}
 }
+
+func TestSummary(t *testing.T) {
+	one, zero := 1, 0
+	for _, tt := range []struct {
+		e    Event
+		want string
+	}{
+		{Event{Kind: KindCall, Tool: "bash", Args: "go test ./...", Exit: &one, Ms: 2300, Commit: strings.Repeat("ab", 20), Files: []string{"a", "b"}},
+			"bash  go test ./...  exit 1  2.3s  -> abababababab (2 files)"},
+		{Event{Kind: KindCall, Tool: "read", Args: "x.go", Error: "x.go does not exist\nsecond line", Ms: 5}, "read  x.go  failed: x.go does not exist  5ms"},
+		{Event{Kind: KindCall, Tool: "bash", Args: "sleep 9", Exit: &zero, TimedOut: true, Cancelled: true, Ms: 9000}, "bash  sleep 9  exit 0  timed out  cancelled  9.0s"},
+		{Event{Kind: KindMilestone, Message: "Add login", Commit: "c0ffee", By: "cli"}, `milestone  "Add login"  -> c0ffee  (by cli)`},
+		{Event{Kind: KindService, Service: "web", Action: "exit", Exit: &one, By: "mcp"}, "service web exit  exit 1  (by mcp)"},
+		{Event{Kind: KindMerge, Target: "main", Commit: "abc"}, "merged  into main  -> abc"},
+		{Event{Kind: KindEgress, Target: "evil.example:443"}, "refused connection to evil.example:443"},
+		{Event{Kind: KindPause, By: "ui"}, "paused  (by ui)"},
+	} {
+		if got := Summary(tt.e); got != tt.want {
+			t.Errorf("Summary = %q, want %q", got, tt.want)
+		}
+	}
+	if got := Verdict(Event{Kind: KindCall, Exit: &one}); got != "  exit 1" {
+		t.Errorf("Verdict = %q", got)
+	}
+}

@@ -23,8 +23,11 @@ func Line(e Event) string {
 }
 
 // Summary is what happened, on one line, escaped: "bash go test ./...
-// exit 1 2.3s -> 3f2a1b9c0d1e (2 files)".
-func Summary(e Event) string {
+// exit 1 2.3s -> 3f2a1b9c0d1e (2 files)": its What and its Outcome.
+func Summary(e Event) string { return What(e) + Outcome(e) }
+
+// What is what the event did, escaped: "bash  go test ./...".
+func What(e Event) string {
 	var b strings.Builder
 	word := func(s string) {
 		if s == "" {
@@ -78,15 +81,12 @@ func Summary(e Event) string {
 	if e.Kind != KindCall && e.Kind != KindCreate && e.Kind != KindMilestone && e.Kind != KindPause && e.Kind != KindResume && e.Kind != KindDelete && e.Message != "" {
 		word(`"` + short(e.Message) + `"`)
 	}
-	b.WriteString(outcome(e))
-	if e.Kind != KindCall && e.By != "" {
-		word("(by " + short(e.By) + ")")
-	}
 	return b.String()
 }
 
-// outcome is how it ended: " exit 1 2.3s -> 3f2a1b9c0d1e (2 files)".
-func outcome(e Event) string {
+// Outcome is how it ended, and who acted when it was not an agent's call:
+// "  exit 1  2.3s  -> 3f2a1b9c0d1e (2 files)", "  (by cli)".
+func Outcome(e Event) string {
 	var parts []string
 	switch {
 	case e.Error != "":
@@ -110,6 +110,32 @@ func outcome(e Event) string {
 			c += fmt.Sprintf(" (%d file%s)", n, plural(n))
 		}
 		parts = append(parts, c)
+	}
+	if e.Kind != KindCall && e.By != "" {
+		parts = append(parts, "(by "+short(e.By)+")")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "  " + strings.Join(parts, "  ")
+}
+
+// Verdict is how it ended in a word or two, when it did not simply
+// succeed: "  exit 1", "  failed: ...", "  timed out", "  cancelled"; "" for a
+// success. For where Outcome does not fit.
+func Verdict(e Event) string {
+	var parts []string
+	switch {
+	case e.Error != "":
+		parts = append(parts, "failed")
+	case e.Exit != nil && *e.Exit != 0:
+		parts = append(parts, fmt.Sprintf("exit %d", *e.Exit))
+	}
+	if e.TimedOut {
+		parts = append(parts, "timed out")
+	}
+	if e.Cancelled {
+		parts = append(parts, "cancelled")
 	}
 	if len(parts) == 0 {
 		return ""

@@ -125,6 +125,8 @@ func (w *Watch) allRepos(ctx context.Context, env *Env, p *eventPrinter) error {
 	for {
 		list, err := env.Service.List(ctx, nil)
 		switch {
+		case ctx.Err() != nil:
+			return nil // Ctrl-C, maybe while the engine was asked
 		case err != nil && first:
 			return err
 		case err != nil && ctx.Err() == nil:

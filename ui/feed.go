@@ -78,7 +78,7 @@ func (p feedPane) view(st styles) []string {
 			mark = "> "
 		}
 		when := st.dim.Render(e.Time.Local().Format("15:04:05"))
-		sum := activity.Summary(e)
+		sum := summary(e, p.width-12)
 		if e.Error != "" || (e.Exit != nil && *e.Exit != 0) {
 			sum = st.err.Render(sum)
 		}

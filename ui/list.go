@@ -141,7 +141,7 @@ func (p listPane) columns(st styles, now time.Time) []column {
 		if r.last == nil {
 			return st.dim.Render("none recorded")
 		}
-		return activity.Summary(*r.last)
+		return summary(*r.last, max(rest, 0))
 	}})
 	return cols
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/litterbox-dev/litterbox/activity"
 )
 
 // styles are the UI's looks, made for one output: with NO_COLOR set or an
@@ -89,4 +91,17 @@ func expandTabs(s string) string {
 		col++
 	}
 	return b.String()
+}
+
+// summary is an event on one line of width cells: what it did, cut to
+// leave room for how it ended, which always shows (in a word when the whole
+// outcome leaves too little room).
+func summary(e activity.Event, width int) string {
+	what := activity.What(e)
+	for _, outcome := range []string{activity.Outcome(e), activity.Verdict(e)} {
+		if w := width - lipgloss.Width(outcome); w >= 16 || outcome == "" {
+			return fit(what, w) + outcome
+		}
+	}
+	return fit(what+activity.Verdict(e), width)
 }

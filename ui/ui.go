@@ -249,6 +249,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.layout()
 		return m, nil
 	case tea.KeyMsg:
+		// Keys typed faster than the UI reads them come as one message
+		// of several runes ("my"); each is a key of its own, but in a
+		// line being typed, or a paste.
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste && m.dialog.kind != promptDialog {
+			var cmds []tea.Cmd
+			for _, r := range msg.Runes {
+				cmds = append(cmds, m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+			}
+			return m, tea.Batch(cmds...)
+		}
 		return m, m.key(msg)
 	case tickMsg:
 		if msg.seq != m.tickSeq {

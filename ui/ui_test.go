@@ -301,3 +301,24 @@ func TestRefreshRateLimited(t *testing.T) {
 		t.Errorf("a burst of changes asked the engine at once (refreshing %v, scheduled %v)", m.refreshing, m.refreshScheduled)
 	}
 }
+
+// Keys typed faster than the UI reads them arrive as one message of
+// several runes: each still counts (n then x: the merge question answered
+// no, the delete question asked).
+func TestKeysTypedTogether(t *testing.T) {
+	m, svc := newTest(t, 100, 30, false)
+	m.Update(sandboxes("work"))
+	keys(m, "m")
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("nx")})
+	if m.dialog.kind != confirmDialog || !strings.HasPrefix(m.dialog.question, "Delete work") {
+		t.Fatalf("after n and x typed together the question is %q", m.dialog.question)
+	}
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	if cmd == nil {
+		t.Fatal("y ran nothing")
+	}
+	cmd()
+	if svc.called() != "delete work" {
+		t.Errorf("calls = %q", svc.called())
+	}
+}
