@@ -2,7 +2,8 @@ package activity
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -205,13 +206,8 @@ func Detail(e Event) string {
 	block("output", e.Output)
 	block("error", e.Error)
 	if len(e.Cut) > 0 {
-		keys := make([]string, 0, len(e.Cut))
-		for k := range e.Cut {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		var cuts []string
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(e.Cut)) {
 			cuts = append(cuts, fmt.Sprintf("%s was %s, its start kept", termtext.Escape(k), Size(e.Cut[k])))
 		}
 		row("cut", strings.Join(cuts, "; "))

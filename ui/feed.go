@@ -48,14 +48,7 @@ func (p feedPane) move(d int) feedPane {
 }
 
 func (p feedPane) scroll() feedPane {
-	h := max(p.height, 1)
-	if p.cursor < p.offset {
-		p.offset = p.cursor
-	}
-	if p.cursor >= p.offset+h {
-		p.offset = p.cursor - h + 1
-	}
-	p.offset = min(max(p.offset, 0), max(len(p.events)-h, 0))
+	p.offset = scrolled(p.cursor, p.offset, p.height, len(p.events))
 	return p
 }
 

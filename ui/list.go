@@ -2,8 +2,9 @@ package ui
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,15 +78,21 @@ func (p listPane) move(d int) listPane {
 }
 
 func (p listPane) scroll() listPane {
-	h := max(p.height, 1)
-	if p.cursor < p.offset {
-		p.offset = p.cursor
-	}
-	if p.cursor >= p.offset+h {
-		p.offset = p.cursor - h + 1
-	}
-	p.offset = min(p.offset, max(len(p.rows)-h, 0))
+	p.offset = scrolled(p.cursor, p.offset, p.height, len(p.rows))
 	return p
+}
+
+// scrolled is the first of n lines a pane of height lines shows so that the
+// cursor is in view, moving from offset as little as it can.
+func scrolled(cursor, offset, height, n int) int {
+	h := max(height, 1)
+	if cursor < offset {
+		offset = cursor
+	}
+	if cursor >= offset+h {
+		offset = cursor - h + 1
+	}
+	return min(max(offset, 0), max(n-h, 0))
 }
 
 // column is one column of the table: its title, its width and its cell.
@@ -154,13 +161,8 @@ func services(r row) string {
 		}
 		return "-"
 	}
-	names := make([]string, 0, len(r.svcs))
-	for n := range r.svcs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var parts []string
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(r.svcs)) {
 		parts = append(parts, termtext.Escape(n)+" "+termtext.Escape(r.svcs[n]))
 	}
 	s := strings.Join(parts, ", ")

@@ -763,21 +763,17 @@ func (m *Model) action(key string) tea.Cmd {
 		}
 	}
 	switch key {
-	case "p":
-		return run("pausing", func(ctx context.Context) (string, error) {
-			o, err := m.svc.Pause(ctx, r, name)
+	case "p", "r":
+		verb, done, already, op := "resuming", "Resumed", "running", m.svc.Resume
+		if key == "p" {
+			verb, done, already, op = "pausing", "Paused", "paused", m.svc.Pause
+		}
+		return run(verb, func(ctx context.Context) (string, error) {
+			o, err := op(ctx, r, name)
 			if err == nil && o.Already {
-				return "Sandbox " + name + " was already paused.", nil
+				return "Sandbox " + name + " was already " + already + ".", nil
 			}
-			return "Paused " + name + ".", err
-		})
-	case "r":
-		return run("resuming", func(ctx context.Context) (string, error) {
-			o, err := m.svc.Resume(ctx, r, name)
-			if err == nil && o.Already {
-				return "Sandbox " + name + " was already running.", nil
-			}
-			return "Resumed " + name + ".", err
+			return done + " " + name + ".", err
 		})
 	case "m":
 		m.dialog = confirm("Merge "+name+" into the current branch, then delete it?", func() tea.Cmd {
