@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -83,7 +85,11 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		cmd := "exec " + strings.Join(args[2:], " ")
 		_ = tmuxCmd(ts, "kill-server").Run()
-		ts.Defer(func() { _ = tmuxCmd(ts, "kill-server").Run() })
+		ts.Defer(func() {
+			_ = tmuxCmd(ts, "kill-server").Run()
+			// tmux leaves its socket file behind.
+			_ = os.Remove(filepath.Join(cmp.Or(os.Getenv("TMUX_TMPDIR"), "/tmp"), fmt.Sprintf("tmux-%d", os.Getuid()), tmuxSocket(ts)))
+		})
 		// A server being killed may still hold the socket a moment:
 		// "server exited unexpectedly".
 		for try := 0; ; try++ {
@@ -201,7 +207,7 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 // environment (which the server, started by the first, passes on to the
 // program it runs).
 func tmuxCmd(ts *testscript.TestScript, args ...string) *exec.Cmd {
-	cmd := exec.Command("tmux", append([]string{"-u", "-L", "lb-" + ts.Getenv("TESTID")}, args...)...)
+	cmd := exec.Command("tmux", append([]string{"-u", "-L", tmuxSocket(ts)}, args...)...)
 	env := []string{"LANG=C.UTF-8", "TERM=xterm-256color"}
 	for _, k := range []string{"PATH", "HOME", "GIT_CONFIG_NOSYSTEM", "LITTERBOX_LABELS", "LITTERBOX_SCANNER", "LITTERBOX_IMAGE", "LITTERBOX_LOG_LEVEL",
 		"LITTERBOX_ENGINE", "CONTAINER_HOST", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "TMPDIR", "NO_COLOR", "LITTERBOX_CACHE_DIR"} {
@@ -212,6 +218,9 @@ func tmuxCmd(ts *testscript.TestScript, args ...string) *exec.Cmd {
 	cmd.Env = env
 	return cmd
 }
+
+// tmuxSocket is the name of the script's own tmux server.
+func tmuxSocket(ts *testscript.TestScript) string { return "lb-" + ts.Getenv("TESTID") }
 
 // tuiScreen is what the terminal shows, one line a row.
 func tuiScreen(ts *testscript.TestScript) string {

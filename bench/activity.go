@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -158,7 +159,10 @@ func (t terminal) waitScreen(ok func(string) bool, limit time.Duration) (time.Du
 // uiCases times the first screen, a new event, and the idle CPU.
 func (b *bench) uiCases(ctx context.Context, dir, recDir string) error {
 	t := terminal{sock: fmt.Sprintf("lb-bench-%d", os.Getpid()), env: append(append(os.Environ(), b.env...), "LANG=C.UTF-8", "TERM=xterm-256color")}
-	defer func() { _ = t.cmd("kill-server").Run() }()
+	defer func() {
+		_ = t.cmd("kill-server").Run()
+		_ = os.Remove(filepath.Join(cmp.Or(os.Getenv("TMUX_TMPDIR"), "/tmp"), fmt.Sprintf("tmux-%d", os.Getuid()), t.sock))
+	}()
 	ready := func(s string) bool {
 		return strings.Contains(s, fmt.Sprintf("%d sandboxes", activitySandboxes)) && strings.Contains(s, "> s00") &&
 			!strings.Contains(s, "none recorded") && !strings.Contains(s, "reading the record") && strings.Contains(s, "go test ./pkg/")
