@@ -273,6 +273,7 @@ func followCmd(ctx context.Context, r *sandbox.Repo, since time.Time, inbox chan
 		root := r.Root()
 		f := &activity.Follower{Dir: activity.Dir(r.Git.CommonDir), Since: since}
 		go func() {
+			defer guard(ctx, inbox, "following the activity of "+root)
 			err := f.Run(ctx, func(evs []activity.Event) {
 				select {
 				case inbox <- eventsMsg{repo: root, events: evs}:
@@ -286,8 +287,23 @@ func followCmd(ctx context.Context, r *sandbox.Repo, since time.Time, inbox chan
 				}
 			}
 		}()
-		go watchState(ctx, filepath.Join(r.Git.CommonDir, "litterbox"), inbox)
+		go func() {
+			defer guard(ctx, inbox, "watching the sandboxes of "+root)
+			watchState(ctx, filepath.Join(r.Git.CommonDir, "litterbox"), inbox)
+		}()
 		return nil
+	}
+}
+
+// guard turns a panic of a goroutine the UI started into an error on its
+// status line: bubbletea restores the terminal after a panic in its own
+// goroutines only, and a garbled terminal is worse than a follower gone.
+func guard(ctx context.Context, inbox chan<- tea.Msg, what string) {
+	if r := recover(); r != nil {
+		select {
+		case inbox <- actionMsg{err: fmt.Errorf("%s stopped: %v", what, r)}:
+		case <-ctx.Done():
+		}
 	}
 }
 
