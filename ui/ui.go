@@ -37,7 +37,7 @@ type Service interface {
 	OpenRepo(ctx context.Context, dir string) (*sandbox.Repo, error)
 	List(ctx context.Context, r *sandbox.Repo) ([]sandbox.Sandbox, error)
 	Diff(ctx context.Context, r *sandbox.Repo, name string, opts git.DiffOptions, w io.Writer) (*sandbox.DiffResult, error)
-	Pause(ctx context.Context, r *sandbox.Repo, name string) (sandbox.Outcome, error)
+	Pause(ctx context.Context, r *sandbox.Repo, name string, force bool) (sandbox.Outcome, error)
 	Resume(ctx context.Context, r *sandbox.Repo, name string) (sandbox.Outcome, error)
 	Merge(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.MergeResult, error)
 	Apply(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.ApplyResult, error)
@@ -766,7 +766,12 @@ func (m *Model) action(key string) tea.Cmd {
 	case "p", "r":
 		verb, done, already, op := "resuming", "Resumed", "running", m.svc.Resume
 		if key == "p" {
-			verb, done, already, op = "pausing", "Paused", "paused", m.svc.Pause
+			// Never --force: a pause that would lose files is refused,
+			// and the refusal says what to do.
+			pause := func(ctx context.Context, r *sandbox.Repo, name string) (sandbox.Outcome, error) {
+				return m.svc.Pause(ctx, r, name, false)
+			}
+			verb, done, already, op = "pausing", "Paused", "paused", pause
 		}
 		return run(verb, func(ctx context.Context) (string, error) {
 			o, err := op(ctx, r, name)

@@ -50,7 +50,7 @@ func (f *fakeService) Diff(ctx context.Context, r *sandbox.Repo, name string, op
 	io.WriteString(w, f.diff)
 	return &sandbox.DiffResult{Name: name}, f.call("diff " + name)
 }
-func (f *fakeService) Pause(ctx context.Context, r *sandbox.Repo, name string) (sandbox.Outcome, error) {
+func (f *fakeService) Pause(ctx context.Context, r *sandbox.Repo, name string, force bool) (sandbox.Outcome, error) {
 	return sandbox.Outcome{Name: name}, f.call("pause " + name)
 }
 func (f *fakeService) Resume(ctx context.Context, r *sandbox.Repo, name string) (sandbox.Outcome, error) {
