@@ -1,0 +1,271 @@
+package gateway
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Main runs litterbox-gateway with args (without the program name):
+//
+//	serve -dir DIR [-policy JSON] [-port PORT]...   the gateway, in its container
+//	relay -dir DIR [-port PORT]...                  its half in the sandbox
+//	ctl set < POLICY.json | get | log [-boot B] [-after N] [-max M] | refused -within D
+//
+// ctl talks to the gateway running in the same container and prints its
+// answer as JSON.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("usage: litterbox-gateway serve|relay|ctl ...")
+	}
+	switch args[0] {
+	case "serve":
+		return serveMain(args[1:], stdout, stderr)
+	case "relay":
+		return relayMain(args[1:], stderr)
+	case "ctl":
+		return ctlMain(args[1:], stdin, stdout)
+	}
+	return fmt.Errorf("unknown command %q: serve, relay or ctl", args[0])
+}
+
+// portsFlag collects repeated -port flags.
+type portsFlag []int
+
+func (p *portsFlag) String() string { return fmt.Sprint(*p) }
+
+func (p *portsFlag) Set(s string) error {
+	n, err := parsePort(s)
+	if err != nil {
+		return err
+	}
+	*p = append(*p, n)
+	return nil
+}
+
+func serveMain(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	dir := fs.String("dir", "/gw", "the directory shared with the sandbox's relay")
+	policyJSON := fs.String("policy", `{"mode":"none"}`, "the policy at start, JSON")
+	ctlAddr := fs.String("ctl", CtlSocket, "the control socket")
+	var ports portsFlag
+	fs.Var(&ports, "port", "a named port of the sandbox to publish (repeat)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	p, err := ParsePolicy([]byte(*policyJSON))
+	if err != nil {
+		return err
+	}
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(stderr, "litterbox-gateway: "+format+"\n", args...)
+	}
+	g := &Gateway{
+		Audit:    NewAudit(DefaultAuditSize, stdout),
+		Resolver: &net.Resolver{PreferGo: true},
+		Base:     DetectBase(),
+		Logf:     logf,
+	}
+	g.Dialer.Timeout = 10 * time.Second
+	if err := g.SetPolicy(p); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(*dir, PortsDir), 0o700); err != nil {
+		return err
+	}
+	listenUnix := func(name string) (net.Listener, error) {
+		path := filepath.Join(*dir, name)
+		_ = os.Remove(path)
+		l, err := net.Listen("unix", path)
+		if err != nil {
+			return nil, err
+		}
+		return l, os.Chmod(path, 0o600)
+	}
+	pl, err := listenUnix(ProxySocket)
+	if err != nil {
+		return err
+	}
+	dl, err := listenUnix(DNSSocket)
+	if err != nil {
+		return err
+	}
+	cl, err := net.Listen("unix", *ctlAddr)
+	if err != nil {
+		return fmt.Errorf("control socket: %w", err)
+	}
+	errc := make(chan error, 4+len(ports))
+	go func() { errc <- g.ServeProxy(pl) }()
+	go func() { errc <- g.ServeDNS(dl) }()
+	go func() { errc <- g.ServeCtl(cl) }()
+	for _, port := range ports {
+		l, err := net.Listen("tcp", ":"+strconv.Itoa(port))
+		if err != nil {
+			return fmt.Errorf("publish port %d: %w", port, err)
+		}
+		r := &Relay{Dir: *dir, Logf: logf}
+		go func() { errc <- r.acceptTo(l, "unix", PortSocket(*dir, port), false) }()
+	}
+	go func() {
+		for range time.Tick(time.Second) {
+			g.Audit.Flush()
+		}
+	}()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case <-sig:
+		g.Audit.Flush()
+		return nil
+	case err := <-errc:
+		return err
+	}
+}
+
+func relayMain(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("relay", flag.ContinueOnError)
+	r := &Relay{}
+	fs.StringVar(&r.Dir, "dir", "/gw", "the directory shared with the gateway")
+	fs.StringVar(&r.ProxyAddr, "proxy", "127.0.0.1:3128", "where the sandbox's clients find the proxy")
+	fs.StringVar(&r.DNSAddr, "dns", "127.0.0.1:53", "where the sandbox's resolver is")
+	var ports portsFlag
+	fs.Var(&ports, "port", "a named port of the sandbox (repeat)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	r.Ports = ports
+	r.Logf = func(format string, args ...any) {
+		fmt.Fprintf(stderr, "litterbox-gateway relay: "+format+"\n", args...)
+	}
+	return r.Run()
+}
+
+func ctlMain(args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("usage: litterbox-gateway ctl set|get|log|refused")
+	}
+	fs := flag.NewFlagSet("ctl "+args[0], flag.ContinueOnError)
+	addr := fs.String("ctl", CtlSocket, "the control socket")
+	boot := fs.String("boot", "", "log: the run the cursor belongs to")
+	after := fs.Uint64("after", 0, "log: the last sequence number already collected")
+	maxN := fs.Int("max", maxBatch, "log: at most this many records")
+	within := fs.String("within", "", "refused: the window, such as 30s")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	req := CtlRequest{Op: args[0], Boot: *boot, After: *after, Max: *maxN, Within: *within}
+	if req.Op == "set" {
+		b, err := io.ReadAll(io.LimitReader(stdin, 1<<20))
+		if err != nil {
+			return err
+		}
+		p, err := ParsePolicy(b)
+		if err != nil {
+			return err
+		}
+		req.Policy = &p
+	}
+	resp, err := Ctl(*addr, req)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	switch {
+	case resp.Policy != nil:
+		return enc.Encode(resp.Policy)
+	case resp.Batch != nil:
+		return enc.Encode(resp.Batch)
+	}
+	if resp.Refused == nil {
+		resp.Refused = []Record{}
+	}
+	return enc.Encode(resp.Refused)
+}
+
+// DetectBase finds what the gateway knows of its networks: its addresses,
+// the networks they are on (where the engine's other containers are), and
+// its default routes' next hops (the engine's host).
+func DetectBase() Classifier {
+	var k Classifier
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ip, ok := netip.AddrFromSlice(ipn.IP)
+		if !ok {
+			continue
+		}
+		ip = ip.Unmap()
+		ones, _ := ipn.Mask.Size()
+		if ip.IsLoopback() {
+			continue
+		}
+		k.Self = append(k.Self, ip)
+		if !ip.IsLinkLocalUnicast() {
+			k.Engine = append(k.Engine, netip.PrefixFrom(ip, ones).Masked())
+		}
+	}
+	for _, gw := range defaultGateways() {
+		k.Host = append(k.Host, netip.PrefixFrom(gw, gw.BitLen()))
+	}
+	return k
+}
+
+// defaultGateways reads the next hops of the default routes from /proc.
+func defaultGateways() []netip.Addr {
+	var out []netip.Addr
+	if f, err := os.Open("/proc/net/route"); err == nil {
+		s := bufio.NewScanner(f)
+		for s.Scan() {
+			fields := strings.Fields(s.Text())
+			if len(fields) < 3 || fields[1] != "00000000" {
+				continue
+			}
+			b, err := hex.DecodeString(fields[2])
+			if err != nil || len(b) != 4 {
+				continue
+			}
+			v := binary.LittleEndian.Uint32(b)
+			var a [4]byte
+			binary.BigEndian.PutUint32(a[:], v)
+			if ip := netip.AddrFrom4(a); !ip.IsUnspecified() {
+				out = append(out, ip)
+			}
+		}
+		f.Close()
+	}
+	if f, err := os.Open("/proc/net/ipv6_route"); err == nil {
+		s := bufio.NewScanner(f)
+		for s.Scan() {
+			fields := strings.Fields(s.Text())
+			if len(fields) < 5 || fields[1] != "00" || strings.Trim(fields[0], "0") != "" {
+				continue
+			}
+			b, err := hex.DecodeString(fields[4])
+			if err != nil || len(b) != 16 {
+				continue
+			}
+			if ip := netip.AddrFrom16([16]byte(b)); !ip.IsUnspecified() {
+				out = append(out, ip)
+			}
+		}
+		f.Close()
+	}
+	return out
+}

@@ -1,0 +1,260 @@
+package gateway
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The shared directory (a tmpfs volume both containers mount, owned by the
+// gateway's user, mode 0700: the agent's user cannot even list it) holds:
+//
+//	proxy.sock      the gateway's HTTP proxy
+//	dns.sock        the gateway's resolver, DNS messages framed as over TCP
+//	ports/PORT.sock the relay's way into the sandbox's 127.0.0.1:PORT
+//	litterbox-gateway  the program itself, which both containers run
+const (
+	ProxySocket = "proxy.sock"
+	DNSSocket   = "dns.sock"
+	PortsDir    = "ports"
+	// ProgramName is the program's file name in the shared directory.
+	ProgramName = "litterbox-gateway"
+)
+
+// PortSocket is the socket of the sandbox's port in dir.
+func PortSocket(dir string, port int) string {
+	return filepath.Join(dir, PortsDir, strconv.Itoa(port)+".sock")
+}
+
+// Relay is the gateway's half that runs inside the sandbox, which has no
+// network but its loopback: it listens on the sandbox's 127.0.0.1 for the
+// proxy (ProxyAddr) and the resolver (DNSAddr, UDP and TCP) and carries each
+// connection to the gateway's sockets in Dir; and it listens on
+// Dir/ports/PORT.sock for each named port, carrying the host's connections
+// (which the gateway accepts on the port it publishes) to 127.0.0.1:PORT.
+type Relay struct {
+	Dir       string
+	ProxyAddr string // 127.0.0.1:3128
+	DNSAddr   string // 127.0.0.1:53
+	Ports     []int
+	Logf      func(format string, args ...any)
+}
+
+// Run listens and relays until a listener fails.
+func (r *Relay) Run() error {
+	pl, err := net.Listen("tcp", r.ProxyAddr)
+	if err != nil {
+		return fmt.Errorf("relay: listen for the proxy: %w", err)
+	}
+	dl, err := net.Listen("tcp", r.DNSAddr)
+	if err != nil {
+		return fmt.Errorf("relay: listen for DNS over TCP: %w", err)
+	}
+	du, err := net.ListenPacket("udp", r.DNSAddr)
+	if err != nil {
+		return fmt.Errorf("relay: listen for DNS: %w", err)
+	}
+	errc := make(chan error, 3+len(r.Ports))
+	go func() { errc <- r.acceptTo(pl, "unix", filepath.Join(r.Dir, ProxySocket), true) }()
+	go func() { errc <- r.acceptTo(dl, "unix", filepath.Join(r.Dir, DNSSocket), false) }()
+	go func() { errc <- r.serveDNSPackets(du) }()
+	for _, p := range r.Ports {
+		path := PortSocket(r.Dir, p)
+		_ = os.Remove(path)
+		l, err := net.Listen("unix", path)
+		if err != nil {
+			return fmt.Errorf("relay: listen for port %d: %w", p, err)
+		}
+		go func() { errc <- r.acceptTo(l, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), false) }()
+	}
+	return <-errc
+}
+
+func (r *Relay) logf(format string, args ...any) {
+	if r.Logf != nil {
+		r.Logf(format, args...)
+	}
+}
+
+// acceptTo carries every connection accepted on l to network/addr. When the
+// other end is not there and http is set, the client is told so in HTTP.
+func (r *Relay) acceptTo(l net.Listener, network, addr string, http bool) error {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			if isTimeout(err) {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		go func() {
+			defer c.Close()
+			o, err := net.DialTimeout(network, addr, 10*time.Second)
+			if err != nil {
+				if http {
+					writeSimple(c, 502, "Bad Gateway: the sandbox's gateway is not running",
+						"litterbox: the sandbox's gateway does not answer; the user can restart the sandbox (litterbox resume)\n")
+				}
+				r.logf("relay: %v", err)
+				return
+			}
+			defer o.Close()
+			Pipe(c, o)
+		}()
+	}
+}
+
+// Pipe carries bytes both ways between a and b until both directions end,
+// closing each direction's write side when its reader ends (so a half-closed
+// connection works), and returns the bytes copied from a to b and from b to
+// a. Between sockets Go splices, so the bytes do not pass through here.
+func Pipe(a, b net.Conn) (ab, ba int64) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ba, _ = io.Copy(a, b)
+		closeWrite(a)
+	}()
+	ab, _ = io.Copy(b, a)
+	closeWrite(b)
+	wg.Wait()
+	return ab, ba
+}
+
+// serveDNSPackets relays each UDP query over a stream to the gateway and its
+// answer back.
+func (r *Relay) serveDNSPackets(pc net.PacketConn) error {
+	sem := make(chan struct{}, 64)
+	buf := make([]byte, 65535)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		q := append([]byte(nil), buf[:n]...)
+		select {
+		case sem <- struct{}{}:
+		default:
+			continue // too many queries at once: drop, as a busy resolver would
+		}
+		go func() {
+			defer func() { <-sem }()
+			ans, err := exchangeStream(filepath.Join(r.Dir, DNSSocket), q)
+			if err != nil {
+				r.logf("relay: dns: %v", err)
+				return
+			}
+			_, _ = pc.WriteTo(ans, from)
+		}()
+	}
+}
+
+// exchangeStream sends one DNS message over a new stream connection to the
+// unix socket path, framed with its length, and reads one answer.
+func exchangeStream(path string, q []byte) ([]byte, error) {
+	c, err := net.DialTimeout("unix", path, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if err := writeFrame(c, q); err != nil {
+		return nil, err
+	}
+	return readFrame(c)
+}
+
+func writeFrame(w io.Writer, m []byte) error {
+	if len(m) > 65535 {
+		return errors.New("a DNS message longer than 65535 bytes")
+	}
+	b := make([]byte, 2+len(m))
+	binary.BigEndian.PutUint16(b, uint16(len(m)))
+	copy(b[2:], m)
+	_, err := w.Write(b)
+	return err
+}
+
+func readFrame(r io.Reader) ([]byte, error) {
+	var n [2]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return nil, err
+	}
+	m := make([]byte, binary.BigEndian.Uint16(n[:]))
+	_, err := io.ReadFull(r, m)
+	return m, err
+}
+
+// ServeDNS serves the resolver on l: DNS messages framed as over TCP (the
+// relay frames UDP queries the same way). Every query is answered REFUSED
+// and recorded.
+func (g *Gateway) ServeDNS(l net.Listener) error {
+	sem := make(chan struct{}, 256)
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			if isTimeout(err) {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		select {
+		case sem <- struct{}{}:
+		default:
+			c.Close()
+			continue
+		}
+		go func() {
+			defer func() { <-sem }()
+			defer c.Close()
+			for {
+				_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+				m, err := readFrame(c)
+				if err != nil {
+					return
+				}
+				ans, ok := g.answerDNS(m)
+				if !ok {
+					return
+				}
+				if writeFrame(c, ans) != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+// answerDNS records a query and answers it REFUSED; ok is false for a
+// message that is no query, which gets no answer.
+func (g *Gateway) answerDNS(m []byte) ([]byte, bool) {
+	q, err := ParseQuery(m)
+	rec := Record{Kind: "dns", Host: printableName(q.Name), Method: typeName(q.Type), Port: 53}
+	if err != nil {
+		rec.Reason = "a malformed DNS query: " + err.Error()
+		g.Audit.Add(rec)
+		return nil, false
+	}
+	rec.Reason = "the sandbox resolves no names: clients reach the network through the proxy (HTTP_PROXY, HTTPS_PROXY), which resolves them"
+	g.Audit.Add(rec)
+	return Refusal(m, q), true
+}
