@@ -158,6 +158,12 @@ const (
 	NetworkOwn = "own"
 	// NetworkNone gives it no network at all.
 	NetworkNone = "none"
+	// NetworkShared puts the container on the one network every container
+	// of this mode shares, made when missing, where nothing keeps them from
+	// reaching each other on engines that cannot (Podman): for containers
+	// that guard what they reach themselves, as egress gateways do (they
+	// refuse the networks they are on).
+	NetworkShared = "shared"
 )
 
 // Spec describes a sandbox to create.
@@ -203,6 +209,20 @@ type Spec struct {
 	// NoHealthcheck turns off the image's health check, a command the
 	// engine would otherwise run in the sandbox on its own schedule.
 	NoHealthcheck bool
+	// Volumes are named volumes (made beforehand) to mount: a sandbox and
+	// its egress gateway share one (package egress).
+	Volumes []Volume
+	// DNS are the resolvers the container's /etc/resolv.conf names.
+	DNS []string
+	// Sysctls are namespaced kernel settings of the container (net.* of
+	// its own network namespace).
+	Sysctls map[string]string
+}
+
+// Volume is a named volume mounted in a container.
+type Volume struct {
+	Name string
+	Path string
 }
 
 // Tmpfs is an in-memory file system of a sandbox.

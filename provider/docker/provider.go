@@ -136,17 +136,19 @@ func (p *Provider) Info(ctx context.Context) (provider.Info, error) {
 // returns is it known what exists. What was made is removed again when a
 // step fails, or when ctx was cancelled meanwhile.
 func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandbox, error) {
-	if s.Network != provider.NetworkIsolated && s.Network != provider.NetworkOwn && s.Network != provider.NetworkNone {
-		return nil, fmt.Errorf("create %s: network %q is not %q, %q or %q", s.Name, s.Network, provider.NetworkIsolated, provider.NetworkOwn, provider.NetworkNone)
+	switch s.Network {
+	case provider.NetworkIsolated, provider.NetworkOwn, provider.NetworkNone, provider.NetworkShared:
+	default:
+		return nil, fmt.Errorf("create %s: network %q is not %q, %q, %q or %q", s.Name, s.Network, provider.NetworkIsolated, provider.NetworkOwn, provider.NetworkNone, provider.NetworkShared)
 	}
 	if _, err := RunArgs(s, p.c.dialect()); err != nil {
 		return nil, fmt.Errorf("create %s: %w", s.Name, err)
 	}
 	mk := context.WithoutCancel(ctx)
 	sb := &provider.Sandbox{Name: s.Name, State: provider.StateRunning, Labels: s.Labels}
-	shared := s.Network == provider.NetworkIsolated && !ownNetwork(s, p.c.dialect())
+	shared := s.Network == provider.NetworkIsolated && !ownNetwork(s, p.c.dialect()) || s.Network == provider.NetworkShared
 	if shared {
-		sb.Network = p.c.dialect().SharedNetwork
+		sb.Network = networkOf(s, p.c.dialect())
 	}
 	var made provider.Made
 	undo := func(cause error) error { return made.Undo(mk, cause) }
@@ -181,7 +183,14 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 	}
 
 	id, err := p.c.RunDetached(mk, s)
-	if err != nil && shared && sharedFull(err) {
+	if err != nil && shared && id == "" && strings.Contains(runner.Stderr(err), "unable to find network with name or ID "+sb.Network) {
+		// Podman makes no container when the network is missing: make the
+		// network, then run again.
+		if err = p.ensureShared(mk, sb.Network); err == nil {
+			id, err = p.c.RunDetached(mk, s)
+		}
+	}
+	if err != nil && shared && sharedFull(err) && s.Network == provider.NetworkIsolated {
 		// The bridge's subnet has no address left (ensure-docker.sh's pools
 		// give it 61): this sandbox gets a network of its own instead.
 		// docker run made the container it could not start; remove it.
@@ -194,14 +203,14 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 		own.Network = provider.NetworkOwn
 		return p.Create(ctx, own)
 	}
-	if err != nil && shared && sharedMissing(err, p.c.dialect().SharedNetwork) && id != "" {
+	if err != nil && shared && sharedMissing(err, sb.Network) && id != "" {
 		// First sandbox on this engine, or the bridge was pruned: docker
 		// run made the container and could not start it. Make the bridge,
 		// then start that container.
 		made.Add(func(ctx context.Context) (string, error) {
 			return "container " + s.Name, ignoreMissing(p.c.Remove(ctx, id))
 		})
-		if err = p.ensureShared(mk); err == nil {
+		if err = p.ensureShared(mk, sb.Network); err == nil {
 			err = p.c.Start(mk, id)
 		}
 		if err != nil {
@@ -291,7 +300,7 @@ func (p *Provider) List(ctx context.Context, sel provider.Selector) ([]provider.
 	}
 	joined := map[string]bool{}
 	out := make([]provider.Sandbox, 0, len(cts)+len(nets))
-	shared := p.c.dialect().SharedNetwork
+	shared, common := p.c.dialect().SharedNetwork, p.c.dialect().CommonNetwork
 	for _, c := range cts {
 		sb := provider.Sandbox{Ref: provider.Ref{ID: c.ID}, Name: c.Name, State: state(c.State), Created: c.Created, Labels: c.Labels}
 		for _, name := range c.Networks {
@@ -300,8 +309,8 @@ func (p *Provider) List(ctx context.Context, sel provider.Selector) ([]provider.
 				joined[n.ID] = true
 				break
 			}
-			if name == shared && shared != "" {
-				sb.Network = shared // not its own: no NetworkID, never removed with it
+			if name != "" && (name == shared || name == common) {
+				sb.Network = name // not its own: no NetworkID, never removed with it
 			}
 		}
 		out = append(out, sb)
