@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -144,14 +145,70 @@ func relayMain(args []string, stderr io.Writer) error {
 	fs.StringVar(&r.DNSAddr, "dns", "127.0.0.1:53", "where the sandbox's resolver is")
 	var ports portsFlag
 	fs.Var(&ports, "port", "a named port of the sandbox (repeat)")
+	detach := fs.Bool("detach", false, "start the relay in a session of its own and return once it listens")
+	readyFD := fs.Int("ready-fd", -1, "a file descriptor to write \"ok\" (or the error) to once listening")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *readyFD >= 0 {
+		ready := os.NewFile(uintptr(*readyFD), "ready")
+		r.Ready = func(err error) {
+			if err != nil {
+				fmt.Fprintln(ready, err)
+			} else {
+				fmt.Fprintln(ready, "ok")
+			}
+			ready.Close()
+		}
+	}
+	if *detach {
+		return startDetached(slices.DeleteFunc(slices.Clone(args), func(a string) bool {
+			return a == "-detach" || a == "--detach" || a == "-detach=true" || a == "--detach=true"
+		}))
 	}
 	r.Ports = ports
 	r.Logf = func(format string, args ...any) {
 		fmt.Fprintf(stderr, "litterbox-gateway relay: "+format+"\n", args...)
 	}
 	return r.Run()
+}
+
+// startDetached starts this program's relay with args in a new session,
+// its output discarded, and returns: the exec that started it (docker exec,
+// which has no detached form in the provider) ends, and the relay stays.
+func startDetached(args []string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	// The relay says on its fd 3 whether it listens: the exec returns once
+	// it does, so the first client finds it.
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	p, err := os.StartProcess(self, append([]string{self, "relay", "-ready-fd", "3"}, args...), &os.ProcAttr{
+		Dir:   "/",
+		Files: []*os.File{null, null, null, wr},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	wr.Close()
+	if err != nil {
+		return err
+	}
+	_ = p.Release()
+	_ = rd.SetReadDeadline(time.Now().Add(10 * time.Second))
+	msg, _ := io.ReadAll(io.LimitReader(rd, 4096))
+	if string(msg) != "ok\n" {
+		return fmt.Errorf("the relay did not start: %s", strings.TrimSpace(string(msg)))
+	}
+	return nil
 }
 
 func ctlMain(args []string, stdin io.Reader, stdout io.Writer) error {

@@ -45,36 +45,73 @@ type Relay struct {
 	DNSAddr   string // 127.0.0.1:53
 	Ports     []int
 	Logf      func(format string, args ...any)
+	// Ready, when set, is called once: with nil when every listener is
+	// up, else with the error.
+	Ready func(error)
 }
 
 // Run listens and relays until a listener fails.
 func (r *Relay) Run() error {
+	start, err := r.listen()
+	if r.Ready != nil {
+		r.Ready(err)
+	}
+	if err != nil {
+		return err
+	}
+	return start()
+}
+
+// listen opens every listener, and returns what serves them.
+func (r *Relay) listen() (func() error, error) {
 	pl, err := net.Listen("tcp", r.ProxyAddr)
 	if err != nil {
-		return fmt.Errorf("relay: listen for the proxy: %w", err)
+		return nil, fmt.Errorf("relay: listen for the proxy: %w", err)
 	}
 	dl, err := net.Listen("tcp", r.DNSAddr)
 	if err != nil {
-		return fmt.Errorf("relay: listen for DNS over TCP: %w", err)
+		return nil, fmt.Errorf("relay: listen for DNS over TCP: %w", err)
 	}
 	du, err := net.ListenPacket("udp", r.DNSAddr)
 	if err != nil {
-		return fmt.Errorf("relay: listen for DNS: %w", err)
+		return nil, fmt.Errorf("relay: listen for DNS: %w", err)
 	}
-	errc := make(chan error, 3+len(r.Ports))
-	go func() { errc <- r.acceptTo(pl, "unix", filepath.Join(r.Dir, ProxySocket), true) }()
-	go func() { errc <- r.acceptTo(dl, "unix", filepath.Join(r.Dir, DNSSocket), false) }()
-	go func() { errc <- r.serveDNSPackets(du) }()
+	dnsTCP, dnsUDP := []net.Listener{dl}, []net.PacketConn{du}
+	// A sandbox without /etc/resolv.conf (Podman makes none for a
+	// container without a network) asks 127.0.0.1 and ::1: answer on the
+	// IPv6 loopback too, where there is one.
+	if host, port, err := net.SplitHostPort(r.DNSAddr); err == nil && host == "127.0.0.1" {
+		if l6, err := net.Listen("tcp6", "[::1]:"+port); err == nil {
+			dnsTCP = append(dnsTCP, l6)
+		}
+		if u6, err := net.ListenPacket("udp6", "[::1]:"+port); err == nil {
+			dnsUDP = append(dnsUDP, u6)
+		}
+	}
+	var portLs []net.Listener
 	for _, p := range r.Ports {
 		path := PortSocket(r.Dir, p)
 		_ = os.Remove(path)
 		l, err := net.Listen("unix", path)
 		if err != nil {
-			return fmt.Errorf("relay: listen for port %d: %w", p, err)
+			return nil, fmt.Errorf("relay: listen for port %d: %w", p, err)
 		}
-		go func() { errc <- r.acceptTo(l, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), false) }()
+		portLs = append(portLs, l)
 	}
-	return <-errc
+	return func() error {
+		errc := make(chan error, 5+len(r.Ports))
+		go func() { errc <- r.acceptTo(pl, "unix", filepath.Join(r.Dir, ProxySocket), true) }()
+		for _, l := range dnsTCP {
+			go func() { errc <- r.acceptTo(l, "unix", filepath.Join(r.Dir, DNSSocket), false) }()
+		}
+		for _, u := range dnsUDP {
+			go func() { errc <- r.serveDNSPackets(u) }()
+		}
+		for i, p := range r.Ports {
+			go func() { errc <- r.acceptTo(portLs[i], "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), false) }()
+		}
+		return <-errc
+	}, nil
 }
 
 func (r *Relay) logf(format string, args ...any) {
