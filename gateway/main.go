@@ -31,7 +31,7 @@ import (
 // answer as JSON.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: litterbox-gateway serve|relay|ctl ...")
+		return errors.New("usage: litterbox-gateway serve|relay|ctl")
 	}
 	switch args[0] {
 	case "serve":
@@ -85,17 +85,19 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 	if err := g.SetPolicy(p); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(*dir, PortsDir), 0o700); err != nil {
+	// What the gateway makes on the volume is its group's (the sandbox
+	// user's): the relay, which runs as that user, connects to its sockets
+	// and makes its own in ports/. The mask sets the modes as the files
+	// are made; a chmod after would follow whatever the sandbox put in a
+	// socket's place.
+	syscall.Umask(0o007)
+	if err := os.MkdirAll(filepath.Join(*dir, PortsDir), 0o770); err != nil {
 		return err
 	}
 	listenUnix := func(name string) (net.Listener, error) {
 		path := filepath.Join(*dir, name)
 		_ = os.Remove(path)
-		l, err := net.Listen("unix", path)
-		if err != nil {
-			return nil, err
-		}
-		return l, os.Chmod(path, 0o600)
+		return net.Listen("unix", path)
 	}
 	pl, err := listenUnix(ProxySocket)
 	if err != nil {
@@ -113,13 +115,19 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 	go func() { errc <- g.ServeProxy(pl) }()
 	go func() { errc <- g.ServeDNS(dl) }()
 	go func() { errc <- g.ServeCtl(cl) }()
+	// The engine forwards a published port to the gateway from the host's
+	// side of the gateway's network (its route out): a connection from
+	// anywhere else (another gateway on the shared network, where the engine
+	// does not keep containers apart) is not the user's, and is closed.
+	hosts := defaultGateways()
 	for _, port := range ports {
 		l, err := net.Listen("tcp", ":"+strconv.Itoa(port))
 		if err != nil {
 			return fmt.Errorf("publish port %d: %w", port, err)
 		}
 		r := &Relay{Dir: *dir, Logf: logf}
-		go func() { errc <- r.acceptTo(l, "unix", PortSocket(*dir, port), false) }()
+		ol := &onlyFrom{Listener: l, ok: func(a netip.Addr) bool { return slices.Contains(hosts, a) }, logf: logf}
+		go func() { errc <- r.acceptTo(ol, "unix", PortSocket(*dir, port), false) }()
 	}
 	go func() {
 		for range time.Tick(time.Second) {
@@ -251,6 +259,30 @@ func ctlMain(args []string, stdin io.Reader, stdout io.Writer) error {
 		resp.Refused = []Record{}
 	}
 	return enc.Encode(resp.Refused)
+}
+
+// onlyFrom accepts connections from the addresses ok allows, and closes
+// the others.
+type onlyFrom struct {
+	net.Listener
+	ok   func(netip.Addr) bool
+	logf func(format string, args ...any)
+}
+
+func (o *onlyFrom) Accept() (net.Conn, error) {
+	for {
+		c, err := o.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+			if a, ok := netip.AddrFromSlice(ta.IP); ok && o.ok(a.Unmap()) {
+				return c, nil
+			}
+		}
+		o.logf("a named port: closed a connection from %s, which is not the engine's host", c.RemoteAddr())
+		c.Close()
+	}
 }
 
 // DetectBase finds what the gateway knows of its networks: its addresses,

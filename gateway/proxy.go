@@ -24,7 +24,9 @@ const (
 	maxClients = 1024
 )
 
-// ServeProxy serves the HTTP proxy on l until l is closed.
+// ServeProxy serves the HTTP proxy on l until l is closed: on a unix
+// listener, the relay hands over each client's connection (recvConn); on
+// any other, the connections are the clients'.
 func (g *Gateway) ServeProxy(l net.Listener) error {
 	sem := make(chan struct{}, maxClients)
 	for {
@@ -49,6 +51,16 @@ func (g *Gateway) ServeProxy(l net.Listener) error {
 		}
 		go func() {
 			defer func() { <-sem }()
+			if u, ok := conn.(*net.UnixConn); ok {
+				_ = u.SetReadDeadline(time.Now().Add(10 * time.Second))
+				c, err := recvConn(u)
+				u.Close()
+				if err != nil {
+					g.logf("proxy: %v", err)
+					return
+				}
+				conn = c
+			}
 			g.ServeConn(conn)
 		}()
 	}
@@ -403,6 +415,17 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// bodyBuffers are the buffers bodies are copied through: large, so that a
+// big download costs few system calls (io.Copy's own are 32 KiB).
+var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// ReadFrom copies r through a large buffer.
+func (c *countWriter) ReadFrom(r io.Reader) (int64, error) {
+	b := bodyBuffers.Get().(*[]byte)
+	defer bodyBuffers.Put(b)
+	return io.CopyBuffer(struct{ io.Writer }{c}, r, *b)
+}
+
 // forward serves one plain HTTP request: judged by the host of its URL (or
 // its Host header, for a request in origin form), sent to a checked address
 // with that host as its Host header. It returns the server connection to
@@ -472,7 +495,8 @@ func (g *Gateway) forward(conn net.Conn, br *bufio.Reader, req *http.Request, up
 	req.Close = false
 	sent := &countWriter{w: up.conn}
 	bw := bufio.NewWriter(sent)
-	if err := req.Write(bw); err == nil {
+	err = req.Write(bw)
+	if err == nil {
 		err = bw.Flush()
 	}
 	if err != nil {
@@ -499,8 +523,23 @@ func (g *Gateway) forward(conn net.Conn, br *bufio.Reader, req *http.Request, up
 	removeHopHeaders(resp.Header, switching)
 	closeAfter := clientClose || resp.Close || resp.ContentLength < 0 && len(resp.TransferEncoding) == 0 && !switching && req.Method != http.MethodHead && resp.StatusCode != 204 && resp.StatusCode != 304
 	resp.Close = closeAfter
-	werr := resp.Write(received)
-	resp.Body.Close()
+	var werr error
+	if resp.ContentLength > 0 && len(resp.TransferEncoding) == 0 && req.Method != http.MethodHead && !switching {
+		// A body of known length: the header, what is buffered, then the
+		// rest spliced from socket to socket (apt's downloads are plain
+		// HTTP).
+		werr = writeHeader(received, resp)
+		if werr == nil {
+			var n int64
+			n, werr = copyN(received, conn, up.conn, up.br, resp.ContentLength)
+			if werr == nil && n < resp.ContentLength {
+				werr = io.ErrUnexpectedEOF
+			}
+		}
+	} else {
+		werr = resp.Write(received)
+		resp.Body.Close()
+	}
 	if switching && werr == nil {
 		// A WebSocket: from now on, bytes both ways.
 		m, _ := g.forwardBuffered(up.conn, br)
@@ -523,6 +562,41 @@ func (g *Gateway) forward(conn net.Conn, br *bufio.Reader, req *http.Request, up
 		return up, false
 	}
 	return up, true
+}
+
+// writeHeader writes resp's status line and header, with its length.
+func writeHeader(w io.Writer, resp *http.Response) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "HTTP/1.1 %s\r\n", oneLine(resp.Status))
+	resp.Header.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+	if resp.Close {
+		resp.Header.Set("Connection", "close")
+	}
+	if err := resp.Header.Write(bw); err != nil {
+		return err
+	}
+	bw.WriteString("\r\n")
+	return bw.Flush()
+}
+
+// copyN copies n bytes of a body to the client: those br holds, then the
+// rest from the server's socket, which the kernel splices into the
+// client's. It counts them on counted.
+func copyN(counted *countWriter, client net.Conn, server net.Conn, br *bufio.Reader, n int64) (int64, error) {
+	k := min(int64(br.Buffered()), n)
+	var done int64
+	if k > 0 {
+		b, _ := br.Peek(int(k))
+		m, err := counted.Write(b)
+		_, _ = br.Discard(m)
+		done += int64(m)
+		if err != nil {
+			return done, err
+		}
+	}
+	m, err := io.Copy(client, &io.LimitedReader{R: server, N: n - done})
+	counted.n += m
+	return done + m, err
 }
 
 func headerHas(h http.Header, key, token string) bool {

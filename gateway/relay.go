@@ -10,22 +10,25 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
 // The shared directory (a tmpfs volume both containers mount, owned by the
-// gateway's user, mode 0700: the agent's user cannot even list it) holds:
+// gateway's user and the sandbox user's group, mode 0770) holds:
 //
-//	proxy.sock      the gateway's HTTP proxy
-//	dns.sock        the gateway's resolver, DNS messages framed as over TCP
-//	ports/PORT.sock the relay's way into the sandbox's 127.0.0.1:PORT
-//	litterbox-gateway  the program itself, which both containers run
+//	proxy.sock       the gateway's HTTP proxy: the relay hands it connections
+//	dns.sock         the gateway's resolver, DNS messages framed as over TCP
+//	ports/PORT.sock  the relay's way into the sandbox's 127.0.0.1:PORT
+//	litterbox-relay  the program, for the relay (the gateway runs its own copy)
+//	relay.ready      made once the relay listens
+//
+// The sandbox can write all of it: nothing there is trusted by the gateway,
+// which only ever takes a TCP connection or a DNS message from it.
 const (
 	ProxySocket = "proxy.sock"
 	DNSSocket   = "dns.sock"
 	PortsDir    = "ports"
-	// ProgramName is the program's file name in the shared directory.
-	ProgramName = "litterbox-gateway"
 )
 
 // PortSocket is the socket of the sandbox's port in dir.
@@ -50,9 +53,21 @@ type Relay struct {
 	Ready func(error)
 }
 
+// ReadyFile is made in the shared directory once the relay listens: what
+// the host waits for before a setup command that may use the network.
+const ReadyFile = "relay.ready"
+
 // Run listens and relays until a listener fails.
 func (r *Relay) Run() error {
+	// The gateway, in the group, connects to the ports' sockets.
+	syscall.Umask(0o007)
 	start, err := r.listen()
+	if err == nil {
+		var f *os.File
+		if f, err = os.OpenFile(filepath.Join(r.Dir, ReadyFile), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o660); err == nil {
+			err = f.Close()
+		}
+	}
 	if r.Ready != nil {
 		r.Ready(err)
 	}
@@ -89,6 +104,12 @@ func (r *Relay) listen() (func() error, error) {
 		}
 	}
 	var portLs []net.Listener
+	if len(r.Ports) > 0 {
+		// The relay may start before the gateway has made the directory.
+		if err := os.MkdirAll(filepath.Join(r.Dir, PortsDir), 0o770); err != nil {
+			return nil, fmt.Errorf("relay: %w", err)
+		}
+	}
 	for _, p := range r.Ports {
 		path := PortSocket(r.Dir, p)
 		_ = os.Remove(path)
@@ -100,7 +121,7 @@ func (r *Relay) listen() (func() error, error) {
 	}
 	return func() error {
 		errc := make(chan error, 5+len(r.Ports))
-		go func() { errc <- r.acceptTo(pl, "unix", filepath.Join(r.Dir, ProxySocket), true) }()
+		go func() { errc <- r.acceptPass(pl, filepath.Join(r.Dir, ProxySocket)) }()
 		for _, l := range dnsTCP {
 			go func() { errc <- r.acceptTo(l, "unix", filepath.Join(r.Dir, DNSSocket), false) }()
 		}
@@ -148,6 +169,38 @@ func (r *Relay) acceptTo(l net.Listener, network, addr string, http bool) error 
 			}
 			defer o.Close()
 			Pipe(c, o)
+		}()
+	}
+}
+
+// acceptPass hands every connection accepted on l to the gateway at the
+// unix socket path (sendConn). When the gateway is not there, the client is
+// told so in HTTP.
+func (r *Relay) acceptPass(l net.Listener, path string) error {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			if isTimeout(err) {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		go func() {
+			defer c.Close()
+			u, err := net.DialTimeout("unix", path, 10*time.Second)
+			if err == nil {
+				err = sendConn(u.(*net.UnixConn), c.(*net.TCPConn))
+				u.Close()
+			}
+			if err != nil {
+				writeSimple(c, 502, "Bad Gateway: the sandbox's gateway is not running",
+					"litterbox: the sandbox's gateway does not answer; the user can restart the sandbox (litterbox resume)\n")
+				r.logf("relay: %v", err)
+			}
 		}()
 	}
 }

@@ -64,14 +64,14 @@ func (o oneByteReader) Read(p []byte) (int, error) {
 	return o.r.Read(p[:1])
 }
 
-func peek(b []byte, slow bool) (Hello, error, *bufio.Reader) {
+func peek(b []byte, slow bool) (Hello, *bufio.Reader, error) {
 	var r io.Reader = bytes.NewReader(b)
 	if slow {
 		r = oneByteReader{r}
 	}
 	br := bufio.NewReaderSize(r, maxHello)
 	h, err := PeekClientHello(br)
-	return h, err, br
+	return h, br, err
 }
 
 func TestPeekClientHello(t *testing.T) {
@@ -87,7 +87,7 @@ func TestPeekClientHello(t *testing.T) {
 		{"records of 100 bytes, slowly", refragment(hello, 100), true},
 	} {
 		in := append(append([]byte(nil), tc.in...), "and then application data"...)
-		h, err, br := peek(in, tc.slow)
+		h, br, err := peek(in, tc.slow)
 		if err != nil || h.ServerName != "registry.npmjs.org" || h.ECH {
 			t.Errorf("%s: %+v, %v", tc.name, h, err)
 			continue
@@ -98,42 +98,42 @@ func TestPeekClientHello(t *testing.T) {
 			t.Errorf("%s: the peek consumed bytes", tc.name)
 		}
 	}
-	if h, err, _ := peek(clientHello(t, ""), false); err != nil || h.ServerName != "" {
+	if h, _, err := peek(clientHello(t, ""), false); err != nil || h.ServerName != "" {
 		t.Errorf("no SNI: %+v, %v", h, err)
 	}
-	if h, err, _ := peek(clientHello(t, "10.0.0.1"), false); err != nil || h.ServerName != "" {
+	if h, _, err := peek(clientHello(t, "10.0.0.1"), false); err != nil || h.ServerName != "" {
 		t.Errorf("an IP address sends no SNI: %+v, %v", h, err)
 	}
 }
 
 func TestPeekClientHelloRefuses(t *testing.T) {
 	hello := clientHello(t, "a.example")
-	if _, err, _ := peek([]byte("GET / HTTP/1.1\r\n\r\n"), false); !errors.Is(err, errNotTLS) {
+	if _, _, err := peek([]byte("GET / HTTP/1.1\r\n\r\n"), false); !errors.Is(err, errNotTLS) {
 		t.Errorf("plain HTTP: %v", err)
 	}
-	if _, err, _ := peek([]byte("SSH-2.0-OpenSSH_9.2\r\n"), false); !errors.Is(err, errNotTLS) {
+	if _, _, err := peek([]byte("SSH-2.0-OpenSSH_9.2\r\n"), false); !errors.Is(err, errNotTLS) {
 		t.Errorf("ssh: %v", err)
 	}
-	if _, err, _ := peek([]byte{0x16, 2, 0, 0, 5, 1, 2, 3, 4, 5}, false); !errors.Is(err, errNotTLS) {
+	if _, _, err := peek([]byte{0x16, 2, 0, 0, 5, 1, 2, 3, 4, 5}, false); !errors.Is(err, errNotTLS) {
 		t.Errorf("SSLv2-like: %v", err)
 	}
 	truncated := hello[:len(hello)-10]
-	if _, err, _ := peek(truncated, false); err == nil {
+	if _, _, err := peek(truncated, false); err == nil {
 		t.Error("a truncated hello passed")
 	}
 	// A handshake interrupted by another record type.
 	frag := refragment(hello, 50)
 	bad := append(append([]byte(nil), frag[:55]...), 0x17, 3, 3, 0, 1, 0)
-	if _, err, _ := peek(bad, false); err == nil || !strings.Contains(err.Error(), "interrupted") {
+	if _, _, err := peek(bad, false); err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Errorf("interrupted: %v", err)
 	}
 	// A ClientHello claiming to be larger than the gateway reads.
 	huge := []byte{0x16, 3, 1, 0, 4, 1, 0xff, 0xff, 0xff}
-	if _, err, _ := peek(huge, false); err == nil || !strings.Contains(err.Error(), "larger") {
+	if _, _, err := peek(huge, false); err == nil || !strings.Contains(err.Error(), "larger") {
 		t.Errorf("huge: %v", err)
 	}
 	// Not a ClientHello.
-	if _, err, _ := peek([]byte{0x16, 3, 1, 0, 4, 2, 0, 0, 0}, false); err == nil {
+	if _, _, err := peek([]byte{0x16, 3, 1, 0, 4, 2, 0, 0, 0}, false); err == nil {
 		t.Error("a ServerHello passed")
 	}
 }
@@ -209,7 +209,7 @@ func FuzzPeekClientHello(f *testing.F) {
 	f.Add(buildHello(sniExt("c.example"), ext(0xfe0d, nil)))
 	f.Add([]byte("GET / HTTP/1.1\r\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		h, err, br := peek(in, false)
+		h, br, err := peek(in, false)
 		all, _ := io.ReadAll(br)
 		if !bytes.Equal(all, in) {
 			t.Fatal("the peek consumed bytes")
