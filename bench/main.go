@@ -28,7 +28,7 @@ import (
 )
 
 // groups of cases, in the order they run.
-var groups = []string{"create", "pause", "list", "mcp", "hostile", "remote", "kubernetes", "snapshot", "services", "bigwrite", "activity"}
+var groups = []string{"create", "pause", "list", "mcp", "hostile", "remote", "kubernetes", "snapshot", "services", "egress", "bigwrite", "activity"}
 
 type bench struct {
 	bin   string   // the litterbox binary under test
@@ -164,6 +164,7 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		"kubernetes": b.caseKubernetes,
 		"snapshot":   b.caseSnapshot,
 		"services":   b.caseServices,
+		"egress":     b.caseEgress,
 		"bigwrite":   b.caseBigWrite,
 		"activity":   b.caseActivity,
 	}

@@ -5,14 +5,18 @@
 //
 // On Docker and Podman a confined sandbox has no network at all (network
 // "none": its loopback only). Beside it runs its gateway, a hardened
-// container on the engine's ordinary sandbox network, which is the only
-// thing that reaches out. The two share a small in-memory volume that only
-// the gateway's user (UID) can open: the gateway listens there on unix
-// sockets, and a relay inside the sandbox (the same program, run as UID)
-// carries the sandbox's 127.0.0.1:3128 (the proxy) and 127.0.0.1:53 (the
-// resolver) to them, and the gateway's published ports back to the
-// sandbox's 127.0.0.1. Nothing depends on the host's firewall, so it holds on
-// a remote engine, or one whose firewall is off.
+// container on the network all gateways share, which is the only thing
+// that reaches out. The two share a small in-memory volume: the gateway
+// listens there on unix sockets, and a relay inside the sandbox (the same
+// program, started by the sandbox's own main process once the gateway's
+// install has put it on the volume) hands the sandbox's connections to
+// 127.0.0.1:3128 (the proxy) to the gateway, carries its queries to
+// 127.0.0.1:53 (the resolver), and serves the gateway's published ports on
+// the sandbox's 127.0.0.1. Everything on the sandbox's side, the relay and
+// the volume included, is the agent's to use or break: the gateway judges
+// whatever comes, and runs its own copy of the program, from a directory of
+// its own. Nothing depends on the host's firewall, so it holds on a remote
+// engine, or one whose firewall is off.
 package egress
 
 import (
@@ -33,11 +37,11 @@ const (
 	// Dir is where the shared volume is mounted, in both containers.
 	Dir = "/run/litterbox-gw"
 	// ProgramDir is the gateway's own in-memory directory, which holds the
-	// program it runs: not the shared volume, which the sandbox's side
-	// could write if it ever ran as UID.
+	// program it runs: not the shared volume, which the sandbox can write.
 	ProgramDir = "/run/gw"
-	// UID is the gateway's user, in both containers: no sandbox user's,
-	// so the agent can neither open the shared volume nor signal the relay.
+	// UID is the gateway's user: no sandbox user's, so nothing in the
+	// sandbox can signal it or write its directory. It shares the sandbox
+	// user's group, which owns the volume.
 	UID = 65532
 	// ProxyAddr is where the sandbox's clients find the proxy.
 	ProxyAddr = "127.0.0.1:3128"
@@ -45,8 +49,6 @@ const (
 	// of the sandbox container they serve.
 	LabelGatewayOf = "dev.litterbox.gateway-of"
 )
-
-var user = fmt.Sprintf("%d:%d", UID, UID)
 
 // Name is the name of the gateway container, and of the shared volume, of
 // the sandbox container named sandbox (volumes and containers are named
@@ -94,33 +96,40 @@ func Confine(s provider.Spec, image string, p gateway.Policy, labels map[string]
 	if _, err := gateway.ParsePolicy(policy); err != nil {
 		return Plan{}, err
 	}
+	gid, err := groupOf(s.User)
+	if err != nil {
+		return Plan{}, err
+	}
 	name := Name(s.Name)
 	l := map[string]string{LabelGatewayOf: s.Name}
 	for k, v := range labels {
 		l[k] = v
 	}
-	vol := docker.TmpfsVolume{Name: name, Labels: l, UID: UID, GID: UID, Mode: 0o700, Size: 32 << 20}
+	gwUser := fmt.Sprintf("%d:%d", UID, gid)
+	vol := docker.TmpfsVolume{Name: name, Labels: l, UID: UID, GID: gid, Mode: 0o770, Size: 32 << 20}
 	mount := provider.Volume{Name: name, Path: Dir}
 
 	var ports []int
 	serve := []string{"serve", "-dir", Dir, "-policy", string(policy)}
+	relay := Dir + "/litterbox-relay relay -dir " + Dir + " -proxy " + ProxyAddr + " -dns 127.0.0.1:53"
 	for _, ps := range s.Ports {
 		ports = append(ports, ps.Port)
 		serve = append(serve, "-port", strconv.Itoa(ps.Port))
+		relay += " -port " + strconv.Itoa(ps.Port)
 	}
-	// Until the host installs the program, its main process waits; then
-	// the program takes its place (and its pid, 1).
+	// Until the host installs the program, the gateway's main process
+	// waits; then the program takes its place (and its pid, 1).
 	wait := `until [ -x ` + ProgramDir + `/litterbox-gateway ]; do sleep 0.05; done; exec ` + ProgramDir + `/litterbox-gateway "$@"`
 	gw := provider.Spec{
 		Name:            name,
 		Image:           image,
 		Labels:          l,
-		User:            user,
+		User:            gwUser,
 		ReadOnlyRoot:    true,
 		DropCaps:        true,
 		NoNewPrivileges: true,
 		NoHealthcheck:   true,
-		Tmpfs:           []provider.Tmpfs{{Path: ProgramDir, Size: 16 << 20, Mode: 0o700, Owner: user, Exec: true}},
+		Tmpfs:           []provider.Tmpfs{{Path: ProgramDir, Size: 16 << 20, Mode: 0o700, Owner: gwUser, Exec: true}},
 		Limits:          provider.Limits{Pids: 256, Memory: 256 << 20},
 		Network:         provider.NetworkShared,
 		Ports:           s.Ports,
@@ -139,7 +148,29 @@ func Confine(s provider.Spec, image string, p gateway.Policy, labels map[string]
 		sb.Sysctls[k] = v
 	}
 	sb.Env = append(append([]string(nil), s.Env...), Env()...)
+	// The sandbox's main process starts the relay once the gateway's
+	// install puts it on the volume (again, a second later, should it
+	// end), then becomes what it was: no exec on create's path, and a
+	// sandbox that restarts (its engine did) starts its relay by itself.
+	if len(s.Cmd) > 0 {
+		start := `(until [ -x ` + Dir + `/litterbox-relay ]; do sleep 0.05; done; while :; do ` + relay + `; sleep 1; done) & exec "$@"`
+		sb.Cmd = append([]string{"sh", "-c", start, "sh"}, s.Cmd...)
+	}
 	return Plan{Sandbox: sb, Gateway: gw, Volume: vol, Ports: ports}, nil
+}
+
+// groupOf reads the group of a uid:gid; a sandbox with no user set runs
+// as the image's, which litterbox never does.
+func groupOf(user string) (int, error) {
+	_, g, ok := strings.Cut(user, ":")
+	if !ok {
+		g = user
+	}
+	gid, err := strconv.Atoi(g)
+	if err != nil || gid < 0 {
+		return 0, fmt.Errorf("confine a sandbox whose user is %q: want uid:gid", user)
+	}
+	return gid, nil
 }
 
 // Execer runs commands in containers: a provider does.
@@ -147,23 +178,27 @@ type Execer interface {
 	Exec(ctx context.Context, req provider.ExecRequest) (provider.ExecResult, error)
 }
 
-// installScript puts the program on stdin in the gateway's own directory
-// and, for the relay, on the shared volume: each under a temporary name,
-// then renamed, so that nothing ever runs half a program.
+// installScript puts the program on stdin in the gateway's own directory,
+// and for the relay on the volume: each under a temporary name, then
+// renamed, so that nothing runs half of it. On the volume, which the
+// sandbox can write, mktemp makes a new file and mv replaces a name, never
+// following what the sandbox may have put there.
 const installScript = `set -e
 t=$(mktemp ` + ProgramDir + `/.inst.XXXXXX)
 cat >"$t"
 chmod 0755 "$t"
-s=$(mktemp ` + Dir + `/.inst.XXXXXX)
-cp "$t" "$s"
-chmod 0755 "$s"
-mv -f "$s" ` + Dir + `/litterbox-gateway
+r=$(mktemp ` + Dir + `/.relay.XXXXXX)
+cp "$t" "$r"
+chmod 0755 "$r"
+mv -f "$r" ` + Dir + `/litterbox-relay
 mv -f "$t" ` + ProgramDir + `/litterbox-gateway`
 
 // Install copies the gateway's program (gatewaybin's, for the engine's
-// platform) into its running container, whose main process then starts it.
+// platform) into its running container, whose main process then starts
+// it, and onto the volume, where the sandbox's main process finds the
+// relay.
 func Install(ctx context.Context, e Execer, gw provider.Ref, program io.Reader) error {
-	res, err := e.Exec(ctx, provider.ExecRequest{Ref: gw, User: user, Stdin: program, Cmd: []string{"sh", "-c", installScript}})
+	res, err := e.Exec(ctx, provider.ExecRequest{Ref: gw, Stdin: program, Cmd: []string{"sh", "-c", installScript}})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
 	}
@@ -173,14 +208,19 @@ func Install(ctx context.Context, e Execer, gw provider.Ref, program io.Reader) 
 	return nil
 }
 
-// StartRelay starts the relay in the sandbox, once Install has put the
-// program on the shared volume; it returns when the relay listens.
+// WaitRelay is a shell command that waits, up to 30 s, until the sandbox's
+// relay listens: what create runs before a setup command that may use the
+// network.
+const WaitRelay = `i=0; until [ -e ` + Dir + `/relay.ready ] || [ $i -ge 600 ]; do sleep 0.05; i=$((i+1)); done`
+
+// StartRelay starts the relay again in a running sandbox (the agent may
+// have stopped it: it is the agent's); it returns once the relay listens.
 func StartRelay(ctx context.Context, e Execer, sandbox provider.Ref, ports []int) error {
-	cmd := []string{Dir + "/litterbox-gateway", "relay", "-detach", "-dir", Dir, "-proxy", ProxyAddr, "-dns", "127.0.0.1:53"}
+	cmd := []string{Dir + "/litterbox-relay", "relay", "-detach", "-dir", Dir, "-proxy", ProxyAddr, "-dns", "127.0.0.1:53"}
 	for _, p := range ports {
 		cmd = append(cmd, "-port", strconv.Itoa(p))
 	}
-	res, err := e.Exec(ctx, provider.ExecRequest{Ref: sandbox, User: user, Cmd: cmd})
+	res, err := e.Exec(ctx, provider.ExecRequest{Ref: sandbox, Cmd: cmd})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
 	}
@@ -192,7 +232,7 @@ func StartRelay(ctx context.Context, e Execer, sandbox provider.Ref, ports []int
 
 // ctl runs `litterbox-gateway ctl args...` in the gateway's container.
 func ctl(ctx context.Context, e Execer, gw provider.Ref, stdin io.Reader, args ...string) ([]byte, error) {
-	res, err := e.Exec(ctx, provider.ExecRequest{Ref: gw, User: user, Stdin: stdin,
+	res, err := e.Exec(ctx, provider.ExecRequest{Ref: gw, Stdin: stdin,
 		Cmd: append([]string{ProgramDir + "/litterbox-gateway", "ctl"}, args...)})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("%s", strings.TrimSpace(string(res.Stderr)))

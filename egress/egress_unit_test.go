@@ -17,7 +17,7 @@ import (
 // gateway publishes; both mount the volume; the sandbox's clients are
 // pointed at the proxy and its resolver at the relay.
 func TestConfine(t *testing.T) {
-	s := provider.Spec{Name: "litterbox-repo-x", Image: "busybox:latest", Network: provider.NetworkIsolated,
+	s := provider.Spec{Name: "litterbox-repo-x", Image: "busybox:latest", Network: provider.NetworkIsolated, User: "1000:1000", Cmd: []string{"sleep", "infinity"},
 		Env: []string{"HOME=/tmp"}, Ports: []provider.PortSpec{{Name: "web", Port: 8080}}, HostPorts: provider.PortRange{First: 20000, Last: 20010}}
 	p, err := Confine(s, "busybox:latest", gateway.Policy{Sandbox: "x", Mode: gateway.ModeAllowlist, Allow: []string{"a.example"}}, map[string]string{"k": "v"})
 	if err != nil {
@@ -33,7 +33,7 @@ func TestConfine(t *testing.T) {
 	if !slices.Equal(sb.DNS, []string{"127.0.0.1"}) || sb.Sysctls["net.ipv4.ip_unprivileged_port_start"] != "0" {
 		t.Errorf("sandbox dns %v sysctls %v", sb.DNS, sb.Sysctls)
 	}
-	if gw.Name != "litterbox-repo-x-gw" || gw.Network != provider.NetworkShared || gw.User != "65532:65532" ||
+	if gw.Name != "litterbox-repo-x-gw" || gw.Network != provider.NetworkShared || gw.User != "65532:1000" ||
 		!gw.ReadOnlyRoot || !gw.DropCaps || !gw.NoNewPrivileges || gw.Labels[LabelGatewayOf] != s.Name || gw.Labels["k"] != "v" {
 		t.Errorf("gateway %+v", gw)
 	}
@@ -41,12 +41,15 @@ func TestConfine(t *testing.T) {
 		t.Errorf("gateway ports %v %v, relay ports %v", gw.Ports, gw.HostPorts, p.Ports)
 	}
 	want := provider.Volume{Name: "litterbox-repo-x-gw", Path: Dir}
-	if !slices.Contains(sb.Volumes, want) || !slices.Contains(gw.Volumes, want) || p.Volume.Name != want.Name || p.Volume.Mode != 0o700 || p.Volume.UID != UID {
+	if !slices.Contains(sb.Volumes, want) || !slices.Contains(gw.Volumes, want) || p.Volume.Name != want.Name || p.Volume.Mode != 0o770 || p.Volume.UID != UID || p.Volume.GID != 1000 {
 		t.Errorf("volumes %v %v %+v", sb.Volumes, gw.Volumes, p.Volume)
 	}
 	cmd := strings.Join(gw.Cmd, " ")
 	if !strings.Contains(cmd, `-policy {"sandbox":"x","mode":"allowlist","registries":false,"allow":["a.example"]}`) || !strings.Contains(cmd, "-port 8080") {
 		t.Errorf("gateway cmd %q", cmd)
+	}
+	if got := strings.Join(sb.Cmd, " "); !strings.Contains(got, "do "+Dir+"/litterbox-relay relay -dir "+Dir+" -proxy 127.0.0.1:3128 -dns 127.0.0.1:53 -port 8080; sleep 1; done) & exec \"$@\" sh sleep infinity") {
+		t.Errorf("sandbox cmd %q", got)
 	}
 	if _, err := Confine(s, "busybox", gateway.Policy{Mode: "wide"}, nil); err == nil {
 		t.Error("a bad policy was planned")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/internal/egresstest"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -108,9 +109,8 @@ type rig struct {
 	e     engine
 	p     *docker.Provider
 	label string
-	in    *internet
+	in    *egresstest.Internet
 	host  int // the host service's port
-	ca    string
 }
 
 func newRig(t *testing.T, e engine) *rig {
@@ -140,7 +140,7 @@ func newRig(t *testing.T, e engine) *rig {
 	}
 	r := &rig{t: t, e: e, p: p, label: fmt.Sprintf("dev.litterbox.test=egress-%d-%s", os.Getpid(), e.name)}
 	t.Cleanup(r.cleanup)
-	r.in = newInternet(t, e.netns, map[string][]string{
+	r.in = egresstest.NewInternet(t, e.netns, map[string][]string{
 		"allowed.test": {"NET.10"},
 		"other.test":   {"NET.11"},
 		"x.wild.test":  {"NET.10"},
@@ -151,7 +151,7 @@ func newRig(t *testing.T, e engine) *rig {
 		"v6only.test":  {"2606:4700::1111"},
 		"big.test":     {"NET.12"},
 	})
-	r.host = hostService(t, e.netns)
+	r.host = egresstest.HostService(t, e.netns)
 	return r
 }
 
@@ -226,7 +226,7 @@ func (r *rig) confine(name string, p gateway.Policy) *box {
 		t.Fatal(err)
 	}
 	// The gateway resolves through the engine, which asks the test's DNS.
-	plan.Gateway.DNS = []string{r.in.dns}
+	plan.Gateway.DNS = []string{r.in.DNS}
 	if err := r.p.Client().VolumeCreate(ctx, plan.Volume); err != nil {
 		t.Fatal(err)
 	}
@@ -240,23 +240,24 @@ func (r *rig) confine(name string, p gateway.Policy) *box {
 	if gwErr != nil || sbErr != nil {
 		t.Fatalf("create: gateway %v, sandbox %v", gwErr, sbErr)
 	}
-	bin, err := os.Open(gatewayBin)
+	bin, err := os.ReadFile(gatewayBin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer bin.Close()
-	if err := egress.Install(ctx, r.p, gw.Ref, bin); err != nil {
-		t.Fatal(err)
-	}
-	if err := egress.StartRelay(ctx, r.p, sb.Ref, plan.Ports); err != nil {
+	if err := egress.Install(ctx, r.p, gw.Ref, bytes.NewReader(bin)); err != nil {
 		t.Fatal(err)
 	}
 	b := &box{r: r, name: name, plan: plan, sb: sb.Ref, gw: gw.Ref}
+	// The sandbox's main process starts the relay once the install put it
+	// on the volume.
+	if out, code := b.sh(egress.WaitRelay + " && [ -e " + egress.Dir + "/relay.ready ]"); code != 0 {
+		t.Fatalf("the relay did not start: %s", out)
+	}
 	b.gwAddr = strings.TrimSpace(b.mustDocker("inspect", "--format", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", gw.Ref.ID))
 	b.gwAddr = strings.Fields(b.gwAddr)[0]
 	// The client and the CA, into the sandbox's /tmp.
 	b.put(client, "/tmp/c", 0o755)
-	b.putBytes(r.in.caPEM, "/tmp/ca.pem", 0o644)
+	b.putBytes(r.in.CAPEM, "/tmp/ca.pem", 0o644)
 	return b
 }
 

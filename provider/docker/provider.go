@@ -190,7 +190,7 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 			id, err = p.c.RunDetached(mk, s)
 		}
 	}
-	if err != nil && shared && sharedFull(err) && s.Network == provider.NetworkIsolated {
+	if err != nil && shared && sharedFull(err) {
 		// The bridge's subnet has no address left (ensure-docker.sh's pools
 		// give it 61): this sandbox gets a network of its own instead.
 		// docker run made the container it could not start; remove it.

@@ -2,7 +2,8 @@
 // own HTTP client and TLS, a real one, built static and copied in. Each
 // command prints one JSON line: {"status":..., "body":..., "error":...}.
 //
-//	e2eclient get URL [-ca FILE] [-noproxy] [-sni NAME]   an HTTP(S) request (through $HTTPS_PROXY/$HTTP_PROXY unless -noproxy)
+//	e2eclient get URL [-ca FILE] [-noproxy] [-sni NAME] [-n N]   an HTTP(S) request (through $HTTPS_PROXY/$HTTP_PROXY unless -noproxy);
+//	                                                  with -n, N of them one after another, each on a new connection: seconds is their median
 //	e2eclient download URL [-ca FILE]                     the whole body, discarded: bytes and seconds
 //	e2eclient tcp HOST:PORT                               a direct TCP connection
 //	e2eclient udp HOST:PORT                               a direct UDP datagram, waiting for an answer
@@ -20,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sort"
 	"strings"
 	"time"
 )
@@ -43,6 +45,7 @@ func main() {
 	noProxy := fs.Bool("noproxy", false, "ignore the proxy variables")
 	sni := fs.String("sni", "", "the TLS server name to send instead of the URL's host")
 	timeout := fs.Duration("timeout", 20*time.Second, "give up after")
+	n := fs.Int("n", 1, "get: requests to make, each on a new connection")
 	_ = fs.Parse(os.Args[3:])
 	var r result
 	start := time.Now()
@@ -50,7 +53,7 @@ func main() {
 	defer cancel()
 	switch cmd {
 	case "get", "download":
-		tr := &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: &tls.Config{ServerName: *sni}, DisableCompression: true}
+		tr := &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: &tls.Config{ServerName: *sni}, DisableCompression: true, DisableKeepAlives: *n > 1}
 		if *noProxy {
 			tr.Proxy = nil
 		}
@@ -64,11 +67,28 @@ func main() {
 			pool.AppendCertsFromPEM(pem)
 			tr.TLSClientConfig.RootCAs = pool
 		}
-		req, _ := http.NewRequestWithContext(ctx, "GET", target, nil)
-		resp, err := (&http.Client{Transport: tr}).Do(req)
+		var times []float64
+		var resp *http.Response
+		var err error
+		for i := 0; i < *n; i++ {
+			t0 := time.Now()
+			req, _ := http.NewRequestWithContext(ctx, "GET", target, nil)
+			if resp, err = (&http.Client{Transport: tr}).Do(req); err != nil {
+				break
+			}
+			if i < *n-1 {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			times = append(times, time.Since(t0).Seconds())
+		}
 		if err != nil {
 			r.Error = err.Error()
 			break
+		}
+		if *n > 1 {
+			sort.Float64s(times)
+			r.Seconds = times[len(times)/2]
 		}
 		r.Status = resp.StatusCode
 		if cmd == "download" {
