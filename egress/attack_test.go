@@ -1,6 +1,7 @@
 package egress_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -170,6 +171,15 @@ func testGateway(t *testing.T, e engine) {
 		t.Errorf("another gateway reached alpha's named port: %q", out)
 	}
 
+	// The refusals of a time window, for an MCP bash call's result.
+	refused, err := egress.Refused(context.Background(), r.p, a.gw, "10m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hosts := strings.Join(egress.RefusedHosts(refused), "\n"); !strings.Contains(hosts, "other.test:443 (not in the allowlist)") || !strings.Contains(hosts, "loop.test:80 (loop.test resolves to 127.0.0.1") {
+		t.Errorf("refused hosts:\n%s", hosts)
+	}
+
 	// The record: every refusal that reached the gateway, with its reason.
 	recs := a.collect()
 	for _, w := range []want{
@@ -217,6 +227,51 @@ func testGateway(t *testing.T, e engine) {
 			f.Close()
 		}
 	}
+	// A restart (the engine's, or resume of a stopped sandbox) empties the
+	// volume: the host installs the program again and sets the policy it
+	// keeps; the sandbox starts its relay by itself; the record goes on in
+	// a new run, and the host's store notes what it could not collect.
+	for _, id := range []string{a.gw.ID, a.sb.ID} {
+		a.mustDocker("restart", "--time", "1", id)
+	}
+	bin, err := os.ReadFile(gatewayBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := egress.Install(context.Background(), r.p, a.gw, bytes.NewReader(bin)); err != nil {
+		t.Fatal(err)
+	}
+	a.policy(policy)
+	a.put(client, "/tmp/c", 0o755) // its /tmp is a new one
+	a.putBytes(r.in.CAPEM, "/tmp/ca.pem", 0o644)
+	if out, code := a.sh(egress.WaitRelay + " && [ -e " + egress.Dir + "/relay.ready ]"); code != 0 {
+		t.Fatalf("the relay did not start again: %s", out)
+	}
+	if got := a.client("get", "https://other.test/", ca); got.Status != 200 {
+		t.Errorf("after a restart, other.test: %+v", got)
+	}
+	if got := a.client("get", "https://allowed.test/", ca); !strings.Contains(got.Error, "denied by allowed.test") {
+		t.Errorf("after a restart, allowed.test: %+v", got)
+	}
+	store := egress.Store{File: filepath.Join(t.TempDir(), "net.jsonl")}
+	if err := store.Append(gateway.Batch{Boot: a.cursor.Boot, Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	batch, err := egress.Collect(context.Background(), r.p, a.gw, a.cursor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if batch.Boot == a.cursor.Boot || batch.Lost != -1 || len(batch.Records) != 2 {
+		t.Errorf("after a restart: boot %s (was %s), lost %d, %d records", batch.Boot, a.cursor.Boot, batch.Lost, len(batch.Records))
+	}
+	if err := store.Append(batch); err != nil {
+		t.Fatal(err)
+	}
+	kept, _ := store.Records(0)
+	if len(kept) != len(recs)+3 || kept[len(recs)].Kind != "lost" {
+		t.Errorf("the host's store holds %d records (want %d, a note of the loss among them)", len(kept), len(recs)+3)
+	}
+
 	// Nothing of beta's reached alpha's record, nor the reverse.
 	for _, rec := range b.collect() {
 		if rec.Host != "" && rec.Kind != "dns" {
