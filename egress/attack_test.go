@@ -78,11 +78,11 @@ func testGateway(t *testing.T, e engine) {
 		{"a direct IP through the proxy", []string{"get", "https://" + in.Addr(10) + "/", ca}, fails("not in the allowlist")},
 		{"the host's 0.0.0.0 service, at the host's address", []string{"get", "http://" + in.HostIP + ":" + hostPort + "/"}, status(403, "is the engine's host")},
 		{"the host's 0.0.0.0 service, at the gateway's route out", []string{"get", "http://" + gwRoute + ":" + hostPort + "/"}, status(403, gwRoute+" is the engine's host")},
-		{"an allowed name resolving to the host", []string{"get", "http://hosty.test:" + hostPort + "/"}, status(403, "hosty.test resolves to "+in.HostIP+" is the engine's host")},
-		{"an allowed name resolving to 127.0.0.1", []string{"get", "http://loop.test/"}, status(403, "loop.test resolves to 127.0.0.1 is loopback")},
-		{"an allowed name resolving to a private address", []string{"get", "http://private.test/"}, status(403, "private.test resolves to 10.1.2.3 is private")},
+		{"an allowed name resolving to the host", []string{"get", "http://hosty.test:" + hostPort + "/"}, status(403, "hosty.test resolves to "+in.HostIP+", which is the engine's host")},
+		{"an allowed name resolving to 127.0.0.1", []string{"get", "http://loop.test/"}, status(403, "loop.test resolves to 127.0.0.1, which is loopback")},
+		{"an allowed name resolving to a private address", []string{"get", "http://private.test/"}, status(403, "private.test resolves to 10.1.2.3, which is private")},
 		{"the metadata service through the proxy", []string{"get", "http://169.254.169.254/latest/meta-data/"}, status(403, "169.254.169.254 is link-local")},
-		{"an allowed name resolving to the metadata service", []string{"get", "http://meta.test/"}, status(403, "meta.test resolves to 169.254.169.254 is link-local")},
+		{"an allowed name resolving to the metadata service", []string{"get", "http://meta.test/"}, status(403, "meta.test resolves to 169.254.169.254, which is link-local")},
 		{"the gateway's own address", []string{"get", "http://" + a.gwAddr + ":8080/"}, status(403, "the gateway itself")},
 		// "a network of the container engine", or, where the shared bridge
 		// was full and a gateway got a network of its own, "private".
@@ -176,7 +176,7 @@ func testGateway(t *testing.T, e engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hosts := strings.Join(egress.RefusedHosts(refused), "\n"); !strings.Contains(hosts, "other.test:443 (not in the allowlist)") || !strings.Contains(hosts, "loop.test:80 (loop.test resolves to 127.0.0.1") {
+	if hosts := strings.Join(egress.RefusedHosts(refused), "\n"); !strings.Contains(hosts, "other.test:443 (not in the allowlist)") || !strings.Contains(hosts, "loop.test:80 (loop.test resolves to 127.0.0.1, which") {
 		t.Errorf("refused hosts:\n%s", hosts)
 	}
 

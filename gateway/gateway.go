@@ -220,7 +220,7 @@ func (g *Gateway) decide(ctx context.Context, c *compiled, name string, lit neti
 				}
 			}
 			if name != "" {
-				first.reason = name + " resolves to " + why
+				first.reason = name + " resolves to " + strings.Replace(why, a.String()+" is ", a.String()+", which is ", 1)
 			}
 		}
 	}
