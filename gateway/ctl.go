@@ -43,36 +43,23 @@ const maxBatch = 4096
 
 // ServeCtl serves the control socket on l.
 func (g *Gateway) ServeCtl(l net.Listener) error {
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			if isTimeout(err) {
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
-			return err
+	return serve(l, nil, nil, func(c net.Conn) {
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+		var req CtlRequest
+		line, err := bufio.NewReaderSize(io.LimitReader(c, 1<<20), 64<<10).ReadBytes('\n')
+		if err == nil || errors.Is(err, io.EOF) {
+			err = json.Unmarshal(line, &req)
 		}
-		go func() {
-			defer c.Close()
-			_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-			var req CtlRequest
-			line, err := bufio.NewReaderSize(io.LimitReader(c, 1<<20), 64<<10).ReadBytes('\n')
-			if err == nil || errors.Is(err, io.EOF) {
-				err = json.Unmarshal(line, &req)
-			}
-			var resp CtlResponse
-			if err != nil {
-				resp.Error = "a malformed request: " + err.Error()
-			} else {
-				resp = g.ctl(req)
-			}
-			b, _ := json.Marshal(resp)
-			_, _ = c.Write(append(b, '\n'))
-		}()
-	}
+		var resp CtlResponse
+		if err != nil {
+			resp.Error = "a malformed request: " + err.Error()
+		} else {
+			resp = g.ctl(req)
+		}
+		b, _ := json.Marshal(resp)
+		_, _ = c.Write(append(b, '\n'))
+	})
 }
 
 func (g *Gateway) ctl(req CtlRequest) CtlResponse {

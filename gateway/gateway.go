@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -249,6 +250,43 @@ func (g *Gateway) dial(ctx context.Context, addrs []netip.Addr, port int) (net.C
 		}
 	}
 	return nil, netip.Addr{}, errors.Join(errs...)
+}
+
+// serve accepts connections on l and hands each to handle in a goroutine
+// of its own, until l is closed (nil) or fails; a temporary failure (out of
+// file descriptors) is waited out. With a non-nil sem, a connection beyond
+// its capacity goes to busy instead (nil: closed).
+func serve(l net.Listener, sem chan struct{}, busy func(net.Conn), handle func(net.Conn)) error {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			if isTimeout(err) || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		if sem != nil {
+			select {
+			case sem <- struct{}{}:
+			default:
+				if busy != nil {
+					busy(c)
+				}
+				c.Close()
+				continue
+			}
+		}
+		go func() {
+			if sem != nil {
+				defer func() { <-sem }()
+			}
+			handle(c)
+		}()
+	}
 }
 
 // refusalText is what a refused client is told: the host, the sandbox, why,

@@ -127,7 +127,7 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 		}
 		r := &Relay{Dir: *dir, Logf: logf}
 		ol := &onlyFrom{Listener: l, ok: func(a netip.Addr) bool { return slices.Contains(hosts, a) }, logf: logf}
-		go func() { errc <- r.acceptTo(ol, "unix", PortSocket(*dir, port), false) }()
+		go func() { errc <- r.acceptTo(ol, "unix", PortSocket(*dir, port)) }()
 	}
 	go func() {
 		for range time.Tick(time.Second) {

@@ -28,42 +28,22 @@ const (
 // listener, the relay hands over each client's connection (recvConn); on
 // any other, the connections are the clients'.
 func (g *Gateway) ServeProxy(l net.Listener) error {
-	sem := make(chan struct{}, maxClients)
-	for {
-		conn, err := l.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
-			return err
-		}
-		select {
-		case sem <- struct{}{}:
-		default:
-			_, _ = io.WriteString(conn, "HTTP/1.1 503 Service Unavailable: the gateway carries too many connections\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
-			conn.Close()
-			continue
-		}
-		go func() {
-			defer func() { <-sem }()
-			if u, ok := conn.(*net.UnixConn); ok {
-				_ = u.SetReadDeadline(time.Now().Add(10 * time.Second))
-				c, err := recvConn(u)
-				u.Close()
-				if err != nil {
-					g.logf("proxy: %v", err)
-					return
-				}
-				conn = c
-			}
-			g.ServeConn(conn)
-		}()
+	busy := func(c net.Conn) {
+		_, _ = io.WriteString(c, "HTTP/1.1 503 Service Unavailable: the gateway carries too many connections\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
 	}
+	return serve(l, make(chan struct{}, maxClients), busy, func(conn net.Conn) {
+		if u, ok := conn.(*net.UnixConn); ok {
+			_ = u.SetReadDeadline(time.Now().Add(10 * time.Second))
+			c, err := recvConn(u)
+			u.Close()
+			if err != nil {
+				g.logf("proxy: %v", err)
+				return
+			}
+			conn = c
+		}
+		g.ServeConn(conn)
+	})
 }
 
 // limitReader fails reads past n bytes: it bounds a request's header.
@@ -144,6 +124,19 @@ func oneLine(s string) string {
 	}, s)
 }
 
+// judge decides on a request's target, named on rec; a refusal is
+// answered and recorded, and ok is false.
+func (g *Gateway) judge(conn net.Conn, rec *Record, target, name string, lit netip.Addr, port int) (*compiled, decision, bool) {
+	rec.Host, rec.Port = target, port
+	c := g.current()
+	d := g.decide(context.Background(), c, name, lit, port)
+	if !d.allowed {
+		g.refuse(conn, c, *rec, target, d)
+		return c, d, false
+	}
+	return c, d, true
+}
+
 // refuse answers a refused request with 403, and records it.
 func (g *Gateway) refuse(conn net.Conn, c *compiled, rec Record, target string, d decision) {
 	body := refusalText(c.Policy, target, rec.Port, d)
@@ -156,6 +149,16 @@ func (g *Gateway) refuse(conn net.Conn, c *compiled, rec Record, target string, 
 		oneLine(status), oneLine(d.reason), len(body), body)
 	rec.DurationMS = msSince(rec.Time)
 	g.Audit.Add(rec)
+}
+
+// failed answers an allowed request that could not be carried out (the
+// name did not resolve, the server did not answer) with 502, and records
+// it.
+func (g *Gateway) failed(conn net.Conn, rec Record, err error) {
+	rec.Error = err.Error()
+	rec.DurationMS = msSince(rec.Time)
+	g.Audit.Add(rec)
+	writeSimple(conn, 502, "Bad Gateway", "litterbox gateway: "+err.Error()+"\n")
 }
 
 func msSince(t time.Time) float64 {
@@ -202,27 +205,19 @@ func (g *Gateway) tunnel(conn net.Conn, br *bufio.Reader, req *http.Request) {
 		return
 	}
 	target := targetText(name, lit)
-	rec.Host, rec.Port = target, port
-	c := g.current()
-	d := g.decide(context.Background(), c, name, lit, port)
-	if !d.allowed {
-		g.refuse(conn, c, rec, target, d)
+	c, d, ok := g.judge(conn, &rec, target, name, lit, port)
+	if !ok {
 		return
 	}
 	rec.Allowed, rec.Reason = true, d.reason
 	if d.err != nil {
-		rec.Error = d.err.Error()
-		rec.DurationMS = msSince(start)
-		g.Audit.Add(rec)
-		writeSimple(conn, 502, "Bad Gateway", "litterbox gateway: "+d.err.Error()+"\n")
+		g.failed(conn, rec, d.err)
 		return
 	}
 	up, addr, err := g.dial(context.Background(), d.addrs, port)
 	if err != nil {
-		rec.Addr, rec.Error = d.addrs[0].String(), err.Error()
-		rec.DurationMS = msSince(start)
-		g.Audit.Add(rec)
-		writeSimple(conn, 502, "Bad Gateway", "litterbox gateway: connect to "+target+": "+err.Error()+"\n")
+		rec.Addr = d.addrs[0].String()
+		g.failed(conn, rec, fmt.Errorf("connect to %s: %w", target, err))
 		return
 	}
 	rec.Addr = addr.String()
@@ -451,19 +446,13 @@ func (g *Gateway) forward(conn net.Conn, br *bufio.Reader, req *http.Request, up
 		return up, false
 	}
 	target := targetText(name, lit)
-	rec.Host, rec.Port = target, port
-	c := g.current()
-	d := g.decide(context.Background(), c, name, lit, port)
-	if !d.allowed {
-		g.refuse(conn, c, rec, target, d)
+	_, d, ok := g.judge(conn, &rec, target, name, lit, port)
+	if !ok {
 		return up, false
 	}
 	rec.Allowed, rec.Reason = true, d.reason
 	fail := func(err error) (*upstream, bool) {
-		rec.Error = err.Error()
-		rec.DurationMS = msSince(start)
-		g.Audit.Add(rec)
-		writeSimple(conn, 502, "Bad Gateway", "litterbox gateway: "+err.Error()+"\n")
+		g.failed(conn, rec, err)
 		return up, false
 	}
 	if d.err != nil {

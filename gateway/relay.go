@@ -123,13 +123,13 @@ func (r *Relay) listen() (func() error, error) {
 		errc := make(chan error, 5+len(r.Ports))
 		go func() { errc <- r.acceptPass(pl, filepath.Join(r.Dir, ProxySocket)) }()
 		for _, l := range dnsTCP {
-			go func() { errc <- r.acceptTo(l, "unix", filepath.Join(r.Dir, DNSSocket), false) }()
+			go func() { errc <- r.acceptTo(l, "unix", filepath.Join(r.Dir, DNSSocket)) }()
 		}
 		for _, u := range dnsUDP {
 			go func() { errc <- r.serveDNSPackets(u) }()
 		}
 		for i, p := range r.Ports {
-			go func() { errc <- r.acceptTo(portLs[i], "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), false) }()
+			go func() { errc <- r.acceptTo(portLs[i], "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))) }()
 		}
 		return <-errc
 	}, nil
@@ -141,68 +141,37 @@ func (r *Relay) logf(format string, args ...any) {
 	}
 }
 
-// acceptTo carries every connection accepted on l to network/addr. When the
-// other end is not there and http is set, the client is told so in HTTP.
-func (r *Relay) acceptTo(l net.Listener, network, addr string, http bool) error {
-	for {
-		c, err := l.Accept()
+// acceptTo carries every connection accepted on l to network/addr.
+func (r *Relay) acceptTo(l net.Listener, network, addr string) error {
+	return serve(l, nil, nil, func(c net.Conn) {
+		defer c.Close()
+		o, err := net.DialTimeout(network, addr, 10*time.Second)
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			if isTimeout(err) {
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
-			return err
+			r.logf("relay: %v", err)
+			return
 		}
-		go func() {
-			defer c.Close()
-			o, err := net.DialTimeout(network, addr, 10*time.Second)
-			if err != nil {
-				if http {
-					writeSimple(c, 502, "Bad Gateway: the sandbox's gateway is not running",
-						"litterbox: the sandbox's gateway does not answer; the user can restart the sandbox (litterbox resume)\n")
-				}
-				r.logf("relay: %v", err)
-				return
-			}
-			defer o.Close()
-			Pipe(c, o)
-		}()
-	}
+		defer o.Close()
+		Pipe(c, o)
+	})
 }
 
 // acceptPass hands every connection accepted on l to the gateway at the
 // unix socket path (sendConn). When the gateway is not there, the client is
 // told so in HTTP.
 func (r *Relay) acceptPass(l net.Listener, path string) error {
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			if isTimeout(err) {
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
-			return err
+	return serve(l, nil, nil, func(c net.Conn) {
+		defer c.Close()
+		u, err := net.DialTimeout("unix", path, 10*time.Second)
+		if err == nil {
+			err = sendConn(u.(*net.UnixConn), c.(*net.TCPConn))
+			u.Close()
 		}
-		go func() {
-			defer c.Close()
-			u, err := net.DialTimeout("unix", path, 10*time.Second)
-			if err == nil {
-				err = sendConn(u.(*net.UnixConn), c.(*net.TCPConn))
-				u.Close()
-			}
-			if err != nil {
-				writeSimple(c, 502, "Bad Gateway: the sandbox's gateway is not running",
-					"litterbox: the sandbox's gateway does not answer; the user can restart the sandbox (litterbox resume)\n")
-				r.logf("relay: %v", err)
-			}
-		}()
-	}
+		if err != nil {
+			writeSimple(c, 502, "Bad Gateway: the sandbox's gateway is not running",
+				"litterbox: the sandbox's gateway does not answer; the user can restart the sandbox (litterbox resume)\n")
+			r.logf("relay: %v", err)
+		}
+	})
 }
 
 // Pipe carries bytes both ways between a and b until both directions end,
@@ -294,44 +263,20 @@ func readFrame(r io.Reader) ([]byte, error) {
 // relay frames UDP queries the same way). Every query is answered REFUSED
 // and recorded.
 func (g *Gateway) ServeDNS(l net.Listener) error {
-	sem := make(chan struct{}, 256)
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return nil
+	return serve(l, make(chan struct{}, 256), nil, func(c net.Conn) {
+		defer c.Close()
+		for {
+			_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+			m, err := readFrame(c)
+			if err != nil {
+				return
 			}
-			if isTimeout(err) {
-				time.Sleep(10 * time.Millisecond)
-				continue
+			ans, ok := g.answerDNS(m)
+			if !ok || writeFrame(c, ans) != nil {
+				return
 			}
-			return err
 		}
-		select {
-		case sem <- struct{}{}:
-		default:
-			c.Close()
-			continue
-		}
-		go func() {
-			defer func() { <-sem }()
-			defer c.Close()
-			for {
-				_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-				m, err := readFrame(c)
-				if err != nil {
-					return
-				}
-				ans, ok := g.answerDNS(m)
-				if !ok {
-					return
-				}
-				if writeFrame(c, ans) != nil {
-					return
-				}
-			}
-		}()
-	}
+	})
 }
 
 // answerDNS records a query and answers it REFUSED; ok is false for a
