@@ -10,35 +10,20 @@ package gatewaybin
 
 import (
 	"embed"
-	"fmt"
-	"sort"
-	"strings"
+
+	"github.com/litterbox-dev/litterbox/internal/staticbin"
 )
 
 // Keep the platforms here and in Platforms the same.
 //go:generate go run ../scanbin/gen -pkg github.com/litterbox-dev/litterbox/gateway/cmd/litterbox-gateway -name litterbox-gateway -o bin linux/amd64 linux/arm64
 
-//go:embed bin/litterbox-gateway-linux-*
+//go:embed bin/litterbox-gateway-linux-* bin/GOVERSION
 var bins embed.FS
 
-// Platforms are the platforms a gateway is embedded for, "os/arch".
-var Platforms = []string{"linux/amd64", "linux/arm64"}
-
-// FileName is the name of the gateway for os/arch in bin/.
-func FileName(os, arch string) string { return "litterbox-gateway-" + os + "-" + arch }
+// Set is the embedded gateways.
+var Set = &staticbin.Set{FS: bins, Name: "litterbox-gateway", What: "egress gateway", Only: "litterbox runs gateways on %s only",
+	Pkg: "github.com/litterbox-dev/litterbox/gateway/cmd/litterbox-gateway", Platforms: []string{"linux/amd64", "linux/arm64"}}
 
 // For returns the gateway for an engine of platform os/arch, or an error
 // naming the platforms there are.
-func For(os, arch string) ([]byte, error) {
-	b, err := bins.ReadFile("bin/" + FileName(os, arch))
-	if err != nil {
-		return nil, fmt.Errorf("no egress gateway for %s/%s: litterbox runs gateways on %s only", os, arch, strings.Join(Platforms, " or "))
-	}
-	return b, nil
-}
-
-// Supported reports whether there is a gateway for os/arch.
-func Supported(os, arch string) bool {
-	i := sort.SearchStrings(Platforms, os+"/"+arch)
-	return i < len(Platforms) && Platforms[i] == os+"/"+arch
-}
+func For(os, arch string) ([]byte, error) { return Set.For(os, arch) }
