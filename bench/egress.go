@@ -358,15 +358,16 @@ func (b *bench) egressCreate(ctx context.Context, p *docker.Provider, program []
 					sbErr = err
 					return
 				}
-				sbErr = copyIn(plan.Sandbox.Name)
+				if sbErr = copyIn(plan.Sandbox.Name); sbErr != nil {
+					return
+				}
+				// The default setup command needs no network: it runs
+				// beside the gateway's install (one a user sets would
+				// wait for the relay first: egress.WaitRelay).
+				sbErr = runCmd(ctx, append([]string{"docker", "exec", plan.Sandbox.Name}, sandbox.DefaultSetup...)...)
 			}()
 			wg.Wait()
-			if err := cmpErr(gwErr, sbErr); err != nil {
-				return err
-			}
-			// The setup command may use the network: it waits for the
-			// relay, which the sandbox started by itself.
-			return runCmd(ctx, "docker", "exec", plan.Sandbox.Name, "sh", "-c", egress.WaitRelay+` && exec "$@"`, "sh", "echo", "hello", "world")
+			return cmpErr(gwErr, sbErr)
 		})
 		if err == nil {
 			// A pooled sandbox's gateway is made with it; taking it sets
