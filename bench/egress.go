@@ -158,8 +158,7 @@ func (b *bench) caseEgress(ctx context.Context) (err error) {
 		return err
 	}
 	plan.Gateway.DNS = []string{in.DNS}
-	gsb, _, err := b.confine(ctx, p, plan, program)
-	defer func() { _ = p.Client().VolumeRemove(context.WithoutCancel(ctx), plan.Volume.Name) }()
+	gsb, _, err := b.confine(ctx, p, plan, program) // its volume goes with the run's cleanup
 	if err != nil {
 		return err
 	}

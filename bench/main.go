@@ -262,7 +262,7 @@ func (b *bench) has(ctx context.Context, sub ...string) bool {
 	return err == nil
 }
 
-// cleanup removes every container and network carrying this run's label, on
+// cleanup removes every container, network and volume carrying this run's label, on
 // the local engine and on the ssh engine of the remote group.
 func (b *bench) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -284,6 +284,14 @@ func (b *bench) cleanup() {
 		if out, err := (proc{args: cmd("network", "ls", "-q", "--filter", filter)}).run(ctx); err == nil {
 			if ids := strings.Fields(string(out)); len(ids) > 0 {
 				if err := runCmd(ctx, cmd(append([]string{"network", "rm"}, ids...)...)...); err != nil {
+					progress("cleanup: %v", err)
+				}
+			}
+		}
+		// The egress group's volumes, once their containers are gone.
+		if out, err := (proc{args: cmd("volume", "ls", "-q", "--filter", filter)}).run(ctx); err == nil {
+			if ids := strings.Fields(string(out)); len(ids) > 0 {
+				if err := runCmd(ctx, cmd(append([]string{"volume", "rm", "--force"}, ids...)...)...); err != nil {
 					progress("cleanup: %v", err)
 				}
 			}
