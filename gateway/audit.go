@@ -16,9 +16,10 @@ type Record struct {
 	Seq  uint64    `json:"seq"`
 	Time time.Time `json:"time"`
 	// Kind is "connect" (a CONNECT tunnel), "http" (a plain HTTP request
-	// the gateway forwarded), "dns" (a query to the sandbox's resolver),
-	// "port" (a connection from the host to a named port), or "suppressed"
-	// (refusals too many to record one by one).
+	// the gateway forwarded), "https" (a request in a tunnel the gateway
+	// terminates: to a host a secret is bound to), "dns" (a query to the
+	// sandbox's resolver), "port" (a connection from the host to a named
+	// port), or "suppressed" (refusals too many to record one by one).
 	Kind string `json:"kind"`
 	Host string `json:"host,omitempty"`
 	Port int    `json:"port,omitempty"`
@@ -35,6 +36,10 @@ type Record struct {
 	// Error is what went wrong with an allowed connection (the name did
 	// not resolve, the server refused it...).
 	Error string `json:"error,omitempty"`
+	// Secret names the secrets a request carried: added to it (an "https"
+	// request to a bound host), or refused as an exfiltration attempt (its
+	// placeholder sent where it may not go). Never a value.
+	Secret string `json:"secret,omitempty"`
 	// Sent and Received are the bytes from and to the sandbox.
 	Sent       int64   `json:"sent"`
 	Received   int64   `json:"received"`

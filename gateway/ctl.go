@@ -19,13 +19,17 @@ const CtlSocket = "@litterbox-gateway-ctl"
 
 // CtlRequest is one request to the control socket: one JSON line.
 type CtlRequest struct {
-	// Op is "set" (Policy), "get", "log" (Boot, After, Max) or "refused"
-	// (Within).
+	// Op is "set" (Policy), "get", "log" (Boot, After, Max), "refused"
+	// (Within) or "secrets" (Secrets to set them; without, to read what
+	// the gateway holds, values left out).
 	Op     string  `json:"op"`
 	Policy *Policy `json:"policy,omitempty"`
-	Boot   string  `json:"boot,omitempty"`
-	After  uint64  `json:"after,omitempty"`
-	Max    int     `json:"max,omitempty"`
+	// Secrets hold values: the request travels on the control socket
+	// only, which the sandbox cannot reach, from `ctl secrets`'s stdin.
+	Secrets *Secrets `json:"secrets,omitempty"`
+	Boot    string   `json:"boot,omitempty"`
+	After   uint64   `json:"after,omitempty"`
+	Max     int      `json:"max,omitempty"`
 	// Within is a duration ("30s"): refusals recorded in the last Within.
 	Within string `json:"within,omitempty"`
 }
@@ -36,6 +40,9 @@ type CtlResponse struct {
 	Policy  *Policy  `json:"policy,omitempty"`
 	Batch   *Batch   `json:"batch,omitempty"`
 	Refused []Record `json:"refused,omitempty"`
+	// Secrets are the secrets the gateway holds, without values, and its
+	// CA's certificate.
+	Secrets *SecretsInfo `json:"secrets,omitempty"`
 }
 
 // maxBatch bounds the records of one "log" answer.
@@ -47,13 +54,15 @@ func (g *Gateway) ServeCtl(l net.Listener) error {
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
 		var req CtlRequest
-		line, err := bufio.NewReaderSize(io.LimitReader(c, 1<<20), 64<<10).ReadBytes('\n')
+		line, err := bufio.NewReaderSize(io.LimitReader(c, maxCtlRequest), 64<<10).ReadBytes('\n')
 		if err == nil || errors.Is(err, io.EOF) {
 			err = json.Unmarshal(line, &req)
 		}
 		var resp CtlResponse
 		if err != nil {
-			resp.Error = "a malformed request: " + err.Error()
+			// The request may hold values: say where it is malformed,
+			// never what it holds.
+			resp.Error = "a malformed request: " + jsonError(err)
 		} else {
 			resp = g.ctl(req)
 		}
@@ -89,8 +98,37 @@ func (g *Gateway) ctl(req CtlRequest) CtlResponse {
 			return CtlResponse{Error: fmt.Sprintf("refused: within %q is not a duration such as 30s", req.Within)}
 		}
 		return CtlResponse{Refused: g.Audit.Refused(d)}
+	case "secrets":
+		if req.Secrets == nil {
+			info := g.SecretsInfo()
+			return CtlResponse{Secrets: &info}
+		}
+		info, err := g.SetSecrets(*req.Secrets)
+		if err != nil {
+			return CtlResponse{Error: "secrets: " + err.Error()}
+		}
+		return CtlResponse{Secrets: &info}
 	}
-	return CtlResponse{Error: fmt.Sprintf("unknown op %q (set, get, log, refused)", req.Op)}
+	return CtlResponse{Error: fmt.Sprintf("unknown op %q (set, get, log, refused, secrets)", printableName(req.Op))}
+}
+
+// maxCtlRequest bounds a control request: secrets with their roots fit.
+const maxCtlRequest = 4 << 20
+
+// jsonError describes a JSON decoding error by where it is, never by the
+// text it is in.
+func jsonError(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("invalid JSON at byte %d", se.Offset)
+	case errors.As(err, &te):
+		return fmt.Sprintf("%s is a JSON %s, not a %s", te.Field, te.Value, te.Type)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "the JSON ends early"
+	}
+	return "invalid JSON"
 }
 
 // Ctl sends req to the control socket at addr and returns the answer.

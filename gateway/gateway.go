@@ -48,6 +48,12 @@ type Gateway struct {
 	policy atomic.Pointer[compiled]
 	mu     sync.Mutex
 	active map[*tunnel]struct{}
+
+	// secrets are the credentials the gateway adds for the hosts they are
+	// bound to (SetSecrets); ca is its own CA, made with the first.
+	secrets atomic.Pointer[secretSet]
+	caMu    sync.Mutex
+	ca      *authority
 }
 
 // SetPolicy makes p the policy of the next connection, and closes the open

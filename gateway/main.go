@@ -26,9 +26,13 @@ import (
 //	serve -dir DIR [-policy JSON] [-port PORT]...   the gateway, in its container
 //	relay -dir DIR [-port PORT]...                  its half in the sandbox
 //	ctl set < POLICY.json | get | log [-boot B] [-after N] [-max M] | refused -within D
+//	ctl secrets [< SECRETS.json]
 //
 // ctl talks to the gateway running in the same container and prints its
-// answer as JSON.
+// answer as JSON. `ctl secrets` reads the secrets, values and all, from
+// stdin (never an argument, which the engine's and the host's process
+// lists show), and prints what the gateway holds without them; with
+// nothing on stdin, it sets nothing.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return errors.New("usage: litterbox-gateway serve|relay|ctl")
@@ -233,6 +237,19 @@ func ctlMain(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	req := CtlRequest{Op: args[0], Boot: *boot, After: *after, Max: *maxN, Within: *within}
+	if req.Op == "secrets" {
+		b, err := io.ReadAll(io.LimitReader(stdin, maxCtlRequest))
+		if err != nil {
+			return err
+		}
+		if len(strings.TrimSpace(string(b))) > 0 {
+			var s Secrets
+			if err := json.Unmarshal(b, &s); err != nil {
+				return fmt.Errorf("ctl secrets: %s", jsonError(err))
+			}
+			req.Secrets = &s
+		}
+	}
 	if req.Op == "set" {
 		b, err := io.ReadAll(io.LimitReader(stdin, 1<<20))
 		if err != nil {
@@ -254,6 +271,8 @@ func ctlMain(args []string, stdin io.Reader, stdout io.Writer) error {
 		return enc.Encode(resp.Policy)
 	case resp.Batch != nil:
 		return enc.Encode(resp.Batch)
+	case resp.Secrets != nil:
+		return enc.Encode(resp.Secrets)
 	}
 	if resp.Refused == nil {
 		resp.Refused = []Record{}

@@ -205,6 +205,14 @@ func (g *Gateway) tunnel(conn net.Conn, br *bufio.Reader, req *http.Request) {
 		return
 	}
 	target := targetText(name, lit)
+	secrets := g.secrets.Load()
+	// A CONNECT's header goes no further than the gateway; its target
+	// does (the name is the server's, in the ClientHello too).
+	if sec := secrets.carried(req.RequestURI, nil); sec != nil {
+		rec.Host, rec.Port = target, port
+		g.refuseSecret(conn, rec, sec, target, "in the name of the host")
+		return
+	}
 	c, d, ok := g.judge(conn, &rec, target, name, lit, port)
 	if !ok {
 		return
@@ -231,6 +239,32 @@ func (g *Gateway) tunnel(conn net.Conn, br *bufio.Reader, req *http.Request) {
 	t := &tunnel{name: name, lit: lit, port: port, addr: addr, client: conn, up: up}
 	g.track(t, true)
 	defer g.track(t, false)
+	if bound := secrets.boundTo(name, lit, port); len(bound) > 0 {
+		// A host secrets are bound to: the gateway terminates TLS, and
+		// carries the requests itself.
+		t.intercepted = true
+		_, refused, isTLS := g.judgeTunnel(t, c, br, &rec)
+		switch {
+		case refused:
+			up.Close()
+		case !isTLS:
+			rec.Allowed, rec.Reason = false, fmt.Sprintf("the tunnel to %s, which secret %s is bound to, does not carry TLS", net.JoinHostPort(target, strconv.Itoa(port)), bound[0].Name)
+			up.Close()
+		default:
+			rec.Reason += "; TLS terminated by the gateway for secret " + secretNames(bound)
+			dial := func(ctx context.Context) (net.Conn, error) {
+				c, _, err := g.dial(ctx, []netip.Addr{addr}, port)
+				return c, err
+			}
+			g.intercept(t, secrets, br, up, dial, &rec)
+		}
+		rec.DurationMS = msSince(start)
+		if why := t.cutReason(); why != "" {
+			rec.Error = why
+		}
+		g.Audit.Add(rec)
+		return
+	}
 
 	// The server's bytes flow from the start (a protocol where the server
 	// speaks first works); the client's only once the first of them is
@@ -243,7 +277,7 @@ func (g *Gateway) tunnel(conn net.Conn, br *bufio.Reader, req *http.Request) {
 		received, _ = io.Copy(conn, up)
 		closeWrite(conn)
 	}()
-	sent, refused := g.judgeTunnel(t, c, br, &rec)
+	sent, refused, _ := g.judgeTunnel(t, c, br, &rec)
 	if refused {
 		up.Close()
 		conn.Close()
@@ -292,15 +326,16 @@ var tlsAccessDenied = []byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 49}
 
 // judgeTunnel peeks at the client's first bytes: a TLS ClientHello must name
 // the server the CONNECT named; a tunnel on ports 80 and 443 must carry TLS.
-// It returns refused (and records why in rec) when the tunnel must close.
-func (g *Gateway) judgeTunnel(t *tunnel, c *compiled, br *bufio.Reader, rec *Record) (sent int64, refused bool) {
+// It returns refused (and records why in rec) when the tunnel must close,
+// and isTLS when its first bytes are a ClientHello.
+func (g *Gateway) judgeTunnel(t *tunnel, c *compiled, br *bufio.Reader, rec *Record) (sent int64, refused, isTLS bool) {
 	h, err := PeekClientHello(br)
-	deny := func(reason string, alert bool) (int64, bool) {
+	deny := func(reason string, alert bool) (int64, bool, bool) {
 		rec.Allowed, rec.Reason = false, reason
 		if alert {
 			_, _ = t.client.Write(tlsAccessDenied)
 		}
-		return 0, true
+		return 0, true, err == nil
 	}
 	switch {
 	case errors.Is(err, errNotTLS):
@@ -308,10 +343,10 @@ func (g *Gateway) judgeTunnel(t *tunnel, c *compiled, br *bufio.Reader, rec *Rec
 			return deny(fmt.Sprintf("the tunnel to port %d does not carry TLS (send plain HTTP through the proxy, where it is judged by its Host)", t.port), false)
 		}
 		rec.Reason += "; not TLS"
-		return 0, false
+		return 0, false, false
 	case err != nil:
 		if br.Buffered() == 0 {
-			return 0, false // the client sent nothing and closed
+			return 0, t.intercepted, false // the client sent nothing and closed
 		}
 		return deny("a malformed TLS ClientHello: "+err.Error(), true)
 	}
@@ -328,7 +363,7 @@ func (g *Gateway) judgeTunnel(t *tunnel, c *compiled, br *bufio.Reader, rec *Rec
 			return deny(fmt.Sprintf("the TLS ClientHello names %s, which is %s", h.ServerName, v.by), true)
 		}
 	}
-	return 0, false
+	return 0, false, true
 }
 
 // tunnel is an open CONNECT tunnel, cut when the policy changes to refuse it.
@@ -338,17 +373,38 @@ type tunnel struct {
 	port       int
 	addr       netip.Addr
 	client, up net.Conn
+	// intercepted is set when the gateway terminates the tunnel's TLS: a
+	// secret is bound to its host.
+	intercepted bool
 
 	mu  sync.Mutex
 	why string
+	// more are the connections to the server made after up (the gateway
+	// makes them for a tunnel it terminates).
+	more []net.Conn
 }
 
 func (t *tunnel) cut(why string) {
 	t.mu.Lock()
 	t.why = why
+	more := t.more
 	t.mu.Unlock()
 	t.up.Close()
 	t.client.Close()
+	for _, c := range more {
+		c.Close()
+	}
+}
+
+// add makes c one of the connections cut closes.
+func (t *tunnel) add(c net.Conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.why != "" {
+		c.Close()
+		return
+	}
+	t.more = append(t.more, c)
 }
 
 func (t *tunnel) cutReason() string {
@@ -446,6 +502,11 @@ func (g *Gateway) forward(conn net.Conn, br *bufio.Reader, req *http.Request, up
 		return up, false
 	}
 	target := targetText(name, lit)
+	if sec := g.secrets.Load().leak(req.RequestURI, req.Header); sec != nil {
+		rec.Host, rec.Port = target, port
+		g.refuseSecret(conn, rec, sec, target, leakWhy(sec, name, lit, port))
+		return up, false
+	}
 	_, d, ok := g.judge(conn, &rec, target, name, lit, port)
 	if !ok {
 		return up, false

@@ -290,6 +290,10 @@ func (g *Gateway) answerDNS(m []byte) ([]byte, bool) {
 		return nil, false
 	}
 	rec.Reason = "the sandbox resolves no names: clients reach the network through the proxy (HTTP_PROXY, HTTPS_PROXY), which resolves them"
+	if sec := g.secrets.Load().carried(q.Name, nil); sec != nil {
+		rec.Secret = sec.Name
+		rec.Reason = "exfiltration attempt: the placeholder of secret " + sec.Name + " in a DNS query; " + rec.Reason
+	}
 	g.Audit.Add(rec)
 	return Refusal(m, q), true
 }

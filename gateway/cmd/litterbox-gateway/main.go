@@ -10,6 +10,12 @@ import (
 	"fmt"
 	"os"
 
+	// The gateway verifies the real servers of the hosts secrets are
+	// bound to itself, in a container whose image (busybox) has no CA
+	// certificates: Mozilla's roots, as Go's module mirrors them, are
+	// used where the system has none.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/litterbox-dev/litterbox/gateway"
 )
 
