@@ -150,6 +150,13 @@ func newRig(t *testing.T, e engine) *rig {
 		"private.test": {"10.1.2.3"},
 		"v6only.test":  {"2606:4700::1111"},
 		"big.test":     {"NET.12"},
+		// The secrets test's (secrets_test.go): a git server and an API
+		// that want a token, and a server whose certificate is of a CA
+		// nobody trusts.
+		"git.test":     {"NET.10"},
+		"api.test":     {"NET.10"},
+		"sub.test":     {"NET.10"},
+		"badcert.test": {"NET.14"},
 	})
 	r.host = egresstest.HostService(t, e.netns)
 	return r
@@ -217,11 +224,18 @@ func sandboxSpec(name, label string) provider.Spec {
 // confine makes a sandbox behind a gateway, as create will: the volume,
 // then the two containers at once, then the program and the relay.
 func (r *rig) confine(name string, p gateway.Policy) *box {
+	r.t.Helper()
+	return r.confineSpec(sandboxSpec(name, r.label), p)
+}
+
+// confineSpec is confine of a sandbox made from spec.
+func (r *rig) confineSpec(spec provider.Spec, p gateway.Policy) *box {
 	t := r.t
 	t.Helper()
 	ctx := context.Background()
+	name := spec.Name
 	k, v, _ := strings.Cut(r.label, "=")
-	plan, err := egress.Confine(sandboxSpec(name, r.label), image, p, map[string]string{k: v})
+	plan, err := egress.Confine(spec, image, p, map[string]string{k: v})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,10 +67,14 @@ type Internet struct {
 	CAPEM []byte
 	// Names are what the DNS server answers.
 	Names map[string][]netip.Addr
+	// Mux serves every web server but .14's: a test adds a host's
+	// handlers to it ("git.test/").
+	Mux *http.ServeMux
 }
 
 // Addr is the internet's address .n: .10 serves HTTP (80) and HTTPS (443,
-// 8443), .11 and .12 HTTPS; .2 is the DNS server.
+// 8443), .11 and .12 HTTPS; .14 HTTPS with a certificate of a CA nobody
+// trusts (for every name); .2 is the DNS server.
 func (in *Internet) Addr(n int) string { return fmt.Sprintf("%s.%d", in.Net, n) }
 
 // NewInternet makes the internet and joins it to the engine's namespace
@@ -118,7 +122,7 @@ func NewInternet(t TB, engineNS string, names map[string][]string) *Internet {
 	ipIn(engineNS, "addr", "add", in.HostIP+"/24", "dev", hostIf)
 	ipIn(engineNS, "link", "set", hostIf, "up")
 	ipIn(in.NS, "link", "set", "lo", "up")
-	for _, a := range []int{2, 10, 11, 12} {
+	for _, a := range []int{2, 10, 11, 12, 14} {
 		ipIn(in.NS, "addr", "add", in.Addr(a)+"/24", "dev", nsIf)
 	}
 	ipIn(in.NS, "link", "set", nsIf, "up")
@@ -136,12 +140,11 @@ func NewInternet(t TB, engineNS string, names map[string][]string) *Internet {
 	return in
 }
 
-// serveWeb starts the web servers: HTTP on .10:80, HTTPS on .10:443 and
-// .10:8443 and .11:443 (one certificate for every test name, from a CA of
-// the test's own). It returns the CA's PEM.
-func (in *Internet) serveWeb(t TB, ns string) []byte {
+// testCA makes a CA and a certificate it signs for every test name and
+// .10's address: the CA's DER and the certificate.
+func (in *Internet) testCA(t TB, name string) ([]byte, tls.Certificate) {
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "litterbox egress test CA"},
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
@@ -162,9 +165,19 @@ func (in *Internet) serveWeb(t TB, ns string) []byte {
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	cert := tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: key}
+	return caDER, tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: key}
+}
+
+// serveWeb starts the web servers: HTTP on .10:80, HTTPS on .10:443 and
+// .10:8443 and .11:443 and .12:443 (one certificate for every test name,
+// from a CA of the test's own), and on .14:443 with a certificate of
+// another CA, which nobody trusts. It returns the first CA's PEM.
+func (in *Internet) serveWeb(t TB, ns string) []byte {
+	caDER, cert := in.testCA(t, "litterbox egress test CA")
+	_, untrusted := in.testCA(t, "a CA nobody trusts")
 
 	mux := http.NewServeMux()
+	in.Mux = mux
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "hello from %s", r.Host)
 	})
@@ -199,7 +212,7 @@ func (in *Internet) serveWeb(t TB, ns string) []byte {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
-	listen := func(addr string, tlsOn bool) {
+	listen := func(addr string, tlsOn bool, cert tls.Certificate) {
 		var l net.Listener
 		if err := InNetns(ns, func() (err error) { l, err = net.Listen("tcp", addr); return }); err != nil {
 			t.Fatalf("%v", err)
@@ -213,11 +226,12 @@ func (in *Internet) serveWeb(t TB, ns string) []byte {
 		go srv.Serve(l)
 		t.Cleanup(func() { srv.Close() })
 	}
-	listen(in.Addr(10)+":80", false)
-	listen(in.Addr(10)+":443", true)
-	listen(in.Addr(10)+":8443", true)
-	listen(in.Addr(11)+":443", true)
-	listen(in.Addr(12)+":443", true)
+	listen(in.Addr(10)+":80", false, cert)
+	listen(in.Addr(10)+":443", true, cert)
+	listen(in.Addr(10)+":8443", true, cert)
+	listen(in.Addr(11)+":443", true, cert)
+	listen(in.Addr(12)+":443", true, cert)
+	listen(in.Addr(14)+":443", true, untrusted)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
 }
 
