@@ -24,6 +24,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/secrets"
 )
 
 // The egress cases (issue 22) need root: they make the tests' own internet
@@ -32,6 +33,7 @@ import (
 var egressCases = []string{
 	"egress 100 MB download, https", "egress 100 MB download, http", "egress 100 MB download, https, a 100 MB/s link",
 	"egress small request, https", "egress small request, http",
+	"egress small request to a bound host (TLS terminated), https",
 	"egress create 2500 files (sequence)", "egress pooled take: set the policy",
 	"egress pieces: gateway run + install", "egress pieces: volume create",
 	"egress per-engine gateway: network create --internal", "egress per-engine gateway: network connect",
@@ -107,7 +109,7 @@ func (b *bench) caseEgress(ctx context.Context) (err error) {
 			err = t.failed
 		}
 	}()
-	in := egresstest.NewInternet(t, "", map[string][]string{"big.test": {"NET.10"}})
+	in := egresstest.NewInternet(t, "", map[string][]string{"big.test": {"NET.10"}, "bound.test": {"NET.10"}})
 	run := runner.Exec{Log: log.New(io.Discard)}
 	p, err := docker.New(docker.Options{Runner: run})
 	if err != nil {
@@ -150,7 +152,7 @@ func (b *bench) caseEgress(ctx context.Context) (err error) {
 		return err
 	}
 	// The same behind a gateway.
-	policy := gateway.Policy{Sandbox: "bench", Mode: gateway.ModeAllowlist, Allow: []string{"big.test"}}
+	policy := gateway.Policy{Sandbox: "bench", Mode: gateway.ModeAllowlist, Allow: []string{"big.test", "bound.test"}}
 	confined := base
 	confined.Name = fmt.Sprintf("litterbox-bench-egress-gw-%d", os.Getpid())
 	plan, err := egress.Confine(confined, sandbox.DefaultImage, policy, labels)
@@ -158,7 +160,7 @@ func (b *bench) caseEgress(ctx context.Context) (err error) {
 		return err
 	}
 	plan.Gateway.DNS = []string{in.DNS}
-	gsb, _, err := b.confine(ctx, p, plan, program) // its volume goes with the run's cleanup
+	gsb, ggw, err := b.confine(ctx, p, plan, program) // its volume goes with the run's cleanup
 	if err != nil {
 		return err
 	}
@@ -209,7 +211,57 @@ func (b *bench) caseEgress(ctx context.Context) (err error) {
 		}
 		b.rows = append(b.rows, row("egress small request, "+scheme, gw, floor, maxOverhead(2)))
 	}
+	if err := b.egressBound(ctx, viaGW, ggw, in, put, filepath.Join(b.tmp, "both.pem")); err != nil {
+		return err
+	}
 	return b.egressCreate(ctx, p, program, base, labels, in)
+}
+
+// egressBound times a small request to a host a secret is bound to, on a
+// new connection (the gateway terminates the sandbox's TLS with a
+// certificate of its CA, makes its own to the server, adds the secret),
+// against the same request to a host nothing is bound to, through the
+// plain tunnel of the same gateway: the median of 20 in a row, each in
+// turn.
+func (b *bench) egressBound(ctx context.Context, x egressBox, gw provider.Ref, in *egresstest.Internet, put func(provider.Ref, string, string) error, both string) error {
+	info, err := egress.SetSecrets(ctx, x.p, gw, gateway.Secrets{
+		Secrets: []gateway.Secret{{Name: "bench", Placeholder: secrets.Placeholder("bench"), Value: "bench-token-0123456789",
+			Hosts: []string{"bound.test"}, Header: "Authorization: Bearer {}"}},
+		Roots: []string{string(in.CAPEM)},
+	})
+	if err != nil {
+		return err
+	}
+	// The client trusts the test's CA (the plain tunnel's server) and the
+	// gateway's (the bound host's certificate).
+	if err := os.WriteFile(both, append(append([]byte(nil), in.CAPEM...), info.CA...), 0o644); err != nil {
+		return err
+	}
+	if err := put(x.ref, both, "/tmp/both.pem"); err != nil {
+		return err
+	}
+	var bound, plain []time.Duration
+	for i := 0; i <= b.n; i++ {
+		for _, c := range []struct {
+			url  string
+			into *[]time.Duration
+		}{{"https://big.test/", &plain}, {"https://bound.test/", &bound}} {
+			r, err := x.client(ctx, "get", c.url, "-ca", "/tmp/both.pem", "-n", "20")
+			if err == nil && r.Status != 200 {
+				err = fmt.Errorf("%s: status %d", c.url, r.Status)
+			}
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				*c.into = append(*c.into, time.Duration(r.Seconds*float64(time.Second)))
+			}
+		}
+	}
+	rw := row("egress small request to a bound host (TLS terminated), https", bound, plain, maxOverhead(5))
+	rw.Note = "floor: the same request to a host no secret is bound to, through the plain tunnel of the same gateway"
+	b.rows = append(b.rows, rw)
+	return nil
 }
 
 // eachWay runs the client with args in the open sandbox and in the confined
