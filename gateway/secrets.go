@@ -358,12 +358,13 @@ type rewritten struct {
 }
 
 // rewrite readies a request for name (or lit) on port, to go over TLS:
-// each placeholder of a secret bound there is replaced by its value in
-// every header (in Basic credentials too, where a URL's userinfo ends up),
-// each such secret's header is set; a placeholder of any other secret, in
-// the target or a header, refuses the request. The request's target
-// (path and query) is never rewritten: a bound host could keep it where
-// others read it (an issue's title).
+// the header of each secret bound there that has one (Header, Basic) is
+// set; the placeholder of each other secret bound there is replaced by its
+// value in every header (in Basic credentials too, where a URL's userinfo
+// ends up); a placeholder of a secret not bound there, in the target or a
+// header, refuses the request. The request's target (path and query) and
+// body are never rewritten: a bound host could keep them where others read
+// them (an issue's title).
 func (s *secretSet) rewrite(name string, lit netip.Addr, port int, uri string, h http.Header) rewritten {
 	var rw rewritten
 	bound := s.boundTo(name, lit, port)
@@ -371,9 +372,14 @@ func (s *secretSet) rewrite(name string, lit netip.Addr, port int, uri string, h
 	if rw.refused = s.carried(uri, here); rw.refused != nil {
 		return rw
 	}
+	// Only a secret sent neither as a header nor as Basic is substituted:
+	// the others' headers are set whatever the sandbox sends, and a value
+	// put where the sandbox chose could land where a host keeps it.
 	var subst []string
 	for _, sec := range bound {
-		subst = append(subst, sec.Placeholder, sec.Value)
+		if sec.header == "" {
+			subst = append(subst, sec.Placeholder, sec.Value)
+		}
 	}
 	used := map[string]bool{}
 	for k, vs := range h {
