@@ -395,7 +395,7 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, msg)
 		},
 	}
-	proxy.ServeHTTP(w, r)
+	proxy.ServeHTTP(&scrubHeaders{ResponseWriter: w, pairs: rw.pairs}, r)
 	if failure != nil {
 		var ue *url.Error
 		if errors.As(failure, &ue) {
@@ -411,6 +411,26 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.DurationMS = msSince(rec.Time)
 	g.Audit.Add(rec)
 }
+
+// scrubHeaders scrubs the header of every answer it writes: the proxy
+// passes an informational one (103 Early Hints) on by itself, past
+// ModifyResponse.
+type scrubHeaders struct {
+	http.ResponseWriter
+	pairs []string
+}
+
+func (s *scrubHeaders) WriteHeader(code int) {
+	for _, vs := range s.Header() {
+		for i, v := range vs {
+			vs[i] = ReplaceAll(v, s.pairs...)
+		}
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets the proxy flush the writer under it.
+func (s *scrubHeaders) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // certError reports whether err is the real server's certificate failing
 // the gateway's verification.

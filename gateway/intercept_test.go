@@ -12,7 +12,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"net/netip"
+	"net/textproto"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +37,11 @@ func upstreamServer(t *testing.T, seen chan<- http.Header) *httptest.Server {
 			zw := gzip.NewWriter(w)
 			fmt.Fprintf(zw, "you sent %s", auth)
 			zw.Close()
+		case "/early":
+			w.Header().Set("Link", "</style.css?auth="+auth+">; rel=preload")
+			w.WriteHeader(http.StatusEarlyHints)
+			w.Header().Del("Link")
+			fmt.Fprintf(w, "after the hints")
 		case "/big":
 			// The value at every offset from a read's edge: 32 KiB reads.
 			for i := 0; i < 64; i++ {
@@ -177,6 +184,25 @@ func TestIntercept(t *testing.T) {
 	<-seen
 	if n := strings.Count(body, apiPH); n != 64 || strings.Contains(body, apiVal) {
 		t.Errorf("big: %d placeholders, value there: %v", n, strings.Contains(body, apiVal))
+	}
+
+	// An informational answer's headers are scrubbed too.
+	var hints []string
+	trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+		hints = append(hints, fmt.Sprint(code, h))
+		return nil
+	}}
+	req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", "https://example.com/early", nil)
+	req.Header.Set("Authorization", "Bearer "+apiPH)
+	if resp, err := r.client.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	<-seen
+	if got := strings.Join(hints, " "); !strings.Contains(got, "103") || strings.Contains(got, apiVal) || !strings.Contains(got, apiPH) {
+		t.Errorf("early hints: %q", got)
 	}
 
 	resp, body = r.do(t, "/", http.Header{"X-Steal": {ghPH}})
