@@ -395,7 +395,11 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, msg)
 		},
 	}
-	proxy.ServeHTTP(&scrubHeaders{ResponseWriter: w, pairs: rw.pairs}, r)
+	sw := &scrubHeaders{ResponseWriter: w, pairs: rw.pairs}
+	proxy.ServeHTTP(sw, r)
+	// The trailers, which the server sends once the handler returns: the
+	// transport fills them in after the body, past ModifyResponse.
+	sw.scrub()
 	if failure != nil {
 		var ue *url.Error
 		if errors.As(failure, &ue) {
@@ -412,21 +416,25 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.Audit.Add(rec)
 }
 
-// scrubHeaders scrubs the header of every answer it writes: the proxy
-// passes an informational one (103 Early Hints) on by itself, past
-// ModifyResponse.
+// scrubHeaders scrubs the header of every answer it writes (the proxy
+// passes an informational one, 103 Early Hints, on by itself, past
+// ModifyResponse), and, once the proxy is done, the trailers.
 type scrubHeaders struct {
 	http.ResponseWriter
 	pairs []string
 }
 
 func (s *scrubHeaders) WriteHeader(code int) {
+	s.scrub()
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *scrubHeaders) scrub() {
 	for _, vs := range s.Header() {
 		for i, v := range vs {
 			vs[i] = ReplaceAll(v, s.pairs...)
 		}
 	}
-	s.ResponseWriter.WriteHeader(code)
 }
 
 // Unwrap lets the proxy flush the writer under it.

@@ -37,6 +37,11 @@ func upstreamServer(t *testing.T, seen chan<- http.Header) *httptest.Server {
 			zw := gzip.NewWriter(w)
 			fmt.Fprintf(zw, "you sent %s", auth)
 			zw.Close()
+		case "/trailer":
+			w.Header().Set("Trailer", "X-Trailer-Echo")
+			fmt.Fprintf(w, "a body, then a trailer")
+			w.(http.Flusher).Flush()
+			w.Header().Set("X-Trailer-Echo", auth)
 		case "/early":
 			w.Header().Set("Link", "</style.css?auth="+auth+">; rel=preload")
 			w.WriteHeader(http.StatusEarlyHints)
@@ -186,13 +191,28 @@ func TestIntercept(t *testing.T) {
 		t.Errorf("big: %d placeholders, value there: %v", n, strings.Contains(body, apiVal))
 	}
 
+	// So are trailers.
+	req, _ := http.NewRequest("GET", "https://example.com/trailer", nil)
+	req.Header.Set("Authorization", "Bearer "+apiPH)
+	req.Header.Set("TE", "trailers")
+	if resp, err := r.client.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if got := fmt.Sprint(resp.Trailer); strings.Contains(got, apiVal) {
+			t.Errorf("trailers: %s", got)
+		}
+	}
+	<-seen
+
 	// An informational answer's headers are scrubbed too.
 	var hints []string
 	trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
 		hints = append(hints, fmt.Sprint(code, h))
 		return nil
 	}}
-	req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", "https://example.com/early", nil)
+	req, _ = http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", "https://example.com/early", nil)
 	req.Header.Set("Authorization", "Bearer "+apiPH)
 	if resp, err := r.client.Do(req); err != nil {
 		t.Fatal(err)
