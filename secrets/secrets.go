@@ -225,57 +225,41 @@ func parseOne(name string, v any, at func(key string) string) (Declaration, erro
 		return fail("", "not a table: write [secrets.%s] with source, hosts...", name)
 	}
 	d := Declaration{Name: name, Where: at("")}
-	str := func(key string) (string, bool, error) {
-		x, ok := t[key]
-		if !ok {
-			return "", false, nil
-		}
-		s, ok := x.(string)
-		if !ok {
-			_, err := fail("."+key, "%s is %T, not a string", key, x)
-			return "", false, err
-		}
-		return s, true, nil
-	}
-	list := func(key string) ([]string, bool, error) {
-		x, ok := t[key]
-		if !ok {
-			return nil, false, nil
-		}
-		arr, ok := x.([]any)
-		var out []string
-		for _, e := range arr {
-			s, isStr := e.(string)
-			if !isStr {
-				ok = false
-				break
-			}
-			out = append(out, s)
-		}
-		if !ok {
-			_, err := fail("."+key, "%s is not a list of strings", key)
-			return nil, false, err
-		}
-		return out, true, nil
-	}
+	// Each key, of its type: strings, but command and hosts, lists of
+	// them.
+	strs, lists := map[string]string{}, map[string][]string{}
 	var unknown []string
-	for k := range t {
-		if !slices.Contains(keys, k) {
+	for k, x := range t {
+		switch {
+		case !slices.Contains(keys, k):
 			unknown = append(unknown, k)
+		case k == "command" || k == "hosts":
+			arr, ok := x.([]any)
+			for _, e := range arr {
+				s, isStr := e.(string)
+				ok = ok && isStr
+				lists[k] = append(lists[k], s)
+			}
+			if !ok {
+				return fail("."+k, "%s is not a list of strings", k)
+			}
+			if lists[k] == nil {
+				lists[k] = []string{}
+			}
+		default:
+			s, ok := x.(string)
+			if !ok {
+				return fail("."+k, "%s is %T, not a string", k, x)
+			}
+			strs[k] = s
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
 		return fail("."+unknown[0], "unknown key %q (the keys are %s)", unknown[0], strings.Join(keys, ", "))
 	}
-	source, hasSource, err := str("source")
-	if err != nil {
-		return Declaration{}, err
-	}
-	command, hasCommand, err := list("command")
-	if err != nil {
-		return Declaration{}, err
-	}
+	source, hasSource := strs["source"]
+	command, hasCommand := lists["command"]
 	switch {
 	case hasSource && hasCommand:
 		return fail(".command", "both source and command: a value comes from one of them")
@@ -300,11 +284,8 @@ func parseOne(name string, v any, at func(key string) string) (Declaration, erro
 	default:
 		return fail("", "no source: write source = \"env:VAR\", source = \"file:PATH\", or command = [...]")
 	}
-	hosts, ok, err := list("hosts")
-	if err != nil {
-		return Declaration{}, err
-	}
-	if !ok || len(hosts) == 0 {
+	hosts := lists["hosts"]
+	if len(hosts) == 0 {
 		return fail("", "no hosts: a secret goes only to the hosts it is bound to, hosts = [\"api.example.com\"]")
 	}
 	for _, h := range hosts {
@@ -313,18 +294,9 @@ func parseOne(name string, v any, at func(key string) string) (Declaration, erro
 		}
 	}
 	d.Hosts = hosts
-	header, hasHeader, err := str("header")
-	if err != nil {
-		return Declaration{}, err
-	}
-	basic, hasBasic, err := str("basic")
-	if err != nil {
-		return Declaration{}, err
-	}
-	user, hasUser, err := str("user")
-	if err != nil {
-		return Declaration{}, err
-	}
+	header, hasHeader := strs["header"]
+	basic, hasBasic := strs["basic"]
+	user, hasUser := strs["user"]
 	switch {
 	case hasUser && hasBasic:
 		return fail(".basic", "user and basic: user = \"NAME\" is basic = \"NAME:{}\", write one")
@@ -352,10 +324,7 @@ func parseOne(name string, v any, at func(key string) string) (Declaration, erro
 		}
 		d.Basic = basic
 	}
-	env, hasEnv, err := str("env")
-	if err != nil {
-		return Declaration{}, err
-	}
+	env, hasEnv := strs["env"]
 	if !hasEnv {
 		env = strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 	}
