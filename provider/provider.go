@@ -90,6 +90,12 @@ type Info struct {
 	// PortsNote says where published ports are reachable when that is not
 	// this machine's 127.0.0.1; empty when it is.
 	PortsNote string `json:"portsNote,omitempty"`
+	// Runtimes are the runtimes a Spec can name (Docker's and Podman's
+	// OCI runtimes, "runc", "runsc"...; a cluster's RuntimeClasses),
+	// sorted; DefaultRuntime is the one a Spec without Runtime gets, ""
+	// when the engine does not say.
+	Runtimes       []string `json:"runtimes,omitempty"`
+	DefaultRuntime string   `json:"defaultRuntime,omitempty"`
 }
 
 // Ref names one sandbox on its engine, as Create and List return it: by the
@@ -217,6 +223,12 @@ type Spec struct {
 	// Sysctls are namespaced kernel settings of the container (net.* of
 	// its own network namespace).
 	Sysctls map[string]string
+	// Runtime is the runtime the engine runs the sandbox with, by the
+	// engine's name for it (Docker's and Podman's --runtime, "runsc" for
+	// gVisor; a RuntimeClass on Kubernetes); "" for the engine's default.
+	// One the engine does not offer fails Create with ErrNoRuntime before
+	// anything is made.
+	Runtime string
 }
 
 // Volume is a named volume mounted in a container.

@@ -1,13 +1,16 @@
 package docker
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +28,10 @@ type Provider struct {
 
 	netnsOnce sync.Once
 	netns     string // see socketNetns
+
+	// offered holds the runtimes a create found the engine offers, so
+	// each is asked about once.
+	offered sync.Map
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -94,10 +101,15 @@ func (p *Provider) Info(ctx context.Context) (provider.Info, error) {
 		netErr error
 		wg     sync.WaitGroup
 	)
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		nets, netErr = p.c.Run(ctx, p.c.Cmd("network", "ls", "--no-trunc", "--filter", "name=bridge", "--filter", "name=podman", "--format", "{{.ID}} {{.Name}}"))
+	}()
+	go func() {
+		defer wg.Done()
+		// An engine that cannot say reports none: the version decides.
+		info.Runtimes, info.DefaultRuntime, _ = p.runtimes(ctx)
 	}()
 	res, err := p.c.Run(ctx, p.c.Cmd("version", "--format", "{{json .Server}}"))
 	wg.Wait()
@@ -142,6 +154,9 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 		return nil, fmt.Errorf("create %s: network %q is not %q, %q, %q or %q", s.Name, s.Network, provider.NetworkIsolated, provider.NetworkOwn, provider.NetworkNone, provider.NetworkShared)
 	}
 	if _, err := RunArgs(s, p.c.dialect()); err != nil {
+		return nil, fmt.Errorf("create %s: %w", s.Name, err)
+	}
+	if err := p.checkRuntime(ctx, s.Runtime); err != nil {
 		return nil, fmt.Errorf("create %s: %w", s.Name, err)
 	}
 	mk := context.WithoutCancel(ctx)
@@ -511,4 +526,63 @@ func (p *Provider) Rename(ctx context.Context, ref provider.Ref, name string) er
 		return &provider.Error{Kind: provider.ErrConflict, Msg: daemonMessage(runner.Stderr(err)), Err: err}
 	}
 	return err
+}
+
+// runtimes asks the engine for the runtimes it offers (sorted) and its
+// default. Podman's Docker-compatible API lists every runtime its
+// containers.conf names, installed or not, and then ignores the runtime a
+// container asks for (4.3 runs its default for any name, even one it does
+// not know): only its default can be had there.
+func (p *Provider) runtimes(ctx context.Context) ([]string, string, error) {
+	res, err := p.c.Run(ctx, p.c.Cmd("info", "--format", "{{json .Runtimes}} {{json .DefaultRuntime}}"))
+	if err != nil {
+		return nil, "", err
+	}
+	var (
+		offered map[string]json.RawMessage
+		def     string
+	)
+	dec := json.NewDecoder(bytes.NewReader(res.Stdout))
+	if err := dec.Decode(&offered); err != nil {
+		return nil, "", fmt.Errorf("parse the runtimes of docker info %q: %w", res.Stdout, err)
+	}
+	_ = dec.Decode(&def) // older engines may not say
+	if p.c.dialect() == PodmanDialect {
+		if def == "" {
+			return nil, "", nil
+		}
+		return []string{def}, def, nil
+	}
+	return slices.Sorted(maps.Keys(offered)), def, nil
+}
+
+// checkRuntime makes sure the engine offers runtime ("" is its default),
+// before anything is made for a sandbox that names it.
+func (p *Provider) checkRuntime(ctx context.Context, runtime string) error {
+	if runtime == "" {
+		return nil
+	}
+	if _, ok := p.offered.Load(runtime); ok {
+		return nil
+	}
+	offered, def, err := p.runtimes(ctx)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(offered, runtime) {
+		p.offered.Store(runtime, true)
+		return nil
+	}
+	d := p.c.dialect()
+	if d == PodmanDialect {
+		return provider.Errorf(provider.ErrNoRuntime, "%s at %s cannot run a sandbox under runtime %q: its Docker-compatible API runs every container under its default runtime (%s) whatever is asked. "+
+			"To run sandboxes under %s there, set runtime = %q under [engine] in its containers.conf (and name it under [engine.runtimes]), restart its service, and leave the runtime unset",
+			d.Name, p.c.endpoint(), runtime, cmp.Or(def, "runc"), runtime, runtime)
+	}
+	hint := "register it with the engine (\"runtimes\" in /etc/docker/daemon.json, then reload the engine), or leave the runtime unset"
+	if runtime == "runsc" || runtime == "gvisor" {
+		hint = "install gVisor's runsc and register it with the engine (https://gvisor.dev/docs/user_guide/install/; in the litterbox repository `scripts/ensure-gvisor.sh` builds and registers it), or leave the runtime unset"
+	}
+	return provider.Errorf(provider.ErrNoRuntime, "%s at %s offers no runtime %q (it offers %s): %s",
+		d.Name, p.c.endpoint(), runtime, strings.Join(offered, ", "), hint)
 }

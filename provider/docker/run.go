@@ -37,6 +37,9 @@ func RunArgs(s provider.Spec, d *Dialect) ([]string, error) {
 	if s.Init {
 		args = append(args, "--init")
 	}
+	if s.Runtime != "" {
+		args = append(args, "--runtime", s.Runtime)
+	}
 	switch s.Network {
 	case provider.NetworkIsolated, provider.NetworkOwn, provider.NetworkShared:
 		args = append(args, "--network", networkOf(s, d))

@@ -92,6 +92,19 @@ func TestPodManifest(t *testing.T) {
 	if len(s.Volumes) != 2 || s.Volumes[0].EmptyDir.Medium != "Memory" || s.Volumes[0].EmptyDir.SizeLimit != "67108864" {
 		t.Errorf("volumes = %+v", s.Volumes)
 	}
+	if strings.Contains(string(raw), "runtimeClassName") {
+		t.Errorf("a spec without a runtime names a RuntimeClass: %s", raw)
+	}
+	// A runtime is the pod's RuntimeClass.
+	gv := testSpec()
+	gv.Runtime = "gvisor"
+	raw, err = podManifest(gv)
+	var rc struct {
+		Spec struct{ RuntimeClassName string }
+	}
+	if err != nil || json.Unmarshal(raw, &rc) != nil || rc.Spec.RuntimeClassName != "gvisor" {
+		t.Errorf("runtime gvisor: runtimeClassName = %q, %v", rc.Spec.RuntimeClassName, err)
+	}
 }
 
 func TestPodLabelValue(t *testing.T) {
