@@ -28,7 +28,7 @@ import (
 )
 
 // groups of cases, in the order they run.
-var groups = []string{"create", "pause", "list", "mcp", "hostile", "remote", "kubernetes", "snapshot", "services", "egress", "bigwrite", "activity"}
+var groups = []string{"create", "pause", "list", "mcp", "hostile", "remote", "kubernetes", "snapshot", "services", "egress", "bigwrite", "activity", "runtimes", "vm"}
 
 type bench struct {
 	bin   string   // the litterbox binary under test
@@ -167,6 +167,8 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		"egress":     b.caseEgress,
 		"bigwrite":   b.caseBigWrite,
 		"activity":   b.caseActivity,
+		"runtimes":   b.caseRuntimes,
+		"vm":         b.caseVM,
 	}
 	started := time.Now()
 	for _, g := range groups {

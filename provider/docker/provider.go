@@ -46,6 +46,10 @@ type Options struct {
 	Host string
 	// Runner runs the commands.
 	Runner runner.Runner
+	// SSHConfig, for an ssh endpoint, is the ssh client configuration file
+	// every ssh command reads (-F) instead of the user's: the VM engine
+	// (provider/vm) names its VM's address, key and host key there.
+	SSHConfig string
 }
 
 // New returns the provider o describes.
@@ -64,7 +68,7 @@ func New(o Options) (*Provider, error) {
 	}
 	c.ep = ResolveEndpoint(c.Host)
 	if c.ep.Scheme() == "ssh" {
-		t, err := newSSHTunnel(c.ep, o.Runner)
+		t, err := newSSHTunnel(c.ep, o.Runner, o.SSHConfig)
 		if err != nil {
 			return nil, err
 		}
