@@ -43,7 +43,8 @@ build) ;;
   ;;
 esac
 
-if [ -s "$DIR/manifest" ] && [ -s "$DIR/base.qcow2" ] && [ -s "$DIR/vmlinuz" ] && [ -s "$DIR/initrd.img" ]; then
+if [ -s "$DIR/manifest" ] && [ -s "$DIR/base.qcow2" ] && [ -s "$DIR/vmlinuz" ] && [ -s "$DIR/initrd.img" ] &&
+  command -v qemu-system-x86_64 >/dev/null && command -v socat >/dev/null; then
   log "image is there: $DIR"
   exit 0
 fi
@@ -58,6 +59,8 @@ command -v debootstrap >/dev/null 2>&1 || need="$need debootstrap"
 command -v qemu-img >/dev/null 2>&1 || need="$need qemu-utils"
 command -v qemu-system-x86_64 >/dev/null 2>&1 || need="$need qemu-system-x86"
 command -v mkfs.ext4 >/dev/null 2>&1 || need="$need e2fsprogs"
+# The VM's idle watcher suspends it through qemu's QMP socket with socat.
+command -v socat >/dev/null 2>&1 || need="$need socat"
 if [ -n "$need" ]; then
   log "installing$need"
   # shellcheck disable=SC2086 # a list of package names

@@ -177,6 +177,9 @@ func (m *Machine) Accel() Accel { return m.c.Accel }
 const (
 	StateRunning = "running"
 	StateStopped = "stopped"
+	// StateSuspended: not running, its memory saved (Suspend); the next
+	// use resumes it where it was.
+	StateSuspended = "suspended"
 )
 
 // Status is what `list` and `doctor` show of a VM.
@@ -203,9 +206,18 @@ func (m *Machine) Status() Status {
 	}
 	pid, ok := m.running()
 	if !ok {
-		if _, err := os.Stat(m.path("stopped")); err != nil {
+		if _, err := os.Stat(m.path("state")); err == nil {
+			st.State = StateSuspended
+			return st
+		}
+		_, stopped := os.Stat(m.path("stopped"))
+		_, pidfile := os.Stat(m.path("qemu.pid"))
+		if stopped != nil && pidfile == nil {
+			// qemu removes its pid file when it exits; it is left
+			// when it was killed.
+			st.Exit = "the VM ended without a stop (qemu was killed or crashed)"
 			if tail := m.consoleTail(5); tail != "" {
-				st.Exit = tail
+				st.Exit += "; its console ends:\n" + tail
 			}
 		}
 		return st
@@ -311,6 +323,8 @@ func (m *Machine) Start(ctx context.Context) error {
 	if err := os.WriteFile(m.path("known_hosts"), []byte(m.alias+" "+fields[0]+" "+fields[1]+"\n"), 0o600); err != nil {
 		return m.unreachable("%v", err)
 	}
+	_, err = os.Stat(m.path("state"))
+	resume := err == nil
 	var lastErr error
 	for try := 0; try < 3; try++ {
 		port, err := freePort()
@@ -320,9 +334,11 @@ func (m *Machine) Start(ctx context.Context) error {
 		if err := os.WriteFile(m.SSHConfig(), []byte(m.sshConfig(port)), 0o600); err != nil {
 			return m.unreachable("%v", err)
 		}
-		os.Remove(m.path("console.log"))
+		if !resume {
+			os.Remove(m.path("console.log"))
+		}
 		os.Remove(m.path("stopped"))
-		_, lastErr = r.Run(ctx, runner.New("qemu-system-x86_64", m.qemuArgs(port)...).As(runner.Work))
+		_, lastErr = r.Run(ctx, runner.New("qemu-system-x86_64", m.qemuArgs(port, resume)...).As(runner.Work))
 		if lastErr == nil {
 			break
 		}
@@ -334,11 +350,124 @@ func (m *Machine) Start(ctx context.Context) error {
 		return m.unreachable("qemu: %v", lastErr)
 	}
 	m.Touch()
-	if err := m.waitReady(ctx); err != nil {
+	if resume {
+		err = m.waitResumed(ctx)
+	} else {
+		err = m.waitReady(ctx)
+	}
+	if err != nil {
 		m.kill()
 		return err
 	}
 	return m.watch()
+}
+
+// waitResumed waits until qemu has loaded the saved state and runs the VM
+// on from where it was; the state, now behind the disk, is removed. A
+// state that cannot be loaded is removed too (the next start boots), and
+// said.
+func (m *Machine) waitResumed(ctx context.Context) error {
+	deadline := time.Now().Add(m.c.BootTimeout)
+	for {
+		st, err := m.qmpStatus(ctx)
+		if err == nil && st == "running" {
+			return os.Remove(m.path("state"))
+		}
+		if err == nil && st == "paused" {
+			// Loaded: it was saved stopped (Suspend stops it first, for a
+			// state that does not change while it is written), so it
+			// waits for a cont.
+			err = m.qmpDo(ctx, "cont")
+		}
+		_, alive := m.running()
+		if !alive || time.Now().After(deadline) {
+			os.Rename(m.path("state"), m.path("state.failed"))
+			return m.unreachable("it did not resume from its saved state (status %q, %v; qemu running: %v); the state is kept as %s, and the next start boots afresh (what lived in memory is lost)",
+				st, err, alive, m.path("state.failed"))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (m *Machine) qmpDo(ctx context.Context, cmd string) error {
+	q, err := dialQMP(ctx, m.path("qmp.sock"))
+	if err != nil {
+		return err
+	}
+	defer q.close()
+	_, err = q.do(cmd, nil)
+	return err
+}
+
+func (m *Machine) qmpStatus(ctx context.Context) (string, error) {
+	q, err := dialQMP(ctx, m.path("qmp.sock"))
+	if err != nil {
+		return "", err
+	}
+	defer q.close()
+	return q.status()
+}
+
+// Suspend saves the whole VM (memory included: the sandboxes' tmpfs /src,
+// their processes, paused or not) to a file in its directory and ends
+// qemu; the next Start resumes it from there instead of booting. When the
+// save fails the VM runs on.
+func (m *Machine) Suspend(ctx context.Context) error {
+	if _, ok := m.running(); !ok {
+		return nil
+	}
+	unlock, err := flock.Lock(m.path("lock"))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return m.suspend(ctx)
+}
+
+func (m *Machine) suspend(ctx context.Context) error {
+	q, err := dialQMP(ctx, m.path("qmp.sock"))
+	if err != nil {
+		return fmt.Errorf("suspend the VM in %s: %w", m.c.Dir, err)
+	}
+	defer q.close()
+	tmp := m.path("state.tmp")
+	if _, err := q.do("stop", nil); err != nil {
+		return err
+	}
+	if _, err := q.do("migrate", map[string]any{"uri": "exec:cat > " + shellQuote(tmp)}); err != nil {
+		_, _ = q.do("cont", nil)
+		return err
+	}
+	for {
+		st, why, err := q.migration()
+		if err == nil && st == "completed" {
+			break
+		}
+		if err != nil || st == "failed" || st == "cancelled" {
+			_, _ = q.do("cont", nil)
+			os.Remove(tmp)
+			return fmt.Errorf("suspend the VM in %s: saving its state %s: %s %v", m.c.Dir, st, why, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := os.Rename(tmp, m.path("state")); err != nil {
+		_, _ = q.do("cont", nil)
+		return err
+	}
+	_ = os.WriteFile(m.path("stopped"), []byte("suspended by litterbox\n"), 0o600)
+	_, _ = q.do("quit", nil)
+	for i := 0; i < 100; i++ {
+		if _, ok := m.running(); !ok {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	m.kill()
+	return nil
 }
 
 // freePort is a port of the host's loopback that is free now.
@@ -391,8 +520,9 @@ func (m *Machine) consoleTail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// qemuArgs is the VM's qemu command line, with its ssh on the host's port.
-func (m *Machine) qemuArgs(port int) []string {
+// qemuArgs is the VM's qemu command line, with its ssh on the host's port;
+// resume loads the VM's saved state (Suspend) instead of booting.
+func (m *Machine) qemuArgs(port int, resume bool) []string {
 	img := m.c.Image
 	args := []string{"-name", m.alias}
 	if m.c.Accel.Name == "kvm" {
@@ -403,7 +533,7 @@ func (m *Machine) qemuArgs(port int) []string {
 		// dockerd.
 		args = append(args, "-accel", "tcg,thread=multi,tb-size=256", "-cpu", "max")
 	}
-	return append(args,
+	args = append(args,
 		"-m", strconv.Itoa(m.c.MemoryMiB), "-smp", strconv.Itoa(m.c.CPUs),
 		"-nodefaults", "-display", "none", "-no-reboot",
 		"-kernel", img.Kernel, "-initrd", img.Initrd, "-append", img.Cmdline,
@@ -418,10 +548,19 @@ func (m *Machine) qemuArgs(port int) []string {
 		// /sys/firmware in containers).
 		"-fw_cfg", "name=opt/dev.litterbox/authorized_keys,file="+m.path("id_ed25519.pub"),
 		"-fw_cfg", "name=opt/dev.litterbox/host_key,file="+m.path("host_key"),
-		"-serial", "file:"+m.path("console.log"),
+		// Appended to: a resumed VM's console goes on after its boot's.
+		"-chardev", "file,id=console,path="+m.path("console.log")+",append=on", "-serial", "chardev:console",
+		"-qmp", "unix:"+m.path("qmp.sock")+",server=on,wait=off",
 		"-daemonize", "-pidfile", m.path("qemu.pid"),
 	)
+	if resume {
+		args = append(args, "-incoming", "exec:cat "+shellQuote(m.path("state")))
+	}
+	return args
 }
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // sshConfig is the ssh configuration that reaches the VM.
 func (m *Machine) sshConfig(port int) string {
@@ -447,6 +586,35 @@ const watchScript = `#!/bin/sh
 # once "used" is older than the seconds in "idle", and leaves when the VM is
 # gone.
 dir=$1 pid=$2
+# qmp sends QMP commands to qemu, one a line, and prints the answers.
+qmp() {
+  { echo '{"execute":"qmp_capabilities"}'; for c in "$@"; do echo "$c"; sleep 0.2; done; sleep 0.3; } |
+    socat -t 5 - "UNIX-CONNECT:$dir/qmp.sock" 2>/dev/null
+}
+# suspend saves the VM's memory to "state" (as Machine.Suspend does) and
+# ends qemu; without socat, or when the save fails, it fails and the VM
+# runs on.
+suspend() {
+  command -v socat >/dev/null 2>&1 || return 1
+  qmp '{"execute":"stop"}' "{\"execute\":\"migrate\",\"arguments\":{\"uri\":\"exec:cat > '$dir/state.tmp'\"}}" >/dev/null
+  n=0
+  while [ $n -lt 3000 ]; do
+    out=$(qmp '{"execute":"query-migrate"}')
+    case $out in
+    *'"completed"'*) break ;;
+    *'"failed"'* | *'"cancelled"'*) rm -f "$dir/state.tmp"; qmp '{"execute":"cont"}' >/dev/null; return 1 ;;
+    esac
+    sleep 0.2
+    n=$((n + 1))
+  done
+  [ -s "$dir/state.tmp" ] && mv "$dir/state.tmp" "$dir/state" || { qmp '{"execute":"cont"}' >/dev/null; return 1; }
+  echo "suspended when idle" >"$dir/stopped"
+  qmp '{"execute":"quit"}' >/dev/null
+  i=0
+  while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  kill -9 "$pid" 2>/dev/null
+  return 0
+}
 while kill -0 "$pid" 2>/dev/null; do
   idle=$(cat "$dir/idle" 2>/dev/null || echo 1800)
   every=$((idle / 10))
@@ -460,6 +628,7 @@ while kill -0 "$pid" 2>/dev/null; do
   used=$(stat -c %Y "$dir/used" 2>/dev/null || echo 0)
   if [ $(($(date +%s) - used)) -ge "$idle" ]; then
     echo "idle for ${idle}s since $(date -d "@$used" 2>/dev/null || echo "$used")" >"$dir/stopped"
+    if suspend; then exit 0; fi
     ssh -F "$dir/ssh_config" -o ConnectTimeout=10 "$(sed -n 's/^Host //p' "$dir/ssh_config")" litterbox-poweroff >/dev/null 2>&1
     i=0
     while kill -0 "$pid" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done

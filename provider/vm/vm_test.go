@@ -46,7 +46,7 @@ func TestLoadImage(t *testing.T) {
 func TestQemuArgs(t *testing.T) {
 	img := writeImage(t)
 	m := New(Config{Dir: "/v", Image: img, MemoryMiB: 1024, CPUs: 2, Accel: Accel{Name: "kvm"}})
-	args := m.qemuArgs(40022)
+	args := m.qemuArgs(40022, false)
 	line := strings.Join(args, " ")
 	for _, want := range []string{
 		"-accel kvm -cpu host", "-m 1024", "-smp 2",
@@ -55,17 +55,24 @@ func TestQemuArgs(t *testing.T) {
 		"-netdev user,id=net0,hostfwd=tcp:127.0.0.1:40022-:22",
 		"-fw_cfg name=opt/dev.litterbox/authorized_keys,file=/v/id_ed25519.pub",
 		"-fw_cfg name=opt/dev.litterbox/host_key,file=/v/host_key",
-		"-daemonize -pidfile /v/qemu.pid", "-serial file:/v/console.log", "-no-reboot", "-nodefaults",
+		"-daemonize -pidfile /v/qemu.pid", "-chardev file,id=console,path=/v/console.log,append=on -serial chardev:console", "-no-reboot", "-nodefaults",
 	} {
 		if !strings.Contains(line, want) {
 			t.Errorf("qemu argv lacks %q:\n%s", want, line)
 		}
 	}
+	if slices.Contains(args, "-incoming") || !strings.Contains(line, "-qmp unix:/v/qmp.sock,server=on,wait=off") {
+		t.Errorf("a boot's argv: %s", line)
+	}
+	// A VM with a saved state resumes from it.
+	if line := strings.Join(m.qemuArgs(40022, true), " "); !strings.Contains(line, "-incoming exec:cat '/v/state'") {
+		t.Errorf("a resume's argv lacks the state: %s", line)
+	}
 	if slices.Contains(args, "-enable-kvm") && m.c.Accel.Name != "kvm" {
 		t.Error("kvm asked for without kvm")
 	}
 	tcg := New(Config{Dir: "/v", Image: img, Accel: Accel{Name: "tcg"}})
-	if line := strings.Join(tcg.qemuArgs(1), " "); !strings.Contains(line, "-accel tcg,thread=multi,tb-size=256 -cpu max") || !strings.Contains(line, "-m 2048") {
+	if line := strings.Join(tcg.qemuArgs(1, false), " "); !strings.Contains(line, "-accel tcg,thread=multi,tb-size=256 -cpu max") || !strings.Contains(line, "-m 2048") {
 		t.Errorf("tcg argv: %s", line)
 	}
 }
