@@ -130,12 +130,13 @@ func (b *bench) caseRuntimes(ctx context.Context) error {
 // trip of an exec through its ssh channel against the local engine's.
 var vmCases = []string{
 	"VM boot to its engine answering (first, fresh disk)",
-	"VM start again (image cached, disk kept)",
+	"VM resume after an idle suspend",
+	"VM boot again after a stop (image cached, disk kept)",
 	"exec `true` through the VM channel vs local",
 }
 
-// caseVM boots a VM of the image scripts/ensure-vm-image.sh built, once
-// fresh and once again after a stop, and times `docker exec true` in a
+// caseVM boots a VM of the image scripts/ensure-vm-image.sh built (fresh),
+// resumes it after a suspend, boots it again after a stop, and times `docker exec true` in a
 // sandbox there (through litterbox's ssh socket) against the same on the
 // local engine.
 func (b *bench) caseVM(ctx context.Context) error {
@@ -192,6 +193,13 @@ func (b *bench) caseVM(ctx context.Context) error {
 			local, remote = append(local, l), append(remote, v)
 		}
 	}
+	if err := m.Suspend(ctx); err != nil {
+		return err
+	}
+	resume, err := timed(func() error { return m.Start(ctx) })
+	if err != nil {
+		return err
+	}
 	if err := m.Stop(ctx); err != nil {
 		return err
 	}
@@ -205,8 +213,9 @@ func (b *bench) caseVM(ctx context.Context) error {
 	}
 	b.rows = append(b.rows,
 		withNote(row(vmCases[0], []time.Duration{first}, nil, info), accel),
-		withNote(row(vmCases[1], []time.Duration{again}, nil, info), accel),
-		withNote(row(vmCases[2], remote, local, maxRatio(2)), "docker exec true over litterbox's ssh socket into the VM; floor: the local engine. "+accel),
+		withNote(row(vmCases[1], []time.Duration{resume}, nil, info), "the VM's memory saved to its directory, loaded again; "+accel),
+		withNote(row(vmCases[2], []time.Duration{again}, nil, info), accel),
+		withNote(row(vmCases[3], remote, local, maxRatio(2)), "docker exec true over litterbox's ssh socket into the VM; floor: the local engine. "+accel),
 	)
 	return nil
 }
