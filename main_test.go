@@ -57,7 +57,7 @@ func (s *scriptSet) cond(name string, f scriptCond) {
 // scriptFiles add the commands and conditions of each *_script_test.go
 // file; a new file's function goes here.
 var scriptFiles = []func(*scriptSet){
-	mainScripts, anyhostScripts, boundsScripts, faultScripts, fidelityScripts,
+	mainScripts, activityScripts, anyhostScripts, boundsScripts, faultScripts, fidelityScripts,
 	harnessScripts, imagesScripts, kubernetesScripts, lifecycleScripts,
 	mcpScripts, mcploadScripts, memoryScripts, recordScripts, remoteScripts,
 	reviewScripts, servicesScripts, snapshotScripts, timeoutScripts,

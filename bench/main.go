@@ -28,7 +28,7 @@ import (
 )
 
 // groups of cases, in the order they run.
-var groups = []string{"create", "pause", "list", "mcp", "hostile", "remote", "kubernetes", "snapshot", "services", "bigwrite"}
+var groups = []string{"create", "pause", "list", "mcp", "hostile", "remote", "kubernetes", "snapshot", "services", "egress", "bigwrite", "activity", "runtimes", "vm"}
 
 type bench struct {
 	bin   string   // the litterbox binary under test
@@ -164,7 +164,11 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		"kubernetes": b.caseKubernetes,
 		"snapshot":   b.caseSnapshot,
 		"services":   b.caseServices,
+		"egress":     b.caseEgress,
 		"bigwrite":   b.caseBigWrite,
+		"activity":   b.caseActivity,
+		"runtimes":   b.caseRuntimes,
+		"vm":         b.caseVM,
 	}
 	started := time.Now()
 	for _, g := range groups {
@@ -260,7 +264,7 @@ func (b *bench) has(ctx context.Context, sub ...string) bool {
 	return err == nil
 }
 
-// cleanup removes every container and network carrying this run's label, on
+// cleanup removes every container, network and volume carrying this run's label, on
 // the local engine and on the ssh engine of the remote group.
 func (b *bench) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -282,6 +286,14 @@ func (b *bench) cleanup() {
 		if out, err := (proc{args: cmd("network", "ls", "-q", "--filter", filter)}).run(ctx); err == nil {
 			if ids := strings.Fields(string(out)); len(ids) > 0 {
 				if err := runCmd(ctx, cmd(append([]string{"network", "rm"}, ids...)...)...); err != nil {
+					progress("cleanup: %v", err)
+				}
+			}
+		}
+		// The egress group's volumes, once their containers are gone.
+		if out, err := (proc{args: cmd("volume", "ls", "-q", "--filter", filter)}).run(ctx); err == nil {
+			if ids := strings.Fields(string(out)); len(ids) > 0 {
+				if err := runCmd(ctx, cmd(append([]string{"volume", "rm", "--force"}, ids...)...)...); err != nil {
 					progress("cleanup: %v", err)
 				}
 			}

@@ -163,3 +163,15 @@ func TestTracked(t *testing.T) {
 	check("dir", false)
 	check("dir/x", true)
 }
+
+func TestParseNumStat(t *testing.T) {
+	// git diff --numstat -z --no-renames: a text file, a binary one, a new
+	// file whose name holds a space and a tab.
+	out := "2\t1\ta.txt\x00-\t-\tbin\x001\t0\tsp ace\t.txt\x00"
+	if got, want := ParseNumStat(out), (Stat{Files: 3, Added: 3, Deleted: 1}); got != want {
+		t.Errorf("ParseNumStat = %+v, want %+v", got, want)
+	}
+	if got := ParseNumStat(""); got != (Stat{}) {
+		t.Errorf("ParseNumStat of nothing = %+v", got)
+	}
+}

@@ -55,8 +55,10 @@ func handler[A any, R result](s *Server, tool string, fn func(ctx context.Contex
 		release := idle.begin()
 		defer release()
 		stop := s.progress(ctx, req, tool)
+		start := time.Now()
 		res, err := fn(ctx, args)
 		stop()
+		s.recordCall(ctx, tool, req.GetArguments(), res, err, start)
 		if err != nil {
 			return s.errorResult(toolError(err)), nil
 		}

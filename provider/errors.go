@@ -26,6 +26,8 @@ var (
 	ErrNoImage = errors.New("image not on the engine")
 	// ErrNoHostPort: no port of the spec's HostPorts range is free.
 	ErrNoHostPort = errors.New("no free host port in the range")
+	// ErrNoRuntime: the engine does not offer the runtime a Spec names.
+	ErrNoRuntime = errors.New("runtime not offered by the engine")
 	// ErrUnsupported: the engine cannot do what was asked.
 	ErrUnsupported = errors.New("not supported by the engine")
 	// ErrLeftBehind: a Create failed and could not remove all it had made;

@@ -90,6 +90,12 @@ type Info struct {
 	// PortsNote says where published ports are reachable when that is not
 	// this machine's 127.0.0.1; empty when it is.
 	PortsNote string `json:"portsNote,omitempty"`
+	// Runtimes are the runtimes a Spec can name (Docker's and Podman's
+	// OCI runtimes, "runc", "runsc"...; a cluster's RuntimeClasses),
+	// sorted; DefaultRuntime is the one a Spec without Runtime gets, ""
+	// when the engine does not say.
+	Runtimes       []string `json:"runtimes,omitempty"`
+	DefaultRuntime string   `json:"defaultRuntime,omitempty"`
 }
 
 // Ref names one sandbox on its engine, as Create and List return it: by the
@@ -158,6 +164,12 @@ const (
 	NetworkOwn = "own"
 	// NetworkNone gives it no network at all.
 	NetworkNone = "none"
+	// NetworkShared puts the container on the one network every container
+	// of this mode shares, made when missing, where nothing keeps them from
+	// reaching each other on engines that cannot (Podman): for containers
+	// that guard what they reach themselves, as egress gateways do (they
+	// refuse the networks they are on).
+	NetworkShared = "shared"
 )
 
 // Spec describes a sandbox to create.
@@ -203,6 +215,26 @@ type Spec struct {
 	// NoHealthcheck turns off the image's health check, a command the
 	// engine would otherwise run in the sandbox on its own schedule.
 	NoHealthcheck bool
+	// Volumes are named volumes (made beforehand) to mount: a sandbox and
+	// its egress gateway share one (package egress).
+	Volumes []Volume
+	// DNS are the resolvers the container's /etc/resolv.conf names.
+	DNS []string
+	// Sysctls are namespaced kernel settings of the container (net.* of
+	// its own network namespace).
+	Sysctls map[string]string
+	// Runtime is the runtime the engine runs the sandbox with, by the
+	// engine's name for it (Docker's and Podman's --runtime, "runsc" for
+	// gVisor; a RuntimeClass on Kubernetes); "" for the engine's default.
+	// One the engine does not offer fails Create with ErrNoRuntime before
+	// anything is made.
+	Runtime string
+}
+
+// Volume is a named volume mounted in a container.
+type Volume struct {
+	Name string
+	Path string
 }
 
 // Tmpfs is an in-memory file system of a sandbox.

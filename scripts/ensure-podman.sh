@@ -60,11 +60,6 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 
-if alive && api version --format '{{.Server.Version}}' >/dev/null 2>&1; then
-  log "service already answers at $PODMAN_SOCK"
-  exit 0
-fi
-
 if ! command -v podman >/dev/null 2>&1 || ! command -v catatonit >/dev/null 2>&1; then
   log "installing Debian's podman and catatonit"
   export DEBIAN_FRONTEND=noninteractive
@@ -78,7 +73,13 @@ mkdir -p "$PODMAN_DIR"
 hard_nofile=$(ulimit -Hn)
 [ "$hard_nofile" = unlimited ] && hard_nofile=1048576
 nofile=$((hard_nofile < 20000 ? hard_nofile : 20000))
-cat >"$CONF" <<EOF
+# gVisor's runsc, when scripts/ensure-gvisor.sh has built it: a runtime by
+# name, as `--runtime runsc` asks for it through the API.
+runsc=$(bash "$(dirname "$0")/ensure-gvisor.sh" path)
+runtimes=""
+[ -x "$runsc" ] && runtimes="[engine.runtimes]
+runsc = [\"$runsc\"]"
+cat >"$CONF.new" <<EOF
 # Written by litterbox's scripts/ensure-podman.sh.
 [containers]
 # Rootful Podman asks for nofile 1048576; without CAP_SYS_RESOURCE that fails.
@@ -90,7 +91,22 @@ cgroup_manager = "cgroupfs"
 events_logger = "file"
 # Otherwise every exec through the API leaves two conmon processes for 300 s.
 exit_command_delay = 5
+$runtimes
 EOF
+# The service reads its configuration when it starts: one that answers with
+# this configuration is left alone; one with another is restarted (its
+# containers live on, each under its conmon).
+if alive && api version --format '{{.Server.Version}}' >/dev/null 2>&1; then
+  if cmp -s "$CONF.new" "$CONF"; then
+    rm -f "$CONF.new"
+    log "service already answers at $PODMAN_SOCK"
+    exit 0
+  fi
+  log "restarting the service: its configuration changed"
+  kill "$(cat "$PIDFILE")"
+  for _ in $(seq 1 50); do alive || break; sleep 0.1; done
+fi
+mv "$CONF.new" "$CONF"
 
 if [ ! -e "/run/netns/$PODMAN_NETNS" ]; then
   ip netns add "$PODMAN_NETNS"

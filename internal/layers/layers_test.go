@@ -18,11 +18,12 @@ const module = "github.com/litterbox-dev/litterbox"
 // order says which may use which; a new package gets a line here.
 var layers = [][]string{
 	// leaves: no package of the module, or only runner's command value
-	{"internal/buildinfo", "internal/flock", "internal/termtext", "internal/textcap"},
-	{"runner", "scanner"},
-	{"git", "provider", "runner/runnertest", "internal/scanbin"},
+	{"internal/buildinfo", "internal/flock", "internal/termtext", "internal/textcap", "internal/staticbin", "internal/egresstest"},
+	{"runner", "scanner", "gateway", "activity", "internal/staticbin/bintest"},
+	{"git", "provider", "runner/runnertest", "internal/scanbin", "internal/gatewaybin"},
 	{"provider/docker", "provider/kubernetes", "provider/fake", "provider/contract", "sandbox/config"},
-	{"internal/testutil", "internal/testutil/standin"},
+	{"provider/vm", "egress", "internal/testutil", "internal/testutil/standin"},
+	{"secrets"},
 	// the sandbox service, concern by concern (docs/architecture.md)
 	{"sandbox/internal/core"},
 	{"sandbox/internal/state"},
@@ -41,9 +42,9 @@ var layers = [][]string{
 	{"sandbox/internal/doctor"},
 	{"sandbox"},
 	// the front ends, and the programs
-	{"mcp"},
+	{"mcp", "ui"},
 	{"commands"},
-	{"", "bench", "demo", "scanner/cmd/litterbox-scan", "internal/scanbin/gen", "internal/layers"},
+	{"", "bench", "demo", "scanner/cmd/litterbox-scan", "gateway/cmd/litterbox-gateway", "internal/scanbin/gen", "internal/layers"},
 }
 
 type pkg struct {

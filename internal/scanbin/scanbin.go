@@ -9,35 +9,30 @@ package scanbin
 
 import (
 	"embed"
-	"fmt"
-	"sort"
-	"strings"
+
+	"github.com/litterbox-dev/litterbox/internal/staticbin"
 )
 
 // Keep the platforms here and in Platforms the same.
 //go:generate go run ./gen -o bin linux/amd64 linux/arm64
 
-//go:embed bin/litterbox-scan-linux-*
+//go:embed bin/litterbox-scan-linux-* bin/GOVERSION
 var bins embed.FS
 
 // Platforms are the platforms a scanner is embedded for, "os/arch".
 var Platforms = []string{"linux/amd64", "linux/arm64"}
 
+// Set is the embedded scanners.
+var Set = &staticbin.Set{FS: bins, Name: "litterbox-scan", What: "snapshot scanner",
+	Only: "litterbox runs sandboxes on %s only; use an image for one of those",
+	Pkg:  "github.com/litterbox-dev/litterbox/scanner/cmd/litterbox-scan", Platforms: Platforms}
+
 // FileName is the name of the scanner for os/arch in bin/.
-func FileName(os, arch string) string { return "litterbox-scan-" + os + "-" + arch }
+func FileName(os, arch string) string { return Set.FileName(os, arch) }
 
 // For returns the scanner for a sandbox of platform os/arch, or an error
 // naming the platforms there are.
-func For(os, arch string) ([]byte, error) {
-	b, err := bins.ReadFile("bin/" + FileName(os, arch))
-	if err != nil {
-		return nil, fmt.Errorf("no snapshot scanner for %s/%s: litterbox runs sandboxes on %s only; use an image for one of those", os, arch, strings.Join(Platforms, " or "))
-	}
-	return b, nil
-}
+func For(os, arch string) ([]byte, error) { return Set.For(os, arch) }
 
 // Supported reports whether there is a scanner for os/arch.
-func Supported(os, arch string) bool {
-	i := sort.SearchStrings(Platforms, os+"/"+arch)
-	return i < len(Platforms) && Platforms[i] == os+"/"+arch
-}
+func Supported(os, arch string) bool { return Set.Supported(os, arch) }

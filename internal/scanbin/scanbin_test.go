@@ -1,85 +1,20 @@
 package scanbin
 
 import (
-	"bytes"
-	"debug/elf"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"testing"
+
+	"github.com/litterbox-dev/litterbox/internal/staticbin/bintest"
 )
 
 // TestUpToDate regenerates the scanners and compares them with the embedded
 // ones byte for byte: the build is reproducible, and nobody changed the
 // scanner's source without running `go generate ./internal/scanbin`.
-func TestUpToDate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cross-builds the scanner twice")
-	}
-	want, err := os.ReadFile("bin/GOVERSION")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	args := append([]string{"run", "./gen", "-o", out}, Platforms...)
-	if msg, err := exec.Command("go", args...).CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, msg)
-	}
-	for _, p := range Platforms {
-		goos, goarch, _ := strings.Cut(p, "/")
-		embedded, err := For(goos, goarch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fresh, err := os.ReadFile(filepath.Join(out, FileName(goos, goarch)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(embedded, fresh) {
-			t.Errorf("the embedded scanner for %s differs from a fresh build (committed with %s, this is %s): run `go generate ./internal/scanbin` and commit internal/scanbin/bin",
-				p, strings.TrimSpace(string(want)), runtime.Version())
-		}
-	}
-}
+func TestUpToDate(t *testing.T) { bintest.UpToDate(t, Set, "./gen", "internal/scanbin") }
 
 // TestStatic: every embedded scanner is a static ELF executable of its
 // platform, so it runs in an image without a C library.
-func TestStatic(t *testing.T) {
-	machines := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
-	for _, p := range Platforms {
-		goos, goarch, _ := strings.Cut(p, "/")
-		b, err := For(goos, goarch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := elf.NewFile(bytes.NewReader(b))
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		if f.Machine != machines[goarch] || f.Type != elf.ET_EXEC {
-			t.Errorf("%s: machine %v type %v", p, f.Machine, f.Type)
-		}
-		for _, prog := range f.Progs {
-			if prog.Type == elf.PT_INTERP {
-				t.Errorf("%s: dynamically linked", p)
-			}
-		}
-	}
-}
+func TestStatic(t *testing.T) { bintest.Static(t, Set) }
 
 // TestUnsupported: a platform without a scanner is an error naming those
 // there are.
-func TestUnsupported(t *testing.T) {
-	if Supported("linux", "riscv64") {
-		t.Fatal("riscv64 supported")
-	}
-	_, err := For("linux", "riscv64")
-	if err == nil || !strings.Contains(err.Error(), "linux/amd64 or linux/arm64") {
-		t.Fatalf("err = %v", err)
-	}
-	if !Supported("linux", "arm64") {
-		t.Fatal("arm64 not supported")
-	}
-}
+func TestUnsupported(t *testing.T) { bintest.Unsupported(t, Set) }

@@ -48,6 +48,14 @@ type Engine struct {
 	// Lacks names what the engine cannot do (LacksPidsLimit...), each with
 	// the reason: those checks are skipped, saying why.
 	Lacks map[string]string
+	// Runtime goes into every Spec the suite makes (gVisor's "runsc", say):
+	// the whole contract then holds under that runtime.
+	Runtime string
+	// Kernel, when set, checks the kernel a sandbox sees: it gets what
+	// `uname -r; cat /proc/version; dmesg | head -n 5` prints inside one
+	// (dmesg may be refused) and fails t when that is not the kernel the
+	// engine promises (gVisor's, a VM's).
+	Kernel func(t *testing.T, inside string)
 }
 
 // What an engine may lack, as Engine.Lacks names it.
@@ -55,6 +63,12 @@ const (
 	// LacksPidsLimit: no per-sandbox limit on processes (Kubernetes has it
 	// per node, in the kubelet's configuration).
 	LacksPidsLimit = "pids-limit"
+	// LacksPidsVisible: the pids limit holds outside the sandbox's kernel,
+	// which neither shows it (pids.max reads "max") nor fails a fork at
+	// it: gVisor, whose processes each have a stub process on the host,
+	// counted by the host's cgroup of the sandbox; a sandbox that goes over
+	// it is ended. The suite checks that it cannot go over it.
+	LacksPidsVisible = "pids-visible"
 	// LacksNetworkNone: a sandbox always has a network interface.
 	LacksNetworkNone = "network-none"
 	// LacksIsolation: the engine does not keep sandboxes apart (the
@@ -100,6 +114,8 @@ func Run(t *testing.T, e Engine) {
 		{"RemoveIsIdempotent", s.remove},
 		{"NotFound", s.notFound},
 		{"EngineDown", s.engineDown},
+		{"Kernel", s.kernel},
+		{"ExecEndsWhenSandboxStops", s.execEndsWhenStopped},
 	} {
 		// Each case makes its own sandboxes: they run side by side, as
 		// the service's calls do.
@@ -151,6 +167,7 @@ func (s *suite) spec(t *testing.T) provider.Spec {
 		Limits:  provider.Limits{Pids: 256, Memory: 256 << 20, CPUs: 1},
 		Network: provider.NetworkIsolated,
 		Cmd:     []string{"sleep", "infinity"},
+		Runtime: s.e.Runtime,
 	}
 }
 
@@ -257,6 +274,11 @@ func (s *suite) hardened(t *testing.T) {
 	if why, ok := s.e.Lacks[LacksPidsLimit]; ok {
 		t.Logf("no pids limit checked: %s", why)
 		pids = ""
+	}
+	if why, ok := s.e.Lacks[LacksPidsVisible]; ok {
+		t.Logf("the pids limit is not seen inside (%s): checking that it holds", why)
+		pids = ""
+		s.pidsHold(t)
 	}
 	limits := s.sh(t, sb, `cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max
 cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max`)
@@ -389,8 +411,10 @@ func (s *suite) pauseResume(t *testing.T) {
 // resume, and List says so.
 func (s *suite) stopped(t *testing.T) {
 	sb := s.create(t, s.spec(t))
-	// The init passes the signal to the main process, which ends.
-	s.exitCode(t, sb, "kill 1")
+	// The init passes the signal to the main process, which ends; once
+	// this exec has returned (an exec still running when its sandbox stops
+	// is ExecEndsWhenSandboxStops).
+	s.exitCode(t, sb, "(sleep 0.2; kill 1) >/dev/null 2>&1 &")
 	p := s.e.Provider
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -489,7 +513,8 @@ func (s *suite) networkNone(t *testing.T) {
 	if sb.Ref.NetworkID != "" {
 		t.Errorf("a sandbox without network got network %s", sb.Ref.NetworkID)
 	}
-	if ifs := strings.Fields(s.sh(t, sb, "ls /sys/class/net")); !slices.Equal(ifs, []string{"lo"}) {
+	// /proc/net/dev, not /sys/class/net, which gVisor has not.
+	if ifs := strings.Fields(s.sh(t, sb, `sed -n '3,$s/:.*//p' /proc/net/dev`)); !slices.Equal(ifs, []string{"lo"}) {
 		t.Errorf("interfaces = %q, want only lo", ifs)
 	}
 }
@@ -576,5 +601,68 @@ func (s *suite) engineDown(t *testing.T) {
 	}
 	if _, err := p.Exec(s.ctx, provider.ExecRequest{Ref: provider.Ref{ID: "x"}, Cmd: []string{"true"}}); !errors.Is(err, provider.ErrUnreachable) {
 		t.Errorf("exec = %v; want ErrUnreachable", err)
+	}
+}
+
+// The kernel a sandbox runs on is the one the engine promises.
+func (s *suite) kernel(t *testing.T) {
+	if s.e.Kernel == nil {
+		t.Skip("the engine promises no kernel of its own")
+	}
+	sb := s.create(t, s.spec(t))
+	s.e.Kernel(t, s.sh(t, sb, "uname -r; cat /proc/version; dmesg 2>&1 | head -n 5"))
+}
+
+// pidsHold checks a pids limit that the sandbox does not show: 300
+// processes in a sandbox capped at 256 must not all run. Either forks fail,
+// or the engine ends the sandbox. The processes are started in the
+// background, so what is checked is the limit alone.
+func (s *suite) pidsHold(t *testing.T) {
+	sb := s.create(t, s.spec(t))
+	s.sh(t, sb, `(i=0; while [ $i -lt 300 ]; do sleep 120 & i=$((i+1)); done; touch /tmp/forked) >/dev/null 2>&1 &`)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+		if l := s.mine(t, map[string]string{"dev.litterbox.slug": sb.Name}); len(l) == 1 && l[0].State == provider.StateStopped {
+			return // ended at the limit
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+		res, err := s.e.Provider.Exec(ctx, provider.ExecRequest{Ref: sb.Ref, Cmd: []string{"sh", "-c", "test -e /tmp/forked && ps -o pid | wc -l"}})
+		cancel()
+		if err != nil || res.ExitCode != 0 {
+			continue
+		}
+		if n, _ := strconv.Atoi(strings.TrimSpace(string(res.Stdout))); n > 257 { // and the header
+			t.Errorf("a sandbox capped at 256 processes runs %d", n-1)
+		}
+		return
+	}
+	t.Errorf("after 60 s, the sandbox neither ended nor finished starting 300 processes")
+}
+
+// An exec that is running when its sandbox stops ends, soon, with an error
+// or an exit code: it never waits for a process that is gone. Four at
+// once: under gVisor some such execs were never answered by the engine.
+func (s *suite) execEndsWhenStopped(t *testing.T) {
+	done := make(chan string, 4)
+	for i := 0; i < 4; i++ {
+		sb := s.create(t, s.spec(t))
+		go func() {
+			ctx, cancel := context.WithTimeout(s.ctx, 2*time.Minute)
+			defer cancel()
+			start := time.Now()
+			res, err := s.e.Provider.Exec(ctx, provider.ExecRequest{Ref: sb.Ref, Cmd: []string{"sh", "-c", "sleep 1; kill 1; sleep 60"}})
+			took := time.Since(start)
+			if took > 45*time.Second || ctx.Err() != nil {
+				done <- fmt.Sprintf("an exec in %s still ran %s after its sandbox stopped (%+v, %v)", sb.Name, took.Round(time.Second), res, err)
+				return
+			}
+			done <- ""
+		}()
+	}
+	for i := 0; i < 4; i++ {
+		if msg := <-done; msg != "" {
+			t.Error(msg)
+		}
 	}
 }

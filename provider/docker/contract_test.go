@@ -30,6 +30,13 @@ type engine struct {
 	// dead is an endpoint of the same kind where no engine answers; a
 	// socket that does not exist when empty.
 	dead string
+	// runtime, when set, is the runtime every sandbox of the suite runs
+	// under; the engine must offer it. kernel checks what a sandbox sees
+	// of its kernel (contract.Engine.Kernel).
+	runtime string
+	kernel  func(t *testing.T, inside string)
+	// lacks is contract.Engine.Lacks.
+	lacks map[string]string
 }
 
 // engines are the engines the contract suite runs against, each brought up
@@ -42,6 +49,22 @@ var engines = []engine{
 	// forwarded here by the provider, so they are reached from here.
 	{name: "ssh", options: docker.Options{Engine: docker.EngineDocker, Host: "ssh://litterbox-remote"},
 		ensure: "scripts/ensure-ssh-engine.sh", dead: "ssh://litterbox-remote-down"},
+	// The local Docker engine with every sandbox under gVisor.
+	{name: "docker+gvisor", options: docker.Options{Engine: docker.EngineDocker}, ensure: "scripts/ensure-gvisor.sh",
+		runtime: "runsc", kernel: gvisorKernel,
+		lacks: map[string]string{contract.LacksPidsVisible: "gVisor's cgroup files show no pids limit; the host's cgroup of the sandbox holds it, and ends the sandbox at it"}},
+}
+
+// gvisorKernel checks that a sandbox sees gVisor's kernel: its release and
+// its boot messages, not the host's.
+func gvisorKernel(t *testing.T, inside string) {
+	host, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(inside, "gvisor") || !strings.Contains(inside, "Starting gVisor") || strings.Contains(inside, strings.TrimSpace(string(host))) {
+		t.Errorf("inside the sandbox: %q; want gVisor's kernel (uname -r ...-gvisor, dmesg \"Starting gVisor\"), nothing of the host's %s", inside, strings.TrimSpace(string(host)))
+	}
 }
 
 // TestContract runs the provider contract against every engine that is up.
@@ -53,7 +76,11 @@ func TestContract(t *testing.T) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
-			if err := up(e); err != nil {
+			err := up(e)
+			if err == nil && e.runtime != "" {
+				err = offers(e)
+			}
+			if err != nil {
 				if os.Getenv("CI") == "true" {
 					t.Fatalf("CI=true but the %s engine does not answer (%v): run %s first", e.name, err, e.ensure)
 				}
@@ -73,8 +100,9 @@ func TestContract(t *testing.T) {
 			}
 			contract.Run(t, contract.Engine{
 				Provider: p, Kind: e.options.Engine, Dead: dp,
-				Reach: reach(e.netns),
-				Label: fmt.Sprintf("dev.litterbox.test=contract-%d-%s", os.Getpid(), e.name),
+				Reach:   reach(e.netns),
+				Label:   fmt.Sprintf("dev.litterbox.test=contract-%d-%s", os.Getpid(), e.name),
+				Runtime: e.runtime, Kernel: e.kernel, Lacks: e.lacks,
 			})
 		})
 	}
@@ -108,4 +136,22 @@ func reach(netns string) func(ctx context.Context, url string) (string, error) {
 		}
 		return string(out), nil
 	}
+}
+
+// offers checks that the engine offers e's runtime.
+func offers(e engine) error {
+	args := []string{"info", "--format", "{{json .Runtimes}}"}
+	if e.options.Host != "" {
+		args = append([]string{"--host", e.options.Host}, args...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "docker", args...).Output()
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(out), fmt.Sprintf("%q:", e.runtime)) {
+		return fmt.Errorf("the engine offers no runtime %s (it offers %s)", e.runtime, strings.TrimSpace(string(out)))
+	}
+	return nil
 }

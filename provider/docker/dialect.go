@@ -30,6 +30,9 @@ type Dialect struct {
 	// to honour the Docker option that disables it, so Podman keeps one
 	// network per sandbox.
 	SharedNetwork string
+	// CommonNetwork is the network of provider.NetworkShared containers:
+	// the shared bridge on Docker, a plain one on Podman.
+	CommonNetwork string
 }
 
 // The dialects.
@@ -38,6 +41,7 @@ var (
 		Engine:        EngineDocker,
 		Name:          "Docker",
 		SharedNetwork: SharedNetwork,
+		CommonNetwork: SharedNetwork,
 		startHint:     "start it (for example `sudo systemctl start docker`, or `scripts/ensure-docker.sh` in the litterbox repository) and try again",
 		ownerOption: func(owner, _ string) (string, error) {
 			uid, gid, _ := strings.Cut(owner, ":")
@@ -48,8 +52,9 @@ var (
 		},
 	}
 	PodmanDialect = &Dialect{
-		Engine: EnginePodman,
-		Name:   "Podman",
+		Engine:        EnginePodman,
+		Name:          "Podman",
+		CommonNetwork: SharedNetwork,
 		startHint: "start its API service (for example `sudo systemctl start podman.socket`, or `podman system service --time=0 &`, " +
 			"or `scripts/ensure-podman.sh` in the litterbox repository), point CONTAINER_HOST at its socket, and try again",
 		cliNote: " (litterbox drives Podman through its Docker-compatible API with the docker CLI)",

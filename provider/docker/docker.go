@@ -128,6 +128,8 @@ func (c *Client) classify(err error) error {
 	case notReached(stderr):
 		return &provider.UnreachableError{Endpoint: c.endpoint(), Err: err,
 			Reason: fmt.Sprintf("%s is not running (%s): %s", d.Name, firstLine(stderr), d.startHint)}
+	case strings.Contains(stderr, "Unknown runtime specified"):
+		return &provider.Error{Kind: provider.ErrNoRuntime, Msg: daemonMessage(stderr), Err: err}
 	case strings.Contains(lower, "no such container"):
 		return &provider.Error{Kind: provider.ErrNotFound, Msg: daemonMessage(stderr), Err: err}
 	case strings.Contains(lower, "is paused"):

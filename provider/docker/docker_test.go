@@ -27,15 +27,16 @@ func TestRunArgs(t *testing.T) {
 		NoHealthcheck: true,
 		Ports:         []provider.PortSpec{{Name: "web", Port: 8080}, {Name: "api", Port: 3000}},
 		ReadOnlyRoot:  true, Init: true, DropCaps: true, NoNewPrivileges: true,
-		Limits: provider.Limits{Pids: 1024, Memory: 2 << 30, CPUs: 1.5},
-		Cmd:    []string{"sleep", "infinity"},
+		Limits:  provider.Limits{Pids: 1024, Memory: 2 << 30, CPUs: 1.5},
+		Cmd:     []string{"sleep", "infinity"},
+		Runtime: "runsc",
 	}
 	got, err := RunArgs(spec, DockerDialect)
 	want := []string{
 		"run", "--detach", "--name", "litterbox-my-repo-x",
 		"--label", "dev.litterbox.ports=api=3000,web=8080",
 		"--label", "dev.litterbox.repo=/home/me/my repo", "--label", "dev.litterbox.slug=x",
-		"--init", "--network", "litterbox-shared", "--hostname", "x", "--user", "1000:1000",
+		"--init", "--runtime", "runsc", "--network", "litterbox-shared", "--hostname", "x", "--user", "1000:1000",
 		"--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--read-only",
 		"--tmpfs", "/src:rw,exec,uid=1000,gid=1000,mode=0755,size=1073741824", "--tmpfs", "/tmp:rw,noexec,mode=1777", "--tmpfs", "/data:ro,noexec,mode=0755,size=4096",
 		"--pids-limit", "1024", "--memory", "2147483648", "--cpus", "1.5",
@@ -161,6 +162,7 @@ const (
 	podmanNoContainer  = "Error response from daemon: no container with name or ID \"lbexp-missing\" found: no such container\n"
 	podmanExecPaused   = "Error response from daemon: cannot create exec session as container 618ec8120defcb9e7315aa865b61fb45fddaf7b00dc891de7238ad9ab88821ce is paused\n"
 	podmanExecStopped  = "Error response from daemon: can only create exec sessions on running containers: container state improper\n"
+	stderrNoRuntime    = "docker: Error response from daemon: Unknown runtime specified nope.\nSee 'docker run --help'.\n"
 	stderrNoImage      = "Unable to find image 'nosuchimage-lbt:latest' locally\ndocker: Error response from daemon: Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io on 10.255.255.53:53: no such host\n"
 )
 
@@ -183,6 +185,7 @@ func TestClassify(t *testing.T) {
 		{exitErr(1, stderrNotRunning), provider.ErrStopped},
 		{exitErr(1, podmanExecStopped), provider.ErrStopped},
 		{exitErr(125, stderrNoImage), nil},
+		{exitErr(125, stderrNoRuntime), provider.ErrNoRuntime},
 	}
 	c := &Client{}
 	for _, tt := range tests {

@@ -1,16 +1,20 @@
 package docker
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/provider"
@@ -25,6 +29,10 @@ type Provider struct {
 
 	netnsOnce sync.Once
 	netns     string // see socketNetns
+
+	// offered holds the runtimes a create found the engine offers, so
+	// each is asked about once.
+	offered sync.Map
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -39,6 +47,10 @@ type Options struct {
 	Host string
 	// Runner runs the commands.
 	Runner runner.Runner
+	// SSHConfig, for an ssh endpoint, is the ssh client configuration file
+	// every ssh command reads (-F) instead of the user's: the VM engine
+	// (provider/vm) names its VM's address, key and host key there.
+	SSHConfig string
 }
 
 // New returns the provider o describes.
@@ -57,7 +69,7 @@ func New(o Options) (*Provider, error) {
 	}
 	c.ep = ResolveEndpoint(c.Host)
 	if c.ep.Scheme() == "ssh" {
-		t, err := newSSHTunnel(c.ep, o.Runner)
+		t, err := newSSHTunnel(c.ep, o.Runner, o.SSHConfig)
 		if err != nil {
 			return nil, err
 		}
@@ -94,10 +106,15 @@ func (p *Provider) Info(ctx context.Context) (provider.Info, error) {
 		netErr error
 		wg     sync.WaitGroup
 	)
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		nets, netErr = p.c.Run(ctx, p.c.Cmd("network", "ls", "--no-trunc", "--filter", "name=bridge", "--filter", "name=podman", "--format", "{{.ID}} {{.Name}}"))
+	}()
+	go func() {
+		defer wg.Done()
+		// An engine that cannot say reports none: the version decides.
+		info.Runtimes, info.DefaultRuntime, _ = p.runtimes(ctx)
 	}()
 	res, err := p.c.Run(ctx, p.c.Cmd("version", "--format", "{{json .Server}}"))
 	wg.Wait()
@@ -136,17 +153,22 @@ func (p *Provider) Info(ctx context.Context) (provider.Info, error) {
 // returns is it known what exists. What was made is removed again when a
 // step fails, or when ctx was cancelled meanwhile.
 func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandbox, error) {
-	if s.Network != provider.NetworkIsolated && s.Network != provider.NetworkOwn && s.Network != provider.NetworkNone {
-		return nil, fmt.Errorf("create %s: network %q is not %q, %q or %q", s.Name, s.Network, provider.NetworkIsolated, provider.NetworkOwn, provider.NetworkNone)
+	switch s.Network {
+	case provider.NetworkIsolated, provider.NetworkOwn, provider.NetworkNone, provider.NetworkShared:
+	default:
+		return nil, fmt.Errorf("create %s: network %q is not %q, %q, %q or %q", s.Name, s.Network, provider.NetworkIsolated, provider.NetworkOwn, provider.NetworkNone, provider.NetworkShared)
 	}
 	if _, err := RunArgs(s, p.c.dialect()); err != nil {
 		return nil, fmt.Errorf("create %s: %w", s.Name, err)
 	}
+	if err := p.checkRuntime(ctx, s.Runtime); err != nil {
+		return nil, fmt.Errorf("create %s: %w", s.Name, err)
+	}
 	mk := context.WithoutCancel(ctx)
 	sb := &provider.Sandbox{Name: s.Name, State: provider.StateRunning, Labels: s.Labels}
-	shared := s.Network == provider.NetworkIsolated && !ownNetwork(s, p.c.dialect())
+	shared := s.Network == provider.NetworkIsolated && !ownNetwork(s, p.c.dialect()) || s.Network == provider.NetworkShared
 	if shared {
-		sb.Network = p.c.dialect().SharedNetwork
+		sb.Network = networkOf(s, p.c.dialect())
 	}
 	var made provider.Made
 	undo := func(cause error) error { return made.Undo(mk, cause) }
@@ -181,6 +203,13 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 	}
 
 	id, err := p.c.RunDetached(mk, s)
+	if err != nil && shared && id == "" && strings.Contains(runner.Stderr(err), "unable to find network with name or ID "+sb.Network) {
+		// Podman makes no container when the network is missing: make the
+		// network, then run again.
+		if err = p.ensureShared(mk, sb.Network); err == nil {
+			id, err = p.c.RunDetached(mk, s)
+		}
+	}
 	if err != nil && shared && sharedFull(err) {
 		// The bridge's subnet has no address left (ensure-docker.sh's pools
 		// give it 61): this sandbox gets a network of its own instead.
@@ -194,14 +223,14 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 		own.Network = provider.NetworkOwn
 		return p.Create(ctx, own)
 	}
-	if err != nil && shared && sharedMissing(err, p.c.dialect().SharedNetwork) && id != "" {
+	if err != nil && shared && sharedMissing(err, sb.Network) && id != "" {
 		// First sandbox on this engine, or the bridge was pruned: docker
 		// run made the container and could not start it. Make the bridge,
 		// then start that container.
 		made.Add(func(ctx context.Context) (string, error) {
 			return "container " + s.Name, ignoreMissing(p.c.Remove(ctx, id))
 		})
-		if err = p.ensureShared(mk); err == nil {
+		if err = p.ensureShared(mk, sb.Network); err == nil {
 			err = p.c.Start(mk, id)
 		}
 		if err != nil {
@@ -291,7 +320,7 @@ func (p *Provider) List(ctx context.Context, sel provider.Selector) ([]provider.
 	}
 	joined := map[string]bool{}
 	out := make([]provider.Sandbox, 0, len(cts)+len(nets))
-	shared := p.c.dialect().SharedNetwork
+	shared, common := p.c.dialect().SharedNetwork, p.c.dialect().CommonNetwork
 	for _, c := range cts {
 		sb := provider.Sandbox{Ref: provider.Ref{ID: c.ID}, Name: c.Name, State: state(c.State), Created: c.Created, Labels: c.Labels}
 		for _, name := range c.Networks {
@@ -300,8 +329,8 @@ func (p *Provider) List(ctx context.Context, sel provider.Selector) ([]provider.
 				joined[n.ID] = true
 				break
 			}
-			if name == shared && shared != "" {
-				sb.Network = shared // not its own: no NetworkID, never removed with it
+			if name != "" && (name == shared || name == common) {
+				sb.Network = name // not its own: no NetworkID, never removed with it
 			}
 		}
 		out = append(out, sb)
@@ -389,11 +418,40 @@ func (p *Provider) Remove(ctx context.Context, ref provider.Ref) error {
 // Exec runs a command in a sandbox. The CLI's exit code is the command's,
 // unless stderr says the engine refused the exec (see classify).
 func (p *Provider) Exec(ctx context.Context, r provider.ExecRequest) (provider.ExecResult, error) {
+	// An exec still running when its sandbox stops is not always answered
+	// (gVisor's runsc with Docker 20.10: 2 of 4 such execs waited for
+	// ever): one that runs longer than execWatchAfter has the sandbox's
+	// state checked now and then, and is ended when the sandbox stopped.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stopped atomic.Bool
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	go func() {
+		wait := execWatchAfter
+		for {
+			select {
+			case <-watchDone:
+				return
+			case <-time.After(wait):
+			}
+			wait = execWatchEvery
+			st, err := p.c.State(ctx, r.Ref.ID)
+			if err == nil && state(st) == provider.StateStopped || errors.Is(err, provider.ErrNotFound) {
+				stopped.Store(true)
+				cancel()
+				return
+			}
+		}
+	}()
 	res, err := p.c.Exec(ctx, ExecSpec{
 		Container: r.Ref.ID, Cmd: r.Cmd, User: r.User, Workdir: r.Workdir, Env: r.Env, Kind: r.Kind,
 		Stdin: r.Stdin, Interactive: r.Interactive, TTY: r.TTY, Stdout: r.Stdout, Stderr: r.Stderr,
 	})
 	out := provider.ExecResult{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr}
+	if stopped.Load() && err != nil {
+		return out, provider.Errorf(provider.ErrStopped, "the sandbox stopped while the command ran (%s): %w", runner.Quote(r.Cmd...), err)
+	}
 	if ee, ok := err.(*runner.ExitError); ok {
 		// Left as it was by classify: the command ran and exited non-zero.
 		out.ExitCode = ee.ExitCode
@@ -405,6 +463,13 @@ func (p *Provider) Exec(ctx context.Context, r provider.ExecRequest) (provider.E
 	}
 	return out, err
 }
+
+// How long an exec runs before its sandbox's state is checked, and then how
+// often (see Exec).
+var (
+	execWatchAfter = 3 * time.Second
+	execWatchEvery = 5 * time.Second
+)
 
 // Ports lists a sandbox's named ports (LabelPorts) with their bindings, from
 // one docker inspect, and the URL where the user reaches each: this
@@ -502,4 +567,63 @@ func (p *Provider) Rename(ctx context.Context, ref provider.Ref, name string) er
 		return &provider.Error{Kind: provider.ErrConflict, Msg: daemonMessage(runner.Stderr(err)), Err: err}
 	}
 	return err
+}
+
+// runtimes asks the engine for the runtimes it offers (sorted) and its
+// default. Podman's Docker-compatible API lists every runtime its
+// containers.conf names, installed or not, and then ignores the runtime a
+// container asks for (4.3 runs its default for any name, even one it does
+// not know): only its default can be had there.
+func (p *Provider) runtimes(ctx context.Context) ([]string, string, error) {
+	res, err := p.c.Run(ctx, p.c.Cmd("info", "--format", "{{json .Runtimes}} {{json .DefaultRuntime}}"))
+	if err != nil {
+		return nil, "", err
+	}
+	var (
+		offered map[string]json.RawMessage
+		def     string
+	)
+	dec := json.NewDecoder(bytes.NewReader(res.Stdout))
+	if err := dec.Decode(&offered); err != nil {
+		return nil, "", fmt.Errorf("parse the runtimes of docker info %q: %w", res.Stdout, err)
+	}
+	_ = dec.Decode(&def) // older engines may not say
+	if p.c.dialect() == PodmanDialect {
+		if def == "" {
+			return nil, "", nil
+		}
+		return []string{def}, def, nil
+	}
+	return slices.Sorted(maps.Keys(offered)), def, nil
+}
+
+// checkRuntime makes sure the engine offers runtime ("" is its default),
+// before anything is made for a sandbox that names it.
+func (p *Provider) checkRuntime(ctx context.Context, runtime string) error {
+	if runtime == "" {
+		return nil
+	}
+	if _, ok := p.offered.Load(runtime); ok {
+		return nil
+	}
+	offered, def, err := p.runtimes(ctx)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(offered, runtime) {
+		p.offered.Store(runtime, true)
+		return nil
+	}
+	d := p.c.dialect()
+	if d == PodmanDialect {
+		return provider.Errorf(provider.ErrNoRuntime, "%s at %s cannot run a sandbox under runtime %q: its Docker-compatible API runs every container under its default runtime (%s) whatever is asked. "+
+			"To run sandboxes under %s there, set runtime = %q under [engine] in its containers.conf (and name it under [engine.runtimes]), restart its service, and leave the runtime unset",
+			d.Name, p.c.endpoint(), runtime, cmp.Or(def, "runc"), runtime, runtime)
+	}
+	hint := "register it with the engine (\"runtimes\" in /etc/docker/daemon.json, then reload the engine), or leave the runtime unset"
+	if runtime == "runsc" || runtime == "gvisor" {
+		hint = "install gVisor's runsc and register it with the engine (https://gvisor.dev/docs/user_guide/install/; in the litterbox repository `scripts/ensure-gvisor.sh` builds and registers it), or leave the runtime unset"
+	}
+	return provider.Errorf(provider.ErrNoRuntime, "%s at %s offers no runtime %q (it offers %s): %s",
+		d.Name, p.c.endpoint(), runtime, strings.Join(offered, ", "), hint)
 }

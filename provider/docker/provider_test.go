@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/litterbox-dev/litterbox/provider"
@@ -102,5 +103,68 @@ func TestPorts(t *testing.T) {
 	}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Ports = %+v, %v", got, err)
+	}
+}
+
+// runtimesArgs is the argv that asks an engine for its runtimes.
+var runtimesArgs = []string{"docker", "info", "--format", "{{json .Runtimes}} {{json .DefaultRuntime}}"}
+
+// Info reports the runtimes the engine offers and its default; on Podman,
+// whose Docker-compatible API ignores --runtime (4.3 runs runc for any
+// name), only the default, since no other can be chosen.
+func TestInfoRuntimes(t *testing.T) {
+	for _, tt := range []struct {
+		engine, answer string
+		want           []string
+		def            string
+	}{
+		{EngineDocker, `{"runc":{"path":"runc"},"io.containerd.runc.v2":{"path":"runc"},"runsc":{"path":"/var/cache/litterbox/gvisor/v/runsc"}} "runc"`,
+			[]string{"io.containerd.runc.v2", "runc", "runsc"}, "runc"},
+		{EnginePodman, `{"crun":{"path":"/usr/bin/crun"},"runc":{"path":"/usr/bin/runc"},"runsc":{"path":"/usr/bin/runsc"}} "runc"`,
+			[]string{"runc"}, "runc"},
+	} {
+		f := runnertest.New(t)
+		p, err := New(Options{Engine: tt.engine, Host: "unix:///e.sock", Runner: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := []string{"docker", "--host", "unix:///e.sock"}
+		f.Expect(append(host, "version", "--format", "{{json .Server}}"), `{"Version":"20.10.24","Os":"linux","Arch":"amd64"}`, nil)
+		f.Expect(append(host, "network", "ls", "--no-trunc", "--filter", "name=bridge", "--filter", "name=podman", "--format", "{{.ID}} {{.Name}}"), "n1 bridge\n", nil)
+		f.Expect(append(host, runtimesArgs[1:]...), tt.answer+"\n", nil)
+		info, err := p.Info(context.Background())
+		if err != nil || !reflect.DeepEqual(info.Runtimes, tt.want) || info.DefaultRuntime != tt.def {
+			t.Errorf("%s: Info = %+v, %v; want runtimes %q, default %q", tt.engine, info, err, tt.want, tt.def)
+		}
+	}
+}
+
+// A runtime the engine does not offer is refused before anything is made
+// (here: before the sandbox's own network), saying which it offers and how
+// to get it; one it offers is asked about once per provider.
+func TestCreateUnknownRuntime(t *testing.T) {
+	f := runnertest.New(t)
+	p, err := New(Options{Runner: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Expect(runtimesArgs, `{"runc":{"path":"runc"}} "runc"`+"\n", nil)
+	spec := provider.Spec{Name: "lb-x", Image: "busybox", Network: provider.NetworkOwn, Runtime: "runsc"}
+	_, err = p.Create(context.Background(), spec)
+	if !errors.Is(err, provider.ErrNoRuntime) || !strings.Contains(err.Error(), `no runtime "runsc"`) ||
+		!strings.Contains(err.Error(), "runc") || !strings.Contains(err.Error(), "ensure-gvisor.sh") {
+		t.Errorf("create with an unknown runtime = %v; want ErrNoRuntime naming it, the runtimes offered and how to install gVisor", err)
+	}
+
+	// Podman's API would run it under its default, silently: refused too.
+	f = runnertest.New(t)
+	pp, err := New(Options{Engine: EnginePodman, Host: "unix:///p.sock", Runner: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Expect([]string{"docker", "--host", "unix:///p.sock", "info", "--format", "{{json .Runtimes}} {{json .DefaultRuntime}}"},
+		`{"runc":{"path":"/usr/bin/runc"},"runsc":{"path":"/usr/bin/runsc"}} "runc"`+"\n", nil)
+	if _, err := pp.Create(context.Background(), spec); !errors.Is(err, provider.ErrNoRuntime) || !strings.Contains(err.Error(), "containers.conf") {
+		t.Errorf("create with runsc on podman = %v; want ErrNoRuntime saying to set it in containers.conf", err)
 	}
 }

@@ -37,8 +37,11 @@ func RunArgs(s provider.Spec, d *Dialect) ([]string, error) {
 	if s.Init {
 		args = append(args, "--init")
 	}
+	if s.Runtime != "" {
+		args = append(args, "--runtime", s.Runtime)
+	}
 	switch s.Network {
-	case provider.NetworkIsolated, provider.NetworkOwn:
+	case provider.NetworkIsolated, provider.NetworkOwn, provider.NetworkShared:
 		args = append(args, "--network", networkOf(s, d))
 	case provider.NetworkNone:
 		args = append(args, "--network", "none")
@@ -93,6 +96,23 @@ func RunArgs(s provider.Spec, d *Dialect) ([]string, error) {
 	if s.NoHealthcheck {
 		args = append(args, "--no-healthcheck")
 	}
+	for _, v := range s.Volumes {
+		if strings.ContainsAny(v.Name+v.Path, ",\"\n") {
+			return nil, fmt.Errorf("volume %q at %q: a comma or quote in either", v.Name, v.Path)
+		}
+		args = append(args, "--mount", "type=volume,src="+v.Name+",dst="+v.Path)
+	}
+	for _, d := range s.DNS {
+		args = append(args, "--dns", d)
+	}
+	keys := make([]string, 0, len(s.Sysctls))
+	for k := range s.Sysctls {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, "--sysctl", k+"="+s.Sysctls[k])
+	}
 	if len(s.Cmd) == 0 {
 		return append(args, s.Image), nil
 	}
@@ -106,6 +126,9 @@ func RunArgs(s provider.Spec, d *Dialect) ([]string, error) {
 // networkOf names the network a sandbox of spec s joins: the dialect's shared
 // bridge, or its own, named after it.
 func networkOf(s provider.Spec, d *Dialect) string {
+	if s.Network == provider.NetworkShared {
+		return d.CommonNetwork
+	}
 	if s.Network == provider.NetworkIsolated && d.SharedNetwork != "" {
 		return d.SharedNetwork
 	}

@@ -30,6 +30,16 @@ func SharedNetworkCreateArgs(name string) []string {
 		"--label", LabelShared + "=true", name}
 }
 
+// sharedCreateArgs builds the argv that makes the shared network in
+// dialect d: Podman's netavark is not known to honour enable_icc, so there
+// it is a plain bridge, for provider.NetworkShared containers only.
+func sharedCreateArgs(name string, d *Dialect) []string {
+	if d.Engine == EnginePodman {
+		return []string{"network", "create", "--driver", "bridge", "--label", LabelShared + "=true", name}
+	}
+	return SharedNetworkCreateArgs(name)
+}
+
 // sharedMissing reports whether docker run failed because the shared bridge
 // does not exist ("network litterbox-shared not found"). It made the
 // container then, and printed its id, but could not start it.
@@ -49,15 +59,14 @@ func sharedFull(err error) bool {
 // check of that name is not atomic (two creates at once can both succeed,
 // and then the name is ambiguous to docker run), so the processes of this
 // machine take a lock, per endpoint, around it.
-func (p *Provider) ensureShared(ctx context.Context) error {
-	name := p.c.dialect().SharedNetwork
+func (p *Provider) ensureShared(ctx context.Context, name string) error {
 	if dir, err := runtimeDir(); err == nil {
 		sum := sha256.Sum256([]byte(p.c.endpoint()))
 		if unlock, err := flock.Lock(filepath.Join(dir, "shared-"+hex.EncodeToString(sum[:8])+".lock")); err == nil {
 			defer unlock()
 		}
 	}
-	_, err := p.c.Run(ctx, p.c.Cmd(SharedNetworkCreateArgs(name)...))
+	_, err := p.c.Run(ctx, p.c.Cmd(sharedCreateArgs(name, p.c.dialect())...))
 	switch {
 	case err == nil, strings.Contains(runner.Stderr(err), "already exists"):
 		return nil

@@ -51,6 +51,8 @@ type sshTunnel struct {
 	// ctl is the master's control socket, sock the local end of the
 	// forward, lock serializes setting them up between processes.
 	ctl, sock, lock string
+	// config, when set, is the ssh configuration file (-F).
+	config string
 
 	mu  sync.Mutex
 	up  bool  // the socket answered since the last reset
@@ -61,7 +63,7 @@ type sshTunnel struct {
 }
 
 // newSSHTunnel prepares (without connecting) the tunnel to an ssh endpoint.
-func newSSHTunnel(ep Endpoint, r runner.Runner) (*sshTunnel, error) {
+func newSSHTunnel(ep Endpoint, r runner.Runner, config string) (*sshTunnel, error) {
 	u, err := url.Parse(ep.URL)
 	if err != nil || u.Hostname() == "" {
 		return nil, fmt.Errorf("ssh endpoint %s: not of the form ssh://[user@]host[:port]", ep)
@@ -73,7 +75,7 @@ func newSSHTunnel(ep Endpoint, r runner.Runner) (*sshTunnel, error) {
 	sum := sha256.Sum256([]byte(ep.URL))
 	base := filepath.Join(dir, "ssh-"+hex.EncodeToString(sum[:6]))
 	t := &sshTunnel{ep: ep, r: r, user: u.User.Username(), port: u.Port(), host: u.Hostname(),
-		path: u.Path, ctl: base + ".ctl", sock: base + ".sock", lock: base + ".lock"}
+		path: u.Path, ctl: base + ".ctl", sock: base + ".sock", lock: base + ".lock", config: config}
 	if t.path == "/" {
 		t.path = ""
 	}
@@ -108,7 +110,11 @@ func (t *sshTunnel) Host() string { return "unix://" + t.sock }
 // ssh starts an ssh command line through the master: options, the
 // destination, then args (a remote command, or nothing).
 func (t *sshTunnel) ssh(opts []string, args ...string) *runner.Cmd {
-	cmd := runner.New("ssh").As(runner.Control).Arg("-o", "ControlPath="+t.ctl)
+	cmd := runner.New("ssh").As(runner.Control)
+	if t.config != "" {
+		cmd.Arg("-F", t.config)
+	}
+	cmd.Arg("-o", "ControlPath="+t.ctl)
 	cmd.Arg(opts...)
 	if t.user != "" {
 		cmd.Arg("-l", t.user)

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/runner/runnertest"
 )
 
 func testSpec() provider.Spec {
@@ -91,6 +93,19 @@ func TestPodManifest(t *testing.T) {
 	}
 	if len(s.Volumes) != 2 || s.Volumes[0].EmptyDir.Medium != "Memory" || s.Volumes[0].EmptyDir.SizeLimit != "67108864" {
 		t.Errorf("volumes = %+v", s.Volumes)
+	}
+	if strings.Contains(string(raw), "runtimeClassName") {
+		t.Errorf("a spec without a runtime names a RuntimeClass: %s", raw)
+	}
+	// A runtime is the pod's RuntimeClass.
+	gv := testSpec()
+	gv.Runtime = "gvisor"
+	raw, err = podManifest(gv)
+	var rc struct {
+		Spec struct{ RuntimeClassName string }
+	}
+	if err != nil || json.Unmarshal(raw, &rc) != nil || rc.Spec.RuntimeClassName != "gvisor" {
+		t.Errorf("runtime gvisor: runtimeClassName = %q, %v", rc.Spec.RuntimeClassName, err)
 	}
 }
 
@@ -261,5 +276,25 @@ func TestNormalizeImage(t *testing.T) {
 		if got := normalizeImage(in); got != want {
 			t.Errorf("normalizeImage(%q) = %q; want %q", in, got, want)
 		}
+	}
+}
+
+// A RuntimeClass the cluster lacks is refused before anything is made (the
+// NetworkPolicy comes first otherwise), saying what to do; one it has lets
+// the create go on.
+func TestCreateUnknownRuntimeClass(t *testing.T) {
+	f := runnertest.New(t)
+	p, err := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ExpectStderr([]string{"kubectl", "get", "runtimeclass", "gvisor", "-o", "name"}, "",
+		`Error from server (NotFound): runtimeclasses.node.k8s.io "gvisor" not found`+"\n",
+		&runner.ExitError{Command: "kubectl get runtimeclass gvisor", ExitCode: 1, Stderr: `Error from server (NotFound): runtimeclasses.node.k8s.io "gvisor" not found` + "\n"})
+	spec := testSpec()
+	spec.Runtime = "gvisor"
+	_, err = p.Create(context.Background(), spec)
+	if !errors.Is(err, provider.ErrNoRuntime) || !strings.Contains(err.Error(), "RuntimeClass") {
+		t.Errorf("create with a missing RuntimeClass = %v; want ErrNoRuntime naming it", err)
 	}
 }

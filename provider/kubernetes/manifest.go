@@ -188,6 +188,11 @@ func podManifest(s provider.Spec) ([]byte, error) {
 	if s.Hostname != "" {
 		spec["hostname"] = s.Hostname
 	}
+	if s.Runtime != "" {
+		// A RuntimeClass of the cluster names the runtime (its handler
+		// in the nodes' containerd: runsc for gVisor).
+		spec["runtimeClassName"] = s.Runtime
+	}
 	if _, arch, ok := strings.Cut(s.Platform, "/"); ok {
 		spec["nodeSelector"] = map[string]string{"kubernetes.io/arch": arch}
 	}

@@ -31,10 +31,21 @@ func (p *Provider) Info(ctx context.Context) (provider.Info, error) {
 		uidErr error
 		wg     sync.WaitGroup
 	)
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		uid, uidErr = p.run(ctx, p.Cmd("get", "namespace", "kube-system", "-o", "jsonpath={.metadata.uid}"))
+	}()
+	go func() {
+		defer wg.Done()
+		// The runtimes a Spec can name: the cluster's RuntimeClasses
+		// (none said when they cannot be listed). A pod without one gets
+		// the nodes' default, which the cluster does not name.
+		res, err := p.run(ctx, p.Cmd("get", "runtimeclass", "-o", "jsonpath={.items[*].metadata.name}"))
+		if err == nil {
+			info.Runtimes = strings.Fields(string(res.Stdout))
+			sort.Strings(info.Runtimes)
+		}
 	}()
 	res, err := p.run(ctx, p.Cmd("version", "-o", "json"))
 	wg.Wait()
@@ -62,6 +73,12 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 	if s.Network == provider.NetworkNone {
 		return nil, provider.Errorf(provider.ErrUnsupported, "create %s: a pod always has a network, so network \"none\" cannot be kept on Kubernetes: leave the network isolated", s.Name)
 	}
+	if len(s.Volumes) > 0 || len(s.DNS) > 0 || len(s.Sysctls) > 0 {
+		// The egress gateway's topology (a sandbox without a network,
+		// and a volume shared with its gateway) is Docker's and
+		// Podman's; on a cluster it is a NetworkPolicy (docs/egress.md).
+		return nil, provider.Errorf(provider.ErrUnsupported, "create %s: volumes, resolvers and sysctls of a sandbox are not kept on Kubernetes", s.Name)
+	}
 	// A pod with its policy is a sandbox's own network already: isolated
 	// and own are one on a cluster.
 	if s.Network != provider.NetworkIsolated && s.Network != provider.NetworkOwn {
@@ -74,6 +91,16 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 	policy, err := policyManifest(s)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", s.Name, err)
+	}
+	if s.Runtime != "" {
+		// The apiserver would refuse the pod only after the policy was
+		// made.
+		if _, err := p.run(ctx, p.Cmd("get", "runtimeclass", s.Runtime, "-o", "name")); errors.Is(err, provider.ErrNotFound) {
+			return nil, provider.Errorf(provider.ErrNoRuntime, "create %s: the cluster has no RuntimeClass %q (`kubectl get runtimeclass` lists those it has): "+
+				"install the runtime on its nodes and make a RuntimeClass of that name (for gVisor: https://gvisor.dev/docs/user_guide/containerd/quick_start/), or leave the runtime unset", s.Name, s.Runtime)
+		} else if err != nil {
+			return nil, fmt.Errorf("create %s: look up RuntimeClass %s: %w", s.Name, s.Runtime, err)
+		}
 	}
 	mk := context.WithoutCancel(ctx)
 	var made provider.Made

@@ -1,7 +1,8 @@
 // Command gen builds the embedded snapshot scanners (go generate
 // ./internal/scanbin): litterbox-scan, static (CGO_ENABLED=0), for every
-// platform named in its arguments (os/arch), into the directory -o. The flags make the
-// bytes a function of the source and the Go version alone (no paths, no VCS
+// platform named in its arguments (os/arch), into the directory -o; with -pkg
+// and -name, another program the same way (internal/gatewaybin's gateway).
+// The flags make the bytes a function of the source and the Go version alone (no paths, no VCS
 // stamp, no build id), so a second run gives identical files; the Go
 // version is written beside them in GOVERSION, because another one gives
 // other bytes.
@@ -17,18 +18,18 @@ import (
 	"strings"
 )
 
-const pkg = "github.com/litterbox-dev/litterbox/scanner/cmd/litterbox-scan"
-
 func main() {
 	out := flag.String("o", "bin", "directory to write the scanners into")
+	pkg := flag.String("pkg", "github.com/litterbox-dev/litterbox/scanner/cmd/litterbox-scan", "the package to build")
+	name := flag.String("name", "litterbox-scan", "the file name before -OS-ARCH")
 	flag.Parse()
-	if err := run(*out, flag.Args()); err != nil {
+	if err := run(*out, *pkg, *name, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, platforms []string) error {
+func run(out, pkg, name string, platforms []string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -42,14 +43,14 @@ func run(out string, platforms []string) error {
 			return fmt.Errorf("platform %q: want os/arch", p)
 		}
 		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=",
-			"-o", filepath.Join(abs, "litterbox-scan-"+goos+"-"+goarch), pkg)
+			"-o", filepath.Join(abs, name+"-"+goos+"-"+goarch), pkg)
 		// Only what is set here decides the output: not the caller's
 		// GOFLAGS, cgo or microarchitecture levels.
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch,
 			"GOFLAGS=", "GOAMD64=v1", "GOARM64=v8.0", "GOEXPERIMENT=")
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("build the scanner for %s: %w", p, err)
+			return fmt.Errorf("build %s for %s: %w", name, p, err)
 		}
 	}
 	return os.WriteFile(filepath.Join(out, "GOVERSION"), []byte(runtime.Version()+"\n"), 0o644)

@@ -1,0 +1,247 @@
+// Package activity keeps the activity record of each sandbox: one JSON line
+// per event (a tool call, a snapshot, a pause, a merge...), appended on the
+// host by whichever litterbox process acted, and read by `litterbox watch`
+// and `litterbox ui`.
+//
+// A repository's records live in its common git dir, in
+// litterbox/activity.d (Dir): <slug>.jsonl, the newest events, and
+// <slug>.1.jsonl, the ones before, so a record never holds more than twice
+// its bound. They sit beside the sandboxes' state, never in a sandbox:
+// nothing an agent runs can write them. A record outlives its sandbox, so a
+// merge or a delete is still there to read afterwards; a sandbox made again
+// under the same name continues it, after its create event.
+//
+// Several processes append at once (MCP servers, CLI commands): each takes
+// the record's lock file (<slug>.lock, internal/flock) around one write(2)
+// of a whole line, so no line is torn or interleaved whatever its length,
+// and the check of the size and the rotation cannot race. Every text field
+// an agent can control is cut to a few KiB (Bound) before it is stored, and
+// escaped when shown (Line, Detail).
+package activity
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/internal/flock"
+	"github.com/litterbox-dev/litterbox/internal/textcap"
+)
+
+// Kind is what an event records.
+type Kind string
+
+// Kinds of events.
+const (
+	KindCall      Kind = "call"      // an agent's tool call
+	KindCreate    Kind = "create"    // the sandbox was made
+	KindDelete    Kind = "delete"    // the sandbox was deleted
+	KindSnapshot  Kind = "snapshot"  // a snapshot outside a tool call
+	KindMilestone Kind = "milestone" // commits squashed into a milestone
+	KindRewind    Kind = "rewind"    // /src put back to a commit
+	KindFork      Kind = "fork"      // a new sandbox made from this one (Target)
+	KindPause     Kind = "pause"
+	KindResume    Kind = "resume"
+	KindService   Kind = "service" // a service started, stopped or exited (Action)
+	KindMerge     Kind = "merge"   // merged into Target
+	KindApply     Kind = "apply"   // applied to the working tree
+	KindEgress    Kind = "egress"  // a connection refused (Target: where to)
+)
+
+// Event is one line of a record. Only Kind is required; Append fills Time
+// and PID.
+type Event struct {
+	// Time is when the event was recorded: when the call or operation
+	// ended. Records are in this order.
+	Time    time.Time `json:"time"`
+	Sandbox string    `json:"sandbox"`
+	Kind    Kind      `json:"kind"`
+	// By is the front end that acted: mcp, cli, ui, pool, gateway.
+	By  string `json:"by,omitempty"`
+	PID int    `json:"pid,omitempty"`
+
+	// Tool and Args are a call's tool and a short form of its arguments.
+	Tool string `json:"tool,omitempty"`
+	Args string `json:"args,omitempty"`
+	// Start is when a call began; Ms is what it took, in milliseconds.
+	Start     time.Time `json:"start,omitzero"`
+	Ms        int64     `json:"ms,omitempty"`
+	Exit      *int      `json:"exit,omitempty"`
+	TimedOut  bool      `json:"timedOut,omitempty"`
+	Cancelled bool      `json:"cancelled,omitempty"`
+	// Commit is the commit the event made on the sandbox's branch.
+	Commit string `json:"commit,omitempty"`
+	// Files are the files it changed, the first MaxFiles of them;
+	// FilesMore counts the others.
+	Files     []string `json:"files,omitempty"`
+	FilesMore int      `json:"filesMore,omitempty"`
+	// Service and Action: a service event's service and what happened
+	// (start, stop, restart, exit).
+	Service string `json:"service,omitempty"`
+	Action  string `json:"action,omitempty"`
+	// Target is the other end: a fork's new sandbox, the branch a merge
+	// went into, the host a refused connection tried to reach.
+	Target  string `json:"target,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Output is what the call printed, as kept (the start of it).
+	Output string `json:"output,omitempty"`
+	Error  string `json:"error,omitempty"`
+	// Cut names each field that was cut to its bound, with its size in
+	// bytes before.
+	Cut map[string]int `json:"cut,omitempty"`
+}
+
+// Bounds of what an event keeps, in bytes of JSON.
+const (
+	MaxArgs   = 4 << 10
+	MaxOutput = 4 << 10
+	MaxError  = 2 << 10
+	MaxText   = 1 << 10 // Message, Target
+	MaxName   = 256     // Tool, By, Service, Action, Commit, each file name
+	MaxFiles  = 20
+)
+
+// DefaultMaxBytes is the size past which a record rotates: it keeps at most
+// about twice this.
+const DefaultMaxBytes = 4 << 20
+
+// DirName is the folder of the records in <common git dir>/litterbox. It
+// holds a dot, which no sandbox name does, so it never meets a sandbox's
+// state folder.
+const DirName = "activity.d"
+
+// Dir is the folder of the records of the repository whose common git dir
+// is gitDir.
+func Dir(gitDir string) string { return filepath.Join(gitDir, "litterbox", DirName) }
+
+// slugRE is what a sandbox name is once slugified (sandbox.Slugify): the
+// only names a record may have, so none reaches outside Dir.
+var slugRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,62})$`)
+
+// ValidName reports whether name can name a record.
+func ValidName(name string) bool { return slugRE.MatchString(name) }
+
+// Record is the activity record of one sandbox.
+type Record struct {
+	Dir     string // Dir(gitDir)
+	Sandbox string // the sandbox's slug
+	// MaxBytes is the size past which the record rotates
+	// (DefaultMaxBytes when 0).
+	MaxBytes int64
+}
+
+// Path is the file that holds the newest events.
+func (r Record) Path() string { return filepath.Join(r.Dir, r.Sandbox+".jsonl") }
+
+// OldPath is the file that holds the events before those of Path.
+func (r Record) OldPath() string { return filepath.Join(r.Dir, r.Sandbox+".1.jsonl") }
+
+func (r Record) lockPath() string { return filepath.Join(r.Dir, r.Sandbox+".lock") }
+
+// Append adds e to the record, bounded (Bound), as one line. Time defaults
+// to now, PID to this process's, Sandbox to the record's.
+func (r Record) Append(e Event) error {
+	if !ValidName(r.Sandbox) {
+		return fmt.Errorf("activity record: %q is not a sandbox name", r.Sandbox)
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	e.Time = e.Time.UTC()
+	if !e.Start.IsZero() {
+		e.Start = e.Start.UTC()
+	}
+	if e.PID == 0 {
+		e.PID = os.Getpid()
+	}
+	e.Sandbox = r.Sandbox
+	e = Bound(e)
+	line, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("activity record of %s: %w", r.Sandbox, err)
+	}
+	line = append(line, '\n')
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		return fmt.Errorf("activity record of %s: %w", r.Sandbox, err)
+	}
+	// The lock makes the size check, the rotation and the write one step:
+	// two writers rotating at once would move a fresh file over the one
+	// before, losing it. O_APPEND alone keeps lines whole only up to
+	// PIPE_BUF on some systems; under the lock it needs no such bound.
+	unlock, err := flock.Lock(r.lockPath())
+	if err != nil {
+		return fmt.Errorf("activity record of %s: %w", r.Sandbox, err)
+	}
+	defer unlock()
+	maxBytes := r.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	if fi, err := os.Stat(r.Path()); err == nil && fi.Size() > 0 && fi.Size()+int64(len(line)) > maxBytes {
+		if err := os.Rename(r.Path(), r.OldPath()); err != nil {
+			return fmt.Errorf("activity record of %s: rotate: %w", r.Sandbox, err)
+		}
+	}
+	f, err := os.OpenFile(r.Path(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("activity record of %s: %w", r.Sandbox, err)
+	}
+	_, werr := f.Write(line)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("activity record of %s: %w", r.Sandbox, werr)
+	}
+	return nil
+}
+
+// Append adds e to the record of sandbox e.Sandbox of the repository whose
+// common git dir is gitDir.
+func Append(gitDir string, e Event) error {
+	return Record{Dir: Dir(gitDir), Sandbox: e.Sandbox}.Append(e)
+}
+
+// Bound cuts every text field of e to its bound, noting in Cut the size of
+// each field cut. Agent text is hostile: a 1 MB argument is kept as its
+// first MaxArgs bytes.
+func Bound(e Event) Event {
+	cut := func(field string, s *string, n int) {
+		if textcap.Len(*s) <= n {
+			return
+		}
+		if e.Cut == nil {
+			e.Cut = map[string]int{}
+		}
+		e.Cut[field] = len(*s)
+		*s = (*s)[:textcap.Prefix(*s, n)]
+	}
+	cut("sandbox", &e.Sandbox, MaxName)
+	cut("kind", (*string)(&e.Kind), MaxName)
+	cut("by", &e.By, MaxName)
+	cut("tool", &e.Tool, MaxName)
+	cut("args", &e.Args, MaxArgs)
+	cut("commit", &e.Commit, MaxName)
+	cut("service", &e.Service, MaxName)
+	cut("action", &e.Action, MaxName)
+	cut("target", &e.Target, MaxText)
+	cut("message", &e.Message, MaxText)
+	cut("output", &e.Output, MaxOutput)
+	cut("error", &e.Error, MaxError)
+	if len(e.Files) > MaxFiles {
+		e.FilesMore += len(e.Files) - MaxFiles
+		e.Files = e.Files[:MaxFiles]
+	}
+	if e.Files != nil {
+		files := make([]string, len(e.Files))
+		for i, f := range e.Files {
+			cut("files", &f, MaxName)
+			files[i] = f
+		}
+		e.Files = files
+	}
+	return e
+}

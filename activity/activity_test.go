@@ -1,0 +1,319 @@
+package activity
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestMain lets the concurrency tests run writers in processes of their
+// own: the test binary, started again with ACTIVITY_TEST_WRITER set,
+// appends events and exits.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("ACTIVITY_TEST_WRITER"); spec != "" {
+		os.Exit(writerMain(spec))
+	}
+	os.Exit(m.Run())
+}
+
+// writerMain appends n events numbered 0..n-1 as writer id, each with an
+// argument of size bytes: "DIR SLUG ID N SIZE MAXBYTES".
+func writerMain(spec string) int {
+	f := strings.Fields(spec)
+	n, _ := strconv.Atoi(f[3])
+	size, _ := strconv.Atoi(f[4])
+	maxBytes, _ := strconv.ParseInt(f[5], 10, 64)
+	rec := Record{Dir: f[0], Sandbox: f[1], MaxBytes: maxBytes}
+	for i := range n {
+		e := Event{Kind: KindCall, Tool: "bash", By: f[2], Args: fmt.Sprintf("%s %06d %s", f[2], i, strings.Repeat("x", size))}
+		if err := rec.Append(e); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// runWriters starts procs writer processes at once and waits for them.
+func runWriters(t *testing.T, dir, slug string, procs, n, size int, maxBytes int64) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, procs)
+	for p := range procs {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("ACTIVITY_TEST_WRITER=%s %s w%d %d %d %d", dir, slug, p, n, size, maxBytes))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := cmd.Wait(); err != nil {
+				errs <- fmt.Errorf("writer %d: %v: %s", p, err, stderr.String())
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// rawLines reads the record's files, oldest first, as lines; it fails on a
+// line that is not one whole event.
+func rawLines(t *testing.T, dir, slug string) []Event {
+	t.Helper()
+	var out []Event
+	for _, p := range []string{filepath.Join(dir, slug+".1.jsonl"), filepath.Join(dir, slug+".jsonl")} {
+		data, err := os.ReadFile(p)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			t.Fatalf("%s does not end in a newline", p)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var e Event
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+				t.Fatalf("%s: a line is not one event (interleaved or torn): %v: %.200q", p, err, sc.Text())
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// seqs groups the sequence numbers found, by writer.
+func seqs(t *testing.T, events []Event) map[string][]int {
+	t.Helper()
+	by := map[string][]int{}
+	for _, e := range events {
+		f := strings.Fields(e.Args)
+		if len(f) < 2 || f[0] != e.By {
+			t.Fatalf("event of %s holds another writer's argument: %.80q", e.By, e.Args)
+		}
+		i, err := strconv.Atoi(f[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		by[e.By] = append(by[e.By], i)
+	}
+	return by
+}
+
+// Several processes append to one record at once, each line far longer
+// than PIPE_BUF: no event is lost, none is torn or interleaved with
+// another, and each writer's events keep their order.
+func TestConcurrentWritersLoseNothing(t *testing.T) {
+	dir, slug := t.TempDir(), "busy"
+	const procs, n = 6, 200
+	runWriters(t, dir, slug, procs, n, 9000, 1<<30)
+	got := seqs(t, rawLines(t, dir, slug))
+	if len(got) != procs {
+		t.Fatalf("events of %d writers, want %d", len(got), procs)
+	}
+	for w, s := range got {
+		if len(s) != n {
+			t.Errorf("writer %s: %d events, want %d", w, len(s), n)
+		}
+		for i, v := range s {
+			if v != i {
+				t.Fatalf("writer %s: event %d is number %d: lost or out of order", w, i, v)
+			}
+		}
+	}
+}
+
+// With rotation under several writers, the record stays bounded and keeps
+// the newest events: what each writer has left is an unbroken run ending
+// with its last event.
+func TestConcurrentRotationKeepsNewest(t *testing.T) {
+	dir, slug := t.TempDir(), "rot"
+	const procs, n, maxBytes = 5, 300, 64 << 10
+	runWriters(t, dir, slug, procs, n, 700, maxBytes)
+	for _, name := range []string{slug + ".jsonl", slug + ".1.jsonl"} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() > maxBytes {
+			t.Errorf("%s holds %d bytes, over the bound of %d", name, fi.Size(), maxBytes)
+		}
+	}
+	events := rawLines(t, dir, slug)
+	if len(events) < maxBytes/1000 {
+		t.Fatalf("only %d events kept", len(events))
+	}
+	for w, s := range seqs(t, events) {
+		for i := 1; i < len(s); i++ {
+			if s[i] != s[i-1]+1 {
+				t.Fatalf("writer %s: event %d follows %d: a gap or disorder in what was kept: %v", w, s[i], s[i-1], s)
+			}
+		}
+		if s[len(s)-1] != n-1 {
+			t.Errorf("writer %s: the newest event kept is %d, want %d", w, s[len(s)-1], n-1)
+		}
+	}
+}
+
+// A hostile argument (escape sequences, 1 MB) is stored as its first few
+// KiB with the size it had, as JSON that holds no raw control byte, and is
+// shown escaped.
+func TestHostileTextBoundedAndEscaped(t *testing.T) {
+	dir := t.TempDir()
+	rec := Record{Dir: dir, Sandbox: "evil"}
+	hostile := "\x1b]0;pwned\x07\x1b[2J\u202eexe.png\r" + strings.Repeat("A", 1<<20)
+	if err := rec.Append(Event{Kind: KindCall, Tool: "bash\x1b[31m", Args: hostile, Output: hostile, Files: []string{"a\x1b[1mb"}}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "evil.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 32<<10 {
+		t.Errorf("the line holds %d bytes; want the event bounded to a few KiB", len(data))
+	}
+	if bytes.ContainsAny(data[:len(data)-1], "\x1b\x07\r\n") {
+		t.Errorf("the stored line holds a raw control byte")
+	}
+	events := rawLines(t, dir, "evil")
+	if len(events) != 1 {
+		t.Fatalf("%d events", len(events))
+	}
+	e := events[0]
+	if e.Cut["args"] != len(hostile) || e.Cut["output"] != len(hostile) {
+		t.Errorf("cut = %v, want the sizes before the cut (%d)", e.Cut, len(hostile))
+	}
+	if !strings.HasPrefix(hostile, e.Args) || len(e.Args) < 1024 {
+		t.Errorf("args kept: %d bytes, not the start of what was given", len(e.Args))
+	}
+	for _, shown := range []string{Line(e), Detail(e)} {
+		if strings.ContainsAny(shown, "\x1b\x07\r\u202e") {
+			t.Errorf("shown with a raw control character: %.120q", shown)
+		}
+		if !strings.Contains(shown, `\033]0;pwned\a`) {
+			t.Errorf("the escape sequence is not shown escaped: %.120q", shown)
+		}
+	}
+	if !strings.Contains(Detail(e), "cut") {
+		t.Errorf("the detail does not say the argument was cut")
+	}
+}
+
+// A name that is not a sandbox's cannot reach outside the record's folder.
+func TestBadNameRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"", "../x", "a/b", "A", ".hidden", strings.Repeat("a", 64)} {
+		if err := (Record{Dir: dir, Sandbox: name}).Append(Event{Kind: KindCall}); err == nil {
+			t.Errorf("name %q accepted", name)
+		}
+	}
+}
+
+// Rotation keeps the newest events; Read and Last see both files in order.
+func TestRotationReadLast(t *testing.T) {
+	dir := t.TempDir()
+	rec := Record{Dir: dir, Sandbox: "r", MaxBytes: 8 << 10}
+	base := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range 500 {
+		if err := rec.Append(Event{Time: base.Add(time.Duration(i) * time.Second), Kind: KindCall, Tool: "bash", Args: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := Read(dir, "r", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) == 0 || len(all) > 300 || all[len(all)-1].Args != "499" {
+		t.Fatalf("kept %d events ending %q", len(all), all[len(all)-1].Args)
+	}
+	for i := 1; i < len(all); i++ {
+		if a, _ := strconv.Atoi(all[i-1].Args); strconv.Itoa(a+1) != all[i].Args {
+			t.Fatalf("event %s follows %s", all[i].Args, all[i-1].Args)
+		}
+	}
+	since, _ := Read(dir, "r", base.Add(490*time.Second))
+	if len(since) != 10 || since[0].Args != "490" {
+		t.Errorf("since: %d events from %q, want 10 from 490", len(since), since[0].Args)
+	}
+	for _, n := range []int{1, 7, len(all), len(all) + 50} {
+		last, err := Last(dir, "r", n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := all[max(0, len(all)-n):]
+		if len(last) != len(want) || last[0].Args != want[0].Args || last[len(last)-1].Args != "499" {
+			t.Errorf("Last(%d): %d events from %q, want %d from %q", n, len(last), last[0].Args, len(want), want[0].Args)
+		}
+	}
+	if last, err := Last(dir, "none", 5); err != nil || len(last) != 0 {
+		t.Errorf("Last of no record: %v, %v", last, err)
+	}
+}
+
+// Last reads only whole events: a line being written, or one that is not an
+// event, is left out.
+func TestLastWholeLines(t *testing.T) {
+	dir := t.TempDir()
+	rec := Record{Dir: dir, Sandbox: "w"}
+	for i := range 3 {
+		if err := rec.Append(Event{Kind: KindCall, Args: strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.OpenFile(rec.Path(), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("not an event\n" + `{"time":"2025-01-01T00:00:00Z","kind":"call","args":"half`)
+	f.Close()
+	last, err := Last(dir, "w", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(last) != 2 || last[0].Args != "1" || last[1].Args != "2" {
+		t.Errorf("Last(2) = %+v, want events 1 and 2", last)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	one, zero := 1, 0
+	for _, tt := range []struct {
+		e    Event
+		want string
+	}{
+		{Event{Kind: KindCall, Tool: "bash", Args: "go test ./...", Exit: &one, Ms: 2300, Commit: strings.Repeat("ab", 20), Files: []string{"a", "b"}},
+			"bash  go test ./...  exit 1  2.3s  -> abababababab (2 files)"},
+		{Event{Kind: KindCall, Tool: "read", Args: "x.go", Error: "x.go does not exist\nsecond line", Ms: 5}, "read  x.go  failed: x.go does not exist  5ms"},
+		{Event{Kind: KindCall, Tool: "bash", Args: "sleep 9", Exit: &zero, TimedOut: true, Cancelled: true, Ms: 9000}, "bash  sleep 9  exit 0  timed out  cancelled  9.0s"},
+		{Event{Kind: KindMilestone, Message: "Add login", Commit: "c0ffee", By: "cli"}, `milestone  "Add login"  -> c0ffee  (by cli)`},
+		{Event{Kind: KindService, Service: "web", Action: "exit", Exit: &one, By: "mcp"}, "service web exit  exit 1  (by mcp)"},
+		{Event{Kind: KindMerge, Target: "main", Commit: "abc"}, "merged  into main  -> abc"},
+		{Event{Kind: KindEgress, Target: "evil.example:443"}, "refused connection to evil.example:443"},
+		{Event{Kind: KindPause, By: "ui"}, "paused  (by ui)"},
+	} {
+		if got := Summary(tt.e); got != tt.want {
+			t.Errorf("Summary = %q, want %q", got, tt.want)
+		}
+	}
+	if got := Verdict(Event{Kind: KindCall, Exit: &one}); got != "  exit 1" {
+		t.Errorf("Verdict = %q", got)
+	}
+}

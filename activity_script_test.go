@@ -1,0 +1,232 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func activityScripts(s *scriptSet) {
+	// tui start COLS ROWS CMD [ARGS...]
+	//
+	// Runs CMD in a terminal of COLS x ROWS: a tmux server of the script's
+	// own (socket lb-$TESTID), started anew with the script's environment,
+	// in the current directory. The server is killed when the script ends.
+	//
+	// tui wait [-within DURATION] REGEXP
+	//
+	// Waits up to 30 s for the screen (tmux capture-pane, one line a row)
+	// to match REGEXP; with -within, fails when it took longer than
+	// DURATION. On failure it prints the screen.
+	//
+	// tui keys KEY...
+	//
+	// Types the keys, as tmux send-keys names them (Enter, Escape, Tab, q),
+	// pausing after an Escape.
+	//
+	// tui gone REGEXP
+	//
+	// Waits up to 30 s for the screen to stop matching REGEXP (a question
+	// answered, a row removed).
+	//
+	// tui resize COLS ROWS
+	//
+	// Resizes the terminal, as a person dragging the window does.
+	//
+	// tui lastline REGEXP
+	//
+	// Fails unless the terminal's last row matches REGEXP: what is drawn
+	// fits the height.
+	//
+	// tui screen
+	//
+	// Prints the screen to stdout.
+	//
+	// [!] tui plain
+	//
+	// Fails unless the screen holds text only: no colour or other
+	// attribute (tmux capture-pane -e shows none).
+	//
+	// tui exited
+	//
+	// Waits up to 10 s for the program to exit, and fails unless it
+	// exited 0.
+	s.cmd("tui", cmdTUI)
+	// tmux: tmux is on PATH. In CI (CI=true) a missing tmux fails the
+	// script instead of skipping it: the UI's test must run there
+	// (scripts/ensure-tmux.sh installs it).
+	s.cond("tmux", func() (bool, error) {
+		if _, err := exec.LookPath("tmux"); err == nil {
+			return true, nil
+		}
+		if os.Getenv("CI") == "true" {
+			return false, fmt.Errorf("CI=true but tmux is missing: run scripts/ensure-tmux.sh")
+		}
+		return false, nil
+	})
+}
+
+func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 || (neg && args[0] != "plain") {
+		ts.Fatalf("usage: tui start|wait|gone|keys|resize|lastline|screen|plain|exited ...")
+	}
+	switch sub, args := args[0], args[1:]; sub {
+	case "start":
+		if len(args) < 3 {
+			ts.Fatalf("usage: tui start COLS ROWS CMD [ARGS...]")
+		}
+		cmd := "exec " + strings.Join(args[2:], " ")
+		_ = tmuxCmd(ts, "kill-server").Run()
+		ts.Defer(func() {
+			_ = tmuxCmd(ts, "kill-server").Run()
+			// tmux leaves its socket file behind.
+			_ = os.Remove(filepath.Join(cmp.Or(os.Getenv("TMUX_TMPDIR"), "/tmp"), fmt.Sprintf("tmux-%d", os.Getuid()), tmuxSocket(ts)))
+		})
+		// A server being killed may still hold the socket a moment:
+		// "server exited unexpectedly".
+		for try := 0; ; try++ {
+			out, err := tmuxCmd(ts, "-f", "/dev/null", "start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+				"new-session", "-d", "-x", args[0], "-y", args[1], "-c", ts.MkAbs("."), cmd).CombinedOutput()
+			if err == nil {
+				break
+			}
+			if try == 20 {
+				ts.Fatalf("tmux new-session: %v: %s", err, out)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	case "wait":
+		within := time.Duration(0)
+		if len(args) == 3 && args[0] == "-within" {
+			var err error
+			within, err = time.ParseDuration(args[1])
+			ts.Check(err)
+			args = args[2:]
+		}
+		if len(args) != 1 {
+			ts.Fatalf("usage: tui wait [-within DURATION] REGEXP")
+		}
+		re := regexp.MustCompile(args[0])
+		start := time.Now()
+		var screen string
+		for time.Since(start) < 30*time.Second {
+			if screen = tuiScreen(ts); re.MatchString(screen) {
+				took := time.Since(start)
+				if within > 0 && took > within {
+					ts.Fatalf("the screen matched %q after %s, not within %s:\n%s", args[0], took.Round(time.Millisecond), within, screen)
+				}
+				ts.Logf("matched %q after %s", args[0], took.Round(time.Millisecond))
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		ts.Fatalf("the screen never matched %q; it shows:\n%s", args[0], screen)
+	case "gone":
+		if len(args) != 1 {
+			ts.Fatalf("usage: tui gone REGEXP")
+		}
+		re := regexp.MustCompile(args[0])
+		start := time.Now()
+		for screen := tuiScreen(ts); re.MatchString(screen); screen = tuiScreen(ts) {
+			if time.Since(start) > 30*time.Second {
+				ts.Fatalf("the screen still matches %q; it shows:\n%s", args[0], screen)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	case "keys":
+		// A key after Escape is sent a moment later, as a person types it:
+		// a terminal program reads ESC and a key arriving together as
+		// Alt+key.
+		for i, k := range args {
+			if i > 0 && args[i-1] == "Escape" {
+				time.Sleep(150 * time.Millisecond)
+			}
+			if out, err := tmuxCmd(ts, "send-keys", "-t", "0", k).CombinedOutput(); err != nil {
+				ts.Fatalf("tmux send-keys: %v: %s", err, out)
+			}
+		}
+		if args[len(args)-1] == "Escape" {
+			time.Sleep(150 * time.Millisecond)
+		}
+	case "resize":
+		if len(args) != 2 {
+			ts.Fatalf("usage: tui resize COLS ROWS")
+		}
+		if out, err := tmuxCmd(ts, "resize-window", "-t", "0", "-x", args[0], "-y", args[1]).CombinedOutput(); err != nil {
+			ts.Fatalf("tmux resize-window: %v: %s", err, out)
+		}
+	case "lastline":
+		if len(args) != 1 {
+			ts.Fatalf("usage: tui lastline REGEXP")
+		}
+		screen := tuiScreen(ts)
+		lines := strings.Split(strings.TrimSuffix(screen, "\n"), "\n")
+		if last := lines[len(lines)-1]; !regexp.MustCompile(args[0]).MatchString(last) {
+			ts.Fatalf("the last row is %q, not a match of %q; the screen:\n%s", last, args[0], screen)
+		}
+	case "screen":
+		fmt.Fprint(ts.Stdout(), tuiScreen(ts))
+	case "plain":
+		out, err := tmuxCmd(ts, "capture-pane", "-p", "-e", "-t", "0").Output()
+		ts.Check(err)
+		if plain := !strings.Contains(string(out), "\x1b["); plain == neg {
+			ts.Fatalf("plain text: %v; the screen with its attributes: %q", plain, out)
+		}
+	case "exited":
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			out, err := tmuxCmd(ts, "display-message", "-p", "-t", "0", "#{pane_dead} #{pane_dead_status}").Output()
+			if err == nil {
+				f := strings.Fields(string(out))
+				if len(f) == 2 && f[0] == "1" {
+					if code, _ := strconv.Atoi(f[1]); code != 0 {
+						ts.Fatalf("the program exited %d; the screen:\n%s", code, tuiScreen(ts))
+					}
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				ts.Fatalf("the program did not exit; the screen:\n%s", tuiScreen(ts))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	default:
+		ts.Fatalf("unknown tui command %q", sub)
+	}
+}
+
+// tmuxCmd is tmux on the script's own server, run with the script's
+// environment (which the server, started by the first, passes on to the
+// program it runs).
+func tmuxCmd(ts *testscript.TestScript, args ...string) *exec.Cmd {
+	cmd := exec.Command("tmux", append([]string{"-u", "-L", tmuxSocket(ts)}, args...)...)
+	env := []string{"LANG=C.UTF-8", "TERM=xterm-256color"}
+	for _, k := range []string{"PATH", "HOME", "GIT_CONFIG_NOSYSTEM", "LITTERBOX_LABELS", "LITTERBOX_SCANNER", "LITTERBOX_IMAGE", "LITTERBOX_LOG_LEVEL",
+		"LITTERBOX_ENGINE", "CONTAINER_HOST", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "TMPDIR", "NO_COLOR", "LITTERBOX_CACHE_DIR"} {
+		if v := ts.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	cmd.Env = env
+	return cmd
+}
+
+// tmuxSocket is the name of the script's own tmux server.
+func tmuxSocket(ts *testscript.TestScript) string { return "lb-" + ts.Getenv("TESTID") }
+
+// tuiScreen is what the terminal shows, one line a row.
+func tuiScreen(ts *testscript.TestScript) string {
+	out, err := tmuxCmd(ts, "capture-pane", "-p", "-t", "0").Output()
+	if err != nil {
+		ts.Fatalf("tmux capture-pane: %v", err)
+	}
+	return string(out)
+}

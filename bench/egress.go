@@ -1,0 +1,499 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/charmbracelet/log"
+
+	"github.com/litterbox-dev/litterbox/egress"
+	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/internal/egresstest"
+	"github.com/litterbox-dev/litterbox/internal/gatewaybin"
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/provider/docker"
+	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/secrets"
+)
+
+// The egress cases (issue 22) need root: they make the tests' own internet
+// (internal/egresstest), a network namespace with HTTP, HTTPS and DNS
+// servers, joined to the local engine.
+var egressCases = []string{
+	"egress 100 MB download, https", "egress 100 MB download, http", "egress 100 MB download, https, a 100 MB/s link",
+	"egress small request, https", "egress small request, http",
+	"egress small request to a bound host (TLS terminated), https",
+	"egress create 2500 files (sequence)", "egress pooled take: set the policy",
+	"egress pieces: gateway run + install", "egress pieces: volume create",
+	"egress per-engine gateway: network create --internal", "egress per-engine gateway: network connect",
+}
+
+// benchT is what the internet fixture needs of a test: a failure ends the
+// case, cleanups run at its end.
+type benchT struct {
+	cleanups []func()
+	failed   error
+}
+
+func (t *benchT) Helper() {}
+
+func (t *benchT) Fatalf(format string, args ...any) {
+	t.failed = fmt.Errorf(format, args...)
+	panic(t)
+}
+
+func (t *benchT) Cleanup(f func()) { t.cleanups = append(t.cleanups, f) }
+
+func (t *benchT) done() {
+	for i := len(t.cleanups) - 1; i >= 0; i-- {
+		t.cleanups[i]()
+	}
+}
+
+// egressBox is a sandbox the client runs in.
+type egressBox struct {
+	p   *docker.Provider
+	ref provider.Ref
+	env []string
+}
+
+func (x egressBox) client(ctx context.Context, args ...string) (clientResult, error) {
+	res, err := x.p.Exec(ctx, provider.ExecRequest{Ref: x.ref, Env: x.env, Cmd: append([]string{"/tmp/c"}, args...)})
+	if err != nil {
+		return clientResult{}, err
+	}
+	var r clientResult
+	if err := json.Unmarshal(res.Stdout, &r); err != nil {
+		return clientResult{}, fmt.Errorf("client %v: %q %s", args, res.Stdout, res.Stderr)
+	}
+	if r.Error != "" {
+		return r, fmt.Errorf("client %v: %s", args, r.Error)
+	}
+	return r, nil
+}
+
+type clientResult struct {
+	Status  int     `json:"status"`
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+	Error   string  `json:"error"`
+}
+
+// caseEgress times what the gateway costs: a download's throughput and a
+// small request's latency through it against the same with a sandbox on the
+// open network (today's), and a create's docker calls with a gateway beside
+// the sandbox against without.
+func (b *bench) caseEgress(ctx context.Context) (err error) {
+	if os.Geteuid() != 0 {
+		b.skip(egressCases, "needs root (it makes a network namespace)")
+		return nil
+	}
+	t := &benchT{}
+	defer t.done()
+	defer func() {
+		if r := recover(); r != nil {
+			if r != t {
+				panic(r)
+			}
+			err = t.failed
+		}
+	}()
+	in := egresstest.NewInternet(t, "", map[string][]string{"big.test": {"NET.10"}, "bound.test": {"NET.10"}})
+	run := runner.Exec{Log: log.New(io.Discard)}
+	p, err := docker.New(docker.Options{Runner: run})
+	if err != nil {
+		return err
+	}
+	client := filepath.Join(b.tmp, "e2eclient")
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", client, "./egress/testdata/e2eclient")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build the client: %v: %s", err, out)
+	}
+	program, err := gatewaybin.For("linux", runtime.GOARCH)
+	if err != nil {
+		return err
+	}
+	k, v, _ := strings.Cut(b.label, "=")
+	labels := map[string]string{k: v}
+	base := provider.Spec{Image: sandbox.DefaultImage, User: "1000:1000", Labels: labels, Workdir: "/tmp",
+		Tmpfs:        []provider.Tmpfs{{Path: "/tmp", Exec: true, Mode: 0o1777, Size: 512 << 20}},
+		ReadOnlyRoot: true, Init: true, DropCaps: true, NoNewPrivileges: true, NoHealthcheck: true,
+		Limits: provider.Limits{Pids: 1024, Memory: 2 << 30}, Cmd: []string{"sleep", "infinity"}}
+	put := func(ref provider.Ref, path, dst string) error {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		_, err = p.Exec(ctx, provider.ExecRequest{Ref: ref, Stdin: bytes.NewReader(data), Cmd: []string{"sh", "-c", "cat > " + dst + " && chmod 755 " + dst}})
+		return err
+	}
+	caFile := filepath.Join(b.tmp, "ca.pem")
+	if err := os.WriteFile(caFile, in.CAPEM, 0o644); err != nil {
+		return err
+	}
+
+	// Today's sandbox, on the open network, resolving through the engine.
+	open := base
+	open.Name, open.Network, open.DNS = fmt.Sprintf("litterbox-bench-egress-open-%d", os.Getpid()), provider.NetworkIsolated, []string{in.DNS}
+	osb, err := p.Create(ctx, open)
+	if err != nil {
+		return err
+	}
+	// The same behind a gateway.
+	policy := gateway.Policy{Sandbox: "bench", Mode: gateway.ModeAllowlist, Allow: []string{"big.test", "bound.test"}}
+	confined := base
+	confined.Name = fmt.Sprintf("litterbox-bench-egress-gw-%d", os.Getpid())
+	plan, err := egress.Confine(confined, sandbox.DefaultImage, policy, labels)
+	if err != nil {
+		return err
+	}
+	plan.Gateway.DNS = []string{in.DNS}
+	gsb, ggw, err := b.confine(ctx, p, plan, program) // its volume goes with the run's cleanup
+	if err != nil {
+		return err
+	}
+	direct := egressBox{p: p, ref: osb.Ref}
+	viaGW := egressBox{p: p, ref: gsb, env: egress.Env()}
+	for _, x := range []egressBox{direct, viaGW} {
+		for _, f := range [][2]string{{client, "/tmp/c"}, {caFile, "/tmp/ca.pem"}} {
+			if err := put(x.ref, f[0], f[1]); err != nil {
+				return err
+			}
+		}
+	}
+
+	// Throughput: 100 MB, each way of getting out in turn: as fast as the
+	// machine goes (the server is local: what is measured is the CPU each
+	// way costs), and from a server paced at 100 MB/s (a fast link, where
+	// the network is what limits).
+	const size = 100 << 20
+	for _, c := range []struct{ name, scheme, rate string }{
+		{"https", "https", ""}, {"http", "http", ""}, {"https, a 100 MB/s link", "https", "100"},
+	} {
+		scheme := c.name
+		url := fmt.Sprintf("%s://big.test/bytes?n=%d", c.scheme, size)
+		if c.rate != "" {
+			url += "&rate=" + c.rate
+		}
+		gw, floor, err := b.eachWay(ctx, direct, viaGW, func(r clientResult) error {
+			if r.Bytes != size {
+				return fmt.Errorf("downloaded %d bytes of %d", r.Bytes, size)
+			}
+			return nil
+		}, "download", url, "-ca", "/tmp/ca.pem", "-timeout", "120s")
+		if err != nil {
+			return err
+		}
+		rw := row("egress 100 MB download, "+scheme, gw, floor, target{"throughput >= 0.9x open (time <= 1.11x)", func(r Row) bool { return r.Ratio <= 1/0.9 }})
+		rw.Note = fmt.Sprintf("%.0f MB/s through the gateway, %.0f MB/s open", 100/median(gw).Seconds(), 100/median(floor).Seconds())
+		b.rows = append(b.rows, rw)
+	}
+
+	// Latency: one small request on a new connection, the median of 20
+	// in a row, each way in turn.
+	for _, scheme := range []string{"https", "http"} {
+		url := scheme + "://big.test/"
+		gw, floor, err := b.eachWay(ctx, direct, viaGW, nil, "get", url, "-ca", "/tmp/ca.pem", "-n", "20")
+		if err != nil {
+			return err
+		}
+		b.rows = append(b.rows, row("egress small request, "+scheme, gw, floor, maxOverhead(2)))
+	}
+	if err := b.egressBound(ctx, viaGW, ggw, in, put, filepath.Join(b.tmp, "both.pem")); err != nil {
+		return err
+	}
+	return b.egressCreate(ctx, p, program, base, labels, in)
+}
+
+// egressBound times a small request to a host a secret is bound to, on a
+// new connection (the gateway terminates the sandbox's TLS with a
+// certificate of its CA, makes its own to the server, adds the secret),
+// against the same request to a host nothing is bound to, through the
+// plain tunnel of the same gateway: the median of 20 in a row, each in
+// turn.
+func (b *bench) egressBound(ctx context.Context, x egressBox, gw provider.Ref, in *egresstest.Internet, put func(provider.Ref, string, string) error, both string) error {
+	info, err := egress.SetSecrets(ctx, x.p, gw, gateway.Secrets{
+		Secrets: []gateway.Secret{{Name: "bench", Placeholder: secrets.Placeholder("bench"), Value: "bench-token-0123456789",
+			Hosts: []string{"bound.test"}, Header: "Authorization: Bearer {}"}},
+		Roots: []string{string(in.CAPEM)},
+	})
+	if err != nil {
+		return err
+	}
+	// The client trusts the test's CA (the plain tunnel's server) and the
+	// gateway's (the bound host's certificate).
+	if err := os.WriteFile(both, append(append([]byte(nil), in.CAPEM...), info.CA...), 0o644); err != nil {
+		return err
+	}
+	if err := put(x.ref, both, "/tmp/both.pem"); err != nil {
+		return err
+	}
+	var bound, plain []time.Duration
+	for i := 0; i <= b.n; i++ {
+		for _, c := range []struct {
+			url  string
+			into *[]time.Duration
+		}{{"https://big.test/", &plain}, {"https://bound.test/", &bound}} {
+			r, err := x.client(ctx, "get", c.url, "-ca", "/tmp/both.pem", "-n", "20")
+			if err == nil && r.Status != 200 {
+				err = fmt.Errorf("%s: status %d", c.url, r.Status)
+			}
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				*c.into = append(*c.into, time.Duration(r.Seconds*float64(time.Second)))
+			}
+		}
+	}
+	rw := row("egress small request to a bound host (TLS terminated), https", bound, plain, maxOverhead(5))
+	rw.Note = "floor: the same request to a host no secret is bound to, through the plain tunnel of the same gateway"
+	b.rows = append(b.rows, rw)
+	return nil
+}
+
+// eachWay runs the client with args in the open sandbox and in the confined
+// one in turn, b.n times after one to warm up, checks each result, and
+// returns the seconds the client measured each way.
+func (b *bench) eachWay(ctx context.Context, direct, viaGW egressBox, check func(clientResult) error, args ...string) (gw, floor []time.Duration, err error) {
+	for i := 0; i <= b.n; i++ {
+		for _, c := range []struct {
+			x    egressBox
+			into *[]time.Duration
+		}{{direct, &floor}, {viaGW, &gw}} {
+			r, err := c.x.client(ctx, args...)
+			if err == nil && check != nil {
+				err = check(r)
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			if i > 0 {
+				*c.into = append(*c.into, time.Duration(r.Seconds*float64(time.Second)))
+			}
+		}
+	}
+	return gw, floor, nil
+}
+
+// confine makes plan's volume, gateway and sandbox as create would, and
+// returns the sandbox's and the gateway's refs.
+func (b *bench) confine(ctx context.Context, p *docker.Provider, plan egress.Plan, program []byte) (provider.Ref, provider.Ref, error) {
+	if err := p.Client().VolumeCreate(ctx, plan.Volume); err != nil {
+		return provider.Ref{}, provider.Ref{}, err
+	}
+	var gw, sb *provider.Sandbox
+	var gwErr, sbErr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if gw, gwErr = p.Create(ctx, plan.Gateway); gwErr == nil {
+			gwErr = egress.Install(ctx, p, gw.Ref, bytes.NewReader(program))
+		}
+	}()
+	go func() { defer wg.Done(); sb, sbErr = p.Create(ctx, plan.Sandbox) }()
+	wg.Wait()
+	if gwErr != nil || sbErr != nil {
+		return provider.Ref{}, provider.Ref{}, fmt.Errorf("gateway: %v; sandbox: %v", gwErr, sbErr)
+	}
+	if _, err := p.Exec(ctx, provider.ExecRequest{Ref: sb.Ref, Cmd: []string{"sh", "-c", egress.WaitRelay}}); err != nil {
+		return provider.Ref{}, provider.Ref{}, err
+	}
+	return sb.Ref, gw.Ref, nil
+}
+
+// egressCreate times the docker calls of a create of the big repository
+// with a gateway against without, interleaved: today's (run, copy, startup
+// command) and the gateway's (volume create beside the branch; the sandbox's
+// run and copy beside the gateway's run and install; the relay; the startup
+// command), and the pieces that chose the design.
+func (b *bench) egressCreate(ctx context.Context, p *docker.Provider, program []byte, base provider.Spec, labels map[string]string, in *egresstest.Internet) error {
+	dir, r, err := b.openRepo(ctx, b.big)
+	if err != nil {
+		return err
+	}
+	head, err := r.Git.Head(ctx)
+	if err != nil {
+		return err
+	}
+	copyIn := func(name string) error {
+		return pipe(ctx,
+			proc{args: []string{"git", "-C", dir, "archive", "--format=tar", head}},
+			proc{args: []string{"docker", "exec", "-i", name, "tar", "-x", "-f", "-", "-C", sandbox.Workdir}})
+	}
+	remove := func(names ...string) {
+		_ = runCmd(context.WithoutCancel(ctx), append([]string{"docker", "rm", "-f"}, names...)...)
+	}
+	var today, withGW, take, gwRun, volCreate, netCreate, netConnect []time.Duration
+	// fallbacks count the runs where the shared bridge was full (other
+	// sandboxes on the engine) and a network was made instead.
+	var fallbacks, gwFallbacks int
+	for i := 0; i <= b.n; i++ {
+		slug := fmt.Sprintf("eg%d", i)
+		spec := b.svc.ContainerSpec(r, slug, head)
+		// Today: run (on the shared bridge, or a network of its own when
+		// that is full, as the provider does), copy, startup.
+		var made *provider.Sandbox
+		d, err := timed(func() error {
+			if err := runCmd(ctx, "git", "-C", dir, "branch", sandbox.BranchPrefix+slug, head); err != nil {
+				return err
+			}
+			var err error
+			if made, err = p.Create(ctx, spec); err != nil {
+				return err
+			}
+			if err := copyIn(spec.Name); err != nil {
+				return err
+			}
+			return runCmd(ctx, append([]string{"docker", "exec", spec.Name}, sandbox.DefaultSetup...)...)
+		})
+		if made != nil {
+			if made.Ref.NetworkID != "" && i > 0 {
+				fallbacks++
+			}
+			_ = p.Remove(context.WithoutCancel(ctx), made.Ref)
+		}
+		_ = runCmd(ctx, "git", "-C", dir, "branch", "-D", sandbox.BranchPrefix+slug)
+		if err != nil {
+			return err
+		}
+		// With a gateway.
+		plan, err := egress.Confine(spec, sandbox.DefaultImage, gateway.Policy{Sandbox: slug, Mode: gateway.ModeAllowlist, Registries: true}, labels)
+		if err != nil {
+			return err
+		}
+		var gwRef provider.Ref
+		var gwMade *provider.Sandbox
+		var gwTook time.Duration
+		dg, err := timed(func() error {
+			var wg sync.WaitGroup
+			var volErr, branchErr error
+			wg.Add(2)
+			go func() { defer wg.Done(); volErr = p.Client().VolumeCreate(ctx, plan.Volume) }()
+			go func() {
+				defer wg.Done()
+				branchErr = runCmd(ctx, "git", "-C", dir, "branch", sandbox.BranchPrefix+slug, head)
+			}()
+			wg.Wait()
+			if err := cmpErr(volErr, branchErr); err != nil {
+				return err
+			}
+			var gwErr, sbErr error
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				start := time.Now()
+				gw, err := p.Create(ctx, plan.Gateway)
+				if err == nil {
+					gwRef, gwMade = gw.Ref, gw
+					err = egress.Install(ctx, p, gw.Ref, bytes.NewReader(program))
+				}
+				gwTook, gwErr = time.Since(start), err
+			}()
+			go func() {
+				defer wg.Done()
+				if _, err := p.Create(ctx, plan.Sandbox); err != nil {
+					sbErr = err
+					return
+				}
+				if sbErr = copyIn(plan.Sandbox.Name); sbErr != nil {
+					return
+				}
+				// The default setup command needs no network: it runs
+				// beside the gateway's install (one a user sets would
+				// wait for the relay first: egress.WaitRelay).
+				sbErr = runCmd(ctx, append([]string{"docker", "exec", plan.Sandbox.Name}, sandbox.DefaultSetup...)...)
+			}()
+			wg.Wait()
+			return cmpErr(gwErr, sbErr)
+		})
+		if err == nil {
+			// A pooled sandbox's gateway is made with it; taking it sets
+			// the policy with the sandbox's name (beside the startup
+			// command).
+			var dt time.Duration
+			dt, err = timed(func() error {
+				return egress.SetPolicy(ctx, p, gwRef, gateway.Policy{Sandbox: slug + "-taken", Mode: gateway.ModeAllowlist, Registries: true})
+			})
+			if i > 0 {
+				take = append(take, dt)
+			}
+		}
+		remove(plan.Sandbox.Name)
+		if gwMade != nil {
+			if gwMade.Ref.NetworkID != "" && i > 0 {
+				gwFallbacks++
+			}
+			_ = p.Remove(context.WithoutCancel(ctx), gwMade.Ref)
+		}
+		_ = p.Client().VolumeRemove(ctx, plan.Volume.Name)
+		_ = runCmd(ctx, "git", "-C", dir, "branch", "-D", sandbox.BranchPrefix+slug)
+		if err != nil {
+			return err
+		}
+		// The pieces, alone: what a gateway per engine would cost instead
+		// (an internal network per sandbox, and the gateway joined to it).
+		v, err := timed(func() error { return p.Client().VolumeCreate(ctx, plan.Volume) })
+		_ = p.Client().VolumeRemove(ctx, plan.Volume.Name)
+		if err != nil {
+			return err
+		}
+		net := "litterbox-bench-egress-net-" + slug
+		nc, err := timed(func() error {
+			return runCmd(ctx, "docker", "network", "create", "--internal", "--label", b.label, net)
+		})
+		if err != nil {
+			return err
+		}
+		keeper := base
+		keeper.Name, keeper.Network = "litterbox-bench-egress-keeper-"+slug, provider.NetworkIsolated
+		if _, err := p.Create(ctx, keeper); err != nil {
+			return err
+		}
+		ncon, err := timed(func() error { return runCmd(ctx, "docker", "network", "connect", net, keeper.Name) })
+		remove(keeper.Name)
+		_ = runCmd(ctx, "docker", "network", "rm", net)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			today, withGW = append(today, d), append(withGW, dg)
+			gwRun, volCreate, netCreate, netConnect = append(gwRun, gwTook), append(volCreate, v), append(netCreate, nc), append(netConnect, ncon)
+		}
+	}
+	createRow := row("egress create 2500 files (sequence)", withGW, today, target{"<= 1.05x floor", func(r Row) bool { return r.Ratio <= 1.05 }})
+	if fallbacks+gwFallbacks > 0 {
+		createRow.Note = fmt.Sprintf("the shared bridge was full: %d of today's and %d gateways' runs made a network", fallbacks, gwFallbacks)
+	}
+	b.rows = append(b.rows,
+		createRow,
+		row("egress pooled take: set the policy", take, nil, info),
+		row("egress pieces: gateway run + install", gwRun, nil, info),
+		row("egress pieces: volume create", volCreate, nil, info),
+		row("egress per-engine gateway: network create --internal", netCreate, nil, info),
+		row("egress per-engine gateway: network connect", netConnect, nil, info),
+	)
+	return nil
+}
+
+func cmpErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}

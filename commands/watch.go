@@ -1,0 +1,187 @@
+package commands
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/activity"
+	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/sandbox"
+)
+
+// Watch follows the activity records of sandboxes as they are written.
+type Watch struct {
+	Names    []string `arg:"" optional:"" predictor:"sandbox" help:"Sandboxes to follow (default: every sandbox of the repository, those made later too)."`
+	AllRepos bool     `name:"all-repos" help:"Follow the sandboxes of every repository, found through their containers' labels as list --all-repos finds them."`
+	JSON     bool     `name:"json" help:"Print each event as one line of JSON, with its repository: for scripts."`
+	Since    string   `name:"since" placeholder:"WHEN" help:"First show what was recorded since WHEN: a duration (30s, 10m, 2h, 3d) or a time (15:04, 2006-01-02, 2006-01-02T15:04:05Z). Default: only what happens from now on."`
+
+	since time.Time
+	slugs []string
+}
+
+// Validate checks the names and the time before anything runs.
+func (w *Watch) Validate() error {
+	for _, n := range w.Names {
+		slug, err := sandbox.Slugify(n)
+		if err != nil {
+			return err
+		}
+		w.slugs = append(w.slugs, slug)
+	}
+	if w.AllRepos && len(w.Names) > 0 {
+		return errors.New("give sandbox names or --all-repos, not both")
+	}
+	since, err := parseSince(w.Since, time.Now())
+	if err != nil {
+		return err
+	}
+	w.since = since
+	return nil
+}
+
+// parseSince reads --since: empty is now, a duration is that long before
+// now, otherwise a date, a time today, or both.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return now, nil
+	}
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(d); err == nil && n >= 0 {
+			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
+			return t, nil
+		}
+	}
+	for _, layout := range []string{"15:04:05", "15:04"} {
+		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
+			y, m, d := now.Date()
+			return time.Date(y, m, d, t.Hour(), t.Minute(), t.Second(), 0, now.Location()), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("--since %q is neither a duration (10m, 2h, 3d) nor a time (15:04, 2006-01-02, 2006-01-02T15:04:05Z)", s)
+}
+
+// Run prints events until Ctrl-C.
+func (w *Watch) Run(ctx context.Context, env *Env) error {
+	p := &eventPrinter{out: bufio.NewWriter(env.Stdout), json: w.JSON, repoNames: w.AllRepos}
+	if !w.AllRepos {
+		r, err := env.Repo(ctx)
+		if errors.Is(err, git.ErrNotRepository) {
+			return fmt.Errorf("%w; `litterbox watch --all-repos` follows the sandboxes of every repository", err)
+		}
+		if err != nil {
+			return err
+		}
+		f := &activity.Follower{Dir: activity.Dir(r.Git.CommonDir), Names: w.slugs, Since: w.since}
+		return f.Run(ctx, func(evs []activity.Event) { p.print(r.Root(), evs) })
+	}
+	return w.allRepos(ctx, env, p)
+}
+
+// repoRescan is how often watch --all-repos asks the engine for
+// repositories that have sandboxes, to follow those that appear.
+const repoRescan = 10 * time.Second
+
+// allRepos follows every repository that has sandboxes (and this one, when
+// run in one), adding those that appear.
+func (w *Watch) allRepos(ctx context.Context, env *Env, p *eventPrinter) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	followed := map[string]bool{} // by common git dir
+	follow := func(r *sandbox.Repo) {
+		dir := activity.Dir(r.Git.CommonDir)
+		if followed[dir] {
+			return
+		}
+		followed[dir] = true
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := &activity.Follower{Dir: dir, Since: w.since}
+			if err := f.Run(ctx, func(evs []activity.Event) { p.print(r.Root(), evs) }); err != nil {
+				env.errf("warning: cannot follow the activity of %s: %v\n", r.Root(), err)
+			}
+		}()
+	}
+	if r, err := env.Repo(ctx); err == nil {
+		follow(r)
+	}
+	first := true
+	for {
+		list, err := env.Sandboxes.List(ctx, nil)
+		switch {
+		case ctx.Err() != nil:
+			return nil // Ctrl-C, maybe while the engine was asked
+		case err != nil && first:
+			return err
+		case err != nil && ctx.Err() == nil:
+			env.errf("warning: cannot list the sandboxes of every repository: %v\n", err)
+		}
+		first = false
+		roots := map[string]bool{}
+		for _, sb := range list {
+			roots[sb.Repo] = true
+		}
+		for root := range roots {
+			if r, err := env.Sandboxes.OpenRepo(ctx, root); err == nil {
+				follow(r)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(repoRescan):
+		}
+	}
+}
+
+// eventPrinter prints events as they come, from one or several followers.
+type eventPrinter struct {
+	mu        sync.Mutex
+	out       *bufio.Writer
+	json      bool
+	repoNames bool // name the repository of each event
+}
+
+// jsonEvent is an event as watch --json prints it.
+type jsonEvent struct {
+	Repo string `json:"repo"`
+	activity.Event
+}
+
+func (p *eventPrinter) print(repo string, evs []activity.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range evs {
+		if p.json {
+			line, err := json.Marshal(jsonEvent{Repo: repo, Event: e})
+			if err != nil {
+				continue
+			}
+			p.out.Write(line)
+			p.out.WriteByte('\n')
+			continue
+		}
+		if p.repoNames {
+			e.Sandbox = filepath.Base(repo) + "/" + e.Sandbox
+		}
+		p.out.WriteString(activity.Line(e))
+		p.out.WriteByte('\n')
+	}
+	p.out.Flush()
+}

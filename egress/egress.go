@@ -1,0 +1,330 @@
+// Package egress is the host's side of a sandbox's egress gateway (package
+// gateway): the specs of the two containers, how the gateway's program gets
+// into them, how the host sets the policy and collects the record of
+// connections, and where it keeps that record. docs/egress.md is the design.
+//
+// On Docker and Podman a confined sandbox has no network at all (network
+// "none": its loopback only). Beside it runs its gateway, a hardened
+// container on the network all gateways share, which is the only thing
+// that reaches out. The two share a small in-memory volume: the gateway
+// listens there on unix sockets, and a relay inside the sandbox (the same
+// program, started by the sandbox's own main process once the gateway's
+// install has put it on the volume) hands the sandbox's connections to
+// 127.0.0.1:3128 (the proxy) to the gateway, carries its queries to
+// 127.0.0.1:53 (the resolver), and serves the gateway's published ports on
+// the sandbox's 127.0.0.1. Everything on the sandbox's side, the relay and
+// the volume included, is the agent's to use or break: the gateway judges
+// whatever comes, and runs its own copy of the program, from a directory of
+// its own. Nothing depends on the host's firewall, so it holds on a remote
+// engine, or one whose firewall is off.
+package egress
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/provider/docker"
+)
+
+const (
+	// Dir is where the shared volume is mounted, in both containers.
+	Dir = "/run/litterbox-gw"
+	// ProgramDir is the gateway's own in-memory directory, which holds the
+	// program it runs: not the shared volume, which the sandbox can write.
+	ProgramDir = "/run/gw"
+	// UID is the gateway's user: no sandbox user's, so nothing in the
+	// sandbox can signal it or write its directory. It shares the sandbox
+	// user's group, which owns the volume.
+	UID = 65532
+	// ProxyAddr is where the sandbox's clients find the proxy.
+	ProxyAddr = "127.0.0.1:3128"
+	// LabelGatewayOf marks a gateway's container and volume with the name
+	// of the sandbox container they serve.
+	LabelGatewayOf = "dev.litterbox.gateway-of"
+)
+
+// Name is the name of the gateway container, and of the shared volume, of
+// the sandbox container named sandbox (volumes and containers are named
+// apart, so one name serves both).
+func Name(sandbox string) string { return sandbox + "-gw" }
+
+// Env is what every command in a confined sandbox needs: the proxy, in the
+// spellings clients read (curl reads only the lower-case http_proxy, Go and
+// Python both), and the sandbox's own loopback left out of it.
+func Env() []string {
+	url := "http://" + ProxyAddr
+	noProxy := "localhost,127.0.0.1,::1"
+	return []string{
+		"HTTP_PROXY=" + url, "HTTPS_PROXY=" + url, "http_proxy=" + url, "https_proxy=" + url,
+		"NO_PROXY=" + noProxy, "no_proxy=" + noProxy,
+	}
+}
+
+// Plan is what one confined sandbox is made of on Docker or Podman.
+type Plan struct {
+	// Sandbox is the sandbox's spec, confined: no network, the shared
+	// volume, the relay's resolver, the proxy in its environment, and no
+	// ports of its own.
+	Sandbox provider.Spec
+	// Gateway is the gateway container's spec: on the network all
+	// gateways share (provider.NetworkShared: each refuses the networks it
+	// is on, so none reaches another), publishing the sandbox's named
+	// ports.
+	Gateway provider.Spec
+	// Volume is the shared volume, made first.
+	Volume docker.TmpfsVolume
+	// Ports are the sandbox's named ports the relay serves.
+	Ports []int
+}
+
+// Confine plans sandbox s behind a gateway run from image (busybox will
+// do: the gateway needs only sh until its program is installed) with policy
+// p at its start. labels go on the gateway and the volume, with
+// LabelGatewayOf.
+func Confine(s provider.Spec, image string, p gateway.Policy, labels map[string]string) (Plan, error) {
+	policy, err := json.Marshal(p)
+	if err != nil {
+		return Plan{}, err
+	}
+	if _, err := gateway.ParsePolicy(policy); err != nil {
+		return Plan{}, err
+	}
+	gid, err := groupOf(s.User)
+	if err != nil {
+		return Plan{}, err
+	}
+	name := Name(s.Name)
+	l := map[string]string{LabelGatewayOf: s.Name}
+	for k, v := range labels {
+		l[k] = v
+	}
+	gwUser := fmt.Sprintf("%d:%d", UID, gid)
+	vol := docker.TmpfsVolume{Name: name, Labels: l, UID: UID, GID: gid, Mode: 0o770, Size: 32 << 20}
+	mount := provider.Volume{Name: name, Path: Dir}
+
+	var ports []int
+	serve := []string{"serve", "-dir", Dir, "-policy", string(policy)}
+	relay := Dir + "/litterbox-relay relay -dir " + Dir + " -proxy " + ProxyAddr + " -dns 127.0.0.1:53"
+	for _, ps := range s.Ports {
+		ports = append(ports, ps.Port)
+		serve = append(serve, "-port", strconv.Itoa(ps.Port))
+		relay += " -port " + strconv.Itoa(ps.Port)
+	}
+	// Until the host installs the program, the gateway's main process
+	// waits; then the program takes its place (and its pid, 1).
+	wait := `until [ -x ` + ProgramDir + `/litterbox-gateway ]; do sleep 0.05; done; exec ` + ProgramDir + `/litterbox-gateway "$@"`
+	gw := provider.Spec{
+		Name:            name,
+		Image:           image,
+		Labels:          l,
+		User:            gwUser,
+		ReadOnlyRoot:    true,
+		DropCaps:        true,
+		NoNewPrivileges: true,
+		NoHealthcheck:   true,
+		Tmpfs:           []provider.Tmpfs{{Path: ProgramDir, Size: 16 << 20, Mode: 0o700, Owner: gwUser, Exec: true}},
+		Limits:          provider.Limits{Pids: 256, Memory: 256 << 20},
+		Network:         provider.NetworkShared,
+		Ports:           s.Ports,
+		HostPorts:       s.HostPorts,
+		Volumes:         []provider.Volume{mount},
+		Cmd:             append([]string{"sh", "-c", wait, "sh"}, serve...),
+	}
+
+	sb := s
+	sb.Network = provider.NetworkNone
+	sb.Ports, sb.HostPorts = nil, provider.PortRange{}
+	sb.Volumes = append(append([]provider.Volume(nil), s.Volumes...), mount)
+	sb.DNS = []string{"127.0.0.1"}
+	sb.Sysctls = map[string]string{"net.ipv4.ip_unprivileged_port_start": "0"}
+	for k, v := range s.Sysctls {
+		sb.Sysctls[k] = v
+	}
+	sb.Env = append(append([]string(nil), s.Env...), Env()...)
+	// The sandbox's main process starts the relay once the gateway's
+	// install puts it on the volume (again, a second later, should it
+	// end), then becomes what it was: no exec on create's path, and a
+	// sandbox that restarts (its engine did) starts its relay by itself.
+	if len(s.Cmd) > 0 {
+		start := `(until [ -x ` + Dir + `/litterbox-relay ]; do sleep 0.05; done; while :; do ` + relay + `; sleep 1; done) & exec "$@"`
+		sb.Cmd = append([]string{"sh", "-c", start, "sh"}, s.Cmd...)
+	}
+	return Plan{Sandbox: sb, Gateway: gw, Volume: vol, Ports: ports}, nil
+}
+
+// groupOf reads the group of a uid:gid; a sandbox with no user set runs
+// as the image's, which litterbox never does.
+func groupOf(user string) (int, error) {
+	_, g, ok := strings.Cut(user, ":")
+	if !ok {
+		g = user
+	}
+	gid, err := strconv.Atoi(g)
+	if err != nil || gid < 0 {
+		return 0, fmt.Errorf("confine a sandbox whose user is %q: want uid:gid", user)
+	}
+	return gid, nil
+}
+
+// Execer runs commands in containers: a provider does.
+type Execer interface {
+	Exec(ctx context.Context, req provider.ExecRequest) (provider.ExecResult, error)
+}
+
+// installScript puts the program on stdin in the gateway's own directory,
+// and for the relay on the volume: each under a temporary name, then
+// renamed, so that nothing runs half of it. On the volume, which the
+// sandbox can write, mktemp makes a new file and mv replaces a name, never
+// following what the sandbox may have put there.
+const installScript = `set -e
+t=$(mktemp ` + ProgramDir + `/.inst.XXXXXX)
+cat >"$t"
+chmod 0755 "$t"
+r=$(mktemp ` + Dir + `/.relay.XXXXXX)
+cp "$t" "$r"
+chmod 0755 "$r"
+mv -f "$r" ` + Dir + `/litterbox-relay
+mv -f "$t" ` + ProgramDir + `/litterbox-gateway`
+
+// Install copies the gateway's program (gatewaybin's, for the engine's
+// platform) into its running container, whose main process then starts
+// it, and onto the volume, where the sandbox's main process finds the
+// relay.
+func Install(ctx context.Context, e Execer, gw provider.Ref, program io.Reader) error {
+	res, err := e.Exec(ctx, provider.ExecRequest{Ref: gw, Stdin: program, Cmd: []string{"sh", "-c", installScript}})
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	if err != nil {
+		return fmt.Errorf("install the egress gateway: %w", err)
+	}
+	return nil
+}
+
+// WaitRelay is a shell command that waits, up to 30 s, until the sandbox's
+// relay listens: what create runs before a setup command that may use the
+// network.
+const WaitRelay = `i=0; until [ -e ` + Dir + `/relay.ready ] || [ $i -ge 600 ]; do sleep 0.05; i=$((i+1)); done`
+
+// StartRelay starts the relay again in a running sandbox (the agent may
+// have stopped it: it is the agent's); it returns once the relay listens.
+func StartRelay(ctx context.Context, e Execer, sandbox provider.Ref, ports []int) error {
+	cmd := []string{Dir + "/litterbox-relay", "relay", "-detach", "-dir", Dir, "-proxy", ProxyAddr, "-dns", "127.0.0.1:53"}
+	for _, p := range ports {
+		cmd = append(cmd, "-port", strconv.Itoa(p))
+	}
+	res, err := e.Exec(ctx, provider.ExecRequest{Ref: sandbox, Cmd: cmd})
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	if err != nil {
+		return fmt.Errorf("start the egress relay in the sandbox: %w", err)
+	}
+	return nil
+}
+
+// ctl runs `litterbox-gateway ctl args...` in the gateway's container.
+func ctl(ctx context.Context, e Execer, gw provider.Ref, stdin io.Reader, args ...string) ([]byte, error) {
+	res, err := e.Exec(ctx, provider.ExecRequest{Ref: gw, Stdin: stdin,
+		Cmd: append([]string{ProgramDir + "/litterbox-gateway", "ctl"}, args...)})
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("%s", strings.TrimSpace(string(res.Stderr)))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("egress gateway %s: %w", args[0], err)
+	}
+	return res.Stdout, nil
+}
+
+// SetPolicy makes p the gateway's policy: from its next connection on, and
+// open tunnels that p refuses are cut.
+func SetPolicy(ctx context.Context, e Execer, gw provider.Ref, p gateway.Policy) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	_, err = ctl(ctx, e, gw, strings.NewReader(string(b)), "set")
+	return err
+}
+
+// GetPolicy is the policy in force in the gateway.
+func GetPolicy(ctx context.Context, e Execer, gw provider.Ref) (gateway.Policy, error) {
+	out, err := ctl(ctx, e, gw, nil, "get")
+	if err != nil {
+		return gateway.Policy{}, err
+	}
+	var p gateway.Policy
+	if err := json.Unmarshal(out, &p); err != nil {
+		return gateway.Policy{}, fmt.Errorf("egress gateway get: %w", err)
+	}
+	return p, nil
+}
+
+// Collect fetches the records after cursor c (up to 4096: call again while
+// the batch's Last is beyond what it holds).
+func Collect(ctx context.Context, e Execer, gw provider.Ref, c Cursor) (gateway.Batch, error) {
+	out, err := ctl(ctx, e, gw, nil, "log", "-boot", c.Boot, "-after", strconv.FormatUint(c.Seq, 10))
+	if err != nil {
+		return gateway.Batch{}, err
+	}
+	var b gateway.Batch
+	if err := json.Unmarshal(out, &b); err != nil {
+		return gateway.Batch{}, fmt.Errorf("egress gateway log: %w", err)
+	}
+	return b, nil
+}
+
+// Refused fetches the refusals of the last within (a duration measured by
+// the host, so the two clocks need not agree): an MCP bash call asks for
+// its own length, plus a margin.
+func Refused(ctx context.Context, e Execer, gw provider.Ref, within string) ([]gateway.Record, error) {
+	out, err := ctl(ctx, e, gw, nil, "refused", "-within", within)
+	if err != nil {
+		return nil, err
+	}
+	var rs []gateway.Record
+	if err := json.Unmarshal(out, &rs); err != nil {
+		return nil, fmt.Errorf("egress gateway refused: %w", err)
+	}
+	return rs, nil
+}
+
+// HostProbeArgs is the argv of a one-shot container on the engine host's
+// own network that lists the host's addresses (`ip -o addr`): the gateway
+// refuses them unless listed (Policy.Host). The host's loopback aside, a
+// gateway cannot tell them from the internet itself.
+func HostProbeArgs(image string) []string {
+	return []string{"run", "--rm", "--network", "host", "--user", "65534:65534", "--cap-drop", "ALL",
+		"--security-opt", "no-new-privileges", "--read-only", "--entrypoint", "ip", image, "-o", "addr", "show"}
+}
+
+// ParseHostAddrs reads the output of HostProbeArgs: every address but the
+// loopback's, as an address (not its network).
+func ParseHostAddrs(out []byte) []string {
+	var addrs []string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		for i := 0; i+1 < len(f); i++ {
+			if f[i] != "inet" && f[i] != "inet6" {
+				continue
+			}
+			p, err := netip.ParsePrefix(f[i+1])
+			if err != nil || p.Addr().IsLoopback() || p.Addr().IsLinkLocalUnicast() {
+				continue
+			}
+			if s := p.Addr().String(); !seen[s] {
+				seen[s] = true
+				addrs = append(addrs, s)
+			}
+		}
+	}
+	return addrs
+}

@@ -1,0 +1,195 @@
+package egress
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/gateway"
+)
+
+// Cursor is how far the host has collected a gateway's records: its run
+// (Boot) and the last sequence number taken.
+type Cursor struct {
+	Boot string `json:"boot"`
+	Seq  uint64 `json:"seq"`
+}
+
+// Store keeps a sandbox's record of connections on the host, where nothing
+// in the sandbox can write: JSON lines in File, which is moved to File.1
+// (replacing the one before) once it passes Max bytes, so the record is
+// bounded at about twice Max; the cursor beside it, in File.cursor. A
+// sandbox's state directory is the place (`.git/litterbox/NAME/net.jsonl`).
+type Store struct {
+	File string
+	Max  int64
+}
+
+// DefaultMax bounds each of a store's two files.
+const DefaultMax = 4 << 20
+
+func (s Store) max() int64 {
+	if s.Max > 0 {
+		return s.Max
+	}
+	return DefaultMax
+}
+
+// Cursor is where the last Append left off.
+func (s Store) Cursor() (Cursor, error) {
+	b, err := os.ReadFile(s.File + ".cursor")
+	if errors.Is(err, os.ErrNotExist) {
+		return Cursor{}, nil
+	}
+	if err != nil {
+		return Cursor{}, err
+	}
+	var c Cursor
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Cursor{}, fmt.Errorf("%s.cursor: %w", s.File, err)
+	}
+	return c, nil
+}
+
+// Append adds a batch's records, after a record of any loss the batch
+// reports, and moves the cursor past them.
+func (s Store) Append(b gateway.Batch) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	switch {
+	case b.Lost > 0:
+		_ = enc.Encode(gateway.Record{Time: b.Now, Kind: "lost", Reason: fmt.Sprintf("%d records were not collected before the gateway dropped them", b.Lost)})
+	case b.Lost < 0:
+		_ = enc.Encode(gateway.Record{Time: b.Now, Kind: "lost", Reason: "the gateway restarted: records of its previous run not collected by then are lost"})
+	}
+	for _, r := range b.Records {
+		_ = enc.Encode(r)
+	}
+	c := Cursor{Boot: b.Boot}
+	if n := len(b.Records); n > 0 {
+		c.Seq = b.Records[n-1].Seq
+	} else if old, err := s.Cursor(); err == nil && old.Boot == b.Boot {
+		c.Seq = old.Seq
+	}
+	if buf.Len() > 0 {
+		if err := os.MkdirAll(filepath.Dir(s.File), 0o755); err != nil {
+			return err
+		}
+		if fi, err := os.Stat(s.File); err == nil && fi.Size()+int64(buf.Len()) > s.max() {
+			if err := os.Rename(s.File, s.File+".1"); err != nil {
+				return err
+			}
+		}
+		f, err := os.OpenFile(s.File, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		_, werr := f.Write(buf.Bytes())
+		if err := errors.Join(werr, f.Close()); err != nil {
+			return err
+		}
+	}
+	cb, _ := json.Marshal(c)
+	tmp := s.File + ".cursor." + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(tmp, cb, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, s.File+".cursor")
+}
+
+// Records returns the last n records kept (all of them for n <= 0),
+// oldest first.
+func (s Store) Records(n int) ([]gateway.Record, error) {
+	var all []gateway.Record
+	for _, p := range []string{s.File + ".1", s.File} {
+		f, err := os.Open(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		rs, err := readRecords(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		all = append(all, rs...)
+	}
+	if n > 0 && len(all) > n {
+		all = all[len(all)-n:]
+	}
+	return all, nil
+}
+
+func readRecords(r io.Reader) ([]gateway.Record, error) {
+	var out []gateway.Record
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var rec gateway.Record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			continue // a line cut by a crash: skip it, keep the rest
+		}
+		out = append(out, rec)
+	}
+	return out, sc.Err()
+}
+
+// RefusedHosts sums up refusals for an agent: each host:port once, with
+// the reason of its first refusal, in order.
+func RefusedHosts(rs []gateway.Record) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if r.Allowed || r.Kind == "lost" {
+			continue
+		}
+		key := r.Host
+		if r.Kind == "suppressed" {
+			key = "(more)"
+		} else if r.Port != 0 {
+			key = r.Host + ":" + strconv.Itoa(r.Port)
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, key+" ("+r.Reason+")")
+	}
+	return out
+}
+
+// Summary is one line of a record, for `litterbox net log`.
+func Summary(r gateway.Record) string {
+	verdict := "allowed"
+	if !r.Allowed {
+		verdict = "refused"
+	}
+	target := r.Host
+	if r.Port != 0 {
+		target += ":" + strconv.Itoa(r.Port)
+	}
+	parts := []string{r.Time.Local().Format(time.DateTime), r.Kind, target, verdict}
+	if r.Addr != "" {
+		parts = append(parts, "addr "+r.Addr)
+	}
+	if r.Reason != "" {
+		parts = append(parts, r.Reason)
+	}
+	if r.Error != "" {
+		parts = append(parts, "error: "+r.Error)
+	}
+	if r.Allowed {
+		parts = append(parts, fmt.Sprintf("%d B out, %d B in, %.0f ms", r.Sent, r.Received, r.DurationMS))
+	}
+	return strings.Join(parts, "  ")
+}

@@ -1,0 +1,451 @@
+package gateway
+
+import (
+	"compress/gzip"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	stdlog "log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// SetSecrets makes in the secrets of the next connections, and cuts the
+// open tunnels it changes (those the gateway terminates, whose values may
+// have changed, and plain ones to a host now bound). On the first secrets
+// the gateway makes its CA; the answer holds the CA's certificate, for the
+// sandbox to trust, and the secrets without their values.
+func (g *Gateway) SetSecrets(in Secrets) (SecretsInfo, error) {
+	s, err := compileSecrets(in)
+	if err != nil {
+		return SecretsInfo{}, err
+	}
+	ca, err := g.authority(len(s.list) > 0)
+	if err != nil {
+		return SecretsInfo{}, fmt.Errorf("make the gateway's CA: %w", err)
+	}
+	g.secrets.Store(s)
+	for _, t := range g.openTunnels() {
+		if t.intercepted || len(s.boundTo(t.name, t.lit, t.port)) > 0 {
+			t.cut("closed when the secrets changed")
+		}
+	}
+	return g.secretsInfo(ca), nil
+}
+
+// SecretsInfo is what the gateway holds, without values.
+func (g *Gateway) SecretsInfo() SecretsInfo {
+	ca, _ := g.authority(false)
+	return g.secretsInfo(ca)
+}
+
+func (g *Gateway) secretsInfo(ca *authority) SecretsInfo {
+	info := SecretsInfo{Bound: []BoundInfo{}}
+	if s := g.secrets.Load(); s != nil {
+		info.Bound = s.info()
+	}
+	if ca != nil {
+		info.CA = string(ca.PEM())
+	}
+	return info
+}
+
+// authority is the gateway's CA, made when make is set and there is none.
+func (g *Gateway) authority(make bool) (*authority, error) {
+	g.caMu.Lock()
+	defer g.caMu.Unlock()
+	if g.ca == nil && make {
+		ca, err := newAuthority(g.Policy().Sandbox)
+		if err != nil {
+			return nil, err
+		}
+		g.ca = ca
+	}
+	return g.ca, nil
+}
+
+func (g *Gateway) openTunnels() []*tunnel {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	open := make([]*tunnel, 0, len(g.active))
+	for t := range g.active {
+		open = append(open, t)
+	}
+	return open
+}
+
+// refuseSecret answers a request that carries the placeholder of sec where
+// it may not go with 403, and records it as an exfiltration attempt.
+func (g *Gateway) refuseSecret(w io.Writer, rec Record, sec *secret, target string, why string) {
+	where := net.JoinHostPort(target, strconv.Itoa(rec.Port))
+	sandbox := cmpOr(g.Policy().Sandbox, "NAME")
+	rec.Allowed, rec.Secret = false, sec.Name
+	rec.Reason = fmt.Sprintf("exfiltration attempt: the placeholder of secret %s sent to %s, %s", sec.Name, where, why)
+	body := fmt.Sprintf("litterbox: sandbox %s may not send the placeholder of secret %s to %s: %s.\nThe secret goes only to %s, over https. The attempt is recorded.\n",
+		sandbox, sec.Name, where, why, strings.Join(sec.Hosts, ", "))
+	status := fmt.Sprintf("Forbidden: litterbox refused the placeholder of secret %s for %s", sec.Name, where)
+	fmt.Fprintf(w, "HTTP/1.1 403 %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Litterbox-Refused: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		oneLine(status), oneLine(rec.Reason), len(body), body)
+	rec.DurationMS = msSince(rec.Time)
+	g.Audit.Add(rec)
+}
+
+// leakWhy says why a placeholder may not go to a host over a plain
+// request or tunnel.
+func leakWhy(sec *secret, name string, lit netip.Addr, port int) string {
+	if sec.bound(name, lit, port) {
+		return "which would carry it unencrypted"
+	}
+	return "a host it is not bound to"
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// bufferedConn reads what its reader holds first (a ClientHello the
+// gateway peeked at), then the connection.
+type bufferedConn struct {
+	net.Conn
+	r        io.Reader
+	sent     atomic.Int64
+	received atomic.Int64
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.sent.Add(int64(n))
+	return n, err
+}
+
+func (c *bufferedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.received.Add(int64(n))
+	return n, err
+}
+
+// oneConn is a listener that accepts one connection, then waits until it
+// is closed.
+type oneConn struct {
+	c    net.Conn
+	once sync.Once
+	done chan struct{}
+}
+
+func (l *oneConn) Accept() (net.Conn, error) {
+	if c := l.c; c != nil {
+		l.c = nil
+		return c, nil
+	}
+	<-l.done
+	return nil, net.ErrClosed
+}
+
+func (l *oneConn) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *oneConn) Addr() net.Addr { return dummyAddr{} }
+
+type dummyAddr struct{}
+
+func (dummyAddr) Network() string { return "tunnel" }
+func (dummyAddr) String() string  { return "tunnel" }
+
+var discardLog = stdlog.New(io.Discard, "", 0)
+
+// interception serves the requests of one tunnel to a host secrets are
+// bound to: the gateway is the TLS server the sandbox talks to (with a
+// certificate of its CA), and a TLS client of the real server, whose
+// certificate it verifies.
+type interception struct {
+	g      *Gateway
+	t      *tunnel
+	s      *secretSet
+	target string // the name, or the address, as judged
+	host   string // target:port for the URL and the Host header
+	tr     *http.Transport
+}
+
+// intercept serves tunnel t, whose client's first bytes (a ClientHello for
+// t's name, judged) are in br, to a host secrets of s are bound to. up is
+// a connection to the checked address, made before the tunnel was
+// answered; dial makes more (to the same address: no name is resolved
+// again). It returns the bytes from and to the sandbox.
+func (g *Gateway) intercept(t *tunnel, s *secretSet, br io.Reader, up net.Conn, dial func(context.Context) (net.Conn, error), rec *Record) (int64, int64) {
+	ca, err := g.authority(true)
+	if err != nil {
+		up.Close()
+		rec.Error = "the gateway's CA: " + err.Error()
+		return 0, 0
+	}
+	target := targetText(t.name, t.lit)
+	host := target
+	if t.port != 443 {
+		host = net.JoinHostPort(target, strconv.Itoa(t.port))
+	} else if t.name == "" && t.lit.Is6() {
+		host = "[" + target + "]"
+	}
+	client := &bufferedConn{Conn: t.client, r: br}
+	defer func() { rec.Sent, rec.Received = client.sent.Load(), client.received.Load() }()
+	tc := tls.Server(client, &tls.Config{
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return ca.leaf(target) },
+		// HTTP/1.1 only: the gateway reads and rewrites each request.
+		NextProtos: []string{"http/1.1"},
+		MinVersion: tls.VersionTLS12,
+	})
+	_ = tc.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := tc.Handshake(); err != nil {
+		up.Close()
+		rec.Error = "the sandbox's client did not finish TLS with the gateway (does it trust the gateway's CA, SSL_CERT_FILE?): " + err.Error()
+		return 0, 0
+	}
+	_ = tc.SetDeadline(time.Time{})
+
+	var first atomic.Pointer[net.Conn]
+	first.Store(&up)
+	ic := &interception{g: g, t: t, s: s, target: target, host: host}
+	ic.tr = &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			if c := first.Swap(nil); c != nil {
+				return *c, nil
+			}
+			c, err := dial(ctx)
+			if err == nil {
+				t.add(c)
+			}
+			return c, err
+		},
+		TLSClientConfig:       &tls.Config{RootCAs: s.roots, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:   10 * time.Second,
+		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
+		DisableCompression:    true,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	defer func() {
+		ic.tr.CloseIdleConnections()
+		if c := first.Swap(nil); c != nil {
+			(*c).Close()
+		}
+	}()
+	l := &oneConn{c: tc, done: make(chan struct{})}
+	srv := &http.Server{
+		Handler:           ic,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeader,
+		ErrorLog:          discardLog,
+		TLSNextProto:      map[string]func(*http.Server, *tls.Conn, http.Handler){},
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			if st == http.StateClosed || st == http.StateHijacked {
+				l.Close()
+			}
+		},
+	}
+	_ = srv.Serve(l)
+	return 0, 0
+}
+
+// sameHost reports whether a request's Host names the tunnel's host:
+// another would be fronting (a CDN's other site on the same address) with
+// the secret's value.
+func (ic *interception) sameHost(h string) bool {
+	name, lit, port, err := splitTarget(h, 443)
+	return err == nil && port == ic.t.port && name == ic.t.name && lit == ic.t.lit
+}
+
+// countReader counts what passes.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// ServeHTTP carries one request of the sandbox to the bound host.
+func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g := ic.g
+	rec := Record{Kind: "https", Time: time.Now(), Host: ic.target, Port: ic.t.port, Method: r.Method, Addr: ic.t.addr.String(), Allowed: true}
+	refuse := func(code int, reason, body string) {
+		rec.Allowed, rec.Reason = false, reason
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Litterbox-Refused", oneLine(reason))
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, "litterbox: "+body+"\n")
+		rec.DurationMS = msSince(rec.Time)
+		g.Audit.Add(rec)
+	}
+	sandbox := cmpOr(g.Policy().Sandbox, "NAME")
+	switch {
+	case !ic.sameHost(r.Host):
+		refuse(http.StatusMisdirectedRequest, fmt.Sprintf("the request names host %s in a tunnel to %s", printableName(r.Host), ic.host),
+			fmt.Sprintf("sandbox %s sent a request for %s through its tunnel to %s: a tunnel to a host a secret is bound to carries requests for that host only", sandbox, printableName(r.Host), ic.host))
+		return
+	case r.Method == http.MethodConnect:
+		refuse(http.StatusMethodNotAllowed, "CONNECT inside a tunnel", "a CONNECT inside a tunnel is not carried")
+		return
+	case r.Header.Get("Upgrade") != "":
+		refuse(http.StatusNotImplemented, "an upgrade (WebSocket) to a host a secret is bound to",
+			fmt.Sprintf("an upgrade (%s) to %s is not carried: the gateway could not check what comes back for the secret's value", printableName(r.Header.Get("Upgrade")), ic.host))
+		return
+	}
+	rw := ic.s.rewrite(ic.t.name, ic.t.lit, ic.t.port, r.RequestURI, r.Header)
+	if rw.refused != nil {
+		sec := rw.refused
+		rec.Secret = sec.Name
+		where := net.JoinHostPort(ic.target, strconv.Itoa(ic.t.port))
+		refuse(http.StatusForbidden, fmt.Sprintf("exfiltration attempt: the placeholder of secret %s sent to %s, a host it is not bound to", sec.Name, where),
+			fmt.Sprintf("sandbox %s may not send the placeholder of secret %s to %s: it goes only to %s. The attempt is recorded.", sandbox, sec.Name, where, strings.Join(sec.Hosts, ", ")))
+		return
+	}
+	rec.Secret = strings.Join(rw.used, ",")
+	rec.Reason = "TLS terminated by the gateway"
+	if rec.Secret != "" {
+		rec.Reason += "; secret " + rec.Secret + " added"
+	}
+	// The answer must come as it is, so that the gateway can scrub it.
+	r.Header.Del("Accept-Encoding")
+	reqBody := &countReader{r: r.Body}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = readCloser{reqBody, r.Body}
+	}
+	respBody := &countReader{r: http.NoBody}
+	var failure error
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host = "https", ic.host
+			pr.Out.URL.RawQuery = pr.In.URL.RawQuery
+			pr.Out.Host = ""
+		},
+		Transport:     ic.tr,
+		FlushInterval: -1,
+		ErrorLog:      discardLog,
+		ModifyResponse: func(resp *http.Response) error {
+			for _, vs := range resp.Header {
+				for i, v := range vs {
+					vs[i] = ReplaceAll(v, rw.pairs...)
+				}
+			}
+			resp.Trailer = nil
+			if resp.Body == nil || resp.Body == http.NoBody || r.Method == http.MethodHead {
+				return nil
+			}
+			var body io.Reader = resp.Body
+			switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
+			case "", "identity":
+			case "gzip", "x-gzip":
+				zr, err := gzip.NewReader(resp.Body)
+				if err != nil {
+					return fmt.Errorf("the answer's gzip: %w", err)
+				}
+				body = zr
+				resp.Header.Del("Content-Encoding")
+			default:
+				return fmt.Errorf("the answer is encoded %s, which the gateway cannot check for a secret's value", printableName(enc))
+			}
+			sc, err := NewScrubber(body, rw.pairs...)
+			if err != nil {
+				return err
+			}
+			respBody.r = sc
+			resp.Body = readCloser{respBody, resp.Body}
+			resp.ContentLength = -1
+			resp.Header.Del("Content-Length")
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			failure = err
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			msg := fmt.Sprintf("litterbox gateway: %s: %v\n", ic.host, err)
+			if certError(err) {
+				msg = fmt.Sprintf("litterbox gateway: the certificate of %s is not valid, so the gateway did not send it the secret: %v\n", ic.host, err)
+			}
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusBadGateway)
+			_, _ = io.WriteString(w, msg)
+		},
+	}
+	sw := &scrubHeaders{ResponseWriter: w, pairs: rw.pairs}
+	proxy.ServeHTTP(sw, r)
+	// The trailers, which the server sends once the handler returns: the
+	// transport fills them in after the body, past ModifyResponse.
+	sw.scrub()
+	if failure != nil {
+		var ue *url.Error
+		if errors.As(failure, &ue) {
+			failure = ue.Err
+		}
+		if certError(failure) {
+			rec.Allowed, rec.Reason = false, "the server's certificate is not valid: "+failure.Error()
+		} else {
+			rec.Error = failure.Error()
+		}
+	}
+	rec.Sent, rec.Received = reqBody.n, respBody.n
+	rec.DurationMS = msSince(rec.Time)
+	g.Audit.Add(rec)
+}
+
+// scrubHeaders scrubs the header of every answer it writes (the proxy
+// passes an informational one, 103 Early Hints, on by itself, past
+// ModifyResponse), and, once the proxy is done, the trailers.
+type scrubHeaders struct {
+	http.ResponseWriter
+	pairs []string
+}
+
+func (s *scrubHeaders) WriteHeader(code int) {
+	s.scrub()
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *scrubHeaders) scrub() {
+	for _, vs := range s.Header() {
+		for i, v := range vs {
+			vs[i] = ReplaceAll(v, s.pairs...)
+		}
+	}
+}
+
+// Unwrap lets the proxy flush the writer under it.
+func (s *scrubHeaders) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// certError reports whether err is the real server's certificate failing
+// the gateway's verification.
+func certError(err error) bool {
+	var ve *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	return errors.As(err, &ve) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
+}

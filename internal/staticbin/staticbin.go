@@ -1,0 +1,46 @@
+// Package staticbin is what internal/scanbin and internal/gatewaybin share: a
+// program of litterbox's built static for each Linux platform a container can
+// run, embedded, and picked by the container's platform.
+package staticbin
+
+import (
+	"embed"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Set is one program's embedded builds.
+type Set struct {
+	// FS holds bin/NAME-OS-ARCH for every platform, and bin/GOVERSION.
+	FS embed.FS
+	// Name is the program's name ("litterbox-scan").
+	Name string
+	// What names it in errors ("snapshot scanner").
+	What string
+	// Only ends the error for a platform without a build; %s is the
+	// platforms there are ("litterbox runs sandboxes on %s only").
+	Only string
+	// Pkg is its main package, which the generator builds.
+	Pkg string
+	// Platforms are the platforms it is built for, "os/arch", sorted.
+	Platforms []string
+}
+
+// FileName is the name of the build for os/arch in bin/.
+func (s *Set) FileName(os, arch string) string { return s.Name + "-" + os + "-" + arch }
+
+// For returns the build for os/arch, or an error naming the platforms there
+// are.
+func (s *Set) For(os, arch string) ([]byte, error) {
+	b, err := s.FS.ReadFile("bin/" + s.FileName(os, arch))
+	if err != nil {
+		return nil, fmt.Errorf("no %s for %s/%s: "+s.Only, s.What, os, arch, strings.Join(s.Platforms, " or "))
+	}
+	return b, nil
+}
+
+// Supported reports whether there is a build for os/arch.
+func (s *Set) Supported(os, arch string) bool {
+	return slices.Contains(s.Platforms, os+"/"+arch)
+}

@@ -1,0 +1,56 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+// TmpfsVolume is a named volume in memory, owned by one user: a sandbox and
+// its egress gateway share one (package egress). It lives while a container
+// mounts it; what it holds is gone when the last one stops.
+type TmpfsVolume struct {
+	Name   string
+	Labels map[string]string
+	// UID and GID own its root; Mode is its root's permission bits.
+	UID, GID int
+	Mode     uint32
+	// Size caps it in bytes; Podman cannot cap a volume's size (it refuses
+	// the option), so there it is left to the engine.
+	Size int64
+}
+
+// VolumeCreateArgs builds the argv of `docker volume create` for v in
+// dialect d.
+func VolumeCreateArgs(v TmpfsVolume, d *Dialect) []string {
+	args := []string{"volume", "create"}
+	for _, kv := range SortedLabels(v.Labels) {
+		args = append(args, "--label", kv)
+	}
+	o := fmt.Sprintf("uid=%d,gid=%d,mode=%04o", v.UID, v.GID, v.Mode)
+	if v.Size > 0 && d.Engine != EnginePodman {
+		o += fmt.Sprintf(",size=%d", v.Size)
+	}
+	return append(args, "--driver", "local", "--opt", "type=tmpfs", "--opt", "device=tmpfs", "--opt", "o="+o, v.Name)
+}
+
+// VolumeCreate makes v. One that exists already is an error: its options
+// may not be v's.
+func (c *Client) VolumeCreate(ctx context.Context, v TmpfsVolume) error {
+	_, err := c.Run(ctx, c.Cmd(VolumeCreateArgs(v, c.dialect())...))
+	if err != nil {
+		return fmt.Errorf("create volume %s: %w", v.Name, err)
+	}
+	return nil
+}
+
+// VolumeRemove removes a volume; one that is gone already is not an error.
+func (c *Client) VolumeRemove(ctx context.Context, name string) error {
+	_, err := c.Run(ctx, c.Cmd("volume", "rm", "--force", name))
+	if err != nil && !strings.Contains(strings.ToLower(runner.Stderr(err)), "no such volume") {
+		return fmt.Errorf("remove volume %s: %w", name, err)
+	}
+	return nil
+}

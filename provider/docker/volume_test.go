@@ -1,0 +1,59 @@
+package docker
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/runner"
+)
+
+// TestRunArgsVolumesDNSSysctls: a sandbox confined behind its gateway has a
+// shared volume, its resolver and a sysctl, in a stable order.
+func TestRunArgsVolumesDNSSysctls(t *testing.T) {
+	s := provider.Spec{Name: "c", Image: "busybox", Network: provider.NetworkNone,
+		Volumes: []provider.Volume{{Name: "c-gw", Path: "/run/litterbox-gw"}},
+		DNS:     []string{"127.0.0.1"},
+		Sysctls: map[string]string{"net.ipv4.ip_unprivileged_port_start": "0", "net.ipv4.ping_group_range": "1 0"},
+		Cmd:     []string{"sleep", "infinity"}}
+	got, err := RunArgs(s, DockerDialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "--mount type=volume,src=c-gw,dst=/run/litterbox-gw --dns 127.0.0.1 --sysctl net.ipv4.ip_unprivileged_port_start=0 --sysctl 'net.ipv4.ping_group_range=1 0'"
+	if q := runner.Quote(got...); !strings.Contains(q, want) {
+		t.Errorf("RunArgs = %s\nwant it to hold %s", q, want)
+	}
+	s.Volumes = []provider.Volume{{Name: "a,b", Path: "/x"}}
+	if _, err := RunArgs(s, DockerDialect); err == nil {
+		t.Error("a comma in a volume name passed")
+	}
+}
+
+// TestRunArgsShared: a NetworkShared container joins the one shared network
+// on both engines (on Podman, where sandboxes get networks of their own).
+func TestRunArgsShared(t *testing.T) {
+	s := provider.Spec{Name: "g", Image: "busybox", Network: provider.NetworkShared}
+	for _, d := range []*Dialect{DockerDialect, PodmanDialect} {
+		got, err := RunArgs(s, d)
+		if err != nil || !strings.Contains(runner.Quote(got...), "--network litterbox-shared") {
+			t.Errorf("%s: %q, %v", d.Name, got, err)
+		}
+	}
+	if got := sharedCreateArgs("litterbox-shared", PodmanDialect); slices.Contains(got, "--opt") {
+		t.Errorf("podman's shared network: %q", got)
+	}
+}
+
+func TestVolumeCreateArgs(t *testing.T) {
+	v := TmpfsVolume{Name: "c-gw", Labels: map[string]string{"dev.litterbox.slug": "x"}, UID: 65532, GID: 65532, Mode: 0o700, Size: 16 << 20}
+	want := []string{"volume", "create", "--label", "dev.litterbox.slug=x", "--driver", "local", "--opt", "type=tmpfs", "--opt", "device=tmpfs", "--opt", "o=uid=65532,gid=65532,mode=0700,size=16777216", "c-gw"}
+	if got := VolumeCreateArgs(v, DockerDialect); !slices.Equal(got, want) {
+		t.Errorf("docker: %q", got)
+	}
+	// Podman refuses a size ("volume options size and inodes not supported").
+	if got := VolumeCreateArgs(v, PodmanDialect); slices.ContainsFunc(got, func(a string) bool { return strings.Contains(a, "size=") }) {
+		t.Errorf("podman: %q", got)
+	}
+}

@@ -1,0 +1,136 @@
+package vm
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeImage(t *testing.T) Image {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"vmlinuz", "initrd.img", "base.qcow2"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	manifest := "recipe 1\nkernel 6.1.0-50-amd64\ncmdline console=ttyS0 root=/dev/vda rw init=/sbin/litterbox-boot\n"
+	if err := os.WriteFile(filepath.Join(dir, "manifest"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img, err := LoadImage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+func TestLoadImage(t *testing.T) {
+	img := writeImage(t)
+	if img.KernelRelease != "6.1.0-50-amd64" || img.Cmdline != "console=ttyS0 root=/dev/vda rw init=/sbin/litterbox-boot" ||
+		img.Kernel != filepath.Join(img.Dir, "vmlinuz") || img.Base != filepath.Join(img.Dir, "base.qcow2") {
+		t.Errorf("image = %+v", img)
+	}
+	_, err := LoadImage(filepath.Join(t.TempDir(), "none"))
+	if err == nil || !strings.Contains(err.Error(), "scripts/ensure-vm-image.sh") {
+		t.Errorf("a missing image: %v; want an error saying how to build it", err)
+	}
+}
+
+// The VM gets the image's kernel and command line, its own disk, a network
+// whose only way in is the ssh port on the host's loopback, and its keys
+// through fw_cfg, never on the command line.
+func TestQemuArgs(t *testing.T) {
+	img := writeImage(t)
+	m := New(Config{Dir: "/v", Image: img, MemoryMiB: 1024, CPUs: 2, Accel: Accel{Name: "kvm"}})
+	args := m.qemuArgs(40022, false)
+	line := strings.Join(args, " ")
+	for _, want := range []string{
+		"-accel kvm -cpu host", "-m 1024", "-smp 2",
+		"-kernel " + img.Kernel, "-initrd " + img.Initrd, "-append " + img.Cmdline,
+		"-drive file=/v/disk.qcow2,if=virtio,format=qcow2",
+		"-netdev user,id=net0,hostfwd=tcp:127.0.0.1:40022-:22",
+		"-fw_cfg name=opt/dev.litterbox/authorized_keys,file=/v/id_ed25519.pub",
+		"-fw_cfg name=opt/dev.litterbox/host_key,file=/v/host_key",
+		"-daemonize -pidfile /v/qemu.pid", "-chardev file,id=console,path=/v/console.log,append=on -serial chardev:console", "-no-reboot", "-nodefaults",
+	} {
+		if !strings.Contains(line, want) {
+			t.Errorf("qemu argv lacks %q:\n%s", want, line)
+		}
+	}
+	if slices.Contains(args, "-incoming") || !strings.Contains(line, "-qmp unix:/v/qmp.sock,server=on,wait=off") {
+		t.Errorf("a boot's argv: %s", line)
+	}
+	// A VM with a saved state resumes from it.
+	if line := strings.Join(m.qemuArgs(40022, true), " "); !strings.Contains(line, "-incoming exec:cat '/v/state'") {
+		t.Errorf("a resume's argv lacks the state: %s", line)
+	}
+	if slices.Contains(args, "-enable-kvm") && m.c.Accel.Name != "kvm" {
+		t.Error("kvm asked for without kvm")
+	}
+	tcg := New(Config{Dir: "/v", Image: img, Accel: Accel{Name: "tcg"}})
+	if line := strings.Join(tcg.qemuArgs(1, false), " "); !strings.Contains(line, "-accel tcg,thread=multi,tb-size=256 -cpu max") || !strings.Contains(line, "-m 2048") {
+		t.Errorf("tcg argv: %s", line)
+	}
+}
+
+// KVM is used when /dev/kvm opens; a KVM that is PVM (kvm_pvm, which boots
+// only kernels built as PVM guests, as on these machines) or none at all
+// means emulation, with a note saying why.
+func TestDetectAccel(t *testing.T) {
+	root := t.TempDir()
+	dev := filepath.Join(root, "kvm")
+	sys := filepath.Join(root, "module")
+	if a := detectAccel(dev, sys); a.Name != "tcg" || !strings.Contains(a.Note, "no "+dev) {
+		t.Errorf("without /dev/kvm: %+v", a)
+	}
+	if err := os.WriteFile(dev, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(sys, "kvm_intel"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if a := detectAccel(dev, sys); a.Name != "kvm" || a.Note != "" {
+		t.Errorf("with kvm_intel: %+v", a)
+	}
+	os.RemoveAll(filepath.Join(sys, "kvm_intel"))
+	if err := os.MkdirAll(filepath.Join(sys, "kvm_pvm"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if a := detectAccel(dev, sys); a.Name != "tcg" || !strings.Contains(a.Note, "PVM") {
+		t.Errorf("with kvm_pvm only: %+v", a)
+	}
+	t.Setenv("LITTERBOX_VM_ACCEL", "kvm")
+	if a := detectAccel(dev, sys); a.Name != "kvm" {
+		t.Errorf("LITTERBOX_VM_ACCEL=kvm: %+v", a)
+	}
+}
+
+// The ssh configuration names the VM by an alias of its own, reached on
+// the host's loopback with the VM's key, and checks its host key.
+func TestSSHConfig(t *testing.T) {
+	m := New(Config{Dir: "/v", Image: Image{}})
+	cfg := m.sshConfig(40022)
+	for _, want := range []string{"Host " + m.alias + "\n", "HostName 127.0.0.1", "Port 40022", "User root", "IdentityFile /v/id_ed25519",
+		"IdentitiesOnly yes", "UserKnownHostsFile /v/known_hosts", "HostKeyAlias " + m.alias, "StrictHostKeyChecking yes", "BatchMode yes"} {
+		if !strings.Contains(cfg, want) {
+			t.Errorf("ssh config lacks %q:\n%s", want, cfg)
+		}
+	}
+	if m.Endpoint() != "ssh://"+m.alias+"/var/run/docker.sock" || !strings.HasPrefix(m.alias, "litterbox-vm-") {
+		t.Errorf("endpoint %s", m.Endpoint())
+	}
+	if other := New(Config{Dir: "/w"}); other.alias == m.alias {
+		t.Error("two VMs share an ssh alias")
+	}
+}
+
+func TestStatusStopped(t *testing.T) {
+	m := New(Config{Dir: t.TempDir(), Idle: time.Minute})
+	if st := m.Status(); st.State != StateStopped || st.PID != 0 {
+		t.Errorf("status of a VM never started = %+v", st)
+	}
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# ensure-debian-tools-image.sh: the Debian image of ensure-debian-image.sh
+# with the clients agents use over https: curl, git, python3-requests and
+# ca-certificates (so the image has roots of its own, which the sandbox's
+# CA bundle keeps beside the gateway's CA). The secrets tests of package
+# egress run them against their own internet.
+#
+#   bash scripts/ensure-debian-tools-image.sh     # idempotent; quick when all is there
+#
+# It needs deb.debian.org (apt-get in a docker build) the first time.
+set -euo pipefail
+
+BASE=${DEBIAN_IMAGE:-litterbox-test/debian-python:bookworm}
+TOOLS_IMAGE=${DEBIAN_TOOLS_IMAGE:-litterbox-test/debian-tools:bookworm}
+
+log() { printf 'ensure-debian-tools-image: %s\n' "$*" >&2; }
+
+if docker image inspect "$TOOLS_IMAGE" >/dev/null 2>&1; then
+  log "$TOOLS_IMAGE is there"
+  exit 0
+fi
+bash "$(dirname "$0")/ensure-debian-image.sh"
+log "apt-get install curl git ca-certificates python3-requests into $TOOLS_IMAGE"
+docker build -q -t "$TOOLS_IMAGE" - >/dev/null <<DOCKERFILE
+FROM $BASE
+RUN apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends curl git ca-certificates python3-requests >/dev/null \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
+DOCKERFILE
+log "built $TOOLS_IMAGE"

@@ -1,0 +1,324 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
+
+	"github.com/litterbox-dev/litterbox/activity"
+	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/sandbox"
+)
+
+// fakeService records the actions asked of it.
+type fakeService struct {
+	mu    sync.Mutex
+	calls []string
+	err   error
+	diff  string
+}
+
+func (f *fakeService) call(s string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, s)
+	return f.err
+}
+
+func (f *fakeService) called() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.calls, ",")
+}
+
+func (f *fakeService) OpenRepo(ctx context.Context, dir string) (*sandbox.Repo, error) {
+	return nil, f.call("open " + dir)
+}
+func (f *fakeService) List(ctx context.Context, r *sandbox.Repo) ([]sandbox.Sandbox, error) {
+	return nil, f.call("list")
+}
+func (f *fakeService) Diff(ctx context.Context, r *sandbox.Repo, name string, opts git.DiffOptions, w io.Writer) (*sandbox.DiffResult, error) {
+	io.WriteString(w, f.diff)
+	return &sandbox.DiffResult{Name: name}, f.call("diff " + name)
+}
+func (f *fakeService) Pause(ctx context.Context, r *sandbox.Repo, name string, force bool) (sandbox.Outcome, error) {
+	return sandbox.Outcome{Name: name}, f.call("pause " + name)
+}
+func (f *fakeService) Resume(ctx context.Context, r *sandbox.Repo, name string) (sandbox.Outcome, error) {
+	return sandbox.Outcome{Name: name}, f.call("resume " + name)
+}
+func (f *fakeService) Merge(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.MergeResult, error) {
+	if err := f.call("merge " + name); err != nil {
+		return nil, err
+	}
+	return &sandbox.MergeResult{Name: name, Into: "main", Files: []string{"a"}}, nil
+}
+func (f *fakeService) Apply(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.ApplyResult, error) {
+	return &sandbox.ApplyResult{Name: name}, f.call("apply " + name)
+}
+func (f *fakeService) Delete(ctx context.Context, r *sandbox.Repo, name string, force bool) (*sandbox.DeleteReport, error) {
+	return &sandbox.DeleteReport{Name: name}, f.call("delete " + name)
+}
+func (f *fakeService) Handle(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.Handle, error) {
+	return &sandbox.Handle{}, f.call("handle " + name)
+}
+func (f *fakeService) Milestone(ctx context.Context, h *sandbox.Handle, message string) (*sandbox.MilestoneResult, error) {
+	return &sandbox.MilestoneResult{Commit: "abc", Squashed: 2}, f.call("milestone " + message)
+}
+func (f *fakeService) Exec(ctx context.Context, r *sandbox.Repo, name string, o sandbox.ExecOptions) (int, error) {
+	return 0, f.call("exec " + name)
+}
+
+const root = "/repo"
+
+// newTest is a model over a fake service and one repository, sized w x h,
+// drawing without colour unless color is set.
+func newTest(t *testing.T, w, h int, color bool) (*Model, *fakeService) {
+	t.Helper()
+	svc := &fakeService{}
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.Ascii)
+	if color {
+		r.SetColorProfile(termenv.ANSI256)
+	}
+	repo := &sandbox.Repo{Git: &git.Repo{Root: root, CommonDir: t.TempDir()}}
+	m := New(context.Background(), svc, Options{Repo: repo}, r)
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	return m, svc
+}
+
+func sandboxes(names ...string) listMsg {
+	var sbs []sandbox.Sandbox
+	for _, n := range names {
+		sbs = append(sbs, sandbox.Sandbox{Name: n, Status: sandbox.StatusActive, Repo: root, Created: time.Now().Add(-time.Minute)})
+	}
+	return listMsg{sbs: sbs}
+}
+
+func keys(m *Model, ks ...string) tea.Cmd {
+	var cmd tea.Cmd
+	for _, k := range ks {
+		var msg tea.KeyMsg
+		switch k {
+		case "enter":
+			msg = tea.KeyMsg{Type: tea.KeyEnter}
+		case "esc":
+			msg = tea.KeyMsg{Type: tea.KeyEsc}
+		case "tab":
+			msg = tea.KeyMsg{Type: tea.KeyTab}
+		case "down":
+			msg = tea.KeyMsg{Type: tea.KeyDown}
+		default:
+			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		}
+		_, cmd = m.Update(msg)
+	}
+	return cmd
+}
+
+// checkScreen fails unless the view is exactly h rows of at most w cells,
+// the keys on the last.
+func checkScreen(t *testing.T, m *Model, w, h int) string {
+	t.Helper()
+	v := m.View()
+	lines := strings.Split(v, "\n")
+	if len(lines) != h {
+		t.Errorf("%d rows drawn, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if lipgloss.Width(l) > w {
+			t.Errorf("row %d is %d cells wide, over %d: %q", i, lipgloss.Width(l), w, l)
+		}
+	}
+	if !strings.Contains(ansi.Strip(lines[len(lines)-1]), "? help") {
+		t.Errorf("the last row is not the keys: %q", lines[len(lines)-1])
+	}
+	return v
+}
+
+// The screen fits the terminal, small or large, with few sandboxes or
+// many, and the keys stay on the last row.
+func TestScreenFits(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {200, 60}, {60, 15}} {
+		for _, n := range []int{0, 3, 60} {
+			m, _ := newTest(t, size[0], size[1], true)
+			var names []string
+			for i := range n {
+				names = append(names, "sandbox-with-a-long-name-"+string(rune('a'+i%26))+strings.Repeat("x", i%7))
+			}
+			m.Update(sandboxes(names...))
+			checkScreen(t, m, size[0], size[1])
+			keys(m, "down", "down", "tab", "down")
+			checkScreen(t, m, size[0], size[1])
+		}
+	}
+}
+
+// Without colour (NO_COLOR, or not a terminal) nothing but text is drawn,
+// and what an agent wrote shows escaped, never as the sequence it is.
+func TestNoColorAndEscaped(t *testing.T) {
+	m, _ := newTest(t, 100, 30, false)
+	m.Update(sandboxes("evil"))
+	exit := 1
+	hostile := activity.Event{Time: time.Now(), Sandbox: "evil", Kind: activity.KindCall, Tool: "bash", Args: "echo \x1b]0;pwned\x07\x1b[2J", Exit: &exit}
+	m.Update(historyMsg{full: true, events: map[sbKey][]activity.Event{{root, "evil"}: {hostile}}})
+	v := checkScreen(t, m, 100, 30)
+	if strings.Contains(v, "\x1b") || strings.Contains(v, "\x07") {
+		t.Errorf("the screen holds an escape or control byte: %q", v)
+	}
+	if !strings.Contains(v, `echo \033]0;pwned\a\033[2J`) {
+		t.Errorf("the hostile argument is not shown escaped:\n%s", v)
+	}
+	if !strings.Contains(v, "> evil") {
+		t.Errorf("the selection has no mark without colour:\n%s", v)
+	}
+	// An error quoting agent text is escaped on the status line too.
+	m.Update(actionMsg{err: errors.New("bad \x1b[31mname")})
+	if v := m.View(); strings.Contains(v, "\x1b") || !strings.Contains(v, `bad \033[31mname`) {
+		t.Errorf("the error is not shown escaped: %q", v)
+	}
+}
+
+// Live events show in the list and the selected sandbox's feed; one seen
+// both in the history read and live shows once.
+func TestLiveEvents(t *testing.T) {
+	m, _ := newTest(t, 120, 30, false)
+	m.Update(sandboxes("a", "b"))
+	e1 := activity.Event{Time: time.Now(), PID: 7, Sandbox: "a", Kind: activity.KindCall, Tool: "write", Args: "x.go (3 bytes)"}
+	m.Update(eventsMsg{repo: root, events: []activity.Event{e1}})
+	m.Update(historyMsg{full: true, events: map[sbKey][]activity.Event{{root, "a"}: {e1}, {root, "b"}: nil}})
+	e2 := activity.Event{Time: time.Now(), PID: 7, Sandbox: "a", Kind: activity.KindCall, Tool: "bash", Args: "go test ./..."}
+	m.Update(eventsMsg{repo: root, events: []activity.Event{e2}})
+	v := m.View()
+	if strings.Count(v, "write  x.go") != 1 {
+		t.Errorf("the write shows %d times in the feed, want once:\n%s", strings.Count(v, "write  x.go"), v)
+	}
+	if !strings.Contains(v, "bash  go test ./...") {
+		t.Errorf("the live event is not shown:\n%s", v)
+	}
+	// With b selected, a's events show only as its row's last activity.
+	keys(m, "down")
+	if v := m.View(); strings.Count(v, "go test") != 1 || !strings.Contains(v, "Nothing recorded yet") {
+		t.Errorf("b's feed:\n%s", v)
+	}
+}
+
+// Merge, apply and delete ask first; no leaves everything as it was; yes
+// runs the service's operation and says how it went.
+func TestDestroyingActionsAskFirst(t *testing.T) {
+	for _, k := range []string{"m", "a", "x", "X"} {
+		m, svc := newTest(t, 100, 30, false)
+		m.Update(sandboxes("work"))
+		if cmd := keys(m, k); cmd != nil {
+			t.Errorf("%s ran before the question was answered", k)
+		}
+		if v := m.View(); !strings.Contains(v, "(y/n)") {
+			t.Errorf("%s asks nothing:\n%s", k, v)
+		}
+		keys(m, "n")
+		keys(m, k)
+		cmd := keys(m, "y")
+		if cmd == nil {
+			t.Fatalf("%s: yes runs nothing", k)
+		}
+		msg := cmd()
+		if svc.called() == "" || strings.Count(svc.called(), ",") != 0 {
+			t.Errorf("%s: service calls %q, want one", k, svc.called())
+		}
+		m.Update(msg)
+		if v := m.View(); !strings.Contains(v, "work") || m.status == "" {
+			t.Errorf("%s: nothing said after it ran:\n%s", k, v)
+		}
+	}
+}
+
+// Pause runs at once; an error shows on the status line, the UI goes on.
+func TestActionErrorShown(t *testing.T) {
+	m, svc := newTest(t, 100, 30, false)
+	m.Update(sandboxes("p"))
+	svc.err = errors.New("Sandbox 'p' is stopped: start it")
+	m.Update(keys(m, "p")())
+	if !m.statusErr || !strings.Contains(m.View(), "is stopped: start it") {
+		t.Errorf("the error is not on the screen:\n%s", m.View())
+	}
+	svc.err = nil
+	keys(m, "n")
+	for _, r := range "done it" {
+		keys(m, string(r))
+	}
+	msg := keys(m, "enter")()
+	m.Update(msg)
+	if got := svc.called(); got != "pause p,handle p,milestone done it" {
+		t.Errorf("calls = %q", got)
+	}
+}
+
+// The diff view shows each file, coloured when colour is on, escaped, and
+// ] jumps to the next file.
+func TestDiffView(t *testing.T) {
+	m, svc := newTest(t, 100, 20, true)
+	svc.diff = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new \x1b[2J\n" +
+		strings.Repeat(" ctx\n", 40) + "diff --git a/b.txt b/b.txt\n+++ b/b.txt\n+b\n"
+	m.Update(sandboxes("d"))
+	cmd := keys(m, "d")
+	m.Update(cmd())
+	v := checkScreen(t, m, 100, 20)
+	if plain := ansi.Strip(v); !strings.Contains(plain, "file 1/2: a.txt") || !strings.Contains(plain, `new \033[2J`) {
+		t.Errorf("the diff view:\n%s", v)
+	}
+	if !strings.Contains(v, "\x1b[") {
+		t.Errorf("no colour with colour on")
+	}
+	keys(m, "]")
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "file 2/2: b.txt") {
+		t.Errorf("] did not jump to the next file:\n%s", v)
+	}
+	keys(m, "esc")
+	if m.mode != mainView {
+		t.Errorf("esc did not go back")
+	}
+}
+
+// Changes in a burst ask the engine once, then once more after the gap.
+func TestRefreshRateLimited(t *testing.T) {
+	m, _ := newTest(t, 80, 24, false)
+	m.Init()
+	m.Update(sandboxes("a"))
+	first := m.lastRefresh
+	for range 10 {
+		m.Update(changedMsg{})
+	}
+	if m.refreshing || !m.refreshScheduled || !m.lastRefresh.Equal(first) {
+		t.Errorf("a burst of changes asked the engine at once (refreshing %v, scheduled %v)", m.refreshing, m.refreshScheduled)
+	}
+}
+
+// Keys typed faster than the UI reads them arrive as one message of
+// several runes: each still counts (n then x: the merge question answered
+// no, the delete question asked).
+func TestKeysTypedTogether(t *testing.T) {
+	m, svc := newTest(t, 100, 30, false)
+	m.Update(sandboxes("work"))
+	keys(m, "m")
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("nx")})
+	if m.dialog.kind != confirmDialog || !strings.HasPrefix(m.dialog.question, "Delete work") {
+		t.Fatalf("after n and x typed together the question is %q", m.dialog.question)
+	}
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	if cmd == nil {
+		t.Fatal("y ran nothing")
+	}
+	cmd()
+	if svc.called() != "delete work" {
+		t.Errorf("calls = %q", svc.called())
+	}
+}
