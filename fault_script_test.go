@@ -601,12 +601,15 @@ func (f *faulter) truth(usable func(listRow)) map[string]listRow {
 		rows[row.Name] = row
 	}
 	cts := map[string]string{} // slug -> container name
-	for _, line := range f.docker("ps", "-a", "--no-trunc", "--filter", "label="+f.label, "--format", `{{.ID}}|{{.Label "dev.litterbox.pool"}}|{{.Names}}|{{.Label "dev.litterbox.slug"}}`) {
+	for _, line := range f.docker("ps", "-a", "--no-trunc", "--filter", "label="+f.label, "--format", `{{.ID}}|{{.Label "dev.litterbox.pool"}}|{{.Names}}|{{.Label "dev.litterbox.slug"}}|{{.Label "dev.litterbox.gateway-of"}}`) {
 		fields := strings.Split(line, "|")
-		if len(fields) != 4 {
+		if len(fields) != 5 {
 			f.fatalf("docker ps: %q", line)
 		}
 		id, name, slug := fields[0], fields[2], fields[3]
+		if fields[4] != "" {
+			continue // a sandbox's egress gateway: delete removes it with the sandbox, and the end's check sees none left
+		}
 		if fields[1] != "" {
 			// A container of the warm pool is the sandbox its claim (on
 			// the host) names, or else one of the pool list shows.

@@ -139,6 +139,11 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 		if list == nil {
 			list = []sandbox.Sandbox{}
 		}
+		if !l.AllRepos {
+			if r, err := env.Repo(ctx); err == nil {
+				env.Sandboxes.CollectRefused(ctx, r, list)
+			}
+		}
 		out := map[string]any{"sandboxes": list}
 		if len(pool) > 0 {
 			out["pool"] = pool

@@ -482,11 +482,16 @@ type BashResult struct {
 	Workdir    string       `json:"workdir"`
 	DurationMs int64        `json:"durationMs"`
 	Snapshot   SnapshotInfo `json:"snapshot"`
+	// RefusedHosts are the connections the sandbox's gateway refused
+	// during the command (docs/egress.md).
+	RefusedHosts []string `json:"refusedHosts,omitempty" jsonschema:"Connections the sandbox's network gateway refused during the command, each host:port (why); only the user can allow a host"`
 	// Stdout and Stderr are the output; a stream too long for the response
 	// is cut in the middle, with a note there naming the file that keeps
 	// all of it.
 	Stdout string `json:"stdout" jsonschema:"The command's standard output (cut in the middle, with a note, when too long)"`
 	Stderr string `json:"stderr" jsonschema:"The command's standard error (cut in the middle, with a note, when too long)"`
+	// sandbox names the sandbox in the text's advice.
+	sandbox string
 }
 
 // fit is a guard: the output was fitted in the sandbox, to the budget the
@@ -509,6 +514,9 @@ func (r *BashResult) blocks() []string {
 		b.WriteString(" (timed out, killed)")
 	}
 	fmt.Fprintf(&b, "; %s\n", r.Snapshot.text())
+	if len(r.RefusedHosts) > 0 {
+		fmt.Fprintf(&b, "network: the sandbox's gateway refused %s. You cannot change that; if the command needs it, ask the user, who can allow a host with `litterbox net %s allow HOST`.\n", strings.Join(r.RefusedHosts, ", "), r.sandbox)
+	}
 	if r.Stdout != "" {
 		b.WriteString("--- stdout\n" + r.Stdout)
 		if !strings.HasSuffix(r.Stdout, "\n") {
@@ -546,6 +554,7 @@ func (s *Server) bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 			ExitCode: r.ExitCode, TimedOut: r.TimedOut, StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes,
 			StdoutFile: r.StdoutFile, StderrFile: r.StderrFile, Workdir: r.Workdir, DurationMs: r.DurationMs,
 			Snapshot: s.snapshotInfo(h, snap, err), Stdout: r.Stdout, Stderr: r.Stderr,
+			RefusedHosts: r.RefusedHosts, sandbox: h.Slug,
 		}, nil
 	})
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pause"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/provision"
@@ -47,19 +48,21 @@ type Sandboxes struct {
 	review   *review.Reviewer
 	pause    *pause.Pauser
 	doctor   *doctor.Doctor
+	gate     *netgate.Gate
 }
 
 // newSandboxes composes the concerns over c.
 func newSandboxes(c *core.Common) *Sandboxes {
 	g := guest.New(c)
+	gate := netgate.New(c)
 	iso := isolation.New(c, g)
 	p := pool.New(c, g, iso)
-	inv := inventory.New(c, p)
+	inv := inventory.New(c, p, gate)
 	sv := services.New(c)
 	rec := recording.New(c, g, inv, sv)
-	return &Sandboxes{Common: c, pool: p, inv: inv, services: sv, rec: rec, files: files.New(c, rec),
-		prov: provision.New(c, g, iso, p, inv, sv, rec), review: review.New(c, inv), pause: pause.New(c, inv, rec, g, sv),
-		doctor: doctor.New(c, g, iso)}
+	return &Sandboxes{Common: c, pool: p, inv: inv, services: sv, rec: rec, files: files.New(c, rec, gate),
+		prov: provision.New(c, g, iso, p, inv, sv, rec, gate), review: review.New(c, inv), pause: pause.New(c, inv, rec, g, sv),
+		doctor: doctor.New(c, g, iso), gate: gate}
 }
 
 // Options are what the service is made with besides its engine, runner

@@ -28,6 +28,7 @@ var layers = [][]string{
 	{"sandbox/internal/core"},
 	{"sandbox/internal/state"},
 	{"sandbox/internal/spec"},
+	{"sandbox/internal/netgate"},
 	{"sandbox/internal/guest"},
 	{"sandbox/internal/services"},
 	{"sandbox/internal/sandboxtest"},

@@ -371,3 +371,6 @@ func (c *Client) State(ctx context.Context, name string) (string, error) {
 	res, err := c.Run(ctx, c.Cmd("inspect", "--type", "container", "--format", "{{.State.Status}}", name))
 	return strings.TrimSpace(string(res.Stdout)), err
 }
+
+// Endpoint names the engine the CLI talks to, as the user named it.
+func (c *Client) Endpoint() string { return c.endpoint() }

@@ -77,6 +77,8 @@ type Config struct {
 	Services []Service
 	// Network is NetworkBridge, NetworkOwn or NetworkNone.
 	Network string
+	// Egress is the [network] table's policy of the sandbox's gateway.
+	Egress Egress
 	// AllowUnisolated lets sandboxes be made on an engine that does not
 	// isolate them from each other. Only LocalFile may set it: the committed
 	// file is what an agent's branch can change.
@@ -159,8 +161,12 @@ type rawConfig struct {
 	// [container.services.NAME]; Parse moves them into Services.
 	Container *rawContainer `toml:"container"`
 	Limits    *rawLimits    `toml:"limits"`
-	Network   *string       `toml:"network"`
-	Image     *string       `toml:"image"`
+	// Network is `network = "none"` or a [network] table; splitNetwork
+	// reads it into NetworkMode and Egress.
+	Network     any `toml:"network"`
+	NetworkMode *string
+	Egress      *rawEgress
+	Image       *string `toml:"image"`
 	// AgentImages: see Config.AgentImages.
 	AgentImages []string `toml:"agent_images"`
 	// AgentBaseRefs: see Config.AgentBaseRefs.
@@ -234,7 +240,7 @@ type rawLimits struct {
 
 // Default is the configuration of a repository without a config file.
 func Default() *Config {
-	return &Config{Setup: DefaultSetup, Network: NetworkBridge}
+	return &Config{Setup: DefaultSetup, Network: NetworkBridge, Egress: Egress{Registries: true}}
 }
 
 // TrackedLocalWarning says why a LocalFile git tracks is not read, and what
@@ -399,6 +405,9 @@ func decodeConfig(file string, data []byte, into *rawConfig) error {
 		for k, line := range keyLines(data) {
 			into.where[k] = fmt.Sprintf("%s:%d", file, line)
 		}
+		if err := into.splitNetwork(file); err != nil {
+			return err
+		}
 		return into.moveContainerServices(file)
 	}
 	var strict *toml.StrictMissingError
@@ -449,9 +458,8 @@ func (c *rawConfig) merge(o *rawConfig) {
 	if o.Setup != nil {
 		c.Setup = o.Setup
 	}
-	if o.Network != nil {
-		c.Network = o.Network
-	}
+	setIf(&c.NetworkMode, o.NetworkMode)
+	c.Egress = mergeEgress(c.Egress, o.Egress)
 	setIf(&c.Image, o.Image)
 	if o.AgentBaseRefs != nil {
 		c.AgentBaseRefs = o.AgentBaseRefs
@@ -566,14 +574,19 @@ func (c *rawConfig) validate() (*Config, error) {
 	if c.AllowUnisolated != nil {
 		cfg.AllowUnisolated = *c.AllowUnisolated
 	}
-	if c.Network != nil {
-		switch *c.Network {
+	if c.NetworkMode != nil {
+		key := "network"
+		if _, ok := c.where["network.mode"]; ok {
+			key = "network.mode"
+		}
+		switch *c.NetworkMode {
 		case NetworkBridge, NetworkOwn, NetworkNone:
-			cfg.Network = *c.Network
+			cfg.Network = *c.NetworkMode
 		default:
-			bad("network", "%q is not \"bridge\", \"own\" or \"none\"", *c.Network)
+			bad(key, "%q is not \"bridge\", \"own\" or \"none\"", *c.NetworkMode)
 		}
 	}
+	c.validateEgress(cfg, bad)
 	if c.Image != nil {
 		if !imageRE.MatchString(*c.Image) {
 			bad("image", "%q is not an image reference such as \"busybox:latest\" or \"registry.example/team/app:1.2\"", *c.Image)

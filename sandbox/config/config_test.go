@@ -378,3 +378,40 @@ func initRepo(t *testing.T) *git.Repo {
 	}
 	return &git.Repo{R: runner.Exec{}, Root: dir, CommonDir: filepath.Join(dir, ".git")}
 }
+
+// TestEgress: [network] sets the gateway's policy, the local file wins key
+// by key, `network = "none"` still reads, and bad entries name their line.
+func TestEgress(t *testing.T) {
+	cfg, err := Parse(nil, nil)
+	if err != nil || cfg.EgressMode() != EgressAllowlist || !cfg.Confined() || !cfg.Egress.Registries {
+		t.Fatalf("default: %+v %v", cfg, err)
+	}
+	cfg, err = Parse([]byte("[network]\negress = \"allowlist\"\nallow = [\"api.example.com\", \"*.example.org:8443\"]\nregistries = false\n"),
+		[]byte("[network]\ndeny = [\"10.0.0.0/8\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Egress.Mode != EgressAllowlist || len(cfg.Egress.Allow) != 2 || cfg.Egress.Deny[0] != "10.0.0.0/8" || cfg.Egress.Registries {
+		t.Fatalf("merged: %+v", cfg.Egress)
+	}
+	cfg, err = Parse([]byte("[network]\negress = \"allowlist\"\n"), []byte("[network]\negress = \"open\"\nmode = \"own\"\n"))
+	if err != nil || cfg.EgressMode() != EgressOpen || cfg.Confined() || cfg.Network != NetworkOwn {
+		t.Fatalf("local wins: %+v %v", cfg, err)
+	}
+	cfg, err = Parse([]byte("network = \"none\"\n"), nil)
+	if err != nil || cfg.Network != NetworkNone || cfg.Confined() {
+		t.Fatalf("network none: %+v %v", cfg, err)
+	}
+	for in, want := range map[string]string{
+		"[network]\negress = \"wide\"\n":        `.litterbox.toml:2: network.egress: "wide" is not`,
+		"[network]\nallow = [\"a b\"]\n":        `.litterbox.toml:2: network.allow:`,
+		"\n[network]\nalow = [\"x.example\"]\n": `.litterbox.toml:3: unknown key "network.alow"`,
+		"[network]\nregistries = \"yes\"\n":     `.litterbox.toml:2: network.registries: must be true or false`,
+		"network = 3\n":                         `.litterbox.toml:1: network: must be`,
+	} {
+		_, err := Parse([]byte(in), nil)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}

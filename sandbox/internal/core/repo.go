@@ -38,7 +38,13 @@ const (
 )
 
 // LabelKeys are the labels every lookup asks the engine to report.
-var LabelKeys = []string{LabelSlug, LabelRepo, LabelGitDir, LabelRepoID, LabelBranch, LabelBase, LabelImage, LabelPlatform}
+var LabelKeys = []string{LabelSlug, LabelRepo, LabelGitDir, LabelRepoID, LabelBranch, LabelBase, LabelImage, LabelPlatform, LabelGatewayOf}
+
+// LabelGatewayOf marks a sandbox's egress gateway (its container and
+// volume) with the sandbox container's name (egress.LabelGatewayOf): it
+// carries the sandbox's labels too, so that delete and the removal of
+// leftovers find it, but it is never taken for the sandbox.
+const LabelGatewayOf = "dev.litterbox.gateway-of"
 
 // BranchPrefix is where sandbox branches live.
 const BranchPrefix = "litterbox/"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 )
 
@@ -36,6 +37,10 @@ type BashResult struct {
 	recording.RunResult
 	Workdir    string `json:"workdir"`
 	DurationMs int64  `json:"durationMs"`
+	// RefusedHosts are the connections the sandbox's gateway refused
+	// during the command, each "host:port (why)": the agent learns why a
+	// connection failed, and that only the user can allow it.
+	RefusedHosts []string `json:"refusedHosts,omitempty"`
 }
 
 // Bash runs a shell command for an agent and snapshots what it changed, in
@@ -80,6 +85,15 @@ func (f *Files) Bash(ctx context.Context, h *core.Handle, command string, o Bash
 		return nil, nil, core.NewError(core.ErrNoFile, "workdir %s does not exist or is not a directory. Use ls to find it.", core.DisplayPath(wd))
 	}
 	res := &BashResult{RunResult: *run, Workdir: core.DisplayPath(wd), DurationMs: time.Since(start).Milliseconds()}
+	if h.Repo != nil {
+		if rec, ok, _ := netgate.Read(h.Repo.Git.CommonDir, h.Slug); ok {
+			hosts, rerr := f.gate.Refused(ctx, rec, start)
+			if rerr != nil {
+				f.Log.Debug("could not ask the egress gateway what it refused", "sandbox", h.Slug, "err", rerr)
+			}
+			res.RefusedHosts = hosts
+		}
+	}
 	if res.TimedOut {
 		res.Stderr += fmt.Sprintf("\n[litterbox: timed out after %s; the command and every process it started were killed]\n", timeout)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 )
 
@@ -31,11 +32,13 @@ type Files struct {
 	*core.Common
 	rec    *recording.Recorder
 	budget *byteBudget
+	gate   *netgate.Gate
 }
 
-// New is the file tools of c's sandboxes.
-func New(c *core.Common, rec *recording.Recorder) *Files {
-	return &Files{Common: c, rec: rec, budget: newByteBudget(outputBudgetBytes)}
+// New is the file tools of c's sandboxes; gate tells bash what a
+// sandbox's gateway refused.
+func New(c *core.Common, rec *recording.Recorder, gate *netgate.Gate) *Files {
+	return &Files{Common: c, rec: rec, budget: newByteBudget(outputBudgetBytes), gate: gate}
 }
 
 // Limits of the file operations.

@@ -17,6 +17,7 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
@@ -27,10 +28,13 @@ import (
 type Inventory struct {
 	*core.Common
 	pool *pool.Pool
+	gate *netgate.Gate
 }
 
 // New is the inventory of c's engine.
-func New(c *core.Common, p *pool.Pool) *Inventory { return &Inventory{Common: c, pool: p} }
+func New(c *core.Common, p *pool.Pool, g *netgate.Gate) *Inventory {
+	return &Inventory{Common: c, pool: p, gate: g}
+}
 
 // Sandboxes lists what the engine holds of sandboxes, with one provider
 // List: those of r (see Repo.owns), or of every repository when r is nil.
@@ -47,6 +51,13 @@ func New(c *core.Common, p *pool.Pool) *Inventory { return &Inventory{Common: c,
 // Lookup in a repository that has claimed any, select by the git dir label
 // instead, which both carry, and tell them apart here.
 func (inv *Inventory) Sandboxes(ctx context.Context, r *core.Repo, slug string) ([]provider.Sandbox, error) {
+	sbs, _, err := inv.Objects(ctx, r, slug)
+	return slices.DeleteFunc(sbs, netgate.IsGateway), err
+}
+
+// withGateways is Sandboxes with the sandboxes' egress gateways, which go
+// where their sandbox goes.
+func (inv *Inventory) withGateways(ctx context.Context, r *core.Repo, slug string) ([]provider.Sandbox, error) {
 	sbs, _, err := inv.Objects(ctx, r, slug)
 	return sbs, err
 }
@@ -169,7 +180,7 @@ func (inv *Inventory) ListDir(ctx context.Context, dir string) (*core.Repo, []Sa
 	if listErr != nil {
 		return nil, nil, nil, listErr
 	}
-	mine := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return !r.Owns(sb.Labels) })
+	mine := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return !r.Owns(sb.Labels) || netgate.IsGateway(sb) })
 	list, err := inv.assemble(ctx, r, mine, own)
 	return r, list, members, err
 }
@@ -258,6 +269,9 @@ func (inv *Inventory) assemble(ctx context.Context, r *core.Repo, sbs []provider
 		hasBranch := o.refs[core.BranchRef(k.slug)] != ""
 		st := states[k]
 		sb.Status = status(o.gitDir, k.slug, sb.Container != "", st.state, st.ready, hasBranch)
+		if o.gitDir != "" {
+			sb.Egress = EgressOf(o.gitDir, k.slug)
+		}
 		out = append(out, *sb)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -385,4 +399,29 @@ type Sandbox struct {
 	Repo      string    `json:"repo"`
 	Base      string    `json:"base,omitempty"`
 	Created   time.Time `json:"created,omitzero"`
+	// Egress is the policy of the sandbox's gateway; nil when it has
+	// none (network none, egress open).
+	Egress *Egress `json:"egress,omitempty"`
+}
+
+// Egress is a sandbox's way out as list shows it (docs/egress.md).
+type Egress struct {
+	Mode       string   `json:"mode"`
+	Allow      []string `json:"allow"`
+	Deny       []string `json:"deny"`
+	Registries bool     `json:"registries"`
+	Gateway    string   `json:"gateway"`
+	// Refused counts the refusals the gateway recorded since the last
+	// collection (list --json collects first); -1 when unknown.
+	Refused int `json:"refused"`
+}
+
+// EgressOf is sandbox slug's way out, from its record; nil when it has no
+// gateway.
+func EgressOf(gitDir, slug string) *Egress {
+	rec, ok, _ := netgate.Read(gitDir, slug)
+	if !ok {
+		return nil
+	}
+	return &Egress{Mode: rec.Mode, Allow: append([]string{}, rec.Allow...), Deny: append([]string{}, rec.Deny...), Registries: rec.Registries, Gateway: rec.Gateway}
 }

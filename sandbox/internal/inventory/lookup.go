@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
@@ -72,7 +75,7 @@ func (inv *Inventory) find(ctx context.Context, r *core.Repo, name string) (*Fou
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		f.Objects, listErr = inv.Sandboxes(ctx, r, slug)
+		f.Objects, listErr = inv.withGateways(ctx, r, slug)
 	}()
 	go func() {
 		defer wg.Done()
@@ -83,7 +86,7 @@ func (inv *Inventory) find(ctx context.Context, r *core.Repo, name string) (*Fou
 		return nil, err
 	}
 	for i := range f.Objects {
-		if f.Objects[i].State != provider.StateNone {
+		if f.Objects[i].State != provider.StateNone && !netgate.IsGateway(f.Objects[i]) {
 			f.Container = &f.Objects[i]
 			f.Ready = state.IsReady(r.Git.CommonDir, slug, f.Container.Ref.ID)
 			break
@@ -230,6 +233,24 @@ func (inv *Inventory) RemoveSandbox(ctx context.Context, r *core.Repo, f *Found,
 		}
 	}
 	var left []string
+	// A gateway's volume, once its containers are gone: the record names
+	// it, and so does a gateway's container (its volume has its name).
+	vols := map[string]bool{}
+	if rec, ok, _ := netgate.Read(r.Git.CommonDir, slug); ok {
+		vols[rec.Volume] = true
+	}
+	for _, c := range f.Objects {
+		if netgate.IsGateway(c) && c.State != provider.StateNone {
+			vols[c.Name] = true
+		}
+	}
+	for _, v := range slices.Sorted(maps.Keys(vols)) {
+		if err := inv.gate.RemoveVolume(ctx, v); err != nil {
+			left = append(left, fmt.Sprintf("volume %s (%s)", v, core.ErrText(err)))
+		} else {
+			rep.Removed = append(rep.Removed, "volume "+v)
+		}
+	}
 	for _, n := range f.Objects {
 		if n.Ref.NetworkID == "" {
 			continue
@@ -315,6 +336,13 @@ func (inv *Inventory) Prune(ctx context.Context) ([]Pruned, error) {
 			continue
 		}
 		out = append(out, Pruned{Kind: "container", Name: c.Name, Sandbox: name(c.Labels), Repo: c.Labels[core.LabelRepo]})
+		if netgate.IsGateway(c) {
+			if err := inv.gate.RemoveVolume(ctx, c.Name); err != nil {
+				errs = append(errs, err)
+			} else {
+				out = append(out, Pruned{Kind: "volume", Name: c.Name, Sandbox: name(c.Labels), Repo: c.Labels[core.LabelRepo]})
+			}
+		}
 	}
 	for _, n := range sbs {
 		if n.Ref.NetworkID == "" || !gone(n.Labels) {
@@ -335,13 +363,18 @@ func (inv *Inventory) Prune(ctx context.Context) ([]Pruned, error) {
 // RemoveLeftovers removes whatever the engine holds of sandbox slug of r;
 // removed says whether there was anything.
 func (inv *Inventory) RemoveLeftovers(ctx context.Context, r *core.Repo, slug string) (removed bool, err error) {
-	sbs, err := inv.Sandboxes(ctx, r, slug)
+	sbs, err := inv.withGateways(ctx, r, slug)
 	if err != nil {
 		return false, err
 	}
 	var errs []error
 	for _, sb := range sbs {
 		errs = append(errs, inv.Provider.Remove(ctx, sb.Ref))
+	}
+	for _, sb := range sbs {
+		if netgate.IsGateway(sb) {
+			errs = append(errs, inv.gate.RemoveVolume(ctx, sb.Name))
+		}
 	}
 	return len(sbs) > 0, errors.Join(errs...)
 }

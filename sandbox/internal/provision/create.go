@@ -27,6 +27,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
@@ -46,11 +47,12 @@ type Provisioner struct {
 	inv      *inventory.Inventory
 	services *services.Supervisor
 	rec      *recording.Recorder
+	gate     *netgate.Gate
 }
 
 // New is the provisioner of c's sandboxes over the concerns it composes.
-func New(c *core.Common, g *guest.Guest, iso *isolation.Checker, p *pool.Pool, inv *inventory.Inventory, sv *services.Supervisor, rec *recording.Recorder) *Provisioner {
-	return &Provisioner{Common: c, guest: g, iso: iso, pool: p, inv: inv, services: sv, rec: rec}
+func New(c *core.Common, g *guest.Guest, iso *isolation.Checker, p *pool.Pool, inv *inventory.Inventory, sv *services.Supervisor, rec *recording.Recorder, gate *netgate.Gate) *Provisioner {
+	return &Provisioner{Common: c, guest: g, iso: iso, pool: p, inv: inv, services: sv, rec: rec, gate: gate}
 }
 
 // CreateOptions tune Create. The zero value is the documented default.
@@ -183,6 +185,13 @@ type creation struct {
 	pooled    *pool.Record
 	renamed   chan struct{}
 	renamedTo string
+	// net is the sandbox's way out through its gateway (egress.go); nil
+	// for a sandbox without one. gateway ends with the gateway made and
+	// its program installed; host are the engine host's addresses.
+	net         *netgate.Record
+	gateway     chan error
+	gatewayMade chan error
+	host        chan hostAddrs
 }
 
 // beginCreate checks everything that can be checked before anything is made
@@ -257,9 +266,15 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name strin
 	case c.cfg.Image == "":
 		c.cfg.Image = pv.Image
 	}
+	// The way out: a gateway, unless the sandbox has no network or an
+	// open one (egress.go).
+	if err := c.planEgress(ctx, inherited); err != nil {
+		return nil, err
+	}
 	// A warm pool's member made from this commit for this configuration
-	// already holds the copy, and its record the image's platform.
-	if !opts.FromBranch && !opts.NoPool && pv.pool.Enabled() {
+	// already holds the copy, and its record the image's platform. A
+	// confined sandbox is not pooled yet: its gateway is made with it.
+	if !opts.FromBranch && !opts.NoPool && pv.pool.Enabled() && c.net == nil {
 		c.pool = pool.Candidates(r.Git.CommonDir, pool.Key(spec.For(pv.Options, r, slug, c.head, c.cfg)), c.start)
 	}
 	// A pooled sandbox was made after the same check passed on this
@@ -267,7 +282,9 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name strin
 	// check would say, stops it: a claim needs no check of its own. The
 	// check asks the engine which instance it is, beside the image's
 	// inspection.
-	if c.cfg.Network != config.NetworkNone && len(c.pool) == 0 {
+	// A confined sandbox has no network to share with another: its
+	// gateway keeps it apart.
+	if c.cfg.Network != config.NetworkNone && len(c.pool) == 0 && c.net == nil {
 		c.isolation = pv.iso.Start(ctx, c.cfg.Image)
 	}
 	if len(c.pool) == 0 {
@@ -457,6 +474,10 @@ func (c *creation) end() {
 // fail undoes every step made, newest first, and returns err.
 func (c *creation) fail(ctx context.Context, err error) error {
 	c.cancelArchive()
+	if c.gateway != nil {
+		<-c.gateway // its undo removes it: once it exists
+		c.gateway = nil
+	}
 	c.dirty.Wait()
 	return c.undo.run(ctx, c.pv.Log, err)
 }
@@ -521,6 +542,12 @@ func (c *creation) startContainer(ctx context.Context) error {
 	if c.platform != "" {
 		sp.Labels[core.LabelPlatform] = c.platform
 	}
+	if c.net != nil {
+		var err error
+		if sp, err = c.startGateway(ctx, sp); err != nil {
+			return err
+		}
+	}
 	c.progress("starting container " + sp.Name)
 	sb, err := c.pv.Provider.Create(ctx, sp)
 	if errors.Is(err, provider.ErrConflict) {
@@ -546,11 +573,7 @@ func (c *creation) startContainer(ctx context.Context) error {
 	name := sp.Name
 	c.out.Container = name
 	if errors.Is(err, provider.ErrNoHostPort) && !errors.Is(err, provider.ErrLeftBehind) {
-		r := c.cfg.HostPorts
-		return &core.Error{Kind: core.ErrPortRange,
-			Msg: fmt.Sprintf("Sandbox '%s' was not created: no host port in %s is free for its %d port(s) (the range in [ports] of the configuration); other sandboxes or programs hold them. Delete sandboxes you no longer need (`litterbox list`), or widen the range. Nothing was made.\nThe engine said: %s",
-				c.slug, r, len(c.cfg.Ports), core.CapText(runner.Stderr(err))),
-			Agent: fmt.Sprintf("Sandbox '%s' was not created: every host port of the range %s that the user configured is taken by other sandboxes. Tell the user; nothing was made.", c.slug, r)}
+		return c.portRangeError(err)
 	}
 	if errors.Is(err, provider.ErrLeftBehind) {
 		// The engine could not clean up after itself: try again, by labels.
@@ -564,11 +587,23 @@ func (c *creation) startContainer(ctx context.Context) error {
 	}
 	c.sandbox = sb
 	c.undo.push("container "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, sb.Ref) })
+	if err := c.gatewayStarted(); err != nil {
+		return err
+	}
 	if c.platform == "" {
 		// The engine pulled the image: now its platform can be checked.
 		_, err = c.pv.guest.ImagePlatform(ctx, c.cfg.Image)
 	}
 	return err
+}
+
+// portRangeError is a create that found no free host port in the range.
+func (c *creation) portRangeError(err error) error {
+	r := c.cfg.HostPorts
+	return &core.Error{Kind: core.ErrPortRange,
+		Msg: fmt.Sprintf("Sandbox '%s' was not created: no host port in %s is free for its %d port(s) (the range in [ports] of the configuration); other sandboxes or programs hold them. Delete sandboxes you no longer need (`litterbox list`), or widen the range. Nothing was made.\nThe engine said: %s",
+			c.slug, r, len(c.cfg.Ports), core.CapText(runner.Stderr(err))),
+		Agent: fmt.Sprintf("Sandbox '%s' was not created: every host port of the range %s that the user configured is taken by other sandboxes. Tell the user; nothing was made.", c.slug, r)}
 }
 
 // fill copies the commit into /src and runs the setup command in one exec,
@@ -586,11 +621,14 @@ func (c *creation) fill(ctx context.Context) error {
 		c.stamp = c.pooled.Stamp
 	} else {
 		c.progress("copying " + core.Short(c.start) + " into " + core.Workdir + ", then running setup: " + runner.Quote(c.setup...))
-		err = c.pv.guest.CopyAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.setup, &so, &se)
+		err = c.pv.guest.CopyAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.setupArgv(), &so, &se)
 		c.stamp = guest.TakeStamp(&so)
 	}
 	c.out.SetupOutput = so.String() + se.String()
 	xerr := extras()
+	if gerr := c.gatewayReady(); gerr != nil {
+		return gerr
+	}
 	if c.pooled != nil && (errors.Is(err, provider.ErrNotFound) || errors.Is(err, provider.ErrStopped) || errors.Is(err, provider.ErrPaused)) {
 		return c.replacePooled(ctx, err)
 	}

@@ -36,7 +36,7 @@ func (pv *Provisioner) prepareExtras(ctx context.Context, r *core.Repo, ref prov
 	if len(cfg.Ports) > 0 {
 		n++
 		go func() {
-			res, err := pv.services.Ports(ctx, &core.Handle{Ref: ref, Slug: out.Name})
+			res, err := pv.services.Ports(ctx, &core.Handle{Repo: r, Ref: ref, Slug: out.Name})
 			if err != nil {
 				done <- err
 				return

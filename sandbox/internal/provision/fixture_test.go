@@ -14,6 +14,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/sandboxtest"
@@ -39,9 +40,10 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 	g := guest.New(c)
 	iso := isolation.New(c, g)
 	pl := pool.New(c, g, iso)
-	inv := inventory.New(c, pl)
+	gate := netgate.New(c)
+	inv := inventory.New(c, pl, gate)
 	sv := services.New(c)
-	f.s = New(c, g, iso, pl, inv, sv, recording.New(c, g, inv, sv))
+	f.s = New(c, g, iso, pl, inv, sv, recording.New(c, g, inv, sv), gate)
 	r, err := core.OpenRepo(f.ctx, c.Runner, dir)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 )
 
 // PortInfo is one named port of a sandbox and where the host reaches it.
@@ -34,7 +35,16 @@ type PortsResult struct {
 // The names were given to the engine at create, so a later edit of the
 // config file changes nothing here.
 func (sv *Supervisor) Ports(ctx context.Context, h *core.Handle) (*PortsResult, error) {
-	ports, err := sv.Provider.Ports(ctx, h.Ref)
+	ref := h.Ref
+	if h.Repo != nil {
+		// A confined sandbox's ports are its gateway's to publish.
+		if rec, ok, err := netgate.Read(h.Repo.Git.CommonDir, h.Slug); err != nil {
+			return nil, err
+		} else if ok {
+			ref = rec.Ref()
+		}
+	}
+	ports, err := sv.Provider.Ports(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("ports of sandbox %q: %w", h.Slug, err)
 	}

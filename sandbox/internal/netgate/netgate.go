@@ -1,0 +1,270 @@
+// Package netgate wires a sandbox's egress gateway (package egress,
+// docs/egress.md) into the service: the record of a sandbox's policy and
+// gateway in its state directory (net.json, on the host, out of the
+// agent's reach), the engines that can run a gateway, the probe of the
+// engine host's addresses, the policy's changes, the collection of the
+// record of connections, and the removal of the gateway and its volume.
+package netgate
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/egress"
+	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/provider/docker"
+	"github.com/litterbox-dev/litterbox/provider/vm"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
+)
+
+// File is the state directory's record of a confined sandbox's gateway.
+const File = "net.json"
+
+// Record is what the host keeps of a confined sandbox's way out: its
+// policy (as the user set it: the configuration at create, then each
+// `litterbox net allow/deny`), and its gateway's container and volume.
+type Record struct {
+	Mode       string   `json:"mode"`
+	Allow      []string `json:"allow,omitempty"`
+	Deny       []string `json:"deny,omitempty"`
+	Registries bool     `json:"registries"`
+	// Gateway is the gateway container's name, Volume the shared
+	// volume's.
+	Gateway string `json:"gateway"`
+	Volume  string `json:"volume"`
+	// Ports are the named ports the gateway publishes.
+	Ports []int `json:"ports,omitempty"`
+}
+
+// FromConfig is the policy of cfg's [network] table.
+func FromConfig(cfg *config.Config) Record {
+	return Record{Mode: cfg.EgressMode(), Allow: slices.Clone(cfg.Egress.Allow), Deny: slices.Clone(cfg.Egress.Deny), Registries: cfg.Egress.Registries}
+}
+
+// Policy is the gateway's policy for sandbox slug, with the engine host's
+// addresses.
+func (rec Record) Policy(slug string, host []string) gateway.Policy {
+	return gateway.Policy{Sandbox: slug, Mode: gateway.Mode(rec.Mode), Registries: rec.Registries, Allow: rec.Allow, Deny: rec.Deny, Host: host}
+}
+
+// Read reads sandbox slug's record; ok is false when it has none (no
+// gateway: network none, egress open, or made before egress).
+func Read(gitDir, slug string) (rec *Record, ok bool, err error) {
+	data, err := os.ReadFile(state.File(gitDir, slug, File))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	rec = &Record{}
+	if err := json.Unmarshal(data, rec); err != nil {
+		return nil, false, fmt.Errorf("read the egress record of sandbox '%s', %s: %w", slug, state.File(gitDir, slug, File), err)
+	}
+	return rec, true, nil
+}
+
+// Write records rec as sandbox slug's.
+func Write(r *core.Repo, slug string, rec *Record) error {
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return state.WriteAtomic(state.File(r.Git.CommonDir, slug, File), append(data, '\n'))
+}
+
+// Store is where sandbox slug's record of connections is kept.
+func Store(gitDir, slug string) egress.Store {
+	return egress.Store{File: state.File(gitDir, slug, "net.jsonl")}
+}
+
+// Docker is the docker client of an engine that runs gateways (Docker,
+// Podman, an ssh engine, the VM engine's Docker); false for one that
+// cannot (Kubernetes, the fake).
+func Docker(p provider.Provider) (*docker.Client, bool) {
+	switch p := p.(type) {
+	case *docker.Provider:
+		return p.Client(), true
+	case *vm.Provider:
+		return p.Docker().Client(), true
+	}
+	return nil, false
+}
+
+// Gate is what the service does with gateways on c's engine.
+type Gate struct {
+	*core.Common
+	hostMu sync.Mutex
+	host   []string
+	hostOK bool
+}
+
+// New is the gate of c's engine.
+func New(c *core.Common) *Gate { return &Gate{Common: c} }
+
+// Supported says c's engine can run gateways.
+func (g *Gate) Supported() bool {
+	_, ok := Docker(g.Provider)
+	return ok
+}
+
+// hostTTL is how long a probe of the engine host's addresses is kept.
+const hostTTL = 10 * time.Minute
+
+// HostAddrs are the engine host's addresses, which gateways refuse unless
+// listed: probed once (a one-shot container on the host's network), then
+// kept for hostTTL in this process and in the cache directory.
+func (g *Gate) HostAddrs(ctx context.Context) ([]string, error) {
+	g.hostMu.Lock()
+	defer g.hostMu.Unlock()
+	if g.hostOK {
+		return g.host, nil
+	}
+	c, ok := Docker(g.Provider)
+	if !ok {
+		return nil, nil
+	}
+	cache := g.hostCache(c)
+	if cache != "" {
+		if fi, err := os.Stat(cache); err == nil && time.Since(fi.ModTime()) < hostTTL {
+			if b, err := os.ReadFile(cache); err == nil && json.Unmarshal(b, &g.host) == nil {
+				g.hostOK = true
+				return g.host, nil
+			}
+		}
+	}
+	res, err := c.Run(ctx, c.Cmd(egress.HostProbeArgs(core.DefaultImage)...))
+	if err != nil {
+		return nil, fmt.Errorf("find the engine host's addresses (which sandboxes may not reach): %w", err)
+	}
+	g.host, g.hostOK = egress.ParseHostAddrs(res.Stdout), true
+	if cache != "" {
+		if b, err := json.Marshal(g.host); err == nil && os.MkdirAll(filepath.Dir(cache), 0o755) == nil {
+			_ = state.WriteAtomic(cache, b)
+		}
+	}
+	return g.host, nil
+}
+
+// hostCache is the file the host's addresses are kept in, per endpoint.
+func (g *Gate) hostCache(c *docker.Client) string {
+	base := g.CacheDir
+	if base == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		base = filepath.Join(d, "litterbox")
+	}
+	sum := sha256.Sum256([]byte(c.Endpoint()))
+	return filepath.Join(base, "egress-host-"+hex.EncodeToString(sum[:8])+".json")
+}
+
+// Ref is the gateway's ref: its container's name, which the engine takes
+// as an id.
+func (rec Record) Ref() provider.Ref { return provider.Ref{ID: rec.Gateway} }
+
+// SetPolicy makes rec's policy the running gateway's.
+func (g *Gate) SetPolicy(ctx context.Context, slug string, rec *Record) error {
+	host, err := g.HostAddrs(ctx)
+	if err != nil {
+		return err
+	}
+	return egress.SetPolicy(ctx, g.Provider, rec.Ref(), rec.Policy(slug, host))
+}
+
+// Collect takes the records the gateway holds that the host's store does
+// not, into the store; it returns how many refusals it took.
+func (g *Gate) Collect(ctx context.Context, gitDir, slug string, rec *Record) (refused int, err error) {
+	st := Store(gitDir, slug)
+	cur, err := st.Cursor()
+	if err != nil {
+		return 0, err
+	}
+	for range 64 {
+		b, err := egress.Collect(ctx, g.Provider, rec.Ref(), cur)
+		if err != nil {
+			return refused, err
+		}
+		if err := st.Append(b); err != nil {
+			return refused, err
+		}
+		for _, r := range b.Records {
+			if !r.Allowed {
+				refused++
+			}
+		}
+		if cur, err = st.Cursor(); err != nil {
+			return refused, err
+		}
+		if len(b.Records) == 0 || cur.Seq >= b.Last {
+			break
+		}
+	}
+	return refused, nil
+}
+
+// Refused are the refusals since start (a time of the host's), as an
+// agent reads them (egress.RefusedHosts). The gateway is asked for those
+// of the time since start and a second more, measured on its own clock;
+// of those, the ones it timed before start (less skew, 50 ms: a local
+// engine shares the host's clock) are another call's.
+func (g *Gate) Refused(ctx context.Context, rec *Record, start time.Time) ([]string, error) {
+	rs, err := egress.Refused(ctx, g.Provider, rec.Ref(), (time.Since(start) + time.Second).Round(time.Millisecond).String())
+	if err != nil {
+		return nil, err
+	}
+	rs = slices.DeleteFunc(rs, func(r gateway.Record) bool { return r.Time.Before(start.Add(-refusedSkew)) })
+	return egress.RefusedHosts(rs), nil
+}
+
+// refusedSkew is how far the gateway's clock may be behind the host's for
+// Refused to tell one call's refusals from the last one's.
+const refusedSkew = 50 * time.Millisecond
+
+// RemoveVolume removes a gateway's volume, once no container mounts it;
+// gone already is done.
+func (g *Gate) RemoveVolume(ctx context.Context, name string) error {
+	c, ok := Docker(g.Provider)
+	if !ok || name == "" {
+		return nil
+	}
+	return c.VolumeRemove(ctx, name)
+}
+
+// IsGateway says an engine object is a gateway (its container, or its
+// volume), not a sandbox.
+func IsGateway(sb provider.Sandbox) bool { return sb.Labels[egress.LabelGatewayOf] != "" }
+
+// Summary is the policy in one line, for messages.
+func (rec Record) Summary() string {
+	s := rec.Mode
+	if rec.Mode == config.EgressAllowlist {
+		var parts []string
+		if len(rec.Allow) > 0 {
+			parts = append(parts, "allow "+strings.Join(rec.Allow, ", "))
+		}
+		if rec.Registries {
+			parts = append(parts, "the package registries")
+		}
+		s += ": " + cmp.Or(strings.Join(parts, "; "), "nothing")
+	}
+	if len(rec.Deny) > 0 {
+		s += "; deny " + strings.Join(rec.Deny, ", ")
+	}
+	return s
+}
