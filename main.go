@@ -20,6 +20,7 @@ import (
 	"github.com/charmbracelet/log"
 	kongcompletion "github.com/jotaen/kong-completion"
 
+	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/commands"
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/buildinfo"
@@ -128,6 +129,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	logger := newLogger(stderr, c.LogLevel, c.LogFormat)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// What a command does is the user's doing in the activity record; the
+	// MCP server and the UI say otherwise for what they run.
+	ctx = activity.WithActor(ctx, activity.ByCLI)
 	run := runner.Exec{Log: logger, Limits: runner.Limits{Control: c.ControlTimeout, Work: c.WorkTimeout}}
 	engine, err := newEngine(c.Engine, kubernetes.Options{Kubeconfig: c.Kubeconfig, Context: c.KubeContext, Namespace: c.Namespace}, run)
 	if err != nil {

@@ -20,6 +20,7 @@
 package activity
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -49,7 +50,39 @@ const (
 	KindMerge     Kind = "merge"   // merged into Target
 	KindApply     Kind = "apply"   // applied to the working tree
 	KindEgress    Kind = "egress"  // a connection refused (Target: where to)
+	// KindExec is a command a person ran in the sandbox (litterbox exec,
+	// shell): Action "start" when it began, "end" with its exit code.
+	KindExec Kind = "exec"
 )
+
+// Who acted: an event's By.
+const (
+	ByMCP = "mcp" // an agent, through litterbox mcp
+	ByCLI = "cli" // a person, on the command line
+	ByUI  = "ui"  // a person, in litterbox ui
+	// ByLitterbox is litterbox itself: what an operation did beyond what
+	// was asked (the services a create starts, those a rewind restarts),
+	// or an operation no front end named.
+	ByLitterbox = "litterbox"
+)
+
+type actorKey struct{}
+
+// WithActor is ctx carrying who acts (ByMCP, ByCLI...): each front end
+// sets it once, and the service records its operations' events with it.
+// The actor comes from which program runs, never from what an agent sent.
+func WithActor(ctx context.Context, by string) context.Context {
+	return context.WithValue(ctx, actorKey{}, by)
+}
+
+// Actor is who acts in ctx (WithActor); ByLitterbox when no front end
+// said.
+func Actor(ctx context.Context) string {
+	if by, ok := ctx.Value(actorKey{}).(string); ok && by != "" {
+		return by
+	}
+	return ByLitterbox
+}
 
 // Event is one line of a record. Only Kind is required; Append fills Time
 // and PID.
@@ -59,7 +92,8 @@ type Event struct {
 	Time    time.Time `json:"time"`
 	Sandbox string    `json:"sandbox"`
 	Kind    Kind      `json:"kind"`
-	// By is the front end that acted: mcp, cli, ui, pool, gateway.
+	// By is who acted: mcp (an agent), cli or ui (a person), litterbox
+	// (itself); see WithActor.
 	By  string `json:"by,omitempty"`
 	PID int    `json:"pid,omitempty"`
 
@@ -79,7 +113,7 @@ type Event struct {
 	Files     []string `json:"files,omitempty"`
 	FilesMore int      `json:"filesMore,omitempty"`
 	// Service and Action: a service event's service and what happened
-	// (start, stop, restart, exit).
+	// (start, stop, restart, exit); an exec's start or end.
 	Service string `json:"service,omitempty"`
 	Action  string `json:"action,omitempty"`
 	// Target is the other end: a fork's new sandbox, the branch a merge

@@ -3,6 +3,7 @@ package activity
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -308,6 +309,10 @@ func TestSummary(t *testing.T) {
 		{Event{Kind: KindMerge, Target: "main", Commit: "abc"}, "merged  into main  -> abc"},
 		{Event{Kind: KindEgress, Target: "evil.example:443"}, "refused connection to evil.example:443"},
 		{Event{Kind: KindPause, By: "ui"}, "paused  (by ui)"},
+		{Event{Kind: KindExec, Args: "sh", Action: "start", By: "ui"}, "exec  sh  started  (by ui)"},
+		{Event{Kind: KindExec, Args: "make \x1b[2J", Action: "end", Exit: &one, Ms: 1200, By: "cli"}, `exec  make \033[2J  exit 1  1.2s  (by cli)`},
+		{Event{Kind: KindSnapshot, Message: "by hand", Commit: "abc", Files: []string{"a"}, By: "cli"}, `snapshot  "by hand"  -> abc (1 file)  (by cli)`},
+		{Event{Kind: "later", Message: "a kind this build does not know"}, "later  a kind this build does not know"},
 	} {
 		if got := Summary(tt.e); got != tt.want {
 			t.Errorf("Summary = %q, want %q", got, tt.want)
@@ -315,5 +320,17 @@ func TestSummary(t *testing.T) {
 	}
 	if got := Verdict(Event{Kind: KindCall, Exit: &one}); got != "  exit 1" {
 		t.Errorf("Verdict = %q", got)
+	}
+}
+
+// Who acts comes from the context a front end set; without one it is
+// litterbox itself.
+func TestActor(t *testing.T) {
+	ctx := context.Background()
+	if got := Actor(ctx); got != ByLitterbox {
+		t.Errorf("Actor of a bare context = %q, want %q", got, ByLitterbox)
+	}
+	if got := Actor(WithActor(WithActor(ctx, ByCLI), ByMCP)); got != ByMCP {
+		t.Errorf("Actor = %q, want the innermost, %q", got, ByMCP)
 	}
 }

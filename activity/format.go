@@ -64,6 +64,14 @@ func What(e Event) string {
 		if e.Target != "" {
 			word("to " + short(e.Target))
 		}
+	case KindExec:
+		word("exec")
+		word(short(e.Args))
+		if e.Action == "start" {
+			word("started")
+		}
+	case KindSnapshot:
+		word("snapshot")
 	case KindEgress:
 		word("refused connection to " + short(e.Target))
 	case KindPause:
@@ -76,10 +84,13 @@ func What(e Event) string {
 	case KindDelete:
 		word("deleted")
 	default:
+		// A kind this build does not know (a newer litterbox wrote it):
+		// its message, once.
 		word(short(string(e.Kind)))
 		word(short(e.Message))
+		return b.String()
 	}
-	if e.Kind != KindCall && e.Kind != KindCreate && e.Kind != KindMilestone && e.Kind != KindPause && e.Kind != KindResume && e.Kind != KindDelete && e.Message != "" {
+	if e.Kind != KindCall && e.Kind != KindCreate && e.Kind != KindExec && e.Kind != KindMilestone && e.Kind != KindPause && e.Kind != KindResume && e.Kind != KindDelete && e.Message != "" {
 		word(`"` + short(e.Message) + `"`)
 	}
 	return b.String()

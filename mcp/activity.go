@@ -19,15 +19,14 @@ import (
 // error, cancelled), the commit it made and the files that commit changed.
 // Only a sandbox this server made or resolved gets a record: an agent
 // naming sandboxes that do not exist makes no files. A record that cannot be
-// written costs the call nothing but a log line.
+// written costs the call nothing but a log line. The calls that are the
+// service's operations (servicesOwn) are recorded by the service, as the
+// CLI's and the UI's are, with the agent as who acted: not twice.
 func (s *Server) recordCall(ctx context.Context, tool string, args map[string]any, res any, err error, start time.Time) {
-	if s.repo == nil {
+	if s.repo == nil || servicesOwn(tool, args) {
 		return
 	}
 	name, _ := args["sandbox"].(string)
-	if tool == "sandbox-create" {
-		name, _ = args["name"].(string)
-	}
 	slug, serr := sandbox.Slugify(name)
 	if serr != nil {
 		return
@@ -35,7 +34,7 @@ func (s *Server) recordCall(ctx context.Context, tool string, args map[string]an
 	s.mu.Lock()
 	known := s.handles[slug] != nil
 	s.mu.Unlock()
-	if !known && (tool != "sandbox-create" || err != nil) {
+	if !known {
 		return
 	}
 	e := activity.Event{
@@ -72,23 +71,11 @@ func (s *Server) recordCall(ctx context.Context, tool string, args map[string]an
 			snap(r.Snapshot)
 			e.Files = []string{r.Path}
 		}
-	case *MilestoneResult:
-		if r != nil {
-			e.Commit = r.Commit
-		}
-	case *RewindResult:
-		if r != nil {
-			e.Commit, e.Target = r.Commit, r.To
-		}
-	case *CreateResult:
-		if r != nil && tool == "sandbox-fork" {
-			e.Target = r.Sandbox
-		}
 	}
 	if e.Commit == "" {
 		e.Files = nil
 	} else if e.Files == nil {
-		// The files a bash, a milestone or a rewind changed: one git call,
+		// The files a bash changed: one git call,
 		// only when it made a commit.
 		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		e.Files, _ = s.repo.Git.ChangedPaths(gctx, e.Commit+"^", e.Commit)
@@ -97,6 +84,22 @@ func (s *Server) recordCall(ctx context.Context, tool string, args map[string]an
 	if err := activity.Append(s.repo.Git.CommonDir, e); err != nil {
 		s.log.Warn("cannot record the call in the activity record", "sandbox", slug, "err", err)
 	}
+}
+
+// servicesOwn reports whether the service records the call itself
+// (sandbox.Sandboxes records each operation it runs): a create, a fork, a
+// milestone, a rewind, a service's start, stop or restart.
+func servicesOwn(tool string, args map[string]any) bool {
+	switch tool {
+	case "sandbox-create", "sandbox-fork", "milestone", "rewind":
+		return true
+	case "sandbox-service":
+		switch args["action"] {
+		case sandbox.ActionStart, sandbox.ActionStop, sandbox.ActionRestart:
+			return true
+		}
+	}
+	return false
 }
 
 // callArgs is a short form of a call's arguments, as the record keeps them:
@@ -131,14 +134,6 @@ func callArgs(tool string, args map[string]any) string {
 		return with(str("path"), opt("(recursive)", "recursive"))
 	case "glob", "grep":
 		return with(str("pattern"), opt("in %s", "path"), opt("(only %s)", "include"))
-	case "milestone":
-		return str("message")
-	case "sandbox-create":
-		return with(str("name"), opt("from %s", "base_ref"), opt("(image %s)", "image"))
-	case "sandbox-fork":
-		return "as " + str("name")
-	case "rewind":
-		return "to " + str("commit")
 	case "sandbox-service":
 		return with(str("action"), str("name"))
 	}

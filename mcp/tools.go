@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/internal/textcap"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
@@ -54,6 +55,9 @@ func handler[A any, R result](s *Server, tool string, fn func(ctx context.Contex
 		}
 		release := idle.begin()
 		defer release()
+		// What the service records of this call, it records as the
+		// agent's doing.
+		ctx = activity.WithActor(ctx, activity.ByMCP)
 		stop := s.progress(ctx, req, tool)
 		start := time.Now()
 		res, err := fn(ctx, args)

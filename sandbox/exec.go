@@ -3,7 +3,9 @@ package sandbox
 import (
 	"context"
 	"io"
+	"time"
 
+	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
@@ -27,16 +29,26 @@ func (s *Sandboxes) Exec(ctx context.Context, r *Repo, name string, o ExecOption
 	if err != nil {
 		return 0, err
 	}
+	// A session can last hours (a shell): its start is an event of its
+	// own, so the feed shows someone is in the sandbox meanwhile.
+	start := time.Now()
+	e := activity.Event{Kind: activity.KindExec, Args: runner.Quote(o.Cmd...)}
+	e.Action = "start"
+	s.note(ctx, r, f.Slug, e, time.Time{}, nil)
+	e.Action, e.Start = "end", start
 	res, err := s.Provider.Exec(ctx, provider.ExecRequest{
 		Kind: runner.Stream, // the user's command: it runs until done or Ctrl-C
 		Ref:  f.Container.Ref, Cmd: o.Cmd, Workdir: Workdir, Env: core.SandboxEnv(f.Slug),
 		TTY: o.TTY, Interactive: o.Interactive, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
 	if serr := core.StateError(f.Slug, err); serr != nil {
-		return 0, serr
+		err = serr
 	}
 	if err != nil {
+		s.note(ctx, r, f.Slug, e, start, err)
 		return 0, err
 	}
+	e.Exit = &res.ExitCode
+	s.note(ctx, r, f.Slug, e, start, nil)
 	return res.ExitCode, nil
 }

@@ -11,10 +11,14 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/charmbracelet/log"
 
+	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -155,7 +159,14 @@ func (s *Sandboxes) Handle(ctx context.Context, r *Repo, name string) (*Handle, 
 // state, refusing to lose unmerged work unless force (see
 // inventory.Delete).
 func (s *Sandboxes) Delete(ctx context.Context, r *Repo, name string, force bool) (*DeleteReport, error) {
-	return s.inv.Delete(ctx, r, name, force)
+	start := time.Now()
+	rep, err := s.inv.Delete(ctx, r, name, force)
+	e := activity.Event{Kind: activity.KindDelete}
+	if force {
+		e.Message = "forced"
+	}
+	s.note(ctx, r, slugOf(name), e, start, err)
+	return rep, err
 }
 
 // Prune removes the containers and networks of sandboxes whose repository
@@ -167,7 +178,16 @@ func (s *Sandboxes) Prune(ctx context.Context) ([]Pruned, error) {
 // ServiceAction runs one action on a service of a running sandbox: start,
 // stop, restart, status or logs (see services.Do).
 func (s *Sandboxes) ServiceAction(ctx context.Context, h *Handle, name, action string, lines int) (*ServiceResult, error) {
-	return s.services.Do(ctx, h, name, action, lines)
+	start := time.Now()
+	res, err := s.services.Do(ctx, h, name, action, lines)
+	if action == ActionStart || action == ActionStop || action == ActionRestart {
+		e := activity.Event{Kind: activity.KindService, Service: name, Action: action}
+		if res != nil {
+			e.Message = res.Message
+		}
+		s.note(ctx, h.Repo, h.Slug, e, start, err)
+	}
+	return res, err
 }
 
 // Ports lists the named ports of a running sandbox with the host URL of
@@ -179,19 +199,61 @@ func (s *Sandboxes) Ports(ctx context.Context, h *Handle) (*PortsResult, error) 
 // Snapshot commits whatever changed in the sandbox's /src since the last
 // snapshot to its branch, with message, when something changed.
 func (s *Sandboxes) Snapshot(ctx context.Context, h *Handle, message string) (*SnapshotResult, error) {
-	return s.rec.Snapshot(ctx, h, message)
+	start := time.Now()
+	res, err := s.rec.Snapshot(ctx, h, message)
+	s.noteSnapshot(ctx, h, message, res, start, err)
+	return res, err
+}
+
+// noteSnapshot records a snapshot made outside an agent's tool call, when
+// it committed or failed.
+func (s *Sandboxes) noteSnapshot(ctx context.Context, h *Handle, message string, res *SnapshotResult, start time.Time, err error) {
+	e := activity.Event{Kind: activity.KindSnapshot, Message: message}
+	if err == nil && (res == nil || !res.Committed) {
+		return
+	}
+	if res != nil && res.Committed {
+		e.Commit, e.Files = res.Commit, s.changed(ctx, h.Repo, res.Commit)
+	}
+	s.note(ctx, h.Repo, h.Slug, e, start, err)
 }
 
 // Milestone snapshots pending changes, then squashes the commits since the
 // previous milestone (or the base) into one commit with message.
 func (s *Sandboxes) Milestone(ctx context.Context, h *Handle, message string) (*MilestoneResult, error) {
-	return s.rec.Milestone(ctx, h, message)
+	start := time.Now()
+	res, err := s.rec.Milestone(ctx, h, message)
+	if err != nil || (res != nil && res.Commit != "") {
+		e := activity.Event{Kind: activity.KindMilestone, Message: message}
+		if res != nil {
+			e.Commit, e.Files = res.Commit, s.changed(ctx, h.Repo, res.Commit)
+		}
+		s.note(ctx, h.Repo, h.Slug, e, start, err)
+	}
+	return res, err
 }
 
 // Rewind puts the sandbox's /src back to rev, a commit of its branch, and
 // records that as a new commit (see recording.Rewind).
 func (s *Sandboxes) Rewind(ctx context.Context, h *Handle, rev string) (*RewindResult, error) {
-	return s.rec.Rewind(ctx, h, rev)
+	start := time.Now()
+	res, err := s.rec.Rewind(ctx, h, rev)
+	e := activity.Event{Kind: activity.KindRewind, Target: rev}
+	if res != nil {
+		e.Commit, e.Files = res.Commit, s.changed(ctx, h.Repo, res.Commit)
+		if res.Unchanged {
+			e.Message = "unchanged: /src already held it"
+		}
+	}
+	s.note(ctx, h.Repo, h.Slug, e, start, err)
+	if res != nil {
+		// The services running are restarted on the files put back:
+		// litterbox's doing, not the caller's.
+		for _, name := range res.Restarted {
+			s.note(ctx, h.Repo, h.Slug, activity.Event{Kind: activity.KindService, By: activity.ByLitterbox, Service: name, Action: ActionRestart, Message: "after the rewind"}, time.Time{}, nil)
+		}
+	}
+	return res, err
 }
 
 // Read returns lines of a text file with one exec.
@@ -234,7 +296,12 @@ func (s *Sandboxes) Bash(ctx context.Context, h *Handle, command string, o BashO
 // CopyIn copies src, a host file or folder (or a tar stream on in when src
 // is "-"), to dst in the sandbox, and snapshots it.
 func (s *Sandboxes) CopyIn(ctx context.Context, h *Handle, src string, in io.Reader, dst string) (*CopyResult, *SnapshotResult, error) {
-	return s.files.CopyIn(ctx, h, src, in, dst)
+	start := time.Now()
+	res, snap, err := s.files.CopyIn(ctx, h, src, in, dst)
+	if res != nil {
+		s.noteSnapshot(ctx, h, "cp: "+res.Path, snap, start, nil)
+	}
+	return res, snap, err
 }
 
 // CopyOut copies src, a file or folder in the sandbox, to dst on the host
@@ -247,13 +314,61 @@ func (s *Sandboxes) CopyOut(ctx context.Context, h *Handle, src, dst string, w i
 // and a hardened container holding a copy of it, set up (see
 // provision.Create).
 func (s *Sandboxes) Create(ctx context.Context, r *Repo, name string, opts CreateOptions) (*Created, error) {
-	return s.prov.Create(ctx, r, name, opts)
+	start := time.Now()
+	created, err := s.prov.Create(ctx, r, name, opts)
+	if created != nil {
+		var how []string
+		switch {
+		case opts.FromBranch:
+			how = append(how, "recreated from its branch")
+		case opts.From != "":
+			how = append(how, "from "+opts.From)
+		}
+		s.noteCreated(ctx, r, created, how, start, err)
+	}
+	return created, err
+}
+
+// noteCreated records a sandbox made (how says from what), then the
+// services its configuration started: litterbox's doing.
+func (s *Sandboxes) noteCreated(ctx context.Context, r *Repo, c *Created, how []string, start time.Time, err error) {
+	if c.Pooled {
+		how = append(how, "taken from the warm pool")
+	}
+	if c.Image != "" {
+		how = append(how, "image "+c.Image)
+	}
+	e := activity.Event{Kind: activity.KindCreate, Message: strings.Join(how, ", ")}
+	s.note(ctx, r, c.Name, e, start, nil)
+	if err != nil {
+		// The sandbox is there (its setup failed): the failure goes in
+		// its record.
+		s.note(ctx, r, c.Name, activity.Event{Kind: activity.KindCreate, Message: "setup"}, time.Time{}, err)
+	}
+	for _, st := range c.Services {
+		s.note(ctx, r, c.Name, activity.Event{Kind: activity.KindService, By: activity.ByLitterbox, Service: st.Name, Action: ActionStart, Message: "autostart"}, time.Time{}, nil)
+	}
 }
 
 // Fork creates the sandbox newName from the tip of name's branch.
 func (s *Sandboxes) Fork(ctx context.Context, r *Repo, name, newName string, opts CreateOptions) (*Forked, error) {
-	return s.prov.Fork(ctx, r, name, newName, opts)
+	start := time.Now()
+	f, err := s.prov.Fork(ctx, r, name, newName, opts)
+	from := slugOf(name)
+	if f == nil {
+		s.note(ctx, r, from, activity.Event{Kind: activity.KindFork, Target: newName}, start, err)
+		return f, err
+	}
+	e := activity.Event{Kind: activity.KindFork, Target: f.Name}
+	if f.Snapshot != nil && f.Snapshot.Committed {
+		e.Commit = f.Snapshot.Commit
+	}
+	s.note(ctx, r, from, e, start, nil)
+	s.noteCreated(ctx, r, &f.Created, []string{"forked from " + from + " at " + shortCommit(f.Base)}, start, err)
+	return f, err
 }
+
+func shortCommit(id string) string { return id[:min(len(id), 12)] }
 
 // History lists the commits of a sandbox's branch since its base, newest
 // first (litterbox log).
@@ -269,13 +384,39 @@ func (s *Sandboxes) Diff(ctx context.Context, r *Repo, name string, opts git.Dif
 // Apply puts the sandbox's changes into the working tree, uncommitted, and
 // keeps the sandbox (see review.Apply).
 func (s *Sandboxes) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult, error) {
-	return s.review.Apply(ctx, r, name)
+	start := time.Now()
+	res, err := s.review.Apply(ctx, r, name)
+	e := activity.Event{Kind: activity.KindApply}
+	if res != nil {
+		e.Files = res.Files
+		switch {
+		case res.Already:
+			e.Message = "already applied"
+		case res.Empty:
+			e.Message = "nothing to apply"
+		}
+	}
+	s.note(ctx, r, slugOf(name), e, start, err)
+	return res, err
 }
 
 // Merge merges a sandbox's branch into the current branch, then deletes the
 // sandbox (see review.Merge).
 func (s *Sandboxes) Merge(ctx context.Context, r *Repo, name string) (*MergeResult, error) {
-	return s.review.Merge(ctx, r, name)
+	start := time.Now()
+	res, err := s.review.Merge(ctx, r, name)
+	e := activity.Event{Kind: activity.KindMerge}
+	if res != nil {
+		e.Target, e.Commit, e.Files = res.Into, res.Commit, res.Files
+		switch {
+		case res.NothingToMerge:
+			e.Message = "nothing to merge: its commits were all there; the sandbox was deleted"
+		case res.Deleted != nil:
+			e.Message = "the sandbox was deleted"
+		}
+	}
+	s.note(ctx, r, slugOf(name), e, start, err)
+	return res, err
 }
 
 // ConfigRole says what the file at path p decides, when it is one that
@@ -285,23 +426,63 @@ func ConfigRole(p string) string { return review.ConfigRole(p) }
 // Pause freezes a sandbox's processes, keeping all its state (see
 // pause.Pause).
 func (s *Sandboxes) Pause(ctx context.Context, r *Repo, name string, force bool) (Outcome, error) {
-	return s.pause.Pause(ctx, r, name, force)
+	start := time.Now()
+	o, err := s.pause.Pause(ctx, r, name, force)
+	s.notePause(ctx, r, slugOf(name), activity.KindPause, o, start, err)
+	return o, err
 }
 
 // Resume thaws a paused sandbox.
 func (s *Sandboxes) Resume(ctx context.Context, r *Repo, name string) (Outcome, error) {
-	return s.pause.Resume(ctx, r, name)
+	start := time.Now()
+	o, err := s.pause.Resume(ctx, r, name)
+	s.notePause(ctx, r, slugOf(name), activity.KindResume, o, start, err)
+	return o, err
 }
 
 // PauseAll pauses every sandbox of r, or of every repository when r is nil.
 func (s *Sandboxes) PauseAll(ctx context.Context, r *Repo, force bool) ([]Outcome, error) {
-	return s.pause.PauseAll(ctx, r, force)
+	start := time.Now()
+	outs, err := s.pause.PauseAll(ctx, r, force)
+	s.notePauseAll(ctx, r, activity.KindPause, outs, start)
+	return outs, err
 }
 
 // ResumeAll resumes every sandbox of r, or of every repository when r is
 // nil.
 func (s *Sandboxes) ResumeAll(ctx context.Context, r *Repo) ([]Outcome, error) {
-	return s.pause.ResumeAll(ctx, r)
+	start := time.Now()
+	outs, err := s.pause.ResumeAll(ctx, r)
+	s.notePauseAll(ctx, r, activity.KindResume, outs, start)
+	return outs, err
+}
+
+// notePause records a pause or resume that changed something, or failed.
+func (s *Sandboxes) notePause(ctx context.Context, r *Repo, slug string, kind activity.Kind, o Outcome, start time.Time, err error) {
+	if err == nil && (o.Already || o.Skipped != "") {
+		return
+	}
+	e := activity.Event{Kind: kind}
+	if len(o.Lost) > 0 {
+		e.Message = fmt.Sprintf("forced: %d file(s) its branch does not hold were lost", len(o.Lost))
+	}
+	s.note(ctx, r, slug, e, start, err)
+}
+
+// notePauseAll records each sandbox that PauseAll or ResumeAll paused or
+// resumed, in its own repository's record (the one its labels name when
+// r is nil).
+func (s *Sandboxes) notePauseAll(ctx context.Context, r *Repo, kind activity.Kind, outs []Outcome, start time.Time) {
+	for _, o := range outs {
+		if o.Name == "" {
+			continue // not done: its error is among those returned
+		}
+		if r != nil {
+			s.notePause(ctx, r, o.Name, kind, o, start, nil)
+		} else if o.GitDir != "" && !o.Already && o.Skipped == "" {
+			s.noteIn(ctx, o.GitDir, o.Name, activity.Event{Kind: kind}, start, nil)
+		}
+	}
 }
 
 // Doctor checks what litterbox needs (the engine, the image, git, the

@@ -162,6 +162,8 @@ func New(ctx context.Context, svc Sandboxes, o Options, r *lipgloss.Renderer) *M
 	if o.Refresh <= 0 {
 		o.Refresh = DefaultRefresh
 	}
+	// What the keys do, the service records as the UI's user's doing.
+	ctx = activity.WithActor(ctx, activity.ByUI)
 	m := &Model{
 		ctx: ctx, svc: svc, opts: o, st: newStyles(r), start: time.Now(), now: time.Now(),
 		inbox: make(chan tea.Msg, 1024), repos: map[string]*repoState{}, info: map[sbKey]*sbInfo{},
@@ -554,10 +556,27 @@ func (in *sbInfo) note(e activity.Event) {
 		if in.svcs == nil {
 			in.svcs = map[string]string{}
 		}
-		in.svcs[e.Service] = e.Action
+		in.svcs[e.Service] = serviceState(e)
 	case activity.KindEgress:
 		in.refused++
 	}
+}
+
+// serviceState is the state a service event left its service in, as the
+// services column shows it.
+func serviceState(e activity.Event) string {
+	if e.Error != "" {
+		return e.Action + " failed"
+	}
+	switch e.Action {
+	case "start", "restart":
+		return "running"
+	case "stop":
+		return "stopped"
+	case "exit":
+		return "exited"
+	}
+	return e.Action
 }
 
 // merge joins a sandbox's history with the live events that came before it

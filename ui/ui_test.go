@@ -21,16 +21,18 @@ import (
 
 // fakeService records the actions asked of it.
 type fakeService struct {
-	mu    sync.Mutex
-	calls []string
-	err   error
-	diff  string
+	mu     sync.Mutex
+	calls  []string
+	actors []string // who each call acted as (activity.Actor)
+	err    error
+	diff   string
 }
 
-func (f *fakeService) call(s string) error {
+func (f *fakeService) call(ctx context.Context, s string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, s)
+	f.actors = append(f.actors, activity.Actor(ctx))
 	return f.err
 }
 
@@ -41,41 +43,41 @@ func (f *fakeService) called() string {
 }
 
 func (f *fakeService) OpenRepo(ctx context.Context, dir string) (*sandbox.Repo, error) {
-	return nil, f.call("open " + dir)
+	return nil, f.call(ctx, "open "+dir)
 }
 func (f *fakeService) List(ctx context.Context, r *sandbox.Repo) ([]sandbox.Sandbox, error) {
-	return nil, f.call("list")
+	return nil, f.call(ctx, "list")
 }
 func (f *fakeService) Diff(ctx context.Context, r *sandbox.Repo, name string, opts git.DiffOptions, w io.Writer) (*sandbox.DiffResult, error) {
 	io.WriteString(w, f.diff)
-	return &sandbox.DiffResult{Name: name}, f.call("diff " + name)
+	return &sandbox.DiffResult{Name: name}, f.call(ctx, "diff "+name)
 }
 func (f *fakeService) Pause(ctx context.Context, r *sandbox.Repo, name string, force bool) (sandbox.Outcome, error) {
-	return sandbox.Outcome{Name: name}, f.call("pause " + name)
+	return sandbox.Outcome{Name: name}, f.call(ctx, "pause "+name)
 }
 func (f *fakeService) Resume(ctx context.Context, r *sandbox.Repo, name string) (sandbox.Outcome, error) {
-	return sandbox.Outcome{Name: name}, f.call("resume " + name)
+	return sandbox.Outcome{Name: name}, f.call(ctx, "resume "+name)
 }
 func (f *fakeService) Merge(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.MergeResult, error) {
-	if err := f.call("merge " + name); err != nil {
+	if err := f.call(ctx, "merge "+name); err != nil {
 		return nil, err
 	}
 	return &sandbox.MergeResult{Name: name, Into: "main", Files: []string{"a"}}, nil
 }
 func (f *fakeService) Apply(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.ApplyResult, error) {
-	return &sandbox.ApplyResult{Name: name}, f.call("apply " + name)
+	return &sandbox.ApplyResult{Name: name}, f.call(ctx, "apply "+name)
 }
 func (f *fakeService) Delete(ctx context.Context, r *sandbox.Repo, name string, force bool) (*sandbox.DeleteReport, error) {
-	return &sandbox.DeleteReport{Name: name}, f.call("delete " + name)
+	return &sandbox.DeleteReport{Name: name}, f.call(ctx, "delete "+name)
 }
 func (f *fakeService) Handle(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.Handle, error) {
-	return &sandbox.Handle{}, f.call("handle " + name)
+	return &sandbox.Handle{}, f.call(ctx, "handle "+name)
 }
 func (f *fakeService) Milestone(ctx context.Context, h *sandbox.Handle, message string) (*sandbox.MilestoneResult, error) {
-	return &sandbox.MilestoneResult{Commit: "abc", Squashed: 2}, f.call("milestone " + message)
+	return &sandbox.MilestoneResult{Commit: "abc", Squashed: 2}, f.call(ctx, "milestone "+message)
 }
 func (f *fakeService) Exec(ctx context.Context, r *sandbox.Repo, name string, o sandbox.ExecOptions) (int, error) {
-	return 0, f.call("exec " + name)
+	return 0, f.call(ctx, "exec "+name)
 }
 
 const root = "/repo"
@@ -320,5 +322,63 @@ func TestKeysTypedTogether(t *testing.T) {
 	cmd()
 	if svc.called() != "delete work" {
 		t.Errorf("calls = %q", svc.called())
+	}
+}
+
+// Every action runs as the UI's user: the service records its event with
+// by "ui", not as the command line's or litterbox's own.
+func TestActionsActAsTheUI(t *testing.T) {
+	m, svc := newTest(t, 100, 30, false)
+	m.Update(sandboxes("work"))
+	for _, ks := range [][]string{{"p"}, {"r"}, {"m", "y"}, {"a", "y"}, {"x", "y"}, {"n", "m", "s", "g", "enter"}} {
+		if cmd := keys(m, ks...); cmd != nil {
+			m.Update(cmd())
+		}
+	}
+	m.Update(keys(m, "s")) // the shell: tea.Exec runs it; run it here
+	(&shellExec{ctx: m.ctx, svc: svc, r: m.opts.Repo, name: "work", stderr: io.Discard}).Run()
+	if got := svc.called(); got != "pause work,resume work,merge work,apply work,delete work,handle work,milestone msg,exec work" {
+		t.Fatalf("calls = %q", got)
+	}
+	for i, a := range svc.actors {
+		if a != activity.ByUI {
+			t.Errorf("call %q acted as %q, want %q", svc.calls[i], a, activity.ByUI)
+		}
+	}
+}
+
+// The service's own events show in the feed with who acted; the services
+// column says the state each service's last event left it in.
+func TestOperationEventsShown(t *testing.T) {
+	m, _ := newTest(t, 160, 40, false)
+	m.Update(sandboxes("op"))
+	at := time.Now()
+	exit := 3
+	evs := []activity.Event{
+		{Kind: activity.KindCreate, By: activity.ByMCP, Message: "image busybox:latest"},
+		{Kind: activity.KindService, By: activity.ByLitterbox, Service: "web", Action: "start", Message: "autostart"},
+		{Kind: activity.KindExec, By: activity.ByCLI, Args: "sh -c 'exit 3'", Action: "start"},
+		{Kind: activity.KindExec, By: activity.ByCLI, Args: "sh -c 'exit 3'", Action: "end", Exit: &exit, Ms: 1200},
+		{Kind: activity.KindSnapshot, By: activity.ByCLI, Message: "by hand", Commit: strings.Repeat("c", 40), Files: []string{"b.txt"}},
+		{Kind: activity.KindService, By: activity.ByMCP, Service: "web", Action: "stop"},
+		{Kind: activity.KindMerge, By: activity.ByUI, Target: "main", Commit: strings.Repeat("d", 40)},
+	}
+	for i := range evs {
+		evs[i].Time, evs[i].Sandbox, evs[i].PID = at.Add(time.Duration(i)*time.Millisecond), "op", 9
+	}
+	m.Update(historyMsg{full: true, events: map[sbKey][]activity.Event{{root, "op"}: evs}})
+	v := m.View()
+	for _, want := range []string{
+		"created  image busybox:latest  (by mcp)",
+		`service web start  "autostart"  (by litterbox)`,
+		"exec  sh -c 'exit 3'  started  (by cli)",
+		"exec  sh -c 'exit 3'  exit 3  1.2s  (by cli)",
+		`snapshot  "by hand"  -> cccccccccccc (1 file)  (by cli)`,
+		"merged  into main  -> dddddddddddd  (by ui)",
+		"web stopped",
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, v)
+		}
 	}
 }

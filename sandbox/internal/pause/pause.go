@@ -46,6 +46,9 @@ type Outcome struct {
 	// Lost are the files a forced pause that ended the sandbox (Kubernetes)
 	// lost: its branch does not hold them.
 	Lost []recording.Skipped `json:"lost,omitempty"`
+	// GitDir is the common git dir the sandbox's labels name: where its
+	// activity record is, when the repository was not given.
+	GitDir string `json:"-"`
 }
 
 // Pause freezes a sandbox's processes, keeping all its state. Pausing a
@@ -84,7 +87,7 @@ func (ps *Pauser) toggle(ctx context.Context, r *core.Repo, name string, pause, 
 }
 
 func (ps *Pauser) toggleContainer(ctx context.Context, r *core.Repo, c provider.Sandbox, pause, force bool) (Outcome, error) {
-	out := Outcome{Name: c.Labels[core.LabelSlug], Repo: c.Labels[core.LabelRepo]}
+	out := Outcome{Name: c.Labels[core.LabelSlug], Repo: c.Labels[core.LabelRepo], GitDir: c.Labels[core.LabelGitDir]}
 	ends := ps.pauseEnds()
 	var err error
 	if pause {
