@@ -16,7 +16,8 @@ import (
 
 // recordCall appends the event of one tool call: the tool, a short form of
 // its arguments, when it started and what it took, how it ended (exit code,
-// error, cancelled), the commit it made and the files that commit changed.
+// error, cancelled), the commit it made and the files that commit changed
+// (as the snapshot knows them: no git call on the call's path).
 // Only a sandbox this server made or resolved gets a record: an agent
 // naming sandboxes that do not exist makes no files. A record that cannot be
 // written costs the call nothing but a log line. The calls that are the
@@ -46,7 +47,7 @@ func (s *Server) recordCall(ctx context.Context, tool string, args map[string]an
 	}
 	snap := func(i SnapshotInfo) {
 		if i.Committed {
-			e.Commit = i.Commit
+			e.Commit, e.Files = i.Commit, i.files
 		}
 		if i.Error != "" {
 			e.Error = "snapshot failed: " + i.Error
@@ -74,12 +75,6 @@ func (s *Server) recordCall(ctx context.Context, tool string, args map[string]an
 	}
 	if e.Commit == "" {
 		e.Files = nil
-	} else if e.Files == nil {
-		// The files a bash changed: one git call,
-		// only when it made a commit.
-		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		e.Files, _ = s.repo.Git.ChangedPaths(gctx, e.Commit+"^", e.Commit)
-		cancel()
 	}
 	if err := activity.Append(s.repo.Git.CommonDir, e); err != nil {
 		s.log.Warn("cannot record the call in the activity record", "sandbox", slug, "err", err)

@@ -229,7 +229,7 @@ func (s *Server) snapshotInfo(h *sandbox.Handle, res *sandbox.SnapshotResult, er
 		s.log.Warn("snapshot failed", "sandbox", h.Slug, "err", err)
 		return SnapshotInfo{Error: clip(err.Error(), 2048)}
 	}
-	info := SnapshotInfo{Committed: res.Committed, Commit: res.Commit, Skipped: res.Skipped, Ms: res.Ms}
+	info := SnapshotInfo{Committed: res.Committed, Commit: res.Commit, Skipped: res.Skipped, Ms: res.Ms, files: res.Files}
 	// A result names at most maxSkipped files: thousands of fifos must not
 	// fill a response.
 	if n := len(info.Skipped); n > maxSkipped {
@@ -266,6 +266,8 @@ type SnapshotInfo struct {
 	Error       string `json:"error,omitempty"`
 	// Ms is what the snapshot took, in milliseconds.
 	Ms float64 `json:"ms,omitempty"`
+	// files are the paths the commit changed, for the activity record.
+	files []string
 }
 
 func (i SnapshotInfo) text() string {

@@ -213,7 +213,7 @@ func (s *Sandboxes) noteSnapshot(ctx context.Context, h *Handle, message string,
 		return
 	}
 	if res != nil && res.Committed {
-		e.Commit, e.Files = res.Commit, s.changed(ctx, h.Repo, res.Commit)
+		e.Commit, e.Files = res.Commit, res.Files
 	}
 	s.note(ctx, h.Repo, h.Slug, e, start, err)
 }

@@ -80,6 +80,9 @@ type SnapshotResult struct {
 	// Ms is what the snapshot took, in milliseconds: the scan in the
 	// sandbox and the commit (for bash, not the command before them).
 	Ms float64 `json:"ms"`
+	// Files are the paths the commit changed (a directory removed whole
+	// is its own path), for the activity record without a git call.
+	Files []string `json:"-"`
 	// torn are files that changed while they were read, and incomplete
 	// says /src kept changing past the follow-up scans: neither is on the
 	// branch yet, and the next snapshot takes them (a pause that ends the
@@ -255,6 +258,12 @@ func (rec *Recorder) commitScan(ctx context.Context, h *core.Handle, sc *scanned
 			return nil, err
 		}
 		res.Committed, res.Commit = true, id
+		res.Files = make([]string, 0, len(changes))
+		for _, c := range changes {
+			if len(res.Files) == 0 || res.Files[len(res.Files)-1] != c.Path {
+				res.Files = append(res.Files, c.Path)
+			}
+		}
 		// A commit of ours adds no tracked directory under an ignored one
 		// (files there are recorded only when already tracked), so what
 		// was known stays true of it.
