@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -90,4 +91,35 @@ func slugOf(name string) string {
 		return ""
 	}
 	return slug
+}
+
+// noteExit records that a service ended by itself, once, when litterbox
+// learns of it: a service exits inside the sandbox, where no litterbox
+// process watches, so its exit is known when a status comes back (any
+// service action). The status comes from state files the agent can
+// write (services.Status), so the event says where it comes from; it is
+// about the agent's own sandbox and holds only checked fields.
+func (s *Sandboxes) noteExit(ctx context.Context, h *Handle, st ServiceStatus) {
+	if st.LastExitCode == nil || (st.State != "exited" && st.State != "backoff" && st.State != "dead") {
+		return
+	}
+	msg := fmt.Sprintf("%s, as its supervisor in the sandbox reports (restarts %d)", st.State, st.Restarts)
+	if !st.StartedAt.IsZero() {
+		msg += ", started " + st.StartedAt.UTC().Format(time.RFC3339)
+	}
+	// Once per exit: the service's latest event in the record says
+	// whether this one is known.
+	evs, _ := activity.Last(activity.Dir(h.Repo.Git.CommonDir), h.Slug, 200)
+	for i := len(evs) - 1; i >= 0; i-- {
+		e := evs[i]
+		if e.Kind != activity.KindService || e.Service != st.Name {
+			continue
+		}
+		if e.Action == "exit" && e.Message == msg && e.Exit != nil && *e.Exit == *st.LastExitCode {
+			return
+		}
+		break
+	}
+	code := *st.LastExitCode
+	s.note(ctx, h.Repo, h.Slug, activity.Event{Kind: activity.KindService, By: activity.ByLitterbox, Service: st.Name, Action: "exit", Exit: &code, Message: msg}, time.Time{}, nil)
 }

@@ -187,6 +187,9 @@ func (s *Sandboxes) ServiceAction(ctx context.Context, h *Handle, name, action s
 		}
 		s.note(ctx, h.Repo, h.Slug, e, start, err)
 	}
+	if res != nil {
+		s.noteExit(ctx, h, res.Status)
+	}
 	return res, err
 }
 
