@@ -411,11 +411,8 @@ func (s *Sandboxes) Merge(ctx context.Context, r *Repo, name string) (*MergeResu
 	e := activity.Event{Kind: activity.KindMerge}
 	if res != nil {
 		e.Target, e.Commit, e.Files = res.Into, res.Commit, res.Files
-		switch {
-		case res.NothingToMerge:
-			e.Message = "nothing to merge: its commits were all there; the sandbox was deleted"
-		case res.Deleted != nil:
-			e.Message = "the sandbox was deleted"
+		if res.NothingToMerge {
+			e.Message = "nothing to merge: its commits were all there"
 		}
 	}
 	s.note(ctx, r, slugOf(name), e, start, err)
