@@ -334,3 +334,18 @@ func TestActor(t *testing.T) {
 		t.Errorf("Actor = %q, want the innermost, %q", got, ByMCP)
 	}
 }
+
+// BenchmarkAppend is what recording one event costs the operation that
+// records it: the lock, the size check and one write of a line.
+func BenchmarkAppend(b *testing.B) {
+	r := Record{Dir: b.TempDir(), Sandbox: "bench"}
+	exit := 0
+	e := Event{Kind: KindCall, By: ByMCP, Tool: "bash", Args: "go test ./...", Exit: &exit, Ms: 120,
+		Commit: strings.Repeat("ab", 20), Files: []string{"a.go", "b.go"}, Output: strings.Repeat("ok\n", 200)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.Append(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
