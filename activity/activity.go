@@ -53,6 +53,9 @@ const (
 	// KindExec is a command a person ran in the sandbox (litterbox exec,
 	// shell): Action "start" when it began, "end" with its exit code.
 	KindExec Kind = "exec"
+	// KindNet is a change of the sandbox's network policy (litterbox
+	// net): Action allow or deny, Target the entry.
+	KindNet Kind = "net"
 )
 
 // Who acted: an event's By.

@@ -312,6 +312,7 @@ func TestSummary(t *testing.T) {
 		{Event{Kind: KindExec, Args: "sh", Action: "start", By: "ui"}, "exec  sh  started  (by ui)"},
 		{Event{Kind: KindExec, Args: "make \x1b[2J", Action: "end", Exit: &one, Ms: 1200, By: "cli"}, `exec  make \033[2J  exit 1  1.2s  (by cli)`},
 		{Event{Kind: KindSnapshot, Message: "by hand", Commit: "abc", Files: []string{"a"}, By: "cli"}, `snapshot  "by hand"  -> abc (1 file)  (by cli)`},
+		{Event{Kind: KindNet, Action: "allow", Target: "example.com", By: "cli"}, "network: allow example.com  (by cli)"},
 		{Event{Kind: "later", Message: "a kind this build does not know"}, "later  a kind this build does not know"},
 	} {
 		if got := Summary(tt.e); got != tt.want {

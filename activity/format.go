@@ -72,6 +72,8 @@ func What(e Event) string {
 		}
 	case KindSnapshot:
 		word("snapshot")
+	case KindNet:
+		word("network: " + short(e.Action) + " " + short(e.Target))
 	case KindEgress:
 		word("refused connection to " + short(e.Target))
 	case KindPause:

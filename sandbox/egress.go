@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"context"
+	"time"
 
+	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 )
@@ -29,7 +31,17 @@ func (s *Sandboxes) NetChange(ctx context.Context, r *Repo, name, entry string, 
 	if err != nil {
 		return nil, false, err
 	}
-	return s.gate.Change(ctx, r, slug, entry, allow)
+	start := time.Now()
+	st, live, err = s.gate.Change(ctx, r, slug, entry, allow)
+	e := activity.Event{Kind: activity.KindNet, Action: "deny", Target: entry}
+	if allow {
+		e.Action = "allow"
+	}
+	if err == nil && !live {
+		e.Message = "recorded; the running gateway did not take it now"
+	}
+	s.note(ctx, r, slug, e, start, err)
+	return st, live, err
 }
 
 // CollectRefused collects the gateways' records of the sandboxes in list

@@ -293,7 +293,15 @@ func (s *Sandboxes) Grep(ctx context.Context, h *Handle, pattern, p, include str
 // Bash runs a shell command for an agent and snapshots what it changed, in
 // one exec.
 func (s *Sandboxes) Bash(ctx context.Context, h *Handle, command string, o BashOptions) (*BashResult, *SnapshotResult, error) {
-	return s.files.Bash(ctx, h, command, o)
+	res, snap, err := s.files.Bash(ctx, h, command, o)
+	if res != nil {
+		// What the command tried to reach and the gateway refused: its
+		// own events, counted by the UI (the call is the MCP server's).
+		for _, host := range res.RefusedHosts {
+			s.note(ctx, h.Repo, h.Slug, activity.Event{Kind: activity.KindEgress, Target: host}, time.Time{}, nil)
+		}
+	}
+	return res, snap, err
 }
 
 // CopyIn copies src, a host file or folder (or a tar stream on in when src

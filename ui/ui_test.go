@@ -361,6 +361,8 @@ func TestOperationEventsShown(t *testing.T) {
 		{Kind: activity.KindExec, By: activity.ByCLI, Args: "sh -c 'exit 3'", Action: "end", Exit: &exit, Ms: 1200},
 		{Kind: activity.KindSnapshot, By: activity.ByCLI, Message: "by hand", Commit: strings.Repeat("c", 40), Files: []string{"b.txt"}},
 		{Kind: activity.KindService, By: activity.ByMCP, Service: "web", Action: "stop"},
+		{Kind: activity.KindEgress, By: activity.ByMCP, Target: "example.com:80 (not in the allowlist)"},
+		{Kind: activity.KindNet, By: activity.ByCLI, Action: "allow", Target: "example.com"},
 		{Kind: activity.KindMerge, By: activity.ByUI, Target: "main", Commit: strings.Repeat("d", 40)},
 	}
 	for i := range evs {
@@ -375,7 +377,9 @@ func TestOperationEventsShown(t *testing.T) {
 		"exec  sh -c 'exit 3'  exit 3  1.2s  (by cli)",
 		`snapshot  "by hand"  -> cccccccccccc (1 file)  (by cli)`,
 		"merged  into main  -> dddddddddddd  (by ui)",
-		"web stopped",
+		"refused connection to example.com:80 (not in the allowlist)  (by mcp)",
+		"network: allow example.com  (by cli)",
+		"web stopped; 1 refused",
 	} {
 		if !strings.Contains(v, want) {
 			t.Errorf("the screen lacks %q:\n%s", want, v)
