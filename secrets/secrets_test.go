@@ -13,6 +13,7 @@ import (
 
 	"github.com/charmbracelet/log"
 
+	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/runner"
 )
 
@@ -259,5 +260,41 @@ openai     command  api.openai.com            header Authorization     OPENAI_AP
 	WriteTable(&out, nil)
 	if !strings.Contains(out.String(), "No secrets are declared") {
 		t.Errorf("empty: %q", out.String())
+	}
+}
+
+// TestReserved: no secret may take a variable litterbox sets in a confined
+// sandbox itself (the list lives below the egress package, so this is
+// what keeps the two in step).
+func TestReserved(t *testing.T) {
+	for _, kv := range append(egress.Env(), egress.TrustEnv()...) {
+		name, _, _ := strings.Cut(kv, "=")
+		_, err := Parse(LocalFile, []byte(fmt.Sprintf("[secrets.x]\nsource = \"env:X\"\nhosts = [\"a.example\"]\nenv = %q\n", name)))
+		if err == nil || !strings.Contains(err.Error(), "litterbox sets "+name) {
+			t.Errorf("env = %s: %v", name, err)
+		}
+	}
+}
+
+func TestRoots(t *testing.T) {
+	dir := t.TempDir()
+	pem := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(pem, []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := Parse(LocalFile, []byte(fmt.Sprintf("[secrets.a]\nsource = \"env:X\"\nhosts = [\"a.example\"]\nca = %q\n[secrets.b]\nsource = \"env:Y\"\nhosts = [\"b.example\"]\nca = %q\n", pem, pem)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots, err := Roots(ds)
+	if err != nil || len(roots) != 1 {
+		t.Fatalf("roots %d, %v", len(roots), err)
+	}
+	if _, err := Parse(LocalFile, []byte("[secrets.a]\nsource = \"env:X\"\nhosts = [\"a.example\"]\nca = \"ca.pem\"\n")); err == nil || !strings.Contains(err.Error(), ".litterbox.local.toml:4: secret a: ca \"ca.pem\" is not an absolute path") {
+		t.Errorf("a relative ca: %v", err)
+	}
+	ds[0].CA = filepath.Join(dir, "none.pem")
+	if _, err := Roots(ds[:1]); err == nil || !strings.Contains(err.Error(), `secret "a": read its ca`) {
+		t.Errorf("a missing ca: %v", err)
 	}
 }

@@ -23,9 +23,10 @@ import (
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
-	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/internal/secretdecl"
+	"github.com/litterbox-dev/litterbox/internal/tomlkeys"
 )
 
 // Config file names, at the repository root. File is read from a commit of
@@ -104,6 +105,11 @@ type Config struct {
 	// every ref under it (refs/heads/litterbox/), or path.Match patterns.
 	// Only LocalFile may set it, as AllowUnisolated.
 	AgentBaseRefs []string
+	// Secrets are the credentials the sandbox's gateway adds on the way
+	// out (docs/secrets.md), sorted by name: LocalFile's over the user's
+	// own file's (WithLocal reads it). The committed file can declare
+	// none.
+	Secrets []secretdecl.Declaration
 	// HostPorts is the range published ports are bound in on the host;
 	// zero leaves the choice to the engine.
 	HostPorts PortRange
@@ -169,6 +175,9 @@ type rawConfig struct {
 	Image       *string `toml:"image"`
 	// AgentImages: see Config.AgentImages.
 	AgentImages []string `toml:"agent_images"`
+	// Secrets is read by secretdecl (Parse), not here: the decoder only
+	// takes the table.
+	Secrets any `toml:"secrets"`
 	// AgentBaseRefs: see Config.AgentBaseRefs.
 	AgentBaseRefs []string `toml:"agent_base_refs"`
 	// AllowUnisolated: see Config.AllowUnisolated.
@@ -292,6 +301,11 @@ func WithLocal(ctx context.Context, g *git.Repo, committed []byte, warn func(str
 	if err != nil {
 		return nil, err
 	}
+	user, err := secretdecl.LoadUser()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	cfg.Secrets = secretdecl.Merge(user, cfg.Secrets)
 	cfg.Sources = sources
 	cfg.Committed = committed
 	return cfg, nil
@@ -348,6 +362,9 @@ func Parse(base, local []byte) (*Config, error) {
 		if err := decodeConfig(File, base, &raw); err != nil {
 			return nil, err
 		}
+		if err := secretdecl.CheckCommitted(File, base); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
 		if raw.AllowUnisolated != nil {
 			return nil, fmt.Errorf("%w: %s%s: allow_unisolated can only be set in %s: the committed file comes with the code a sandbox holds, which an agent can change (see docs/config.md)", ErrInvalid, raw.at("allow_unisolated"), File, LocalFile)
 		}
@@ -368,7 +385,14 @@ func Parse(base, local []byte) (*Config, error) {
 		}
 		raw.merge(&over)
 	}
-	return raw.validate()
+	cfg, err := raw.validate()
+	if err != nil || local == nil {
+		return cfg, err
+	}
+	if cfg.Secrets, err = secretdecl.Parse(LocalFile, local); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return cfg, nil
 }
 
 // at is where key was set, "FILE:LINE: ": for a key that is missing, where
@@ -782,56 +806,8 @@ func ParsePortRange(s string) (PortRange, error) {
 }
 
 // keyLines maps each key of a TOML document to the line that sets it, by
-// its dotted name; tables map to their header's line. The document has
-// already been decoded, so it parses.
-func keyLines(data []byte) map[string]int {
-	lines := map[string]int{}
-	var p unstable.Parser
-	p.Reset(data)
-	var table []string
-	var walk func(prefix []string, n *unstable.Node)
-	walk = func(prefix []string, n *unstable.Node) {
-		// A key/value's first child is its value, the rest its dotted key.
-		it := n.Key()
-		key := slices.Clone(prefix)
-		line := 0
-		for it.Next() {
-			k := it.Node()
-			key = append(key, string(k.Data))
-			if line == 0 {
-				line = p.Shape(k.Raw).Start.Line
-			}
-		}
-		lines[strings.Join(key, ".")] = line
-		if v := n.Value(); v != nil && v.Kind == unstable.InlineTable {
-			kids := v.Children()
-			for kids.Next() {
-				walk(key, kids.Node())
-			}
-		}
-	}
-	for p.NextExpression() {
-		e := p.Expression()
-		switch e.Kind {
-		case unstable.Table, unstable.ArrayTable:
-			table = table[:0]
-			it := e.Key()
-			line := 0
-			for it.Next() {
-				table = append(table, string(it.Node().Data))
-				if line == 0 {
-					line = p.Shape(it.Node().Raw).Start.Line
-				}
-			}
-			if k := strings.Join(table, "."); lines[k] == 0 {
-				lines[k] = line
-			}
-		case unstable.KeyValue:
-			walk(table, e)
-		}
-	}
-	return lines
-}
+// its dotted name; tables map to their header's line.
+func keyLines(data []byte) map[string]int { return tomlkeys.Lines(data) }
 
 func hasNUL(args []string) bool {
 	return slices.ContainsFunc(args, func(a string) bool { return strings.ContainsRune(a, 0) })
