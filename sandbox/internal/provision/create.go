@@ -192,6 +192,8 @@ type creation struct {
 	gateway     chan error
 	gatewayMade chan error
 	host        chan hostAddrs
+	// secrets are the sandbox's secrets (secrets.go); nil for none.
+	secrets *secretPlan
 }
 
 // beginCreate checks everything that can be checked before anything is made
@@ -271,10 +273,14 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name strin
 	if err := c.planEgress(ctx, inherited); err != nil {
 		return nil, err
 	}
+	// Its secrets, through the gateway (secrets.go).
+	if err := c.planSecrets(ctx, inherited); err != nil {
+		return nil, err
+	}
 	// A warm pool's member made from this commit for this configuration
 	// already holds the copy, and its record the image's platform. A
 	// confined sandbox is not pooled yet: its gateway is made with it.
-	if !opts.FromBranch && !opts.NoPool && pv.pool.Enabled() && c.net == nil {
+	if !opts.FromBranch && !opts.NoPool && pv.pool.Enabled() && c.net == nil && c.secrets == nil {
 		c.pool = pool.Candidates(r.Git.CommonDir, pool.Key(spec.For(pv.Options, r, slug, c.head, c.cfg)), c.start)
 	}
 	// A pooled sandbox was made after the same check passed on this
@@ -590,6 +596,9 @@ func (c *creation) startContainer(ctx context.Context) error {
 	if err := c.gatewayStarted(); err != nil {
 		return err
 	}
+	if err := c.secretsFetched(); err != nil {
+		return err
+	}
 	if c.platform == "" {
 		// The engine pulled the image: now its platform can be checked.
 		_, err = c.pv.guest.ImagePlatform(ctx, c.cfg.Image)
@@ -621,6 +630,7 @@ func (c *creation) fill(ctx context.Context) error {
 		c.stamp = c.pooled.Stamp
 	} else {
 		c.progress("copying " + core.Short(c.start) + " into " + core.Workdir + ", then running setup: " + runner.Quote(c.setup...))
+		c.startTrust(ctx)
 		err = c.pv.guest.CopyAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.setupArgv(), &so, &se)
 		c.stamp = guest.TakeStamp(&so)
 	}
@@ -628,6 +638,9 @@ func (c *creation) fill(ctx context.Context) error {
 	xerr := extras()
 	if gerr := c.gatewayReady(); gerr != nil {
 		return gerr
+	}
+	if terr := c.trusted(); terr != nil {
+		return terr
 	}
 	if c.pooled != nil && (errors.Is(err, provider.ErrNotFound) || errors.Is(err, provider.ErrStopped) || errors.Is(err, provider.ErrPaused)) {
 		return c.replacePooled(ctx, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
+	"github.com/litterbox-dev/litterbox/secrets"
 )
 
 // A confined sandbox (docs/egress.md) has no network: its one way out is
@@ -83,6 +84,10 @@ func (c *creation) startGateway(ctx context.Context, sp provider.Spec) (provider
 		return sp, h.err
 	}
 	dc, _ := netgate.Docker(c.pv.Provider)
+	if c.secrets != nil {
+		// The placeholders, and the CA bundle the gateway's CA goes in.
+		sp.Env = slices.Concat(sp.Env, secrets.Env(netgate.Bindings(c.secrets.bound)), egress.TrustEnv())
+	}
 	plan, err := egress.Confine(sp, core.DefaultImage, c.net.Policy(c.slug, h.addrs), sp.Labels)
 	if err != nil {
 		return sp, err
@@ -97,6 +102,11 @@ func (c *creation) startGateway(ctx context.Context, sp provider.Spec) (provider
 	if err := netgate.Write(c.r, c.slug, c.net); err != nil {
 		return sp, fmt.Errorf("create sandbox %q: record its gateway: %w", c.slug, err)
 	}
+	if c.secrets != nil {
+		if err := netgate.WriteSecrets(c.r, c.slug, c.secrets.bound); err != nil {
+			return sp, fmt.Errorf("create sandbox %q: record its secrets: %w", c.slug, err)
+		}
+	}
 	c.progress("starting egress gateway " + name)
 	if err := dc.VolumeCreate(core.Made(ctx), plan.Volume); err != nil {
 		// What an earlier create of this sandbox left: its gateway holds
@@ -110,7 +120,17 @@ func (c *creation) startGateway(ctx context.Context, sp provider.Spec) (provider
 	c.undo.push("volume "+name, func(ctx context.Context) error { return dc.VolumeRemove(ctx, name) })
 	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, provider.Ref{ID: name}) })
 	c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1)
-	go func() { c.gateway <- c.makeGateway(ctx, plan.Gateway) }()
+	go func() {
+		err := c.makeGateway(ctx, plan.Gateway)
+		if c.secrets != nil {
+			ca := ""
+			if err == nil {
+				ca, err = c.armGateway(ctx)
+			}
+			c.secrets.ca <- caResult{ca, err}
+		}
+		c.gateway <- err
+	}()
 	return plan.Sandbox, nil
 }
 
@@ -170,5 +190,10 @@ func (c *creation) setupArgv() []string {
 	if c.net == nil || len(c.setup) == 0 || slices.Equal(c.setup, config.DefaultSetup) {
 		return c.setup
 	}
-	return append([]string{"sh", "-c", egress.WaitRelay + `; exec "$@"`, "sh"}, c.setup...)
+	wait := egress.WaitRelay
+	if c.secrets != nil {
+		// and for the gateway's CA, to reach the hosts secrets are bound to
+		wait += "; " + waitTrust
+	}
+	return append([]string{"sh", "-c", wait + `; exec "$@"`, "sh"}, c.setup...)
 }

@@ -1,0 +1,116 @@
+package netgate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/egress"
+	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
+	"github.com/litterbox-dev/litterbox/secrets"
+)
+
+// SecretsFile is the state directory's record of the secrets a sandbox is
+// bound to (docs/secrets.md): names, variables, placeholders and hosts,
+// never a value.
+const SecretsFile = "secrets.json"
+
+// Bound is one secret as a sandbox holds it, kept on the host.
+type Bound struct {
+	secrets.Binding
+	// Hosts are where the gateway sends its value, as declared at create.
+	Hosts []string `json:"hosts"`
+}
+
+// Bindings are bs as package secrets takes them.
+func Bindings(bs []Bound) []secrets.Binding {
+	out := make([]secrets.Binding, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, b.Binding)
+	}
+	return out
+}
+
+// ReadSecrets reads sandbox slug's bindings; ok is false when it has none.
+func ReadSecrets(gitDir, slug string) (bs []Bound, ok bool, err error) {
+	data, err := os.ReadFile(state.File(gitDir, slug, SecretsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var rec struct {
+		Secrets []Bound `json:"secrets"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, false, fmt.Errorf("read the secrets of sandbox '%s', %s: %w", slug, state.File(gitDir, slug, SecretsFile), err)
+	}
+	return rec.Secrets, true, nil
+}
+
+// WriteSecrets records bs as sandbox slug's bindings.
+func WriteSecrets(r *core.Repo, slug string, bs []Bound) error {
+	data, err := json.MarshalIndent(struct {
+		Secrets []Bound `json:"secrets"`
+	}{bs}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return state.WriteAtomic(state.File(r.Git.CommonDir, slug, SecretsFile), append(data, '\n'))
+}
+
+// SetSecrets gives the gateway of rec its secrets (egress.SetSecrets),
+// waiting for it to answer on its control socket: create asks right after
+// the gateway's program is installed, before its main process may have
+// started it.
+func (g *Gate) SetSecrets(ctx context.Context, rec *Record, s gateway.Secrets) (gateway.SecretsInfo, error) {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		info, err := egress.SetSecrets(ctx, g.Provider, rec.Ref(), s)
+		if err == nil || !strings.Contains(err.Error(), "does not answer on its control socket") || time.Now().After(deadline) {
+			return info, err
+		}
+		select {
+		case <-ctx.Done():
+			return info, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Arm fetches the values of the bindings bs of sandbox slug (from the
+// declarations ds, on the host), gives them to its gateway, and writes the
+// gateway's CA into the sandbox: what a resume does when the gateway has
+// lost them (it restarted: a new CA, an empty volume).
+func (g *Gate) Arm(ctx context.Context, rec *Record, sandbox provider.Ref, ds []secrets.Declaration, bs []Bound) error {
+	bound := Bindings(bs)
+	var use []secrets.Declaration
+	for _, b := range bound {
+		for _, d := range ds {
+			if d.Name == b.Name {
+				use = append(use, d)
+			}
+		}
+	}
+	roots, err := secrets.Roots(use)
+	if err != nil {
+		return err
+	}
+	s, err := secrets.Prepare(ctx, g.Runner, ds, bound, roots)
+	if err != nil {
+		return err
+	}
+	info, err := g.SetSecrets(ctx, rec, s)
+	if err != nil {
+		return err
+	}
+	return egress.WriteTrust(ctx, g.Provider, sandbox, []byte(info.CA))
+}

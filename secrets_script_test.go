@@ -1,0 +1,112 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// toolsImage has curl, git and python3-requests
+// (scripts/ensure-debian-tools-image.sh).
+const toolsImage = "litterbox-test/debian-tools:bookworm"
+
+func secretsScripts(s *scriptSet) {
+	s.cmd("tlsserve", cmdTLSServe)
+	// debiantools: the engine holds toolsImage. In CI (CI=true) a missing
+	// image fails the script instead of skipping it.
+	s.cond("debiantools", func() (bool, error) {
+		if exec.Command("docker", "image", "inspect", toolsImage).Run() == nil {
+			return true, nil
+		}
+		if os.Getenv("CI") == "true" {
+			return false, fmt.Errorf("CI=true but the image %s is missing: run scripts/ensure-debian-tools-image.sh", toolsImage)
+		}
+		return false, nil
+	})
+}
+
+// tlsserve TOKEN
+//
+// Serves HTTPS on the host, on every address (0.0.0.0) at a port the
+// kernel picks, for the rest of the script: an API that wants TOKEN as
+// "Authorization: Bearer TOKEN" and answers "hello octocat" (or 401 "bad
+// credentials"), then "you sent: " and the Authorization it got, so an
+// answer reflects the credential. Its certificate is for the host's
+// address on the engine's default bridge (docker0), signed by a CA of its
+// own, written to $WORK/tls-ca.pem. It sets TLSADDR to that address and
+// TLSPORT to the port.
+func cmdTLSServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: tlsserve TOKEN")
+	}
+	token := args[0]
+	host := docker0Addr(ts)
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ts.Check(err)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tlsserve test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	ts.Check(err)
+	ca, err := x509.ParseCertificate(caDER)
+	ts.Check(err)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ts.Check(err)
+	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: host},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.ParseIP(host)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
+	ts.Check(err)
+	ts.Check(os.WriteFile(filepath.Join(ts.Getenv("WORK"), "tls-ca.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644))
+	l, err := net.Listen("tcp4", "0.0.0.0:0")
+	ts.Check(err)
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			auth := r.Header.Get("Authorization")
+			if auth != "Bearer "+token {
+				w.WriteHeader(http.StatusUnauthorized)
+				fmt.Fprintf(w, "bad credentials; you sent: %s\n", auth)
+				return
+			}
+			fmt.Fprintf(w, "hello octocat; you sent: %s\n", auth)
+		}),
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: key}}},
+	}
+	go srv.ServeTLS(l, "", "")
+	ts.Defer(func() { srv.Close() })
+	ts.Setenv("TLSADDR", host)
+	ts.Setenv("TLSPORT", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+}
+
+// docker0Addr is the host's IPv4 address on the engine's default bridge,
+// where a container (a gateway) reaches the host.
+func docker0Addr(ts *testscript.TestScript) string {
+	ifc, err := net.InterfaceByName("docker0")
+	if err != nil {
+		ts.Fatalf("no docker0: %v", err)
+	}
+	addrs, err := ifc.Addrs()
+	ts.Check(err)
+	for _, a := range addrs {
+		if ip, ok := a.(*net.IPNet); ok && ip.IP.To4() != nil {
+			return ip.IP.String()
+		}
+	}
+	ts.Fatalf("docker0 has no IPv4 address")
+	return ""
+}
