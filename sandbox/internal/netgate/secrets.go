@@ -11,7 +11,6 @@ import (
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
-	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 	"github.com/litterbox-dev/litterbox/secrets"
@@ -84,33 +83,4 @@ func (g *Gate) SetSecrets(ctx context.Context, rec *Record, s gateway.Secrets) (
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// Arm fetches the values of the bindings bs of sandbox slug (from the
-// declarations ds, on the host), gives them to its gateway, and writes the
-// gateway's CA into the sandbox: what a resume does when the gateway has
-// lost them (it restarted: a new CA, an empty volume).
-func (g *Gate) Arm(ctx context.Context, rec *Record, sandbox provider.Ref, ds []secrets.Declaration, bs []Bound) error {
-	bound := Bindings(bs)
-	var use []secrets.Declaration
-	for _, b := range bound {
-		for _, d := range ds {
-			if d.Name == b.Name {
-				use = append(use, d)
-			}
-		}
-	}
-	roots, err := secrets.Roots(use)
-	if err != nil {
-		return err
-	}
-	s, err := secrets.Prepare(ctx, g.Runner, ds, bound, roots)
-	if err != nil {
-		return err
-	}
-	info, err := g.SetSecrets(ctx, rec, s)
-	if err != nil {
-		return err
-	}
-	return egress.WriteTrust(ctx, g.Provider, sandbox, []byte(info.CA))
 }
