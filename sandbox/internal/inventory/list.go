@@ -271,6 +271,7 @@ func (inv *Inventory) assemble(ctx context.Context, r *core.Repo, sbs []provider
 		sb.Status = status(o.gitDir, k.slug, sb.Container != "", st.state, st.ready, hasBranch)
 		if o.gitDir != "" {
 			sb.Egress = EgressOf(o.gitDir, k.slug)
+			sb.Secrets = SecretsOf(o.gitDir, k.slug)
 		}
 		out = append(out, *sb)
 	}
@@ -402,6 +403,26 @@ type Sandbox struct {
 	// Egress is the policy of the sandbox's gateway; nil when it has
 	// none (network none, egress open).
 	Egress *Egress `json:"egress,omitempty"`
+	// Secrets are the secrets the sandbox's gateway adds for it
+	// (docs/secrets.md): names and hosts, never a value or a placeholder.
+	Secrets []Secret `json:"secrets,omitempty"`
+}
+
+// Secret is a secret a sandbox is bound to, as list shows it.
+type Secret struct {
+	Name  string   `json:"name"`
+	Env   string   `json:"env"`
+	Hosts []string `json:"hosts"`
+}
+
+// SecretsOf are sandbox slug's secrets, from its record; nil for none.
+func SecretsOf(gitDir, slug string) []Secret {
+	bs, _, _ := netgate.ReadSecrets(gitDir, slug)
+	var out []Secret
+	for _, b := range bs {
+		out = append(out, Secret{Name: b.Name, Env: b.Env, Hosts: append([]string{}, b.Hosts...)})
+	}
+	return out
 }
 
 // Egress is a sandbox's way out as list shows it (docs/egress.md).
