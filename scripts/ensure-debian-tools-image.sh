@@ -7,16 +7,26 @@
 #
 #   bash scripts/ensure-debian-tools-image.sh     # idempotent; quick when all is there
 #
-# It needs deb.debian.org (apt-get in a docker build) the first time.
+# It needs deb.debian.org (apt-get in a docker build) the first time; the
+# image is then kept as a tarball in $CACHE, outside the clone, and a later
+# machine state only loads it.
 set -euo pipefail
 
 BASE=${DEBIAN_IMAGE:-litterbox-test/debian-python:bookworm}
 TOOLS_IMAGE=${DEBIAN_TOOLS_IMAGE:-litterbox-test/debian-tools:bookworm}
 
+CACHE=${LITTERBOX_CACHE:-/var/cache/litterbox}/debian
+TARBALL=$CACHE/debian-tools-bookworm.tar
+
 log() { printf 'ensure-debian-tools-image: %s\n' "$*" >&2; }
 
 if docker image inspect "$TOOLS_IMAGE" >/dev/null 2>&1; then
   log "$TOOLS_IMAGE is there"
+  exit 0
+fi
+if [ -s "$TARBALL" ] && docker load -q -i "$TARBALL" >/dev/null 2>&1 &&
+  docker image inspect "$TOOLS_IMAGE" >/dev/null 2>&1; then
+  log "loaded $TOOLS_IMAGE from $TARBALL"
   exit 0
 fi
 bash "$(dirname "$0")/ensure-debian-image.sh"
@@ -27,4 +37,6 @@ RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends curl git ca-certificates python3-requests >/dev/null \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
 DOCKERFILE
-log "built $TOOLS_IMAGE"
+mkdir -p "$CACHE"
+docker save -o "$TARBALL.tmp" "$TOOLS_IMAGE" && mv "$TARBALL.tmp" "$TARBALL"
+log "built $TOOLS_IMAGE (kept in $TARBALL)"
