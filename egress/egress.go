@@ -20,17 +20,23 @@
 package egress
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/netip"
+	"path"
 	"strconv"
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/gateway"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
+	"github.com/litterbox-dev/litterbox/runner"
 )
 
 const (
@@ -82,6 +88,21 @@ type Plan struct {
 	Volume docker.TmpfsVolume
 	// Ports are the sandbox's named ports the relay serves.
 	Ports []int
+	// serve is the gateway program's argv.
+	serve []string
+}
+
+// ImageProgram is where a gateway image (BuildImage) holds the program.
+const ImageProgram = "/usr/local/bin/litterbox-gateway"
+
+// FromImage makes the plan's gateway run from image, a gateway image made
+// by BuildImage: its main process installs the program from the image (in
+// its own directory, and the relay on the volume) and becomes it, so that
+// no exec installs it, and a gateway the engine restarts (its directory and
+// the volume are in memory, and empty again) installs it again by itself.
+func (p *Plan) FromImage(image string) {
+	p.Gateway.Image = image
+	p.Gateway.Cmd = append([]string{"sh", "-c", installScript("cat "+ImageProgram) + "\nexec " + ProgramDir + `/litterbox-gateway "$@"`, "sh"}, p.serve...)
 }
 
 // Confine plans sandbox s behind a gateway run from image (busybox will
@@ -156,7 +177,7 @@ func Confine(s provider.Spec, image string, p gateway.Policy, labels map[string]
 		start := `(until [ -x ` + Dir + `/litterbox-relay ]; do sleep 0.05; done; while :; do ` + relay + `; sleep 1; done) & exec "$@"`
 		sb.Cmd = append([]string{"sh", "-c", start, "sh"}, s.Cmd...)
 	}
-	return Plan{Sandbox: sb, Gateway: gw, Volume: vol, Ports: ports}, nil
+	return Plan{Sandbox: sb, Gateway: gw, Volume: vol, Ports: ports, serve: serve}, nil
 }
 
 // groupOf reads the group of a uid:gid; a sandbox with no user set runs
@@ -178,32 +199,80 @@ type Execer interface {
 	Exec(ctx context.Context, req provider.ExecRequest) (provider.ExecResult, error)
 }
 
-// installScript puts the program on stdin in the gateway's own directory,
-// and for the relay on the volume: each under a temporary name, then
-// renamed, so that nothing runs half of it. On the volume, which the
-// sandbox can write, mktemp makes a new file and mv replaces a name, never
-// following what the sandbox may have put there.
-const installScript = `set -e
+// installScript puts the program (which from reads: stdin, or the
+// gateway image's copy) in the gateway's own directory, and for the relay
+// on the volume: each under a temporary name, then renamed, so that
+// nothing runs half of it. On the volume, which the sandbox can write,
+// mktemp makes a new file and mv replaces a name, never following what
+// the sandbox may have put there.
+func installScript(from string) string {
+	return `set -e
 t=$(mktemp ` + ProgramDir + `/.inst.XXXXXX)
-cat >"$t"
+` + from + ` >"$t"
 chmod 0755 "$t"
 r=$(mktemp ` + Dir + `/.relay.XXXXXX)
 cp "$t" "$r"
 chmod 0755 "$r"
 mv -f "$r" ` + Dir + `/litterbox-relay
 mv -f "$t" ` + ProgramDir + `/litterbox-gateway`
+}
 
 // Install copies the gateway's program (gatewaybin's, for the engine's
 // platform) into its running container, whose main process then starts
 // it, and onto the volume, where the sandbox's main process finds the
 // relay.
 func Install(ctx context.Context, e Execer, gw provider.Ref, program io.Reader) error {
-	res, err := e.Exec(ctx, provider.ExecRequest{Ref: gw, Stdin: program, Cmd: []string{"sh", "-c", installScript}})
+	res, err := e.Exec(ctx, provider.ExecRequest{Ref: gw, Stdin: program, Cmd: []string{"sh", "-c", installScript("cat")}})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
 	}
 	if err != nil {
 		return fmt.Errorf("install the egress gateway: %w", err)
+	}
+	return nil
+}
+
+// BuildImage makes image tag on the engine: base (any image with sh and
+// cp: busybox) with program at ImageProgram, owned by root and read-only to
+// every other user, so the gateway's user cannot change it. It runs once
+// per engine and program (the tag names the program): a container is made
+// (not started), the program copied in, the container committed and
+// removed. The image carries no label: a gateway takes its labels from its
+// own run, not from what an image made for another sandbox said.
+func BuildImage(ctx context.Context, c *docker.Client, base, tag string, program []byte) (err error) {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	name := "litterbox-gateway-build-" + hex.EncodeToString(b[:])
+	if _, err := c.Run(ctx, c.Cmd("create", "--name", name, "--entrypoint", "sh", base).As(runner.Work)); err != nil {
+		return fmt.Errorf("make the egress gateway's image from %s: %w", base, err)
+	}
+	defer func() {
+		if rerr := c.Remove(context.WithoutCancel(ctx), name); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	var tb bytes.Buffer
+	tw := tar.NewWriter(&tb)
+	dir := path.Dir(strings.TrimPrefix(ImageProgram, "/"))
+	for _, d := range []string{"usr/", "usr/local/", dir + "/"} {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755}); err != nil {
+			return err
+		}
+	}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: strings.TrimPrefix(ImageProgram, "/"), Mode: 0o755, Size: int64(len(program))}); err != nil {
+		return err
+	}
+	if _, err := tw.Write(program); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	if _, err := c.Run(ctx, c.Cmd("cp", "-", name+":/").WithStdin(&tb).As(runner.Work)); err != nil {
+		return fmt.Errorf("make the egress gateway's image: copy the program: %w", err)
+	}
+	if _, err := c.Run(ctx, c.Cmd("commit", name, tag).As(runner.Work)); err != nil {
+		return fmt.Errorf("make the egress gateway's image: %w", err)
 	}
 	return nil
 }

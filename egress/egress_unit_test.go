@@ -41,7 +41,8 @@ func TestConfine(t *testing.T) {
 		t.Errorf("gateway ports %v %v, relay ports %v", gw.Ports, gw.HostPorts, p.Ports)
 	}
 	want := provider.Volume{Name: "litterbox-repo-x-gw", Path: Dir}
-	if !slices.Contains(sb.Volumes, want) || !slices.Contains(gw.Volumes, want) || p.Volume.Name != want.Name || p.Volume.Mode != 0o770 || p.Volume.UID != UID || p.Volume.GID != 1000 {
+	is := func(v provider.Volume) bool { return v.Name == want.Name && v.Path == want.Path }
+	if !slices.ContainsFunc(sb.Volumes, is) || !slices.ContainsFunc(gw.Volumes, is) || p.Volume.Name != want.Name || p.Volume.Mode != 0o770 || p.Volume.UID != UID || p.Volume.GID != 1000 {
 		t.Errorf("volumes %v %v %+v", sb.Volumes, gw.Volumes, p.Volume)
 	}
 	cmd := strings.Join(gw.Cmd, " ")
@@ -50,6 +51,14 @@ func TestConfine(t *testing.T) {
 	}
 	if got := strings.Join(sb.Cmd, " "); !strings.Contains(got, "do "+Dir+"/litterbox-relay relay -dir "+Dir+" -proxy 127.0.0.1:3128 -dns 127.0.0.1:53 -port 8080; sleep 1; done) & exec \"$@\" sh sleep infinity") {
 		t.Errorf("sandbox cmd %q", got)
+	}
+	// From a gateway image: the main process installs the program the
+	// image holds, then becomes it, with the same arguments.
+	p.FromImage("litterbox-gateway:abc")
+	img := strings.Join(p.Gateway.Cmd, " ")
+	if p.Gateway.Image != "litterbox-gateway:abc" || !strings.Contains(img, "cat "+ImageProgram+` >"$t"`) ||
+		!strings.Contains(img, "mv -f \"$r\" "+Dir+"/litterbox-relay") || !strings.Contains(img, "exec "+ProgramDir+`/litterbox-gateway "$@" sh serve -dir `+Dir) || !strings.Contains(img, "-port 8080") {
+		t.Errorf("gateway from its image: %q", img)
 	}
 	if _, err := Confine(s, "busybox", gateway.Policy{Mode: "wide"}, nil); err == nil {
 		t.Error("a bad policy was planned")

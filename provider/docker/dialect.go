@@ -33,16 +33,21 @@ type Dialect struct {
 	// CommonNetwork is the network of provider.NetworkShared containers:
 	// the shared bridge on Docker, a plain one on Podman.
 	CommonNetwork string
+	// MountMakesVolumes: a run's --mount makes a volume it names with the
+	// driver options it gives (provider.Volume's Opts) when none exists.
+	// Podman's --mount takes no volume options.
+	MountMakesVolumes bool
 }
 
 // The dialects.
 var (
 	DockerDialect = &Dialect{
-		Engine:        EngineDocker,
-		Name:          "Docker",
-		SharedNetwork: SharedNetwork,
-		CommonNetwork: SharedNetwork,
-		startHint:     "start it (for example `sudo systemctl start docker`, or `scripts/ensure-docker.sh` in the litterbox repository) and try again",
+		Engine:            EngineDocker,
+		Name:              "Docker",
+		SharedNetwork:     SharedNetwork,
+		CommonNetwork:     SharedNetwork,
+		MountMakesVolumes: true,
+		startHint:         "start it (for example `sudo systemctl start docker`, or `scripts/ensure-docker.sh` in the litterbox repository) and try again",
 		ownerOption: func(owner, _ string) (string, error) {
 			uid, gid, _ := strings.Cut(owner, ":")
 			if gid == "" {

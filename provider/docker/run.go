@@ -18,6 +18,15 @@ const LabelPorts = provider.LabelPorts
 // dialect d. The network is the dialect's shared bridge for a
 // NetworkIsolated spec, else one named after the sandbox (Create makes it
 // first).
+// csvField quotes one field of a --mount value, which the CLI reads as CSV:
+// a field holding a comma or a quote is quoted, its quotes doubled.
+func csvField(f string) string {
+	if !strings.ContainsAny(f, ",\"\n") {
+		return f
+	}
+	return `"` + strings.ReplaceAll(f, `"`, `""`) + `"`
+}
+
 func RunArgs(s provider.Spec, d *Dialect) ([]string, error) {
 	args := []string{"run", "--detach", "--name", s.Name}
 	if s.Platform != "" {
@@ -100,7 +109,17 @@ func RunArgs(s provider.Spec, d *Dialect) ([]string, error) {
 		if strings.ContainsAny(v.Name+v.Path, ",\"\n") {
 			return nil, fmt.Errorf("volume %q at %q: a comma or quote in either", v.Name, v.Path)
 		}
-		args = append(args, "--mount", "type=volume,src="+v.Name+",dst="+v.Path)
+		m := "type=volume,src=" + v.Name + ",dst=" + v.Path
+		if len(v.Opts) > 0 && d.MountMakesVolumes {
+			m += ",volume-driver=local"
+			for _, kv := range SortedLabels(v.Labels) {
+				m += "," + csvField("volume-label="+kv)
+			}
+			for _, kv := range SortedLabels(v.Opts) {
+				m += "," + csvField("volume-opt="+kv)
+			}
+		}
+		args = append(args, "--mount", m)
 	}
 	for _, d := range s.DNS {
 		args = append(args, "--dns", d)

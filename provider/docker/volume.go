@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 )
 
@@ -22,6 +23,27 @@ type TmpfsVolume struct {
 	Size int64
 }
 
+// options are the local driver's options that make v.
+func (v TmpfsVolume) options(d *Dialect) map[string]string {
+	o := fmt.Sprintf("uid=%d,gid=%d,mode=%04o", v.UID, v.GID, v.Mode)
+	if v.Size > 0 && d.Engine != EnginePodman {
+		o += fmt.Sprintf(",size=%d", v.Size)
+	}
+	return map[string]string{"type": "tmpfs", "device": "tmpfs", "o": o}
+}
+
+// MountMaking is a mount of v at path that makes v as the container is
+// made, when it does not exist and the engine can (Dialect's
+// MountMakesVolumes); made says so, and otherwise v must be made first.
+func (c *Client) MountMaking(v TmpfsVolume, path string) (m provider.Volume, made bool) {
+	m = provider.Volume{Name: v.Name, Path: path}
+	if d := c.dialect(); d.MountMakesVolumes {
+		m.Opts, m.Labels = v.options(d), v.Labels
+		return m, true
+	}
+	return m, false
+}
+
 // VolumeCreateArgs builds the argv of `docker volume create` for v in
 // dialect d.
 func VolumeCreateArgs(v TmpfsVolume, d *Dialect) []string {
@@ -29,11 +51,8 @@ func VolumeCreateArgs(v TmpfsVolume, d *Dialect) []string {
 	for _, kv := range SortedLabels(v.Labels) {
 		args = append(args, "--label", kv)
 	}
-	o := fmt.Sprintf("uid=%d,gid=%d,mode=%04o", v.UID, v.GID, v.Mode)
-	if v.Size > 0 && d.Engine != EnginePodman {
-		o += fmt.Sprintf(",size=%d", v.Size)
-	}
-	return append(args, "--driver", "local", "--opt", "type=tmpfs", "--opt", "device=tmpfs", "--opt", "o="+o, v.Name)
+	o := v.options(d)
+	return append(args, "--driver", "local", "--opt", "type=tmpfs", "--opt", "device=tmpfs", "--opt", "o="+o["o"], v.Name)
 }
 
 // VolumeCreate makes v. One that exists already is an error: its options

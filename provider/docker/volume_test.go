@@ -46,6 +46,31 @@ func TestRunArgsShared(t *testing.T) {
 	}
 }
 
+// TestMountMaking: on Docker the run that first mounts the shared volume
+// makes it, with the options and labels a volume create would give it (the
+// option holding commas quoted, as the CLI's CSV wants); on Podman, whose
+// --mount takes no volume options, the mount is a plain one.
+func TestMountMaking(t *testing.T) {
+	v := TmpfsVolume{Name: "c-gw", Labels: map[string]string{"dev.litterbox.slug": "x"}, UID: 65532, GID: 1000, Mode: 0o770, Size: 32 << 20}
+	c := &Client{}
+	m, made := c.MountMaking(v, "/run/litterbox-gw")
+	if !made {
+		t.Fatal("docker: not made at mount")
+	}
+	got, err := RunArgs(provider.Spec{Name: "c", Image: "busybox", Volumes: []provider.Volume{m}}, DockerDialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `--mount 'type=volume,src=c-gw,dst=/run/litterbox-gw,volume-driver=local,volume-label=dev.litterbox.slug=x,volume-opt=device=tmpfs,"volume-opt=o=uid=65532,gid=1000,mode=0770,size=33554432",volume-opt=type=tmpfs'`
+	if q := runner.Quote(got...); !strings.Contains(q, want) {
+		t.Errorf("RunArgs = %s\nwant it to hold %s", q, want)
+	}
+	c.Dialect = PodmanDialect
+	if m, made := c.MountMaking(v, "/run/litterbox-gw"); made || m.Opts != nil {
+		t.Errorf("podman: %+v made %v", m, made)
+	}
+}
+
 func TestVolumeCreateArgs(t *testing.T) {
 	v := TmpfsVolume{Name: "c-gw", Labels: map[string]string{"dev.litterbox.slug": "x"}, UID: 65532, GID: 65532, Mode: 0o700, Size: 16 << 20}
 	want := []string{"volume", "create", "--label", "dev.litterbox.slug=x", "--driver", "local", "--opt", "type=tmpfs", "--opt", "device=tmpfs", "--opt", "o=uid=65532,gid=65532,mode=0700,size=16777216", "c-gw"}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/internal/gatewaybin"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/provider/vm"
@@ -111,6 +112,64 @@ type Gate struct {
 	hostMu sync.Mutex
 	host   []string
 	hostOK bool
+	// imageMu guards image, the gateway image once the engine holds it.
+	imageMu sync.Mutex
+	image   string
+}
+
+// imageTag names the gateway image of this litterbox's programs: a new
+// program is a new image, never one an older litterbox made.
+var imageTag = sync.OnceValue(func() string {
+	h := sha256.New()
+	for _, pl := range gatewaybin.Set.Platforms {
+		os, arch, _ := strings.Cut(pl, "/")
+		b, _ := gatewaybin.For(os, arch)
+		h.Write(b)
+	}
+	return "litterbox-gateway:" + hex.EncodeToString(h.Sum(nil)[:8])
+})
+
+// Image is the gateway image on the engine (egress.BuildImage): asked for
+// once per process, and made from DefaultImage when the engine lacks it (once
+// per engine and litterbox version: a second or so).
+func (g *Gate) Image(ctx context.Context) (string, error) {
+	g.imageMu.Lock()
+	defer g.imageMu.Unlock()
+	if g.image != "" {
+		return g.image, nil
+	}
+	c, ok := Docker(g.Provider)
+	if !ok {
+		return "", fmt.Errorf("this engine runs no egress gateway")
+	}
+	tag := imageTag()
+	_, err := g.Provider.Image(ctx, tag)
+	if errors.Is(err, provider.ErrNoImage) {
+		err = g.buildImage(ctx, c, tag)
+	}
+	if err != nil {
+		return "", err
+	}
+	g.image = tag
+	return tag, nil
+}
+
+// buildImage makes the gateway image tag from DefaultImage, with the
+// program of the engine's platform.
+func (g *Gate) buildImage(ctx context.Context, c *docker.Client, tag string) error {
+	img, err := g.Provider.Image(ctx, core.DefaultImage)
+	if errors.Is(err, provider.ErrNoImage) {
+		return fmt.Errorf("%w: the egress gateway runs from %s, which the engine must hold (`docker pull %s`)", err, core.DefaultImage, core.DefaultImage)
+	}
+	if err != nil {
+		return err
+	}
+	bin, err := gatewaybin.For(img.OS, img.Arch)
+	if err != nil {
+		return err
+	}
+	g.Log.Debug("making the egress gateway's image", "image", tag, "from", core.DefaultImage)
+	return egress.BuildImage(ctx, c, core.DefaultImage, tag, bin)
 }
 
 // New is the gate of c's engine.

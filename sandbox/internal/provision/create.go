@@ -133,6 +133,7 @@ func (pv *Provisioner) Create(ctx context.Context, r *core.Repo, name string, op
 	for _, step := range []func(context.Context) error{
 		c.checkIsolation, // the engine keeps sandboxes apart, or the user allows it
 		c.writeJournal,   // from here on, whatever a kill leaves is known as an unfinished create
+		c.startGateway,   // a confined sandbox's gateway, beside the rest (egress.go)
 		c.claimBranch,    // litterbox/<slug> at HEAD, unless recreating from it
 		c.startContainer, // the engine makes the network and starts the container
 		c.fill,           // HEAD into /src, then setup; services and ports meanwhile
@@ -186,12 +187,16 @@ type creation struct {
 	renamed   chan struct{}
 	renamedTo string
 	// net is the sandbox's way out through its gateway (egress.go); nil
-	// for a sandbox without one. gateway ends with the gateway made and
-	// its program installed; host are the engine host's addresses.
+	// for a sandbox without one. confined is the sandbox's spec behind it,
+	// once startGateway planned it; volumeMade ends with its volume made,
+	// gatewayMade with its container, gateway with both (its program is in
+	// its image); host is what the gateway needs of the engine.
 	net         *netgate.Record
+	confined    *provider.Spec
+	volumeMade  chan error
 	gateway     chan error
 	gatewayMade chan error
-	host        chan hostAddrs
+	host        chan gatePrep
 	// secrets are the sandbox's secrets (secrets.go); nil for none.
 	secrets *secretPlan
 }
@@ -543,14 +548,13 @@ func (c *creation) startContainer(ctx context.Context) error {
 			return err
 		}
 	}
-	sp := spec.For(c.pv.Options, c.r, c.slug, c.head, c.cfg)
-	sp.Tmpfs = append(sp.Tmpfs, spec.VolumeMasks(c.volumes)...)
-	if c.platform != "" {
-		sp.Labels[core.LabelPlatform] = c.platform
-	}
+	sp := c.sandboxSpec()
 	if c.net != nil {
-		var err error
-		if sp, err = c.startGateway(ctx, sp); err != nil {
+		if err := c.startGateway(ctx); err != nil {
+			return err
+		}
+		sp = *c.confined
+		if err := c.volumeReady(); err != nil {
 			return err
 		}
 	}
@@ -593,8 +597,12 @@ func (c *creation) startContainer(ctx context.Context) error {
 	}
 	c.sandbox = sb
 	c.undo.push("container "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, sb.Ref) })
-	if err := c.gatewayStarted(); err != nil {
-		return err
+	if len(c.cfg.Ports) > 0 {
+		// The gateway publishes the named ports, which fill reads;
+		// otherwise the copy need not wait for it.
+		if err := c.gatewayStarted(); err != nil {
+			return err
+		}
 	}
 	if err := c.secretsFetched(); err != nil {
 		return err
@@ -604,6 +612,16 @@ func (c *creation) startContainer(ctx context.Context) error {
 		_, err = c.pv.guest.ImagePlatform(ctx, c.cfg.Image)
 	}
 	return err
+}
+
+// sandboxSpec is the spec of the sandbox's container.
+func (c *creation) sandboxSpec() provider.Spec {
+	sp := spec.For(c.pv.Options, c.r, c.slug, c.head, c.cfg)
+	sp.Tmpfs = append(sp.Tmpfs, spec.VolumeMasks(c.volumes)...)
+	if c.platform != "" {
+		sp.Labels[core.LabelPlatform] = c.platform
+	}
+	return sp
 }
 
 // portRangeError is a create that found no free host port in the range.

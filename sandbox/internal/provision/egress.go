@@ -1,16 +1,16 @@
 package provision
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/litterbox-dev/litterbox/egress"
-	"github.com/litterbox-dev/litterbox/internal/gatewaybin"
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
@@ -26,8 +26,11 @@ import (
 // configuration a create trusts (trust.go), or the record of the sandbox
 // it is made from (a fork, a recreate), which `litterbox net` changes.
 
-type hostAddrs struct {
+// gatePrep is what a gateway needs from the engine before it is made: the
+// engine host's addresses (its policy refuses them) and the gateway image.
+type gatePrep struct {
 	addrs []string
+	image string
 	err   error
 }
 
@@ -56,10 +59,15 @@ func (c *creation) planEgress(ctx context.Context, inherited bool) error {
 		}
 	}
 	c.net = &rec
-	c.host = make(chan hostAddrs, 1)
+	c.host = make(chan gatePrep, 1)
 	go func() {
+		var p gatePrep
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); p.image, p.err = c.pv.gate.Image(ctx) }()
 		a, err := c.pv.gate.HostAddrs(ctx)
-		c.host <- hostAddrs{a, err}
+		wg.Wait()
+		c.host <- gatePrep{a, p.image, errors.Join(p.err, err)}
 	}()
 	return nil
 }
@@ -75,85 +83,131 @@ func (c *creation) settingsSource() string {
 	return ""
 }
 
-// startGateway makes the volume, starts the gateway's create and install,
-// and returns the sandbox's spec confined behind it.
-func (c *creation) startGateway(ctx context.Context, sp provider.Spec) (provider.Spec, error) {
-	h := <-c.host
-	c.host <- h
-	if h.err != nil {
-		return sp, h.err
+// startGateway starts making the gateway beside the branch and the
+// sandbox's own start: its volume first (the sandbox's run mounts it:
+// startContainer waits for it), then, once the engine host's addresses and
+// the gateway image are known (planEgress asked), the gateway's one docker
+// run. Nothing is installed by an exec: the gateway's image holds the
+// program. A create that claims a pooled sandbox takes its gateway with it.
+func (c *creation) startGateway(ctx context.Context) error {
+	if c.net == nil || len(c.pool) > 0 || c.confined != nil {
+		return nil
 	}
-	dc, _ := netgate.Docker(c.pv.Provider)
+	sp := c.sandboxSpec()
 	if c.secrets != nil {
 		// The placeholders, and the CA bundle the gateway's CA goes in.
 		sp.Env = slices.Concat(sp.Env, secrets.Env(netgate.Bindings(c.secrets.bound)), egress.TrustEnv())
 	}
-	plan, err := egress.Confine(sp, core.DefaultImage, c.net.Policy(c.slug, h.addrs), sp.Labels)
+	plan, err := egress.Confine(sp, core.DefaultImage, c.net.Policy(c.slug, nil), sp.Labels)
 	if err != nil {
-		return sp, err
+		return err
 	}
 	// Named with the repository's id: a gateway of the name is this
 	// sandbox's, left by an earlier create, never another repository's.
 	name := c.r.SuffixedName(c.slug) + "-gw"
-	plan.Gateway.Name, plan.Volume.Name = name, name
-	plan.Gateway.Volumes[0].Name = name
-	plan.Sandbox.Volumes[len(plan.Sandbox.Volumes)-1].Name = name
+	dc, _ := netgate.Docker(c.pv.Provider)
+	atMount := nameGateway(&plan, name, dc)
 	c.net.Gateway, c.net.Volume, c.net.Ports = name, name, plan.Ports
 	if err := netgate.Write(c.r, c.slug, c.net); err != nil {
-		return sp, fmt.Errorf("create sandbox %q: record its gateway: %w", c.slug, err)
+		return fmt.Errorf("create sandbox %q: record its gateway: %w", c.slug, err)
 	}
 	if c.secrets != nil {
 		if err := netgate.WriteSecrets(c.r, c.slug, c.secrets.bound); err != nil {
-			return sp, fmt.Errorf("create sandbox %q: record its secrets: %w", c.slug, err)
+			return fmt.Errorf("create sandbox %q: record its secrets: %w", c.slug, err)
 		}
 	}
+	c.confined = &plan.Sandbox
 	c.progress("starting egress gateway " + name)
-	if err := dc.VolumeCreate(core.Made(ctx), plan.Volume); err != nil {
-		// What an earlier create of this sandbox left: its gateway holds
-		// the volume.
-		_ = c.pv.Provider.Remove(ctx, provider.Ref{ID: name})
-		_ = dc.VolumeRemove(ctx, name)
-		if err := dc.VolumeCreate(core.Made(ctx), plan.Volume); err != nil {
-			return sp, err
-		}
-	}
 	c.undo.push("volume "+name, func(ctx context.Context) error { return dc.VolumeRemove(ctx, name) })
 	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, provider.Ref{ID: name}) })
-	c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1)
+	c.volumeMade, c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1), make(chan error, 1)
 	go func() {
-		err := c.makeGateway(ctx, plan.Gateway)
-		if c.secrets != nil {
-			ca := ""
-			if err == nil {
-				ca, err = c.armGateway(ctx)
+		var err error
+		if !atMount {
+			// Podman: the volume is made first.
+			if err = dc.VolumeCreate(core.Made(ctx), plan.Volume); err != nil {
+				// What an earlier create of this sandbox left: its
+				// gateway holds the volume.
+				_ = c.pv.Provider.Remove(ctx, provider.Ref{ID: name})
+				_ = dc.VolumeRemove(ctx, name)
+				err = dc.VolumeCreate(core.Made(ctx), plan.Volume)
 			}
-			c.secrets.ca <- caResult{ca, err}
 		}
+		c.volumeMade <- err
+		if err == nil {
+			h := <-c.host
+			c.host <- h
+			if err = h.err; err == nil {
+				// The policy with the engine host's addresses.
+				plan, err = egress.Confine(sp, core.DefaultImage, c.net.Policy(c.slug, h.addrs), sp.Labels)
+			}
+			if err == nil {
+				nameGateway(&plan, name, dc)
+				plan.FromImage(h.image)
+				err = c.makeGateway(ctx, plan.Gateway)
+				c.armSecrets(ctx, err)
+				c.gateway <- err
+				return
+			}
+		}
+		c.gatewayMade <- err
+		c.armSecrets(ctx, err)
 		c.gateway <- err
 	}()
-	return plan.Sandbox, nil
+	return nil
 }
 
-// makeGateway creates the gateway and installs its program.
+// armSecrets hands the secrets' values to the gateway made (err nil) and
+// passes on its CA, or the error, to the sandbox's trust step.
+func (c *creation) armSecrets(ctx context.Context, err error) {
+	if c.secrets == nil {
+		return
+	}
+	ca := ""
+	if err == nil {
+		ca, err = c.armGateway(ctx)
+	}
+	c.secrets.ca <- caResult{ca, err}
+}
+
+// nameGateway gives the plan's gateway and volume their name; atMount says
+// the engine makes the volume as the first of the two containers mounts it
+// (Docker), rather than by a volume create before either (Podman).
+func nameGateway(plan *egress.Plan, name string, dc *docker.Client) (atMount bool) {
+	plan.Volume.Name = name
+	plan.Gateway.Name = name
+	mount, atMount := dc.MountMaking(plan.Volume, egress.Dir)
+	plan.Gateway.Volumes[0] = mount
+	plan.Sandbox.Volumes[len(plan.Sandbox.Volumes)-1] = mount
+	return atMount
+}
+
+// volumeReady waits for the gateway's volume, which the sandbox mounts.
+func (c *creation) volumeReady() error {
+	if c.volumeMade == nil {
+		return nil
+	}
+	err := <-c.volumeMade
+	c.volumeMade = nil
+	return err
+}
+
+// makeGateway creates the gateway, which installs its program from its
+// image as it starts.
 func (c *creation) makeGateway(ctx context.Context, gw provider.Spec) error {
-	sb, err := c.pv.Provider.Create(core.Made(ctx), gw)
+	_, err := c.pv.Provider.Create(core.Made(ctx), gw)
+	if errors.Is(err, provider.ErrConflict) {
+		// What an earlier create of this sandbox left (it is named with
+		// the repository's id: ours).
+		if err = c.pv.Provider.Remove(ctx, provider.Ref{ID: gw.Name}); err == nil {
+			_, err = c.pv.Provider.Create(core.Made(ctx), gw)
+		}
+	}
 	if err != nil {
 		err = fmt.Errorf("start the egress gateway %s: %w", gw.Name, err)
 	}
 	c.gatewayMade <- err
-	if err != nil {
-		return err
-	}
-	platform, err := c.pv.guest.ImagePlatform(ctx, core.DefaultImage)
-	if err != nil {
-		return err
-	}
-	os, arch, _ := strings.Cut(platform, "/")
-	bin, err := gatewaybin.For(os, arch)
-	if err != nil {
-		return err
-	}
-	return egress.Install(ctx, c.pv.Provider, sb.Ref, bytes.NewReader(bin))
+	return err
 }
 
 // gatewayStarted waits for the gateway's container, which publishes the
@@ -178,6 +232,9 @@ func (c *creation) gatewayReady() error {
 	}
 	err := <-c.gateway
 	c.gateway = nil
+	if errors.Is(err, provider.ErrNoHostPort) && !errors.Is(err, provider.ErrLeftBehind) {
+		return c.portRangeError(err)
+	}
 	if err != nil && errors.Is(err, provider.ErrNoImage) {
 		return fmt.Errorf("%w: the egress gateway runs from %s, which the engine must hold (`docker pull %s`)", err, core.DefaultImage, core.DefaultImage)
 	}
