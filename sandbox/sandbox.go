@@ -60,7 +60,7 @@ func newSandboxes(c *core.Common) *Sandboxes {
 	g := guest.New(c)
 	gate := netgate.New(c)
 	iso := isolation.New(c, g)
-	p := pool.New(c, g, iso)
+	p := pool.New(c, g, iso, gate)
 	inv := inventory.New(c, p, gate)
 	sv := services.New(c)
 	rec := recording.New(c, g, inv, sv)

@@ -46,6 +46,10 @@ var LabelKeys = []string{LabelSlug, LabelRepo, LabelGitDir, LabelRepoID, LabelBr
 // leftovers find it, but it is never taken for the sandbox.
 const LabelGatewayOf = "dev.litterbox.gateway-of"
 
+// LabelPoolMember marks the egress gateway of a warm pool's member with the
+// member container's id: the member's claim is the gateway's too.
+const LabelPoolMember = "dev.litterbox.pool-member"
+
 // BranchPrefix is where sandbox branches live.
 const BranchPrefix = "litterbox/"
 

@@ -76,7 +76,7 @@ func (inv *Inventory) Objects(ctx context.Context, r *core.Repo, slug string) (s
 		// one engine list finds them all.
 		delete(sel.Labels, core.LabelSlug)
 		sel.Labels[core.LabelGitDir] = ""
-		sel.Report = append(slices.Clone(core.LabelKeys), core.LabelPool)
+		sel.Report = append(slices.Clone(core.LabelKeys), core.LabelPool, core.LabelPoolMember)
 		all, err := inv.Provider.List(ctx, sel)
 		if err != nil {
 			return nil, nil, err
@@ -97,8 +97,8 @@ func (inv *Inventory) Objects(ctx context.Context, r *core.Repo, slug string) (s
 	// once.
 	for _, p := range pooled {
 		var c *pool.Claim
-		if p.Ref.ID != "" {
-			c, _ = pool.ReadClaim(p.Labels[core.LabelGitDir], p.Ref.ID)
+		if id := pool.ClaimID(p); id != "" {
+			c, _ = pool.ReadClaim(p.Labels[core.LabelGitDir], id)
 		}
 		switch {
 		case c == nil:

@@ -326,6 +326,7 @@ func (inv *Inventory) Prune(ctx context.Context) ([]Pruned, error) {
 	}
 	out := []Pruned{}
 	var errs []error
+	var gateways []provider.Sandbox
 	// Containers first: a network is in use while its container exists.
 	for _, c := range sbs {
 		if c.State == provider.StateNone || !gone(c.Labels) {
@@ -337,11 +338,16 @@ func (inv *Inventory) Prune(ctx context.Context) ([]Pruned, error) {
 		}
 		out = append(out, Pruned{Kind: "container", Name: c.Name, Sandbox: name(c.Labels), Repo: c.Labels[core.LabelRepo]})
 		if netgate.IsGateway(c) {
-			if err := inv.gate.RemoveVolume(ctx, c.Name); err != nil {
-				errs = append(errs, err)
-			} else {
-				out = append(out, Pruned{Kind: "volume", Name: c.Name, Sandbox: name(c.Labels), Repo: c.Labels[core.LabelRepo]})
-			}
+			gateways = append(gateways, c)
+		}
+	}
+	// A gateway's volume once every container is gone: its sandbox (a
+	// pool's member, say, listed after it) mounts it too.
+	for _, c := range gateways {
+		if err := inv.gate.RemoveVolume(ctx, c.Name); err != nil {
+			errs = append(errs, err)
+		} else {
+			out = append(out, Pruned{Kind: "volume", Name: c.Name, Sandbox: name(c.Labels), Repo: c.Labels[core.LabelRepo]})
 		}
 	}
 	for _, n := range sbs {

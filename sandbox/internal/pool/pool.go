@@ -43,11 +43,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
@@ -69,11 +71,13 @@ type Pool struct {
 	*core.Common
 	guest *guest.Guest
 	iso   *isolation.Checker
+	gate  *netgate.Gate
 }
 
-// New is the warm pool of c's engine, filled through g, checked with iso.
-func New(c *core.Common, g *guest.Guest, iso *isolation.Checker) *Pool {
-	return &Pool{Common: c, guest: g, iso: iso}
+// New is the warm pool of c's engine, filled through g, checked with iso;
+// confined members get their gateways through gate.
+func New(c *core.Common, g *guest.Guest, iso *isolation.Checker, gate *netgate.Gate) *Pool {
+	return &Pool{Common: c, guest: g, iso: iso, gate: gate}
 }
 
 func poolDir(gitDir string) string { return filepath.Join(gitDir, "litterbox", poolDirName) }
@@ -90,6 +94,10 @@ type Record struct {
 	Platform string    `json:"platform,omitempty"`
 	Volumes  []string  `json:"volumes,omitempty"`
 	Filled   time.Time `json:"filled"`
+	// Gateway names a confined member's egress gateway, container and
+	// volume (docs/egress.md); Ports are the named ports its relay serves.
+	Gateway string `json:"gateway,omitempty"`
+	Ports   []int  `json:"ports,omitempty"`
 }
 
 // Claim is what the create that took a member records.
@@ -198,12 +206,25 @@ func (p *Pool) Enabled() bool {
 // containers lists every pooled container on the engine (of every
 // repository, within the extra labels), claimed or not.
 func (p *Pool) containers(ctx context.Context) ([]provider.Sandbox, error) {
-	sel := provider.Selector{Labels: map[string]string{core.LabelPool: ""}, Report: append(slices.Clone(core.LabelKeys), core.LabelPool)}
+	sel := provider.Selector{Labels: map[string]string{core.LabelPool: ""}, Report: append(slices.Clone(core.LabelKeys), core.LabelPool, core.LabelPoolMember)}
 	for k, v := range p.ExtraLabels {
 		sel.Labels[k] = v
 	}
 	return p.Provider.List(ctx, sel)
 }
+
+// ClaimID is the container whose claim decides what pooled container p is:
+// its own, or for a member's egress gateway its member's (one claim takes
+// both).
+func ClaimID(p provider.Sandbox) string {
+	if m := p.Labels[core.LabelPoolMember]; m != "" {
+		return m
+	}
+	return p.Ref.ID
+}
+
+// isGateway says a pooled container is a member's egress gateway.
+func isGateway(p provider.Sandbox) bool { return p.Labels[core.LabelGatewayOf] != "" }
 
 // AsClaimed is pooled container p as the sandbox claim c made of it: the
 // claim's slug and base as labels.
@@ -226,13 +247,32 @@ func cloneLabels(m map[string]string) map[string]string {
 
 // Key names the configuration a pooled container was made for: the spec
 // with what belongs to one sandbox (name, hostname, slug, branch, base, its
-// LITTERBOX_SANDBOX) left out. A create claims only a member of its own key.
-func Key(sp provider.Spec) string {
+// LITTERBOX_SANDBOX) left out, and the policy of its egress gateway (nil for
+// none). A create claims only a member of its own key: a member's gateway
+// lets through what the create's policy would, from the claim on.
+func Key(sp provider.Spec, net *netgate.Record) string {
 	sp = memberSpec(sp, "")
 	sp.Name = ""
-	b, _ := json.Marshal(sp)
+	var egress *netgate.Record
+	if net != nil {
+		egress = &netgate.Record{Mode: net.Mode, Allow: net.Allow, Deny: net.Deny, Registries: net.Registries}
+	}
+	b, _ := json.Marshal(struct {
+		Spec   provider.Spec
+		Egress *netgate.Record `json:",omitempty"`
+	}{sp, egress})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
+}
+
+// egressOf is the way out of members made with cfg: a gateway's policy,
+// or nil when they have none.
+func (p *Pool) egressOf(cfg *config.Config) *netgate.Record {
+	if !cfg.Confined() || !p.gate.Supported() {
+		return nil
+	}
+	rec := netgate.FromConfig(cfg)
+	return &rec
 }
 
 // memberSpec is sp made into a pool member's spec named name.
@@ -273,7 +313,7 @@ func (p *Pool) List(ctx context.Context, r *core.Repo) ([]Entry, error) {
 	}
 	key, head := "", ""
 	if cfg, h, err := p.poolConfig(ctx, r); err == nil {
-		key, head = Key(spec.For(p.Options, r, "x", h, cfg)), h
+		key, head = Key(spec.For(p.Options, r, "x", h, cfg), p.egressOf(cfg)), h
 	}
 	return poolEntries(ms, key, head), nil
 }
@@ -294,10 +334,11 @@ func poolEntries(ms []member, key, head string) []Entry {
 
 // Entries describes the pooled containers of objs that r owns and no create
 // claimed (list shows them; objs is what the engine holds, claimed or not).
+// A member's gateway is part of the member, not an entry.
 func Entries(r *core.Repo, objs []provider.Sandbox) []Entry {
 	var out []Entry
 	for _, o := range objs {
-		if !r.Owns(o.Labels) {
+		if !r.Owns(o.Labels) || isGateway(o) {
 			continue
 		}
 		if m, claimed := newMember(r.Git.CommonDir, o); !claimed {
@@ -351,7 +392,8 @@ func (m member) entry() Entry {
 	return e
 }
 
-// unclaimed are r's pooled containers that no create claimed, oldest first.
+// unclaimed are r's pooled containers that no create claimed, oldest first
+// (members' gateways aside: they go with their members).
 func (p *Pool) unclaimed(ctx context.Context, r *core.Repo) ([]member, []provider.Sandbox, error) {
 	all, err := p.containers(ctx)
 	if err != nil {
@@ -359,7 +401,7 @@ func (p *Pool) unclaimed(ctx context.Context, r *core.Repo) ([]member, []provide
 	}
 	var out []member
 	for _, c := range all {
-		if !r.Owns(c.Labels) {
+		if !r.Owns(c.Labels) || isGateway(c) {
 			continue
 		}
 		if m, claimed := newMember(r.Git.CommonDir, c); !claimed {
@@ -414,8 +456,9 @@ func (p *Pool) Fill(ctx context.Context, r *core.Repo, size int) ([]Entry, error
 	}
 	// Pooled sandboxes are sandboxes: none is made on an engine that does
 	// not keep them apart, unless the user allows it.
+	// A confined member has no network: its gateway keeps it apart.
 	var check *isolation.Check
-	if cfg.Network != config.NetworkNone {
+	if cfg.Network != config.NetworkNone && p.egressOf(cfg) == nil {
 		check = p.iso.Start(ctx, cfg.Image)
 	}
 	platform, img, err := p.guest.ImageInfo(ctx, cfg.Image)
@@ -429,12 +472,25 @@ func (p *Pool) Fill(ctx context.Context, r *core.Repo, size int) ([]Entry, error
 		return nil, guest.MissingImage(cfg.Image)
 	}
 	full := spec.For(p.Options, r, "x", head, cfg)
-	key := Key(full)
+	net := p.egressOf(cfg)
+	key := Key(full, net)
 	full.Tmpfs = append(full.Tmpfs, spec.VolumeMasks(img.Volumes)...)
+	var gw gatePrep
+	if net != nil {
+		// What every member's gateway needs of the engine, asked once.
+		if gw.host, err = p.gate.HostAddrs(ctx); err == nil {
+			gw.image, err = p.gate.Image(ctx)
+		}
+		if err != nil {
+			return nil, err
+		}
+		gw.net = net
+	}
 	ms, all, err := p.unclaimed(ctx, r)
 	if err != nil {
 		return nil, err
 	}
+	gws := gatewaysOf(r, all)
 	var drop []provider.Sandbox
 	ready := 0
 	for _, m := range ms {
@@ -451,10 +507,11 @@ func (p *Pool) Fill(ctx context.Context, r *core.Repo, size int) ([]Entry, error
 	}
 	var errs []error
 	for _, c := range drop {
-		if _, err := p.dropMember(ctx, r.Git.CommonDir, c); err != nil {
+		if _, err := p.dropMember(ctx, r.Git.CommonDir, c, gws[c.Ref.ID]); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, p.dropOrphanGateways(ctx, r.Git.CommonDir, all, gws))
 	forgetGone(r.Git.CommonDir, all)
 	sp := memberSpec(full, "")
 	sp.Labels[core.LabelPool] = key
@@ -468,7 +525,7 @@ func (p *Pool) Fill(ctx context.Context, r *core.Repo, size int) ([]Entry, error
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			err := p.makeMember(ctx, r, sp, head, platform, img.Volumes)
+			err := p.makeMember(ctx, r, sp, head, platform, img.Volumes, gw)
 			mu.Lock()
 			errs = append(errs, err)
 			mu.Unlock()
@@ -484,14 +541,61 @@ func (p *Pool) Fill(ctx context.Context, r *core.Repo, size int) ([]Entry, error
 	return poolEntries(ms, key, head), nil
 }
 
-// makeMember makes one pooled container and copies head into it.
-func (p *Pool) makeMember(ctx context.Context, r *core.Repo, sp provider.Spec, head, platform string, volumes []string) error {
+// gatePrep is what a fill's confined members are made with: the policy of
+// their gateways (nil for none), the engine host's addresses, the gateway
+// image.
+type gatePrep struct {
+	net   *netgate.Record
+	host  []string
+	image string
+}
+
+// makeMember makes one pooled container and copies head into it; a
+// confined one gets its gateway (named after it, with the policy the
+// pool's key names: the claim gives it the sandbox's name), which is made
+// once the container is, beside the copy.
+func (p *Pool) makeMember(ctx context.Context, r *core.Repo, sp provider.Spec, head, platform string, volumes []string, gw gatePrep) (err error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	sp.Name = "litterbox-pool-" + r.ShortID() + "-" + hex.EncodeToString(b[:])
+	var plan *egress.Plan
+	if gw.net != nil {
+		pl, err := egress.Confine(sp, core.DefaultImage, gw.net.Policy(sp.Name, gw.host), sp.Labels)
+		if err != nil {
+			return err
+		}
+		dc, _ := netgate.Docker(p.Provider)
+		mount, atMount := dc.MountMaking(pl.Volume, egress.Dir)
+		pl.Gateway.Volumes[0] = mount
+		pl.Sandbox.Volumes[len(pl.Sandbox.Volumes)-1] = mount
+		pl.FromImage(gw.image)
+		if !atMount {
+			if err := dc.VolumeCreate(core.Made(ctx), pl.Volume); err != nil {
+				return err
+			}
+		}
+		defer func() {
+			if err != nil {
+				err = errors.Join(err, p.removeGateway(core.Made(ctx), pl.Gateway.Name))
+			}
+		}()
+		plan, sp = &pl, pl.Sandbox
+	}
 	sb, err := p.Provider.Create(ctx, sp)
 	if err != nil {
 		return err
+	}
+	made := make(chan error, 1)
+	if plan != nil {
+		g := plan.Gateway
+		g.Labels = cloneLabels(g.Labels)
+		g.Labels[core.LabelPoolMember] = sb.Ref.ID
+		go func() {
+			_, err := p.Provider.Create(core.Made(ctx), g)
+			made <- err
+		}()
+	} else {
+		made <- nil
 	}
 	a := guest.StartArchive(ctx, r, head)
 	var so, se bytes.Buffer
@@ -500,9 +604,15 @@ func (p *Pool) makeMember(ctx context.Context, r *core.Repo, sp provider.Spec, h
 	if err == nil && stamp == 0 {
 		err = errors.New("the copy did not report completion")
 	}
+	if gerr := <-made; err == nil && gerr != nil {
+		err = fmt.Errorf("its egress gateway: %w", gerr)
+	}
 	if err == nil {
 		rec := Record{Key: sp.Labels[core.LabelPool], Name: sp.Name, Ref: sb.Ref, Commit: head, Stamp: stamp,
 			Image: sp.Image, Platform: platform, Volumes: volumes, Filled: time.Now().UTC()}
+		if plan != nil {
+			rec.Gateway, rec.Ports = plan.Gateway.Name, plan.Ports
+		}
 		data, _ := json.Marshal(rec)
 		err = state.WriteAtomic(memberPath(r.Git.CommonDir, sb.Ref.ID), append(data, '\n'))
 	}
@@ -512,11 +622,46 @@ func (p *Pool) makeMember(ctx context.Context, r *core.Repo, sp provider.Spec, h
 	return nil
 }
 
-// dropMember removes an unclaimed pooled container, claiming it first, so
+// gatewaysOf are r's members' gateways in all (the engine's pooled
+// containers), by the id of their member.
+func gatewaysOf(r *core.Repo, all []provider.Sandbox) map[string][]provider.Sandbox {
+	out := map[string][]provider.Sandbox{}
+	for _, c := range all {
+		if r.Owns(c.Labels) && isGateway(c) {
+			out[c.Labels[core.LabelPoolMember]] = append(out[c.Labels[core.LabelPoolMember]], c)
+		}
+	}
+	return out
+}
+
+// dropOrphanGateways removes the gateways whose member is gone (removed
+// behind litterbox's back, or a removal cut short) and that no create
+// claimed: what a claimed member's gateway is, is its sandbox's.
+func (p *Pool) dropOrphanGateways(ctx context.Context, gitDir string, all []provider.Sandbox, gws map[string][]provider.Sandbox) error {
+	live := map[string]bool{}
+	for _, c := range all {
+		if !isGateway(c) {
+			live[c.Ref.ID] = true
+		}
+	}
+	var errs []error
+	for id, gs := range gws {
+		if live[id] || claimedBySandbox(gitDir, id) {
+			continue
+		}
+		for _, g := range gs {
+			errs = append(errs, p.removeGateway(ctx, g.Name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// dropMember removes an unclaimed pooled container (and gws, its
+// gateways), claiming it first, so
 // that a create taking it at that very moment is never handed a container
 // being removed: of the two, the one whose claim is linked first has it.
 // dropped is false when a create got it.
-func (p *Pool) dropMember(ctx context.Context, gitDir string, c provider.Sandbox) (dropped bool, err error) {
+func (p *Pool) dropMember(ctx context.Context, gitDir string, c provider.Sandbox, gws []provider.Sandbox) (dropped bool, err error) {
 	if c.Ref.ID != "" {
 		ok, err := ClaimMember(gitDir, c.Ref.ID, Claim{Claimed: time.Now().UTC()})
 		if err != nil {
@@ -526,15 +671,35 @@ func (p *Pool) dropMember(ctx context.Context, gitDir string, c provider.Sandbox
 			return false, nil
 		}
 	}
-	return true, p.Remove(ctx, gitDir, c)
+	errs := []error{p.Remove(ctx, gitDir, c)}
+	for _, g := range gws {
+		errs = append(errs, p.removeGateway(ctx, g.Name))
+	}
+	return true, errors.Join(errs...)
 }
 
-// Remove removes a pooled container and its record.
+// Remove removes a pooled container, its gateway (as its record names it)
+// and its record.
 func (p *Pool) Remove(ctx context.Context, gitDir string, c provider.Sandbox) error {
+	rec := readMember(gitDir, c.Ref.ID)
 	if err := p.Provider.Remove(ctx, c.Ref); err != nil {
 		return fmt.Errorf("remove pooled sandbox %s: %w", c.Name, err)
 	}
+	if rec != nil && rec.Gateway != "" {
+		if err := p.removeGateway(ctx, rec.Gateway); err != nil {
+			return err
+		}
+	}
 	return Forget(gitDir, c.Ref.ID)
+}
+
+// removeGateway removes a member's gateway container and its volume (named
+// as it is); gone already is done.
+func (p *Pool) removeGateway(ctx context.Context, name string) error {
+	if err := p.Provider.Remove(ctx, provider.Ref{ID: name}); err != nil {
+		return fmt.Errorf("remove pooled sandbox's gateway %s: %w", name, err)
+	}
+	return p.gate.RemoveVolume(ctx, name)
 }
 
 // forgetGone removes the pool records of containers that no longer exist
@@ -578,8 +743,9 @@ func (p *Pool) Delete(ctx context.Context, r *core.Repo) ([]string, error) {
 	}
 	removed := []string{}
 	var errs []error
+	gws := gatewaysOf(r, all)
 	for _, m := range ms {
-		dropped, err := p.dropMember(ctx, r.Git.CommonDir, m.c)
+		dropped, err := p.dropMember(ctx, r.Git.CommonDir, m.c, gws[m.c.Ref.ID])
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -588,6 +754,7 @@ func (p *Pool) Delete(ctx context.Context, r *core.Repo) ([]string, error) {
 			removed = append(removed, m.c.Name)
 		}
 	}
+	errs = append(errs, p.dropOrphanGateways(ctx, r.Git.CommonDir, all, gws))
 	forgetGone(r.Git.CommonDir, all)
 	return removed, errors.Join(errs...)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider/fake"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 )
 
@@ -66,11 +67,11 @@ func TestClaimMemberOnce(t *testing.T) {
 // The pool key names the configuration, not the sandbox: sandboxes of other
 // names and bases share it, another image or memory limit does not.
 func TestPoolKey(t *testing.T) {
-	s := New(&core.Common{Options: core.Options{Image: core.DefaultImage}}, nil, nil)
+	s := New(&core.Common{Options: core.Options{Image: core.DefaultImage}}, nil, nil, nil)
 	r := &core.Repo{Slug: "repo", ID: "0123456789abcdef0123456789abcdef", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
 	cfg := &config.Config{Image: core.DefaultImage}
-	k := Key(spec.For(s.Options, r, "a", "base1", cfg))
-	if k2 := Key(spec.For(s.Options, r, "other", "base2", cfg)); k2 != k {
+	k := Key(spec.For(s.Options, r, "a", "base1", cfg), nil)
+	if k2 := Key(spec.For(s.Options, r, "other", "base2", cfg), nil); k2 != k {
 		t.Errorf("key differs by name and base: %s vs %s", k, k2)
 	}
 	for name, c := range map[string]*config.Config{
@@ -79,7 +80,28 @@ func TestPoolKey(t *testing.T) {
 		"network": {Image: core.DefaultImage, Network: config.NetworkNone},
 		"ports":   {Image: core.DefaultImage, Ports: []config.Port{{Name: "web", ContainerPort: 8080}}},
 	} {
-		if Key(spec.For(s.Options, r, "a", "base1", c)) == k {
+		if Key(spec.For(s.Options, r, "a", "base1", c), nil) == k {
+			t.Errorf("another %s gives the same key", name)
+		}
+	}
+	// A confined member's gateway is made with the policy: another policy
+	// is another key; the gateway's names are not part of it.
+	sp0 := spec.For(s.Options, r, "a", "base1", cfg)
+	allow := &netgate.Record{Mode: "allowlist", Allow: []string{"a.example"}, Registries: true}
+	ka := Key(sp0, allow)
+	if ka == k {
+		t.Error("a confined member has an open one's key")
+	}
+	if Key(sp0, &netgate.Record{Mode: "allowlist", Allow: []string{"a.example"}, Registries: true, Gateway: "g", Volume: "g"}) != ka {
+		t.Error("the gateway's name changes the key")
+	}
+	for name, rec := range map[string]*netgate.Record{
+		"allow":      {Mode: "allowlist", Allow: []string{"b.example"}, Registries: true},
+		"deny":       {Mode: "allowlist", Allow: []string{"a.example"}, Deny: []string{"c.example"}, Registries: true},
+		"registries": {Mode: "allowlist", Allow: []string{"a.example"}},
+		"mode":       {Mode: "none", Allow: []string{"a.example"}, Registries: true},
+	} {
+		if Key(sp0, rec) == ka {
 			t.Errorf("another %s gives the same key", name)
 		}
 	}
@@ -109,7 +131,7 @@ func TestDropMemberRespectsClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &fake.Provider{}
-	s := New(&core.Common{Provider: p, Log: log.New(io.Discard)}, nil, nil)
+	s := New(&core.Common{Provider: p, Log: log.New(io.Discard)}, nil, nil, nil)
 	mk := func(name string) provider.Sandbox {
 		sb, err := p.Create(ctx, provider.Spec{Name: name, Network: provider.NetworkNone})
 		if err != nil {
@@ -134,12 +156,12 @@ func TestDropMemberRespectsClaims(t *testing.T) {
 	if ok, err := ClaimMember(gd, taken.Ref.ID, Claim{Slug: "a", Base: "b"}); !ok || err != nil {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
-	if dropped, err := s.dropMember(ctx, gd, taken); dropped || err != nil || !alive(taken) {
+	if dropped, err := s.dropMember(ctx, gd, taken, nil); dropped || err != nil || !alive(taken) {
 		t.Fatalf("dropMember of a claimed container: dropped %v, err %v, alive %v", dropped, err, alive(taken))
 	}
 
 	free := mk("free")
-	if dropped, err := s.dropMember(ctx, gd, free); !dropped || err != nil || alive(free) {
+	if dropped, err := s.dropMember(ctx, gd, free, nil); !dropped || err != nil || alive(free) {
 		t.Fatalf("dropMember of a free container: dropped %v, err %v, alive %v", dropped, err, alive(free))
 	}
 
@@ -152,7 +174,7 @@ func TestDropMemberRespectsClaims(t *testing.T) {
 	if ok, _ := ClaimMember(gd, half.Ref.ID, Claim{Slug: "c", Base: "b"}); ok {
 		t.Fatal("a create took a container being removed")
 	}
-	if dropped, err := s.dropMember(ctx, gd, half); !dropped || err != nil || alive(half) {
+	if dropped, err := s.dropMember(ctx, gd, half, nil); !dropped || err != nil || alive(half) {
 		t.Fatalf("dropMember after a cut-short removal: dropped %v, err %v, alive %v", dropped, err, alive(half))
 	}
 }

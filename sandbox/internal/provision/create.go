@@ -283,10 +283,11 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name strin
 		return nil, err
 	}
 	// A warm pool's member made from this commit for this configuration
-	// already holds the copy, and its record the image's platform. A
-	// confined sandbox is not pooled yet: its gateway is made with it.
-	if !opts.FromBranch && !opts.NoPool && pv.pool.Enabled() && c.net == nil && c.secrets == nil {
-		c.pool = pool.Candidates(r.Git.CommonDir, pool.Key(spec.For(pv.Options, r, slug, c.head, c.cfg)), c.start)
+	// (and, for a confined sandbox, this policy: its gateway is made with
+	// it) already holds the copy, and its record the image's platform. A
+	// sandbox with secrets is not pooled: its values are fetched for it.
+	if !opts.FromBranch && !opts.NoPool && pv.pool.Enabled() && c.secrets == nil {
+		c.pool = pool.Candidates(r.Git.CommonDir, pool.Key(spec.For(pv.Options, r, slug, c.head, c.cfg), c.net), c.start)
 	}
 	// A pooled sandbox was made after the same check passed on this
 	// engine (FillPool), and an engine restart, which may change what the
@@ -352,6 +353,9 @@ func (c *creation) claimPooled(ctx context.Context) (bool, error) {
 	c.undo.push("container "+m.Name, func(ctx context.Context) error {
 		return c.pv.pool.Remove(ctx, gd, *c.sandbox)
 	})
+	if err := c.claimGateway(ctx, m); err != nil {
+		return true, err
+	}
 	c.renamed = make(chan struct{})
 	go c.rename(ctx)
 	return true, nil
@@ -644,7 +648,17 @@ func (c *creation) fill(ctx context.Context) error {
 	var err error
 	if c.pooled != nil {
 		c.progress("running setup in the pooled sandbox (" + core.Short(c.start) + " is copied in): " + runner.Quote(c.setup...))
-		err = c.pv.guest.SetupOnly(ctx, c.sandbox.Ref, c.slug, c.setup, &so, &se)
+		var gerr error
+		if c.net != nil && !slices.Equal(c.setup, config.DefaultSetup) {
+			// A setup that may use the network sees the gateway with the
+			// sandbox's name in its policy.
+			gerr = c.gatewayReady()
+		}
+		if gerr == nil {
+			err = c.pv.guest.SetupOnly(ctx, c.sandbox.Ref, c.slug, c.setup, &so, &se)
+		} else {
+			err = gerr
+		}
 		c.stamp = c.pooled.Stamp
 	} else {
 		c.progress("copying " + core.Short(c.start) + " into " + core.Workdir + ", then running setup: " + runner.Quote(c.setup...))
@@ -654,14 +668,19 @@ func (c *creation) fill(ctx context.Context) error {
 	}
 	c.out.SetupOutput = so.String() + se.String()
 	xerr := extras()
-	if gerr := c.gatewayReady(); gerr != nil {
+	gerr := c.gatewayReady()
+	dead := func(err error) bool {
+		return errors.Is(err, provider.ErrNotFound) || errors.Is(err, provider.ErrStopped) || errors.Is(err, provider.ErrPaused)
+	}
+	if c.pooled != nil && (dead(err) || dead(gerr)) {
+		// The member, or its gateway, died after it was filled.
+		return c.replacePooled(ctx, errors.Join(err, gerr))
+	}
+	if gerr != nil {
 		return gerr
 	}
 	if terr := c.trusted(); terr != nil {
 		return terr
-	}
-	if c.pooled != nil && (errors.Is(err, provider.ErrNotFound) || errors.Is(err, provider.ErrStopped) || errors.Is(err, provider.ErrPaused)) {
-		return c.replacePooled(ctx, err)
 	}
 	if xerr != nil {
 		return xerr

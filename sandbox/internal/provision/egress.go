@@ -14,6 +14,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/secrets"
 )
 
@@ -180,6 +181,30 @@ func nameGateway(plan *egress.Plan, name string, dc *docker.Client) (atMount boo
 	plan.Gateway.Volumes[0] = mount
 	plan.Sandbox.Volumes[len(plan.Sandbox.Volumes)-1] = mount
 	return atMount
+}
+
+// claimGateway takes the gateway of claimed pool member m: the record names
+// it, and the policy (the pool's key matched it) gets the sandbox's name,
+// beside the setup. A member without one was made for an open network.
+func (c *creation) claimGateway(ctx context.Context, m *pool.Record) error {
+	if c.net == nil || m.Gateway == "" {
+		return nil
+	}
+	c.net.Gateway, c.net.Volume, c.net.Ports = m.Gateway, m.Gateway, m.Ports
+	if err := netgate.Write(c.r, c.slug, c.net); err != nil {
+		return fmt.Errorf("create sandbox %q: record its gateway: %w", c.slug, err)
+	}
+	c.gateway = make(chan error, 1)
+	go func() {
+		h := <-c.host
+		c.host <- h
+		err := h.err
+		if err == nil {
+			err = egress.SetPolicy(ctx, c.pv.Provider, c.net.Ref(), c.net.Policy(c.slug, h.addrs))
+		}
+		c.gateway <- err
+	}()
+	return nil
 }
 
 // volumeReady waits for the gateway's volume, which the sandbox mounts.

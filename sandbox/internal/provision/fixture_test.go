@@ -39,8 +39,8 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 	c := &core.Common{Provider: f.p, Runner: runner.Exec{}, Log: log.New(io.Discard), Options: core.Options{Image: core.DefaultImage, ExtraLabels: map[string]string{}}}
 	g := guest.New(c)
 	iso := isolation.New(c, g)
-	pl := pool.New(c, g, iso)
 	gate := netgate.New(c)
+	pl := pool.New(c, g, iso, gate)
 	inv := inventory.New(c, pl, gate)
 	sv := services.New(c)
 	f.s = New(c, g, iso, pl, inv, sv, recording.New(c, g, inv, sv), gate)
