@@ -143,6 +143,8 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 			if r, err := env.Repo(ctx); err == nil {
 				env.Sandboxes.CollectRefused(ctx, r, list)
 			}
+		} else {
+			env.Sandboxes.CollectRefused(ctx, nil, list)
 		}
 		out := map[string]any{"sandboxes": list}
 		if len(pool) > 0 {

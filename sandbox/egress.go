@@ -46,7 +46,8 @@ func (s *Sandboxes) NetChange(ctx context.Context, r *Repo, name, entry string, 
 
 // CollectRefused collects the gateways' records of the sandboxes in list
 // that have one and sets each one's Egress.Refused to the refusals
-// collected (-1 when its gateway did not answer): list --json's.
+// collected (-1 when its gateway did not answer): list --json's. r is nil
+// for list --all-repos.
 func (s *Sandboxes) CollectRefused(ctx context.Context, r *Repo, list []Sandbox) {
 	done := make(chan struct{}, len(list))
 	n := 0
@@ -55,7 +56,9 @@ func (s *Sandboxes) CollectRefused(ctx context.Context, r *Repo, list []Sandbox)
 		if sb.Egress == nil {
 			continue
 		}
-		gitDir := ""
+		// Its repository's git dir: r's, or (list --all-repos) the one
+		// list found it in.
+		gitDir := sb.GitDir
 		if r != nil && sb.Repo == r.Root() {
 			gitDir = r.Git.CommonDir
 		}

@@ -273,6 +273,7 @@ func (inv *Inventory) assemble(ctx context.Context, r *core.Repo, sbs []provider
 			sb.Egress = EgressOf(o.gitDir, k.slug)
 			sb.Secrets = SecretsOf(o.gitDir, k.slug)
 		}
+		sb.GitDir = o.gitDir
 		out = append(out, *sb)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -403,6 +404,9 @@ type Sandbox struct {
 	// Egress is the policy of the sandbox's gateway; nil when it has
 	// none (network none, egress open).
 	Egress *Egress `json:"egress,omitempty"`
+	// GitDir is the common git dir of its repository, where its state is;
+	// "" when that is not known (the repository is gone).
+	GitDir string `json:"-"`
 	// Secrets are the secrets the sandbox's gateway adds for it
 	// (docs/secrets.md): names and hosts, never a value or a placeholder.
 	Secrets []Secret `json:"secrets,omitempty"`
