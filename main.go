@@ -36,7 +36,7 @@ import (
 const (
 	exitOK          = 0
 	exitFailed      = 1 // anything not below
-	exitUsage       = 2 // bad flags or arguments, invalid name, not in a repository
+	exitUsage       = 2 // bad flags or arguments, invalid name, not in a repository, a runtime the engine lacks
 	exitNotFound    = 3 // no such sandbox
 	exitExists      = 4 // the name is taken
 	exitUnavailable = 5 // the engine (docker, podman) missing, not running or not answering; an engine or git command timed out
@@ -280,7 +280,7 @@ func newEngine(name string, k kubernetes.Options, run runner.Runner) (provider.P
 // exitCode maps the outcomes callers branch on to documented exit codes.
 func exitCode(err error, fallback int) int {
 	switch {
-	case errors.Is(err, sandbox.ErrConfig), errors.Is(err, sandbox.ErrNoService), errors.Is(err, sandbox.ErrImage):
+	case errors.Is(err, sandbox.ErrConfig), errors.Is(err, sandbox.ErrNoService), errors.Is(err, sandbox.ErrImage), errors.Is(err, sandbox.ErrNoRuntime):
 		return exitUsage
 	case errors.Is(err, sandbox.ErrInvalidName), errors.Is(err, sandbox.ErrBadRef), errors.Is(err, git.ErrNotRepository), errors.Is(err, git.ErrNoCommits):
 		return exitUsage

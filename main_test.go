@@ -61,7 +61,7 @@ var scriptFiles = []func(*scriptSet){
 	harnessScripts, imagesScripts, kubernetesScripts, lifecycleScripts,
 	mcpScripts, mcploadScripts, memoryScripts, recordScripts, remoteScripts,
 	reviewScripts, servicesScripts, snapshotScripts, timeoutScripts,
-	trailersScripts, egressScripts, secretsScripts,
+	trailersScripts, egressScripts, secretsScripts, runtimeScripts,
 }
 
 // scriptExtensions are every file's commands and conditions, or an error

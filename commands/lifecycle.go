@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -31,6 +32,8 @@ type Create struct {
 	From string `name:"from" placeholder:"REF" help:"Start from this branch, tag or commit instead of HEAD; it is the sandbox's base for diff, log, apply and merge."`
 	// NoPool skips the warm pool.
 	NoPool bool `name:"no-pool" help:"Make a new container even when the warm pool (litterbox pool) holds one for this commit."`
+	// Runtime wins over the configuration's runtime.
+	Runtime string `name:"runtime" placeholder:"NAME" help:"The engine's runtime to run the sandbox under, instead of runtime in .litterbox.toml: gvisor (runsc on Docker: a kernel of its own between the sandbox and the host), or any runtime the engine offers (litterbox doctor lists them). One the engine lacks is refused before anything is made (see docs/kernels.md)."`
 }
 
 // Validate refuses a bad name before anything runs.
@@ -40,6 +43,9 @@ func (c *Create) Validate() error {
 	}
 	if c.Image != "" && !config.ValidImage(c.Image) {
 		return fmt.Errorf("--image %q is not an image reference such as busybox:latest", c.Image)
+	}
+	if c.Runtime != "" && !config.ValidRuntime(c.Runtime) {
+		return fmt.Errorf("--runtime %q is not a runtime name such as gvisor or runsc", c.Runtime)
 	}
 	return nil
 }
@@ -52,7 +58,7 @@ func (c *Create) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	p := newProgress(env)
-	created, err := env.Sandboxes.Create(ctx, r, c.Name, sandbox.CreateOptions{Progress: p.step, FromBranch: c.FromBranch, From: c.From, Image: c.Image, NoPool: c.NoPool})
+	created, err := env.Sandboxes.Create(ctx, r, c.Name, sandbox.CreateOptions{Progress: p.step, FromBranch: c.FromBranch, From: c.From, Image: c.Image, NoPool: c.NoPool, Runtime: c.Runtime})
 	p.done()
 	if created != nil {
 		if created.RemovedIncomplete {
@@ -70,7 +76,7 @@ func (c *Create) Run(ctx context.Context, env *Env) error {
 			if c.FromBranch {
 				verb = "Recreated"
 			}
-			env.outf("%s sandbox %s\n  branch:    %s\n  container: %s\n  image:     %s\n  status:    %s\n", verb, created.Name, created.Branch, created.Container, created.Image, created.Status)
+			env.outf("%s sandbox %s\n  branch:    %s\n  container: %s\n  image:     %s\n  runtime:   %s\n  status:    %s\n", verb, created.Name, created.Branch, created.Container, created.Image, runtimeName(created.Runtime), created.Status)
 			if c.From != "" {
 				env.outf("  base:      %s (%s)\n", shortID(created.Base), c.From)
 			}
@@ -159,20 +165,37 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 		env.errf("No sandboxes. Create one with `litterbox create NAME`.\n")
 		return nil
 	}
+	// The RUNTIME column shows once a sandbox runs under another runtime
+	// than the engine's default.
+	runtimes := slices.ContainsFunc(list, func(sb sandbox.Sandbox) bool { return sb.Runtime != "" })
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	head := "NAME\tSTATUS\tBRANCH\tCONTAINER\tAGE"
+	if runtimes {
+		head = "NAME\tSTATUS\tBRANCH\tCONTAINER\tRUNTIME\tAGE"
+	}
 	if l.AllRepos {
 		head += "\tREPO"
 	}
 	fmt.Fprintln(tw, head)
 	for _, sb := range list {
 		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", sb.Name, sb.Status, sb.Branch, orDash(sb.Container), age(sb.Created))
+		if runtimes {
+			row = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", sb.Name, sb.Status, sb.Branch, orDash(sb.Container), orDash(sb.Runtime), age(sb.Created))
+		}
 		if l.AllRepos {
 			row += "\t" + sb.Repo
 		}
 		fmt.Fprintln(tw, row)
 	}
 	return tw.Flush()
+}
+
+// runtimeName is how create names a sandbox's runtime.
+func runtimeName(rt string) string {
+	if rt == "" {
+		return "engine default"
+	}
+	return rt
 }
 
 func orDash(s string) string {

@@ -339,3 +339,17 @@ type PauseEnder interface {
 type Renamer interface {
 	Rename(ctx context.Context, ref Ref, name string) error
 }
+
+// RuntimeGVisor is the portable name of gVisor as a Spec's runtime: an
+// engine that offers no runtime of that name runs it under its own name
+// for gVisor (runsc on Docker).
+const RuntimeGVisor = "gvisor"
+
+// RuntimeChecker is implemented by a provider that can say, before
+// anything is made, whether it offers a runtime: name is the engine's
+// name for it (RuntimeGVisor is "runsc" on Docker), which a Spec then
+// carries; one it does not offer is ErrNoRuntime, naming those it does.
+// "" (the engine's default) is always offered.
+type RuntimeChecker interface {
+	CheckRuntime(ctx context.Context, runtime string) (name string, err error)
+}

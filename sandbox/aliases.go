@@ -188,6 +188,7 @@ var (
 	ErrPortRange     = core.ErrPortRange
 	ErrImage         = core.ErrImage
 	ErrConfig        = core.ErrConfig
+	ErrNoRuntime     = core.ErrNoRuntime
 	ErrBadPath       = core.ErrBadPath
 	ErrBadArgument   = core.ErrBadArgument
 	ErrHidden        = core.ErrHidden

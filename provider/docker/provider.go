@@ -161,9 +161,11 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 	if _, err := RunArgs(s, p.c.dialect()); err != nil {
 		return nil, fmt.Errorf("create %s: %w", s.Name, err)
 	}
-	if err := p.checkRuntime(ctx, s.Runtime); err != nil {
+	rt, err := p.CheckRuntime(ctx, s.Runtime)
+	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", s.Name, err)
 	}
+	s.Runtime = rt
 	mk := context.WithoutCancel(ctx)
 	sb := &provider.Sandbox{Name: s.Name, State: provider.StateRunning, Labels: s.Labels}
 	shared := s.Network == provider.NetworkIsolated && !ownNetwork(s, p.c.dialect()) || s.Network == provider.NetworkShared
@@ -554,7 +556,10 @@ func (p *Provider) portsNote() string {
 	return fmt.Sprintf("the engine runs in network namespace %s: this URL works only there, e.g. `nsenter --net=%s curl URL`", p.netns, p.netns)
 }
 
-var _ provider.Renamer = (*Provider)(nil)
+var (
+	_ provider.Renamer        = (*Provider)(nil)
+	_ provider.RuntimeChecker = (*Provider)(nil)
+)
 
 // Rename gives a sandbox's container a new name (a pooled sandbox taking
 // its sandbox's name).
@@ -597,33 +602,40 @@ func (p *Provider) runtimes(ctx context.Context) ([]string, string, error) {
 	return slices.Sorted(maps.Keys(offered)), def, nil
 }
 
-// checkRuntime makes sure the engine offers runtime ("" is its default),
-// before anything is made for a sandbox that names it.
-func (p *Provider) checkRuntime(ctx context.Context, runtime string) error {
+// CheckRuntime makes sure the engine offers runtime ("" is its default),
+// before anything is made for a sandbox that names it, and says the
+// engine's name for it: provider.RuntimeGVisor is "runsc" unless the
+// engine offers a runtime named "gvisor". The answer is kept while the
+// provider lives.
+func (p *Provider) CheckRuntime(ctx context.Context, runtime string) (string, error) {
 	if runtime == "" {
-		return nil
+		return "", nil
 	}
-	if _, ok := p.offered.Load(runtime); ok {
-		return nil
+	if name, ok := p.offered.Load(runtime); ok {
+		return name.(string), nil
 	}
 	offered, def, err := p.runtimes(ctx)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if slices.Contains(offered, runtime) {
-		p.offered.Store(runtime, true)
-		return nil
+	name := runtime
+	if name == provider.RuntimeGVisor && !slices.Contains(offered, name) {
+		name = "runsc"
+	}
+	if slices.Contains(offered, name) {
+		p.offered.Store(runtime, name)
+		return name, nil
 	}
 	d := p.c.dialect()
 	if d == PodmanDialect {
-		return provider.Errorf(provider.ErrNoRuntime, "%s at %s cannot run a sandbox under runtime %q: its Docker-compatible API runs every container under its default runtime (%s) whatever is asked. "+
+		return "", provider.Errorf(provider.ErrNoRuntime, "%s at %s cannot run a sandbox under runtime %q: its Docker-compatible API runs every container under its default runtime (%s) whatever is asked. "+
 			"To run sandboxes under %s there, set runtime = %q under [engine] in its containers.conf (and name it under [engine.runtimes]), restart its service, and leave the runtime unset",
-			d.Name, p.c.endpoint(), runtime, cmp.Or(def, "runc"), runtime, runtime)
+			d.Name, p.c.endpoint(), runtime, cmp.Or(def, "runc"), name, name)
 	}
 	hint := "register it with the engine (\"runtimes\" in /etc/docker/daemon.json, then reload the engine), or leave the runtime unset"
-	if runtime == "runsc" || runtime == "gvisor" {
+	if name == "runsc" {
 		hint = "install gVisor's runsc and register it with the engine (https://gvisor.dev/docs/user_guide/install/; in the litterbox repository `scripts/ensure-gvisor.sh` builds and registers it), or leave the runtime unset"
 	}
-	return provider.Errorf(provider.ErrNoRuntime, "%s at %s offers no runtime %q (it offers %s): %s",
+	return "", provider.Errorf(provider.ErrNoRuntime, "%s at %s offers no runtime %q (it offers %s): %s",
 		d.Name, p.c.endpoint(), runtime, strings.Join(offered, ", "), hint)
 }

@@ -168,3 +168,31 @@ func TestCreateUnknownRuntime(t *testing.T) {
 		t.Errorf("create with runsc on podman = %v; want ErrNoRuntime saying to set it in containers.conf", err)
 	}
 }
+
+// "gvisor", the portable name, is runsc on an engine that offers no
+// runtime of that name, and the engine is asked once per provider; an
+// engine that names a runtime "gvisor" runs that one.
+func TestCheckRuntimeGVisor(t *testing.T) {
+	for _, tt := range []struct{ answer, want string }{
+		{`{"runc":{"path":"runc"},"runsc":{"path":"/x/runsc"}} "runc"`, "runsc"},
+		{`{"runc":{"path":"runc"},"gvisor":{"path":"/x/runsc"},"runsc":{"path":"/x/runsc"}} "runc"`, "gvisor"},
+	} {
+		f := runnertest.New(t)
+		p, err := New(Options{Runner: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Expect(runtimesArgs, tt.answer+"\n", nil)
+		for range 2 {
+			if got, err := p.CheckRuntime(context.Background(), provider.RuntimeGVisor); got != tt.want || err != nil {
+				t.Errorf("CheckRuntime(gvisor) on %s = %q, %v; want %q", tt.answer, got, err, tt.want)
+			}
+		}
+	}
+	f := runnertest.New(t)
+	p, _ := New(Options{Runner: f})
+	f.Expect(runtimesArgs, `{"runc":{"path":"runc"}} "runc"`+"\n", nil)
+	if _, err := p.CheckRuntime(context.Background(), provider.RuntimeGVisor); !errors.Is(err, provider.ErrNoRuntime) || !strings.Contains(err.Error(), "ensure-gvisor.sh") {
+		t.Errorf("CheckRuntime(gvisor) without runsc = %v; want ErrNoRuntime saying how to install gVisor", err)
+	}
+}

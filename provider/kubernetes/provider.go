@@ -95,11 +95,8 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 	if s.Runtime != "" {
 		// The apiserver would refuse the pod only after the policy was
 		// made.
-		if _, err := p.run(ctx, p.Cmd("get", "runtimeclass", s.Runtime, "-o", "name")); errors.Is(err, provider.ErrNotFound) {
-			return nil, provider.Errorf(provider.ErrNoRuntime, "create %s: the cluster has no RuntimeClass %q (`kubectl get runtimeclass` lists those it has): "+
-				"install the runtime on its nodes and make a RuntimeClass of that name (for gVisor: https://gvisor.dev/docs/user_guide/containerd/quick_start/), or leave the runtime unset", s.Name, s.Runtime)
-		} else if err != nil {
-			return nil, fmt.Errorf("create %s: look up RuntimeClass %s: %w", s.Name, s.Runtime, err)
+		if _, err := p.CheckRuntime(ctx, s.Runtime); err != nil {
+			return nil, fmt.Errorf("create %s: %w", s.Name, err)
 		}
 	}
 	mk := context.WithoutCancel(ctx)
@@ -758,4 +755,22 @@ func normalizeImage(ref string) string {
 // PauseEnds says that Pause deletes the pod: see provider.PauseEnder.
 func (p *Provider) PauseEnds() bool { return true }
 
-var _ provider.PauseEnder = (*Provider)(nil)
+var (
+	_ provider.PauseEnder     = (*Provider)(nil)
+	_ provider.RuntimeChecker = (*Provider)(nil)
+)
+
+// CheckRuntime makes sure the cluster has a RuntimeClass of that name
+// ("" is the nodes' default), which is also the name a Spec carries.
+func (p *Provider) CheckRuntime(ctx context.Context, runtime string) (string, error) {
+	if runtime == "" {
+		return "", nil
+	}
+	if _, err := p.run(ctx, p.Cmd("get", "runtimeclass", runtime, "-o", "name")); errors.Is(err, provider.ErrNotFound) {
+		return "", provider.Errorf(provider.ErrNoRuntime, "the cluster has no RuntimeClass %q (`kubectl get runtimeclass` lists those it has): "+
+			"install the runtime on its nodes and make a RuntimeClass of that name (for gVisor: https://gvisor.dev/docs/user_guide/containerd/quick_start/), or leave the runtime unset", runtime)
+	} else if err != nil {
+		return "", fmt.Errorf("look up RuntimeClass %s: %w", runtime, err)
+	}
+	return runtime, nil
+}

@@ -22,8 +22,9 @@ type Provider struct {
 }
 
 var (
-	_ provider.Provider = (*Provider)(nil)
-	_ provider.Renamer  = (*Provider)(nil)
+	_ provider.Provider       = (*Provider)(nil)
+	_ provider.Renamer        = (*Provider)(nil)
+	_ provider.RuntimeChecker = (*Provider)(nil)
 )
 
 // NewProvider returns the provider of the VM m, running commands with r.
@@ -120,4 +121,14 @@ func (p *Provider) Rename(ctx context.Context, ref provider.Ref, name string) er
 		return err
 	}
 	return p.d.Rename(ctx, ref, name)
+}
+
+func (p *Provider) CheckRuntime(ctx context.Context, runtime string) (string, error) {
+	if runtime == "" {
+		return "", nil
+	}
+	if err := p.up(ctx); err != nil {
+		return "", err
+	}
+	return p.d.CheckRuntime(ctx, runtime)
 }

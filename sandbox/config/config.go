@@ -99,6 +99,10 @@ type Config struct {
 	// AgentImages are the images an agent may name in sandbox-create. Only
 	// LocalFile may set it, as AllowUnisolated.
 	AgentImages []string
+	// Runtime is the engine's runtime sandboxes run under: "gvisor" (runsc
+	// on Docker), or any name the engine offers; "" is the engine's
+	// default. `create --runtime` wins over it.
+	Runtime string
 	// AgentBaseRefs are more refs an agent may start a sandbox from (its
 	// base_ref), besides the user's branches, tags and remote-tracking
 	// branches: full ref names (refs/stash), a name ending in "/" for
@@ -173,6 +177,7 @@ type rawConfig struct {
 	NetworkMode *string
 	Egress      *rawEgress
 	Image       *string `toml:"image"`
+	Runtime     *string `toml:"runtime"`
 	// AgentImages: see Config.AgentImages.
 	AgentImages []string `toml:"agent_images"`
 	// Secrets is read by secretdecl (Parse), not here: the decoder only
@@ -485,6 +490,7 @@ func (c *rawConfig) merge(o *rawConfig) {
 	setIf(&c.NetworkMode, o.NetworkMode)
 	c.Egress = mergeEgress(c.Egress, o.Egress)
 	setIf(&c.Image, o.Image)
+	setIf(&c.Runtime, o.Runtime)
 	if o.AgentBaseRefs != nil {
 		c.AgentBaseRefs = o.AgentBaseRefs
 	}
@@ -616,6 +622,12 @@ func (c *rawConfig) validate() (*Config, error) {
 			bad("image", "%q is not an image reference such as \"busybox:latest\" or \"registry.example/team/app:1.2\"", *c.Image)
 		}
 		cfg.Image = *c.Image
+	}
+	if c.Runtime != nil {
+		if !ValidRuntime(*c.Runtime) {
+			bad("runtime", "%q is not a runtime name such as \"gvisor\" or \"runsc\" (letters, digits, '.', '_' and '-'); leave it out for the engine's default", *c.Runtime)
+		}
+		cfg.Runtime = *c.Runtime
 	}
 	for _, im := range c.AgentImages {
 		if !imageRE.MatchString(im) {
@@ -812,6 +824,13 @@ func keyLines(data []byte) map[string]int { return tomlkeys.Lines(data) }
 func hasNUL(args []string) bool {
 	return slices.ContainsFunc(args, func(a string) bool { return strings.ContainsRune(a, 0) })
 }
+
+// ValidRuntime reports whether s reads as a runtime's name: a Docker
+// runtime ("runsc", "io.containerd.runc.v2") or a Kubernetes RuntimeClass.
+func ValidRuntime(s string) bool { return runtimeRE.MatchString(s) }
+
+// runtimeRE is a runtime's name.
+var runtimeRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,62}$`)
 
 // ValidImage reports whether s reads as an image reference.
 func ValidImage(s string) bool { return imageRE.MatchString(s) }

@@ -85,6 +85,25 @@ command = ["sh", "-c", "while sleep 1; do :; done"]
 	}
 }
 
+// TestParseConfigRuntime: runtime is read from either file, the local one
+// winning, and left "" (the engine's default) when neither sets it.
+func TestParseConfigRuntime(t *testing.T) {
+	for _, tt := range []struct{ base, local, want string }{
+		{"", "", ""},
+		{"runtime = \"gvisor\"\n", "", "gvisor"},
+		{"runtime = \"runc\"\n", "runtime = \"runsc\"\n", "runsc"},
+		{"", "runtime = \"io.containerd.runc.v2\"\n", "io.containerd.runc.v2"},
+	} {
+		cfg, err := parseTexts(tt.base, tt.local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Runtime != tt.want {
+			t.Errorf("runtime of %q over %q = %q, want %q", tt.local, tt.base, cfg.Runtime, tt.want)
+		}
+	}
+}
+
 func TestParseConfigLocalOverride(t *testing.T) {
 	base := `
 [ports]
@@ -139,6 +158,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"duplicate port", "[ports]\nweb = 80\nalt = 80\n", "", "port 80 is also"},
 		{"same env name", "[ports]\nweb-ui = 80\nweb_ui = 81\n", "", "PORT_WEB_UI is also"},
 		{"network value", "network = \"host\"\n", "", `network: "host"`},
+		{"runtime value", "runtime = \"run sc\"\n", "", `.litterbox.toml:1: runtime: "run sc" is not a runtime name`},
 		{"ports without network", "network = \"none\"\n[ports]\nweb = 80\n", "", "cannot publish ports"},
 		{"empty setup", "setup = []\n", "", "setup: must be a non-empty list"},
 		{"memory", "[limits]\nmemory = \"lots\"\n", "", "limits.memory"},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/charmbracelet/log"
 
@@ -57,6 +58,36 @@ func (c *Common) Warn(msg string) { c.Log.Warn(msg) }
 // LoadConfig reads the configuration of commit of r (see config.Load).
 func (c *Common) LoadConfig(ctx context.Context, r *Repo, commit string) (*config.Config, error) {
 	return config.Load(ctx, r.Git, commit, c.Warn)
+}
+
+// EngineRuntime is the engine's name for runtime (provider.RuntimeGVisor
+// is "runsc" on Docker), asked before anything is made: a runtime the
+// engine does not offer is ErrNoRuntime, with the runtimes it offers and
+// how to install gVisor. "" (the engine's default) is "". An engine that
+// cannot say takes the name as it is, and refuses it at Create.
+func (c *Common) EngineRuntime(ctx context.Context, runtime string) (string, error) {
+	rc, ok := c.Provider.(provider.RuntimeChecker)
+	if runtime == "" || !ok {
+		return runtime, nil
+	}
+	name, err := rc.CheckRuntime(ctx, runtime)
+	if errors.Is(err, provider.ErrNoRuntime) {
+		return "", NoRuntimeError(err)
+	}
+	return name, err
+}
+
+// NoRuntimeError words the engine's refusal of a runtime for the user and
+// for an agent: what the engine offers, how to install gVisor, and that
+// nothing was made.
+func NoRuntimeError(err error) error {
+	msg := err.Error()
+	if !strings.Contains(msg, "ensure-gvisor.sh") {
+		msg += ". For gVisor, `scripts/ensure-gvisor.sh` in the litterbox repository builds runsc and registers it with the engine"
+	}
+	return &Error{Kind: ErrNoRuntime,
+		Msg:   "The sandbox was not created: " + msg + " (docs/kernels.md). Set the runtime with `runtime` in .litterbox.toml or .litterbox.local.toml, or `litterbox create --runtime NAME`. Nothing was made.",
+		Agent: "The sandbox was not created: the engine cannot run the runtime the user configured for sandboxes (" + msg + "). Tell the user; nothing was made."}
 }
 
 // Made is the context of calls that make something: they run to their end

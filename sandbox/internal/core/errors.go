@@ -53,6 +53,9 @@ var (
 	// ErrImage is a sandbox image litterbox cannot use (a platform without
 	// a scanner, a guest contract it breaks). Nothing was created.
 	ErrImage = errors.New("unusable sandbox image")
+	// ErrNoRuntime is a runtime (gVisor...) the engine does not offer.
+	// Nothing was created.
+	ErrNoRuntime = provider.ErrNoRuntime
 	// ErrConfig is a configuration that cannot be used. Nothing was
 	// created.
 	ErrConfig = config.ErrInvalid

@@ -28,6 +28,10 @@ const (
 	// copied in is the one for that platform.
 	LabelImage    = LabelPrefix + "image"
 	LabelPlatform = LabelPrefix + "platform"
+	// LabelRuntime is the engine's runtime the sandbox runs under, by the
+	// engine's name ("runsc" for gVisor on Docker); absent for the
+	// engine's default.
+	LabelRuntime = LabelPrefix + "runtime"
 	// LabelRepoID (identity.go) is the repository's id.
 	// LabelProbe marks a throwaway sandbox litterbox starts to check an
 	// engine or an image, so it is never taken for a user's.
@@ -38,7 +42,7 @@ const (
 )
 
 // LabelKeys are the labels every lookup asks the engine to report.
-var LabelKeys = []string{LabelSlug, LabelRepo, LabelGitDir, LabelRepoID, LabelBranch, LabelBase, LabelImage, LabelPlatform, LabelGatewayOf}
+var LabelKeys = []string{LabelSlug, LabelRepo, LabelGitDir, LabelRepoID, LabelBranch, LabelBase, LabelImage, LabelPlatform, LabelGatewayOf, LabelRuntime}
 
 // LabelGatewayOf marks a sandbox's egress gateway (its container and
 // volume) with the sandbox container's name (egress.LabelGatewayOf): it

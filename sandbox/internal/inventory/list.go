@@ -254,7 +254,7 @@ func (inv *Inventory) assemble(ctx context.Context, r *core.Repo, sbs []provider
 		if c.State == provider.StateNone || sb.Container != "" {
 			continue // a leftover network, or an older second container (the newest comes first)
 		}
-		sb.Container, sb.Base, sb.Created = c.Name, c.Labels[core.LabelBase], c.Created
+		sb.Container, sb.Base, sb.Created, sb.Runtime = c.Name, c.Labels[core.LabelBase], c.Created, c.Labels[core.LabelRuntime]
 		states[key{o.key, slug}] = seen{c.State, o.gitDir != "" && state.IsReady(o.gitDir, slug, c.Ref.ID)}
 	}
 	for _, o := range repos {
@@ -410,6 +410,9 @@ type Sandbox struct {
 	// Secrets are the secrets the sandbox's gateway adds for it
 	// (docs/secrets.md): names and hosts, never a value or a placeholder.
 	Secrets []Secret `json:"secrets,omitempty"`
+	// Runtime is the engine's runtime the sandbox runs under ("runsc" for
+	// gVisor on Docker); "" for the engine's default.
+	Runtime string `json:"runtime,omitempty"`
 }
 
 // Secret is a secret a sandbox is bound to, as list shows it.

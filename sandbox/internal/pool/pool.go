@@ -413,7 +413,8 @@ func (p *Pool) unclaimed(ctx context.Context, r *core.Repo) ([]member, []provide
 }
 
 // poolConfig is the configuration and commit pooled sandboxes are made
-// with: HEAD's, with the service's image unless the configuration names one.
+// with: HEAD's, with the service's image unless the configuration names one,
+// and its runtime as the engine names it.
 func (p *Pool) poolConfig(ctx context.Context, r *core.Repo) (*config.Config, string, error) {
 	head, err := r.Git.Head(ctx)
 	if err != nil {
@@ -426,6 +427,12 @@ func (p *Pool) poolConfig(ctx context.Context, r *core.Repo) (*config.Config, st
 	c := *cfg
 	if c.Image == "" {
 		c.Image = p.Image
+	}
+	// Members run under the runtime a create would ask for, by the
+	// engine's name: the key holds it, so a member of another runtime is
+	// never handed out.
+	if c.Runtime, err = p.EngineRuntime(ctx, c.Runtime); err != nil {
+		return nil, "", err
 	}
 	return &c, head, nil
 }

@@ -85,6 +85,13 @@ type CreateOptions struct {
 	// NoPool makes a new container even when the warm pool holds one
 	// (pool.go).
 	NoPool bool
+	// Runtime is the engine's runtime to run the sandbox under (`create
+	// --runtime`: "gvisor", or a name the engine offers); "" means the
+	// configuration's, else the engine's default. A sandbox made from
+	// another's work without one runs under the runtime its source was
+	// made with (trust.go). One the engine lacks is refused before
+	// anything is made.
+	Runtime string
 	// forkOf is the sandbox Fork makes this one from: its settings are
 	// taken, and From (its branch tip) is not checked as an agent's.
 	forkOf string
@@ -273,6 +280,20 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name strin
 	case c.cfg.Image == "":
 		c.cfg.Image = pv.Image
 	}
+	// The runtime: --runtime, else the one the settings taken were made
+	// with, else the configuration's; by the engine's name for it, which
+	// the engine is asked for before anything is made.
+	runtime := opts.Runtime
+	if runtime == "" && inherited {
+		runtime = c.settings.Runtime
+	}
+	c.settings.Runtime = runtime
+	if runtime != "" {
+		c.cfg.Runtime = runtime
+	}
+	if c.cfg.Runtime, err = pv.EngineRuntime(ctx, c.cfg.Runtime); err != nil {
+		return nil, err
+	}
 	// The way out: a gateway, unless the sandbox has no network or an
 	// open one (egress.go).
 	if err := c.planEgress(ctx, inherited); err != nil {
@@ -310,6 +331,7 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name strin
 	c.out = &Created{Sandbox: inventory.Sandbox{
 		Name: slug, Status: inventory.StatusActive, Branch: core.BranchPrefix + slug,
 		Container: r.ContainerName(slug), Repo: r.Root(), Base: c.head, Created: time.Now().UTC(),
+		Runtime: c.cfg.Runtime,
 	}, Image: c.cfg.Image, RemovedIncomplete: cleaned}
 	if !opts.FromBranch && opts.From == "" {
 		c.dirty.Add(1)

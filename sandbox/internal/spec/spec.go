@@ -72,6 +72,10 @@ func For(o core.Options, r *core.Repo, slug, base string, cfg *config.Config) pr
 		Limits:          provider.Limits{Pids: 1024, Memory: config.Bytes(memory), CPUs: float64(min(2, runtime.NumCPU()))},
 		Cmd:             []string{"sleep", "infinity"},
 	}
+	if cfg.Runtime != "" {
+		sp.Runtime = cfg.Runtime
+		sp.Labels[core.LabelRuntime] = cfg.Runtime
+	}
 	switch cfg.Network {
 	case config.NetworkNone:
 		sp.Network = provider.NetworkNone

@@ -32,6 +32,10 @@ type Settings struct {
 	// ImageByAgent says an agent named Image: it is used only while the
 	// user's agent_images lists it.
 	ImageByAgent bool `json:"imageByAgent,omitempty"`
+	// Runtime is the runtime named at create (create --runtime), which
+	// wins over File's and the local file's; "" when none was. A sandbox
+	// made from this one's work (a fork) runs under it too.
+	Runtime string `json:"runtime,omitempty"`
 }
 
 // ReadSettings reads the settings sandbox slug was made with; ok is false
