@@ -19,6 +19,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/provider/vm"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
@@ -102,11 +103,13 @@ func (d *Doctor) Run(ctx context.Context, dir string) []Check {
 
 	if !engineOK {
 		skip("pause")
+		skip("runtime")
 		skip("isolation")
 		skip("image")
 		skip("guest")
 	} else {
 		add(pauseCheck(info))
+		add(d.runtimeCheck(ctx, info, image, cfg))
 		add(d.isolationCheck(ctx, image, cfg))
 		img, c := d.imageCheck(ctx, image)
 		add(c)
@@ -117,6 +120,7 @@ func (d *Doctor) Run(ctx context.Context, dir string) []Check {
 		}
 	}
 
+	add(kvmCheck(info))
 	add(d.gitCheck(ctx))
 	return append(checks, d.repoChecks(ctx, dir)...)
 }
@@ -159,6 +163,78 @@ func pauseCheck(info provider.Info) Check {
 	}
 	return Check{Name: "pause", Status: CheckWarn, Detail: "the engine cannot pause sandboxes: pause and resume will fail",
 		Fix: "run the engine with cgroup v2 (or as root), where it can freeze containers"}
+}
+
+// runtimeCheck says which runtimes the engine offers and its default, which
+// one the configuration asks for (failing when the engine lacks it, as
+// create would refuse it), and whether gVisor works there: a hardened
+// sandbox of image under it runs gVisor's kernel.
+func (d *Doctor) runtimeCheck(ctx context.Context, info provider.Info, image string, cfg *config.Config) Check {
+	c := Check{Name: "runtime", Status: CheckOK}
+	offers := "the engine offers " + cmp.Or(strings.Join(info.Runtimes, ", "), "no runtime it names")
+	if info.DefaultRuntime != "" {
+		offers += "; its default is " + info.DefaultRuntime
+	}
+	if cfg != nil && cfg.Runtime != "" {
+		name, err := d.EngineRuntime(ctx, cfg.Runtime)
+		if err != nil {
+			return Check{Name: "runtime", Status: CheckFail, Detail: "sandboxes here are configured to run under " + cfg.Runtime + ", and create refuses them: " + err.Error()}
+		}
+		c.Detail = fmt.Sprintf("sandboxes here run under %s (%s); ", cfg.Runtime, name)
+	}
+	c.Detail += offers
+	gv, err := d.EngineRuntime(ctx, provider.RuntimeGVisor)
+	if err != nil {
+		c.Detail += "; gVisor is not installed there (`scripts/ensure-gvisor.sh` in the litterbox repository builds and registers it; docs/kernels.md)"
+		return c
+	}
+	kernel, err := d.probeKernel(ctx, image, gv)
+	if err != nil {
+		c.Status = CheckWarn
+		c.Detail += "; a sandbox under " + gv + " (gVisor) failed: " + core.CapText(err.Error())
+		c.Fix = "see docs/kernels.md; `scripts/ensure-gvisor.sh` in the litterbox repository installs a runsc that works with this engine"
+		return c
+	}
+	c.Detail += fmt.Sprintf("; gVisor works: a hardened sandbox under %s runs kernel %s", gv, kernel)
+	return c
+}
+
+// probeKernel starts a hardened sandbox of image without a network under
+// runtime, and says its kernel's release.
+func (d *Doctor) probeKernel(ctx context.Context, image, runtime string) (string, error) {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	sp := spec.Probe(d.ExtraLabels, "doctor", "litterbox-doctor-"+hex.EncodeToString(b), image, provider.NetworkNone, 16<<20, 128<<20, 60*time.Second)
+	sp.Runtime = runtime
+	sb, err := d.Provider.Create(ctx, sp)
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if err := d.Provider.Remove(context.WithoutCancel(ctx), sb.Ref); err != nil {
+			d.Log.Warn("could not remove doctor's sandbox", "name", sb.Name, "err", err)
+		}
+	}()
+	res, err := d.Provider.Exec(ctx, provider.ExecRequest{Ref: sb.Ref, Cmd: []string{"uname", "-r"}})
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("uname -r exited %d: %s", res.ExitCode, core.CapText(string(res.Stderr)))
+	}
+	return strings.TrimSpace(string(res.Stdout)), err
+}
+
+// kvmCheck says whether KVM can run the VM engine's VMs here: only a
+// warning with --engine vm, where its VMs run emulated without it.
+func kvmCheck(info provider.Info) Check {
+	a := vm.DetectAccel()
+	if a.Name == "kvm" {
+		return Check{Name: "kvm", Status: CheckOK, Detail: "usable: the VM engine (--engine vm) runs its VMs under KVM"}
+	}
+	c := Check{Name: "kvm", Status: CheckOK, Detail: "not usable (" + a.Note + "): the VM engine (--engine vm) would run emulated (" + a.Name + ")"}
+	if info.Engine == vm.Engine {
+		c.Status = CheckWarn
+		c.Fix = "enable KVM (a kvm_intel or kvm_amd module, access to /dev/kvm), or use another engine; see docs/kernels.md"
+	}
+	return c
 }
 
 // isolationCheck runs the check create runs before the first sandbox on an
