@@ -25,9 +25,9 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/buildinfo"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
-	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/provider/kubernetes"
+	"github.com/litterbox-dev/litterbox/provider/vm"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
@@ -46,10 +46,11 @@ const (
 )
 
 type cli struct {
-	LogLevel  string `name:"log-level" default:"warn" enum:"debug,info,warn,error" env:"LITTERBOX_LOG_LEVEL" help:"Log level; debug logs every docker and git command (${enum})."`
-	LogFormat string `name:"log-format" default:"text" enum:"text,json,logfmt" env:"LITTERBOX_LOG_FORMAT" help:"Log format (${enum})."`
-	Repo      string `name:"repo" default:"." env:"LITTERBOX_REPO" help:"Repository to work on (any directory inside it)."`
-	Engine    string `name:"engine" default:"docker" enum:"docker,podman,kubernetes" env:"LITTERBOX_ENGINE" help:"Engine that runs the sandboxes (${enum}): docker is whatever the docker CLI points at (DOCKER_HOST, DOCKER_CONTEXT); podman is Podman's Docker-compatible API at CONTAINER_HOST, else /run/podman/podman.sock, driven with the docker CLI; kubernetes is the cluster kubectl points at (KUBECONFIG, its current context), sandboxes being pods."`
+	LogLevel  string        `name:"log-level" default:"warn" enum:"debug,info,warn,error" env:"LITTERBOX_LOG_LEVEL" help:"Log level; debug logs every docker and git command (${enum})."`
+	LogFormat string        `name:"log-format" default:"text" enum:"text,json,logfmt" env:"LITTERBOX_LOG_FORMAT" help:"Log format (${enum})."`
+	Repo      string        `name:"repo" default:"." env:"LITTERBOX_REPO" help:"Repository to work on (any directory inside it)."`
+	Engine    string        `name:"engine" default:"docker" enum:"docker,podman,kubernetes,vm" env:"LITTERBOX_ENGINE" help:"Engine that runs the sandboxes (${enum}): docker is whatever the docker CLI points at (DOCKER_HOST, DOCKER_CONTEXT); podman is Podman's Docker-compatible API at CONTAINER_HOST, else /run/podman/podman.sock, driven with the docker CLI; kubernetes is the cluster kubectl points at (KUBECONFIG, its current context), sandboxes being pods; vm is a VM of the repository's own (qemu, under KVM where it can) with a Docker engine inside, started on first use and suspended when idle (docs/kernels.md)."`
+	VMIdle    time.Duration `name:"vm-idle" env:"LITTERBOX_VM_IDLE" help:"With --engine vm: how long the repository's VM runs unused before it is suspended (its memory saved; the next command resumes it). Default 30m."`
 
 	Kubeconfig  string `name:"kubeconfig" env:"LITTERBOX_KUBECONFIG" help:"With --engine kubernetes: the kubeconfig file kubectl uses (else KUBECONFIG, else ~/.kube/config)."`
 	KubeContext string `name:"kube-context" env:"LITTERBOX_KUBE_CONTEXT" help:"With --engine kubernetes: the kubeconfig context (else its current one)."`
@@ -88,6 +89,7 @@ type cli struct {
 	Service   commands.ServiceCmd `cmd:"" help:"Start, stop or restart a sandbox's service, or show its status or logs."`
 	MCP       commands.MCP        `cmd:"" name:"mcp" help:"Serve the agent tools over MCP on stdio (docs/mcp.md)."`
 	Doctor    commands.Doctor     `cmd:"" help:"Check the engine, the image, git and disk space, one line each, with what to do about what fails."`
+	VM        commands.VM         `cmd:"" name:"vm" help:"With --engine vm: show the repository's VM (running, suspended or stopped), or suspend or stop it."`
 	Version   commands.Version    `cmd:"" help:"Print the version and commit."`
 
 	Completion commands.Completion `cmd:"" help:"Print the code that turns on tab completion in bash, zsh or fish: source <(litterbox completion bash)."`
@@ -134,7 +136,8 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	// MCP server and the UI say otherwise for what they run.
 	ctx = activity.WithActor(ctx, activity.ByCLI)
 	run := runner.Exec{Log: logger, Limits: runner.Limits{Control: c.ControlTimeout, Work: c.WorkTimeout}}
-	engine, err := newEngine(c.Engine, kubernetes.Options{Kubeconfig: c.Kubeconfig, Context: c.KubeContext, Namespace: c.Namespace}, run)
+	engine, machine, err := newEngine(ctx, engineOptions{Name: c.Engine, K: kubernetes.Options{Kubeconfig: c.Kubeconfig, Context: c.KubeContext, Namespace: c.Namespace},
+		RepoDir: c.Repo, VMIdle: c.VMIdle}, run)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error: %v\n", err)
 		return exitUsage
@@ -144,6 +147,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	sb := sandbox.New(engine, run, logger, opts)
 	env := &commands.Env{
 		Sandboxes: sb,
+		VM:        machine,
 		RepoDir:   c.Repo,
 		Stdout:    stdout,
 		Stderr:    stderr,
@@ -251,10 +255,18 @@ func completionEnv() *commands.Env {
 	limits := runner.Limits{Control: 5 * time.Second, Work: 5 * time.Second}
 	run := runner.Exec{Log: quiet, Limits: limits}
 	// Flags are not parsed yet: the engine comes from the environment, as
-	// --engine's would; an unknown one falls back to docker.
-	engine, err := newEngine(os.Getenv("LITTERBOX_ENGINE"), kubernetes.Options{
+	// --engine's would; an unknown one falls back to docker. A VM that
+	// does not run is not started for a TAB: nothing is completed.
+	name := os.Getenv("LITTERBOX_ENGINE")
+	if name == vm.Engine {
+		m, err := vmMachine(context.Background(), engineOptions{RepoDir: dir}, run)
+		if err != nil || m.Status().State != vm.StateRunning {
+			name = ""
+		}
+	}
+	engine, _, err := newEngine(context.Background(), engineOptions{Name: name, K: kubernetes.Options{
 		Kubeconfig: os.Getenv("LITTERBOX_KUBECONFIG"), Context: os.Getenv("LITTERBOX_KUBE_CONTEXT"), Namespace: os.Getenv("LITTERBOX_NAMESPACE"),
-	}, run)
+	}, RepoDir: dir}, run)
 	if err != nil {
 		engine, _ = docker.New(docker.Options{Runner: run})
 	}
@@ -264,17 +276,6 @@ func completionEnv() *commands.Env {
 		Stdout:    io.Discard,
 		Stderr:    io.Discard,
 	}
-}
-
-// newEngine is the provider the --engine flag names: kubernetes, with its
-// kubeconfig, context and namespace from k, or the docker provider for
-// docker and podman.
-func newEngine(name string, k kubernetes.Options, run runner.Runner) (provider.Provider, error) {
-	if name == kubernetes.Engine {
-		k.Runner = run
-		return kubernetes.New(k)
-	}
-	return docker.New(docker.Options{Engine: name, Runner: run})
 }
 
 // exitCode maps the outcomes callers branch on to documented exit codes.

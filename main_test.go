@@ -61,7 +61,7 @@ var scriptFiles = []func(*scriptSet){
 	harnessScripts, imagesScripts, kubernetesScripts, lifecycleScripts,
 	mcpScripts, mcploadScripts, memoryScripts, recordScripts, remoteScripts,
 	reviewScripts, servicesScripts, snapshotScripts, timeoutScripts,
-	trailersScripts, egressScripts, secretsScripts, runtimeScripts,
+	trailersScripts, egressScripts, secretsScripts, runtimeScripts, vmScripts,
 }
 
 // scriptExtensions are every file's commands and conditions, or an error
@@ -142,7 +142,7 @@ var scriptSeq atomic.Int64
 // which on Docker 20.10 briefly lifts isolation between bridges):
 // TestScriptsAllRepos runs both after these have finished.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, scriptParams(t, func(name string) bool { return !runsAfter(name) && !kubernetesScript(name) }))
+	testscript.Run(t, scriptParams(t, func(name string) bool { return !runsAfter(name) && !kubernetesScript(name) && !vmScript(name) }))
 }
 
 // TestScriptsAllRepos runs the allrepos_*.txtar and alone_*.txtar scripts

@@ -11,6 +11,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/litterbox-dev/litterbox/internal/buildinfo"
+	"github.com/litterbox-dev/litterbox/provider/vm"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
@@ -19,9 +20,11 @@ import (
 // or git.
 type Env struct {
 	Sandboxes *sandbox.Sandboxes
-	RepoDir   string
-	Stdout    io.Writer
-	Stderr    io.Writer
+	// VM is the repository's VM with --engine vm, else nil.
+	VM      *vm.Machine
+	RepoDir string
+	Stdout  io.Writer
+	Stderr  io.Writer
 }
 
 // Repo opens the repository the command works on.

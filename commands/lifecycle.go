@@ -156,7 +156,13 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 		if len(pool) > 0 {
 			out["pool"] = pool
 		}
+		if env.VM != nil {
+			out["vm"] = env.VM.Status()
+		}
 		return writeJSON(env, out)
+	}
+	if env.VM != nil {
+		defer func() { env.outf("VM: %s\n", vmLine(env.VM.Status())) }()
 	}
 	if len(pool) > 0 {
 		defer printPoolLine(env, pool)
@@ -351,11 +357,17 @@ func (d *Delete) Run(ctx context.Context, env *Env) error {
 		} else if err == nil {
 			env.errf("The warm pool is empty: nothing to delete.\n")
 		}
+		if err == nil {
+			stopIdleVM(ctx, env, r)
+		}
 		return err
 	}
 	rep, err := env.Sandboxes.Delete(ctx, r, d.Name, d.Force)
 	if rep != nil && len(rep.Removed) > 0 {
 		env.outf("Deleted %s (%s)\n", rep.Name, strings.Join(rep.Removed, ", "))
+	}
+	if err == nil {
+		stopIdleVM(ctx, env, r)
 	}
 	return err
 }

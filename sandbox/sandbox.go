@@ -89,6 +89,19 @@ func New(p provider.Provider, r runner.Runner, logger *log.Logger, opts Options)
 	return newSandboxes(&core.Common{Provider: p, Runner: r, Log: logger, Options: opts})
 }
 
+// RepoID is the id of the repository containing dir, made when it has none
+// yet: what an engine of its own (--engine vm) is kept under.
+func RepoID(ctx context.Context, run runner.Runner, dir string) (string, error) {
+	r, err := core.OpenRepo(ctx, run, dir)
+	if err != nil {
+		return "", err
+	}
+	if err := core.EnsureRepoID(r); err != nil {
+		return "", err
+	}
+	return r.ID, nil
+}
+
 // OpenRepo finds the git repository containing dir.
 func (s *Sandboxes) OpenRepo(ctx context.Context, dir string) (*Repo, error) {
 	return core.OpenRepo(ctx, s.Runner, dir)

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/litterbox-dev/litterbox/provider/vm"
+)
+
+func vmScripts(s *scriptSet) {
+	// vm: the VM engine can run here: the image of
+	// scripts/ensure-vm-image.sh, qemu-system-x86_64 and /dev/kvm (as
+	// provider/vm's contract suite asks). With CI=true their absence fails
+	// the script.
+	s.cond("vm", func() (bool, error) {
+		why := vmMissing()
+		if why == "" {
+			return true, nil
+		}
+		if os.Getenv("CI") == "true" {
+			return false, fmt.Errorf("CI=true but the VM engine cannot run: %s", why)
+		}
+		return false, nil
+	})
+}
+
+// vmMissing says why the VM engine cannot run here; "" when it can.
+func vmMissing() string {
+	if _, err := vm.LoadImage(vm.DefaultImageDir()); err != nil {
+		return err.Error()
+	}
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		return "qemu-system-x86_64 is not installed (Debian's qemu-system-x86); scripts/ensure-vm-image.sh installs it"
+	}
+	if _, err := os.Stat("/dev/kvm"); err != nil {
+		return "no /dev/kvm on this machine"
+	}
+	return ""
+}
+
+// vmScript reports whether a script is one of the VM engine's journeys,
+// which only TestScriptsVM runs.
+func vmScript(name string) bool { return strings.HasPrefix(name, "vm_") }
+
+// TestScriptsVM runs the vm_*.txtar journeys with --engine vm (through
+// LITTERBOX_ENGINE): each script's repository gets a VM of its own, which
+// boots (emulated where KVM cannot run Debian's kernel: minutes) and whose
+// idle stop is 5 minutes, so a VM a failed script leaves stops by itself.
+// Skipped unless the VM engine can run (see the vm condition), and with
+// -short.
+func TestScriptsVM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the VM engine boots a VM per script")
+	}
+	if why := vmMissing(); why != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but the VM engine cannot run: %s", why)
+		}
+		t.Skipf("the VM engine cannot run: %s", why)
+	}
+	testscript.Run(t, scriptParams(t, vmScript, "LITTERBOX_ENGINE=vm", "LITTERBOX_VM_IDLE=5m", "LITTERBOX_VM_IMAGE_DIR="+vm.DefaultImageDir()))
+}
