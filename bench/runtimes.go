@@ -18,13 +18,17 @@ import (
 
 // runtimeCases are the rows of the runtimes group (issue 24): gVisor's
 // runsc against runc on the same engine, in the same run, interleaved.
-// They are measured at the provider: the service has no runtime setting
-// yet, so `litterbox create --runtime` and the MCP server cannot be asked
-// for runsc; each row says which part of the service's work it is.
+// The first three are measured at the provider, each saying which part of
+// the service's work it is; the rest through litterbox (create --runtime
+// gvisor, the MCP server, snapshot) against the same under the engine's
+// default runtime.
 var runtimeCases = []string{
 	"sandbox start, runsc vs runc",
 	"exec `true`, runsc vs runc",
 	"walk 25,000 files, one changed, runsc vs runc",
+	"litterbox create (no pool), gvisor vs default",
+	"mcp bash `true`, gvisor vs default",
+	"litterbox snapshot, 25,000 files, one changed, gvisor vs default",
 }
 
 // runtimeFiles is the file count of the walk case, as the issue's snapshot
@@ -122,6 +126,110 @@ func (b *bench) caseRuntimes(ctx context.Context) error {
 		withNote(row(runtimeCases[0], start["runsc"], start["runc"], maxRatio(1.5)), "provider Create+start of the service's spec (no copy-in); floor: the same under runc. Target: issue 24's create <= 1.5x"),
 		withNote(row(runtimeCases[1], exec["runsc"], exec["runc"], maxRatio(2)), "docker exec true: the floor of MCP bash true (issue 24: <= 2x); floor: runc"),
 		withNote(row(runtimeCases[2], walk["runsc"], walk["runc"], maxRatio(2)), "find -newer over /src (tmpfs): the scanner's stat walk; floor: runc (issue 24's snapshot: <= 2x)"),
+	)
+	return b.runtimesThroughLitterbox(ctx)
+}
+
+// runtimesThroughLitterbox times, under gVisor (`--runtime gvisor`) and
+// under the engine's default alike, interleaved: `litterbox create
+// --no-pool` of the small repository (delete untimed); an MCP `bash true`
+// (a tool call and the snapshot after it) in a sandbox of each; and
+// `litterbox snapshot` of a sandbox of a 25,000-file repository after one
+// file changed.
+func (b *bench) runtimesThroughLitterbox(ctx context.Context) error {
+	if !b.has(ctx, "create", "--runtime", "x") {
+		b.skip(runtimeCases[3:], "not implemented yet: no `litterbox create --runtime`")
+		return nil
+	}
+	dir, err := b.repo(ctx, b.small)
+	if err != nil {
+		return err
+	}
+	kinds := []string{"default", "gvisor"}
+	create := func(dir, name, kind string) error {
+		args := []string{"create", "--no-pool", name}
+		if kind != "default" {
+			args = append(args, "--runtime", kind)
+		}
+		_, err := b.litterbox(dir, args...).run(ctx)
+		return err
+	}
+	del := func(dir, name string) {
+		b.litterbox(dir, "delete", "--force", name).run(context.WithoutCancel(ctx))
+	}
+	created := map[string][]time.Duration{}
+	for i := 0; i <= b.n; i++ {
+		order := kinds
+		if i%2 == 1 {
+			order = []string{kinds[1], kinds[0]}
+		}
+		for _, k := range order {
+			name := fmt.Sprintf("rt-%s-%d", k, i)
+			d, err := timed(func() error { return create(dir, name, k) })
+			if err != nil {
+				return err
+			}
+			del(dir, name)
+			if i > 0 {
+				created[k] = append(created[k], d)
+			}
+		}
+	}
+
+	s, err := b.startMCP(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	bash := map[string][]time.Duration{}
+	for _, k := range kinds {
+		if err := create(dir, "rtm-"+k, k); err != nil {
+			return err
+		}
+		defer del(dir, "rtm-"+k)
+	}
+	for i := 0; i <= b.n; i++ {
+		for _, k := range kinds {
+			d, _, err := s.timedCall(ctx, "bash", map[string]any{"sandbox": "rtm-" + k, "command": "true"})
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				bash[k] = append(bash[k], d)
+			}
+		}
+	}
+
+	big, err := b.repo(ctx, repoSpec{Files: runtimeFiles, Bytes: runtimeFiles << 10})
+	if err != nil {
+		return err
+	}
+	snap := map[string][]time.Duration{}
+	for _, k := range kinds {
+		if err := create(big, "rts-"+k, k); err != nil {
+			return err
+		}
+		defer del(big, "rts-"+k)
+	}
+	for i := 0; i <= b.n; i++ {
+		for _, k := range kinds {
+			name := "rts-" + k
+			if _, err := b.litterbox(big, "exec", name, "--", "sh", "-c", fmt.Sprintf("echo %d > /src/bench-change.txt", i)).run(ctx); err != nil {
+				return err
+			}
+			d, err := timed(func() error { _, err := b.litterbox(big, "snapshot", name).run(ctx); return err })
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				snap[k] = append(snap[k], d)
+			}
+		}
+	}
+	b.rows = append(b.rows,
+		withNote(row(runtimeCases[3], created["gvisor"], created["default"], maxRatio(1.5)), fmt.Sprintf("litterbox create --no-pool --runtime gvisor of %s (copy-in and setup included); floor: the same without --runtime (runc). Target: issue 24's create <= 1.5x", b.small)),
+		withNote(row(runtimeCases[4], bash["gvisor"], bash["default"], maxRatio(2)), "an MCP bash `true` call, its snapshot included, in a sandbox made with --runtime gvisor; floor: one under runc (issue 24: <= 2x)"),
+		withNote(row(runtimeCases[5], snap["gvisor"], snap["default"], maxRatio(2)), "litterbox snapshot after one file changed, 25,000 files in /src; floor: the same under runc (issue 24: <= 2x)"),
 	)
 	return nil
 }
