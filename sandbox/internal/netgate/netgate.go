@@ -107,6 +107,19 @@ func Docker(p provider.Provider) (*docker.Client, bool) {
 	return nil, false
 }
 
+// up is Docker's client, once the engine can answer it: the VM engine's
+// VM is started first (a call through its client does not start it,
+// unlike the provider's own calls).
+func up(ctx context.Context, p provider.Provider) (*docker.Client, bool, error) {
+	c, ok := Docker(p)
+	if v, isVM := p.(*vm.Provider); isVM {
+		if err := v.Machine().Start(ctx); err != nil {
+			return nil, false, err
+		}
+	}
+	return c, ok, nil
+}
+
 // Gate is what the service does with gateways on c's engine.
 type Gate struct {
 	*core.Common
@@ -199,9 +212,9 @@ func (g *Gate) HostAddrs(ctx context.Context) ([]string, error) {
 	if g.hostOK {
 		return g.host, nil
 	}
-	c, ok := Docker(g.Provider)
-	if !ok {
-		return nil, nil
+	c, ok, err := up(ctx, g.Provider)
+	if err != nil || !ok {
+		return nil, err
 	}
 	cache := g.hostCache(c)
 	if cache != "" {
@@ -304,9 +317,12 @@ const refusedSkew = 50 * time.Millisecond
 // RemoveVolume removes a gateway's volume, once no container mounts it;
 // gone already is done.
 func (g *Gate) RemoveVolume(ctx context.Context, name string) error {
-	c, ok := Docker(g.Provider)
-	if !ok || name == "" {
+	if name == "" {
 		return nil
+	}
+	c, ok, err := up(ctx, g.Provider)
+	if err != nil || !ok {
+		return err
 	}
 	return c.VolumeRemove(ctx, name)
 }
