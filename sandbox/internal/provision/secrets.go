@@ -9,6 +9,7 @@ import (
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/secrets"
 )
@@ -61,7 +62,7 @@ func (c *creation) planSecrets(ctx context.Context, inherited bool) error {
 		for _, b := range old {
 			i := slices.IndexFunc(decls, func(d secrets.Declaration) bool { return d.Name == b.Name })
 			if i < 0 {
-				return fmt.Errorf("Sandbox '%s' was not created: sandbox '%s' holds secret %q, which is no longer declared: declare it again in %s or %s (see docs/secrets.md). Nothing was made.", c.slug, src, b.Name, config.LocalFile, secrets.UserFile())
+				return core.NewError(core.ErrConfig, "Sandbox '%s' was not created: sandbox '%s' holds secret %q, which is no longer declared: declare it again in %s or %s (see docs/secrets.md). Nothing was made.", c.slug, src, b.Name, config.LocalFile, secrets.UserFile())
 			}
 			from = append(from, decls[i])
 		}
@@ -111,7 +112,7 @@ func (c *creation) secretsFetched() error {
 	}
 	<-c.secrets.fetched
 	if c.secrets.err != nil {
-		return fmt.Errorf("Sandbox '%s' was not created: %w. Nothing was made.", c.slug, c.secrets.err)
+		return core.NewError(core.ErrConfig, "Sandbox '%s' was not created: %v. Nothing was made.", c.slug, c.secrets.err)
 	}
 	return nil
 }
