@@ -138,14 +138,17 @@ func (c *creation) startGateway(ctx context.Context) error {
 		if err == nil {
 			h := <-c.host
 			c.host <- h
+			// The policy with the engine host's addresses, in a plan of
+			// the goroutine's own: the sandbox's start reads c.confined
+			// (the first plan's) meanwhile.
+			var gp egress.Plan
 			if err = h.err; err == nil {
-				// The policy with the engine host's addresses.
-				plan, err = egress.Confine(sp, core.DefaultImage, c.net.Policy(c.slug, h.addrs), sp.Labels)
+				gp, err = egress.Confine(sp, core.DefaultImage, c.net.Policy(c.slug, h.addrs), sp.Labels)
 			}
 			if err == nil {
-				nameGateway(&plan, name, dc)
-				plan.FromImage(h.image)
-				err = c.makeGateway(ctx, plan.Gateway)
+				nameGateway(&gp, name, dc)
+				gp.FromImage(h.image)
+				err = c.makeGateway(ctx, gp.Gateway)
 				c.armSecrets(ctx, err)
 				c.gateway <- err
 				return
