@@ -173,8 +173,12 @@ func Confine(s provider.Spec, image string, p gateway.Policy, labels map[string]
 	// install puts it on the volume (again, a second later, should it
 	// end), then becomes what it was: no exec on create's path, and a
 	// sandbox that restarts (its engine did) starts its relay by itself.
+	// relay.ready goes first, and whenever the relay ends: a volume its
+	// gateway kept mounted (the sandbox alone restarted) holds the last
+	// relay's, which WaitReady would take for this one's.
 	if len(s.Cmd) > 0 {
-		start := `(until [ -x ` + Dir + `/litterbox-relay ]; do sleep 0.05; done; while :; do ` + relay + `; sleep 1; done) & exec "$@"`
+		ready := `rm -f ` + Dir + `/` + gateway.ReadyFile
+		start := `(` + ready + `; until [ -x ` + Dir + `/litterbox-relay ]; do sleep 0.05; done; while :; do ` + relay + `; ` + ready + `; sleep 1; done) & exec "$@"`
 		sb.Cmd = append([]string{"sh", "-c", start, "sh"}, s.Cmd...)
 	}
 	return Plan{Sandbox: sb, Gateway: gw, Volume: vol, Ports: ports, serve: serve}, nil
@@ -277,10 +281,29 @@ func BuildImage(ctx context.Context, c *docker.Client, base, tag string, program
 	return nil
 }
 
+// relayUp is a shell test, true once the sandbox's relay listens (it made
+// relay.ready) and so does its gateway (dns.sock, which the gateway makes
+// after proxy.sock): a client's connection to 127.0.0.1:3128 then reaches
+// the gateway.
+const relayUp = `[ -e ` + Dir + `/` + gateway.ReadyFile + ` ] && [ -S ` + Dir + `/` + gateway.DNSSocket + ` ]`
+
 // WaitRelay is a shell command that waits, up to 30 s, until the sandbox's
-// relay listens: what create runs before a setup command that may use the
-// network.
-const WaitRelay = `i=0; until [ -e ` + Dir + `/relay.ready ] || [ $i -ge 600 ]; do sleep 0.05; i=$((i+1)); done`
+// relay and its gateway listen.
+const WaitRelay = `i=0; until ` + relayUp + ` || [ $i -ge 600 ]; do sleep 0.05; i=$((i+1)); done`
+
+// WaitReady is WaitRelay, and fails (exit NotReadyExit, NotReadyMarker on
+// stderr) when the two did not come up: what create runs before the setup
+// command, in the exec of the copy, so that the sandbox is ready only once
+// its first client finds its way out. It costs nothing when they listen
+// already.
+const WaitReady = WaitRelay + `; ` + relayUp + ` || { echo "` + NotReadyMarker + `" >&2; exit ` + NotReadyExit + `; }`
+
+// NotReadyMarker and NotReadyExit are how WaitReady says the way out did
+// not come up.
+const (
+	NotReadyMarker = "litterbox: the egress relay or gateway does not listen"
+	NotReadyExit   = "97"
+)
 
 // StartRelay starts the relay again in a running sandbox (the agent may
 // have stopped it: it is the agent's); it returns once the relay listens.

@@ -49,7 +49,7 @@ func TestConfine(t *testing.T) {
 	if !strings.Contains(cmd, `-policy {"sandbox":"x","mode":"allowlist","registries":false,"allow":["a.example"]}`) || !strings.Contains(cmd, "-port 8080") {
 		t.Errorf("gateway cmd %q", cmd)
 	}
-	if got := strings.Join(sb.Cmd, " "); !strings.Contains(got, "do "+Dir+"/litterbox-relay relay -dir "+Dir+" -proxy 127.0.0.1:3128 -dns 127.0.0.1:53 -port 8080; sleep 1; done) & exec \"$@\" sh sleep infinity") {
+	if got := strings.Join(sb.Cmd, " "); !strings.Contains(got, "do "+Dir+"/litterbox-relay relay -dir "+Dir+" -proxy 127.0.0.1:3128 -dns 127.0.0.1:53 -port 8080; rm -f "+Dir+"/relay.ready; sleep 1; done) & exec \"$@\" sh sleep infinity") || !strings.HasPrefix(got, "sh -c (rm -f "+Dir+"/relay.ready; until") {
 		t.Errorf("sandbox cmd %q", got)
 	}
 	// From a gateway image: the main process installs the program the

@@ -606,10 +606,19 @@ func (p *Pool) makeMember(ctx context.Context, r *core.Repo, sp provider.Spec, h
 	}
 	a := guest.StartArchive(ctx, r, head)
 	var so, se bytes.Buffer
-	err = p.guest.CopyAndSetup(ctx, a, sb.Ref, sp.Image, nil, &so, &se)
+	var setup []string
+	if plan != nil {
+		// A member is ready once its relay and gateway listen: a create
+		// that claims it hands it over at once.
+		setup = []string{"sh", "-c", egress.WaitReady}
+	}
+	err = p.guest.CopyAndSetup(ctx, a, sb.Ref, sp.Image, setup, &so, &se)
 	stamp := guest.TakeStamp(&so)
 	if err == nil && stamp == 0 {
 		err = errors.New("the copy did not report completion")
+	}
+	if err != nil && strings.Contains(se.String(), egress.NotReadyMarker) {
+		err = fmt.Errorf("its egress relay and gateway %s did not listen within 30 s", plan.Gateway.Name)
 	}
 	if gerr := <-made; err == nil && gerr != nil {
 		err = fmt.Errorf("its egress gateway: %w", gerr)

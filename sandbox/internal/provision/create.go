@@ -677,7 +677,9 @@ func (c *creation) fill(ctx context.Context) error {
 			gerr = c.gatewayReady()
 		}
 		if gerr == nil {
-			err = c.pv.guest.SetupOnly(ctx, c.sandbox.Ref, c.slug, c.setup, &so, &se)
+			// Its relay was up when the pool filled; the setup checks
+			// again (setupArgv).
+			err = c.pv.guest.SetupOnly(ctx, c.sandbox.Ref, c.slug, c.setupArgv(), &so, &se)
 		} else {
 			err = gerr
 		}
@@ -703,6 +705,9 @@ func (c *creation) fill(ctx context.Context) error {
 	}
 	if terr := c.trusted(); terr != nil {
 		return terr
+	}
+	if nerr := c.notReady(se.String()); nerr != nil {
+		return nerr
 	}
 	if xerr != nil {
 		return xerr

@@ -269,16 +269,28 @@ func (c *creation) gatewayReady() error {
 	return err
 }
 
-// setupArgv is the setup to run: a confined sandbox's waits for its relay
-// first, unless it is the default, which needs no network.
+// setupArgv is the setup to run. A confined sandbox's waits first for its
+// relay and gateway to listen (egress.WaitReady), whatever the setup: the
+// sandbox is ready once its first client finds its way out. The wait is
+// in the exec that copies and sets up, so it costs nothing when the two
+// came up during the copy.
 func (c *creation) setupArgv() []string {
-	if c.net == nil || len(c.setup) == 0 || slices.Equal(c.setup, config.DefaultSetup) {
+	if c.net == nil {
 		return c.setup
 	}
-	wait := egress.WaitRelay
+	wait := egress.WaitReady
 	if c.secrets != nil {
 		// and for the gateway's CA, to reach the hosts secrets are bound to
 		wait += "; " + waitTrust
 	}
 	return append([]string{"sh", "-c", wait + `; exec "$@"`, "sh"}, c.setup...)
+}
+
+// notReady is the error of a setup whose wait for the way out timed out
+// (egress.WaitReady); nil when it did not.
+func (c *creation) notReady(stderr string) error {
+	if c.net == nil || !strings.Contains(stderr, egress.NotReadyMarker) {
+		return nil
+	}
+	return fmt.Errorf("Sandbox '%s' was not created: its egress relay and gateway %s did not listen within 30 s (`docker logs %s` shows the gateway's side). Nothing was made", c.slug, c.net.Gateway, c.net.Gateway)
 }
