@@ -193,7 +193,15 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 		}
 		fmt.Fprintln(tw, row)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, sb := range list {
+		if sb.Note != "" {
+			env.errf("%s: %s.\n", sb.Name, sb.Note)
+		}
+	}
+	return nil
 }
 
 // runtimeName is how create names a sandbox's runtime.
@@ -278,7 +286,7 @@ func (t *toggleFlags) run(ctx context.Context, env *Env, pause, force bool) erro
 		}
 		switch {
 		case o.Skipped == "stopped":
-			env.errf("Skipped %s%s: it is stopped (its container exited). Recreate it with `%s create --from-branch %s`.\n", o.Name, where, lb, o.Name)
+			env.errf("Skipped %s%s: it is stopped (its container exited). `%s resume %s` starts it again.\n", o.Name, where, lb, o.Name)
 		case o.Skipped != "":
 			env.errf("Skipped %s%s: its container is gone. See `litterbox list`.\n", o.Name, where)
 		case o.Already:

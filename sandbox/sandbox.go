@@ -65,7 +65,7 @@ func newSandboxes(c *core.Common) *Sandboxes {
 	sv := services.New(c)
 	rec := recording.New(c, g, inv, sv)
 	return &Sandboxes{Common: c, pool: p, inv: inv, services: sv, rec: rec, files: files.New(c, rec, gate),
-		prov: provision.New(c, g, iso, p, inv, sv, rec, gate), review: review.New(c, inv), pause: pause.New(c, inv, rec, g, sv),
+		prov: provision.New(c, g, iso, p, inv, sv, rec, gate), review: review.New(c, inv), pause: pause.New(c, inv, rec, g, sv, gate),
 		doctor: doctor.New(c, g, iso), gate: gate}
 }
 

@@ -134,11 +134,24 @@ func (c *Client) classify(err error) error {
 		return &provider.Error{Kind: provider.ErrNotFound, Msg: daemonMessage(stderr), Err: err}
 	case strings.Contains(lower, "is paused"):
 		return &provider.Error{Kind: provider.ErrPaused, Msg: daemonMessage(stderr), Err: err}
-	case strings.Contains(lower, "is not running"),
+	case daemonSays(lower, "is not running"),
 		strings.Contains(lower, "can only create exec sessions on running containers"):
 		return &provider.Error{Kind: provider.ErrStopped, Msg: daemonMessage(stderr), Err: err}
 	}
 	return err
+}
+
+// daemonSays says a line of stderr (lower-cased) is the engine's and holds
+// phrase: a command run in a sandbox may say "is not running" of anything
+// (a service of its own; the relay, of a stopped egress gateway), which is
+// no word on the sandbox's state.
+func daemonSays(lower, phrase string) bool {
+	for _, l := range strings.Split(lower, "\n") {
+		if strings.Contains(l, "error response from daemon") && strings.Contains(l, phrase) {
+			return true
+		}
+	}
+	return false
 }
 
 // daemonMessage is the engine's own words in a CLI's stderr: the rest of the

@@ -184,6 +184,8 @@ func TestClassify(t *testing.T) {
 		{exitErr(1, podmanExecPaused), provider.ErrPaused},
 		{exitErr(1, stderrNotRunning), provider.ErrStopped},
 		{exitErr(1, podmanExecStopped), provider.ErrStopped},
+		// A command's own words, not the engine's: the exit is the command's.
+		{exitErr(1, "wget: server returned error: HTTP/1.1 502 Bad Gateway: the sandbox's gateway is not running\n"), nil},
 		{exitErr(125, stderrNoImage), nil},
 		{exitErr(125, stderrNoRuntime), provider.ErrNoRuntime},
 	}

@@ -24,7 +24,7 @@ func PausedError(slug string) error {
 
 // StoppedError is a command for a sandbox whose container exited.
 func StoppedError(slug string) error {
-	return NewError(ErrStopped, "Sandbox '%s' is stopped: its container exited, and the copy in /src, which lives in memory, went with it. Its branch %s%s keeps the committed work: recreate the sandbox from it with `litterbox create --from-branch %s`.", slug, BranchPrefix, slug, slug)
+	return NewError(ErrStopped, "Sandbox '%s' is stopped: its container exited (an engine restart stops them), and the copy in /src, which lives in memory, went with it; its branch %s%s keeps the committed work. `litterbox resume %s` starts it again and fills /src from the branch (on Docker, Podman, ssh and VM engines); `litterbox create --from-branch %s` recreates it.", slug, BranchPrefix, slug, slug, slug)
 }
 
 // NoContainerError is a command for a sandbox that has only its branch.

@@ -131,7 +131,7 @@ func (inv *Inventory) List(ctx context.Context, r *core.Repo) ([]Sandbox, error)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		sbs, listErr = inv.Sandboxes(ctx, r, "")
+		sbs, listErr = inv.withGateways(ctx, r, "")
 	}()
 	if r != nil {
 		wg.Add(1)
@@ -144,7 +144,20 @@ func (inv *Inventory) List(ctx context.Context, r *core.Repo) ([]Sandbox, error)
 	if err := errors.Join(listErr, refErr); err != nil {
 		return nil, err
 	}
-	return inv.assemble(ctx, r, sbs, own)
+	gws := gatewayStates(sbs)
+	return inv.assemble(ctx, r, slices.DeleteFunc(sbs, netgate.IsGateway), own, gws)
+}
+
+// gatewayStates are the states of the egress gateways among objs, by
+// container name (what net.json names).
+func gatewayStates(objs []provider.Sandbox) map[string]provider.State {
+	gws := map[string]provider.State{}
+	for _, o := range objs {
+		if netgate.IsGateway(o) && o.Name != "" {
+			gws[o.Name] = o.State
+		}
+	}
+	return gws
 }
 
 // ListDir lists the sandboxes of the repository containing dir, and gives
@@ -180,15 +193,17 @@ func (inv *Inventory) ListDir(ctx context.Context, dir string) (*core.Repo, []Sa
 	if listErr != nil {
 		return nil, nil, nil, listErr
 	}
+	gws := gatewayStates(sbs)
 	mine := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return !r.Owns(sb.Labels) || netgate.IsGateway(sb) })
-	list, err := inv.assemble(ctx, r, mine, own)
+	list, err := inv.assemble(ctx, r, mine, own, gws)
 	return r, list, members, err
 }
 
 // assemble joins what the engine holds (containers, leftover networks) and
 // branches into list rows; own are r's branches (r may be nil when listing
-// every repository).
-func (inv *Inventory) assemble(ctx context.Context, r *core.Repo, sbs []provider.Sandbox, own map[string]string) ([]Sandbox, error) {
+// every repository); gws are the states of the gateways the engine holds,
+// by name.
+func (inv *Inventory) assemble(ctx context.Context, r *core.Repo, sbs []provider.Sandbox, own map[string]string, gws map[string]provider.State) ([]Sandbox, error) {
 	var wg sync.WaitGroup
 	// Every repository that has a sandbox container or network, with its
 	// branches.
@@ -273,6 +288,7 @@ func (inv *Inventory) assemble(ctx context.Context, r *core.Repo, sbs []provider
 			sb.Egress = EgressOf(o.gitDir, k.slug)
 			sb.Secrets = SecretsOf(o.gitDir, k.slug)
 		}
+		inv.note(sb, gws)
 		sb.GitDir = o.gitDir
 		out = append(out, *sb)
 	}
@@ -283,6 +299,32 @@ func (inv *Inventory) assemble(ctx context.Context, r *core.Repo, sbs []provider
 		return out[i].Name < out[j].Name
 	})
 	return out, nil
+}
+
+// note marks what the user can act on: a stopped sandbox, which resume
+// starts again where the engine runs gateways, and a usable sandbox whose
+// gateway is not running (its way out is gone until resume starts it), or
+// is gone (a recreate makes one).
+func (inv *Inventory) note(sb *Sandbox, gws map[string]provider.State) {
+	restart := inv.gate != nil && inv.gate.Supported()
+	switch sb.Status {
+	case StatusStopped:
+		if restart {
+			sb.Note = "its container stopped (an engine restart stops them): `litterbox resume " + sb.Name + "` starts it again and fills /src from its branch"
+		}
+	case StatusActive, StatusPaused, StatusFailedSetup:
+		if sb.Egress == nil || sb.Egress.Gateway == "" || !restart {
+			return
+		}
+		switch st, ok := gws[sb.Egress.Gateway]; {
+		case !ok:
+			sb.Status = StatusGatewayDown
+			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is gone, and with it its way out: record its work with `litterbox snapshot " + sb.Name + "`, remove its container (`docker rm -f " + sb.Container + "`), then `litterbox create --from-branch " + sb.Name + "` makes both again"
+		case st != provider.StateRunning:
+			sb.Status = StatusGatewayDown
+			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is " + string(st) + ", so it cannot reach the network: `litterbox resume " + sb.Name + "` starts it again"
+		}
+	}
 }
 
 // owner is a repository that list Found sandboxes of.
@@ -380,6 +422,9 @@ const (
 	StatusPaused      Status = "paused"
 	StatusStopped     Status = "stopped"
 	StatusFailedSetup Status = "failed-setup"
+	// StatusGatewayDown: a confined sandbox whose egress gateway is not
+	// running, or gone: it has no way out (Sandbox.Note says what to do).
+	StatusGatewayDown Status = "gateway-down"
 	// StatusCreating: a create of this sandbox is running right now.
 	StatusCreating Status = "creating"
 	// StatusIncomplete: a create was cut short (killed, the engine failed)
@@ -413,6 +458,9 @@ type Sandbox struct {
 	// Runtime is the engine's runtime the sandbox runs under ("runsc" for
 	// gVisor on Docker); "" for the engine's default.
 	Runtime string `json:"runtime,omitempty"`
+	// Note says what the user can do about its status (a stopped
+	// sandbox, a gateway down); "" when nothing.
+	Note string `json:"note,omitempty"`
 }
 
 // Secret is a secret a sandbox is bound to, as list shows it.

@@ -15,6 +15,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 )
@@ -28,11 +29,13 @@ type Pauser struct {
 	rec      *recording.Recorder
 	guest    *guest.Guest
 	services *services.Supervisor
+	// gate brings back a stopped sandbox's gateway (restart.go).
+	gate *netgate.Gate
 }
 
 // New is the pause and resume of c's sandboxes.
-func New(c *core.Common, inv *inventory.Inventory, rec *recording.Recorder, g *guest.Guest, sv *services.Supervisor) *Pauser {
-	return &Pauser{Common: c, inv: inv, rec: rec, guest: g, services: sv}
+func New(c *core.Common, inv *inventory.Inventory, rec *recording.Recorder, g *guest.Guest, sv *services.Supervisor, gate *netgate.Gate) *Pauser {
+	return &Pauser{Common: c, inv: inv, rec: rec, guest: g, services: sv, gate: gate}
 }
 
 // Outcome is the result of pausing or resuming one sandbox.
@@ -60,6 +63,9 @@ func (ps *Pauser) Pause(ctx context.Context, r *core.Repo, name string, force bo
 }
 
 // Resume thaws a paused sandbox. Resuming an active one is not an error.
+// On an engine that runs gateways, it also starts a stopped one again (an
+// engine restart stops them), and a confined sandbox's gateway that is not
+// running (restart.go).
 func (ps *Pauser) Resume(ctx context.Context, r *core.Repo, name string) (Outcome, error) {
 	return ps.toggle(ctx, r, name, false, false)
 }
@@ -81,6 +87,9 @@ func (ps *Pauser) toggle(ctx context.Context, r *core.Repo, name string, pause, 
 		return Outcome{}, core.NotFoundError(slug)
 	}
 	if st := sbs[i].State; st != provider.StateRunning && st != provider.StatePaused {
+		if !pause && ps.canStart() {
+			return ps.start(ctx, r, sbs[i])
+		}
 		return Outcome{}, core.StoppedError(slug)
 	}
 	return ps.toggleContainer(ctx, r, sbs[i], pause, force)
@@ -98,10 +107,15 @@ func (ps *Pauser) toggleContainer(ctx context.Context, r *core.Repo, c provider.
 		}
 		out.Already, err = ps.Provider.Pause(ctx, c.Ref)
 	} else {
+		var fixed bool
+		if fixed, err = ps.resumeGateway(ctx, r, c); err != nil {
+			return out, err
+		}
 		out.Already, err = ps.Provider.Resume(ctx, c.Ref)
 		if err == nil && !out.Already && ends {
 			err = ps.refillAfterResume(ctx, r, c)
 		}
+		out.Already = out.Already && !fixed
 	}
 	if errors.Is(err, provider.ErrStopped) {
 		return out, core.StoppedError(out.Name)
@@ -138,6 +152,17 @@ func (ps *Pauser) toggleAll(ctx context.Context, r *core.Repo, pause, force bool
 	errs := make([]error, len(cts))
 	var wg sync.WaitGroup
 	for i, c := range cts {
+		if c.State != provider.StateRunning && c.State != provider.StatePaused && !pause && ps.canStart() {
+			// Resuming all after an engine restart starts them again.
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if outs[i], errs[i] = ps.start(ctx, r, c); errs[i] != nil {
+					outs[i] = Outcome{}
+				}
+			}()
+			continue
+		}
 		if c.State != provider.StateRunning && c.State != provider.StatePaused {
 			// A stopped sandbox is neither active nor paused: pausing "all
 			// active sandboxes" leaves it alone, and says so.

@@ -1,0 +1,150 @@
+package netgate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/egress"
+	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/secrets"
+)
+
+// A gateway that stopped (the engine restarted, or it died) comes back
+// with its image's program and its -policy argument, the policy at
+// create, and without the secrets' values, which it held in memory only.
+// Start brings it back as the host's records say it should be: the policy
+// as `litterbox net` left it (net.json), the secrets of secrets.json with
+// their values fetched again.
+
+// GatewayState is the state of rec's gateway container, provider.StateNone
+// when it is gone.
+func (g *Gate) GatewayState(ctx context.Context, rec *Record) (provider.State, error) {
+	c, ok, err := up(ctx, g.Provider)
+	if err != nil || !ok {
+		return provider.StateNone, err
+	}
+	st, err := c.State(ctx, rec.Gateway)
+	if err != nil {
+		if strings.Contains(strings.ToLower(runner.Stderr(err)), "no such") {
+			return provider.StateNone, nil
+		}
+		return provider.StateNone, err
+	}
+	switch st {
+	case "running":
+		return provider.StateRunning, nil
+	case "paused":
+		return provider.StatePaused, nil
+	}
+	return provider.StateStopped, nil
+}
+
+// GoneError is the error of a sandbox whose gateway container is gone: it
+// has no way out, and only a recreate makes one.
+func GoneError(slug, container string, rec *Record) error {
+	return core.NewError(core.ErrStopped, "Sandbox '%s' cannot be resumed: its egress gateway %s is gone (removed), and with it the sandbox's way out. Record its work with `litterbox snapshot %s`, remove its container (`docker rm -f %s`), then recreate it from its branch with `litterbox create --from-branch %s`, which makes a new gateway with the policy `litterbox net %s` shows.", slug, rec.Gateway, slug, container, slug, slug)
+}
+
+// Start starts rec's gateway (stopped or paused) and gives it its policy
+// and, when slug holds secrets, their values, fetched again from the
+// sources decls (the user's declarations now) name. ca is the gateway's
+// new CA, which the sandbox must trust (egress.WriteTrust); "" without
+// secrets. The gateway is running once it returns, even when a secret
+// could not be had (the error names it).
+func (g *Gate) Start(ctx context.Context, r *core.Repo, slug string, rec *Record, decls []secrets.Declaration) (ca string, err error) {
+	c, ok, err := up(ctx, g.Provider)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", fmt.Errorf("this engine runs no egress gateway")
+	}
+	st, err := g.GatewayState(ctx, rec)
+	if err != nil {
+		return "", err
+	}
+	switch st {
+	case provider.StateNone:
+		return "", GoneError(slug, r.ContainerName(slug), rec)
+	case provider.StatePaused:
+		_, err = c.Unpause(ctx, rec.Gateway)
+	case provider.StateStopped:
+		err = c.Start(ctx, rec.Gateway)
+	}
+	if err != nil {
+		return "", fmt.Errorf("start the egress gateway %s of sandbox '%s': %w", rec.Gateway, slug, err)
+	}
+	if err := g.setPolicyStarting(ctx, slug, rec); err != nil {
+		return "", fmt.Errorf("give the egress gateway %s of sandbox '%s' its policy: %w", rec.Gateway, slug, err)
+	}
+	bs, _, err := ReadSecrets(r.Git.CommonDir, slug)
+	if err != nil || len(bs) == 0 {
+		return "", err
+	}
+	ds := make([]secrets.Declaration, 0, len(bs))
+	for _, b := range bs {
+		i := slices.IndexFunc(decls, func(d secrets.Declaration) bool { return d.Name == b.Name })
+		if i < 0 {
+			return "", fmt.Errorf("Sandbox '%s' holds secret %q, which is no longer declared: declare it again in %s or %s and run `litterbox resume %s` again (see docs/secrets.md). Its gateway runs without it", slug, b.Name, config.LocalFile, secrets.UserFile(), slug)
+		}
+		ds = append(ds, decls[i])
+	}
+	roots, err := secrets.Roots(ds)
+	var prepared gateway.Secrets
+	if err == nil {
+		prepared, err = secrets.Prepare(ctx, g.Runner, ds, Bindings(bs), roots)
+	}
+	if err != nil {
+		return "", fmt.Errorf("Sandbox '%s': %w. Fix the source and run `litterbox resume %s` again; its gateway runs without its secrets meanwhile", slug, err, slug)
+	}
+	info, err := g.SetSecrets(ctx, rec, prepared)
+	if err != nil {
+		return "", fmt.Errorf("give the egress gateway %s of sandbox '%s' its secrets: %w", rec.Gateway, slug, err)
+	}
+	return info.CA, nil
+}
+
+// setPolicyStarting sets rec's policy in a gateway that is starting: its
+// main process installs the program, which then listens on its control
+// socket; until then, ctl fails, and is asked again.
+func (g *Gate) setPolicyStarting(ctx context.Context, slug string, rec *Record) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := g.SetPolicy(ctx, slug, rec)
+		if err == nil || errors.Is(err, provider.ErrStopped) || errors.Is(err, provider.ErrNotFound) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// WaitRelay waits, in the running sandbox ref, until its relay and its
+// gateway listen (egress.WaitReady).
+func (g *Gate) WaitRelay(ctx context.Context, slug string, ref provider.Ref, rec *Record) error {
+	res, err := g.Provider.Exec(ctx, provider.ExecRequest{Ref: ref, Cmd: []string{"sh", "-c", egress.WaitReady}})
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	if err != nil {
+		return NotListening(slug, rec, err)
+	}
+	return nil
+}
+
+// NotListening is the error of a sandbox whose relay and gateway did not
+// come up (egress.WaitReady failed with cause).
+func NotListening(slug string, rec *Record, cause error) error {
+	return fmt.Errorf("sandbox '%s': its egress relay and gateway %s did not listen within 30 s (`docker logs %s` shows the gateway's side; `litterbox resume %s` tries again): %w", slug, rec.Gateway, rec.Gateway, slug, cause)
+}
