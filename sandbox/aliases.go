@@ -146,6 +146,7 @@ const (
 	StatusPaused      = inventory.StatusPaused
 	StatusStopped     = inventory.StatusStopped
 	StatusFailedSetup = inventory.StatusFailedSetup
+	StatusGatewayDown = inventory.StatusGatewayDown
 	StatusCreating    = inventory.StatusCreating
 	StatusIncomplete  = inventory.StatusIncomplete
 	StatusNoContainer = inventory.StatusNoContainer

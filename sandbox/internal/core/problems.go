@@ -24,7 +24,11 @@ func PausedError(slug string) error {
 
 // StoppedError is a command for a sandbox whose container exited.
 func StoppedError(slug string) error {
-	return NewError(ErrStopped, "Sandbox '%s' is stopped: its container exited (an engine restart stops them), and the copy in /src, which lives in memory, went with it; its branch %s%s keeps the committed work. `litterbox resume %s` starts it again and fills /src from the branch (on Docker, Podman, ssh and VM engines); `litterbox create --from-branch %s` recreates it.", slug, BranchPrefix, slug, slug, slug)
+	return &Error{Kind: ErrStopped,
+		Msg: fmt.Sprintf("Sandbox '%s' is stopped: its container exited (an engine restart stops them), and the copy in /src, which lives in memory, went with it; its branch %s%s keeps the committed work. `litterbox resume %s` starts it again and fills /src from the branch (on Docker, Podman, ssh and VM engines); `litterbox create --from-branch %s` recreates it.", slug, BranchPrefix, slug, slug, slug),
+		// Resume fetches the sandbox's secrets again and fills /src anew:
+		// the user's to decide, as for a paused sandbox.
+		Agent: fmt.Sprintf("Sandbox '%s' is stopped (its engine restarted, or it was stopped): its committed work is on its branch. You cannot start it yourself: ask the user to run `litterbox resume %s`, which starts it again with /src filled from the branch.", slug, slug)}
 }
 
 // NoContainerError is a command for a sandbox that has only its branch.
