@@ -178,7 +178,7 @@ func Confine(s provider.Spec, image string, p gateway.Policy, labels map[string]
 	// relay's, which WaitReady would take for this one's.
 	if len(s.Cmd) > 0 {
 		ready := `rm -f ` + Dir + `/` + gateway.ReadyFile
-		start := `(` + ready + `; until [ -x ` + Dir + `/litterbox-relay ]; do sleep 0.05; done; while :; do ` + relay + `; ` + ready + `; sleep 1; done) & exec "$@"`
+		start := `(` + ready + `; until [ -x ` + Dir + `/litterbox-relay ]; do sleep 0.01; done; while :; do ` + relay + `; ` + ready + `; sleep 1; done) & exec "$@"`
 		sb.Cmd = append([]string{"sh", "-c", start, "sh"}, s.Cmd...)
 	}
 	return Plan{Sandbox: sb, Gateway: gw, Volume: vol, Ports: ports, serve: serve}, nil
@@ -289,7 +289,7 @@ const relayUp = `[ -e ` + Dir + `/` + gateway.ReadyFile + ` ] && [ -S ` + Dir + 
 
 // WaitRelay is a shell command that waits, up to 30 s, until the sandbox's
 // relay and its gateway listen.
-const WaitRelay = `i=0; until ` + relayUp + ` || [ $i -ge 600 ]; do sleep 0.05; i=$((i+1)); done`
+const WaitRelay = `i=0; until ` + relayUp + ` || [ $i -ge 3000 ]; do sleep 0.01; i=$((i+1)); done`
 
 // WaitReady is WaitRelay, and fails (exit NotReadyExit, NotReadyMarker on
 // stderr) when the two did not come up: what create runs before the setup

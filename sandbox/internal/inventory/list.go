@@ -144,13 +144,13 @@ func (inv *Inventory) List(ctx context.Context, r *core.Repo) ([]Sandbox, error)
 	if err := errors.Join(listErr, refErr); err != nil {
 		return nil, err
 	}
-	gws := gatewayStates(sbs)
+	gws := GatewayStates(sbs)
 	return inv.assemble(ctx, r, slices.DeleteFunc(sbs, netgate.IsGateway), own, gws)
 }
 
 // gatewayStates are the states of the egress gateways among objs, by
 // container name (what net.json names).
-func gatewayStates(objs []provider.Sandbox) map[string]provider.State {
+func GatewayStates(objs []provider.Sandbox) map[string]provider.State {
 	gws := map[string]provider.State{}
 	for _, o := range objs {
 		if netgate.IsGateway(o) && o.Name != "" {
@@ -193,7 +193,7 @@ func (inv *Inventory) ListDir(ctx context.Context, dir string) (*core.Repo, []Sa
 	if listErr != nil {
 		return nil, nil, nil, listErr
 	}
-	gws := gatewayStates(sbs)
+	gws := GatewayStates(sbs)
 	mine := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return !r.Owns(sb.Labels) || netgate.IsGateway(sb) })
 	list, err := inv.assemble(ctx, r, mine, own, gws)
 	return r, list, members, err

@@ -75,10 +75,13 @@ func (ps *Pauser) toggle(ctx context.Context, r *core.Repo, name string, pause, 
 	if err != nil {
 		return Outcome{}, err
 	}
-	sbs, err := ps.inv.Sandboxes(ctx, r, slug)
+	// With their gateways, whose state resume reads from the same list.
+	objs, _, err := ps.inv.Objects(ctx, r, slug)
 	if err != nil {
 		return Outcome{}, err
 	}
+	gws := inventory.GatewayStates(objs)
+	sbs := slices.DeleteFunc(objs, netgate.IsGateway)
 	i := slices.IndexFunc(sbs, func(sb provider.Sandbox) bool { return sb.State != provider.StateNone })
 	if i < 0 {
 		if _, ok, _ := r.Git.ResolveRef(ctx, core.BranchRef(slug)); ok {
@@ -92,10 +95,12 @@ func (ps *Pauser) toggle(ctx context.Context, r *core.Repo, name string, pause, 
 		}
 		return Outcome{}, core.StoppedError(slug)
 	}
-	return ps.toggleContainer(ctx, r, sbs[i], pause, force)
+	return ps.toggleContainer(ctx, r, sbs[i], gws, pause, force)
 }
 
-func (ps *Pauser) toggleContainer(ctx context.Context, r *core.Repo, c provider.Sandbox, pause, force bool) (Outcome, error) {
+// toggleContainer pauses or resumes c; gws are the states of the engine's
+// gateways (inventory.GatewayStates), for a resume.
+func (ps *Pauser) toggleContainer(ctx context.Context, r *core.Repo, c provider.Sandbox, gws map[string]provider.State, pause, force bool) (Outcome, error) {
 	out := Outcome{Name: c.Labels[core.LabelSlug], Repo: c.Labels[core.LabelRepo], GitDir: c.Labels[core.LabelGitDir]}
 	ends := ps.pauseEnds()
 	var err error
@@ -108,7 +113,7 @@ func (ps *Pauser) toggleContainer(ctx context.Context, r *core.Repo, c provider.
 		out.Already, err = ps.Provider.Pause(ctx, c.Ref)
 	} else {
 		var fixed bool
-		if fixed, err = ps.resumeGateway(ctx, r, c); err != nil {
+		if fixed, err = ps.resumeGateway(ctx, r, c, gws); err != nil {
 			return out, err
 		}
 		out.Already, err = ps.Provider.Resume(ctx, c.Ref)
@@ -143,10 +148,12 @@ func (ps *Pauser) ResumeAll(ctx context.Context, r *core.Repo) ([]Outcome, error
 }
 
 func (ps *Pauser) toggleAll(ctx context.Context, r *core.Repo, pause, force bool) ([]Outcome, error) {
-	sbs, err := ps.inv.Sandboxes(ctx, r, "")
+	objs, _, err := ps.inv.Objects(ctx, r, "")
 	if err != nil {
 		return nil, err
 	}
+	gws := inventory.GatewayStates(objs)
+	sbs := slices.DeleteFunc(objs, netgate.IsGateway)
 	cts := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return sb.State == provider.StateNone })
 	outs := make([]Outcome, len(cts))
 	errs := make([]error, len(cts))
@@ -172,7 +179,7 @@ func (ps *Pauser) toggleAll(ctx context.Context, r *core.Repo, pause, force bool
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outs[i], errs[i] = ps.toggleContainer(ctx, r, c, pause, force)
+			outs[i], errs[i] = ps.toggleContainer(ctx, r, c, gws, pause, force)
 			switch {
 			case errors.Is(errs[i], core.ErrStopped):
 				outs[i].Skipped, errs[i] = "stopped", nil

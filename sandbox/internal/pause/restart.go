@@ -46,15 +46,6 @@ func (ps *Pauser) wayOut(r *core.Repo, c provider.Sandbox) (*way, error) {
 	return &way{slug: slug, rec: rec}, nil
 }
 
-// gatewayDown says w's gateway is not running.
-func (ps *Pauser) gatewayDown(ctx context.Context, w *way) (bool, error) {
-	if w == nil {
-		return false, nil
-	}
-	st, err := ps.gate.GatewayState(ctx, w.rec)
-	return st != provider.StateRunning, err
-}
-
 // startGateway starts w's gateway with what it held; ca is its new CA when
 // the sandbox holds secrets.
 func (ps *Pauser) startGateway(ctx context.Context, r *core.Repo, w *way) (ca string, err error) {
@@ -84,9 +75,10 @@ func (ps *Pauser) armSandbox(ctx context.Context, ref provider.Ref, w *way, ca s
 }
 
 // resumeGateway brings back the gateway of c, a running or paused
-// sandbox, when it is not running; fixed says it did. On an engine whose
-// pause ends the sandbox there is no gateway.
-func (ps *Pauser) resumeGateway(ctx context.Context, r *core.Repo, c provider.Sandbox) (fixed bool, err error) {
+// sandbox, when gws (the engine's gateways, from the list resume made)
+// says it is not running; fixed says it did. On an engine whose pause ends
+// the sandbox there is no gateway.
+func (ps *Pauser) resumeGateway(ctx context.Context, r *core.Repo, c provider.Sandbox, gws map[string]provider.State) (fixed bool, err error) {
 	if !ps.canStart() {
 		return false, nil
 	}
@@ -99,8 +91,8 @@ func (ps *Pauser) resumeGateway(ctx context.Context, r *core.Repo, c provider.Sa
 	if err != nil {
 		return false, err
 	}
-	if down, err := ps.gatewayDown(ctx, w); err != nil || !down {
-		return false, err
+	if w == nil || gws[w.rec.Gateway] == provider.StateRunning {
+		return false, nil
 	}
 	return true, ps.restartGateway(ctx, r, c, w)
 }
