@@ -93,7 +93,7 @@ func (g *Gate) Start(ctx context.Context, r *core.Repo, slug string, rec *Record
 	for _, b := range bs {
 		i := slices.IndexFunc(decls, func(d secrets.Declaration) bool { return d.Name == b.Name })
 		if i < 0 {
-			return "", fmt.Errorf("Sandbox '%s' holds secret %q, which is no longer declared: declare it again in %s or %s and run `litterbox resume %s` again (see docs/secrets.md). Its gateway runs without it.", slug, b.Name, config.LocalFile, secrets.UserFile(), slug)
+			return "", core.NewError(core.ErrConfig, "Sandbox '%s' holds secret %q, which is no longer declared: declare it again in %s or %s and run `litterbox resume %s` again (see docs/secrets.md). Its gateway runs without it.", slug, b.Name, config.LocalFile, secrets.UserFile(), slug)
 		}
 		ds = append(ds, decls[i])
 	}
@@ -103,7 +103,7 @@ func (g *Gate) Start(ctx context.Context, r *core.Repo, slug string, rec *Record
 		prepared, err = secrets.Prepare(ctx, g.Runner, ds, Bindings(bs), roots)
 	}
 	if err != nil {
-		return "", fmt.Errorf("Sandbox '%s': %w. Fix the source and run `litterbox resume %s` again; its gateway runs without its secrets meanwhile.", slug, err, slug)
+		return "", core.NewError(core.ErrConfig, "Sandbox '%s': %v. Fix the source and run `litterbox resume %s` again; its gateway runs without its secrets meanwhile.", slug, err, slug)
 	}
 	info, err := g.SetSecrets(ctx, rec, prepared)
 	if err != nil {
