@@ -61,7 +61,14 @@ func fidelityScripts(s *scriptSet) {
 			f.commit()
 		}
 		f.litterbox(nil, "create", f.sandbox)
-		container := strings.TrimSpace(f.run(nil, "docker", "ps", "-q", "--no-trunc", "--filter", "label=dev.litterbox.slug="+f.sandbox, "--filter", "label="+ts.Getenv("LITTERBOX_LABELS")))
+		// The sandbox's container, not its egress gateway (which carries
+		// the sandbox's labels and dev.litterbox.gateway-of).
+		var container string
+		for _, line := range strings.Split(f.run(nil, "docker", "ps", "--no-trunc", "--filter", "label=dev.litterbox.slug="+f.sandbox, "--filter", "label="+ts.Getenv("LITTERBOX_LABELS"), "--format", `{{.ID}} {{.Label "dev.litterbox.gateway-of"}}`), "\n") {
+			if id, gw, _ := strings.Cut(strings.TrimSpace(line), " "); id != "" && gw == "" {
+				container = id
+			}
+		}
 		if container == "" {
 			ts.Fatalf("no container for sandbox %s", f.sandbox)
 		}

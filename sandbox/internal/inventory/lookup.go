@@ -366,13 +366,15 @@ func (inv *Inventory) Prune(ctx context.Context) ([]Pruned, error) {
 	return out, nil
 }
 
-// RemoveLeftovers removes whatever the engine holds of sandbox slug of r;
+// RemoveLeftovers removes whatever the engine holds of sandbox slug of r,
+// but the containers named in keep (a create's own gateway, made already);
 // removed says whether there was anything.
-func (inv *Inventory) RemoveLeftovers(ctx context.Context, r *core.Repo, slug string) (removed bool, err error) {
+func (inv *Inventory) RemoveLeftovers(ctx context.Context, r *core.Repo, slug string, keep ...string) (removed bool, err error) {
 	sbs, err := inv.withGateways(ctx, r, slug)
 	if err != nil {
 		return false, err
 	}
+	sbs = slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return slices.Contains(keep, sb.Name) })
 	var errs []error
 	for _, sb := range sbs {
 		errs = append(errs, inv.Provider.Remove(ctx, sb.Ref))

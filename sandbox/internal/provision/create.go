@@ -595,7 +595,11 @@ func (c *creation) startContainer(ctx context.Context) error {
 		// directory has the same name: never touch that, take the name
 		// with this repository's id as a suffix instead.
 		var removed bool
-		if removed, err = c.pv.inv.RemoveLeftovers(ctx, c.r, c.slug); err != nil {
+		var ours []string // the gateway this create made is no leftover
+		if c.net != nil {
+			ours = append(ours, c.net.Gateway)
+		}
+		if removed, err = c.pv.inv.RemoveLeftovers(ctx, c.r, c.slug, ours...); err != nil {
 			return err
 		}
 		if !removed {
