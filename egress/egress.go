@@ -23,13 +23,10 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/netip"
-	"path"
 	"strconv"
 	"strings"
 
@@ -236,47 +233,39 @@ func Install(ctx context.Context, e Execer, gw provider.Ref, program io.Reader) 
 	return nil
 }
 
-// BuildImage makes image tag on the engine: base (any image with sh and
-// cp: busybox) with program at ImageProgram, owned by root and read-only to
-// every other user, so the gateway's user cannot change it. It runs once
-// per engine and program (the tag names the program): a container is made
-// (not started), the program copied in, the container committed and
-// removed. The image carries no label: a gateway takes its labels from its
-// own run, not from what an image made for another sandbox said.
-func BuildImage(ctx context.Context, c *docker.Client, base, tag string, program []byte) (err error) {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	name := "litterbox-gateway-build-" + hex.EncodeToString(b[:])
-	if _, err := c.Run(ctx, c.Cmd("create", "--name", name, "--entrypoint", "sh", base).As(runner.Work)); err != nil {
-		return fmt.Errorf("make the egress gateway's image from %s: %w", base, err)
-	}
-	defer func() {
-		if rerr := c.Remove(context.WithoutCancel(ctx), name); rerr != nil && err == nil {
-			err = rerr
-		}
-	}()
+// BuildImage makes image tag on the engine: base (any image: busybox) with
+// program at ImageProgram, owned by root and read-only to every other user,
+// so the gateway's user cannot change it. It runs once per engine and
+// program (the tag names the program): a build whose context (a Dockerfile
+// and the program, on stdin) only copies the program in. A build, not a
+// container committed: Podman's compatible API refuses the commit the
+// docker CLI sends ("Decode(): EOF"), and both engines build. The image
+// carries no label of litterbox's: a gateway takes its labels from its own
+// run, not from what an image made for another sandbox said.
+func BuildImage(ctx context.Context, c *docker.Client, base, tag string, program []byte) error {
+	const name = "litterbox-gateway"
+	dockerfile := []byte("FROM " + base + "\nCOPY " + name + " " + ImageProgram + "\n")
 	var tb bytes.Buffer
 	tw := tar.NewWriter(&tb)
-	dir := path.Dir(strings.TrimPrefix(ImageProgram, "/"))
-	for _, d := range []string{"usr/", "usr/local/", dir + "/"} {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755}); err != nil {
+	for _, f := range []struct {
+		name string
+		mode int64
+		body []byte
+	}{{"Dockerfile", 0o644, dockerfile}, {name, 0o755, program}} {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: f.name, Mode: f.mode, Size: int64(len(f.body))}); err != nil {
 			return err
 		}
-	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: strings.TrimPrefix(ImageProgram, "/"), Mode: 0o755, Size: int64(len(program))}); err != nil {
-		return err
-	}
-	if _, err := tw.Write(program); err != nil {
-		return err
+		if _, err := tw.Write(f.body); err != nil {
+			return err
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	if _, err := c.Run(ctx, c.Cmd("cp", "-", name+":/").WithStdin(&tb).As(runner.Work)); err != nil {
-		return fmt.Errorf("make the egress gateway's image: copy the program: %w", err)
-	}
-	if _, err := c.Run(ctx, c.Cmd("commit", name, tag).As(runner.Work)); err != nil {
-		return fmt.Errorf("make the egress gateway's image: %w", err)
+	// --force-rm: no container of the build is left, even when it fails;
+	// no --pull: base is the engine's own.
+	if _, err := c.Run(ctx, c.Cmd("build", "-q", "--force-rm", "-t", tag, "-").WithStdin(&tb).As(runner.Work)); err != nil {
+		return fmt.Errorf("make the egress gateway's image from %s: %w", base, err)
 	}
 	return nil
 }
