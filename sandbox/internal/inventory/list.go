@@ -148,7 +148,7 @@ func (inv *Inventory) List(ctx context.Context, r *core.Repo) ([]Sandbox, error)
 	return inv.assemble(ctx, r, slices.DeleteFunc(sbs, netgate.IsGateway), own, gws)
 }
 
-// gatewayStates are the states of the egress gateways among objs, by
+// GatewayStates are the states of the egress gateways among objs, by
 // container name (what net.json names).
 func GatewayStates(objs []provider.Sandbox) map[string]provider.State {
 	gws := map[string]provider.State{}

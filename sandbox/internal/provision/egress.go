@@ -292,5 +292,5 @@ func (c *creation) notReady(stderr string) error {
 	if c.net == nil || !strings.Contains(stderr, egress.NotReadyMarker) {
 		return nil
 	}
-	return fmt.Errorf("Sandbox '%s' was not created: its egress relay and gateway %s did not listen within 30 s (`docker logs %s` shows the gateway's side). Nothing was made", c.slug, c.net.Gateway, c.net.Gateway)
+	return &core.Error{Msg: fmt.Sprintf("Sandbox '%s' was not created: its egress relay and gateway %s did not listen within 30 s (`docker logs %s` shows the gateway's side). Nothing was made.", c.slug, c.net.Gateway, c.net.Gateway)}
 }
