@@ -131,8 +131,11 @@ start() {
 	put restarts 0
 	put state starting
 	setsid "$R/svc" run "$name" </dev/null >/dev/null 2>&1 &
+	# Until the supervisor says the service runs (it writes the pid, then
+	# the state: waiting for the pid alone, a status between the two read
+	# "starting"), or that it ended at once.
 	n=0
-	while [ ! -f "$d/pid" ] && [ $n -lt 50 ]; do
+	while [ "$(get state)" = starting ] && [ $n -lt 50 ]; do
 		sleep 0.02
 		n=$((n + 1))
 	done
