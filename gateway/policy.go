@@ -176,11 +176,14 @@ func splitEntryPort(t string) (string, int, error) {
 		}
 	case strings.Count(t, ":") == 1:
 		host, port, _ = strings.Cut(t, ":")
-	default: // a name, an IPv4 address, or a bare IPv6 address or CIDR
+		if port == "" {
+			return "", 0, errors.New("empty port")
+		}
+	default: // a name, an IPv4 address, or a bare IPv6 address or CIDR ("2001:db8::" ends in a colon)
 		host = t
 	}
 	if port == "" {
-		if strings.HasSuffix(t, ":") {
+		if strings.HasSuffix(t, "]:") {
 			return "", 0, errors.New("empty port")
 		}
 		return host, 0, nil
