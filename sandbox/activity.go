@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/activity"
@@ -103,19 +104,22 @@ func (s *Sandboxes) noteExit(ctx context.Context, h *Handle, st ServiceStatus) {
 	if st.LastExitCode == nil || (st.State != "exited" && st.State != "backoff" && st.State != "dead") {
 		return
 	}
-	msg := fmt.Sprintf("%s, as its supervisor in the sandbox reports (restarts %d)", st.State, st.Restarts)
+	run := fmt.Sprintf(" (restarts %d)", st.Restarts)
 	if !st.StartedAt.IsZero() {
-		msg += ", started " + st.StartedAt.UTC().Format(time.RFC3339)
+		run += ", started " + st.StartedAt.UTC().Format(time.RFC3339)
 	}
+	msg := st.State + ", as its supervisor in the sandbox reports" + run
 	// Once per exit: the service's latest event in the record says
-	// whether this one is known.
+	// whether this run's exit is known, whatever state that report named
+	// (a status read as the supervisor ends says "dead", the next one
+	// "exited").
 	evs, _ := activity.Last(activity.Dir(h.Repo.Git.CommonDir), h.Slug, 200)
 	for i := len(evs) - 1; i >= 0; i-- {
 		e := evs[i]
 		if e.Kind != activity.KindService || e.Service != st.Name {
 			continue
 		}
-		if e.Action == "exit" && e.Message == msg && e.Exit != nil && *e.Exit == *st.LastExitCode {
+		if e.Action == "exit" && strings.HasSuffix(e.Message, run) && e.Exit != nil && *e.Exit == *st.LastExitCode {
 			return
 		}
 		break

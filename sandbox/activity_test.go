@@ -87,3 +87,25 @@ func TestRecordFailureNeverFailsTheOperation(t *testing.T) {
 		t.Errorf("delete failed with the record unwritable: %v", err)
 	}
 }
+
+// A service's exit is recorded once per run, whichever state the reports
+// of it name: a status read while its supervisor ends can say "dead",
+// the next one "exited", and both are the same exit. A new run's exit
+// is another event.
+func TestServiceExitRecordedOnce(t *testing.T) {
+	f := newFixture(t, map[string]string{})
+	f.mustCreate("x")
+	h, err := f.s.Handle(f.ctx, f.r, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := 4
+	run := time.Date(2026, 11, 26, 13, 38, 22, 0, time.UTC)
+	for _, state := range []string{"dead", "exited", "exited"} {
+		f.s.noteExit(f.ctx, h, ServiceStatus{Name: "oneshot", State: state, LastExitCode: &code, StartedAt: run})
+	}
+	f.s.noteExit(f.ctx, h, ServiceStatus{Name: "oneshot", State: "exited", LastExitCode: &code, StartedAt: run.Add(time.Minute)})
+	if got, want := f.events("x"), "create/litterbox service/litterbox/exit service/litterbox/exit"; got != want {
+		t.Errorf("the record holds %q, want %q", got, want)
+	}
+}

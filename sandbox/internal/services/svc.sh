@@ -79,8 +79,15 @@ status() {
 	pid=$(get pid)
 	case $st in
 	starting | running | backoff)
+		# A supervisor that is gone may have ended the way it should,
+		# writing its last state after the read above: read it again.
 		if ! alive "$sup"; then
-			if alive "$pid"; then st=unsupervised; else st=dead; fi
+			st=$(get state)
+			case $st in
+			starting | running | backoff)
+				if alive "$pid"; then st=unsupervised; else st=dead; fi
+				;;
+			esac
 		fi
 		;;
 	esac
