@@ -130,6 +130,13 @@ func (s Store) Records(n int) ([]gateway.Record, error) {
 	return all, nil
 }
 
+// ParseRecords reads records written one JSON line each (a gateway's
+// refusals file, as a run read it), skipping a line that is not one.
+func ParseRecords(lines string) []gateway.Record {
+	rs, _ := readRecords(strings.NewReader(lines))
+	return rs
+}
+
 func readRecords(r io.Reader) ([]gateway.Record, error) {
 	var out []gateway.Record
 	sc := bufio.NewScanner(r)

@@ -71,7 +71,10 @@ type Audit struct {
 	ring   []Record
 	head   int // index of the oldest record when the ring is full
 	mirror io.Writer
-	now    func() time.Time
+	// refusals, when set, gets each refusal as a JSON line too, before
+	// the client is answered (see RefusalLog).
+	refusals io.Writer
+	now      func() time.Time
 
 	tokens     float64
 	refilled   time.Time
@@ -121,10 +124,25 @@ func (a *Audit) addLocked(r Record, now time.Time) {
 		a.ring[a.head] = r
 		a.head = (a.head + 1) % len(a.ring)
 	}
-	if a.mirror != nil {
-		b, _ := json.Marshal(r)
-		_, _ = a.mirror.Write(append(b, '\n'))
+	if a.mirror == nil && (a.refusals == nil || r.Allowed) {
+		return
 	}
+	b, _ := json.Marshal(r)
+	b = append(b, '\n')
+	if a.mirror != nil {
+		_, _ = a.mirror.Write(b)
+	}
+	if a.refusals != nil && !r.Allowed {
+		_, _ = a.refusals.Write(b)
+	}
+}
+
+// SetRefusals has each refusal recorded from now on written to w as well,
+// as one JSON line.
+func (a *Audit) SetRefusals(w io.Writer) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.refusals = w
 }
 
 // Flush records the refusals counted since the last flush, if any, as one

@@ -94,11 +94,11 @@ func (g *Gateway) refuseSecret(w io.Writer, rec Record, sec *secret, target stri
 	rec.Reason = fmt.Sprintf("exfiltration attempt: the placeholder of secret %s sent to %s, %s", sec.Name, where, why)
 	body := fmt.Sprintf("litterbox: sandbox %s may not send the placeholder of secret %s to %s: %s.\nThe secret goes only to %s, over https. The attempt is recorded.\n",
 		sandbox, sec.Name, where, why, strings.Join(sec.Hosts, ", "))
+	rec.DurationMS = msSince(rec.Time)
+	g.Audit.Add(rec) // before the answer, as refuse's
 	status := fmt.Sprintf("Forbidden: litterbox refused the placeholder of secret %s for %s", sec.Name, where)
 	fmt.Fprintf(w, "HTTP/1.1 403 %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Litterbox-Refused: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 		oneLine(status), oneLine(rec.Reason), len(body), body)
-	rec.DurationMS = msSince(rec.Time)
-	g.Audit.Add(rec)
 }
 
 // leakWhy says why a placeholder may not go to a host over a plain
@@ -294,13 +294,13 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := Record{Kind: "https", Time: time.Now(), Host: ic.target, Port: ic.t.port, Method: r.Method, Addr: ic.t.addr.String(), Allowed: true}
 	refuse := func(code int, reason, body string) {
 		rec.Allowed, rec.Reason = false, reason
+		rec.DurationMS = msSince(rec.Time)
+		g.Audit.Add(rec) // before the answer, as Gateway.refuse's
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Litterbox-Refused", oneLine(reason))
 		w.Header().Set("Connection", "close")
 		w.WriteHeader(code)
 		_, _ = io.WriteString(w, "litterbox: "+body+"\n")
-		rec.DurationMS = msSince(rec.Time)
-		g.Audit.Add(rec)
 	}
 	sandbox := cmpOr(g.Policy().Sandbox, "NAME")
 	switch {

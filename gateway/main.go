@@ -98,6 +98,13 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(filepath.Join(*dir, PortsDir), 0o770); err != nil {
 		return err
 	}
+	// Before the sockets: once the relay can reach the proxy, every
+	// refusal is written to the file a bash call reads.
+	if rl, err := OpenRefusalLog(*dir); err != nil {
+		logf("%v: a bash call asks the gateway what it refused instead", err)
+	} else {
+		g.Audit.SetRefusals(rl)
+	}
 	listenUnix := func(name string) (net.Listener, error) {
 		path := filepath.Join(*dir, name)
 		_ = os.Remove(path)

@@ -144,11 +144,13 @@ func (g *Gateway) refuse(conn net.Conn, c *compiled, rec Record, target string, 
 	if d.addr.IsValid() {
 		rec.Addr = d.addr.String()
 	}
+	// Recorded before the client is answered: the command that was
+	// refused finds the record once it has the answer (RefusalLog).
+	rec.DurationMS = msSince(rec.Time)
+	g.Audit.Add(rec)
 	status := "Forbidden: litterbox refused " + net.JoinHostPort(target, strconv.Itoa(rec.Port)) + " (" + d.reason + ")"
 	fmt.Fprintf(conn, "HTTP/1.1 403 %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Litterbox-Refused: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
 		oneLine(status), oneLine(d.reason), len(body), body)
-	rec.DurationMS = msSince(rec.Time)
-	g.Audit.Add(rec)
 }
 
 // failed answers an allowed request that could not be carried out (the

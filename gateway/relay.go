@@ -22,13 +22,16 @@ import (
 //	ports/PORT.sock  the relay's way into the sandbox's 127.0.0.1:PORT
 //	litterbox-relay  the program, for the relay (the gateway runs its own copy)
 //	relay.ready      made once the relay listens
+//	refused.log    the gateway's refusals, one JSON line each (RefusalLog)
 //
-// The sandbox can write all of it: nothing there is trusted by the gateway,
-// which only ever takes a TCP connection or a DNS message from it.
+// The sandbox can write all of it but refused.log (the gateway's, mode
+// 0640): nothing there is trusted by the gateway, which only ever takes a
+// TCP connection or a DNS message from it.
 const (
-	ProxySocket = "proxy.sock"
-	DNSSocket   = "dns.sock"
-	PortsDir    = "ports"
+	ProxySocket  = "proxy.sock"
+	DNSSocket    = "dns.sock"
+	PortsDir     = "ports"
+	RefusalsFile = "refused.log"
 )
 
 // PortSocket is the socket of the sandbox's port in dir.

@@ -39,6 +39,11 @@ type RunSpec struct {
 	// input: the agent's values travel as data, never inside Command.
 	Args  []string `json:"args,omitempty"`
 	Stdin []byte   `json:"stdin,omitempty"`
+	// Refusals names the file where the sandbox's gateway records the
+	// connections it refuses, owned by RefusalsUID (see refusals.go): the
+	// result holds what it gained during the command.
+	Refusals    string `json:"refusals,omitempty"`
+	RefusalsUID int    `json:"refusalsUid,omitempty"`
 }
 
 // RunResult is what the command did. Stdout and Stderr are what is shown,
@@ -56,6 +61,11 @@ type RunResult struct {
 	StderrBytes     int64  `json:"stderrBytes"`
 	StdoutFile      string `json:"stdoutFile,omitempty"`
 	StderrFile      string `json:"stderrFile,omitempty"`
+	// Refusals are the lines the spec's refusals file gained during the
+	// command, when RefusalsRead: false when the spec named none or that
+	// file could not be trusted or read.
+	Refusals     string `json:"refusals,omitempty"`
+	RefusalsRead bool   `json:"refusalsRead,omitempty"`
 }
 
 const (
@@ -93,6 +103,7 @@ func runInContainer(stdin io.Reader) (*RunResult, error) {
 	// A background job that keeps our pipes open must not hold the call.
 	cmd.WaitDelay = 500 * time.Millisecond
 	res := &RunResult{}
+	refusals := markRefusals(&spec)
 	if err := cmd.Start(); err != nil {
 		res.ExitCode = 127
 		stderr.Write([]byte(err.Error() + "\n"))
@@ -129,6 +140,7 @@ func runInContainer(stdin io.Reader) (*RunResult, error) {
 			stderr.Write([]byte(err.Error() + "\n"))
 		}
 	}
+	readRefusals(&spec, refusals, res)
 	finish(res, stdout, stderr, spec.Cap)
 	return res, nil
 }

@@ -13,3 +13,13 @@ func ctime(fi os.FileInfo) int64 {
 	}
 	return fi.ModTime().UnixNano()
 }
+
+// fileID is fi's owner and identity (device and inode); ok is false when
+// the stat holds none.
+func fileID(fi os.FileInfo) (uid int, id [2]uint64, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, id, false
+	}
+	return int(st.Uid), [2]uint64{uint64(st.Dev), st.Ino}, true
+}

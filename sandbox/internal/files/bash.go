@@ -71,8 +71,17 @@ func (f *Files) Bash(ctx context.Context, h *core.Handle, command string, o Bash
 	if timeout > MaxBashTimeout {
 		return nil, nil, core.NewError(core.ErrBadArgument, "timeout %s is over the limit of %s", timeout, MaxBashTimeout)
 	}
+	spec := recording.RunSpec{Command: command, Workdir: wd, Timeout: timeout, Cap: o.OutputCap, KeepOutput: true, Message: o.Message}
+	var gw *netgate.Record
+	if h.Repo != nil {
+		if rec, ok, _ := netgate.Read(h.Repo.Git.CommonDir, h.Slug); ok {
+			// The run reads what the gateway refused during it.
+			gw = rec
+			spec.Refusals, spec.RefusalsUID = netgate.RefusalsFile()
+		}
+	}
 	start := time.Now()
-	run, snap, err := f.rec.Run(ctx, h, recording.RunSpec{Command: command, Workdir: wd, Timeout: timeout, Cap: o.OutputCap, KeepOutput: true, Message: o.Message})
+	run, snap, err := f.rec.Run(ctx, h, spec)
 	if run == nil {
 		if err == nil {
 			err = errors.New("the command sent no result")
@@ -85,17 +94,27 @@ func (f *Files) Bash(ctx context.Context, h *core.Handle, command string, o Bash
 		return nil, nil, core.NewError(core.ErrNoFile, "workdir %s does not exist or is not a directory. Use ls to find it.", core.DisplayPath(wd))
 	}
 	res := &BashResult{RunResult: *run, Workdir: core.DisplayPath(wd), DurationMs: time.Since(start).Milliseconds()}
-	if h.Repo != nil {
-		if rec, ok, _ := netgate.Read(h.Repo.Git.CommonDir, h.Slug); ok {
-			hosts, rerr := f.gate.Refused(ctx, rec, start)
-			if rerr != nil {
-				f.Log.Debug("could not ask the egress gateway what it refused", "sandbox", h.Slug, "err", rerr)
-			}
-			res.RefusedHosts = hosts
-		}
+	if gw != nil {
+		res.RefusedHosts = f.refused(ctx, h, gw, run, start)
 	}
+	res.Refusals, res.RefusalsRead = "", false
 	if res.TimedOut {
 		res.Stderr += fmt.Sprintf("\n[litterbox: timed out after %s; the command and every process it started were killed]\n", timeout)
 	}
 	return res, snap, err
+}
+
+// refused names what the sandbox's gateway refused during run: what the
+// run read from the gateway's file, or, when it could not (a gateway made
+// before the file, or something in the sandbox put in its place), what the
+// gateway answers, asked by an exec of its own.
+func (f *Files) refused(ctx context.Context, h *core.Handle, gw *netgate.Record, run *recording.RunResult, start time.Time) []string {
+	if run.RefusalsRead {
+		return netgate.RefusedIn(run.Refusals)
+	}
+	hosts, err := f.gate.Refused(ctx, gw, start)
+	if err != nil {
+		f.Log.Debug("could not ask the egress gateway what it refused", "sandbox", h.Slug, "err", err)
+	}
+	return hosts
 }

@@ -296,6 +296,19 @@ func (g *Gate) Collect(ctx context.Context, gitDir, slug string, rec *Record) (r
 	return refused, nil
 }
 
+// RefusalsFile is the file where a sandbox's gateway records what it
+// refuses, as the sandbox sees it, and the gateway's user, its owner: a
+// run reads what it gained during the command (scanner's RunSpec.Refusals).
+func RefusalsFile() (path string, uid int) {
+	return egress.Dir + "/" + gateway.RefusalsFile, egress.UID
+}
+
+// RefusedIn are the refusals a run read from its gateway's file, as an
+// agent reads them (egress.RefusedHosts).
+func RefusedIn(lines string) []string {
+	return egress.RefusedHosts(egress.ParseRecords(lines))
+}
+
 // Refused are the refusals since start (a time of the host's), as an
 // agent reads them (egress.RefusedHosts). The gateway is asked for those
 // of the time since start and a second more, measured on its own clock;

@@ -1,0 +1,102 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is a refusals writer the test reads while the gateway
+// writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A refusal is in the refusals file by the time the client reads the
+// answer (the command that was refused finds it once it ends), and only
+// refusals are.
+func TestRefusalWrittenBeforeTheAnswer(t *testing.T) {
+	g := &Gateway{Audit: NewAudit(100, nil), Resolver: failResolver{}}
+	if err := g.SetPolicy(Policy{Sandbox: "alpha", Mode: ModeAllowlist}); err != nil {
+		t.Fatal(err)
+	}
+	var refusals lockedBuffer
+	g.Audit.SetRefusals(&refusals)
+	g.Audit.Add(Record{Kind: "http", Host: "allowed.test", Allowed: true})
+	for _, req := range []string{
+		"GET http://refused.test/ HTTP/1.1\r\nHost: refused.test\r\n\r\n",
+		"CONNECT refused.test:443 HTTP/1.1\r\nHost: refused.test\r\n\r\n",
+	} {
+		c, s := net.Pipe()
+		go g.ServeConn(s)
+		go func() { _, _ = io.WriteString(c, req) }()
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		status, err := bufio.NewReader(c).ReadString('\n')
+		seen := refusals.String()
+		c.Close()
+		if err != nil || !strings.Contains(status, "403") {
+			t.Fatalf("%q: %q, %v", req, status, err)
+		}
+		if n := strings.Count(seen, "\n"); n == 0 || !strings.Contains(seen, `"host":"refused.test"`) {
+			t.Errorf("%q: the refusals file held %q once the client had the answer", req, seen)
+		}
+	}
+	if strings.Contains(refusals.String(), "allowed.test") {
+		t.Errorf("an allowed connection was written as a refusal: %q", refusals.String())
+	}
+}
+
+// The file is the gateway's own, whatever the sandbox left at its name,
+// group-readable only, and starts again past its limit with whole lines.
+func TestRefusalLog(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, RefusalsFile)
+	if err := os.Symlink("/etc/passwd", path); err != nil {
+		t.Fatal(err)
+	}
+	l, err := OpenRefusalLog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.f.Close()
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o640 {
+		t.Fatalf("the refusals file is %v (%v), want a regular file, mode 0640", fi.Mode(), err)
+	}
+	l.max = 400
+	line, _ := json.Marshal(Record{Kind: "http", Host: "refused.test", Reason: "not in the allowlist"})
+	line = append(line, '\n')
+	for range 5 {
+		if _, err := l.Write(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(b)) > l.max || !bytes.HasPrefix(b, line) || len(b)%len(line) != 0 {
+		t.Errorf("after 5 writes of %d bytes with a limit of %d the file holds %q", len(line), l.max, b)
+	}
+}
