@@ -17,6 +17,19 @@ import (
 // network. A socket keeps the network namespace it was made in, so the
 // gateway's end of it is still the sandbox's loopback.
 
+//
+// Under gVisor the sandbox's sockets are its own kernel's, not the host's:
+// one cannot be sent to the gateway (sendmsg fails, sending nothing). The
+// relay then sends passStream instead and carries the connection's bytes
+// over the unix socket itself (errNoPass).
+
+// The first byte on the unix socket: a socket comes with it, or the
+// client's bytes follow it.
+const (
+	passFD     = 'F'
+	passStream = 'S'
+)
+
 // sendConn sends c's socket over u, with one byte.
 func sendConn(u *net.UnixConn, c *net.TCPConn) error {
 	f, err := c.File()
@@ -24,13 +37,21 @@ func sendConn(u *net.UnixConn, c *net.TCPConn) error {
 		return err
 	}
 	defer f.Close()
-	_, _, err = u.WriteMsgUnix([]byte{'F'}, unix.UnixRights(int(f.Fd())), nil)
+	_, _, err = u.WriteMsgUnix([]byte{passFD}, unix.UnixRights(int(f.Fd())), nil)
 	return err
+}
+
+// errNoPass says err is a kernel's refusal to pass a socket (gVisor's), not
+// a gateway that is gone: the relay carries the bytes from then on.
+func errNoPass(err error) bool {
+	return errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP)
 }
 
 // recvConn receives a socket sent by sendConn, and checks that it is a
 // connected TCP socket: whatever else could come (a file, a listening
-// socket, a unix socket back to the gateway) is closed and refused.
+// socket, a unix socket back to the gateway) is closed and refused. When
+// the relay carries the bytes instead (passStream), the client's
+// connection is u itself.
 func recvConn(u *net.UnixConn) (net.Conn, error) {
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	buf := make([]byte, 1)
@@ -45,7 +66,10 @@ func recvConn(u *net.UnixConn) (net.Conn, error) {
 			fds = append(fds, got...)
 		}
 	}
-	if flags&unix.MSG_CTRUNC != 0 || perr != nil || n != 1 || buf[0] != 'F' || len(fds) != 1 {
+	if n == 1 && buf[0] == passStream && oobn == 0 {
+		return u, nil
+	}
+	if flags&unix.MSG_CTRUNC != 0 || perr != nil || n != 1 || buf[0] != passFD || len(fds) != 1 {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}

@@ -35,10 +35,15 @@ func (g *Gateway) ServeProxy(l net.Listener) error {
 		if u, ok := conn.(*net.UnixConn); ok {
 			_ = u.SetReadDeadline(time.Now().Add(10 * time.Second))
 			c, err := recvConn(u)
-			u.Close()
 			if err != nil {
+				u.Close()
 				g.logf("proxy: %v", err)
 				return
+			}
+			if c == net.Conn(u) {
+				_ = u.SetReadDeadline(time.Time{}) // the relay carries the client's bytes
+			} else {
+				u.Close()
 			}
 			conn = c
 		}

@@ -100,3 +100,41 @@ func TestRefusalLog(t *testing.T) {
 		t.Errorf("after 5 writes of %d bytes with a limit of %d the file holds %q", len(line), l.max, b)
 	}
 }
+
+// Where the kernel passes no sockets (gVisor), the relay carries the
+// client's bytes to the gateway over the unix socket: a request still gets
+// the gateway's answer.
+func TestRelayCarriesBytes(t *testing.T) {
+	dir := t.TempDir()
+	g := &Gateway{Audit: NewAudit(100, nil), Resolver: failResolver{}}
+	if err := g.SetPolicy(Policy{Sandbox: "alpha", Mode: ModeAllowlist}); err != nil {
+		t.Fatal(err)
+	}
+	ul, err := net.Listen("unix", filepath.Join(dir, ProxySocket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ul.Close()
+	go func() { _ = g.ServeProxy(ul) }()
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.Close()
+	r := &Relay{Dir: dir}
+	r.carry.Store(true)
+	go func() { _ = r.acceptPass(tl, filepath.Join(dir, ProxySocket)) }()
+	c, err := net.Dial("tcp", tl.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "GET http://refused.test/ HTTP/1.1\r\nHost: refused.test\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	status, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.Contains(status, "403 Forbidden: litterbox refused refused.test:80") {
+		t.Fatalf("through a relay that carries bytes: %q, %v", status, err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -46,6 +47,9 @@ func PortSocket(dir string, port int) string {
 // Dir/ports/PORT.sock for each named port, carrying the host's connections
 // (which the gateway accepts on the port it publishes) to 127.0.0.1:PORT.
 type Relay struct {
+	// carry is set once the kernel refused to pass a socket (gVisor's):
+	// the relay carries every connection's bytes from then on.
+	carry     atomic.Bool
 	Dir       string
 	ProxyAddr string // 127.0.0.1:3128
 	DNSAddr   string // 127.0.0.1:53
@@ -166,8 +170,20 @@ func (r *Relay) acceptPass(l net.Listener, path string) error {
 		defer c.Close()
 		u, err := net.DialTimeout("unix", path, 10*time.Second)
 		if err == nil {
-			err = sendConn(u.(*net.UnixConn), c.(*net.TCPConn))
-			u.Close()
+			defer u.Close()
+			if !r.carry.Load() {
+				err = sendConn(u.(*net.UnixConn), c.(*net.TCPConn))
+				if err != nil && errNoPass(err) {
+					r.logf("relay: this kernel passes no sockets to the gateway (%v): the relay carries the bytes", err)
+					r.carry.Store(true)
+				}
+			}
+			if r.carry.Load() {
+				if _, err = u.Write([]byte{passStream}); err == nil {
+					Pipe(c, u)
+					return
+				}
+			}
 		}
 		if err != nil {
 			writeSimple(c, 502, "Bad Gateway: the sandbox's gateway is not running",

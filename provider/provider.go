@@ -353,3 +353,12 @@ const RuntimeGVisor = "gvisor"
 type RuntimeChecker interface {
 	CheckRuntime(ctx context.Context, runtime string) (name string, err error)
 }
+
+// HostSocketChecker is implemented by a provider that can say whether a
+// container under runtime (the engine's name; "" its default) may use the
+// unix sockets of a volume the host shares with it, as a confined
+// sandbox's relay does to reach its gateway. gVisor's runsc keeps them
+// from it unless run with --host-uds=all; runc lets them through.
+type HostSocketChecker interface {
+	HostSockets(ctx context.Context, runtime string) (ok bool, err error)
+}

@@ -16,7 +16,11 @@
 # The Docker engine gets it as runtime $NAME: an entry under "runtimes" in
 # /etc/docker/daemon.json, merged into what is there (ensure-docker.sh's
 # address pools stay), then SIGHUP to dockerd, which reloads its runtimes
-# without a restart. Podman's service gets it through scripts/ensure-podman.sh,
+# without a restart. runsc runs with --host-uds=all: a confined sandbox's
+# relay reaches its gateway through unix sockets on a volume they share,
+# which gVisor keeps from a sandbox otherwise (docs/kernels.md). A second
+# entry, $NAME-plain, runs the same runsc without it: the tests show that
+# create refuses a confined sandbox there. Podman's service gets it through scripts/ensure-podman.sh,
 # which names every runtime it finds cached in its containers.conf
 # ([engine.runtimes]) and restarts the service when that changed.
 #
@@ -34,7 +38,7 @@ log() { printf 'ensure-gvisor: %s\n' "$*" >&2; }
 registered() {
   local rts
   rts=$(timeout 20 docker info --format '{{json .Runtimes}}' 2>/dev/null) || return 1
-  jq -e --arg n "$NAME" --arg p "$RUNSC" '.[$n].path == $p' <<<"$rts" >/dev/null 2>&1
+  jq -e --arg n "$NAME" --arg p "$RUNSC" '.[$n].path == $p and .[$n].runtimeArgs == ["--host-uds=all"] and .[$n + "-plain"].path == $p' <<<"$rts" >/dev/null 2>&1
 }
 podman_up() { [ -S /run/litterbox-podman/podman.sock ]; }
 podman_knows() { grep -qF "$NAME = [\"$RUNSC\"]" /run/litterbox-podman/containers.conf 2>/dev/null; }
@@ -73,7 +77,7 @@ register_docker() {
   mkdir -p "$(dirname "$DAEMON_JSON")"
   local cur='{}'
   [ -s "$DAEMON_JSON" ] && cur=$(cat "$DAEMON_JSON")
-  jq --arg n "$NAME" --arg p "$RUNSC" '.runtimes[$n] = {path: $p}' <<<"$cur" >"$DAEMON_JSON.tmp"
+  jq --arg n "$NAME" --arg p "$RUNSC" '.runtimes[$n] = {path: $p, runtimeArgs: ["--host-uds=all"]} | .runtimes[$n + "-plain"] = {path: $p}' <<<"$cur" >"$DAEMON_JSON.tmp"
   mv "$DAEMON_JSON.tmp" "$DAEMON_JSON"
   if [ -s /var/run/docker.pid ] && kill -0 "$(cat /var/run/docker.pid)" 2>/dev/null; then
     kill -HUP "$(cat /var/run/docker.pid)"

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -600,6 +601,37 @@ func (p *Provider) runtimes(ctx context.Context) ([]string, string, error) {
 		return []string{def}, def, nil
 	}
 	return slices.Sorted(maps.Keys(offered)), def, nil
+}
+
+// HostSockets says whether a container under runtime may use the host's
+// unix sockets in its volumes: not under gVisor's runsc (found by its
+// path) unless the engine runs it with --host-uds=all. Podman's API runs
+// its default runtime whatever is asked: it is taken as able.
+func (p *Provider) HostSockets(ctx context.Context, runtime string) (bool, error) {
+	if p.c.dialect() == PodmanDialect {
+		return true, nil
+	}
+	res, err := p.c.Run(ctx, p.c.Cmd("info", "--format", "{{json .Runtimes}} {{json .DefaultRuntime}}"))
+	if err != nil {
+		return false, err
+	}
+	var (
+		offered map[string]struct {
+			Path string   `json:"path"`
+			Args []string `json:"runtimeArgs"`
+		}
+		def string
+	)
+	dec := json.NewDecoder(bytes.NewReader(res.Stdout))
+	if err := dec.Decode(&offered); err != nil {
+		return false, fmt.Errorf("parse the runtimes of docker info %q: %w", res.Stdout, err)
+	}
+	_ = dec.Decode(&def)
+	rt, ok := offered[cmp.Or(runtime, def)]
+	if !ok || path.Base(rt.Path) != "runsc" && cmp.Or(runtime, def) != "runsc" {
+		return true, nil
+	}
+	return slices.Contains(rt.Args, "--host-uds=all") || slices.Contains(rt.Args, "-host-uds=all"), nil
 }
 
 // CheckRuntime makes sure the engine offers runtime ("" is its default),

@@ -196,6 +196,13 @@ func (d *Doctor) runtimeCheck(ctx context.Context, info provider.Info, image str
 		return c
 	}
 	c.Detail += fmt.Sprintf("; gVisor works: a hardened sandbox under %s runs kernel %s", gv, kernel)
+	if hc, ok := d.Provider.(provider.HostSocketChecker); ok {
+		if able, err := hc.HostSockets(ctx, gv); err == nil && !able {
+			c.Status = CheckWarn
+			c.Detail += ", but runsc runs without --host-uds=all, which a confined sandbox's relay needs to reach its gateway: create refuses confined sandboxes under it"
+			c.Fix = "add \"runtimeArgs\": [\"--host-uds=all\"] to " + gv + " under \"runtimes\" in /etc/docker/daemon.json and reload the engine (`scripts/ensure-gvisor.sh` in the litterbox repository does); docs/kernels.md"
+		}
+	}
 	return c
 }
 

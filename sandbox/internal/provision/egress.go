@@ -49,6 +49,9 @@ func (c *creation) planEgress(ctx context.Context, inherited bool) error {
 		c.pv.Log.Warn("this engine cannot run an egress gateway: the sandbox's network is open, as the engine makes it (docs/egress.md)", "sandbox", c.slug)
 		return nil
 	}
+	if err := c.checkRelayRuntime(ctx); err != nil {
+		return err
+	}
 	rec := netgate.FromConfig(c.cfg)
 	if inherited {
 		if src := c.settingsSource(); src != "" {
@@ -293,4 +296,23 @@ func (c *creation) notReady(stderr string) error {
 		return nil
 	}
 	return &core.Error{Msg: fmt.Sprintf("Sandbox '%s' was not created: its egress relay and gateway %s did not listen within 30 s (`docker logs %s` shows the gateway's side). Nothing was made.", c.slug, c.net.Gateway, c.net.Gateway)}
+}
+
+// checkRelayRuntime refuses, before anything is made, a confined sandbox
+// under a runtime that keeps it from its gateway's sockets (gVisor's runsc
+// without --host-uds=all): its every connection would fail. Only a
+// runtime the user chose is asked about: the engine's default is runc's
+// kind on every engine litterbox makes gateways on.
+func (c *creation) checkRelayRuntime(ctx context.Context) error {
+	hc, ok := c.pv.Provider.(provider.HostSocketChecker)
+	if c.cfg.Runtime == "" || !ok {
+		return nil
+	}
+	able, err := hc.HostSockets(ctx, c.cfg.Runtime)
+	if err != nil || able {
+		return err
+	}
+	return core.NewError(core.ErrNoRuntime, "Sandbox '%s' was not created: runtime %s (gVisor) keeps a sandbox from the host's unix sockets, and a confined sandbox reaches its network gateway through one. "+
+		"Run runsc with --host-uds=all: add \"runtimeArgs\": [\"--host-uds=all\"] to its entry under \"runtimes\" in /etc/docker/daemon.json and reload the engine (in the litterbox repository `scripts/ensure-gvisor.sh` does; docs/kernels.md), "+
+		"or set egress = \"open\" under [network] in %s for a sandbox on gVisor's own network. Nothing was made.", c.slug, c.cfg.Runtime, config.LocalFile)
 }
