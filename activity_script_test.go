@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -194,7 +195,7 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 				}
 			}
 			if time.Now().After(deadline) {
-				ts.Fatalf("the program did not exit; the screen:\n%s", tuiScreen(ts))
+				ts.Fatalf("the program did not exit; the screen:\n%s\nits goroutines (SIGQUIT):\n%s", tuiScreen(ts), tuiDump(ts))
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -223,6 +224,26 @@ func tmuxCmd(ts *testscript.TestScript, args ...string) *exec.Cmd {
 func tmuxSocket(ts *testscript.TestScript) string { return "lb-" + ts.Getenv("TESTID") }
 
 // tuiScreen is what the terminal shows, one line a row.
+// tuiDump makes the pane's program print its goroutines (a Go program's
+// answer to SIGQUIT) and returns the pane's history, where they went.
+func tuiDump(ts *testscript.TestScript) string {
+	out, err := tmuxCmd(ts, "display-message", "-p", "-t", "0", "#{pane_pid}").Output()
+	if err != nil {
+		return err.Error()
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		return err.Error()
+	}
+	_ = syscall.Kill(pid, syscall.SIGQUIT)
+	time.Sleep(2 * time.Second)
+	out, err = tmuxCmd(ts, "capture-pane", "-p", "-J", "-S", "-3000", "-t", "0").Output()
+	if err != nil {
+		return err.Error()
+	}
+	return string(out)
+}
+
 func tuiScreen(ts *testscript.TestScript) string {
 	out, err := tmuxCmd(ts, "capture-pane", "-p", "-t", "0").Output()
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/litterbox-dev/litterbox/gateway"
 	"github.com/litterbox-dev/litterbox/provider"
@@ -314,10 +315,36 @@ func StartRelay(ctx context.Context, e Execer, sandbox provider.Ref, ports []int
 	return nil
 }
 
+// ctlReadyWait is how long ctl waits for a gateway that has just started.
+const ctlReadyWait = 10 * time.Second
+
 // ctl runs `litterbox-gateway ctl args...` in the gateway's container.
-func ctl(ctx context.Context, e Execer, gw provider.Ref, stdin io.Reader, args ...string) ([]byte, error) {
-	res, err := e.Exec(ctx, provider.ExecRequest{Ref: gw, Stdin: stdin,
-		Cmd: append([]string{ProgramDir + "/litterbox-gateway", "ctl"}, args...)})
+//
+// A gateway that has just started may not be ready for it: its main
+// process installs the program (the exec finds nothing to run: exit 126
+// or 127), then listens on the control socket (the program waits for it,
+// Ctl). Until ctlReadyWait has passed, such an exec is tried again.
+func ctl(ctx context.Context, e Execer, gw provider.Ref, stdin []byte, args ...string) ([]byte, error) {
+	var (
+		res provider.ExecResult
+		err error
+	)
+	deadline := time.Now().Add(ctlReadyWait)
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		req := provider.ExecRequest{Ref: gw, Cmd: append([]string{ProgramDir + "/litterbox-gateway", "ctl"}, args...)}
+		if stdin != nil {
+			req.Stdin = bytes.NewReader(stdin)
+		}
+		res, err = e.Exec(ctx, req)
+		if err != nil || (res.ExitCode != 126 && res.ExitCode != 127) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("%s", strings.TrimSpace(string(res.Stderr)))
 	}
@@ -334,7 +361,7 @@ func SetPolicy(ctx context.Context, e Execer, gw provider.Ref, p gateway.Policy)
 	if err != nil {
 		return err
 	}
-	_, err = ctl(ctx, e, gw, strings.NewReader(string(b)), "set")
+	_, err = ctl(ctx, e, gw, b, "set")
 	return err
 }
 

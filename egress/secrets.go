@@ -44,7 +44,7 @@ func SetSecrets(ctx context.Context, e Execer, gw provider.Ref, s gateway.Secret
 	if err != nil {
 		return gateway.SecretsInfo{}, err
 	}
-	out, err := ctl(ctx, e, gw, bytes.NewReader(b), "secrets")
+	out, err := ctl(ctx, e, gw, b, "secrets")
 	clear(b)
 	if err != nil {
 		return gateway.SecretsInfo{}, err

@@ -87,3 +87,31 @@ func TestWriteTrust(t *testing.T) {
 		}
 	}
 }
+
+// startingExec answers 126 (nothing to run: the gateway has not installed
+// its program yet) the first starting times, then as fakeExec.
+type startingExec struct {
+	fakeExec
+	starting int
+}
+
+func (s *startingExec) Exec(ctx context.Context, r provider.ExecRequest) (provider.ExecResult, error) {
+	res, err := s.fakeExec.Exec(ctx, r)
+	if len(s.reqs) <= s.starting {
+		res = provider.ExecResult{ExitCode: 126, Stderr: []byte("OCI runtime exec failed: no such file or directory")}
+	}
+	return res, err
+}
+
+// TestCtlWaitsForAStartingGateway: a gateway just started (create, resume)
+// has its program in place a moment later: the call is made again, its
+// stdin whole each time, and does not fail.
+func TestCtlWaitsForAStartingGateway(t *testing.T) {
+	f := &startingExec{fakeExec: fakeExec{out: `{"ca":"x"}`}, starting: 2}
+	if _, err := SetSecrets(context.Background(), f, provider.Ref{ID: "gw1"}, gateway.Secrets{Secrets: []gateway.Secret{{Name: "api", Value: "a-long-value"}}}); err != nil {
+		t.Fatalf("a gateway that starts: %v", err)
+	}
+	if len(f.reqs) != 3 || f.stdins[0] != f.stdins[2] || !strings.Contains(f.stdins[2], "a-long-value") {
+		t.Errorf("%d execs, stdins %q", len(f.reqs), f.stdins)
+	}
+}
