@@ -184,18 +184,15 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 	case "exited":
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			out, err := tmuxCmd(ts, "display-message", "-p", "-t", "0", "#{pane_dead} #{pane_dead_status}").Output()
-			if err == nil {
-				f := strings.Fields(string(out))
-				if len(f) == 2 && f[0] == "1" {
-					if code, _ := strconv.Atoi(f[1]); code != 0 {
-						ts.Fatalf("the program exited %d; the screen:\n%s", code, tuiScreen(ts))
-					}
-					return
+			out, err := tmuxCmd(ts, "display-message", "-p", "-t", "0", "#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal}").Output()
+			if err == nil && strings.HasPrefix(string(out), "1 ") {
+				if !strings.HasPrefix(string(out), "1 status=0 ") {
+					ts.Fatalf("the program ended (%s); the screen:\n%s", strings.TrimSpace(string(out)), tuiScreen(ts))
 				}
+				return
 			}
 			if time.Now().After(deadline) {
-				ts.Fatalf("the program did not exit; the screen:\n%s\nits goroutines (SIGQUIT):\n%s", tuiScreen(ts), tuiDump(ts))
+				ts.Fatalf("the program did not exit (tmux: %q, %v); the screen:\n%s\nits goroutines (SIGQUIT):\n%s", out, err, tuiScreen(ts), tuiDump(ts))
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
