@@ -17,7 +17,7 @@ import (
 // Keep the platforms here and in Platforms the same.
 //go:generate go run ../scanbin/gen -pkg github.com/litterbox-dev/litterbox/gateway/cmd/litterbox-gateway -name litterbox-gateway -o bin linux/amd64 linux/arm64
 
-//go:embed bin/litterbox-gateway-linux-* bin/GOVERSION
+//go:embed bin/litterbox-gateway-linux-* bin/GOVERSION bin/SUMS
 var bins embed.FS
 
 // Set is the embedded gateways.

@@ -16,7 +16,7 @@ import (
 // Keep the platforms here and in Platforms the same.
 //go:generate go run ./gen -o bin linux/amd64 linux/arm64
 
-//go:embed bin/litterbox-scan-linux-* bin/GOVERSION
+//go:embed bin/litterbox-scan-linux-* bin/GOVERSION bin/SUMS
 var bins embed.FS
 
 // Platforms are the platforms a scanner is embedded for, "os/arch".

@@ -6,13 +6,15 @@ package staticbin
 import (
 	"embed"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 )
 
 // Set is one program's embedded builds.
 type Set struct {
-	// FS holds bin/NAME-OS-ARCH for every platform, and bin/GOVERSION.
+	// FS holds bin/NAME-OS-ARCH for every platform, bin/SUMS (their
+	// SHA-256, as sha256sum prints them) and bin/GOVERSION.
 	FS embed.FS
 	// Name is the program's name ("litterbox-scan").
 	Name string
@@ -38,6 +40,32 @@ func (s *Set) For(os, arch string) ([]byte, error) {
 		return nil, fmt.Errorf("no %s for %s/%s: "+s.Only, s.What, os, arch, strings.Join(s.Platforms, " or "))
 	}
 	return b, nil
+}
+
+// Open reads the build for os/arch without copying it: the program's
+// own read-only data, paged in as it is read.
+func (s *Set) Open(os, arch string) (io.ReadCloser, error) {
+	f, err := s.FS.Open("bin/" + s.FileName(os, arch))
+	if err != nil {
+		return nil, fmt.Errorf("no %s for %s/%s: "+s.Only, s.What, os, arch, strings.Join(s.Platforms, " or "))
+	}
+	return f, nil
+}
+
+// Sum is the SHA-256 of the build for os/arch, in hex, as the generator
+// recorded it in bin/SUMS: naming a build reads none of its bytes (each is
+// megabytes, which would stay resident).
+func (s *Set) Sum(os, arch string) (string, error) {
+	sums, err := s.FS.ReadFile("bin/SUMS")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(sums), "\n") {
+		if sum, file, ok := strings.Cut(line, "  "); ok && file == s.FileName(os, arch) {
+			return sum, nil
+		}
+	}
+	return "", fmt.Errorf("no %s for %s/%s: "+s.Only, s.What, os, arch, strings.Join(s.Platforms, " or "))
 }
 
 // Supported reports whether there is a build for os/arch.

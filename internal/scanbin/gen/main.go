@@ -5,10 +5,12 @@
 // The flags make the bytes a function of the source and the Go version alone (no paths, no VCS
 // stamp, no build id), so a second run gives identical files; the Go
 // version is written beside them in GOVERSION, because another one gives
-// other bytes.
+// other bytes, and each build's SHA-256 in SUMS (as sha256sum prints it),
+// so that litterbox names a build without reading it (staticbin.Set.Sum).
 package main
 
 import (
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"os"
@@ -37,13 +39,15 @@ func run(out, pkg, name string, platforms []string) error {
 	if err != nil {
 		return err
 	}
+	var sums strings.Builder
 	for _, p := range platforms {
 		goos, goarch, ok := strings.Cut(p, "/")
 		if !ok {
 			return fmt.Errorf("platform %q: want os/arch", p)
 		}
+		file := name + "-" + goos + "-" + goarch
 		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=",
-			"-o", filepath.Join(abs, name+"-"+goos+"-"+goarch), pkg)
+			"-o", filepath.Join(abs, file), pkg)
 		// Only what is set here decides the output: not the caller's
 		// GOFLAGS, cgo or microarchitecture levels.
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch,
@@ -52,6 +56,14 @@ func run(out, pkg, name string, platforms []string) error {
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("build %s for %s: %w", name, p, err)
 		}
+		b, err := os.ReadFile(filepath.Join(abs, file))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&sums, "%x  %s\n", sha256.Sum256(b), file)
+	}
+	if err := os.WriteFile(filepath.Join(out, "SUMS"), []byte(sums.String()), 0o644); err != nil {
+		return err
 	}
 	return os.WriteFile(filepath.Join(out, "GOVERSION"), []byte(runtime.Version()+"\n"), 0o644)
 }

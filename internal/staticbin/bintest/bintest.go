@@ -6,6 +6,8 @@ package bintest
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"fmt"
 	"debug/elf"
 	"os"
 	"os/exec"
@@ -43,6 +45,13 @@ func UpToDate(t *testing.T, s *staticbin.Set, gen, pkgDir string) {
 		fresh, err := os.ReadFile(filepath.Join(out, s.FileName(goos, goarch)))
 		if err != nil {
 			t.Fatal(err)
+		}
+		sum, err := s.Sum(goos, goarch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%x", sha256.Sum256(embedded)); sum != got {
+			t.Errorf("bin/SUMS names %s for %s, whose SHA-256 is %s: run `go generate ./%s`", sum, p, got, pkgDir)
 		}
 		if !bytes.Equal(embedded, fresh) {
 			t.Errorf("the embedded %s for %s differs from a fresh build (committed with %s, this is %s): run `go generate ./%s` and commit %s/bin",

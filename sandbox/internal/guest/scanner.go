@@ -6,11 +6,8 @@
 package guest
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"debug/elf"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -72,15 +69,17 @@ func (g *Guest) ImageInfo(ctx context.Context, image string) (string, provider.I
 // Scanner is the scanner to copy into a container.
 type Scanner struct {
 	// Path is where it goes in the container, unique per content.
-	Path string
-	data []byte // the embedded scanner, or nil
-	host string // else a file on the host (Options.Scanner)
+	Path     string
+	platform string // the embedded scanner of this os/arch, or ""
+	host     string // else a file on the host (Options.Scanner)
 }
 
-// Open reads the scanner's program.
+// Open reads the scanner's program: the embedded one is read in place,
+// never copied, and only when a container lacks it.
 func (f Scanner) Open() (io.ReadCloser, error) {
-	if f.data != nil {
-		return io.NopCloser(bytes.NewReader(f.data)), nil
+	if f.platform != "" {
+		goos, goarch, _ := strings.Cut(f.platform, "/")
+		return scanbin.Set.Open(goos, goarch)
 	}
 	return os.Open(f.host)
 }
@@ -117,12 +116,11 @@ func (g *Guest) ScannerFor(ctx context.Context, h *core.Handle) (Scanner, error)
 	}
 	f, _ := g.embedded.LoadOrStore(platform, sync.OnceValues(func() (Scanner, error) {
 		goos, goarch, _ := strings.Cut(platform, "/")
-		b, err := scanbin.For(goos, goarch)
+		sum, err := scanbin.Set.Sum(goos, goarch)
 		if err != nil {
 			return Scanner{}, fmt.Errorf("sandbox '%s': %w", h.Slug, err)
 		}
-		sum := sha256.Sum256(b)
-		return Scanner{Path: core.RunDir + "/scan-" + hex.EncodeToString(sum[:8]), data: b}, nil
+		return Scanner{Path: core.RunDir + "/scan-" + sum[:16], platform: platform}, nil
 	}))
 	return f.(func() (Scanner, error))()
 }
@@ -221,9 +219,8 @@ func (g *Guest) ProbeScanner(ctx context.Context, image string) (Scanner, error)
 		platform = "linux/" + runtime.GOARCH
 	}
 	goos, goarch, _ := strings.Cut(platform, "/")
-	b, err := scanbin.For(goos, goarch)
-	if err != nil {
+	if _, err := scanbin.Set.Sum(goos, goarch); err != nil {
 		return Scanner{}, err
 	}
-	return Scanner{data: b}, nil
+	return Scanner{platform: platform}, nil
 }
