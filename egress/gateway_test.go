@@ -34,6 +34,9 @@ type engine struct {
 	// one: where its containers' traffic leaves, and its ports are
 	// published.
 	netns string
+	// runtime, when set, is the runtime the sandboxes (not their
+	// gateways) run under.
+	runtime string
 }
 
 var engines = []engine{
@@ -42,6 +45,9 @@ var engines = []engine{
 		ensure: "scripts/ensure-podman.sh", netns: "/run/netns/litterbox-podman"},
 	{name: "ssh", options: docker.Options{Engine: docker.EngineDocker, Host: "ssh://litterbox-remote"},
 		ensure: "scripts/ensure-ssh-engine.sh", netns: "/run/netns/litterbox-remote"},
+	// The local Docker engine with the sandboxes under gVisor (runsc run
+	// with --host-uds=all): the relay carries the bytes there.
+	{name: "gvisor", options: docker.Options{Engine: docker.EngineDocker}, ensure: "scripts/ensure-gvisor.sh", runtime: "runsc"},
 }
 
 const image = "busybox:latest"
@@ -235,6 +241,7 @@ func (r *rig) confineSpec(spec provider.Spec, p gateway.Policy) *box {
 	ctx := context.Background()
 	name := spec.Name
 	k, v, _ := strings.Cut(r.label, "=")
+	spec.Runtime = r.e.runtime
 	plan, err := egress.Confine(spec, image, p, map[string]string{k: v})
 	if err != nil {
 		t.Fatal(err)
