@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -94,12 +94,30 @@ func (b *bench) serviceStart(ctx context.Context, dir string) (Row, error) {
 	}
 	defer b.litterbox(dir, "delete", "--force", name).run(context.WithoutCancel(ctx))
 	c := r.ContainerName(name)
-	out, err := proc{args: []string{"docker", "port", c, "8080/tcp"}}.run(ctx)
+	// Where the host reaches the port, as a user finds it: a confined
+	// sandbox's ports are published by its gateway, not its container.
+	out, err := b.litterbox(dir, "ports", "--json", name).run(ctx)
 	if err != nil {
 		return Row{}, fmt.Errorf("find the host port of web: %w", err)
 	}
-	hostPort := strings.TrimSpace(strings.Split(string(out), "\n")[0])
-	url := "http://" + hostPort + "/README.md"
+	var ports struct {
+		Ports []struct {
+			Name string `json:"name"`
+			URL  string `json:"url"`
+		} `json:"ports"`
+	}
+	if err := json.Unmarshal(out, &ports); err != nil {
+		return Row{}, fmt.Errorf("find the host port of web: %w", err)
+	}
+	url := ""
+	for _, p := range ports.Ports {
+		if p.Name == "web" {
+			url = p.URL + "/README.md"
+		}
+	}
+	if url == "" {
+		return Row{}, fmt.Errorf("find the host port of web: litterbox ports says %s", out)
+	}
 
 	var svc, floor []time.Duration
 	for i := 0; i <= b.n; i++ {

@@ -627,13 +627,6 @@ func (c *creation) startContainer(ctx context.Context) error {
 	}
 	c.sandbox = sb
 	c.undo.push("container "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, sb.Ref) })
-	if len(c.cfg.Ports) > 0 {
-		// The gateway publishes the named ports, which fill reads;
-		// otherwise the copy need not wait for it.
-		if err := c.gatewayStarted(); err != nil {
-			return err
-		}
-	}
 	if err := c.secretsFetched(); err != nil {
 		return err
 	}
@@ -669,7 +662,9 @@ func (c *creation) portRangeError(err error) error {
 // meanwhile), fails the create; a setup that exits non-zero does not: the
 // sandbox is kept, marked failed-setup (see finish).
 func (c *creation) fill(ctx context.Context) error {
-	extras := c.pv.prepareExtras(ctx, c.r, c.sandbox.Ref, c.cfg, c.out)
+	// The gateway publishes the named ports, which the extras read once
+	// it runs; the copy need not wait for it.
+	extras := c.pv.prepareExtras(ctx, c.r, c.sandbox.Ref, c.cfg, c.out, c.gatewayStarted)
 	var so, se bytes.Buffer
 	var err error
 	if c.pooled != nil {

@@ -16,7 +16,7 @@ import (
 // starts automatically, and reads the host ports of a new container, while
 // /src is being filled; it returns a func that waits for all that. So named
 // ports and services add little to create's time.
-func (pv *Provisioner) prepareExtras(ctx context.Context, r *core.Repo, ref provider.Ref, cfg *config.Config, out *Created) func() error {
+func (pv *Provisioner) prepareExtras(ctx context.Context, r *core.Repo, ref provider.Ref, cfg *config.Config, out *Created, portsAfter func() error) func() error {
 	done := make(chan error, 2)
 	n := 0
 	archive, err := services.Save(r, out.Name, cfg)
@@ -36,6 +36,13 @@ func (pv *Provisioner) prepareExtras(ctx context.Context, r *core.Repo, ref prov
 	if len(cfg.Ports) > 0 {
 		n++
 		go func() {
+			// A confined sandbox's ports are its gateway's to publish.
+			if portsAfter != nil {
+				if err := portsAfter(); err != nil {
+					done <- err
+					return
+				}
+			}
 			res, err := pv.services.Ports(ctx, &core.Handle{Repo: r, Ref: ref, Slug: out.Name})
 			if err != nil {
 				done <- err
