@@ -7,8 +7,8 @@ package bintest
 import (
 	"bytes"
 	"crypto/sha256"
-	"fmt"
 	"debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
