@@ -7,9 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -84,7 +82,12 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) < 3 {
 			ts.Fatalf("usage: tui start COLS ROWS CMD [ARGS...]")
 		}
-		cmd := "exec " + strings.Join(args[2:], " ")
+		// The shell records the program's exit status: tmux 3.3 can mark
+		// a pane dead (its terminal closed) without ever learning the
+		// status of the process that ended.
+		status := tuiStatusFile(ts)
+		_ = os.Remove(status)
+		cmd := strings.Join(args[2:], " ") + `; echo "$?" >` + status + ".tmp && mv " + status + ".tmp " + status
 		_ = tmuxCmd(ts, "kill-server").Run()
 		ts.Defer(func() {
 			_ = tmuxCmd(ts, "kill-server").Run()
@@ -184,15 +187,14 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 	case "exited":
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			out, err := tmuxCmd(ts, "display-message", "-p", "-t", "0", "#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal}").Output()
-			if err == nil && strings.HasPrefix(string(out), "1 ") {
-				if !strings.HasPrefix(string(out), "1 status=0 ") {
-					ts.Fatalf("the program ended (%s); the screen:\n%s", strings.TrimSpace(string(out)), tuiScreen(ts))
+			if b, err := os.ReadFile(tuiStatusFile(ts)); err == nil {
+				if code := strings.TrimSpace(string(b)); code != "0" {
+					ts.Fatalf("the program exited %s; the screen:\n%s", code, tuiScreen(ts))
 				}
 				return
 			}
 			if time.Now().After(deadline) {
-				ts.Fatalf("the program did not exit (tmux: %q, %v); the screen:\n%s\nits goroutines (SIGQUIT):\n%s", out, err, tuiScreen(ts), tuiDump(ts))
+				ts.Fatalf("the program did not exit; the screen:\n%s\nits goroutines (SIGQUIT):\n%s", tuiScreen(ts), tuiDump(ts))
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -221,18 +223,21 @@ func tmuxCmd(ts *testscript.TestScript, args ...string) *exec.Cmd {
 func tmuxSocket(ts *testscript.TestScript) string { return "lb-" + ts.Getenv("TESTID") }
 
 // tuiScreen is what the terminal shows, one line a row.
-// tuiDump makes the pane's program print its goroutines (a Go program's
-// answer to SIGQUIT) and returns the pane's history, where they went.
+// tuiStatusFile is where the shell of the script's pane writes its
+// program's exit status.
+func tuiStatusFile(ts *testscript.TestScript) string {
+	return filepath.Join(ts.Getenv("WORK"), ".tui-status")
+}
+
+// tuiDump makes the pane's program (the child of its shell) print its
+// goroutines (a Go program's answer to SIGQUIT) and returns the pane's
+// history, where they went.
 func tuiDump(ts *testscript.TestScript) string {
 	out, err := tmuxCmd(ts, "display-message", "-p", "-t", "0", "#{pane_pid}").Output()
 	if err != nil {
 		return err.Error()
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil {
-		return err.Error()
-	}
-	_ = syscall.Kill(pid, syscall.SIGQUIT)
+	_ = exec.Command("pkill", "-QUIT", "-P", strings.TrimSpace(string(out))).Run()
 	time.Sleep(2 * time.Second)
 	out, err = tmuxCmd(ts, "capture-pane", "-p", "-J", "-S", "-3000", "-t", "0").Output()
 	if err != nil {
