@@ -32,8 +32,11 @@ type Provider struct {
 	netns     string // see socketNetns
 
 	// offered holds the runtimes a create found the engine offers, so
-	// each is asked about once.
+	// each is asked about once; hostUDS, by the engine's name, whether
+	// each of those lets a container use the host's unix sockets
+	// (HostSockets), learnt from the same answer.
 	offered sync.Map
+	hostUDS sync.Map
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -558,8 +561,9 @@ func (p *Provider) portsNote() string {
 }
 
 var (
-	_ provider.Renamer        = (*Provider)(nil)
-	_ provider.RuntimeChecker = (*Provider)(nil)
+	_ provider.Renamer           = (*Provider)(nil)
+	_ provider.RuntimeChecker    = (*Provider)(nil)
+	_ provider.HostSocketChecker = (*Provider)(nil)
 )
 
 // Rename gives a sandbox's container a new name (a pooled sandbox taking
@@ -575,18 +579,32 @@ func (p *Provider) Rename(ctx context.Context, ref provider.Ref, name string) er
 	return err
 }
 
-// runtimes asks the engine for the runtimes it offers (sorted) and its
-// default. Podman's Docker-compatible API lists every runtime its
-// containers.conf names, installed or not, and then ignores the runtime a
-// container asks for (4.3 runs its default for any name, even one it does
-// not know): only its default can be had there.
-func (p *Provider) runtimes(ctx context.Context) ([]string, string, error) {
+// engineRuntime is a runtime as the engine reports it: its program, and
+// the arguments the engine runs it with.
+type engineRuntime struct {
+	Path string   `json:"path"`
+	Args []string `json:"runtimeArgs"`
+}
+
+// hostSockets says a container under rt, the engine's runtime name, may use
+// the host's unix sockets in its volumes: not under gVisor's runsc (by its
+// name or its program) unless the engine runs it with --host-uds=all.
+func (rt engineRuntime) hostSockets(name string) bool {
+	if path.Base(rt.Path) != "runsc" && name != "runsc" {
+		return true
+	}
+	return slices.Contains(rt.Args, "--host-uds=all") || slices.Contains(rt.Args, "-host-uds=all")
+}
+
+// runtimeTable asks the engine for the runtimes it offers and its
+// default.
+func (p *Provider) runtimeTable(ctx context.Context) (map[string]engineRuntime, string, error) {
 	res, err := p.c.Run(ctx, p.c.Cmd("info", "--format", "{{json .Runtimes}} {{json .DefaultRuntime}}"))
 	if err != nil {
 		return nil, "", err
 	}
 	var (
-		offered map[string]json.RawMessage
+		offered map[string]engineRuntime
 		def     string
 	)
 	dec := json.NewDecoder(bytes.NewReader(res.Stdout))
@@ -594,44 +612,50 @@ func (p *Provider) runtimes(ctx context.Context) ([]string, string, error) {
 		return nil, "", fmt.Errorf("parse the runtimes of docker info %q: %w", res.Stdout, err)
 	}
 	_ = dec.Decode(&def) // older engines may not say
+	return offered, def, nil
+}
+
+// runtimes asks the engine for the runtimes it offers (sorted) and its
+// default. Podman's Docker-compatible API lists every runtime its
+// containers.conf names, installed or not, and then ignores the runtime a
+// container asks for (4.3 runs its default for any name, even one it does
+// not know): only its default can be had there.
+func (p *Provider) runtimes(ctx context.Context) ([]string, string, error) {
+	offered, def, err := p.runtimeTable(ctx)
+	if err != nil {
+		return nil, "", err
+	}
 	if p.c.dialect() == PodmanDialect {
 		if def == "" {
 			return nil, "", nil
 		}
 		return []string{def}, def, nil
 	}
+	for name, rt := range offered {
+		p.hostUDS.Store(name, rt.hostSockets(name))
+	}
 	return slices.Sorted(maps.Keys(offered)), def, nil
 }
 
-// HostSockets says whether a container under runtime may use the host's
-// unix sockets in its volumes: not under gVisor's runsc (found by its
-// path) unless the engine runs it with --host-uds=all. Podman's API runs
+// HostSockets says whether a container under runtime (the engine's name,
+// as CheckRuntime gives it; "" its default) may use the host's unix sockets
+// in its volumes (engineRuntime.hostSockets). The engine's answer to
+// CheckRuntime says it; otherwise the engine is asked. Podman's API runs
 // its default runtime whatever is asked: it is taken as able.
 func (p *Provider) HostSockets(ctx context.Context, runtime string) (bool, error) {
 	if p.c.dialect() == PodmanDialect {
 		return true, nil
 	}
-	res, err := p.c.Run(ctx, p.c.Cmd("info", "--format", "{{json .Runtimes}} {{json .DefaultRuntime}}"))
+	if ok, known := p.hostUDS.Load(runtime); known && runtime != "" {
+		return ok.(bool), nil
+	}
+	offered, def, err := p.runtimeTable(ctx)
 	if err != nil {
 		return false, err
 	}
-	var (
-		offered map[string]struct {
-			Path string   `json:"path"`
-			Args []string `json:"runtimeArgs"`
-		}
-		def string
-	)
-	dec := json.NewDecoder(bytes.NewReader(res.Stdout))
-	if err := dec.Decode(&offered); err != nil {
-		return false, fmt.Errorf("parse the runtimes of docker info %q: %w", res.Stdout, err)
-	}
-	_ = dec.Decode(&def)
-	rt, ok := offered[cmp.Or(runtime, def)]
-	if !ok || path.Base(rt.Path) != "runsc" && cmp.Or(runtime, def) != "runsc" {
-		return true, nil
-	}
-	return slices.Contains(rt.Args, "--host-uds=all") || slices.Contains(rt.Args, "-host-uds=all"), nil
+	name := cmp.Or(runtime, def)
+	rt, ok := offered[name]
+	return !ok || rt.hostSockets(name), nil
 }
 
 // CheckRuntime makes sure the engine offers runtime ("" is its default),

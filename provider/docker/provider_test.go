@@ -196,3 +196,23 @@ func TestCheckRuntimeGVisor(t *testing.T) {
 		t.Errorf("CheckRuntime(gvisor) without runsc = %v; want ErrNoRuntime saying how to install gVisor", err)
 	}
 }
+
+// Whether a runtime lets a container use the host's unix sockets comes
+// from the answer CheckRuntime got: runsc (by name or program) only with
+// --host-uds=all, any other runtime always; the engine is asked once.
+func TestHostSockets(t *testing.T) {
+	f := runnertest.New(t)
+	p, err := New(Options{Runner: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Expect(runtimesArgs, `{"runc":{"path":"runc"},"runsc":{"path":"/x/runsc","runtimeArgs":["--host-uds=all"]},"plain":{"path":"/x/runsc"}} "runc"`+"\n", nil)
+	if got, err := p.CheckRuntime(context.Background(), provider.RuntimeGVisor); got != "runsc" || err != nil {
+		t.Fatalf("CheckRuntime(gvisor) = %q, %v", got, err)
+	}
+	for name, want := range map[string]bool{"runsc": true, "plain": false, "runc": true} {
+		if got, err := p.HostSockets(context.Background(), name); got != want || err != nil {
+			t.Errorf("HostSockets(%s) = %v, %v; want %v", name, got, err, want)
+		}
+	}
+}
