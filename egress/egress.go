@@ -93,6 +93,16 @@ type Plan struct {
 // ImageProgram is where a gateway image (BuildImage) holds the program.
 const ImageProgram = "/usr/local/bin/litterbox-gateway"
 
+// MountOn has both containers mount the shared volume as engine c mounts
+// it: made by the first mount where c can (Docker: atMount is true), else
+// to be made by a volume create first (Podman).
+func (p *Plan) MountOn(c *docker.Client) (atMount bool) {
+	mount, atMount := c.MountMaking(p.Volume, Dir)
+	p.Gateway.Volumes[0] = mount
+	p.Sandbox.Volumes[len(p.Sandbox.Volumes)-1] = mount
+	return atMount
+}
+
 // FromImage makes the plan's gateway run from image, a gateway image made
 // by BuildImage: its main process installs the program from the image (in
 // its own directory, and the relay on the volume) and becomes it, so that

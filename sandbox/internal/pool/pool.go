@@ -572,9 +572,7 @@ func (p *Pool) makeMember(ctx context.Context, r *core.Repo, sp provider.Spec, h
 			return err
 		}
 		dc, _ := netgate.Docker(p.Provider)
-		mount, atMount := dc.MountMaking(pl.Volume, egress.Dir)
-		pl.Gateway.Volumes[0] = mount
-		pl.Sandbox.Volumes[len(pl.Sandbox.Volumes)-1] = mount
+		atMount := pl.MountOn(dc)
 		pl.FromImage(gw.image)
 		if !atMount {
 			if err := dc.VolumeCreate(core.Made(ctx), pl.Volume); err != nil {

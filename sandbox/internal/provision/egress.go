@@ -183,10 +183,7 @@ func (c *creation) armSecrets(ctx context.Context, err error) {
 func nameGateway(plan *egress.Plan, name string, dc *docker.Client) (atMount bool) {
 	plan.Volume.Name = name
 	plan.Gateway.Name = name
-	mount, atMount := dc.MountMaking(plan.Volume, egress.Dir)
-	plan.Gateway.Volumes[0] = mount
-	plan.Sandbox.Volumes[len(plan.Sandbox.Volumes)-1] = mount
-	return atMount
+	return plan.MountOn(dc)
 }
 
 // claimGateway takes the gateway of claimed pool member m: the record names
