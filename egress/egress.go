@@ -326,14 +326,23 @@ func StartRelay(ctx context.Context, e Execer, sandbox provider.Ref, ports []int
 }
 
 // ctlReadyWait is how long ctl waits for a gateway that has just started.
-const ctlReadyWait = 10 * time.Second
+const ctlReadyWait = 20 * time.Second
+
+// starting says a ctl exec found the gateway not ready yet: its program
+// not installed (nothing to run: 126, 127), or not listening on its
+// control socket (its own words, gateway.Ctl's).
+func starting(res provider.ExecResult) bool {
+	return res.ExitCode == 126 || res.ExitCode == 127 ||
+		res.ExitCode != 0 && strings.Contains(string(res.Stderr), "does not answer on its control socket")
+}
 
 // ctl runs `litterbox-gateway ctl args...` in the gateway's container.
 //
-// A gateway that has just started may not be ready for it: its main
-// process installs the program (the exec finds nothing to run: exit 126
-// or 127), then listens on the control socket (the program waits for it,
-// Ctl). Until ctlReadyWait has passed, such an exec is tried again.
+// A gateway that has just started (create, resume) may not be ready for
+// it: its main process installs the program, which then listens on the
+// control socket. Until ctlReadyWait has passed, an exec that found it
+// starting is tried again, its stdin whole; every call waits so, and none
+// needs a wait of its own.
 func ctl(ctx context.Context, e Execer, gw provider.Ref, stdin []byte, args ...string) ([]byte, error) {
 	var (
 		res provider.ExecResult
@@ -346,7 +355,7 @@ func ctl(ctx context.Context, e Execer, gw provider.Ref, stdin []byte, args ...s
 			req.Stdin = bytes.NewReader(stdin)
 		}
 		res, err = e.Exec(ctx, req)
-		if err != nil || (res.ExitCode != 126 && res.ExitCode != 127) || time.Now().After(deadline) {
+		if err != nil || !starting(res) || time.Now().After(deadline) {
 			break
 		}
 		select {

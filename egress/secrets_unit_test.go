@@ -88,30 +88,37 @@ func TestWriteTrust(t *testing.T) {
 	}
 }
 
-// startingExec answers 126 (nothing to run: the gateway has not installed
-// its program yet) the first starting times, then as fakeExec.
+// startingExec answers as a gateway that is starting, with before in
+// turn, then as fakeExec.
 type startingExec struct {
 	fakeExec
-	starting int
+	before []provider.ExecResult
 }
 
 func (s *startingExec) Exec(ctx context.Context, r provider.ExecRequest) (provider.ExecResult, error) {
 	res, err := s.fakeExec.Exec(ctx, r)
-	if len(s.reqs) <= s.starting {
-		res = provider.ExecResult{ExitCode: 126, Stderr: []byte("OCI runtime exec failed: no such file or directory")}
+	if n := len(s.reqs); n <= len(s.before) {
+		res = s.before[n-1]
 	}
 	return res, err
 }
 
 // TestCtlWaitsForAStartingGateway: a gateway just started (create, resume)
-// has its program in place a moment later: the call is made again, its
-// stdin whole each time, and does not fail.
+// has its program in place, then listens on its control socket, a moment
+// later: the call is made again, its stdin whole each time, and does not
+// fail. Another failure is not waited on.
 func TestCtlWaitsForAStartingGateway(t *testing.T) {
-	f := &startingExec{fakeExec: fakeExec{out: `{"ca":"x"}`}, starting: 2}
+	notInstalled := provider.ExecResult{ExitCode: 126, Stderr: []byte("OCI runtime exec failed: no such file or directory")}
+	notListening := provider.ExecResult{ExitCode: 1, Stderr: []byte("litterbox-gateway: the gateway does not answer on its control socket: dial unix @litterbox-gateway-ctl: connect: connection refused")}
+	f := &startingExec{fakeExec: fakeExec{out: `{"ca":"x"}`}, before: []provider.ExecResult{notInstalled, notListening}}
 	if _, err := SetSecrets(context.Background(), f, provider.Ref{ID: "gw1"}, gateway.Secrets{Secrets: []gateway.Secret{{Name: "api", Value: "a-long-value"}}}); err != nil {
 		t.Fatalf("a gateway that starts: %v", err)
 	}
 	if len(f.reqs) != 3 || f.stdins[0] != f.stdins[2] || !strings.Contains(f.stdins[2], "a-long-value") {
 		t.Errorf("%d execs, stdins %q", len(f.reqs), f.stdins)
+	}
+	f = &startingExec{fakeExec: fakeExec{code: 1, stderr: "litterbox-gateway: secrets: secret api: its value is shorter than 8 bytes"}}
+	if _, err := SetSecrets(context.Background(), f, provider.Ref{ID: "gw1"}, gateway.Secrets{}); err == nil || len(f.reqs) != 1 {
+		t.Errorf("a refusal was asked %d times (%v), want once", len(f.reqs), err)
 	}
 }

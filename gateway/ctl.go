@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"syscall"
 	"time"
 )
 
@@ -133,14 +132,8 @@ func jsonError(err error) string {
 }
 
 // Ctl sends req to the control socket at addr and returns the answer.
-// A gateway that has just started listens a moment later: a refused
-// connection is tried again for up to 10 s.
 func Ctl(addr string, req CtlRequest) (CtlResponse, error) {
 	c, err := net.DialTimeout("unix", addr, 5*time.Second)
-	for deadline := time.Now().Add(10 * time.Second); err != nil && errors.Is(err, syscall.ECONNREFUSED) && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-		c, err = net.DialTimeout("unix", addr, 5*time.Second)
-	}
 	if err != nil {
 		return CtlResponse{}, fmt.Errorf("the gateway does not answer on its control socket: %w", err)
 	}

@@ -2,11 +2,9 @@ package netgate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
@@ -82,7 +80,7 @@ func (g *Gate) Start(ctx context.Context, r *core.Repo, slug string, rec *Record
 	if err != nil {
 		return "", fmt.Errorf("start the egress gateway %s of sandbox '%s': %w", rec.Gateway, slug, err)
 	}
-	if err := g.setPolicyStarting(ctx, slug, rec); err != nil {
+	if err := g.SetPolicy(ctx, slug, rec); err != nil {
 		return "", fmt.Errorf("give the egress gateway %s of sandbox '%s' its policy: %w", rec.Gateway, slug, err)
 	}
 	bs, _, err := ReadSecrets(r.Git.CommonDir, slug)
@@ -110,24 +108,6 @@ func (g *Gate) Start(ctx context.Context, r *core.Repo, slug string, rec *Record
 		return "", fmt.Errorf("give the egress gateway %s of sandbox '%s' its secrets: %w", rec.Gateway, slug, err)
 	}
 	return info.CA, nil
-}
-
-// setPolicyStarting sets rec's policy in a gateway that is starting: its
-// main process installs the program, which then listens on its control
-// socket; until then, ctl fails, and is asked again.
-func (g *Gate) setPolicyStarting(ctx context.Context, slug string, rec *Record) error {
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := g.SetPolicy(ctx, slug, rec)
-		if err == nil || errors.Is(err, provider.ErrStopped) || errors.Is(err, provider.ErrNotFound) || time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 // WaitRelay waits, in the running sandbox ref, until its relay and its

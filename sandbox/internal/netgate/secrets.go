@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
-	"time"
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
@@ -66,21 +64,8 @@ func WriteSecrets(r *core.Repo, slug string, bs []Bound) error {
 	return state.WriteAtomic(state.File(r.Git.CommonDir, slug, SecretsFile), append(data, '\n'))
 }
 
-// SetSecrets gives the gateway of rec its secrets (egress.SetSecrets),
-// waiting for it to answer on its control socket: create asks right after
-// the gateway's program is installed, before its main process may have
-// started it.
+// SetSecrets gives the gateway of rec its secrets (egress.SetSecrets,
+// which waits for a gateway that is starting).
 func (g *Gate) SetSecrets(ctx context.Context, rec *Record, s gateway.Secrets) (gateway.SecretsInfo, error) {
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		info, err := egress.SetSecrets(ctx, g.Provider, rec.Ref(), s)
-		if err == nil || !strings.Contains(err.Error(), "does not answer on its control socket") || time.Now().After(deadline) {
-			return info, err
-		}
-		select {
-		case <-ctx.Done():
-			return info, err
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return egress.SetSecrets(ctx, g.Provider, rec.Ref(), s)
 }
