@@ -385,5 +385,18 @@ func (c *Client) State(ctx context.Context, name string) (string, error) {
 	return strings.TrimSpace(string(res.Stdout)), err
 }
 
+// ContainerState is the state of container name, provider.StateNone when
+// there is none.
+func (c *Client) ContainerState(ctx context.Context, name string) (provider.State, error) {
+	st, err := c.State(ctx, name)
+	if errors.Is(err, provider.ErrNotFound) {
+		return provider.StateNone, nil
+	}
+	if err != nil {
+		return provider.StateNone, err
+	}
+	return state(st), nil
+}
+
 // Endpoint names the engine the CLI talks to, as the user named it.
 func (c *Client) Endpoint() string { return c.endpoint() }

@@ -9,7 +9,6 @@ import (
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
 	"github.com/litterbox-dev/litterbox/provider"
-	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/secrets"
@@ -29,20 +28,7 @@ func (g *Gate) GatewayState(ctx context.Context, rec *Record) (provider.State, e
 	if err != nil || !ok {
 		return provider.StateNone, err
 	}
-	st, err := c.State(ctx, rec.Gateway)
-	if err != nil {
-		if strings.Contains(strings.ToLower(runner.Stderr(err)), "no such") {
-			return provider.StateNone, nil
-		}
-		return provider.StateNone, err
-	}
-	switch st {
-	case "running":
-		return provider.StateRunning, nil
-	case "paused":
-		return provider.StatePaused, nil
-	}
-	return provider.StateStopped, nil
+	return c.ContainerState(ctx, rec.Gateway)
 }
 
 // GoneError is the error of a sandbox whose gateway container is gone: it
