@@ -308,6 +308,10 @@ const (
 	NotReadyExit   = "97"
 )
 
+// NotReady says stderr, of an exec that ran WaitReady, is its saying the
+// way out did not come up.
+func NotReady(stderr string) bool { return strings.Contains(stderr, NotReadyMarker) }
+
 // StartRelay starts the relay again in a running sandbox (the agent may
 // have stopped it: it is the agent's); it returns once the relay listens.
 func StartRelay(ctx context.Context, e Execer, sandbox provider.Ref, ports []int) error {

@@ -319,7 +319,7 @@ func (inv *Inventory) note(sb *Sandbox, gws map[string]provider.State) {
 		switch st, ok := gws[sb.Egress.Gateway]; {
 		case !ok:
 			sb.Status = StatusGatewayDown
-			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is gone, and with it its way out: record its work with `litterbox snapshot " + sb.Name + "`, remove its container (`docker rm -f " + sb.Container + "`), then `litterbox create --from-branch " + sb.Name + "` makes both again"
+			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is gone, and with it its way out: " + netgate.Recreate(sb.Name, sb.Container)
 		case st != provider.StateRunning:
 			sb.Status = StatusGatewayDown
 			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is " + string(st) + ", so it cannot reach the network: `litterbox resume " + sb.Name + "` starts it again"

@@ -34,7 +34,13 @@ func (g *Gate) GatewayState(ctx context.Context, rec *Record) (provider.State, e
 // GoneError is the error of a sandbox whose gateway container is gone: it
 // has no way out, and only a recreate makes one.
 func GoneError(slug, container string, rec *Record) error {
-	return core.NewError(core.ErrStopped, "Sandbox '%s' cannot be resumed: its egress gateway %s is gone (removed), and with it the sandbox's way out. Record its work with `litterbox snapshot %s`, remove its container (`docker rm -f %s`), then recreate it from its branch with `litterbox create --from-branch %s`, which makes a new gateway with the policy `litterbox net %s` shows.", slug, rec.Gateway, slug, container, slug, slug)
+	return core.NewError(core.ErrStopped, "Sandbox '%s' cannot be resumed: its egress gateway %s is gone (removed), and with it the sandbox's way out. To bring both back, %s, with the policy `litterbox net %s` shows.", slug, rec.Gateway, Recreate(slug, container), slug)
+}
+
+// Recreate says how to bring back a sandbox whose gateway is gone: its
+// work recorded, its container removed, both made again from its branch.
+func Recreate(slug, container string) string {
+	return "record its work with `litterbox snapshot " + slug + "`, remove its container (`docker rm -f " + container + "`), then `litterbox create --from-branch " + slug + "` makes both again"
 }
 
 // Start starts rec's gateway (stopped or paused) and gives it its policy

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/provider"
@@ -159,7 +158,7 @@ func (ps *Pauser) start(ctx context.Context, r *core.Repo, c provider.Sandbox) (
 	if terr := <-trust; terr != nil {
 		err = errors.Join(err, fmt.Errorf("sandbox '%s': %w", h.Slug, terr))
 	}
-	if err != nil && strings.Contains(se.String(), egress.NotReadyMarker) {
+	if err != nil && egress.NotReady(se.String()) {
 		return out, netgate.NotListening(h.Slug, w.rec, err)
 	}
 	if err != nil {

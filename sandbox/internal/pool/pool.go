@@ -615,7 +615,7 @@ func (p *Pool) makeMember(ctx context.Context, r *core.Repo, sp provider.Spec, h
 	if err == nil && stamp == 0 {
 		err = errors.New("the copy did not report completion")
 	}
-	if err != nil && strings.Contains(se.String(), egress.NotReadyMarker) {
+	if err != nil && egress.NotReady(se.String()) {
 		err = fmt.Errorf("its egress relay and gateway %s did not listen within 30 s", plan.Gateway.Name)
 	}
 	if gerr := <-made; err == nil && gerr != nil {

@@ -289,7 +289,7 @@ func (c *creation) setupArgv() []string {
 // notReady is the error of a setup whose wait for the way out timed out
 // (egress.WaitReady); nil when it did not.
 func (c *creation) notReady(stderr string) error {
-	if c.net == nil || !strings.Contains(stderr, egress.NotReadyMarker) {
+	if c.net == nil || !egress.NotReady(stderr) {
 		return nil
 	}
 	return &core.Error{Msg: fmt.Sprintf("Sandbox '%s' was not created: its egress relay and gateway %s did not listen within 30 s (`docker logs %s` shows the gateway's side). Nothing was made.", c.slug, c.net.Gateway, c.net.Gateway)}
