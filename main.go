@@ -25,6 +25,7 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/buildinfo"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
+	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/provider/kubernetes"
 	"github.com/litterbox-dev/litterbox/provider/vm"
@@ -257,17 +258,18 @@ func completionEnv() *commands.Env {
 	// Flags are not parsed yet: the engine comes from the environment, as
 	// --engine's would; an unknown one falls back to docker. A VM that
 	// does not run is not started for a TAB: nothing is completed.
-	name := os.Getenv("LITTERBOX_ENGINE")
-	if name == vm.Engine {
-		m, err := vmMachine(context.Background(), engineOptions{RepoDir: dir}, run)
-		if err != nil || m.Status().State != vm.StateRunning {
-			name = ""
+	var engine provider.Provider = noEngine{errors.New("the repository's VM does not run")}
+	if name := os.Getenv("LITTERBOX_ENGINE"); name == vm.Engine {
+		if m, err := vmMachine(context.Background(), engineOptions{RepoDir: dir}, run); err == nil && m.Status().State == vm.StateRunning {
+			if p, err := vm.NewProvider(m, run); err == nil {
+				engine = p
+			}
 		}
-	}
-	engine, _, err := newEngine(context.Background(), engineOptions{Name: name, K: kubernetes.Options{
+	} else if p, _, err := newEngine(context.Background(), engineOptions{Name: name, K: kubernetes.Options{
 		Kubeconfig: os.Getenv("LITTERBOX_KUBECONFIG"), Context: os.Getenv("LITTERBOX_KUBE_CONTEXT"), Namespace: os.Getenv("LITTERBOX_NAMESPACE"),
-	}, RepoDir: dir}, run)
-	if err != nil {
+	}}, run); err == nil {
+		engine = p
+	} else {
 		engine, _ = docker.New(docker.Options{Runner: run})
 	}
 	return &commands.Env{
