@@ -65,15 +65,9 @@ func stopVM(ctx context.Context, env *Env, r *sandbox.Repo, force bool) error {
 		return nil
 	}
 	if !force {
-		list, err := env.Sandboxes.List(ctx, r)
+		names, err := inVM(ctx, env, r)
 		if err != nil {
 			return err
-		}
-		var names []string
-		for _, sb := range list {
-			if sb.Container != "" {
-				names = append(names, sb.Name)
-			}
 		}
 		if len(names) > 0 {
 			return fmt.Errorf("%w: sandboxes run in the VM (%s): a power-off loses their /src (their branches stay). Suspend it instead (`litterbox vm suspend`, which keeps everything), delete them, or stop it with --force",
@@ -93,14 +87,8 @@ func stopIdleVM(ctx context.Context, env *Env, r *sandbox.Repo) {
 	if env.VM == nil || env.VM.Status().State != vm.StateRunning {
 		return
 	}
-	list, err := env.Sandboxes.List(ctx, r)
-	if err != nil {
+	if names, err := inVM(ctx, env, r); err != nil || len(names) > 0 {
 		return
-	}
-	for _, sb := range list {
-		if sb.Container != "" {
-			return
-		}
 	}
 	if pool, err := env.Sandboxes.Pool(ctx, r); err != nil || len(pool) > 0 {
 		return
@@ -110,6 +98,18 @@ func stopIdleVM(ctx context.Context, env *Env, r *sandbox.Repo) {
 		return
 	}
 	env.errf("No sandbox is left in the VM: stopped the VM (the next create starts it again).\n")
+}
+
+// inVM names r's sandboxes that have a container in the VM.
+func inVM(ctx context.Context, env *Env, r *sandbox.Repo) ([]string, error) {
+	list, err := env.Sandboxes.List(ctx, r)
+	var names []string
+	for _, sb := range list {
+		if sb.Container != "" {
+			names = append(names, sb.Name)
+		}
+	}
+	return names, err
 }
 
 // vmLine says the VM's state in one line.
