@@ -181,50 +181,39 @@ func (b *bench) runtimesThroughLitterbox(ctx context.Context) error {
 		return err
 	}
 	defer s.close()
-	bash := map[string][]time.Duration{}
 	for _, k := range kinds {
 		if err := create(dir, "rtm-"+k, k); err != nil {
 			return err
 		}
 		defer del(dir, "rtm-"+k)
 	}
-	for i := 0; i <= b.n; i++ {
-		for _, k := range kinds {
-			d, _, err := s.timedCall(ctx, "bash", map[string]any{"sandbox": "rtm-" + k, "command": "true"})
-			if err != nil {
-				return err
-			}
-			if i > 0 {
-				bash[k] = append(bash[k], d)
-			}
-		}
+	bash, err := b.perKind(kinds, func(_ int, k string) (time.Duration, error) {
+		d, _, err := s.timedCall(ctx, "bash", map[string]any{"sandbox": "rtm-" + k, "command": "true"})
+		return d, err
+	})
+	if err != nil {
+		return err
 	}
 
 	big, err := b.repo(ctx, repoSpec{Files: runtimeFiles, Bytes: runtimeFiles << 10})
 	if err != nil {
 		return err
 	}
-	snap := map[string][]time.Duration{}
 	for _, k := range kinds {
 		if err := create(big, "rts-"+k, k); err != nil {
 			return err
 		}
 		defer del(big, "rts-"+k)
 	}
-	for i := 0; i <= b.n; i++ {
-		for _, k := range kinds {
-			name := "rts-" + k
-			if _, err := b.litterbox(big, "exec", name, "--", "sh", "-c", fmt.Sprintf("echo %d > /src/bench-change.txt", i)).run(ctx); err != nil {
-				return err
-			}
-			d, err := timed(func() error { _, err := b.litterbox(big, "snapshot", name).run(ctx); return err })
-			if err != nil {
-				return err
-			}
-			if i > 0 {
-				snap[k] = append(snap[k], d)
-			}
+	snap, err := b.perKind(kinds, func(i int, k string) (time.Duration, error) {
+		name := "rts-" + k
+		if _, err := b.litterbox(big, "exec", name, "--", "sh", "-c", fmt.Sprintf("echo %d > /src/bench-change.txt", i)).run(ctx); err != nil {
+			return 0, err
 		}
+		return timed(func() error { _, err := b.litterbox(big, "snapshot", name).run(ctx); return err })
+	})
+	if err != nil {
+		return err
 	}
 	b.rows = append(b.rows,
 		withNote(row(runtimeCases[3], created["gvisor"], created["default"], maxRatio(1.5)), fmt.Sprintf("litterbox create --no-pool --runtime gvisor of %s (copy-in and setup included); floor: the same without --runtime (runc). Target: issue 24's create <= 1.5x", b.small)),
@@ -232,6 +221,24 @@ func (b *bench) runtimesThroughLitterbox(ctx context.Context) error {
 		withNote(row(runtimeCases[5], snap["gvisor"], snap["default"], maxRatio(2)), "litterbox snapshot after one file changed, 25,000 files in /src; floor: the same under runc (issue 24: <= 2x)"),
 	)
 	return nil
+}
+
+// perKind runs measure b.n+1 times for each kind in turn and keeps its
+// figures by kind, the first round (a warm-up) left out.
+func (b *bench) perKind(kinds []string, measure func(i int, kind string) (time.Duration, error)) (map[string][]time.Duration, error) {
+	out := map[string][]time.Duration{}
+	for i := 0; i <= b.n; i++ {
+		for _, k := range kinds {
+			d, err := measure(i, k)
+			if err != nil {
+				return nil, err
+			}
+			if i > 0 {
+				out[k] = append(out[k], d)
+			}
+		}
+	}
+	return out, nil
 }
 
 // vmCases are the rows of the vm group: the VM engine's boot, and the round
