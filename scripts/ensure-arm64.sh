@@ -11,6 +11,7 @@
 # at registration), so it works inside containers' mount namespaces.
 # The .deb is cached in $CACHE, outside the clone.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 ARM64_IMAGE=${ARM64_IMAGE:-litterbox-test/busybox:arm64}
 CACHE=${LITTERBOX_CACHE:-/var/cache/litterbox}/arm64
@@ -28,8 +29,7 @@ export DEBIAN_FRONTEND=noninteractive
 [ -e "$BINFMT/register" ] || mount -t binfmt_misc binfmt_misc "$BINFMT"
 if [ ! -x /usr/libexec/qemu-binfmt/aarch64-binfmt-P ]; then
   log "installing Debian's qemu-user-static"
-  apt-get install -y -qq --no-install-recommends qemu-user-static >/dev/null 2>&1 ||
-    { apt-get update -qq && apt-get install -y -qq --no-install-recommends qemu-user-static >/dev/null; }
+  apt_install qemu-user-static
 fi
 if [ ! -e "$BINFMT/qemu-aarch64" ]; then
   # Without systemd nobody reads /usr/lib/binfmt.d: register by hand.
@@ -46,10 +46,10 @@ mkdir -p "$CACHE"
 deb=$(ls "$CACHE"/busybox-static_*_arm64.deb 2>/dev/null | head -n 1 || true)
 if [ -z "$deb" ]; then
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-    dpkg --add-architecture arm64
+    dpkg_locked --add-architecture arm64
   fi
-  (cd "$CACHE" && { apt-get download busybox-static:arm64 >/dev/null 2>&1 ||
-    { apt-get update -qq && apt-get download busybox-static:arm64 >/dev/null; }; })
+  (cd "$CACHE" && { apt_get download busybox-static:arm64 >/dev/null 2>&1 ||
+    { apt_get update -qq && apt_get download busybox-static:arm64 >/dev/null; }; })
   deb=$(ls "$CACHE"/busybox-static_*_arm64.deb | head -n 1)
 fi
 

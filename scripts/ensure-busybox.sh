@@ -28,9 +28,8 @@ if ! dpkg -s busybox-static >/dev/null 2>&1; then
     log "busybox-static is missing and this is not root: install it, then run this again"
     exit 1
   fi
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends busybox-static >/dev/null
+  . "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+  apt_install busybox-static
 fi
 
 root=$(mktemp -d)

@@ -10,6 +10,7 @@
 # $CACHE, outside the clone, so a second machine state (or a rerun after the
 # image was removed) only imports it.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 DEBIAN_IMAGE=${DEBIAN_IMAGE:-litterbox-test/debian-python:bookworm}
 CACHE=${LITTERBOX_CACHE:-/var/cache/litterbox}/debian
@@ -29,9 +30,7 @@ fi
 mkdir -p "$CACHE"
 if [ ! -s "$TARBALL" ]; then
   export DEBIAN_FRONTEND=noninteractive
-  command -v debootstrap >/dev/null 2>&1 ||
-    apt-get install -y -qq --no-install-recommends debootstrap >/dev/null 2>&1 ||
-    { apt-get update -qq && apt-get install -y -qq --no-install-recommends debootstrap >/dev/null; }
+  command -v debootstrap >/dev/null 2>&1 || apt_install debootstrap
   work=$(mktemp -d "$CACHE/work.XXXXXX")
   trap 'rm -rf "$work"' EXIT
   log "debootstrap bookworm (minbase + python3) from $MIRROR; this takes a few minutes"

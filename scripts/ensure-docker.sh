@@ -34,9 +34,8 @@ if ! command -v dockerd >/dev/null 2>&1; then
     exit 1
   fi
   log "installing Debian's docker.io"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-confold docker.io >/dev/null
+  . "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+  apt_install -o Dpkg::Options::=--force-confold docker.io
 fi
 
 # The default engine's dockerd, not another one (the ssh engines of

@@ -26,6 +26,7 @@
 #
 # A second run with everything in place asks the engine once and exits.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 VERSION=${LITTERBOX_GVISOR_VERSION:-v0.0.0-20260905035102-160fafc42237}
 CACHE=${LITTERBOX_GVISOR_CACHE:-${LITTERBOX_CACHE:-/var/cache/litterbox}/gvisor}
@@ -69,11 +70,7 @@ register_docker() {
     log "registering $NAME with Docker writes $DAEMON_JSON: run this as root"
     exit 1
   fi
-  command -v jq >/dev/null || {
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends jq >/dev/null 2>&1 ||
-      { apt-get -o DPkg::Lock::Timeout=600 update -qq && apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends jq >/dev/null; }
-  }
+  command -v jq >/dev/null || apt_install jq
   mkdir -p "$(dirname "$DAEMON_JSON")"
   local cur='{}'
   [ -s "$DAEMON_JSON" ] && cur=$(cat "$DAEMON_JSON")

@@ -25,6 +25,7 @@
 # scripts/ensure-busybox.sh), imported into the cluster's containerd; pods
 # name it busybox:latest with imagePullPolicy Never (or IfNotPresent).
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 K8S_VERSION=${LITTERBOX_K8S_VERSION:-v1.34.4}
 CACHE=${LITTERBOX_K8S_CACHE:-/var/cache/litterbox/k8s}
@@ -187,7 +188,7 @@ unpack_debs() {
   rm -rf "$CACHE/debs" "$ROOT"
   mkdir -p "$CACHE/debs" "$ROOT"
   # shellcheck disable=SC2086 # DEBS is a list of package names
-  (cd "$CACHE/debs" && { apt-get download -qq $DEBS 2>/dev/null || { apt-get update -qq && apt-get download -qq $DEBS; }; })
+  (cd "$CACHE/debs" && { apt_get download -qq $DEBS 2>/dev/null || { apt_get update -qq && apt_get download -qq $DEBS; }; })
   for d in "$CACHE"/debs/*.deb; do dpkg -x "$d" "$ROOT"; done
 }
 

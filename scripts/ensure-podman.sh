@@ -18,6 +18,7 @@
 # and bridges stay its own. Published ports are therefore on the namespace's
 # 127.0.0.1; reach them with `nsenter --net=/run/netns/$PODMAN_NETNS`.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 PODMAN_DIR=${PODMAN_DIR:-/run/litterbox-podman}
 PODMAN_SOCK=$PODMAN_DIR/podman.sock
@@ -62,9 +63,7 @@ fi
 
 if ! command -v podman >/dev/null 2>&1 || ! command -v catatonit >/dev/null 2>&1; then
   log "installing Debian's podman and catatonit"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -qq --no-install-recommends podman catatonit >/dev/null 2>&1 ||
-    { apt-get update -qq && apt-get install -y -qq --no-install-recommends podman catatonit >/dev/null; }
+  apt_install podman catatonit
 fi
 # Debian's package enables a podman.socket unit; with no systemd running here
 # it is inert, and this service uses its own socket either way.

@@ -28,6 +28,7 @@
 # `litterbox-remote-wrongkey` offers a key the host does not accept, and
 # `litterbox-remote-down` a port where nothing listens.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 ACTION=up
 OPEN=
@@ -140,9 +141,7 @@ stop
 command -v dockerd >/dev/null || bash "$(dirname "$0")/ensure-docker.sh"
 if ! command -v sshd >/dev/null 2>&1 && [ ! -x /usr/sbin/sshd ]; then
   log "installing Debian's openssh-server"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -qq --no-install-recommends openssh-server >/dev/null 2>&1 ||
-    { apt-get update -qq && apt-get install -y -qq --no-install-recommends openssh-server >/dev/null; }
+  apt_install openssh-server
 fi
 
 mkdir -p "$DIR" "$STATE"

@@ -18,6 +18,6 @@ if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   log "tmux is missing: install it (apt-get install tmux, brew install tmux), then run this again"
   exit 1
 fi
-apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+apt_install tmux
 log "installed $(tmux -V)"

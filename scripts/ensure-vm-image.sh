@@ -21,6 +21,7 @@
 # mistaken for this one. Written aside and renamed into place: a build that
 # dies leaves no half image.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 RECIPE=1
 CACHE=${LITTERBOX_VM_CACHE:-${LITTERBOX_CACHE:-/var/cache/litterbox}/vm}
@@ -64,8 +65,7 @@ command -v socat >/dev/null 2>&1 || need="$need socat"
 if [ -n "$need" ]; then
   log "installing$need"
   # shellcheck disable=SC2086 # a list of package names
-  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $need >/dev/null 2>&1 ||
-    { apt-get -o DPkg::Lock::Timeout=600 update -qq && apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $need >/dev/null; }
+  apt_install $need
 fi
 docker image inspect "$IMAGE" >/dev/null 2>&1 || bash "$(dirname "$0")/ensure-busybox.sh"
 

@@ -21,25 +21,19 @@ import (
 )
 
 // need fails the test with CI=true, and skips it otherwise, when the VM
-// engine cannot run here.
+// engine cannot run here (vm.Runnable: the image and qemu; emulated where
+// KVM cannot be used, as the engine itself runs).
 func need(t *testing.T) vm.Image {
 	t.Helper()
-	why := ""
-	img, err := vm.LoadImage(vm.DefaultImageDir())
-	if err != nil {
-		why = err.Error()
-	} else if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
-		why = "qemu-system-x86_64 is not installed (Debian's qemu-system-x86); scripts/ensure-vm-image.sh installs it"
-	} else if _, err := os.Stat("/dev/kvm"); err != nil {
-		why = "no /dev/kvm on this machine"
-	}
-	if why == "" {
+	img, accel, err := vm.Runnable(vm.DefaultImageDir())
+	if err == nil {
+		t.Logf("the VM runs under %s %s", accel.Name, accel.Note)
 		return img
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true but the VM engine cannot run: %s", why)
+		t.Fatalf("CI=true but the VM engine cannot run: %v", err)
 	}
-	t.Skipf("the VM engine cannot run: %s", why)
+	t.Skipf("the VM engine cannot run: %v", err)
 	return img
 }
 

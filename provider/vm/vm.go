@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -94,6 +95,21 @@ type Accel struct {
 // DetectAccel finds how VMs can run on this machine (for `doctor` too).
 // LITTERBOX_VM_ACCEL=kvm or tcg decides instead.
 func DetectAccel() Accel { return detectAccel("/dev/kvm", "/sys/module") }
+
+// Runnable says whether the VM engine can run on this machine with the image
+// in dir, and how (its Accel): the image and qemu are all it needs. KVM is
+// not: without a usable /dev/kvm (none, or PVM-only) the VM runs emulated
+// (TCG), slower, but it runs.
+func Runnable(dir string) (Image, Accel, error) {
+	img, err := LoadImage(dir)
+	if err != nil {
+		return img, Accel{}, err
+	}
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		return img, Accel{}, fmt.Errorf("qemu-system-x86_64 is not installed (Debian's qemu-system-x86): `scripts/ensure-vm-image.sh` installs it")
+	}
+	return img, DetectAccel(), nil
+}
 
 func detectAccel(dev, modules string) Accel {
 	if a := os.Getenv("LITTERBOX_VM_ACCEL"); a != "" {
