@@ -87,8 +87,9 @@ func harnessScripts(s *scriptSet) {
 	s.cmd("modelsaw", cmdModelSaw)
 	// readme-snippet HARNESS FILE
 	//
-	// Writes README.md's configuration snippet for HARNESS (the code block
-	// marked <!-- harness: HARNESS; ... -->) to FILE, as a user copies it.
+	// Writes the configuration snippet for HARNESS of docs/connect.md (the
+	// code block marked <!-- harness: HARNESS; ... -->) to FILE, as a user
+	// copies it.
 	s.cmd("readme-snippet", cmdReadmeSnippet)
 }
 
@@ -174,7 +175,7 @@ func cmdReadmeSnippet(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: readme-snippet HARNESS FILE")
 	}
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile(snippetDoc)
 	ts.Check(err)
 	for _, m := range harnessSnippet.FindAllStringSubmatch(string(readme), -1) {
 		if m[1] == args[0] {
@@ -184,5 +185,5 @@ func cmdReadmeSnippet(ts *testscript.TestScript, neg bool, args []string) {
 			return
 		}
 	}
-	ts.Fatalf("README.md has no snippet marked <!-- harness: %s; ... -->", args[0])
+	ts.Fatalf("%s has no snippet marked <!-- harness: %s; ... -->", snippetDoc, args[0])
 }

@@ -33,7 +33,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
-// Exit codes, documented in the README.
+// Exit codes, documented in docs/cli.md.
 const (
 	exitOK          = 0
 	exitFailed      = 1 // anything not below

@@ -8,10 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alecthomas/kong"
 	"github.com/pelletier/go-toml/v2"
 )
 
-// harnessSnippet is a code block of the README marked with the harness whose
+// snippetDoc is the page that holds each harness's configuration snippet.
+const snippetDoc = "docs/connect.md"
+
+// harnessSnippet is a code block of snippetDoc marked with the harness whose
 // configuration it is and the page documenting that harness's format:
 //
 //	<!-- harness: NAME; format: URL ... -->
@@ -27,14 +31,14 @@ type stdioServer struct {
 	Args    []string `json:"args" toml:"args"`
 }
 
-// TestReadmeHarnessSnippets parses each MCP configuration snippet of the
-// README the way its harness reads it, checks the keys that harness requires
+// TestConnectSnippets parses each MCP configuration snippet of snippetDoc
+// the way its harness reads it, checks the keys that harness requires
 // (VS Code's "servers" and "type": "stdio", Codex's [mcp_servers.NAME] in
 // TOML, opencode's "mcp" with "type": "local" and the command line as one
 // array, "mcpServers" elsewhere), and checks that the command line it starts is
 // `litterbox ... mcp` as litterbox's own parser reads it.
-func TestReadmeHarnessSnippets(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+func TestConnectSnippets(t *testing.T) {
+	readme, err := os.ReadFile(snippetDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +67,7 @@ func TestReadmeHarnessSnippets(t *testing.T) {
 	}
 	for _, h := range []string{"claude-cli", "claude", "cursor", "vscode", "codex", "gemini", "opencode"} {
 		if !seen[h] {
-			t.Errorf("README has no snippet marked <!-- harness: %s; format: URL -->", h)
+			t.Errorf(snippetDoc+" has no snippet marked <!-- harness: %s; format: URL -->", h)
 		}
 	}
 }
@@ -142,4 +146,61 @@ func parseSnippet(t *testing.T, harness, lang, body string) stdioServer {
 		t.Fatal("no args")
 	}
 	return srv
+}
+
+// TestCLIDoc checks that docs/cli.md, the CLI's reference, names every
+// command the CLI has (as `litterbox PATH`) and every flag of each (as
+// `--flag`), so the reference cannot fall behind the CLI's own --help.
+func TestCLIDoc(t *testing.T) {
+	doc, err := os.ReadFile("docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c cli
+	parser, err := newParser(&c, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	for _, f := range parser.Model.Flags {
+		if !f.Hidden && f != parser.Model.HelpFlag && !strings.Contains(text, "--"+f.Name) {
+			t.Errorf("docs/cli.md does not name the global flag --%s", f.Name)
+		}
+	}
+	var walk func(n *kong.Node, parent string)
+	walk = func(n *kong.Node, parent string) {
+		for _, child := range n.Children {
+			if child.Hidden {
+				continue
+			}
+			path := strings.TrimSpace(parent + " " + child.Name)
+			if !strings.Contains(text, "litterbox "+path) && !commandNamedInLine(text, path) {
+				t.Errorf("docs/cli.md does not name the command `litterbox %s`", path)
+			}
+			for _, f := range child.Flags {
+				if !f.Hidden && !strings.Contains(text, "--"+f.Name) {
+					t.Errorf("docs/cli.md does not name `litterbox %s`'s flag --%s", path, f.Name)
+				}
+			}
+			walk(child, path)
+		}
+	}
+	walk(parser.Model.Node, "")
+}
+
+// commandNamedInLine reports whether a reference line names a subcommand
+// the way the reference writes its alternatives: `litterbox vm
+// [status|suspend|stop]` names `vm stop`.
+func commandNamedInLine(text, path string) bool {
+	words := strings.Fields(path)
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.Contains(line, "litterbox "+strings.Join(words[:len(words)-1], " ")) {
+			continue
+		}
+		last := words[len(words)-1]
+		if regexp.MustCompile(`[\[| ]` + regexp.QuoteMeta(last) + `[\]| ]`).MatchString(line) {
+			return true
+		}
+	}
+	return false
 }
