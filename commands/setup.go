@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/internal/harnessconf"
@@ -35,7 +34,7 @@ func (s *Setup) Run(ctx context.Context, env *Env) error {
 	}
 	plan, err := harnessconf.Plan(r.Root(), s.Harness)
 	if errors.Is(err, harnessconf.ErrInvalidFile) {
-		return fmt.Errorf("%w: %w", sandbox.ErrBadArgument, err)
+		return &sandbox.Error{Kind: sandbox.ErrBadArgument, Msg: err.Error()}
 	}
 	if err != nil {
 		return err

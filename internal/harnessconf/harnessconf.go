@@ -23,7 +23,7 @@ var Names = []string{"claude", "codex", "gemini", "opencode"}
 
 // ErrInvalidFile is returned when a file to merge into does not parse, or
 // holds a value of another type where setup must write; nothing is written.
-var ErrInvalidFile = errors.New("cannot merge into the file")
+var ErrInvalidFile = errors.New("cannot merge into")
 
 // how says what a setting does with a value the file already has.
 type how int
