@@ -20,7 +20,7 @@ type Setup struct {
 // leaves open (docs/harnesses.md says more).
 var setupNotes = map[string]string{
 	"claude":   "Claude Code asks once to trust the folder and to start the project's MCP server. Its Read, Grep and Glob still read the host's files.",
-	"codex":    "Codex reads .codex/config.toml in a trusted project only (codex --trust, or its prompt). --sandbox, --full-auto or --dangerously-bypass-approvals-and-sandbox on its command line undo the read-only sandbox.",
+	"codex":    "Codex reads .codex/config.toml in a trusted project only (codex exec --trust, or its prompt). --sandbox or --dangerously-bypass-approvals-and-sandbox on its command line undoes the read-only sandbox, and apply_patch writes again.",
 	"gemini":   "Gemini CLI reads .gemini/settings.json in a trusted folder only (its prompt, or GEMINI_CLI_TRUST_WORKSPACE=true). Its read_file, grep_search and glob still read the host's files.",
 	"opencode": "opencode's read, grep and glob still read the host's files.",
 }
