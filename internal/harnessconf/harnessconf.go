@@ -31,10 +31,12 @@ type how int
 const (
 	// replace puts the setting's value in place of any other.
 	replace how = iota
-	// keep leaves any value there: the MCP server entry, which a user may
-	// have written with --repo or an environment of their own.
+	// keep is for an object (the MCP server entry, which a user may have
+	// written with --repo or an environment of their own): one that has
+	// any of its keys is left as it is.
 	keep
-	// union adds the setting's items that the list lacks.
+	// union adds the setting's items that the list lacks (JSON files
+	// only: no TOML setting is a list to add to).
 	union
 )
 
@@ -172,7 +174,8 @@ func Plan(root, harness string) ([]File, error) {
 }
 
 // Write writes the files of plan that change, under root, each whole or not
-// at all (a temporary file renamed into place); a file keeps its mode.
+// at all (a temporary file renamed into place); a file keeps its mode, and
+// a symbolic link stays one: the file it points to is written.
 func Write(root string, plan []File) error {
 	for _, f := range plan {
 		if len(f.Changes) == 0 {
@@ -182,6 +185,11 @@ func Write(root string, plan []File) error {
 		mode := os.FileMode(0o644)
 		if st, err := os.Stat(path); err == nil {
 			mode = st.Mode().Perm()
+			// A settings file linked from elsewhere (a dotfiles checkout)
+			// is written where it is, and stays a link.
+			if path, err = filepath.EvalSymlinks(path); err != nil {
+				return err
+			}
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err

@@ -340,3 +340,30 @@ func TestWriteKeepsMode(t *testing.T) {
 		t.Errorf("left behind: %v", entries)
 	}
 }
+
+// A settings file that is a link (to a dotfiles checkout, say) stays a
+// link; the file it points to gets the change.
+func TestWriteFollowsLink(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	target := filepath.Join(elsewhere, "opencode.json")
+	if err := os.WriteFile(target, []byte(`{"theme": "dark"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(root, "opencode.json")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Plan(root, "opencode")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(root, p); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(filepath.Join(root, "opencode.json")); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("opencode.json is no longer a link: %v %v", st.Mode(), err)
+	}
+	got, _ := os.ReadFile(target)
+	if !strings.Contains(string(got), `"theme": "dark"`) || !strings.Contains(string(got), `"bash": "deny"`) {
+		t.Errorf("the linked file holds:\n%s", got)
+	}
+}
