@@ -111,6 +111,9 @@ default_tools_approval_mode = "approve"
 `,
 		},
 	}
+	if len(want) != len(Names) || len(harnesses) != len(Names) {
+		t.Fatalf("Names %v, harnesses %d, tested %d: they must agree", Names, len(harnesses), len(want))
+	}
 	for harness, files := range want {
 		t.Run(harness, func(t *testing.T) {
 			got := plan(t, harness, nil)
