@@ -218,7 +218,7 @@ func editTOML(data []byte, settings []setting) ([]byte, []string, error) {
 	}
 	for _, s := range settings {
 		if have, ok := d.lookup(s.path); !ok || (s.how == replace && !equalTOML(have, s.value)) {
-			return nil, nil, fmt.Errorf("setup could not set %s in it: set it to %s by hand", strings.Join(s.path, "."), tomlValue(s.value))
+			return nil, nil, fmt.Errorf("setup could not set %s in it: set it to %s by hand", strings.Join(s.path, "."), describe(s.value))
 		}
 	}
 	return src, changes, nil
