@@ -89,6 +89,7 @@ type cli struct {
 	UI        commands.UI         `cmd:"" name:"ui" help:"A terminal UI: the sandboxes live, each one's activity and diff, and the review actions (merge, apply, pause, delete, a shell...)."`
 	Service   commands.ServiceCmd `cmd:"" help:"Start, stop or restart a sandbox's service, or show its status or logs."`
 	MCP       commands.MCP        `cmd:"" name:"mcp" help:"Serve the agent tools over MCP on stdio (docs/mcp.md)."`
+	Setup     commands.Setup      `cmd:"" help:"Set up a harness in this repository (claude, codex, gemini, opencode): litterbox as its MCP server, and its own shell and file-writing tools turned off on the host (docs/harnesses.md)."`
 	Doctor    commands.Doctor     `cmd:"" help:"Check the engine, the image, git and disk space, one line each, with what to do about what fails."`
 	VM        commands.VM         `cmd:"" name:"vm" help:"With --engine vm: show the repository's VM (running, suspended or stopped), or suspend or stop it."`
 	Version   commands.Version    `cmd:"" help:"Print the version and commit."`

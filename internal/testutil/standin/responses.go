@@ -7,7 +7,9 @@ import (
 
 // responses is OpenAI's Responses API (POST /v1/responses), as Codex calls
 // it: the conversation is the items of input, a tool call a function_call
-// item and its result a function_call_output item with the same call_id.
+// item (custom_tool_call for a free-form tool such as apply_patch) and its
+// result a function_call_output (custom_tool_call_output) item with the
+// same call_id.
 var responses = api{parse: parseResponses, reply: replyResponses}
 
 type responsesRequest struct {
@@ -27,9 +29,9 @@ func parseResponses(body []byte) (conversation, error) {
 	c := conversation{agent: len(req.Tools) > 0}
 	for _, it := range req.Input {
 		switch it.Type {
-		case "function_call":
+		case "function_call", "custom_tool_call":
 			c.calls++
-		case "function_call_output":
+		case "function_call_output", "custom_tool_call_output":
 			c.outputs = append(c.outputs, textOf(it.Output))
 		}
 	}
@@ -48,6 +50,14 @@ func replyResponses(w http.ResponseWriter, _ string, body []byte, t *Turn) error
 			"name": t.Tool, "arguments": string(t.Args), "status": "completed"}
 		if t.Namespace != "" {
 			item["namespace"] = t.Namespace
+		}
+		if t.Freeform() {
+			var input string
+			if err := json.Unmarshal(t.Args, &input); err != nil {
+				return err
+			}
+			item = map[string]any{"type": "custom_tool_call", "id": "ctc_" + t.Label, "call_id": "call_" + t.Label,
+				"name": t.Tool, "input": input, "status": "completed"}
 		}
 	}
 	resp := map[string]any{"id": "resp_standin", "object": "response", "model": req.Model, "status": "in_progress", "output": []any{}}

@@ -36,9 +36,14 @@ type Turn struct {
 	// Namespace is Codex's: it offers an MCP server's tools as a namespace
 	// (mcp__litterbox), and a call names it beside the tool.
 	Namespace string
-	// Args are the call's arguments, a JSON object.
+	// Args are the call's arguments, a JSON object; or, for a tool that
+	// takes free-form text (Codex's apply_patch, a "custom" tool of the
+	// Responses API), a JSON string: that text.
 	Args json.RawMessage
 }
+
+// Freeform tells a call of a free-form tool: its Args are a JSON string.
+func (t Turn) Freeform() bool { return strings.HasPrefix(string(t.Args), `"`) }
 
 // Closing is what the model says after the last turn, ending the session.
 const Closing = "Done."
@@ -234,7 +239,8 @@ func readRecord(path string, each func(record) error) error {
 func isCountTokens(path string) bool { return path == "/v1/messages/count_tokens" }
 
 // ParseTurns reads a script of turns, one a line: LABEL TOOL ARGS,
-// separated by spaces, ARGS a JSON object (the rest of the line); a TOOL of
+// separated by spaces, ARGS a JSON object (the rest of the line), or a JSON
+// string for a free-form tool (served by the Responses API only); a TOOL of
 // the form NAMESPACE.NAME is called in that namespace. Blank lines and lines
 // starting with # are skipped.
 func ParseTurns(script string) ([]Turn, error) {
@@ -248,8 +254,8 @@ func ParseTurns(script string) ([]Turn, error) {
 		label, rest, _ := strings.Cut(line, " ")
 		tool, args, _ := strings.Cut(strings.TrimSpace(rest), " ")
 		args = strings.TrimSpace(args)
-		if tool == "" || !strings.HasPrefix(args, "{") || !json.Valid([]byte(args)) {
-			return nil, fmt.Errorf("line %d: want LABEL TOOL {JSON ARGS}, got %q", i+1, line)
+		if tool == "" || !(strings.HasPrefix(args, "{") || strings.HasPrefix(args, `"`)) || !json.Valid([]byte(args)) {
+			return nil, fmt.Errorf("line %d: want LABEL TOOL {JSON ARGS} or LABEL TOOL \"FREE-FORM INPUT\", got %q", i+1, line)
 		}
 		if seen[label] {
 			return nil, fmt.Errorf("line %d: label %q used twice", i+1, label)

@@ -54,11 +54,12 @@ func TestServe(t *testing.T) {
 # a comment
 first   read       {"path": "a b.txt"}
 second  ns.read    {"path":"c.txt"}
+third   apply_patch "*** Begin Patch\n*** End Patch\n"
 `)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if turns[1].Namespace != "ns" || turns[1].Tool != "read" || string(turns[0].Args) != `{"path": "a b.txt"}` {
+	if turns[1].Namespace != "ns" || turns[1].Tool != "read" || string(turns[0].Args) != `{"path": "a b.txt"}` || !turns[2].Freeform() || turns[1].Freeform() {
 		t.Fatalf("ParseTurns: %+v", turns)
 	}
 	record := filepath.Join(t.TempDir(), "record.jsonl")
@@ -74,7 +75,9 @@ second  ns.read    {"path":"c.txt"}
 		{"/v1/messages", `{"stream":true,"tools":[{}],"messages":[{"role":"assistant","content":[{"type":"tool_use"}]}]}`, `"partial_json":"{\"path\":\"c.txt\"}"`},
 		{"/v1/messages", `{"stream":false,"messages":[{"role":"user","content":"title?"}]}`, `"text":"Done."`},
 		{"/v1/responses", `{"tools":[{}],"input":[{"type":"function_call"},{"type":"function_call_output","output":"x"}]}`, `"namespace":"ns"`},
-		{"/v1/responses", `{"tools":[{}],"input":[{"type":"function_call"},{"type":"function_call"}]}`, `"text":"Done."`},
+		// Codex's free-form apply_patch: a custom tool call, its input the text
+		{"/v1/responses", `{"tools":[{}],"input":[{"type":"function_call"},{"type":"function_call"}]}`, `{"call_id":"call_third","id":"ctc_third","input":"*** Begin Patch\n*** End Patch\n","name":"apply_patch","status":"completed","type":"custom_tool_call"}`},
+		{"/v1/responses", `{"tools":[{}],"input":[{"type":"function_call"},{"type":"function_call"},{"type":"custom_tool_call"},{"type":"custom_tool_call_output","output":"ok"}]}`, `"text":"Done."`},
 		{"/v1/chat/completions", `{"stream":true,"tools":[{}],"messages":[]}`, `"arguments":"{\"path\": \"a b.txt\"}"`},
 		{"/v1beta/models/m:streamGenerateContent", `{"tools":[{}],"contents":[]}`, `data: {"candidates"`},
 		{"/v1beta/models/m:generateContent", `{"contents":[]}`, `"text":"Done."`},
