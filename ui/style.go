@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/litterbox-dev/litterbox/activity"
+	"github.com/litterbox-dev/litterbox/internal/termtext"
 )
 
 // styles are the UI's looks, made for one output: with NO_COLOR set or an
@@ -72,26 +73,9 @@ func screen(lines []string, width, height int) string {
 	return strings.Join(out, "\n")
 }
 
-// expandTabs turns tabs into spaces to the next multiple of 8 columns, as a
+// expandTabs turns tabs into spaces to the next multiple of 8 cells, as a
 // terminal shows them, so widths are what they look.
-func expandTabs(s string) string {
-	if !strings.Contains(s, "\t") {
-		return s
-	}
-	var b strings.Builder
-	col := 0
-	for _, r := range s {
-		if r == '\t' {
-			n := 8 - col%8
-			b.WriteString(strings.Repeat(" ", n))
-			col += n
-			continue
-		}
-		b.WriteRune(r)
-		col++
-	}
-	return b.String()
-}
+func expandTabs(s string) string { return termtext.ExpandTabs(s) }
 
 // summary is an event on one line of width cells: what it did, cut to
 // leave room for how it ended, which always shows (in a word when the whole

@@ -1,0 +1,5 @@
+//go:build !race
+
+package termtext
+
+const raceEnabled = false
