@@ -9,7 +9,16 @@
 // its bound. They sit beside the sandboxes' state, never in a sandbox:
 // nothing an agent runs can write them. A record outlives its sandbox, so a
 // merge or a delete is still there to read afterwards; a sandbox made again
-// under the same name continues it, after its create event.
+// under the same name continues it, after its create event. The record of
+// a deleted sandbox goes after Retention (prune.go).
+//
+// Each event has a number (Seq), one more than the event before it in its
+// record, so a reader knows exactly how many it did not get. Flooding a
+// record rotates its oldest events away, so the events that matter to
+// security (refused connections, policy changes, operations that failed)
+// are also kept, in a store of their own per class that never rotates
+// (keep.go): the first of them up to MaxKept bytes, and the number of
+// those after.
 //
 // Several processes append at once (MCP servers, CLI commands): each takes
 // the record's lock file (<slug>.lock, internal/flock) around one write(2)
@@ -56,6 +65,10 @@ const (
 	// KindNet is a change of the sandbox's network policy (litterbox
 	// net): Action allow or deny, Target the entry.
 	KindNet Kind = "net"
+	// KindMissed is never written: a reader's note that Missed events of
+	// the record are not there to read (rotated away before it read them,
+	// or past what it keeps).
+	KindMissed Kind = "missed"
 )
 
 // Who acted: an event's By.
@@ -92,8 +105,11 @@ func Actor(ctx context.Context) string {
 type Event struct {
 	// Time is when the event was recorded: when the call or operation
 	// ended. Records are in this order.
-	Time    time.Time `json:"time"`
-	Sandbox string    `json:"sandbox"`
+	Time time.Time `json:"time"`
+	// Seq numbers the events of a record from 1, in the order they were
+	// written (0 in records written before it was kept).
+	Seq     int64  `json:"seq,omitempty"`
+	Sandbox string `json:"sandbox"`
 	Kind    Kind      `json:"kind"`
 	// By is who acted: mcp (an agent), cli or ui (a person), litterbox
 	// (itself); see WithActor.
@@ -123,12 +139,15 @@ type Event struct {
 	// went into, the host a refused connection tried to reach.
 	Target  string `json:"target,omitempty"`
 	Message string `json:"message,omitempty"`
-	// Output is what the call printed, as kept (the start of it).
+	// Output is what the call printed, as kept (its start and its end).
 	Output string `json:"output,omitempty"`
 	Error  string `json:"error,omitempty"`
 	// Cut names each field that was cut to its bound, with its size in
-	// bytes before.
+	// bytes before: its start and its end are kept, with "… N bytes cut …"
+	// between.
 	Cut map[string]int `json:"cut,omitempty"`
+	// Missed is a KindMissed note's count of events not read.
+	Missed int64 `json:"missed,omitempty"`
 }
 
 // Bounds of what an event keeps, in bytes of JSON.
@@ -168,6 +187,15 @@ type Record struct {
 	// MaxBytes is the size past which the record rotates
 	// (DefaultMaxBytes when 0).
 	MaxBytes int64
+	// MaxKept is the size of each store of kept events (DefaultMaxKept
+	// when 0).
+	MaxKept int64
+	// MaxTotal bounds the folder's records together (DefaultMaxTotal when
+	// 0; see Tidy).
+	MaxTotal int64
+	// Retention is how long the record of a deleted sandbox stays
+	// (DefaultRetention when 0).
+	Retention time.Duration
 }
 
 // Path is the file that holds the newest events.
@@ -178,8 +206,11 @@ func (r Record) OldPath() string { return filepath.Join(r.Dir, r.Sandbox+".1.jso
 
 func (r Record) lockPath() string { return filepath.Join(r.Dir, r.Sandbox+".lock") }
 
-// Append adds e to the record, bounded (Bound), as one line. Time defaults
-// to now, PID to this process's, Sandbox to the record's.
+// Append adds e to the record, bounded (Bound), as one line numbered one
+// past the line before (Seq), and to the record's store of kept events
+// when it is one (Kept). Time defaults to now, PID to this process's,
+// Sandbox to the record's. When the record rotates, or a sandbox is made
+// or deleted, the folder is tidied afterwards (Tidy).
 func (r Record) Append(e Event) error {
 	if !ValidName(r.Sandbox) {
 		return fmt.Errorf("activity record: %q is not a sandbox name", r.Sandbox)
@@ -195,45 +226,77 @@ func (r Record) Append(e Event) error {
 		e.PID = os.Getpid()
 	}
 	e.Sandbox = r.Sandbox
+	e.Missed = 0
 	e = Bound(e)
-	line, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("activity record of %s: %w", r.Sandbox, err)
-	}
-	line = append(line, '\n')
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 		return fmt.Errorf("activity record of %s: %w", r.Sandbox, err)
 	}
-	// The lock makes the size check, the rotation and the write one step:
-	// two writers rotating at once would move a fresh file over the one
-	// before, losing it. O_APPEND alone keeps lines whole only up to
-	// PIPE_BUF on some systems; under the lock it needs no such bound.
-	unlock, err := flock.Lock(r.lockPath())
+	rotated, err := r.write(e)
 	if err != nil {
 		return fmt.Errorf("activity record of %s: %w", r.Sandbox, err)
 	}
+	if rotated || e.Kind == KindCreate || e.Kind == KindDelete {
+		r.Tidy(time.Now())
+	}
+	return nil
+}
+
+// write numbers e and writes it, under the record's lock: the lock makes
+// the numbering, the size check, the rotation and the writes one step (two
+// writers rotating at once would move a fresh file over the one before,
+// losing it). O_APPEND alone keeps lines whole only up to PIPE_BUF on some
+// systems; under the lock it needs no such bound.
+func (r Record) write(e Event) (rotated bool, err error) {
+	unlock, err := flock.Lock(r.lockPath())
+	if err != nil {
+		return false, err
+	}
 	defer unlock()
+	e.Seq = r.lastSeq() + 1
+	line, err := json.Marshal(e)
+	if err != nil {
+		return false, err
+	}
+	line = append(line, '\n')
 	maxBytes := r.MaxBytes
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
 	if fi, err := os.Stat(r.Path()); err == nil && fi.Size() > 0 && fi.Size()+int64(len(line)) > maxBytes {
 		if err := os.Rename(r.Path(), r.OldPath()); err != nil {
-			return fmt.Errorf("activity record of %s: rotate: %w", r.Sandbox, err)
+			return false, fmt.Errorf("rotate: %w", err)
 		}
+		rotated = true
 	}
-	f, err := os.OpenFile(r.Path(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err := appendLine(r.Path(), line); err != nil {
+		return rotated, err
+	}
+	return rotated, r.keep(e)
+}
+
+// appendLine writes line at the end of the file path, made if missing.
+func appendLine(path string, line []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return fmt.Errorf("activity record of %s: %w", r.Sandbox, err)
+		return err
 	}
 	_, werr := f.Write(line)
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
-	if werr != nil {
-		return fmt.Errorf("activity record of %s: %w", r.Sandbox, werr)
+	return werr
+}
+
+// lastSeq is the number of the record's newest event: of the last whole
+// line of the newest file (of the one before, just after a rotation); 0
+// when it has none.
+func (r Record) lastSeq() int64 {
+	for _, p := range []string{r.Path(), r.OldPath()} {
+		if line := lastLine(p); line != nil {
+			return lineSeq(line)
+		}
 	}
-	return nil
+	return 0
 }
 
 // Append adds e to the record of sandbox e.Sandbox of the repository whose
@@ -242,10 +305,21 @@ func Append(gitDir string, e Event) error {
 	return Record{Dir: Dir(gitDir), Sandbox: e.Sandbox}.Append(e)
 }
 
-// Bound cuts every text field of e to its bound, noting in Cut the size of
-// each field cut. Agent text is hostile: a 1 MB argument is kept as its
-// first MaxArgs bytes.
-func Bound(e Event) Event {
+// Limits are the bounds of an event's fields, in bytes of JSON.
+type Limits struct {
+	Args, Output, Error, Text, Name, Files int
+}
+
+// EventLimits are the bounds of an event in a record.
+var EventLimits = Limits{Args: MaxArgs, Output: MaxOutput, Error: MaxError, Text: MaxText, Name: MaxName, Files: MaxFiles}
+
+// Bound cuts every text field of e to its bound (EventLimits), noting in
+// Cut the size of each field cut. Agent text is hostile: a 1 MB argument
+// is kept as its first and last MaxArgs/2 bytes, so neither a command
+// padded in front nor one padded behind hides what it runs.
+func Bound(e Event) Event { return boundTo(e, EventLimits) }
+
+func boundTo(e Event, l Limits) Event {
 	cut := func(field string, s *string, n int) {
 		if textcap.Len(*s) <= n {
 			return
@@ -253,32 +327,44 @@ func Bound(e Event) Event {
 		if e.Cut == nil {
 			e.Cut = map[string]int{}
 		}
-		e.Cut[field] = len(*s)
-		*s = (*s)[:textcap.Prefix(*s, n)]
+		if e.Cut[field] < len(*s) {
+			e.Cut[field] = len(*s)
+		}
+		*s = headTail(*s, n)
 	}
-	cut("sandbox", &e.Sandbox, MaxName)
-	cut("kind", (*string)(&e.Kind), MaxName)
-	cut("by", &e.By, MaxName)
-	cut("tool", &e.Tool, MaxName)
-	cut("args", &e.Args, MaxArgs)
-	cut("commit", &e.Commit, MaxName)
-	cut("service", &e.Service, MaxName)
-	cut("action", &e.Action, MaxName)
-	cut("target", &e.Target, MaxText)
-	cut("message", &e.Message, MaxText)
-	cut("output", &e.Output, MaxOutput)
-	cut("error", &e.Error, MaxError)
-	if len(e.Files) > MaxFiles {
-		e.FilesMore += len(e.Files) - MaxFiles
-		e.Files = e.Files[:MaxFiles]
+	cut("sandbox", &e.Sandbox, l.Name)
+	cut("kind", (*string)(&e.Kind), l.Name)
+	cut("by", &e.By, l.Name)
+	cut("tool", &e.Tool, l.Name)
+	cut("args", &e.Args, l.Args)
+	cut("commit", &e.Commit, l.Name)
+	cut("service", &e.Service, l.Name)
+	cut("action", &e.Action, l.Name)
+	cut("target", &e.Target, l.Text)
+	cut("message", &e.Message, l.Text)
+	cut("output", &e.Output, l.Output)
+	cut("error", &e.Error, l.Error)
+	if len(e.Files) > l.Files {
+		e.FilesMore += len(e.Files) - l.Files
+		e.Files = e.Files[:l.Files]
 	}
 	if e.Files != nil {
 		files := make([]string, len(e.Files))
 		for i, f := range e.Files {
-			cut("files", &f, MaxName)
+			cut("files", &f, l.Name)
 			files[i] = f
 		}
 		e.Files = files
 	}
 	return e
+}
+
+// headTail is s, which weighs more than n in JSON, cut to its start and
+// its end with "… N bytes cut …" between, weighing n at most.
+func headTail(s string, n int) string {
+	mark := fmt.Sprintf(" … %d bytes cut … ", len(s))
+	budget := max(n-textcap.Len(mark), 0)
+	head := textcap.Prefix(s, budget/2)
+	tail := max(textcap.Suffix(s, budget-budget/2), head)
+	return s[:head] + fmt.Sprintf(" … %d bytes cut … ", tail-head) + s[tail:]
 }

@@ -29,9 +29,6 @@ type Follower struct {
 	// Poll is how often to look when the file system cannot notify
 	// (DefaultPoll when 0).
 	Poll time.Duration
-	// Missed, when set, is told of events that rotated away twice before
-	// they could be read (the reader fell a whole file behind).
-	Missed func(slug string)
 }
 
 // notify turns file system notices on; tests turn them off to prove the
@@ -43,6 +40,12 @@ const DefaultPoll = 250 * time.Millisecond
 
 // Run calls fn with each batch of new events, oldest first, until ctx ends
 // (then it returns nil). fn runs on Run's goroutine.
+//
+// Every event appended after the follower started is in a batch once, or
+// counted: a follower that falls behind (fn slow to return, a machine
+// under load) while the record rotates twice loses the file between, and
+// then a KindMissed event, in place of those lost, says exactly how many
+// they were (their numbers, Seq, skip). Nothing else is ever skipped.
 func (f *Follower) Run(ctx context.Context, fn func([]Event)) error {
 	if err := os.MkdirAll(f.Dir, 0o755); err != nil {
 		return err
@@ -166,7 +169,7 @@ func (s *follow) scan(only map[string]bool) []Event {
 			s.tails[slug] = t
 			continue
 		}
-		out = t.follow(out, s.f.Missed)
+		out = t.follow(out)
 	}
 	// Each record's events are in order already; across records, by time.
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
@@ -187,9 +190,10 @@ func (s *follow) open(slug string, out []Event) (*tail, []Event, error) {
 			f.Close()
 			return nil, out, err
 		}
+		t := &tail{path: r.Path(), old: r.OldPath(), slug: slug, f: f, fi: fi, since: s.since}
 		var old []Event
 		if data, err := os.ReadFile(r.OldPath()); err == nil {
-			old = parseSince(data, s.since, nil)
+			old = parseSeq(data, s.since, nil, &t.last)
 		}
 		// A rotation between the two opens would show the same events
 		// twice: then start again.
@@ -197,7 +201,6 @@ func (s *follow) open(slug string, out []Event) (*tail, []Event, error) {
 			f.Close()
 			continue
 		}
-		t := &tail{path: r.Path(), old: r.OldPath(), slug: slug, f: f, fi: fi, since: s.since}
 		out = append(out, old...)
 		out = t.read(out)
 		t.since = time.Time{} // what is appended from now on is new
@@ -220,11 +223,32 @@ type tail struct {
 	fi        os.FileInfo // of f
 	partial   []byte      // the start of a line not yet whole
 	since     time.Time   // while reading what was there at the start
+	last      int64       // the number (Seq) of the last line read
+}
+
+// take adds evs to out, leaving out those already read and noting how
+// many were never read where their numbers skip.
+func (t *tail) take(out []Event, evs []Event) []Event {
+	for _, e := range evs {
+		if e.Seq > 0 && t.last > 0 {
+			if e.Seq <= t.last {
+				continue // read before, from another file
+			}
+			if e.Seq > t.last+1 {
+				out = append(out, Event{Time: e.Time, Sandbox: t.slug, Kind: KindMissed, Seq: t.last + 1, Missed: e.Seq - t.last - 1})
+			}
+		}
+		if e.Seq > 0 {
+			t.last = e.Seq
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // follow reads what was appended, then, when the record rotated, the rest
 // of the file it had open and the new one.
-func (t *tail) follow(out []Event, missed func(string)) []Event {
+func (t *tail) follow(out []Event) []Event {
 	out = t.read(out)
 	now, err := os.Stat(t.path)
 	if err != nil || os.SameFile(now, t.fi) {
@@ -239,14 +263,9 @@ func (t *tail) follow(out []Event, missed func(string)) []Event {
 		// it rotated a third time, which loses it.
 		if f, err := os.Open(t.old); err == nil {
 			if data, err := io.ReadAll(f); err == nil {
-				out = parseSince(data, t.since, out)
+				out = t.take(out, parseSince(data, t.since, nil))
 			}
 			f.Close()
-		}
-		if missed != nil {
-			if now2, err := os.Stat(t.path); err == nil && !os.SameFile(now2, now) {
-				missed(t.slug)
-			}
 		}
 	}
 	f, err := os.Open(t.path)
@@ -277,7 +296,13 @@ func (t *tail) read(out []Event) []Event {
 			for end > 0 && data[end-1] != '\n' {
 				end--
 			}
-			out = parseSince(data[:end], t.since, out)
+			if t.since.IsZero() {
+				out = t.take(out, parseSince(data[:end], t.since, nil))
+			} else {
+				// what was there at the start: numbers noted, nothing
+				// before since shown
+				out = parseSeq(data[:end], t.since, out, &t.last)
+			}
 			t.partial = append([]byte(nil), data[end:]...)
 			if len(t.partial) > maxLine {
 				t.partial = nil // not a line Append wrote

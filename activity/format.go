@@ -85,6 +85,9 @@ func What(e Event) string {
 		word(short(e.Message))
 	case KindDelete:
 		word("deleted")
+	case KindMissed:
+		word(fmt.Sprintf("… %d event%s not shown: gone from the record (rotated away) or not read in time", e.Missed, plural(int(e.Missed))))
+		return b.String()
 	default:
 		// A kind this build does not know (a newer litterbox wrote it):
 		// its message, once.
@@ -172,11 +175,21 @@ func Detail(e Event) string {
 		}
 		fmt.Fprintf(&b, "%s:\n", k)
 		for _, l := range strings.Split(strings.TrimRight(termtext.EscapeText(v), "\n"), "\n") {
-			b.WriteString("  " + l + "\n")
+			b.WriteString("  " + termtext.ExpandTabs(l) + "\n")
 		}
+	}
+	if e.Kind == KindMissed {
+		fmt.Fprintf(&b, "%d event%s of %s, numbers %d to %d, are not shown: the record rotated them away\n"+
+			"(it keeps its newest %s, and the refused connections and failed operations\n"+
+			"before them aside), or they came while this reader was behind.\n",
+			e.Missed, plural(int(e.Missed)), termtext.Escape(e.Sandbox), e.Seq, e.Seq+e.Missed-1, Size(2*DefaultMaxBytes))
+		return b.String()
 	}
 	row("time", e.Time.Local().Format("2006-01-02 15:04:05.000 MST"))
 	row("sandbox", termtext.Escape(e.Sandbox))
+	if e.Seq > 0 {
+		row("number", fmt.Sprint(e.Seq))
+	}
 	row("kind", termtext.Escape(string(e.Kind)))
 	by := termtext.Escape(e.By)
 	if e.PID != 0 {
@@ -221,21 +234,23 @@ func Detail(e Event) string {
 	if len(e.Cut) > 0 {
 		var cuts []string
 		for _, k := range slices.Sorted(maps.Keys(e.Cut)) {
-			cuts = append(cuts, fmt.Sprintf("%s was %s, its start kept", termtext.Escape(k), Size(e.Cut[k])))
+			cuts = append(cuts, fmt.Sprintf("%s was %s, its start and end kept", termtext.Escape(k), Size(e.Cut[k])))
 		}
 		row("cut", strings.Join(cuts, "; "))
 	}
 	return b.String()
 }
 
-// short is s escaped on one line and shortened to maxShown runes.
+// short is s escaped on one line and shortened to maxShown runes: its
+// start and its end, so padding in front hides nothing at the end.
 func short(s string) string {
 	s = termtext.Escape(s)
 	if utf8.RuneCountInString(s) <= maxShown {
 		return s
 	}
 	r := []rune(s)
-	return string(r[:maxShown-1]) + "…"
+	head := maxShown * 3 / 5
+	return string(r[:head]) + "…" + string(r[len(r)-(maxShown-head-1):])
 }
 
 // ShortID is a commit id shortened for display.

@@ -43,9 +43,76 @@ func lineTime(line []byte) (time.Time, bool) {
 	return t, err == nil
 }
 
+// lineSeq reads the number of a line without decoding the rest: Append
+// writes it second, after the time. 0 when it has none.
+func lineSeq(line []byte) int64 {
+	const prefix = `{"time":"`
+	if !bytes.HasPrefix(line, []byte(prefix)) {
+		return 0
+	}
+	rest := line[len(prefix):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return 0
+	}
+	rest, ok := bytes.CutPrefix(rest[end+1:], []byte(`,"seq":`))
+	if !ok {
+		return 0
+	}
+	var n int64
+	for _, c := range rest {
+		if c < '0' || c > '9' || n > 1<<58 {
+			break
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n
+}
+
+// lastLine is the last whole line of the file path, nil when it has none.
+func lastLine(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	for chunk := int64(tailChunk); ; chunk *= 4 {
+		pos := max(fi.Size()-chunk, 0)
+		buf := make([]byte, fi.Size()-pos)
+		if _, err := f.ReadAt(buf, pos); err != nil && err != io.EOF {
+			return nil
+		}
+		end := bytes.LastIndexByte(buf, '\n') // a line being written after it
+		if end < 0 && pos == 0 {
+			return nil
+		}
+		if end >= 0 {
+			start := bytes.LastIndexByte(buf[:end], '\n') + 1
+			if start > 0 || pos == 0 {
+				return buf[start:end]
+			}
+		}
+		if pos == 0 || chunk > maxLine {
+			return nil
+		}
+	}
+}
+
+var zeroTime time.Time
+
 // parseSince decodes the whole lines of data at or after since (all of them
 // when since is zero).
 func parseSince(data []byte, since time.Time, out []Event) []Event {
+	return parseSeq(data, since, out, nil)
+}
+
+// parseSeq is parseSince that also sets *seq, when seq is not nil, to the
+// number of each whole line, skipped or not.
+func parseSeq(data []byte, since time.Time, out []Event, seq *int64) []Event {
 	for len(data) > 0 {
 		nl := bytes.IndexByte(data, '\n')
 		if nl < 0 {
@@ -53,6 +120,11 @@ func parseSince(data []byte, since time.Time, out []Event) []Event {
 		}
 		line := data[:nl]
 		data = data[nl+1:]
+		if seq != nil {
+			if n := lineSeq(line); n > 0 {
+				*seq = n
+			}
+		}
 		if !since.IsZero() {
 			if t, ok := lineTime(line); ok && t.Before(since) {
 				continue
@@ -66,9 +138,25 @@ func parseSince(data []byte, since time.Time, out []Event) []Event {
 }
 
 // Read returns the events of a sandbox's record at or after since (every
-// event when since is zero), oldest first. A sandbox without a record has
-// none.
+// event when since is zero), oldest first, with the kept events older than
+// the record's (keep.go) first. A sandbox without a record has none.
 func Read(dir, slug string, since time.Time) ([]Event, error) {
+	out, err := readRecord(dir, slug, since)
+	if err != nil {
+		return out, err
+	}
+	all := withKept(dir, slug, out)
+	var kept []Event
+	for _, e := range all[:len(all)-len(out)] {
+		if since.IsZero() || !e.Time.Before(since) {
+			kept = append(kept, e)
+		}
+	}
+	return append(kept, out...), nil
+}
+
+// readRecord is Read of the record's two files only.
+func readRecord(dir, slug string, since time.Time) ([]Event, error) {
 	r := Record{Dir: dir, Sandbox: slug}
 	var out []Event
 	for _, p := range []string{r.OldPath(), r.Path()} {
@@ -88,10 +176,21 @@ func Read(dir, slug string, since time.Time) ([]Event, error) {
 // it holds the lines asked for.
 const tailChunk = 16 << 10
 
-// Last returns the last n events of a sandbox's record, oldest first. It
-// reads and decodes from the end of the files, so it costs what n events
-// weigh, not what the record does.
+// Last returns the last n events of a sandbox's record, oldest first, after
+// the kept events older than those (keep.go): so a flood of n events hides
+// no refused connection or failed operation. It reads and decodes from the
+// end of the files, so it costs what n events and the kept ones weigh, not
+// what the record does.
 func Last(dir, slug string, n int) ([]Event, error) {
+	out, err := lastRecord(dir, slug, n)
+	if err != nil || len(out) == 0 {
+		return out, err
+	}
+	return withKept(dir, slug, out), nil
+}
+
+// lastRecord is Last of the record's two files only.
+func lastRecord(dir, slug string, n int) ([]Event, error) {
 	if n <= 0 {
 		return nil, nil
 	}

@@ -309,9 +309,11 @@ func (s *Sandboxes) Bash(ctx context.Context, h *Handle, command string, o BashO
 	res, snap, err := s.files.Bash(ctx, h, command, o)
 	if res != nil {
 		// What the command tried to reach and the gateway refused: its
-		// own events, counted by the UI (the call is the MCP server's).
+		// own events, counted by the UI, each with the command that tried
+		// (the call is the MCP server's; the refusal is kept aside from
+		// the record's rotation, the call only when it failed).
 		for _, host := range res.RefusedHosts {
-			s.note(ctx, h.Repo, h.Slug, activity.Event{Kind: activity.KindEgress, Target: host}, time.Time{}, nil)
+			s.note(ctx, h.Repo, h.Slug, activity.Event{Kind: activity.KindEgress, Target: host, Tool: "bash", Args: command}, time.Time{}, nil)
 		}
 	}
 	return res, snap, err

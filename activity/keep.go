@@ -1,0 +1,177 @@
+package activity
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// The stores of kept events: what flooding a record cannot rotate away.
+//
+// An agent can write thousands of events in seconds (refused reads cost it
+// nothing), and the record keeps only its newest 2 x MaxBytes. So each
+// event that matters to security is written a second time, slimmed
+// (KeptLimits), to a store of its class that never rotates:
+// <slug>.egress.jsonl (refused connections, changes of the network policy)
+// and <slug>.failed.jsonl (operations that failed or were refused). A store
+// keeps the first events of its class up to MaxKept bytes and counts the
+// ones after in <slug>.<class>.more, so no flood of one class, and no flood
+// at all, erases what came first, and what it could not keep is counted.
+// Readers merge the kept events older than the record's own (Read, Last).
+
+// Classes of kept events.
+const (
+	ClassEgress = "egress" // refused connections, network policy changes
+	ClassFailed = "failed" // operations that failed or were refused
+)
+
+// DefaultMaxKept is the size of each store of kept events: a few thousand
+// events each.
+const DefaultMaxKept = 256 << 10
+
+// KeptLimits bound a kept event: what it tried and why it failed, not all
+// it printed.
+var KeptLimits = Limits{Args: 1 << 10, Output: 256, Error: 1 << 10, Text: 512, Name: MaxName, Files: 5}
+
+// Class is the store that keeps e, "" for none.
+func Class(e Event) string {
+	switch {
+	case e.Kind == KindEgress || e.Kind == KindNet:
+		return ClassEgress
+	case e.Error != "":
+		return ClassFailed
+	}
+	return ""
+}
+
+func (r Record) keptPath(class string) string {
+	return filepath.Join(r.Dir, r.Sandbox+"."+class+".jsonl")
+}
+
+func (r Record) morePath(class string) string {
+	return filepath.Join(r.Dir, r.Sandbox+"."+class+".more")
+}
+
+// keep writes e to its class's store, or counts it there when the store is
+// full. The caller holds the record's lock.
+func (r Record) keep(e Event) error {
+	class := Class(e)
+	if class == "" {
+		return nil
+	}
+	line, err := json.Marshal(boundTo(e, KeptLimits))
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
+	maxKept := r.MaxKept
+	if maxKept <= 0 {
+		maxKept = DefaultMaxKept
+	}
+	var size int64
+	if fi, err := os.Stat(r.keptPath(class)); err == nil {
+		size = fi.Size()
+	}
+	if size+int64(len(line)) <= maxKept {
+		return appendLine(r.keptPath(class), line)
+	}
+	n := readCount(r.morePath(class)) + 1
+	tmp := r.morePath(class) + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strconv.FormatInt(n, 10)+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, r.morePath(class))
+}
+
+// readCount is the number a .more file holds, 0 when none.
+func readCount(path string) int64 {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	return max(n, 0)
+}
+
+// Kept is what a record's stores keep: the kept events of both classes in
+// the order they were written, and by class how many came after a store
+// was full.
+func Kept(dir, slug string) ([]Event, map[string]int64, error) {
+	r := Record{Dir: dir, Sandbox: slug}
+	var out []Event
+	more := map[string]int64{}
+	for _, class := range []string{ClassEgress, ClassFailed} {
+		data, err := os.ReadFile(r.keptPath(class))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, nil, err
+		}
+		out = mergeSeq(out, parseSince(data, zeroTime, nil))
+		if n := readCount(r.morePath(class)); n > 0 {
+			more[class] = n
+		}
+	}
+	return out, more, nil
+}
+
+// mergeSeq merges two runs of events, each in the order of Seq.
+func mergeSeq(a, b []Event) []Event {
+	out := make([]Event, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].Seq <= b[0].Seq {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// withKept puts before events (a record's, oldest first) the kept events
+// older than its first.
+func withKept(dir, slug string, events []Event) []Event {
+	kept, _, err := Kept(dir, slug)
+	if err != nil || len(kept) == 0 {
+		return events
+	}
+	first := int64(1) << 62
+	for _, e := range events {
+		if e.Seq > 0 {
+			first = e.Seq
+			break
+		}
+	}
+	var older []Event
+	for _, e := range kept {
+		if e.Seq > 0 && e.Seq < first {
+			older = append(older, e)
+		}
+	}
+	if len(older) == 0 {
+		return events
+	}
+	return append(older, events...)
+}
+
+// Gaps is events with a KindMissed note wherever their numbers skip: the
+// events rotated away from the record (those kept aside show), or not
+// read. Events without a number (older records) mark no gap.
+func Gaps(events []Event) []Event {
+	var out []Event
+	var last int64
+	for _, e := range events {
+		if e.Kind == KindMissed {
+			continue
+		}
+		if e.Seq > 0 && last > 0 && e.Seq > last+1 {
+			out = append(out, Event{Time: e.Time, Sandbox: e.Sandbox, Kind: KindMissed, Seq: last + 1, Missed: e.Seq - last - 1})
+		}
+		if e.Seq > 0 {
+			last = e.Seq
+		}
+		out = append(out, e)
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package activity
+
+import (
+	"cmp"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/internal/flock"
+)
+
+// DefaultRetention is how long the record of a deleted sandbox stays after
+// its last event.
+const DefaultRetention = 30 * 24 * time.Hour
+
+// DefaultMaxTotal bounds a repository's records together: an agent that
+// makes or forks many sandboxes cannot fill the disk with their records.
+const DefaultMaxTotal = 128 << 20
+
+// recFile is one file of a folder of records.
+type recFile struct {
+	path  string
+	slug  string
+	size  int64
+	mtime time.Time
+	role  string // "new" (<slug>.jsonl), "old" (.1.jsonl), "kept" (a store or its count)
+}
+
+// Tidy bounds the folder of records r is in, from what its files say at
+// now:
+//
+//   - the record of a deleted sandbox (its last event a delete) whose
+//     newest file is older than Retention goes, kept events and all;
+//   - while the folder holds more than MaxTotal, files go in this order,
+//     each oldest first: the older files (.1.jsonl) of deleted sandboxes,
+//     the older files of the others (r's own last), the newest files of
+//     deleted sandboxes, then their kept events.
+//
+// So the folder holds at most MaxTotal beyond what the sandboxes that
+// still exist hold in their newest files and kept events (MaxBytes and two
+// MaxKept each). A record being written is left alone (its lock is held).
+func (r Record) Tidy(now time.Time) {
+	retention := cmp.Or(r.Retention, DefaultRetention)
+	maxTotal := cmp.Or(r.MaxTotal, DefaultMaxTotal)
+	entries, err := os.ReadDir(r.Dir)
+	if err != nil {
+		return
+	}
+	var files []recFile
+	newest := map[string]time.Time{}
+	for _, e := range entries {
+		name := e.Name()
+		slug, rest, ok := strings.Cut(name, ".")
+		if !ok || !ValidName(slug) || rest == "lock" {
+			continue
+		}
+		role := "kept"
+		switch rest {
+		case "jsonl":
+			role = "new"
+		case "1.jsonl":
+			role = "old"
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		files = append(files, recFile{path: filepath.Join(r.Dir, name), slug: slug, size: fi.Size(), mtime: fi.ModTime(), role: role})
+		if fi.ModTime().After(newest[slug]) {
+			newest[slug] = fi.ModTime()
+		}
+	}
+	deleted := map[string]bool{}
+	for slug := range newest {
+		if e, ok := Parse(lastLine(Record{Dir: r.Dir, Sandbox: slug}.Path())); ok && e.Kind == KindDelete {
+			deleted[slug] = true
+		}
+	}
+	var total int64
+	var left []recFile
+	for _, f := range files {
+		if deleted[f.slug] && now.Sub(newest[f.slug]) > retention {
+			if removeLocked(r.Dir, f) {
+				continue
+			}
+		}
+		total += f.size
+		left = append(left, f)
+	}
+	if total <= maxTotal {
+		return
+	}
+	rank := func(f recFile) int {
+		switch {
+		case f.role == "old" && deleted[f.slug]:
+			return 0
+		case f.role == "old" && f.slug != r.Sandbox:
+			return 1
+		case f.role == "old":
+			return 2
+		case f.role == "new" && deleted[f.slug]:
+			return 3
+		case deleted[f.slug]:
+			return 4
+		}
+		return -1 // kept while its sandbox may exist
+	}
+	slices.SortStableFunc(left, func(a, b recFile) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), a.mtime.Compare(b.mtime))
+	})
+	for _, f := range left {
+		if total <= maxTotal {
+			return
+		}
+		if rank(f) >= 0 && removeLocked(r.Dir, f) {
+			total -= f.size
+		}
+	}
+}
+
+// removeLocked removes f under its record's lock, unless another process
+// holds that lock now; it reports whether f is gone.
+func removeLocked(dir string, f recFile) bool {
+	unlock, ok, err := flock.TryLock(Record{Dir: dir, Sandbox: f.slug}.lockPath())
+	if err != nil || !ok {
+		return false
+	}
+	defer unlock()
+	return os.Remove(f.path) == nil
+}
