@@ -110,7 +110,7 @@ type Event struct {
 	// written (0 in records written before it was kept).
 	Seq     int64  `json:"seq,omitempty"`
 	Sandbox string `json:"sandbox"`
-	Kind    Kind      `json:"kind"`
+	Kind    Kind   `json:"kind"`
 	// By is who acted: mcp (an agent), cli or ui (a person), litterbox
 	// (itself); see WithActor.
 	By  string `json:"by,omitempty"`
