@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -158,26 +157,51 @@ func (s *follow) scan(only map[string]bool) []Event {
 			slugs = append(slugs, slug)
 		}
 	}
-	var out []Event
+	var runs [][]Event
 	for _, slug := range slugs {
+		var out []Event
 		t := s.tails[slug]
 		if t == nil {
 			var err error
-			if t, out, err = s.open(slug, out); err != nil {
+			if t, out, err = s.open(slug, nil); err != nil {
 				continue // not there (yet), or unreadable: the next notice retries
 			}
 			s.tails[slug] = t
-			continue
+		} else {
+			out = t.follow(nil)
 		}
-		out = t.follow(out)
+		if len(out) > 0 {
+			runs = append(runs, out)
+		}
 	}
-	// Each record's events are in order already; across records, by time.
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
-	return out
+	return mergeRuns(runs)
 }
 
-// open starts following a record: its older file, then the newest from its
-// start, from Since on.
+// mergeRuns merges records' runs of events by time, each run kept in its
+// order (the order it was written: concurrent writers stamp times a little
+// out of that order).
+func mergeRuns(runs [][]Event) []Event {
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	var out []Event
+	for {
+		best := -1
+		for i, r := range runs {
+			if len(r) > 0 && (best < 0 || r[0].Time.Before(runs[best][0].Time)) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		out = append(out, runs[best][0])
+		runs[best] = runs[best][1:]
+	}
+}
+
+// open starts following a record: its kept events older than its older
+// file, that file, then the newest from its start, from Since on.
 func (s *follow) open(slug string, out []Event) (*tail, []Event, error) {
 	r := Record{Dir: s.f.Dir, Sandbox: slug}
 	for range 3 {
@@ -201,8 +225,9 @@ func (s *follow) open(slug string, out []Event) (*tail, []Event, error) {
 			f.Close()
 			continue
 		}
-		out = append(out, old...)
-		out = t.read(out)
+		// What was there: the kept events older than the record's
+		// (keep.go), its older file, its newest.
+		out = append(out, withKept(s.f.Dir, slug, t.read(old), s.since)...)
 		t.since = time.Time{} // what is appended from now on is new
 		return t, out, nil
 	}

@@ -86,7 +86,7 @@ func What(e Event) string {
 	case KindDelete:
 		word("deleted")
 	case KindMissed:
-		word(fmt.Sprintf("… %d event%s not shown: gone from the record (rotated away) or not read in time", e.Missed, plural(int(e.Missed))))
+		word(fmt.Sprintf("… %d event%s not shown here: rotated away from the record, or past the newest this view keeps", e.Missed, plural(int(e.Missed))))
 		return b.String()
 	default:
 		// A kind this build does not know (a newer litterbox wrote it):

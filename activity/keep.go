@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The stores of kept events: what flooding a record cannot rotate away.
@@ -130,8 +131,8 @@ func mergeSeq(a, b []Event) []Event {
 }
 
 // withKept puts before events (a record's, oldest first) the kept events
-// older than its first.
-func withKept(dir, slug string, events []Event) []Event {
+// older than its first, those at or after since (all when it is zero).
+func withKept(dir, slug string, events []Event, since time.Time) []Event {
 	kept, _, err := Kept(dir, slug)
 	if err != nil || len(kept) == 0 {
 		return events
@@ -145,7 +146,7 @@ func withKept(dir, slug string, events []Event) []Event {
 	}
 	var older []Event
 	for _, e := range kept {
-		if e.Seq > 0 && e.Seq < first {
+		if e.Seq > 0 && e.Seq < first && (since.IsZero() || !e.Time.Before(since)) {
 			older = append(older, e)
 		}
 	}

@@ -145,14 +145,7 @@ func Read(dir, slug string, since time.Time) ([]Event, error) {
 	if err != nil {
 		return out, err
 	}
-	all := withKept(dir, slug, out)
-	var kept []Event
-	for _, e := range all[:len(all)-len(out)] {
-		if since.IsZero() || !e.Time.Before(since) {
-			kept = append(kept, e)
-		}
-	}
-	return append(kept, out...), nil
+	return withKept(dir, slug, out, since), nil
 }
 
 // readRecord is Read of the record's two files only.
@@ -186,7 +179,7 @@ func Last(dir, slug string, n int) ([]Event, error) {
 	if err != nil || len(out) == 0 {
 		return out, err
 	}
-	return withKept(dir, slug, out), nil
+	return withKept(dir, slug, out, time.Time{}), nil
 }
 
 // lastRecord is Last of the record's two files only.

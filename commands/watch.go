@@ -6,14 +6,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/term"
+
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
 
@@ -78,7 +84,10 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 
 // Run prints events until Ctrl-C.
 func (w *Watch) Run(ctx context.Context, env *Env) error {
-	p := &eventPrinter{out: bufio.NewWriter(env.Stdout), json: w.JSON, repoNames: w.AllRepos}
+	p := &eventPrinter{out: bufio.NewWriter(env.Stdout), errOut: env.Stderr, json: w.JSON, repoNames: w.AllRepos}
+	if f, ok := env.Stdout.(*os.File); ok && !w.JSON && isTerminal(f) {
+		p.term = f
+	}
 	if !w.AllRepos {
 		r, err := env.Repo(ctx)
 		if errors.Is(err, git.ErrNotRepository) {
@@ -87,7 +96,16 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 		if err != nil {
 			return err
 		}
-		f := &activity.Follower{Dir: activity.Dir(r.Git.CommonDir), Names: w.slugs, Since: w.since}
+		dir := activity.Dir(r.Git.CommonDir)
+		// A name with no record yet is a sandbox not made yet, or a
+		// typo: say what watch waits for rather than wait without a word.
+		for i, slug := range w.slugs {
+			if _, err := os.Stat(activity.Record{Dir: dir, Sandbox: slug}.Path()); err != nil {
+				env.errf("litterbox watch: %s has recorded nothing in %s: no sandbox of that name has been made here (`litterbox list` shows those there are); waiting for one (Ctrl-C stops)\n",
+					w.Names[i], r.Root())
+			}
+		}
+		f := &activity.Follower{Dir: dir, Names: w.slugs, Since: w.since}
 		return f.Run(ctx, func(evs []activity.Event) { p.print(r.Root(), evs) })
 	}
 	return w.allRepos(ctx, env, p)
@@ -151,9 +169,14 @@ func (w *Watch) allRepos(ctx context.Context, env *Env, p *eventPrinter) error {
 }
 
 // eventPrinter prints events as they come, from one or several followers.
+// Agent text is escaped (termtext) in both forms, and in text each event
+// is one line: on a terminal, cut to its width, so no line wraps into what
+// would read as an event of its own.
 type eventPrinter struct {
 	mu        sync.Mutex
 	out       *bufio.Writer
+	errOut    io.Writer // where a loss is told
+	term      *os.File  // stdout, when it is a terminal and the form text
 	json      bool
 	repoNames bool // name the repository of each event
 }
@@ -167,20 +190,39 @@ type jsonEvent struct {
 func (p *eventPrinter) print(repo string, evs []activity.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	width := 0
+	if p.term != nil {
+		if w, _, err := term.GetSize(p.term.Fd()); err == nil && w > 0 {
+			width = w
+		}
+	}
 	for _, e := range evs {
+		if e.Kind == activity.KindMissed {
+			// Said on stderr whatever the form, since stdout may be what
+			// stalled; the JSON stream holds it too, as a record.
+			fmt.Fprintf(p.errOut, "litterbox watch: missed %d event%s of %s (numbers %d to %d): the record rotated them away before watch read them; the refused connections and failed operations among them are kept aside (`litterbox watch --since` and `litterbox ui` show them)\n",
+				e.Missed, map[bool]string{true: "", false: "s"}[e.Missed == 1], termtext.Escape(e.Sandbox), e.Seq, e.Seq+e.Missed-1)
+			if !p.json {
+				continue
+			}
+		}
 		if p.json {
 			line, err := json.Marshal(jsonEvent{Repo: repo, Event: e})
 			if err != nil {
 				continue
 			}
-			p.out.Write(line)
+			p.out.Write(termtext.JSON(line))
 			p.out.WriteByte('\n')
 			continue
 		}
 		if p.repoNames {
 			e.Sandbox = filepath.Base(repo) + "/" + e.Sandbox
 		}
-		p.out.WriteString(activity.Line(e))
+		line := activity.Line(e)
+		if width > 0 {
+			line = ansi.Truncate(line, width, "…")
+		}
+		p.out.WriteString(line)
 		p.out.WriteByte('\n')
 	}
 	p.out.Flush()

@@ -122,8 +122,13 @@ func openRepoCmd(ctx context.Context, svc Sandboxes, root string) tea.Cmd {
 	}
 }
 
-// historyLen is how many of a sandbox's latest events the UI keeps.
-const historyLen = 500
+// historyLen is how many of a sandbox's latest events the UI keeps; before
+// them it keeps up to keptLen of the older events the record keeps aside
+// (trimHistory).
+const (
+	historyLen = 500
+	keptLen    = 2000
+)
 
 // historyCmd reads the last event of each sandbox of keys (a record
 // folder each), or the latest historyLen when full: the list needs one,

@@ -103,12 +103,17 @@ type column struct {
 }
 
 func (p listPane) columns(st styles, now time.Time) []column {
-	nameW := len("NAME")
+	nameW, longest := len("NAME"), 0
 	for _, r := range p.rows {
-		nameW = max(nameW, len(r.key.name))
+		longest = max(longest, len(r.key.name))
 	}
-	nameW = min(nameW, 24)
-	cols := []column{{"NAME", nameW, func(r row) string { return r.key.name }}}
+	nameW = max(nameW, min(longest, 24))
+	// Names cut to the column keep their start and end; where two would
+	// still read the same, the column grows until none does.
+	for nameW < longest && !distinctCut(p.rows, nameW) {
+		nameW++
+	}
+	cols := []column{{"NAME", nameW, func(r row) string { return cutName(r.key.name, nameW) }}}
 	if p.allRepos {
 		cols = append(cols, column{"REPO", 14, func(r row) string { return termtext.Escape(filepath.Base(r.key.repo)) }})
 	}
@@ -151,6 +156,30 @@ func (p listPane) columns(st styles, now time.Time) []column {
 		return summary(*r.last, max(rest, 0))
 	}})
 	return cols
+}
+
+// cutName is a sandbox's name in width cells: its start and its end, an
+// ellipsis between, when it is longer.
+func cutName(name string, width int) string {
+	if len(name) <= width || width < 3 {
+		return name
+	}
+	head := (width - 1) / 2
+	return name[:head] + "…" + name[len(name)-(width-1-head):]
+}
+
+// distinctCut reports whether the rows' names, cut to width, are all
+// different (as names of one repository are).
+func distinctCut(rows []row, width int) bool {
+	seen := map[sbKey]bool{}
+	for _, r := range rows {
+		k := sbKey{r.key.repo, cutName(r.key.name, width)}
+		if seen[k] {
+			return false
+		}
+		seen[k] = true
+	}
+	return true
 }
 
 // services is a row's services as the records know them: "web running".

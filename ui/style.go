@@ -89,3 +89,12 @@ func summary(e activity.Event, width int) string {
 	}
 	return fit(what+activity.Verdict(e), width)
 }
+
+// wrap cuts a line into rows of width cells, none lost: for text that must
+// show whole (an event opened), where fit would cut it.
+func wrap(s string, width int) []string {
+	if width <= 0 || lipgloss.Width(s) <= width {
+		return []string{s}
+	}
+	return strings.Split(ansi.Hardwrap(s, width, true), "\n")
+}

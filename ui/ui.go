@@ -24,6 +24,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/git"
@@ -123,7 +124,14 @@ type Model struct {
 
 	status    string
 	statusErr bool
+	statusKey sbKey // the sandbox selected when it was said
 	busy      string
+	// detail is the event the detail view shows, its lines before they
+	// are wrapped to the width; detailDiff the lines of its commit's diff.
+	detail      []string
+	detailDiff  []string
+	diffAnchors []int
+	diffFiles   []string
 
 	tickSeq int
 	ticking time.Duration // how often the clock moves now
@@ -353,18 +361,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.mode != detailView || m.textKey != msg.commit {
 			return m, nil
 		}
-		lines := m.text.lines
 		if msg.err != nil {
-			lines = append(lines, "", m.st.err.Render("cannot show the commit's diff: "+termtext.Escape(msg.err.Error())))
-			m.text = m.text.setText(lines, nil, nil)
-			return m, nil
+			m.detailDiff = []string{"", m.st.err.Render("cannot show the commit's diff: " + termtext.Escape(msg.err.Error()))}
+			m.diffAnchors, m.diffFiles = nil, nil
+		} else {
+			dl, anchors, files := renderDiff(m.st, msg.text)
+			for i := range anchors {
+				anchors[i] += 2
+			}
+			m.detailDiff = append([]string{"", m.st.bold.Render("the commit's diff:")}, dl...)
+			m.diffAnchors, m.diffFiles = anchors, files
 		}
-		dl, anchors, files := renderDiff(m.st, msg.text)
-		base := len(lines) + 2
-		for i := range anchors {
-			anchors[i] += base
-		}
-		m.text = m.text.setText(append(append(lines, "", m.st.bold.Render("the commit's diff:")), dl...), anchors, files)
+		m.text = m.text.setText(m.detailLines())
 		return m, nil
 	case actionMsg:
 		m.busy = ""
@@ -391,11 +399,46 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// setStatus shows a message on the status line, escaped: an error can quote
-// what an agent wrote.
+// setStatus shows a message on the status line, escaped (an error can quote
+// what an agent wrote), all of it: a long one takes more rows (statusRows)
+// rather than lose its end, where errors say what to do. It lasts until
+// another sandbox is selected, a view opens, or another message comes.
 func (m *Model) setStatus(s string, isErr bool) {
-	first, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	m.status, m.statusErr = termtext.Escape(first), isErr
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := range lines {
+		lines[i] = termtext.Escape(strings.TrimSpace(lines[i]))
+	}
+	m.status, m.statusErr = strings.Join(lines, " "), isErr
+	m.statusKey = sbKey{}
+	if sel, ok := m.list.selected(); ok {
+		m.statusKey = sel.key
+	}
+	m.layout()
+}
+
+func (m *Model) clearStatus() {
+	if m.status != "" {
+		m.status, m.statusErr = "", false
+		m.layout()
+	}
+}
+
+// maxStatusRows is the most rows the status line grows to.
+const maxStatusRows = 4
+
+// statusRows is the status line as drawn: the message (or the question
+// asked) wrapped to the width, its start and its end when it needs more
+// than maxStatusRows.
+func (m *Model) statusRows() []string {
+	line := m.statusLine()
+	if m.dialog.kind == promptDialog || m.width <= 0 || lipgloss.Width(line) <= m.width {
+		return []string{line}
+	}
+	rows := strings.Split(ansi.Hardwrap(line, m.width, true), "\n")
+	if len(rows) > maxStatusRows {
+		rows = append(rows[:maxStatusRows-2], "…", rows[len(rows)-1])
+	}
+	return rows
 }
 
 // startRefresh asks the engine now.
@@ -447,7 +490,7 @@ func (m *Model) listed(msg listMsg) tea.Cmd {
 		return tea.Batch(cmds...)
 	}
 	if m.listErr != nil && m.statusErr {
-		m.status = ""
+		m.clearStatus()
 	}
 	m.listErr = nil
 	m.sandboxes = msg.sbs
@@ -514,12 +557,12 @@ func (m *Model) recorded(msg eventsMsg) tea.Cmd {
 		}
 	}
 	for _, e := range msg.events {
+		if e.Kind == activity.KindMissed {
+			continue // the feed counts what it lacks from the numbers (activity.Gaps)
+		}
 		in := m.infoOf(sbKey{msg.repo, e.Sandbox})
 		if in.loaded {
-			in.events = append(in.events, e)
-			if len(in.events) > historyLen {
-				in.events = in.events[len(in.events)-historyLen:]
-			}
+			in.events = trimHistory(append(in.events, e))
 		} else {
 			in.pending = append(in.pending, e)
 		}
@@ -547,6 +590,26 @@ func (m *Model) recorded(msg eventsMsg) tea.Cmd {
 		cmds = append(cmds, m.measure(rs))
 	}
 	return tea.Batch(cmds...)
+}
+
+// trimHistory keeps the latest historyLen events of a sandbox and, before
+// them, the older ones the record keeps aside (activity.Class: refused
+// connections, failed operations), up to keptLen: a flood of events pushes
+// no refusal out of the feed. The feed says how many are left out
+// (activity.Gaps).
+func trimHistory(evs []activity.Event) []activity.Event {
+	if len(evs) <= historyLen+historyLen/4 {
+		return evs // trimmed once a quarter more came: each event costs O(1)
+	}
+	recent := evs[len(evs)-historyLen:]
+	var kept []activity.Event
+	for _, e := range evs[:len(evs)-historyLen] {
+		if activity.Class(e) != "" {
+			kept = append(kept, e)
+		}
+	}
+	kept = kept[max(len(kept)-keptLen, 0):]
+	return append(kept, recent...)[: len(kept)+len(recent) : len(kept)+len(recent)]
 }
 
 // note keeps what an event says of services and refused connections.
@@ -641,7 +704,10 @@ func (m *Model) syncFeed() tea.Cmd {
 		return nil
 	}
 	in := m.infoOf(sel.key)
-	m.feed = m.feed.set(sel.key, in.events, in.loaded)
+	if sel.key != m.statusKey {
+		m.clearStatus() // it spoke of another sandbox
+	}
+	m.feed = m.feed.set(sel.key, activity.Gaps(in.events), in.loaded)
 	rs := m.repos[sel.key.repo]
 	if in.loaded || in.askedFull || rs == nil {
 		return nil
@@ -653,15 +719,37 @@ func (m *Model) syncFeed() tea.Cmd {
 // layout sizes the panes to the terminal: the title, the list, a rule, the
 // activity, the status line and the keys.
 func (m *Model) layout() {
-	avail := max(m.height-4, 2) // title, rule, status, keys
+	status := len(m.statusRows())
+	avail := max(m.height-3-status, 2) // title, rule, status, keys
 	n := max(len(m.list.rows), 1)
 	listH := min(n, max(avail/2-1, 1))
 	m.list.height, m.list.width = listH, m.width
 	m.feed.height, m.feed.width = max(avail-listH-1, 1), m.width
 	m.list = m.list.scroll()
 	m.feed = m.feed.scroll()
-	m.text.width, m.text.height = m.width, max(m.height-3, 1)
+	m.text.width, m.text.height = m.width, max(m.height-2-status, 1)
+	if m.mode == detailView {
+		m.text = m.text.setText(m.detailLines())
+	}
 	m.text = m.text.clamp()
+}
+
+// detailLines are the lines of the event opened: its fields wrapped to the
+// width (none is cut: the view scrolls), then its commit's diff.
+func (m *Model) detailLines() ([]string, []int, []string) {
+	var lines []string
+	for _, l := range m.detail {
+		lines = append(lines, wrap(l, m.width)...)
+	}
+	if m.detailDiff == nil {
+		return lines, nil, nil
+	}
+	base := len(lines)
+	anchors := make([]int, len(m.diffAnchors))
+	for i, a := range m.diffAnchors {
+		anchors[i] = a + base
+	}
+	return append(lines, m.detailDiff...), anchors, m.diffFiles
 }
 
 // selectedRepo is the repository and row of the selected sandbox.
@@ -677,20 +765,23 @@ func (m *Model) selectedRepo() (row, *sandbox.Repo, bool) {
 	return sel, rs.r, true
 }
 
-// key handles a key press.
+// key handles a key press. Ctrl-C quits whatever is shown, and q too but
+// in a line being typed, as the help says.
 func (m *Model) key(k tea.KeyMsg) tea.Cmd {
+	if k.String() == "ctrl+c" || (k.String() == "q" && m.dialog.kind != promptDialog) {
+		return tea.Quit
+	}
 	if m.dialog.kind != noDialog {
 		var cmd tea.Cmd
 		m.dialog, cmd = m.dialog.key(k)
+		m.layout()
 		return cmd
-	}
-	if k.String() == "ctrl+c" {
-		return tea.Quit
 	}
 	if m.mode != mainView {
 		switch k.String() {
-		case "esc", "q", "left", "h", "backspace":
+		case "esc", "left", "h", "backspace":
 			m.mode, m.textKey = mainView, ""
+			m.layout()
 			return nil
 		case "?":
 			m.dialog = dialog{kind: helpDialog}
@@ -700,8 +791,6 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	switch k.String() {
-	case "q":
-		return tea.Quit
 	case "?":
 		m.dialog = dialog{kind: helpDialog}
 	case "tab", "shift+tab":
@@ -718,10 +807,10 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 			return m.syncFeed()
 		}
 	case "enter":
-		if !m.feed.focused {
-			m.list.focused, m.feed.focused = false, true
-			return nil
-		}
+		// On the list, the selected sandbox's activity takes the keys
+		// and its selected event (the newest, unless one was chosen)
+		// opens; esc comes back to the activity.
+		m.list.focused, m.feed.focused = false, true
 		return m.openEvent()
 	case "d":
 		return m.openDiff()
@@ -739,6 +828,7 @@ func (m *Model) openDiff() tea.Cmd {
 		return nil
 	}
 	m.mode, m.textKey = diffView, sel.key.repo+"\x00"+sel.key.name
+	m.clearStatus()
 	m.text = textView{title: "diff of " + sel.key.name + " against its base", width: m.width, height: m.height - 3, jumped: -1}
 	m.text.note = m.st.dim.Render("reading the diff…")
 	return diffCmd(m.ctx, m.svc, r, sel.key)
@@ -751,8 +841,11 @@ func (m *Model) openEvent() tea.Cmd {
 	}
 	_, r, ok := m.selectedRepo()
 	m.mode = detailView
-	m.text = textView{title: "event: " + activity.Summary(e), width: m.width, height: m.height - 3, jumped: -1}
-	m.text = m.text.setText(strings.Split(strings.TrimRight(activity.Detail(e), "\n"), "\n"), nil, nil)
+	m.clearStatus()
+	m.text = textView{title: "event: " + activity.Summary(e), jumped: -1}
+	m.detail = strings.Split(strings.TrimRight(activity.Detail(e), "\n"), "\n")
+	m.detailDiff, m.diffAnchors, m.diffFiles = nil, nil, nil
+	m.layout()
 	m.textKey = "event"
 	if e.Commit != "" && ok {
 		m.textKey = e.Commit
@@ -774,6 +867,7 @@ func (m *Model) action(key string) tea.Cmd {
 	}
 	name := sel.key.name
 	run := func(busy string, fn func(ctx context.Context) (string, error)) tea.Cmd {
+		m.clearStatus()
 		m.busy = busy + " " + name + "…"
 		ctx := m.ctx
 		return func() tea.Msg {
@@ -911,8 +1005,10 @@ func (m *Model) View() string {
 		lines = append(lines, m.feed.view(m.st)...)
 	}
 	// The status line and the keys sit at the bottom, whatever is above.
-	lines = append(lines[:min(len(lines), m.height-2)], make([]string, max(m.height-2-len(lines), 0))...)
-	lines = append(lines, m.statusLine(), m.keys())
+	status := m.statusRows()
+	room := max(m.height-1-len(status), 0)
+	lines = append(lines[:min(len(lines), room)], make([]string, max(room-len(lines), 0))...)
+	lines = append(append(lines, status...), m.keys())
 	return screen(lines, m.width, m.height)
 }
 
@@ -964,7 +1060,7 @@ func (m *Model) keys() string {
 	case m.dialog.kind == helpDialog:
 		ks = [][2]string{{"any key", "back"}}
 	case m.mode != mainView:
-		ks = [][2]string{{"↑↓", "scroll"}, {"]/[", "next/prev file"}, {"esc", "back"}, {"?", "help"}, {"q", "back"}}
+		ks = [][2]string{{"↑↓", "scroll"}, {"]/[", "next/prev file"}, {"esc", "back"}, {"?", "help"}, {"q", "quit"}}
 	default:
 		ks = [][2]string{{"↑↓", "select"}, {"tab", "activity"}, {"enter", "open"}, {"d", "diff"}, {"m", "merge"}, {"a", "apply"},
 			{"p/r", "pause/resume"}, {"x", "delete"}, {"s", "shell"}, {"n", "milestone"}, {"?", "help"}, {"q", "quit"}}

@@ -3,7 +3,9 @@ package ui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -384,5 +386,176 @@ func TestOperationEventsShown(t *testing.T) {
 		if !strings.Contains(v, want) {
 			t.Errorf("the screen lacks %q:\n%s", want, v)
 		}
+	}
+}
+
+// An agent's command cannot draw a row of its own: text a terminal draws
+// wider than the UI measured (skin-tone runs, soft hyphens, U+0600, zero
+// width characters, U+2028) is escaped, so every row takes at most the
+// width by the terminal's measure (wcwidth's) too, and the fake row never
+// starts a line.
+func TestForgedRowsByWidth(t *testing.T) {
+	const w, h = 100, 30
+	m, _ := newTest(t, w, h, true)
+	m.Update(sandboxes("evil"))
+	fake := "06:16:30  exec  make deploy  exit 0  4.8s  (by cli)"
+	exit := 0
+	var evs []activity.Event
+	for i, pad := range []string{
+		strings.Repeat("👍🏽", 40), strings.Repeat("a\u00ad", 60), strings.Repeat("\u0600", 60),
+		strings.Repeat("\u200b", 80), "x\u2028" + fake, strings.Repeat("e\u0301", 60),
+	} {
+		evs = append(evs, activity.Event{Time: time.Now(), Seq: int64(i + 1), Sandbox: "evil", Kind: activity.KindCall, Tool: "bash", Args: "echo " + pad + fake, Exit: &exit})
+	}
+	m.Update(historyMsg{full: true, events: map[sbKey][]activity.Event{{root, "evil"}: evs}})
+	for _, view := range []string{"feed", "detail"} {
+		if view == "detail" {
+			keys(m, "tab", "enter")
+		}
+		v := checkScreen(t, m, w, h)
+		for i, l := range strings.Split(v, "\n") {
+			if cw := ansi.StringWidthWc(l); cw > w {
+				t.Errorf("%s: row %d takes %d cells in a terminal, over %d: %q", view, i, cw, w, ansi.Strip(l))
+			}
+			if strings.HasPrefix(strings.TrimSpace(ansi.Strip(l)), "06:16:30  exec") {
+				t.Errorf("%s: the agent drew a row of its own: %q", view, ansi.Strip(l))
+			}
+		}
+		for _, raw := range []string{"\u00ad", "\u0600", "\u200b", "\u2028", "\U0001f3fd", "\u0301", "\t"} {
+			if strings.Contains(v, raw) {
+				t.Errorf("%s: %q shown raw", view, raw)
+			}
+		}
+	}
+}
+
+// An event opened shows all of it: long text wraps, none is cut, and the
+// view scrolls to its end, where a padded command hides what it runs.
+func TestDetailWrapsAndScrolls(t *testing.T) {
+	const w, h = 80, 20
+	m, _ := newTest(t, w, h, false)
+	m.Update(sandboxes("pad"))
+	cmd := "echo " + strings.Repeat("x", 3000) + "; echo EXFIL > /tmp/exfil"
+	e := activity.Bound(activity.Event{Time: time.Now(), Sandbox: "pad", Kind: activity.KindCall, Tool: "bash", Args: cmd, Output: "a\tb\n"})
+	m.Update(historyMsg{full: true, events: map[sbKey][]activity.Event{{root, "pad"}: {e}}})
+	keys(m, "enter") // on the list: opens the selected sandbox's newest event
+	if m.mode != detailView {
+		t.Fatalf("enter on the list did not open the event")
+	}
+	var all strings.Builder
+	for _, l := range m.text.lines {
+		if lipgloss.Width(l) > w {
+			t.Errorf("a line of %d cells, cut at %d: %q", lipgloss.Width(l), w, l)
+		}
+		all.WriteString(l)
+	}
+	if got := all.String(); !strings.Contains(got, strings.Repeat("x", 1000)) || !strings.Contains(got, "; echo EXFIL > /tmp/exfil") {
+		t.Errorf("the opened event lacks some of its text")
+	}
+	keys(m, "G")
+	if v := checkScreen(t, m, w, h); !strings.Contains(v, "a       b") {
+		t.Errorf("scrolled to the end, the view does not show it:\n%s", v)
+	}
+	keys(m, "esc")
+	if m.mode != mainView || !m.feed.focused {
+		t.Errorf("esc: mode %v, feed focused %v; want back on the activity", m.mode, m.feed.focused)
+	}
+}
+
+// q and Ctrl-C quit from everywhere, as the help says: the list, an event
+// opened, the diff, a question, the help; in a line being typed only
+// Ctrl-C does (q is a letter there).
+func TestQuitEverywhere(t *testing.T) {
+	isQuit := func(cmd tea.Cmd) bool {
+		if cmd == nil {
+			return false
+		}
+		_, ok := cmd().(tea.QuitMsg)
+		return ok
+	}
+	for _, k := range []string{"q", "ctrl+c"} {
+		for _, before := range [][]string{nil, {"tab", "enter"}, {"d"}, {"m"}, {"?"}, {"n"}} {
+			m, _ := newTest(t, 100, 30, false)
+			m.Update(sandboxes("s"))
+			m.Update(historyMsg{full: true, events: map[sbKey][]activity.Event{{root, "s"}: {{Time: time.Now(), Sandbox: "s", Kind: activity.KindPause}}}})
+			keys(m, before...)
+			msg := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")}
+			if k == "ctrl+c" {
+				msg = tea.KeyMsg{Type: tea.KeyCtrlC}
+			}
+			_, cmd := m.Update(msg)
+			want := k == "ctrl+c" || fmt.Sprint(before) != "[n]"
+			if isQuit(cmd) != want {
+				t.Errorf("%s after %v: quits %v, want %v", k, before, isQuit(cmd), want)
+			}
+		}
+	}
+}
+
+// Names longer than the column keep their start and end, and the column
+// grows until no two read the same.
+func TestLongNamesDistinct(t *testing.T) {
+	m, _ := newTest(t, 160, 30, false)
+	a, b := "feature-login-page-rework-attempt-one", "feature-login-page-rework-attempt-two"
+	m.Update(sandboxes(a, b, "x-"+strings.Repeat("m", 40)+"-same-end", "y-"+strings.Repeat("m", 40)+"-same-end"))
+	v := m.View()
+	seen := map[string]bool{}
+	for _, l := range strings.Split(v, "\n")[2:6] {
+		name := strings.Fields(strings.TrimPrefix(l, "> "))[0]
+		if seen[name] {
+			t.Errorf("two rows read %q:\n%s", name, v)
+		}
+		seen[name] = true
+	}
+	if !strings.Contains(v, "-one") || !strings.Contains(v, "-two") {
+		t.Errorf("the names' ends are cut:\n%s", v)
+	}
+}
+
+// An error's hint, at its end, shows however long the error: the status
+// line takes more rows; it goes when another sandbox is selected.
+func TestStatusKeepsHint(t *testing.T) {
+	const w, h = 80, 24
+	m, svc := newTest(t, w, h, false)
+	m.Update(sandboxes("a-sandbox-with-a-name-long-enough-to-wrap-the-question", "b"))
+	svc.err = errors.New("pause a: " + strings.Repeat("the engine said something long ", 6) + "\nsecond line; to fix: run `litterbox doctor`")
+	m.Update(keys(m, "p")())
+	v := checkScreen(t, m, w, h)
+	if !strings.Contains(strings.ReplaceAll(v, "\n", ""), "to fix: run `litterbox doctor`") {
+		t.Errorf("the hint is cut:\n%s", v)
+	}
+	// A question long enough to wrap shows whole, its (y/n) too.
+	keys(m, "x")
+	if v := m.View(); !strings.Contains(v, "(y/n)") || strings.Count(v, "\n") != h-1 {
+		t.Errorf("the question is cut:\n%s", v)
+	}
+	keys(m, "n", "down")
+	if v := checkScreen(t, m, w, h); strings.Contains(v, "engine said") {
+		t.Errorf("the message about a outlives selecting b:\n%s", v)
+	}
+}
+
+// A flood of events pushes no refused connection out of the feed: the
+// refusal stays, above a row that says how many events are not shown.
+func TestFeedKeepsRefusalsThroughFlood(t *testing.T) {
+	m, _ := newTest(t, 140, 30, false)
+	m.Update(sandboxes("f"))
+	now := time.Now()
+	m.Update(historyMsg{full: true, events: map[sbKey][]activity.Event{{root, "f"}: {
+		{Time: now, Seq: 1, Sandbox: "f", Kind: activity.KindEgress, Target: "evil.example:443"},
+	}}})
+	var flood []activity.Event
+	for i := range 1400 {
+		flood = append(flood, activity.Event{Time: now, Seq: int64(i + 2), Sandbox: "f", Kind: activity.KindCall, Tool: "bash", Args: "true"})
+	}
+	m.Update(eventsMsg{repo: root, events: flood})
+	m.Update(eventsMsg{repo: root, events: []activity.Event{{Time: now, Seq: 1500, Sandbox: "f", Kind: activity.KindCall, Tool: "bash", Args: "true"}}})
+	keys(m, "tab", "g")
+	v := m.View()
+	if !strings.Contains(v, "refused connection to evil.example:443") {
+		t.Errorf("the refusal is gone from the feed:\n%s", v)
+	}
+	if !regexp.MustCompile(`… \d+ events not shown here`).MatchString(v) {
+		t.Errorf("no row says what is not shown:\n%s", v)
 	}
 }
