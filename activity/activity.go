@@ -69,6 +69,10 @@ const (
 	// the record are not there to read (rotated away before it read them,
 	// or past what it keeps).
 	KindMissed Kind = "missed"
+	// KindUnkept is never written: a reader's note that Missed events of
+	// the class Action (ClassEgress, ClassFailed) came after the store
+	// that keeps them aside was full (keep.go).
+	KindUnkept Kind = "unkept"
 )
 
 // Who acted: an event's By.

@@ -312,13 +312,17 @@ func TestFloodCannotEraseKept(t *testing.T) {
 	if last[0].Kind != KindEgress || last[1].Tool != "bash" || last[len(last)-1].Seq != flood+3 {
 		t.Fatalf("Last(50) does not lead with the kept events: %d events, first %s", len(last), last[0].Kind)
 	}
-	gaps := Gaps(last)
-	var missed int64
-	for _, e := range gaps {
-		missed += e.Missed
+	var missed, read int64
+	for _, e := range Gaps(last) {
+		switch {
+		case e.Kind == KindMissed:
+			missed += e.Missed
+		case e.Seq > 0:
+			read++
+		}
 	}
-	if int64(len(last))+missed != flood+3-1 { // the create is neither kept nor recent
-		t.Errorf("%d events and %d counted, want %d in all", len(last), missed, flood+2)
+	if read+missed != flood+3-1 { // the create is neither kept nor recent
+		t.Errorf("%d events and %d counted, want %d in all", read, missed, flood+2)
 	}
 	kept, more, err := Kept(dir, "flood")
 	if err != nil {
@@ -331,6 +335,16 @@ func TestFloodCannotEraseKept(t *testing.T) {
 		if fi, err := os.Stat(rec.keptPath(class)); err != nil || fi.Size() > 32<<10 {
 			t.Errorf("the %s store: %v, over its bound", class, err)
 		}
+	}
+	// The readers say how many the full store did not keep.
+	var note *Event
+	for i, e := range all {
+		if e.Kind == KindUnkept {
+			note = &all[i]
+		}
+	}
+	if note == nil || note.Action != ClassFailed || note.Missed != more[ClassFailed] || !strings.Contains(Summary(*note), fmt.Sprintf("%d more failed operations not kept aside", more[ClassFailed])) {
+		t.Errorf("no note of the %d failures not kept: %+v", more[ClassFailed], note)
 	}
 	// An egress refusal after the failed store is full is kept all the
 	// same: its store is its own.

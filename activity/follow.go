@@ -251,17 +251,15 @@ type tail struct {
 	last      int64       // the number (Seq) of the last line read
 }
 
-// take adds evs to out, leaving out those already read and noting how
-// many were never read where their numbers skip.
+// take adds evs to out, noting how many were never read where their
+// numbers skip. A number at or below the last one read starts a numbering
+// anew (the record was removed and begun again, or a litterbox that did
+// not number its lines wrote between): its events are shown, never taken
+// for ones read before.
 func (t *tail) take(out []Event, evs []Event) []Event {
 	for _, e := range evs {
-		if e.Seq > 0 && t.last > 0 {
-			if e.Seq <= t.last {
-				continue // read before, from another file
-			}
-			if e.Seq > t.last+1 {
-				out = append(out, Event{Time: e.Time, Sandbox: t.slug, Kind: KindMissed, Seq: t.last + 1, Missed: e.Seq - t.last - 1})
-			}
+		if e.Seq > 0 && t.last > 0 && e.Seq > t.last+1 {
+			out = append(out, Event{Time: e.Time, Sandbox: t.slug, Kind: KindMissed, Seq: t.last + 1, Missed: e.Seq - t.last - 1})
 		}
 		if e.Seq > 0 {
 			t.last = e.Seq

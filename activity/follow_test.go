@@ -215,3 +215,31 @@ func TestFollowRotationsBehind(t *testing.T) {
 		})
 	}
 }
+
+// A record removed and begun again (its sandbox's record pruned, then a
+// sandbox of that name made) numbers from 1 again: a follower shows those
+// events, it does not take them for ones it read.
+func TestFollowRecordBegunAgain(t *testing.T) {
+	dir := t.TempDir()
+	rec := Record{Dir: dir, Sandbox: "again"}
+	for i := range 5 {
+		if err := rec.Append(Event{Kind: KindCall, Args: strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &follow{f: &Follower{Dir: dir}, tails: map[string]*tail{}}
+	defer s.close()
+	got := s.scan(nil)
+	if err := os.Remove(rec.Path()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 5; i < 8; i++ {
+		if err := rec.Append(Event{Kind: KindCall, Args: strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got = s.tails["again"].follow(got)
+	if n := accounted(t, got, 8); n != 0 {
+		t.Errorf("%d counted as missed", n)
+	}
+}

@@ -85,6 +85,13 @@ func What(e Event) string {
 		word(short(e.Message))
 	case KindDelete:
 		word("deleted")
+	case KindUnkept:
+		what := "failed operations"
+		if e.Action == ClassEgress {
+			what = "refused connections and policy changes"
+		}
+		word(fmt.Sprintf("… %d more %s not kept aside: the store that keeps them past rotation was full", e.Missed, what))
+		return b.String()
 	case KindMissed:
 		word(fmt.Sprintf("… %d event%s not shown here: rotated away from the record, or past the newest this view keeps", e.Missed, plural(int(e.Missed))))
 		return b.String()
@@ -177,6 +184,9 @@ func Detail(e Event) string {
 		for _, l := range strings.Split(strings.TrimRight(termtext.EscapeText(v), "\n"), "\n") {
 			b.WriteString("  " + termtext.ExpandTabs(l) + "\n")
 		}
+	}
+	if e.Kind == KindUnkept {
+		return What(e) + "\n"
 	}
 	if e.Kind == KindMissed {
 		fmt.Fprintf(&b, "%d event%s of %s, numbers %d to %d, are not shown: the record rotated them away\n"+

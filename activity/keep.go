@@ -40,6 +40,8 @@ var KeptLimits = Limits{Args: 1 << 10, Output: 256, Error: 1 << 10, Text: 512, N
 // Class is the store that keeps e, "" for none.
 func Class(e Event) string {
 	switch {
+	case e.Kind == KindUnkept:
+		return e.Action
 	case e.Kind == KindEgress || e.Kind == KindNet:
 		return ClassEgress
 	case e.Error != "":
@@ -132,8 +134,11 @@ func mergeSeq(a, b []Event) []Event {
 
 // withKept puts before events (a record's, oldest first) the kept events
 // older than its first, those at or after since (all when it is zero).
+//
+// When a store was full, a KindUnkept note after them says how many of its
+// class it did not keep.
 func withKept(dir, slug string, events []Event, since time.Time) []Event {
-	kept, _, err := Kept(dir, slug)
+	kept, more, err := Kept(dir, slug)
 	if err != nil || len(kept) == 0 {
 		return events
 	}
@@ -148,6 +153,12 @@ func withKept(dir, slug string, events []Event, since time.Time) []Event {
 	for _, e := range kept {
 		if e.Seq > 0 && e.Seq < first && (since.IsZero() || !e.Time.Before(since)) {
 			older = append(older, e)
+		}
+	}
+	for _, class := range []string{ClassEgress, ClassFailed} {
+		if more[class] > 0 {
+			at := kept[len(kept)-1].Time
+			older = append(older, Event{Time: at, Sandbox: slug, Kind: KindUnkept, Action: class, Missed: more[class]})
 		}
 	}
 	if len(older) == 0 {

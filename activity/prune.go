@@ -35,8 +35,8 @@ type recFile struct {
 //     newest file is older than Retention goes, kept events and all;
 //   - while the folder holds more than MaxTotal, files go in this order,
 //     each oldest first: the older files (.1.jsonl) of deleted sandboxes,
-//     the older files of the others (r's own last), the newest files of
-//     deleted sandboxes, then their kept events.
+//     the older files of the others (r's own last), the kept events of
+//     deleted sandboxes, then their newest files.
 //
 // So the folder holds at most MaxTotal beyond what the sandboxes that
 // still exist hold in their newest files and kept events (MaxBytes and two
@@ -100,9 +100,11 @@ func (r Record) Tidy(now time.Time) {
 			return 1
 		case f.role == "old":
 			return 2
-		case f.role == "new" && deleted[f.slug]:
+		case f.role == "kept" && deleted[f.slug]:
 			return 3
 		case deleted[f.slug]:
+			// last: its delete event is what marks the rest of it as a
+			// deleted sandbox's
 			return 4
 		}
 		return -1 // kept while its sandbox may exist

@@ -424,7 +424,7 @@ func (m *Model) clearStatus() {
 }
 
 // maxStatusRows is the most rows the status line grows to.
-const maxStatusRows = 4
+const maxStatusRows = 6
 
 // statusRows is the status line as drawn: the message (or the question
 // asked) wrapped to the width, its start and its end when it needs more
@@ -434,7 +434,7 @@ func (m *Model) statusRows() []string {
 	if m.dialog.kind == promptDialog || m.width <= 0 || lipgloss.Width(line) <= m.width {
 		return []string{line}
 	}
-	rows := strings.Split(ansi.Hardwrap(line, m.width, true), "\n")
+	rows := strings.Split(ansi.Wrap(line, m.width, ""), "\n")
 	if len(rows) > maxStatusRows {
 		rows = append(rows[:maxStatusRows-2], "…", rows[len(rows)-1])
 	}

@@ -521,7 +521,7 @@ func TestStatusKeepsHint(t *testing.T) {
 	svc.err = errors.New("pause a: " + strings.Repeat("the engine said something long ", 6) + "\nsecond line; to fix: run `litterbox doctor`")
 	m.Update(keys(m, "p")())
 	v := checkScreen(t, m, w, h)
-	if !strings.Contains(strings.ReplaceAll(v, "\n", ""), "to fix: run `litterbox doctor`") {
+	if !strings.Contains(strings.Join(strings.Fields(v), " "), "to fix: run `litterbox doctor`") {
 		t.Errorf("the hint is cut:\n%s", v)
 	}
 	// A question long enough to wrap shows whole, its (y/n) too.

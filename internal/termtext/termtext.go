@@ -119,8 +119,8 @@ func Plain(r rune) bool {
 
 // joins reports whether r is a letter or symbol that grapheme clustering
 // joins to a neighbour (UAX #29's Prepend, SpacingMark and Extend among
-// letters and symbols, Hangul V and T, regional indicators), or a filler
-// drawn blank.
+// letters and symbols, Hangul V and T, regional indicators), a filler
+// drawn blank, or one whose width the measures disagree on.
 func joins(r rune) bool {
 	switch {
 	case r == 0x0d4e, r == 0x111c2, r == 0x111c3, r == 0x1193f, r == 0x11941, r == 0x11a3a,
@@ -137,6 +137,11 @@ func joins(r rune) bool {
 	case r >= 0x1f3fb && r <= 0x1f3ff: // emoji modifiers (skin tones)
 		return true
 	case r >= 0x1f1e6 && r <= 0x1f1ff: // regional indicators (flags)
+		return true
+	case r >= 0x3248 && r <= 0x324f:
+		// circled numbers on black squares: one cell to lipgloss and
+		// go-runewidth (East Asian ambiguous), two to glibc's wcwidth,
+		// so to tmux (found by TestPlainAsTmuxDraws)
 		return true
 	}
 	return false
