@@ -227,7 +227,8 @@ func (s *follow) open(slug string, out []Event) (*tail, []Event, error) {
 		}
 		// What was there: the kept events older than the record's
 		// (keep.go), its older file, its newest.
-		out = append(out, withKept(s.f.Dir, slug, t.read(old), s.since)...)
+		// Where numbers skip there, a note says how many are gone.
+		out = append(out, Gaps(withKept(s.f.Dir, slug, t.read(old), s.since))...)
 		t.since = time.Time{} // what is appended from now on is new
 		return t, out, nil
 	}

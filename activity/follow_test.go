@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -241,5 +242,27 @@ func TestFollowRecordBegunAgain(t *testing.T) {
 	got = s.tails["again"].follow(got)
 	if n := accounted(t, got, 8); n != 0 {
 		t.Errorf("%d counted as missed", n)
+	}
+}
+
+// A follower started with Since after a flood shows the kept events older
+// than the record, then a note of how many are gone, then the record.
+func TestFollowSinceShowsKeptAndGap(t *testing.T) {
+	dir := t.TempDir()
+	rec := Record{Dir: dir, Sandbox: "since", MaxBytes: 8 << 10}
+	start := time.Now()
+	if err := rec.Append(Event{Kind: KindEgress, Target: "evil.example:443"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		if err := rec.Append(Event{Kind: KindCall, Tool: "bash", Args: strconv.Itoa(i) + strings.Repeat("p", 200)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &follow{f: &Follower{Dir: dir}, tails: map[string]*tail{}, since: start.Add(-time.Second)}
+	defer s.close()
+	got := s.scan(nil)
+	if len(got) < 3 || got[0].Target != "evil.example:443" || got[1].Kind != KindMissed || got[1].Missed != got[2].Seq-2 {
+		t.Fatalf("history: %d events, first %+v", len(got), got[:min(2, len(got))])
 	}
 }

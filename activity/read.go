@@ -80,7 +80,7 @@ func lastLine(path string) []byte {
 	if err != nil {
 		return nil
 	}
-	for chunk := int64(tailChunk); ; chunk *= 4 {
+	for chunk := int64(4 << 10); ; chunk *= 4 {
 		pos := max(fi.Size()-chunk, 0)
 		buf := make([]byte, fi.Size()-pos)
 		if _, err := f.ReadAt(buf, pos); err != nil && err != io.EOF {
