@@ -331,9 +331,17 @@ func TestFloodCannotEraseKept(t *testing.T) {
 	if more[ClassFailed] == 0 || more[ClassEgress] != 0 || int64(len(kept))+more[ClassFailed]+more[ClassEgress] != flood+2 {
 		t.Errorf("kept %d, more %v: want every kept-class event kept or counted", len(kept), more)
 	}
+	if kept[len(kept)-1].Seq != flood+3 {
+		t.Errorf("the newest failure is not kept: the last kept is number %d", kept[len(kept)-1].Seq)
+	}
 	for _, class := range []string{ClassEgress, ClassFailed} {
 		if fi, err := os.Stat(rec.keptPath(class)); err != nil || fi.Size() > 32<<10 {
 			t.Errorf("the %s store: %v, over its bound", class, err)
+		}
+		for _, p := range rec.lastPaths(class) {
+			if fi, err := os.Stat(p); err == nil && fi.Size() > 8<<10 {
+				t.Errorf("%s: %d bytes, over its bound", p, fi.Size())
+			}
 		}
 	}
 	// The readers say how many the full store did not keep.
@@ -345,6 +353,23 @@ func TestFloodCannotEraseKept(t *testing.T) {
 	}
 	if note == nil || note.Action != ClassFailed || note.Missed != more[ClassFailed] || !strings.Contains(Summary(*note), fmt.Sprintf("%d more failed operations not kept aside", more[ClassFailed])) {
 		t.Errorf("no note of the %d failures not kept: %+v", more[ClassFailed], note)
+	}
+	// Decoy refusals that fill the egress store before the real attempt
+	// leave the attempt among the newest kept, with the decoys counted.
+	for i := range 400 {
+		must(Event{Kind: KindEgress, Target: fmt.Sprintf("decoy%d.example:80", i), Args: pad})
+	}
+	must(Event{Kind: KindEgress, Target: "real.example:443", Args: "curl https://real.example"})
+	for range 1000 {
+		must(Event{Kind: KindCall, Tool: "read", Args: ".env" + pad, Error: "refused"})
+	}
+	all, _ = Read(dir, "flood", time.Time{})
+	found := false
+	for _, e := range all {
+		found = found || e.Target == "real.example:443"
+	}
+	if !found {
+		t.Errorf("an attempt after decoys that filled its store, then a flood of another class, is gone")
 	}
 	// An egress refusal after the failed store is full is kept all the
 	// same: its store is its own.

@@ -18,10 +18,15 @@ import (
 // (KeptLimits), to a store of its class that never rotates:
 // <slug>.egress.jsonl (refused connections, changes of the network policy)
 // and <slug>.failed.jsonl (operations that failed or were refused). A store
-// keeps the first events of its class up to MaxKept bytes and counts the
-// ones after in <slug>.<class>.more, so no flood of one class, and no flood
-// at all, erases what came first, and what it could not keep is counted.
-// Readers merge the kept events older than the record's own (Read, Last).
+// keeps the first events of its class up to MaxKept bytes; the ones after
+// are counted in <slug>.<class>.more, and the newest of them kept too, in
+// <slug>.<class>.last.jsonl and .last.1.jsonl (MaxKept/4 each, rotating).
+// So no flood of another class, and no flood at all, erases the first
+// events of a class; a flood of the same class that fills its store first
+// (decoy refusals) still leaves the newest of it, an attempt after the
+// decoys among them until as many more decoys follow; and every one not
+// kept is counted. Readers merge the kept events older than the record's
+// own (Read, Last).
 
 // Classes of kept events.
 const (
@@ -58,6 +63,13 @@ func (r Record) morePath(class string) string {
 	return filepath.Join(r.Dir, r.Sandbox+"."+class+".more")
 }
 
+// lastPaths are the files of the newest kept events of class past the
+// store's first MaxKept bytes: the one before, then the one written.
+func (r Record) lastPaths(class string) [2]string {
+	base := filepath.Join(r.Dir, r.Sandbox+"."+class+".last")
+	return [2]string{base + ".1.jsonl", base + ".jsonl"}
+}
+
 // keep writes e to its class's store, or counts it there when the store is
 // full. The caller holds the record's lock.
 func (r Record) keep(e Event) error {
@@ -81,6 +93,15 @@ func (r Record) keep(e Event) error {
 	if size+int64(len(line)) <= maxKept {
 		return appendLine(r.keptPath(class), line)
 	}
+	last := r.lastPaths(class)
+	if fi, err := os.Stat(last[1]); err == nil && fi.Size()+int64(len(line)) > maxKept/4 {
+		if err := os.Rename(last[1], last[0]); err != nil {
+			return err
+		}
+	}
+	if err := appendLine(last[1], line); err != nil {
+		return err
+	}
 	n := readCount(r.morePath(class)) + 1
 	tmp := r.morePath(class) + ".tmp"
 	if err := os.WriteFile(tmp, []byte(strconv.FormatInt(n, 10)+"\n"), 0o644); err != nil {
@@ -100,19 +121,27 @@ func readCount(path string) int64 {
 }
 
 // Kept is what a record's stores keep: the kept events of both classes in
-// the order they were written, and by class how many came after a store
-// was full.
+// the order they were written, and by class how many of those that came
+// after a store was full are not kept.
 func Kept(dir, slug string) ([]Event, map[string]int64, error) {
 	r := Record{Dir: dir, Sandbox: slug}
 	var out []Event
 	more := map[string]int64{}
 	for _, class := range []string{ClassEgress, ClassFailed} {
-		data, err := os.ReadFile(r.keptPath(class))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, nil, err
+		last := r.lastPaths(class)
+		var newest []Event
+		for _, p := range []string{r.keptPath(class), last[0], last[1]} {
+			data, err := os.ReadFile(p)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, nil, err
+			}
+			evs := parseSince(data, zeroTime, nil)
+			if p != r.keptPath(class) {
+				newest = append(newest, evs...)
+			}
+			out = mergeSeq(out, evs)
 		}
-		out = mergeSeq(out, parseSince(data, zeroTime, nil))
-		if n := readCount(r.morePath(class)); n > 0 {
+		if n := readCount(r.morePath(class)) - int64(len(newest)); n > 0 {
 			more[class] = n
 		}
 	}
