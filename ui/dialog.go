@@ -74,6 +74,7 @@ var helpLines = []string{
 	"  up/down, j/k   select a sandbox (or an event, in the activity)",
 	"  tab            move between the sandboxes and their activity",
 	"  enter          open the selected event: all of it, and its commit's diff",
+	"                 (on the sandboxes: the selected one's newest event)",
 	"  d              the selected sandbox's diff against its base, file by file",
 	"  p / r          pause / resume it",
 	"  m              merge it into the current branch, then delete it (asks first)",
