@@ -429,6 +429,26 @@ func TestForgedRowsByWidth(t *testing.T) {
 	}
 }
 
+// Nor can a line of a file draw a "diff --git" row of its own in the diff
+// view: the file list the human reads comes from git's own lines.
+func TestForgedDiffRowByWidth(t *testing.T) {
+	const w, h = 100, 30
+	m, svc := newTest(t, w, h, true)
+	svc.diff = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -0,0 +1 @@\n+" +
+		strings.Repeat("👍🏽", 30) + strings.Repeat("a\u00ad", 20) + "diff --git a/zz-evil.sh b/zz-evil.sh\n"
+	m.Update(sandboxes("d"))
+	m.Update(keys(m, "d")())
+	v := m.View()
+	for i, l := range strings.Split(v, "\n") {
+		if cw := ansi.StringWidthWc(l); cw > w {
+			t.Errorf("row %d takes %d cells in a terminal, over %d", i, cw, w)
+		}
+		if strings.HasPrefix(ansi.Strip(l), "diff --git a/zz-evil.sh") {
+			t.Errorf("a line of the file drew a diff row of its own: %q", ansi.Strip(l))
+		}
+	}
+}
+
 // An event opened shows all of it: long text wraps, none is cut, and the
 // view scrolls to its end, where a padded command hides what it runs.
 func TestDetailWrapsAndScrolls(t *testing.T) {
