@@ -54,6 +54,12 @@ func activityScripts(s *scriptSet) {
 	// Fails unless the screen holds text only: no colour or other
 	// attribute (tmux capture-pane -e shows none).
 	//
+	// [!] tui pane FORMAT REGEXP
+	//
+	// Fails unless tmux's FORMAT of the pane (#{pane_title},
+	// #{alternate_on}) matches REGEXP (with !, unless it does not): what
+	// the program did to the terminal beyond its text.
+	//
 	// tui exited
 	//
 	// Waits up to 10 s for the program to exit, and fails unless it
@@ -74,8 +80,8 @@ func activityScripts(s *scriptSet) {
 }
 
 func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) == 0 || (neg && args[0] != "plain") {
-		ts.Fatalf("usage: tui start|wait|gone|keys|resize|lastline|screen|plain|exited ...")
+	if len(args) == 0 || (neg && args[0] != "plain" && args[0] != "pane") {
+		ts.Fatalf("usage: tui start|wait|gone|keys|resize|lastline|screen|plain|pane|exited ...")
 	}
 	switch sub, args := args[0], args[1:]; sub {
 	case "start":
@@ -183,6 +189,15 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		if plain := !strings.Contains(string(out), "\x1b["); plain == neg {
 			ts.Fatalf("plain text: %v; the screen with its attributes: %q", plain, out)
+		}
+	case "pane":
+		if len(args) != 2 {
+			ts.Fatalf("usage: tui pane FORMAT REGEXP")
+		}
+		out, err := tmuxCmd(ts, "display-message", "-p", "-t", "0", args[0]).Output()
+		ts.Check(err)
+		if got := strings.TrimSpace(string(out)); regexp.MustCompile(args[1]).MatchString(got) == neg {
+			ts.Fatalf("the pane's %s is %q: a match of %q is %v, want %v", args[0], got, args[1], !neg, neg)
 		}
 	case "exited":
 		deadline := time.Now().Add(10 * time.Second)

@@ -298,7 +298,7 @@ func exitCode(err error, fallback int) int {
 		return exitUnavailable
 	case errors.Is(err, sandbox.ErrSetupFailed):
 		return exitSetup
-	case errors.Is(err, sandbox.ErrUnmerged), errors.Is(err, sandbox.ErrWouldLose), errors.Is(err, sandbox.ErrConflict), errors.Is(err, sandbox.ErrBadArchive), errors.Is(err, sandbox.ErrUnisolated), errors.Is(err, sandbox.ErrPortRange):
+	case errors.Is(err, sandbox.ErrUnmerged), errors.Is(err, sandbox.ErrWouldLose), errors.Is(err, sandbox.ErrConflict), errors.Is(err, sandbox.ErrMoved), errors.Is(err, sandbox.ErrBadArchive), errors.Is(err, sandbox.ErrUnisolated), errors.Is(err, sandbox.ErrPortRange):
 		return exitRefused
 	case errors.Is(err, sandbox.ErrPaused), errors.Is(err, sandbox.ErrStopped), errors.Is(err, sandbox.ErrIncomplete):
 		return exitState

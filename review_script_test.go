@@ -14,22 +14,41 @@ import (
 func reviewScripts(s *scriptSet) {
 	s.cmd("snap", cmdSnap)
 	s.cmd("gitshim", cmdGitShim)
+	s.cmd("envfile", cmdEnvFile)
+}
+
+// envfile VAR FILE
+//
+// Sets VAR to FILE's first line (a commit id a command printed), so later
+// commands can pass it.
+func cmdEnvFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: envfile VAR FILE")
+	}
+	line, _, _ := strings.Cut(ts.ReadFile(args[1]), "\n")
+	ts.Setenv(args[0], strings.TrimSpace(line))
 }
 
 // gitShimScript is a git stand-in that kills litterbox (its parent) with
 // SIGKILL at one step of merge or apply, and passes everything else to the
 // real git. LB_GITSHIM picks the step:
 //
-//	killref       as merge moves the branch (update-ref HEAD), which never
+//	killref       as merge moves the branch (update-ref --stdin), which never
 //	              runs: the working tree and index are merged, HEAD is not
 //	killafterref  right after merge moved the branch
 //	killapply     right after apply wrote the working tree
+//	moveref       as merge moves the working tree (read-tree -m -u), a
+//	              snapshot lands on litterbox/$LB_GITSHIM_SANDBOX first
 const gitShimScript = `#!/bin/sh
 real=%q
 mode="${LB_GITSHIM:-}"
 case "$mode:$*" in
-  killref:*" update-ref "*" HEAD "*) kill -9 $PPID; exit 137 ;;
-  killafterref:*" update-ref "*" HEAD "*) "$real" "$@"; kill -9 $PPID; exit 137 ;;
+  moveref:*" read-tree -m -u "*)
+    b=refs/heads/litterbox/$LB_GITSHIM_SANDBOX
+    c=$("$real" commit-tree -p $b -m 'bash: late' $b^{tree}) && "$real" update-ref $b $c || exit 99
+    exec "$real" "$@" ;;
+  killref:*" update-ref "*" --stdin") kill -9 $PPID; exit 137 ;;
+  killafterref:*" update-ref "*" --stdin") "$real" "$@"; kill -9 $PPID; exit 137 ;;
   killapply:*" apply --whitespace=nowarn") "$real" "$@"; kill -9 $PPID; exit 137 ;;
 esac
 exec "$real" "$@"
@@ -38,11 +57,12 @@ exec "$real" "$@"
 // gitshim MODE
 //
 // Puts a git stand-in first on PATH that kills litterbox at one step of
-// merge or apply (MODE: killref, killafterref or killapply; see
+// merge or apply, or moves a sandbox's branch during a merge (MODE:
+// killref, killafterref, killapply or moveref; see
 // gitShimScript). `gitshim off` removes it.
 func cmdGitShim(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: gitshim killref|killafterref|killapply|off")
+		ts.Fatalf("usage: gitshim killref|killafterref|killapply|moveref|off")
 	}
 	if ts.Getenv("LB_GIT_SAVED_PATH") == "" {
 		ts.Setenv("LB_GIT_SAVED_PATH", ts.Getenv("PATH"))

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -50,22 +51,41 @@ func (l *Log) Run(ctx context.Context, env *Env) error {
 type Diff struct {
 	sandboxName
 	Stat bool `name:"stat" help:"Show a diffstat instead of the patch."`
+	Raw  bool `name:"raw" help:"On a terminal, write the diff as git writes it, unescaped: what an agent wrote can then drive the terminal (set its title, switch screens)."`
 }
 
-// Run streams git diff to stdout, in colour only on a terminal.
+// Run streams git diff to stdout. On a terminal (unless --raw) every line
+// is escaped, as log escapes subjects, and coloured by its kind when the
+// user's git config colours diffs; elsewhere it is git's output as it is.
+// Then it names the commit it showed, on stderr, for merge --at.
 func (d *Diff) Run(ctx context.Context, env *Env) error {
 	r, err := env.Repo(ctx)
 	if err != nil {
 		return err
 	}
 	f, ok := env.Stdout.(*os.File)
-	opts := git.DiffOptions{Stat: d.Stat, Color: ok && isTerminal(f)}
-	res, err := env.Sandboxes.Diff(ctx, r, d.Name, opts, env.Stdout)
+	term := ok && isTerminal(f)
+	opts := git.DiffOptions{Stat: d.Stat, Color: term && d.Raw}
+	var out io.Writer = env.Stdout
+	var td *termDiff
+	if term && !d.Raw {
+		td = &termDiff{w: env.Stdout, color: r.Git.ColorsDiff(ctx)}
+		out = td
+	}
+	res, err := env.Sandboxes.Diff(ctx, r, d.Name, opts, out)
+	if td != nil {
+		if cerr := td.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
 		return err
 	}
 	if res.Empty {
 		env.errf("No changes: sandbox %s changes nothing against its base %s.\n", res.Name, shortID(res.Base))
+	} else {
+		env.errf("litterbox: this is sandbox %s at commit %s, %s against its base %s. Land exactly this with `litterbox merge %s --at %s` (or `apply --at`): either refuses if the branch moved.\n",
+			res.Name, shortID(res.Tip), plural(len(res.Paths), "file changed", "files changed"), shortID(res.Base), res.Name, shortID(res.Tip))
 	}
 	if len(res.ConfigFiles) > 0 {
 		env.errf("warning: sandbox %s changes files that steer git or litterbox, and an agent wrote them: read them before you apply or merge it.\n%s\n", res.Name, configList(res.ConfigFiles))
@@ -89,9 +109,15 @@ func configList(paths []string) string {
 	return b.String()
 }
 
+// at is the --at flag of apply and merge.
+type at struct {
+	At string `name:"at" placeholder:"COMMIT" help:"Land exactly this commit of the sandbox's branch, the one litterbox diff showed; refused, changing nothing, if the branch moved since."`
+}
+
 // Apply brings a sandbox's changes into the working tree, uncommitted.
 type Apply struct {
 	sandboxName
+	at
 }
 
 // Run applies and names the files changed.
@@ -100,7 +126,7 @@ func (a *Apply) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := env.Sandboxes.Apply(ctx, r, a.Name)
+	res, err := env.Sandboxes.Apply(ctx, r, a.Name, a.At)
 	if err != nil {
 		return err
 	}
@@ -112,7 +138,7 @@ func (a *Apply) Run(ctx context.Context, env *Env) error {
 		env.errf("Nothing to apply: the working tree already holds the changes of sandbox %s.\n", res.Name)
 		return nil
 	}
-	env.outf("Applied sandbox %s to the working tree, uncommitted (%d file(s)):\n%s\n", res.Name, len(res.Files), indent(res.Files))
+	env.outf("Applied sandbox %s at %s to the working tree, uncommitted (%d file(s)):\n%s\n", res.Name, shortID(res.Tip), len(res.Files), indent(res.Files))
 	env.errf("The index and HEAD are unchanged and the sandbox is kept: review with `git status` and `git diff`, then commit.\nApply copies the changes, so the sandbox's own commits stay unmerged: once done, remove it with `litterbox delete --force %s`.\n", res.Name)
 	if len(res.ConfigFiles) > 0 {
 		env.errf("warning: sandbox %s changes files that steer git or litterbox, and an agent wrote them: read them (`git diff`; new ones whole) before you commit them.\n%s\n", res.Name, configList(res.ConfigFiles))
@@ -123,6 +149,7 @@ func (a *Apply) Run(ctx context.Context, env *Env) error {
 // Merge merges a sandbox's branch into the current branch and deletes it.
 type Merge struct {
 	sandboxName
+	at
 }
 
 // Run merges, then reports the merge and the delete.
@@ -131,7 +158,7 @@ func (m *Merge) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := env.Sandboxes.Merge(ctx, r, m.Name)
+	res, err := env.Sandboxes.Merge(ctx, r, m.Name, m.At)
 	if res != nil {
 		switch {
 		case res.NothingToMerge:
@@ -139,7 +166,7 @@ func (m *Merge) Run(ctx context.Context, env *Env) error {
 		case res.FastForward:
 			env.outf("Merged sandbox %s into %s (fast-forward to %s, %d file(s) changed)\n", res.Name, res.Into, shortID(res.Commit), len(res.Files))
 		default:
-			env.outf("Merged sandbox %s into %s (merge commit %s, %d file(s) changed)\n", res.Name, res.Into, shortID(res.Commit), len(res.Files))
+			env.outf("Merged sandbox %s into %s (merge commit %s of %s, %d file(s) changed)\n", res.Name, res.Into, shortID(res.Commit), shortID(res.Tip), len(res.Files))
 		}
 		if len(res.ConfigFiles) > 0 {
 			env.errf("warning: sandbox %s changed files that steer git or litterbox, and an agent wrote them: read them (`git diff %s %s`) before you build on the merge.\n%s\n", res.Name, shortID(res.From), shortID(res.Commit), configList(res.ConfigFiles))
@@ -158,6 +185,14 @@ func (m *Merge) Run(ctx context.Context, env *Env) error {
 }
 
 func shortID(id string) string { return id[:min(12, len(id))] }
+
+// plural is "1 file changed" or "3 files changed".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
 
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")

@@ -153,6 +153,16 @@ func (g *Repo) UpdateRef(ctx context.Context, ref, id, old, msg string) error {
 	return err
 }
 
+// UpdateRefIf moves ref from old to id, as UpdateRef does, if and only if
+// the ref other still points at otherID: one git transaction locks both
+// refs and checks both, so neither can move between the check and the
+// move.
+func (g *Repo) UpdateRefIf(ctx context.Context, ref, id, old, other, otherID, msg string) error {
+	in := fmt.Sprintf("start\nverify %s %s\nupdate %s %s %s\ncommit\n", other, otherID, ref, id, old)
+	_, err := g.R.Run(ctx, g.Cmd("update-ref", "--create-reflog", "-m", msg, "--stdin").WithStdin(strings.NewReader(in)))
+	return err
+}
+
 // DeleteRef deletes ref if it still points at old. A ref that is already
 // gone is not an error: the goal is met. A ref that moved on is.
 func (g *Repo) DeleteRef(ctx context.Context, ref, old string) error {

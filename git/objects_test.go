@@ -109,7 +109,7 @@ var oddNames = []string{"a b", "a  b", "tab\there", "cr\rx", "nl\nx", " lead", "
 	"ünï", "bad\xff\xfe", "\x80", "x missing", "y ambiguous", "z 1 2", "@{-1}", "HEAD", "a^{tree}", "b~1", "c:d", ":e", "*", "[x]", "#h", "!b"}
 
 // newTestRepo makes a repository with one empty commit, and returns it.
-func newTestRepo(t *testing.T) (*Repo, string) {
+func newTestRepo(t testing.TB) (*Repo, string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")

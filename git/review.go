@@ -92,6 +92,10 @@ type DiffOptions struct {
 	// Color lets git colour the output as the user's config says; without it
 	// colour is off whatever the config says.
 	Color bool
+	// Hold asks for every file listed first (DiffFiles), then the patch
+	// as plumbing writes it (PlainPatch) held within these limits
+	// (PatchCutter), for a screen; nothing is written to the writer.
+	Hold *PatchLimits
 }
 
 // Diff writes `git diff base tip` to w, for a human to read: it honours the
@@ -283,6 +287,13 @@ func (g *Repo) MergeFF(ctx context.Context) string {
 		return b
 	}
 	return "true"
+}
+
+// ColorsDiff reports whether the user's config colours a diff written to
+// a terminal (color.diff, else color.ui; git's default is yes).
+func (g *Repo) ColorsDiff(ctx context.Context) bool {
+	out, err := g.output(ctx, "config", "--get-colorbool", "color.diff", "true")
+	return err == nil && out == "true"
 }
 
 // SignsCommits reports whether commit.gpgSign is on in the user's config.

@@ -183,6 +183,7 @@ var (
 	ErrSetupFailed   = core.ErrSetupFailed
 	ErrPartialDelete = core.ErrPartialDelete
 	ErrConflict      = core.ErrConflict
+	ErrMoved         = core.ErrMoved
 	ErrBadRef        = core.ErrBadRef
 	ErrUnavailable   = core.ErrUnavailable
 	ErrUnisolated    = core.ErrUnisolated

@@ -408,10 +408,11 @@ func (s *Sandboxes) Diff(ctx context.Context, r *Repo, name string, opts git.Dif
 }
 
 // Apply puts the sandbox's changes into the working tree, uncommitted, and
-// keeps the sandbox (see review.Apply).
-func (s *Sandboxes) Apply(ctx context.Context, r *Repo, name string) (*ApplyResult, error) {
+// keeps the sandbox (see review.Apply); at, when set, is the commit a
+// review showed, which it applies or refuses.
+func (s *Sandboxes) Apply(ctx context.Context, r *Repo, name, at string) (*ApplyResult, error) {
 	start := time.Now()
-	res, err := s.review.Apply(ctx, r, name)
+	res, err := s.review.Apply(ctx, r, name, at)
 	e := activity.Event{Kind: activity.KindApply}
 	if res != nil {
 		e.Files = res.Files
@@ -427,10 +428,11 @@ func (s *Sandboxes) Apply(ctx context.Context, r *Repo, name string) (*ApplyResu
 }
 
 // Merge merges a sandbox's branch into the current branch, then deletes the
-// sandbox (see review.Merge).
-func (s *Sandboxes) Merge(ctx context.Context, r *Repo, name string) (*MergeResult, error) {
+// sandbox (see review.Merge); at, when set, is the commit a review showed,
+// which it merges or refuses.
+func (s *Sandboxes) Merge(ctx context.Context, r *Repo, name, at string) (*MergeResult, error) {
 	start := time.Now()
-	res, err := s.review.Merge(ctx, r, name)
+	res, err := s.review.Merge(ctx, r, name, at)
 	e := activity.Event{Kind: activity.KindMerge}
 	if res != nil {
 		e.Target, e.Commit, e.Files = res.Into, res.Commit, res.Files

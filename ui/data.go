@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -64,17 +63,28 @@ type statsMsg struct {
 	stats map[string]sbStats
 }
 
-// diffMsg is a sandbox's diff against its base.
+// diffMsg is a sandbox's diff against its base: every file, and what the
+// limits held of the patch.
 type diffMsg struct {
-	key  sbKey
-	text string
-	err  error
+	key sbKey
+	res *sandbox.DiffResult
+	err error
 }
 
 // commitDiffMsg is the diff of the commit an opened event made.
 type commitDiffMsg struct {
 	commit string
-	text   string
+	files  []git.FileChange
+	patch  *git.PatchCutter
+	err    error
+}
+
+// landMsg is what a merge or apply asked about a sandbox the diff view
+// has not shown: the commit it would land and its files.
+type landMsg struct {
+	key    sbKey
+	action string // m or a
+	res    *sandbox.DiffResult
 	err    error
 }
 
@@ -213,39 +223,31 @@ func measure(ctx context.Context, g *git.Repo, base, tip string) (sbStats, bool)
 
 func diffCmd(ctx context.Context, svc Sandboxes, r *sandbox.Repo, key sbKey) tea.Cmd {
 	return func() tea.Msg {
-		var buf bytes.Buffer
-		res, err := svc.Diff(ctx, r, key.name, git.DiffOptions{}, &limitWriter{w: &buf, n: 64 << 20})
-		if err == nil && res != nil && res.Empty {
-			return diffMsg{key: key, text: ""}
-		}
-		return diffMsg{key: key, text: buf.String(), err: err}
+		lim := git.DefaultPatchLimits
+		res, err := svc.Diff(ctx, r, key.name, git.DiffOptions{Hold: &lim}, io.Discard)
+		return diffMsg{key: key, res: res, err: err}
+	}
+}
+
+// landCmd lists the files of a sandbox's branch as it is now, and the
+// commit, for the question before a merge or apply of a diff not shown:
+// the list only, no patch.
+func landCmd(ctx context.Context, svc Sandboxes, r *sandbox.Repo, key sbKey, action string) tea.Cmd {
+	return func() tea.Msg {
+		res, err := svc.Diff(ctx, r, key.name, git.DiffOptions{Hold: &git.PatchLimits{}}, io.Discard)
+		return landMsg{key: key, action: action, res: res, err: err}
 	}
 }
 
 func commitDiffCmd(ctx context.Context, r *sandbox.Repo, commit string) tea.Cmd {
 	return func() tea.Msg {
-		var buf bytes.Buffer
-		err := r.Git.Diff(ctx, commit+"^", commit, git.DiffOptions{}, &limitWriter{w: &buf, n: 16 << 20})
-		return commitDiffMsg{commit: commit, text: buf.String(), err: err}
-	}
-}
-
-// limitWriter keeps the first n bytes and drops the rest: a diff of
-// gigabytes must not fill the memory of a UI that shows a screenful.
-type limitWriter struct {
-	w io.Writer
-	n int
-}
-
-func (l *limitWriter) Write(p []byte) (int, error) {
-	if l.n > 0 {
-		k := min(len(p), l.n)
-		l.n -= k
-		if _, err := l.w.Write(p[:k]); err != nil {
-			return 0, err
+		files, err := r.Git.DiffFiles(ctx, commit+"^", commit)
+		if err != nil {
+			return commitDiffMsg{commit: commit, err: err}
 		}
+		patch, err := r.Git.HoldPatch(ctx, commit+"^", commit, files, git.DefaultPatchLimits)
+		return commitDiffMsg{commit: commit, files: files, patch: patch, err: err}
 	}
-	return len(p), nil
 }
 
 // waitInbox brings what the followers and watchers sent, as one message per

@@ -6,6 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 )
 
@@ -109,60 +110,99 @@ func (v textView) view(st styles) []string {
 	return out
 }
 
-// maxDiffLines is the most lines of a diff the UI draws; `litterbox diff`
-// shows all of it.
-const maxDiffLines = 50000
-
-// renderDiff draws a diff (git diff, no colour) for a terminal: agent text
-// escaped, each line coloured by its kind, with each file's first line as
-// an anchor and its counts.
-func renderDiff(st styles, text string) (lines []string, anchors []int, files []string) {
-	raw := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	if text == "" {
-		raw = nil
-	}
-	cut := 0
-	if len(raw) > maxDiffLines {
-		cut, raw = len(raw)-maxDiffLines, raw[:maxDiffLines]
-	}
-	var added, deleted []int
-	for _, l := range raw {
-		shown := termtext.Escape(expandTabs(l))
-		switch {
-		case strings.HasPrefix(l, "diff --git "):
-			anchors = append(anchors, len(lines))
-			name := l[len("diff --git "):]
-			if i := strings.LastIndex(name, " b/"); i >= 0 {
-				name = name[i+3:]
-			}
-			files = append(files, termtext.Escape(name))
-			added, deleted = append(added, 0), append(deleted, 0)
-			lines = append(lines, st.file.Render(shown))
-		case len(anchors) > 0 && (strings.HasPrefix(l, "+++ ") || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "index ") ||
-			strings.HasPrefix(l, "new file") || strings.HasPrefix(l, "deleted file") || strings.HasPrefix(l, "old mode") ||
-			strings.HasPrefix(l, "new mode") || strings.HasPrefix(l, "similarity") || strings.HasPrefix(l, "rename ") || strings.HasPrefix(l, "Binary files")):
-			lines = append(lines, st.file.Render(shown))
-		case strings.HasPrefix(l, "@@"):
-			lines = append(lines, st.hunk.Render(shown))
-		case strings.HasPrefix(l, "+"):
-			if n := len(added); n > 0 {
-				added[n-1]++
-			}
-			lines = append(lines, st.added.Render(shown))
-		case strings.HasPrefix(l, "-"):
-			if n := len(deleted); n > 0 {
-				deleted[n-1]++
-			}
-			lines = append(lines, st.removed.Render(shown))
-		default:
-			lines = append(lines, shown)
+// renderDiff draws a diff for a terminal: every file of the list, in its
+// order, each an anchor named with its counts; what the cutter held of its
+// part of the patch, agent text escaped, each line coloured by its kind;
+// and, wherever something was left out (a line cut short, lines past the
+// file's share, a file never read), a line that says so and names it.
+// whole says what shows all of it ("`litterbox diff NAME`"). The first
+// lines sum up the files and every cut.
+func renderDiff(st styles, files []git.FileChange, cut *git.PatchCutter, whole string) (lines []string, anchors []int, names []string) {
+	var added, deleted int
+	var cuts []string
+	for i, f := range files {
+		added, deleted = added+f.Added, deleted+f.Deleted
+		if c := fileCut(cut, i); c != "" {
+			cuts = append(cuts, termtext.Quote(f.Path)+": "+c)
 		}
 	}
-	for i := range files {
-		files[i] += st.dim.Render(fmt.Sprintf(" (+%d -%d)", added[i], deleted[i]))
+	lines = append(lines, st.bold.Render(fmt.Sprintf("%d file(s) changed, +%d -%d", len(files), added, deleted)))
+	if len(cuts) > 0 {
+		lines = append(lines, st.warn.Render(fmt.Sprintf("Not all shown here (%s shows all of it); left out:", whole)))
+		for i, c := range cuts {
+			if i == 20 {
+				lines = append(lines, st.warn.Render(fmt.Sprintf("  … and %d more file(s) (] walks every file)", len(cuts)-i)))
+				break
+			}
+			lines = append(lines, st.warn.Render("  "+c))
+		}
 	}
-	if cut > 0 {
-		lines = append(lines, st.warn.Render(fmt.Sprintf("[%d more lines not shown here: `litterbox diff` shows all of it]", cut)))
+	if cut.Stray > 0 {
+		lines = append(lines, st.warn.Render(fmt.Sprintf("%d line(s) of git's patch matched no file of the list, and are not shown", cut.Stray)))
 	}
-	return lines, anchors, files
+	for i, f := range files {
+		name := termtext.Quote(f.Path)
+		counts := fmt.Sprintf("+%d -%d", f.Added, f.Deleted)
+		if w := f.What(); w != "" {
+			counts = w + ", " + counts
+		}
+		anchors = append(anchors, len(lines))
+		names = append(names, name+st.dim.Render(" ("+counts+")"))
+		pf := cut.Files[i]
+		if len(pf.Lines) == 0 {
+			lines = append(lines, st.file.Render("file "+name+" ("+counts+")")+st.warn.Render(" not shown: "+fileCut(cut, i)))
+			continue
+		}
+		for _, l := range pf.Lines {
+			lines = append(lines, diffLine(st, l))
+			if l.Cut > 0 {
+				// a line of its own: the screen cuts a wide line at its
+				// width, and the note must show whatever the width
+				lines = append(lines, st.warn.Render(fmt.Sprintf("[… %d more byte(s) of the line above not shown]", l.Cut)))
+			}
+		}
+		if d := pf.Dropped(); d > 0 {
+			lines = append(lines, st.warn.Render(fmt.Sprintf("[%d more line(s) of %s not shown here: %s shows all of it]", d, name, whole)))
+		}
+	}
+	return lines, anchors, names
+}
+
+// fileCut says what was left out of the i-th file's part, "" for nothing.
+func fileCut(cut *git.PatchCutter, i int) string {
+	pf := cut.Files[i]
+	switch {
+	case !pf.Reached && cut.Stopped:
+		return fmt.Sprintf("never read (the view reads %d MiB of a diff at most)", git.DefaultPatchLimits.Read>>20)
+	case !pf.Reached:
+		return "not in git's patch"
+	case len(pf.Lines) == 0:
+		return fmt.Sprintf("all %d line(s) (the view holds %d lines of a diff, shared among its files)", pf.Total, git.DefaultPatchLimits.Lines)
+	}
+	var parts []string
+	if d := pf.Dropped(); d > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d line(s)", d, pf.Total))
+	}
+	if n, b := pf.CutLines(); n > 0 {
+		parts = append(parts, fmt.Sprintf("the end of %d long line(s), %d byte(s)", n, b))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// diffLine draws one line of a patch, escaped and coloured by its kind.
+func diffLine(st styles, l git.PatchLine) string {
+	shown := termtext.Escape(expandTabs(l.Text))
+	switch t := l.Text; {
+	case strings.HasPrefix(t, "diff --git "), strings.HasPrefix(t, "+++ "), strings.HasPrefix(t, "--- "), strings.HasPrefix(t, "index "),
+		strings.HasPrefix(t, "new file"), strings.HasPrefix(t, "deleted file"), strings.HasPrefix(t, "old mode"),
+		strings.HasPrefix(t, "new mode"), strings.HasPrefix(t, "Binary files"):
+		return st.file.Render(shown)
+	case strings.HasPrefix(t, "@@"):
+		return st.hunk.Render(shown)
+	case strings.HasPrefix(t, "+"):
+		return st.added.Render(shown)
+	case strings.HasPrefix(t, "-"):
+		return st.removed.Render(shown)
+	}
+	return shown
 }

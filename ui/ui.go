@@ -40,8 +40,8 @@ type Sandboxes interface {
 	Diff(ctx context.Context, r *sandbox.Repo, name string, opts git.DiffOptions, w io.Writer) (*sandbox.DiffResult, error)
 	Pause(ctx context.Context, r *sandbox.Repo, name string, force bool) (sandbox.Outcome, error)
 	Resume(ctx context.Context, r *sandbox.Repo, name string) (sandbox.Outcome, error)
-	Merge(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.MergeResult, error)
-	Apply(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.ApplyResult, error)
+	Merge(ctx context.Context, r *sandbox.Repo, name, at string) (*sandbox.MergeResult, error)
+	Apply(ctx context.Context, r *sandbox.Repo, name, at string) (*sandbox.ApplyResult, error)
 	Delete(ctx context.Context, r *sandbox.Repo, name string, force bool) (*sandbox.DeleteReport, error)
 	Handle(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.Handle, error)
 	Milestone(ctx context.Context, h *sandbox.Handle, message string) (*sandbox.MilestoneResult, error)
@@ -121,6 +121,9 @@ type Model struct {
 	// textKey is the sandbox (diff) or the commit (detail) the text view
 	// shows, so a late answer for another is dropped.
 	textKey string
+	// shown is, per sandbox, the commit its diff view showed last and how
+	// many files: what m and a land, and nothing else.
+	shown map[sbKey]shownDiff
 
 	status    string
 	statusErr bool
@@ -152,6 +155,12 @@ type repoState struct {
 	remeasure bool
 }
 
+// shownDiff is a commit of a sandbox's branch the diff view showed.
+type shownDiff struct {
+	tip   string
+	files int
+}
+
 // sbInfo is what the records and git say of a sandbox.
 type sbInfo struct {
 	events    []activity.Event // the latest historyLen, once loaded
@@ -174,7 +183,7 @@ func New(ctx context.Context, svc Sandboxes, o Options, r *lipgloss.Renderer) *M
 	ctx = activity.WithActor(ctx, activity.ByUI)
 	m := &Model{
 		ctx: ctx, svc: svc, opts: o, st: newStyles(r), start: time.Now(), now: time.Now(),
-		inbox: make(chan tea.Msg, 1024), repos: map[string]*repoState{}, info: map[sbKey]*sbInfo{},
+		inbox: make(chan tea.Msg, 1024), repos: map[string]*repoState{}, info: map[sbKey]*sbInfo{}, shown: map[sbKey]shownDiff{},
 		width: 80, height: 24,
 	}
 	m.list.allRepos = o.AllRepos
@@ -346,17 +355,21 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.mode != diffView || m.textKey != msg.key.repo+"\x00"+msg.key.name {
 			return m, nil
 		}
-		switch {
+		switch res := msg.res; {
 		case msg.err != nil:
 			m.text = m.text.setText(nil, nil, nil)
 			m.text.note = m.st.err.Render("cannot show the diff: " + termtext.Escape(msg.err.Error()))
-		case msg.text == "":
+		case res.Empty:
 			m.text = m.text.setText(nil, nil, nil)
 			m.text.note = m.st.dim.Render("No changes: the branch holds what its base holds.")
 		default:
-			m.text = m.text.setText(renderDiff(m.st, msg.text))
+			m.shown[msg.key] = shownDiff{tip: res.Tip, files: len(res.Files)}
+			m.text.title = fmt.Sprintf("diff of %s at %s against its base %s", msg.key.name, activity.ShortID(res.Tip), activity.ShortID(res.Base))
+			m.text = m.text.setText(renderDiff(m.st, res.Files, res.Patch, "`litterbox diff "+msg.key.name+"`"))
 		}
 		return m, nil
+	case landMsg:
+		return m, m.landAsked(msg)
 	case commitDiffMsg:
 		if m.mode != detailView || m.textKey != msg.commit {
 			return m, nil
@@ -365,7 +378,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.detailDiff = []string{"", m.st.err.Render("cannot show the commit's diff: " + termtext.Escape(msg.err.Error()))}
 			m.diffAnchors, m.diffFiles = nil, nil
 		} else {
-			dl, anchors, files := renderDiff(m.st, msg.text)
+			dl, anchors, files := renderDiff(m.st, msg.files, msg.patch, "`git show "+activity.ShortID(msg.commit)+"`")
 			for i := range anchors {
 				anchors[i] += 2
 			}
@@ -786,6 +799,11 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		case "?":
 			m.dialog = dialog{kind: helpDialog}
 			return nil
+		case "m", "a":
+			// from the diff: what it shows, of the sandbox it shows
+			if sel, ok := m.list.selected(); ok && m.mode == diffView && m.textKey == sel.key.repo+"\x00"+sel.key.name {
+				return m.action(k.String())
+			}
 		}
 		m.text, _ = m.text.key(k)
 		return nil
@@ -867,13 +885,7 @@ func (m *Model) action(key string) tea.Cmd {
 	}
 	name := sel.key.name
 	run := func(busy string, fn func(ctx context.Context) (string, error)) tea.Cmd {
-		m.clearStatus()
-		m.busy = busy + " " + name + "…"
-		ctx := m.ctx
-		return func() tea.Msg {
-			text, err := fn(ctx)
-			return actionMsg{text: text, err: err}
-		}
+		return m.run(busy, name, fn)
 	}
 	switch key {
 	case "p", "r":
@@ -893,33 +905,15 @@ func (m *Model) action(key string) tea.Cmd {
 			}
 			return done + " " + name + ".", err
 		})
-	case "m":
-		m.dialog = confirm("Merge "+name+" into the current branch, then delete it?", func() tea.Cmd {
-			return run("merging", func(ctx context.Context) (string, error) {
-				res, err := m.svc.Merge(ctx, r, name)
-				if res == nil {
-					return "", err
-				}
-				text := fmt.Sprintf("Merged %s into %s (%d file(s) changed).", name, res.Into, len(res.Files))
-				if res.NothingToMerge {
-					text = fmt.Sprintf("Nothing to merge from %s: its commits were all in %s; it was deleted.", name, res.Into)
-				}
-				if len(res.ConfigFiles) > 0 {
-					text += " It changed files that steer git or litterbox: read them before you build on it."
-				}
-				return text, err
-			})
-		})
-	case "a":
-		m.dialog = confirm("Apply "+name+"'s changes to the working tree, uncommitted?", func() tea.Cmd {
-			return run("applying", func(ctx context.Context) (string, error) {
-				res, err := m.svc.Apply(ctx, r, name)
-				if err != nil {
-					return "", err
-				}
-				return fmt.Sprintf("Applied %s: %d file(s) changed in the working tree.", name, len(res.Files)), nil
-			})
-		})
+	case "m", "a":
+		// What lands is the commit the diff view showed, named in the
+		// question with its files; never the branch as it is at the yes.
+		if d, ok := m.shown[sel.key]; ok {
+			m.dialog = m.landQuestion(key, r, name, d, true)
+			return nil
+		}
+		m.busy = "reading what " + name + " holds…"
+		return landCmd(m.ctx, m.svc, r, sel.key, key)
 	case "x", "X":
 		force := key == "X"
 		q := "Delete " + name + ": its container and its branch?"
@@ -961,6 +955,81 @@ func (m *Model) action(key string) tea.Cmd {
 		})
 	}
 	return nil
+}
+
+// run starts fn, an action on sandbox name, showing busy meanwhile; its
+// text or error comes back as an actionMsg.
+func (m *Model) run(busy, name string, fn func(ctx context.Context) (string, error)) tea.Cmd {
+	m.clearStatus()
+	m.busy = busy + " " + name + "…"
+	ctx := m.ctx
+	return func() tea.Msg {
+		text, err := fn(ctx)
+		return actionMsg{text: text, err: err}
+	}
+}
+
+// landAsked asks before a merge or apply of a sandbox whose diff the view
+// has not shown, naming the commit it read and its files.
+func (m *Model) landAsked(msg landMsg) tea.Cmd {
+	m.busy = ""
+	rs := m.repos[msg.key.repo]
+	switch {
+	case msg.err != nil:
+		m.setStatus(msg.err.Error(), true)
+	case rs != nil:
+		m.dialog = m.landQuestion(msg.action, rs.r, msg.key.name, shownDiff{tip: msg.res.Tip, files: len(msg.res.Files)}, false)
+	}
+	return nil
+}
+
+// landQuestion is the question before a merge (action m) or apply (a) of
+// sandbox name at the commit d names; read says the diff view showed it.
+// A yes lands that commit or nothing: the service refuses when the branch
+// moved since (sandbox.ErrMoved).
+func (m *Model) landQuestion(action string, r *sandbox.Repo, name string, d shownDiff, read bool) dialog {
+	at := activity.ShortID(d.tip)
+	files := fmt.Sprintf("%d files", d.files)
+	if d.files == 1 {
+		files = "1 file"
+	}
+	what := fmt.Sprintf("%s at %s (%s, as the diff showed)", name, at, files)
+	if !read {
+		what = fmt.Sprintf("%s at %s (%s, diff not read)", name, at, files)
+	}
+	moved := func(err error, verb string) error {
+		if errors.Is(err, sandbox.ErrMoved) {
+			return fmt.Errorf("nothing was %s: %s moved since %s (the commit asked about); press d to read what it holds now", verb, name, at)
+		}
+		return err
+	}
+	if action == "a" {
+		return confirm("Apply "+what+", uncommitted?", func() tea.Cmd {
+			return m.run("applying", name, func(ctx context.Context) (string, error) {
+				res, err := m.svc.Apply(ctx, r, name, d.tip)
+				if err != nil {
+					return "", moved(err, "applied")
+				}
+				return fmt.Sprintf("Applied %s at %s: %d file(s) changed in the working tree.", name, at, len(res.Files)), nil
+			})
+		})
+	}
+	return confirm("Merge "+what+", then delete it?", func() tea.Cmd {
+		return m.run("merging", name, func(ctx context.Context) (string, error) {
+			res, err := m.svc.Merge(ctx, r, name, d.tip)
+			if res == nil {
+				return "", moved(err, "merged")
+			}
+			text := fmt.Sprintf("Merged %s at %s into %s (%d file(s) changed).", name, at, res.Into, len(res.Files))
+			if res.NothingToMerge {
+				text = fmt.Sprintf("Nothing to merge from %s: its commits were all in %s; it was deleted.", name, res.Into)
+			}
+			if len(res.ConfigFiles) > 0 {
+				text += " It changed files that steer git or litterbox: read them before you build on it."
+			}
+			return text, err
+		})
+	})
 }
 
 // shellExec is a shell in a sandbox, run while the UI gives up the

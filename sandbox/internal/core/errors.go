@@ -38,6 +38,10 @@ var (
 	ErrPartialDelete = errors.New("delete was partial")
 	// ErrConflict is an apply or merge that would conflict or overwrite.
 	ErrConflict = errors.New("conflict")
+	// ErrMoved is an apply or merge of the commit a review showed (--at)
+	// refused because the sandbox's branch is no longer there: it moved
+	// since, or while merging. Nothing was changed.
+	ErrMoved = errors.New("branch moved since it was reviewed")
 	// ErrBadRef is a base ref or rewind target that names no usable
 	// commit.
 	ErrBadRef = errors.New("bad ref")

@@ -64,32 +64,56 @@ func (rw *Reviewer) History(ctx context.Context, r *core.Repo, name string) (*Hi
 
 // DiffResult says what Diff compared.
 type DiffResult struct {
-	Name  string
-	Base  string
+	Name string
+	Base string
+	// Tip is the commit the diff shows: what `merge --at` and `apply --at`
+	// take to land exactly what was read.
 	Tip   string
 	Empty bool // the branch changes nothing; nothing was written
+	// Paths are every file the diff changes (renames as two).
+	Paths []string
+	// Files are the same files with their entries and line counts, in the
+	// order the patch shows them, and Patch what was held of it; only for
+	// a diff asked to hold it (DiffOptions.Hold).
+	Files []git.FileChange
+	Patch *git.PatchCutter
 	// ConfigFiles are the changed files that steer git or litterbox (see
 	// configFiles): a human should read them before landing the branch.
 	ConfigFiles []string
 }
 
 // Diff writes the sandbox's changes against its base to w, as git diff shows
-// them (or a diffstat).
+// them (or a diffstat); with opts.Hold, it lists every file in res.Files,
+// then holds what the limits allow of the patch in res.Patch. The branch
+// is resolved once: what is shown is the diff of res.Tip, even when the
+// branch moves meanwhile.
 func (rw *Reviewer) Diff(ctx context.Context, r *core.Repo, name string, opts git.DiffOptions, w io.Writer) (*DiffResult, error) {
 	rv, err := rw.inv.ResolveBranch(ctx, r, name)
 	if err != nil {
 		return nil, err
 	}
 	res := &DiffResult{Name: rv.Slug, Base: rv.Base, Tip: rv.Tip}
-	paths, err := r.Git.ChangedPaths(ctx, rv.Base, rv.Tip)
+	if opts.Hold != nil {
+		res.Files, err = r.Git.DiffFiles(ctx, rv.Base, rv.Tip)
+		res.Paths = make([]string, len(res.Files))
+		for i, f := range res.Files {
+			res.Paths[i] = f.Path
+		}
+	} else {
+		res.Paths, err = r.Git.ChangedPaths(ctx, rv.Base, rv.Tip)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(paths) == 0 {
+	if len(res.Paths) == 0 {
 		res.Empty = true
 		return res, nil
 	}
-	res.ConfigFiles = configFiles(paths)
+	res.ConfigFiles = configFiles(res.Paths)
+	if opts.Hold != nil {
+		res.Patch, err = r.Git.HoldPatch(ctx, rv.Base, rv.Tip, res.Files, *opts.Hold)
+		return res, err
+	}
 	return res, r.Git.Diff(ctx, rv.Base, rv.Tip, opts, w)
 }
 
@@ -119,8 +143,13 @@ type ApplyResult struct {
 // hunk before it writes, and a journal (see txn.go) lets the next merge,
 // apply or list roll back an apply killed while it wrote: nothing is ever
 // left half-applied.
-func (rw *Reviewer) Apply(ctx context.Context, r *core.Repo, name string) (*ApplyResult, error) {
-	rv, unlock, err := rw.writeFrom(ctx, r, name)
+//
+// at, when set, is the commit a review showed (DiffResult.Tip, `diff`'s
+// line): Apply refuses with ErrMoved unless the branch is there, and then
+// applies exactly that commit's changes, since the patch is made of it
+// and not of the branch.
+func (rw *Reviewer) Apply(ctx context.Context, r *core.Repo, name, at string) (*ApplyResult, error) {
+	rv, unlock, err := rw.writeFrom(ctx, r, name, "apply", at)
 	if err != nil {
 		return nil, err
 	}
@@ -219,11 +248,15 @@ func (rw *Reviewer) Apply(ctx context.Context, r *core.Repo, name string) (*Appl
 	return res, nil
 }
 
-// writeFrom readies an apply or merge of sandbox name into r's working
-// tree: it takes the working tree's merge/apply lock, waiting for another
-// merge or apply to end, first finishes one that was cut short, and
-// resolves the sandbox's branch and base.
-func (rw *Reviewer) writeFrom(ctx context.Context, r *core.Repo, name string) (*inventory.Branch, func(), error) {
+// writeFrom readies an apply or merge (verb) of sandbox name into r's
+// working tree: it checks at (see checkAt), takes the working tree's
+// merge/apply lock, waiting for another merge or apply to end, first
+// finishes one that was cut short, and resolves the sandbox's branch and
+// base, refusing with ErrMoved when at is set and the branch is not there.
+func (rw *Reviewer) writeFrom(ctx context.Context, r *core.Repo, name, verb, at string) (*inventory.Branch, func(), error) {
+	if err := checkAt(verb, at); err != nil {
+		return nil, nil, err
+	}
 	unlock, _, err := lockWorktree(ctx, r, true)
 	if err != nil {
 		return nil, nil, err
@@ -233,11 +266,58 @@ func (rw *Reviewer) writeFrom(ctx context.Context, r *core.Repo, name string) (*
 		return nil, nil, err
 	}
 	rv, err := rw.inv.ResolveBranch(ctx, r, name)
+	if err == nil && at != "" {
+		err = rw.pinned(ctx, r, verb, rv, at)
+	}
 	if err != nil {
 		unlock()
 		return nil, nil, err
 	}
 	return rv, unlock, nil
+}
+
+// checkAt refuses an --at that is not a commit id: a name (litterbox/NAME,
+// HEAD) moves, so it would pin nothing.
+func checkAt(verb, at string) error {
+	if at == "" {
+		return nil
+	}
+	if len(at) < 7 || len(at) > 64 || strings.Trim(at, "0123456789abcdef") != "" {
+		return core.NewError(core.ErrBadArgument, "Cannot %s at %q: --at takes the commit id a review showed (`litterbox diff NAME` prints it: 7 to 64 hex digits), not a name, which could move. Nothing was changed.", verb, at)
+	}
+	return nil
+}
+
+// pinned checks that the branch rv is at the commit at names, and refuses
+// with ErrMoved, saying how it moved, when it is not.
+func (rw *Reviewer) pinned(ctx context.Context, r *core.Repo, verb string, rv *inventory.Branch, at string) error {
+	id, ok, err := r.Git.ResolveRef(ctx, at)
+	if err != nil {
+		return fmt.Errorf("%s sandbox %q at %s: %w", verb, rv.Slug, at, err)
+	}
+	if !ok || !strings.HasPrefix(id, at) {
+		return core.NewError(core.ErrBadArgument, "Cannot %s sandbox '%s' at %s: no commit here has the id %s. `litterbox diff %s` prints the commit it shows. Nothing was changed.", verb, rv.Slug, at, at, rv.Slug)
+	}
+	if id == rv.Tip {
+		return nil
+	}
+	return rw.moved(ctx, r, verb, rv.Slug, at, id, rv.Tip, "since that commit was reviewed")
+}
+
+// moved is the refusal of an apply or merge of commit id (at, as given)
+// when the branch is at tip ("" when gone); when says when it moved.
+func (rw *Reviewer) moved(ctx context.Context, r *core.Repo, verb, slug, at, id, tip, when string) error {
+	if tip == "" {
+		return core.NewError(core.ErrMoved, "Cannot %s sandbox '%s' at %s: its branch %s%s was deleted %s. Nothing was changed.", verb, slug, at, core.BranchPrefix, slug, when)
+	}
+	how := "it does not hold that commit (a milestone or rewind rewrote it, or the id is of another branch)"
+	if ok, err := r.Git.IsAncestor(ctx, id, tip); err == nil && ok {
+		if n, err := r.Git.CountCommits(ctx, id, tip); err == nil {
+			how = fmt.Sprintf("%d commit(s) were added since", n)
+		}
+	}
+	return core.NewError(core.ErrMoved, "Cannot %s sandbox '%s' at %s: its branch %s%s moved %s: it is now at %s, and %s. Nothing was changed.\nRead what it holds now with `litterbox diff %s`, then %s exactly that with `litterbox %s %s --at %s`.",
+		verb, slug, at, core.BranchPrefix, slug, when, core.Short(tip), how, slug, verb, verb, slug, core.Short(tip))
 }
 
 // undoWrite rolls back a merge or apply whose write step failed, and returns
@@ -276,10 +356,13 @@ func (rw *Reviewer) fillOld(ctx context.Context, r *core.Repo, t *worktreeTxn) e
 
 // MergeResult says what Merge did.
 type MergeResult struct {
-	Name        string   `json:"name"`
-	Into        string   `json:"into"`   // the branch merged into, e.g. main
-	From        string   `json:"from"`   // the branch's tip before the merge
-	Commit      string   `json:"commit"` // the branch's new tip
+	Name   string `json:"name"`
+	Into   string `json:"into"`   // the branch merged into, e.g. main
+	From   string `json:"from"`   // the branch's tip before the merge
+	Commit string `json:"commit"` // the branch's new tip
+	// Tip is the sandbox's commit that was merged: all of it, and nothing
+	// the branch gained after.
+	Tip         string   `json:"merged"`
 	FastForward bool     `json:"fastForward,omitempty"`
 	Files       []string `json:"files"`
 	// NothingToMerge: the branch's commits were all in HEAD already.
@@ -315,8 +398,14 @@ type MergeResult struct {
 // process is killed between them, the working tree and index are rolled back.
 // merge.ff from the user's config is honoured: false always makes a merge
 // commit, only refuses what cannot be fast-forwarded.
-func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name string) (*MergeResult, error) {
-	rv, unlock, err := rw.writeFrom(ctx, r, name)
+//
+// It merges the commit the branch was at when it looked (res.Tip), never
+// a later one: at, when set, is the commit a review showed, and Merge
+// refuses with ErrMoved unless the branch is there; and the move of HEAD
+// is one git transaction with a check that the branch is still there, so
+// a snapshot landing during the merge makes it refuse (rolled back) too.
+func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name, at string) (*MergeResult, error) {
+	rv, unlock, err := rw.writeFrom(ctx, r, name, "merge", at)
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +425,7 @@ func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name string) (*Merg
 	if err != nil {
 		return nil, err
 	}
-	res := &MergeResult{Name: rv.Slug, Into: into, From: head, Commit: head, Files: []string{}}
+	res := &MergeResult{Name: rv.Slug, Into: into, From: head, Commit: head, Tip: rv.Tip, Files: []string{}}
 
 	merged, err := r.Git.IsAncestor(ctx, rv.Tip, head)
 	if err != nil {
@@ -429,9 +518,13 @@ func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name string) (*Merg
 	} else {
 		msg += "merge " + core.BranchPrefix + rv.Slug
 	}
-	if err := r.Git.UpdateRef(ctx, "HEAD", commit, head, msg); err != nil {
-		// HEAD moved under us: put the working tree back where it was.
+	if err := r.Git.UpdateRefIf(ctx, "HEAD", commit, head, core.BranchRef(rv.Slug), rv.Tip, msg); err != nil {
+		// HEAD or the sandbox's branch moved under us: put the working
+		// tree back where it was.
 		cause := core.NewError(core.ErrConflict, "Cannot merge sandbox '%s': %s moved while merging (%s); run `litterbox merge %s` again.", rv.Slug, into, core.ErrText(err), rv.Slug)
+		if now, ok, rerr := r.Git.ResolveRef(ctx, core.BranchRef(rv.Slug)); rerr == nil && (!ok || now != rv.Tip) {
+			cause = rw.moved(ctx, r, "merge", rv.Slug, core.Short(rv.Tip), rv.Tip, now, "while merging")
+		}
 		return nil, rw.undoWrite(ctx, r, t, cause)
 	}
 	if err := removeTxn(r); err != nil {

