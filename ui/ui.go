@@ -1128,6 +1128,8 @@ func (m *Model) keys() string {
 		ks = [][2]string{{"enter", "record"}, {"esc", "cancel"}}
 	case m.dialog.kind == helpDialog:
 		ks = [][2]string{{"any key", "back"}}
+	case m.mode == diffView:
+		ks = [][2]string{{"↑↓", "scroll"}, {"]/[", "next/prev file"}, {"m", "merge this"}, {"a", "apply this"}, {"esc", "back"}, {"?", "help"}, {"q", "back"}}
 	case m.mode != mainView:
 		ks = [][2]string{{"↑↓", "scroll"}, {"]/[", "next/prev file"}, {"esc", "back"}, {"?", "help"}, {"q", "quit"}}
 	default:
