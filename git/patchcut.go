@@ -32,6 +32,9 @@ type PatchLine struct {
 
 // PatchFile is what a PatchCutter holds of one file's part of a patch.
 type PatchFile struct {
+	// Headers is how many `diff --git` lines git writes for the file: 2
+	// when its type changes, else 1.
+	Headers int
 	Lines   []PatchLine
 	Total   int  // lines of its part that were read, its header included
 	Reached bool // its header was read
@@ -54,9 +57,11 @@ func (f PatchFile) CutLines() (lines, bytes int) {
 
 // PatchCutter is an io.Writer that keeps a patch of a known list of files
 // (PlainPatch's output, DiffFiles' list) within its limits, file by file:
-// the k-th `diff --git` line starts the k-th file of the list (no other
-// line of a patch starts so: body lines start with ' ', '+', '-', '@' or
-// '\', and git quotes a name holding a newline). The lines are shared out
+// the `diff --git` lines start the list's files in its order, one each,
+// but two for a file whose type changes (a file become a symlink: git
+// writes its deletion and its creation), and no other line of a patch
+// starts so (body lines start with ' ', '+', '-', '@' or '\', and git
+// quotes a name holding a newline). The lines are shared out
 // before reading, from the list's counts: a file that needs less than an
 // even share gets what it needs, the rest is split evenly among the
 // others, and what a file leaves unused passes to the next; so no file,
@@ -68,6 +73,10 @@ type PatchCutter struct {
 	// header, or headers past the last file): a patch that does not
 	// match its list, which the caller must say.
 	Stray int
+	// Mismatch says a header named another file than the list's for its
+	// place (checked where the name needs no quoting): the patch does not
+	// match its list, which the caller must say.
+	Mismatch bool
 	// Read is the bytes read; Stopped says reading stopped at the limit,
 	// so the files not Reached were never read.
 	Read    int64
@@ -76,6 +85,8 @@ type PatchCutter struct {
 	lim                   PatchLimits
 	shares                []int  // the lines each file may hold
 	cur                   int    // the file being read, -1 before the first
+	heads                 int    // its headers read
+	paths                 []string
 	line                  []byte // the current line's held bytes
 	lineCut               int
 	held, heldBytes       int // held in all
@@ -91,7 +102,15 @@ func NewPatchCutter(files []FileChange, lim PatchLimits) *PatchCutter {
 		// unused passes on
 		needs[i] = 8 + 8*(f.Added+f.Deleted)
 	}
-	return &PatchCutter{Files: make([]PatchFile, len(files)), lim: lim, cur: -1, shares: shareOut(needs, lim.Lines)}
+	c := &PatchCutter{Files: make([]PatchFile, len(files)), lim: lim, cur: -1, shares: shareOut(needs, lim.Lines)}
+	for i, f := range files {
+		c.paths = append(c.paths, f.Path)
+		c.Files[i].Headers = 1
+		if f.TypeChanged() {
+			c.Files[i].Headers = 2
+		}
+	}
+	return c
 }
 
 // shareOut splits total among needs: each gets what it needs, or an even
@@ -155,13 +174,19 @@ func (c *PatchCutter) Close() error {
 }
 
 func (c *PatchCutter) endLine() {
-	if bytes.HasPrefix(c.line, []byte("diff --git ")) {
+	if bytes.HasPrefix(c.line, []byte("diff --git ")) && c.cur >= 0 && c.cur < len(c.Files) && c.heads < c.Files[c.cur].Headers {
+		c.heads++ // the creation half of a type change
+	} else if bytes.HasPrefix(c.line, []byte("diff --git ")) {
+		c.heads = 1
 		if c.cur >= 0 {
 			// what the file left unused passes on
 			c.allowLines, c.allowByte = max(c.allowLines, 0), max(c.allowByte, 0)
 		}
 		c.cur++
 		if c.cur < len(c.Files) {
+			if p := c.paths[c.cur]; plainName(p) && string(c.line) != "diff --git a/"+p+" b/"+p && len(c.line) < c.lim.LineBytes {
+				c.Mismatch = true
+			}
 			c.Files[c.cur].Reached = true
 			c.allowLines += c.shares[c.cur]
 			c.allowByte += int(int64(c.lim.Bytes) * int64(c.shares[c.cur]) / int64(max(c.lim.Lines, 1)))
@@ -182,4 +207,16 @@ func (c *PatchCutter) endLine() {
 		}
 	}
 	c.line, c.lineCut = c.line[:0], 0
+}
+
+// plainName reports whether git writes path in a header as it is: no
+// byte it quotes (controls, '"', '\\', anything not ASCII, which
+// core.quotePath may quote).
+func plainName(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if b := p[i]; b < 0x20 || b >= 0x7f || b == '"' || b == '\\' {
+			return false
+		}
+	}
+	return true
 }

@@ -2,10 +2,12 @@ package git
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,14 +166,35 @@ func TestTracked(t *testing.T) {
 	check("dir/x", true)
 }
 
-func TestParseNumStat(t *testing.T) {
-	// git diff --numstat -z --no-renames: a text file, a binary one, a new
-	// file whose name holds a space and a tab.
-	out := "2\t1\ta.txt\x00-\t-\tbin\x001\t0\tsp ace\t.txt\x00"
-	if got, want := ParseNumStat(out), (Stat{Files: 3, Added: 3, Deleted: 1}); got != want {
-		t.Errorf("ParseNumStat = %+v, want %+v", got, want)
+func TestParseDiffFiles(t *testing.T) {
+	// git diff-tree -r -z --no-renames --no-abbrev --raw --numstat (git
+	// 2.39): a text file, a binary one, a mode change, a new file whose
+	// name holds a tab, one named like a raw record.
+	z, id := strings.Repeat("0", 40), strings.Repeat("1", 40)
+	out := ":100644 100644 " + id + " " + id + " M\x00a.txt\x00" +
+		":100644 100644 " + id + " " + id + " M\x00bin\x00" +
+		":100644 100755 " + id + " " + id + " M\x00run.sh\x00" +
+		":000000 100644 " + z + " " + id + " A\x00sp ace\t.txt\x00" +
+		":000000 100644 " + z + " " + id + " A\x00:100644 x\x00" +
+		"2\t1\ta.txt\x00-\t-\tbin\x000\t0\trun.sh\x001\t0\tsp ace\t.txt\x003\t0\t:100644 x\x00"
+	files, err := ParseDiffFiles(out)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := ParseNumStat(""); got != (Stat{}) {
-		t.Errorf("ParseNumStat of nothing = %+v", got)
+	var got []string
+	for _, f := range files {
+		got = append(got, fmt.Sprintf("%s|+%d -%d|%s", f.Path, f.Added, f.Deleted, f.What()))
+	}
+	want := []string{"a.txt|+2 -1|", "bin|+0 -0|binary", "run.sh|+0 -0|mode 100644 -> 100755", "sp ace\t.txt|+1 -0|new", ":100644 x|+3 -0|new"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	for _, bad := range []string{":100644 100644 x\x00", "1\t0\ta\x00", ":100644 100644 " + id + " " + id + " M\x00a\x001\t0\tb\x00"} {
+		if _, err := ParseDiffFiles(bad); err == nil {
+			t.Errorf("%q parsed without error", bad)
+		}
+	}
+	if files, err := ParseDiffFiles(""); err != nil || len(files) != 0 {
+		t.Errorf("nothing: %v, %v", files, err)
 	}
 }

@@ -1,10 +1,6 @@
 package git
 
-import (
-	"context"
-	"strconv"
-	"strings"
-)
+import "context"
 
 // Stat is how much a range of commits changes: files, lines added and
 // deleted (binary files count as files only).
@@ -14,34 +10,17 @@ type Stat struct {
 	Deleted int `json:"deleted"`
 }
 
-// NumStat measures the change from base to tip (git diff --numstat), each
-// rename counted as a deletion and an addition.
+// NumStat measures the change from base to tip, each rename counted as a
+// deletion and an addition (DiffFiles, summed).
 func (g *Repo) NumStat(ctx context.Context, base, tip string) (Stat, error) {
-	res, err := g.R.Run(ctx, g.Cmd("diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--end-of-options", base, tip, "--"))
+	files, err := g.DiffFiles(ctx, base, tip)
 	if err != nil {
 		return Stat{}, err
 	}
-	return ParseNumStat(string(res.Stdout)), nil
-}
-
-// ParseNumStat parses `git diff --numstat -z --no-renames`: "ADDED\tDELETED\tPATH\0"
-// per file, "-" for the counts of a binary file.
-func ParseNumStat(out string) Stat {
-	var s Stat
-	for _, rec := range strings.Split(out, "\x00") {
-		added, rest, ok := strings.Cut(rec, "\t")
-		if !ok {
-			continue
-		}
-		deleted, _, ok := strings.Cut(rest, "\t")
-		if !ok {
-			continue
-		}
-		s.Files++
-		a, _ := strconv.Atoi(added)
-		d, _ := strconv.Atoi(deleted)
-		s.Added += a
-		s.Deleted += d
+	s := Stat{Files: len(files)}
+	for _, f := range files {
+		s.Added += f.Added
+		s.Deleted += f.Deleted
 	}
-	return s
+	return s, nil
 }

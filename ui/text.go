@@ -137,8 +137,8 @@ func renderDiff(st styles, files []git.FileChange, cut *git.PatchCutter, whole s
 			lines = append(lines, st.warn.Render("  "+c))
 		}
 	}
-	if cut.Stray > 0 {
-		lines = append(lines, st.warn.Render(fmt.Sprintf("%d line(s) of git's patch matched no file of the list, and are not shown", cut.Stray)))
+	if cut.Stray > 0 || cut.Mismatch {
+		lines = append(lines, st.err.Render(fmt.Sprintf("git's patch did not match its list of files (%d line(s) placed under no file): a body below may be under another file's name; %s shows git's own", cut.Stray, whole)))
 	}
 	for i, f := range files {
 		name := termtext.Quote(f.Path)
