@@ -85,7 +85,7 @@ func (d *Diff) Run(ctx context.Context, env *Env) error {
 		env.errf("No changes: sandbox %s changes nothing against its base %s.\n", res.Name, shortID(res.Base))
 	} else {
 		env.errf("litterbox: this is sandbox %s at commit %s, %s against its base %s. Land exactly this with `litterbox merge %s --at %s` (or `apply --at`): either refuses if the branch moved.\n",
-			res.Name, shortID(res.Tip), plural(len(res.Paths), "file changed", "files changed"), shortID(res.Base), res.Name, shortID(res.Tip))
+			res.Name, shortID(res.Tip), plural(len(res.Paths), "path changed", "paths changed"), shortID(res.Base), res.Name, shortID(res.Tip))
 	}
 	if len(res.ConfigFiles) > 0 {
 		env.errf("warning: sandbox %s changes files that steer git or litterbox, and an agent wrote them: read them before you apply or merge it.\n%s\n", res.Name, configList(res.ConfigFiles))

