@@ -1,6 +1,7 @@
 package git
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -52,15 +53,44 @@ func (c FileChange) TypeChanged() bool {
 	return c.Old.Present() && c.New.Present() && kind(c.Old.Mode) != kind(c.New.Mode)
 }
 
+// FileList is every file a diff changes, as far as its limits keep them:
+// the first Files in the order a patch of them (PlainPatch) shows them,
+// and the count and line sums of all of them.
+type FileList struct {
+	Files          []FileChange
+	Total          int // files in all, kept or not
+	Added, Deleted int // lines of all of them
+}
+
 // DiffFiles lists every file that differs between commits a and b, in the
 // order a patch of them (PlainPatch) shows them, renames split into a
 // deletion and an addition. It reads no file's body but to count lines.
 func (g *Repo) DiffFiles(ctx context.Context, a, b string) ([]FileChange, error) {
-	res, err := g.R.Run(ctx, g.Cmd("diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", "--raw", "--numstat", "--end-of-options", a, b))
+	l, err := g.ListFiles(ctx, a, b, -1, -1)
 	if err != nil {
 		return nil, err
 	}
-	return ParseDiffFiles(string(res.Stdout))
+	return l.Files, nil
+}
+
+// ListFiles is DiffFiles keeping at most keep files whose names take at
+// most nameBytes (-1: no limit), while it counts them all: an agent's
+// branch of a million files, or of names of kilobytes, costs the host
+// neither the memory of its list nor of git's answer, which is read as it
+// comes.
+func (g *Repo) ListFiles(ctx context.Context, a, b string, keep, nameBytes int) (*FileList, error) {
+	p := &fileParser{keep: keep, nameBytes: nameBytes}
+	_, err := g.R.Run(ctx, g.Cmd("diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", "--raw", "--numstat", "--end-of-options", a, b).WithStdout(p))
+	if err == nil {
+		err = p.end()
+	}
+	if p.err != nil {
+		err = p.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &p.list, nil
 }
 
 // ParseDiffFiles parses `git diff-tree -r -z --raw --numstat --no-renames
@@ -70,49 +100,120 @@ func (g *Repo) DiffFiles(ctx context.Context, a, b string) ([]FileChange, error)
 // a name that looks like a record (":100644 ...", "1\t2\tx") is read by its
 // place, never by its look.
 func ParseDiffFiles(out string) ([]FileChange, error) {
-	f := strings.Split(out, "\x00")
-	if n := len(f); n > 0 && f[n-1] == "" {
-		f = f[:n-1]
+	p := &fileParser{keep: -1, nameBytes: -1}
+	if _, err := p.Write([]byte(out)); err != nil {
+		return nil, err
 	}
-	var files []FileChange
-	i := 0
-	for ; i < len(f) && strings.HasPrefix(f[i], ":"); i += 2 {
-		fields := strings.Fields(f[i][1:])
-		if len(fields) != 5 || i+1 >= len(f) || f[i+1] == "" {
-			return nil, fmt.Errorf("unexpected git raw diff record %q", f[i])
+	if err := p.end(); err != nil {
+		return nil, err
+	}
+	return p.list.Files, nil
+}
+
+// maxRecord is the longest NUL-ended record a file list may hold: a name
+// of 64 KiB is far past any file system's limit.
+const maxRecord = 64 << 10
+
+// fileParser reads a file list as git writes it, record by record,
+// holding one record at most besides what it keeps.
+type fileParser struct {
+	keep, nameBytes int
+	list            FileList
+	names           int    // bytes of the names kept
+	full            bool   // a file was left out: so are all after it
+	rec             []byte // the record being read
+	head            string // a raw record's header, waiting for its path
+	raw             int    // raw records read
+	counted         int    // numstat records read
+	err             error
+}
+
+func (p *fileParser) Write(b []byte) (int, error) {
+	n := len(b)
+	for len(b) > 0 && p.err == nil {
+		i := bytes.IndexByte(b, 0)
+		if i < 0 {
+			p.rec = append(p.rec, b...)
+			if len(p.rec) > maxRecord {
+				p.err = fmt.Errorf("git diff-tree wrote a record of over %d KiB", maxRecord>>10)
+			}
+			break
 		}
-		c := FileChange{RawChange: RawChange{Path: f[i+1], Old: Entry{fields[0], fields[2]}, New: Entry{fields[1], fields[3]}}}
+		p.rec = append(p.rec, b[:i]...)
+		p.record(string(p.rec))
+		p.rec, b = p.rec[:0], b[i+1:]
+	}
+	return n, p.err
+}
+
+func (p *fileParser) record(r string) {
+	switch {
+	case p.head != "":
+		// the path of a raw record
+		head := p.head
+		p.head = ""
+		fields := strings.Fields(head[1:])
+		if len(fields) != 5 || r == "" {
+			p.err = fmt.Errorf("unexpected git raw diff record %q", head)
+			return
+		}
+		p.raw++
+		p.list.Total++
+		if p.full || (p.keep >= 0 && len(p.list.Files) >= p.keep) || (p.nameBytes >= 0 && p.names+len(r) > p.nameBytes) {
+			p.full = true // kept in order: none after one left out
+			return
+		}
+		c := FileChange{RawChange: RawChange{Path: r, Old: Entry{fields[0], fields[2]}, New: Entry{fields[1], fields[3]}}}
 		if !c.Old.Present() {
 			c.Old = Entry{}
 		}
 		if !c.New.Present() {
 			c.New = Entry{}
 		}
-		files = append(files, c)
-	}
-	rest := f[i:]
-	if len(rest) != len(files) {
-		return nil, fmt.Errorf("git diff-tree listed %d files and counted the lines of %d", len(files), len(rest))
-	}
-	for k, rec := range rest {
-		added, tail, ok1 := strings.Cut(rec, "\t")
+		p.names += len(r)
+		p.list.Files = append(p.list.Files, c)
+	case p.counted == 0 && strings.HasPrefix(r, ":"):
+		p.head = r
+	default:
+		added, tail, ok1 := strings.Cut(r, "\t")
 		deleted, path, ok2 := strings.Cut(tail, "\t")
-		if !ok1 || !ok2 || path != files[k].Path {
-			return nil, fmt.Errorf("unexpected git numstat record %q for %q", rec, files[k].Path)
+		k := p.counted
+		p.counted++
+		if !ok1 || !ok2 || k >= p.raw {
+			p.err = fmt.Errorf("unexpected git numstat record %q", r)
+			return
 		}
-		c := &files[k]
+		var c FileChange
 		if added == "-" && deleted == "-" {
 			c.Binary = true
-			continue
+		} else {
+			var err1, err2 error
+			c.Added, err1 = strconv.Atoi(added)
+			c.Deleted, err2 = strconv.Atoi(deleted)
+			if err1 != nil || err2 != nil {
+				p.err = fmt.Errorf("unexpected git numstat record %q", r)
+				return
+			}
 		}
-		var err1, err2 error
-		c.Added, err1 = strconv.Atoi(added)
-		c.Deleted, err2 = strconv.Atoi(deleted)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("unexpected git numstat record %q", rec)
+		p.list.Added += c.Added
+		p.list.Deleted += c.Deleted
+		if k < len(p.list.Files) {
+			f := &p.list.Files[k]
+			if path != f.Path {
+				p.err = fmt.Errorf("unexpected git numstat record %q for %q", r, f.Path)
+				return
+			}
+			f.Added, f.Deleted, f.Binary = c.Added, c.Deleted, c.Binary
 		}
 	}
-	return files, nil
+}
+
+// end checks that the list ended whole: every file counted.
+func (p *fileParser) end() error {
+	if p.err == nil && (p.head != "" || len(p.rec) > 0 || p.counted != p.raw) {
+		p.err = fmt.Errorf("git diff-tree listed %d files and counted the lines of %d", p.raw, p.counted)
+	}
+	return p.err
 }
 
 // PlainPatch writes the patch from a to b to w as plumbing writes it: the
@@ -127,10 +228,11 @@ func (g *Repo) PlainPatch(ctx context.Context, a, b string, w io.Writer) error {
 	return err
 }
 
-// HoldPatch reads the patch from a to b, whose files are files (DiffFiles'
-// list), into a PatchCutter within lim; git is stopped at lim.Read.
-func (g *Repo) HoldPatch(ctx context.Context, a, b string, files []FileChange, lim PatchLimits) (*PatchCutter, error) {
-	c := NewPatchCutter(files, lim)
+// HoldPatch reads the patch from a to b, whose files list lists, into a
+// PatchCutter within lim; git is stopped at lim.Read, or once past the
+// files the list kept.
+func (g *Repo) HoldPatch(ctx context.Context, a, b string, list *FileList, lim PatchLimits) (*PatchCutter, error) {
+	c := NewPatchCutter(list.Files, len(list.Files) < list.Total, lim)
 	err := g.PlainPatch(ctx, a, b, c)
 	c.Close()
 	if c.Stopped {

@@ -121,7 +121,7 @@ func TestPatchCutter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewPatchCutter(files, PatchLimits{Lines: 1000, Bytes: 1 << 20, LineBytes: 64, Read: 1 << 30})
+	c := NewPatchCutter(files, false, PatchLimits{Lines: 1000, Bytes: 1 << 20, LineBytes: 64, Read: 1 << 30})
 	if err := g.PlainPatch(ctx, a, b, c); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestPatchCutter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c = NewPatchCutter(files, PatchLimits{Lines: 100, Bytes: 1 << 20, LineBytes: 64, Read: 1 << 30})
+	c = NewPatchCutter(files, false, PatchLimits{Lines: 100, Bytes: 1 << 20, LineBytes: 64, Read: 1 << 30})
 	if err := g.PlainPatch(ctx, a2, b2, c); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestPatchCutter(t *testing.T) {
 
 	// Past the read limit git is stopped, and the files it never reached
 	// say so.
-	c = NewPatchCutter(files, PatchLimits{Lines: 100, Bytes: 1 << 20, LineBytes: 64, Read: 1000})
+	c = NewPatchCutter(files, false, PatchLimits{Lines: 100, Bytes: 1 << 20, LineBytes: 64, Read: 1000})
 	err = g.PlainPatch(ctx, a2, b2, c)
 	if !c.Stopped || c.Files[1].Reached || c.Read != 1000 {
 		t.Errorf("read %d, stopped %v, reached the last file %v (err %v)", c.Read, c.Stopped, c.Files[1].Reached, err)
@@ -202,7 +202,7 @@ func TestPatchCutter(t *testing.T) {
 // without a newline is kept at Close, and lines before any header are
 // stray.
 func TestPatchCutterLines(t *testing.T) {
-	c := NewPatchCutter([]FileChange{{Added: 2}}, PatchLimits{Lines: 10, Bytes: 100, LineBytes: 12, Read: 100})
+	c := NewPatchCutter([]FileChange{{Added: 2}}, false, PatchLimits{Lines: 10, Bytes: 100, LineBytes: 12, Read: 100})
 	for _, p := range []string{"junk\ndiff --git a/x", " b/x\n+abcdefghijk", "lmn\n+z"} {
 		if _, err := c.Write([]byte(p)); err != nil {
 			t.Fatal(err)
@@ -221,17 +221,17 @@ func TestPatchCutterLines(t *testing.T) {
 	}
 	// a header for another file than the list's at its place is told
 	list := []FileChange{{RawChange: RawChange{Path: "a"}}, {RawChange: RawChange{Path: "b c"}}}
-	c = NewPatchCutter(list, DefaultPatchLimits)
+	c = NewPatchCutter(list, false, DefaultPatchLimits)
 	c.Write([]byte("diff --git a/a b/a\n+x\ndiff --git a/b c b/b c\n+y\n"))
 	if c.Mismatch {
 		t.Error("a patch that matches its list told as a mismatch")
 	}
-	c = NewPatchCutter(list, DefaultPatchLimits)
+	c = NewPatchCutter(list, false, DefaultPatchLimits)
 	c.Write([]byte("diff --git a/a b/a\n+x\ndiff --git a/evil b/evil\n+y\n"))
 	if !c.Mismatch {
 		t.Error("a header naming another file than the list's was not told")
 	}
-	c = NewPatchCutter([]FileChange{{Added: 2}}, PatchLimits{Lines: 10, Bytes: 100, LineBytes: 12, Read: 100})
+	c = NewPatchCutter([]FileChange{{Added: 2}}, false, PatchLimits{Lines: 10, Bytes: 100, LineBytes: 12, Read: 100})
 	before := c.Read
 	if n, err := c.Write(make([]byte, 200)); int64(n) != 100-before || err != ErrPatchRead || !c.Stopped {
 		t.Errorf("past the read limit: wrote %d of 200 after %d, %v", n, before, err)
@@ -253,9 +253,42 @@ func BenchmarkHoldPatchLongLines(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c, err := g.HoldPatch(ctx, base, tip, files, DefaultPatchLimits)
+		c, err := g.HoldPatch(ctx, base, tip, &FileList{Files: files, Total: len(files)}, DefaultPatchLimits)
 		if err != nil || len(c.Files) != 3 || !c.Files[2].Reached {
 			b.Fatalf("held %+v, %v", c, err)
 		}
+	}
+}
+
+// TestListFiles: a list kept to its limits still counts every file and
+// line, keeps the first files only (so the patch's headers still map to
+// them), and the patch read for it stops past them.
+func TestListFiles(t *testing.T) {
+	g, a, b := hostileRange(t)
+	ctx := context.Background()
+	all, err := g.ListFiles(ctx, a, b, -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lim := range [][2]int{{3, -1}, {-1, 20}, {0, 0}} {
+		l, err := g.ListFiles(ctx, a, b, lim[0], lim[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Total != all.Total || l.Added != all.Added || l.Deleted != all.Deleted || len(l.Files) >= all.Total {
+			t.Errorf("limits %v: %d of %d kept, +%d -%d; want all counted (+%d -%d), fewer kept", lim, len(l.Files), l.Total, l.Added, l.Deleted, all.Added, all.Deleted)
+		}
+		for i, f := range l.Files {
+			if f != all.Files[i] {
+				t.Errorf("limits %v: file %d is %+v, want %+v", lim, i, f, all.Files[i])
+			}
+		}
+		c, err := g.HoldPatch(ctx, a, b, l, DefaultPatchLimits)
+		if err != nil || c.Stray != 0 || c.Mismatch || (len(l.Files) > 0 && !c.Files[len(l.Files)-1].Reached) {
+			t.Errorf("limits %v: the patch for the kept files: stray %d, mismatch %v, %v", lim, c.Stray, c.Mismatch, err)
+		}
+	}
+	if _, err := ParseDiffFiles(":100644 100644 " + strings.Repeat("x", maxRecord+1)); err == nil {
+		t.Error("a record past the limit was read")
 	}
 }

@@ -10,15 +10,18 @@ import (
 // it it reads: a screen shows a screenful, so a diff of gigabytes, or of
 // one line of 34 MB, must cost neither the memory nor the time of all of it.
 type PatchLimits struct {
+	Files     int   // files listed at most (ListFiles), and names' bytes
+	NameBytes int
 	Lines     int   // lines held, in all
 	Bytes     int   // bytes held, in all
 	LineBytes int   // bytes held of one line (at least 11: "diff --git "); the rest is counted, not held
 	Read      int64 // bytes read at most: past them the cutter refuses more, which stops git
 }
 
-// DefaultPatchLimits are the UI's: 50,000 lines and 8 MiB held, 512 bytes
-// of a line (wider than a terminal), 256 MiB read.
-var DefaultPatchLimits = PatchLimits{Lines: 50000, Bytes: 8 << 20, LineBytes: 512, Read: 256 << 20}
+// DefaultPatchLimits are the UI's: 100,000 files and 16 MiB of names
+// listed, 50,000 lines and 8 MiB held, 512 bytes of a line (wider than a
+// terminal), 256 MiB read.
+var DefaultPatchLimits = PatchLimits{Files: 100000, NameBytes: 16 << 20, Lines: 50000, Bytes: 8 << 20, LineBytes: 512, Read: 256 << 20}
 
 // ErrPatchRead is what a PatchCutter answers a write past its read limit.
 var ErrPatchRead = errors.New("the patch was read up to its limit")
@@ -69,10 +72,10 @@ func (f PatchFile) CutLines() (lines, bytes int) {
 // more than one line's LineBytes between writes.
 type PatchCutter struct {
 	Files []PatchFile
-	// Stray counts lines outside any file of the list (before the first
-	// header, or headers past the last file): a patch that does not
-	// match its list, which the caller must say.
-	Stray int
+	// Stray counts lines outside any file of the list: before the first
+	// header (a patch that does not match its list, which the caller must
+	// say), or past the last file kept (Beyond, when the list was cut).
+	Stray, Beyond int
 	// Mismatch says a header named another file than the list's for its
 	// place (checked where the name needs no quoting): the patch does not
 	// match its list, which the caller must say.
@@ -87,14 +90,16 @@ type PatchCutter struct {
 	cur                   int    // the file being read, -1 before the first
 	heads                 int    // its headers read
 	paths                 []string
+	listCut               bool // the list holds the first files only
 	line                  []byte // the current line's held bytes
 	lineCut               int
 	held, heldBytes       int // held in all
 	allowLines, allowByte int // what the current file may still hold
 }
 
-// NewPatchCutter is a cutter for a patch of files.
-func NewPatchCutter(files []FileChange, lim PatchLimits) *PatchCutter {
+// NewPatchCutter is a cutter for a patch of files: the first files of it
+// when listCut says the list was cut.
+func NewPatchCutter(files []FileChange, listCut bool, lim PatchLimits) *PatchCutter {
 	needs := make([]int, len(files))
 	for i, f := range files {
 		// at most: its header, and each line changed in a hunk of its
@@ -102,7 +107,7 @@ func NewPatchCutter(files []FileChange, lim PatchLimits) *PatchCutter {
 		// unused passes on
 		needs[i] = 8 + 8*(f.Added+f.Deleted)
 	}
-	c := &PatchCutter{Files: make([]PatchFile, len(files)), lim: lim, cur: -1, shares: shareOut(needs, lim.Lines)}
+	c := &PatchCutter{Files: make([]PatchFile, len(files)), lim: lim, cur: -1, shares: shareOut(needs, lim.Lines), listCut: listCut}
 	for i, f := range files {
 		c.paths = append(c.paths, f.Path)
 		c.Files[i].Headers = 1
@@ -157,6 +162,10 @@ func (c *PatchCutter) Write(p []byte) (int, error) {
 		}
 		c.endLine()
 		p = p[i+1:]
+		if c.listCut && c.cur >= len(c.Files) {
+			stop = true // past the files listed: the rest is not read
+			break
+		}
 	}
 	if stop {
 		c.Stopped = true
@@ -192,7 +201,9 @@ func (c *PatchCutter) endLine() {
 			c.allowByte += int(int64(c.lim.Bytes) * int64(c.shares[c.cur]) / int64(max(c.lim.Lines, 1)))
 		}
 	}
-	if c.cur < 0 || c.cur >= len(c.Files) {
+	if c.cur >= len(c.Files) && c.listCut {
+		c.Beyond++
+	} else if c.cur < 0 || c.cur >= len(c.Files) {
 		c.Stray++
 	} else {
 		f := &c.Files[c.cur]

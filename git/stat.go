@@ -11,16 +11,11 @@ type Stat struct {
 }
 
 // NumStat measures the change from base to tip, each rename counted as a
-// deletion and an addition (DiffFiles, summed).
+// deletion and an addition (ListFiles' sums; no file kept).
 func (g *Repo) NumStat(ctx context.Context, base, tip string) (Stat, error) {
-	files, err := g.DiffFiles(ctx, base, tip)
+	l, err := g.ListFiles(ctx, base, tip, 0, 0)
 	if err != nil {
 		return Stat{}, err
 	}
-	s := Stat{Files: len(files)}
-	for _, f := range files {
-		s.Added += f.Added
-		s.Deleted += f.Deleted
-	}
-	return s, nil
+	return Stat{Files: l.Total, Added: l.Added, Deleted: l.Deleted}, nil
 }

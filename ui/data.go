@@ -74,7 +74,7 @@ type diffMsg struct {
 // commitDiffMsg is the diff of the commit an opened event made.
 type commitDiffMsg struct {
 	commit string
-	files  []git.FileChange
+	files  *git.FileList
 	patch  *git.PatchCutter
 	err    error
 }
@@ -241,11 +241,12 @@ func landCmd(ctx context.Context, svc Sandboxes, r *sandbox.Repo, key sbKey, act
 
 func commitDiffCmd(ctx context.Context, r *sandbox.Repo, commit string) tea.Cmd {
 	return func() tea.Msg {
-		files, err := r.Git.DiffFiles(ctx, commit+"^", commit)
+		lim := git.DefaultPatchLimits
+		files, err := r.Git.ListFiles(ctx, commit+"^", commit, lim.Files, lim.NameBytes)
 		if err != nil {
 			return commitDiffMsg{commit: commit, err: err}
 		}
-		patch, err := r.Git.HoldPatch(ctx, commit+"^", commit, files, git.DefaultPatchLimits)
+		patch, err := r.Git.HoldPatch(ctx, commit+"^", commit, files, lim)
 		return commitDiffMsg{commit: commit, files: files, patch: patch, err: err}
 	}
 }

@@ -117,16 +117,23 @@ func (v textView) view(st styles) []string {
 // file's share, a file never read), a line that says so and names it.
 // whole says what shows all of it ("`litterbox diff NAME`"). The first
 // lines sum up the files and every cut.
-func renderDiff(st styles, files []git.FileChange, cut *git.PatchCutter, whole string) (lines []string, anchors []int, names []string) {
-	var added, deleted int
+func renderDiff(st styles, list *git.FileList, cut *git.PatchCutter, whole string) (lines []string, anchors []int, names []string) {
+	files := list.Files
 	var cuts []string
 	for i, f := range files {
-		added, deleted = added+f.Added, deleted+f.Deleted
 		if c := fileCut(cut, i); c != "" {
 			cuts = append(cuts, termtext.Quote(f.Path)+": "+c)
 		}
 	}
-	lines = append(lines, st.bold.Render(fmt.Sprintf("%d file(s) changed, +%d -%d", len(files), added, deleted)))
+	lines = append(lines, st.bold.Render(fmt.Sprintf("%d file(s) changed, +%d -%d", list.Total, list.Added, list.Deleted)))
+	if n := list.Total - len(files); n > 0 {
+		after := ""
+		if len(files) > 0 {
+			after = ", after " + termtext.Quote(files[len(files)-1].Path)
+		}
+		lines = append(lines, st.warn.Render(fmt.Sprintf("Only the first %d file(s) are listed here (the view lists %d files, %d MiB of names, at most): %d more%s, are not (%s lists them all)",
+			len(files), git.DefaultPatchLimits.Files, git.DefaultPatchLimits.NameBytes>>20, n, after, strings.TrimSuffix(whole, "`")+" --stat`")))
+	}
 	if len(cuts) > 0 {
 		lines = append(lines, st.warn.Render(fmt.Sprintf("Not all shown here (%s shows all of it); left out:", whole)))
 		for i, c := range cuts {

@@ -363,7 +363,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.text = m.text.setText(nil, nil, nil)
 			m.text.note = m.st.dim.Render("No changes: the branch holds what its base holds.")
 		default:
-			m.shown[msg.key] = shownDiff{tip: res.Tip, files: len(res.Files)}
+			m.shown[msg.key] = shownDiff{tip: res.Tip, files: res.Files.Total}
 			m.text.title = fmt.Sprintf("diff of %s at %s against its base %s", msg.key.name, activity.ShortID(res.Tip), activity.ShortID(res.Base))
 			m.text = m.text.setText(renderDiff(m.st, res.Files, res.Patch, "`litterbox diff "+msg.key.name+"`"))
 		}
@@ -978,7 +978,7 @@ func (m *Model) landAsked(msg landMsg) tea.Cmd {
 	case msg.err != nil:
 		m.setStatus(msg.err.Error(), true)
 	case rs != nil:
-		m.dialog = m.landQuestion(msg.action, rs.r, msg.key.name, shownDiff{tip: msg.res.Tip, files: len(msg.res.Files)}, false)
+		m.dialog = m.landQuestion(msg.action, rs.r, msg.key.name, shownDiff{tip: msg.res.Tip, files: msg.res.Files.Total}, false)
 	}
 	return nil
 }

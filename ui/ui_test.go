@@ -55,9 +55,13 @@ func (f *fakeService) List(ctx context.Context, r *sandbox.Repo) ([]sandbox.Sand
 	return nil, f.call(ctx, "list")
 }
 func (f *fakeService) Diff(ctx context.Context, r *sandbox.Repo, name string, opts git.DiffOptions, w io.Writer) (*sandbox.DiffResult, error) {
-	res := &sandbox.DiffResult{Name: name, Tip: cmp.Or(f.tip, strings.Repeat("7", 40)), Base: strings.Repeat("b", 40), Files: f.files, Empty: len(f.files) == 0}
+	list := &git.FileList{Files: f.files, Total: len(f.files)}
+	for _, c := range f.files {
+		list.Added, list.Deleted = list.Added+c.Added, list.Deleted+c.Deleted
+	}
+	res := &sandbox.DiffResult{Name: name, Tip: cmp.Or(f.tip, strings.Repeat("7", 40)), Base: strings.Repeat("b", 40), Files: list, Empty: len(f.files) == 0}
 	if opts.Hold != nil {
-		res.Patch = git.NewPatchCutter(f.files, *opts.Hold)
+		res.Patch = git.NewPatchCutter(f.files, false, *opts.Hold)
 		res.Patch.Write([]byte(f.diff))
 		res.Patch.Close()
 	}
@@ -713,14 +717,34 @@ func TestDiffViewNamesFilesNeverRead(t *testing.T) {
 	m, _ := newTest(t, 160, 40, false)
 	files := []git.FileChange{changed("a.txt", 1, 0), changed("zz-evil.sh", 2, 0)}
 	files[1].Old, files[1].New.Mode = git.Entry{}, "100755"
-	c := git.NewPatchCutter(files, git.PatchLimits{Lines: 100, Bytes: 1 << 20, LineBytes: 512, Read: 30})
+	c := git.NewPatchCutter(files, false, git.PatchLimits{Lines: 100, Bytes: 1 << 20, LineBytes: 512, Read: 30})
 	c.Write([]byte("diff --git a/a.txt b/a.txt\n+a\ndiff --git a/zz-evil.sh b/zz-evil.sh\n+curl evil\n"))
 	c.Close()
-	lines, anchors, names := renderDiff(m.st, files, c, "`litterbox diff x`")
+	lines, anchors, names := renderDiff(m.st, &git.FileList{Files: files, Total: 2, Added: 3}, c, "`litterbox diff x`")
 	text := ansi.Strip(strings.Join(lines, "\n"))
 	if len(anchors) != 2 || !strings.Contains(names[1], "zz-evil.sh (new, mode 100755, +2 -0)") ||
 		!strings.Contains(text, "zz-evil.sh: never read (the view reads 256 MiB of a diff at most)") ||
 		!strings.Contains(ansi.Strip(lines[anchors[1]]), "file zz-evil.sh (new, mode 100755, +2 -0) not shown: never read") {
 		t.Errorf("the file never read:\n%s\nanchors %v names %q", text, anchors, names)
+	}
+}
+
+// A list cut at its limit says how many files it left out, after which,
+// and what lists them all; its counts are all the files'.
+func TestDiffViewNamesFilesNotListed(t *testing.T) {
+	m, _ := newTest(t, 200, 40, false)
+	files := []git.FileChange{changed("a.txt", 1, 0)}
+	c := git.NewPatchCutter(files, true, git.DefaultPatchLimits)
+	c.Write([]byte("diff --git a/a.txt b/a.txt\n+a\ndiff --git a/b.txt b/b.txt\n+b\n"))
+	c.Close()
+	lines, _, _ := renderDiff(m.st, &git.FileList{Files: files, Total: 3, Added: 5}, c, "`litterbox diff x`")
+	text := ansi.Strip(strings.Join(lines, "\n"))
+	for _, want := range []string{"3 file(s) changed, +5 -0", "Only the first 1 file(s) are listed here (the view lists 100000 files, 16 MiB of names, at most): 2 more, after a.txt, are not (`litterbox diff x --stat` lists them all)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "matched") || !c.Stopped || c.Stray != 0 {
+		t.Errorf("the lines past the list: stopped %v, beyond %d, stray %d:\n%s", c.Stopped, c.Beyond, c.Stray, text)
 	}
 }

@@ -70,12 +70,14 @@ type DiffResult struct {
 	// take to land exactly what was read.
 	Tip   string
 	Empty bool // the branch changes nothing; nothing was written
-	// Paths are every file the diff changes (renames as two).
+	// Paths are every file the diff changes (renames as two); only for a
+	// diff written.
 	Paths []string
-	// Files are the same files with their entries and line counts, in the
-	// order the patch shows them, and Patch what was held of it; only for
-	// a diff asked to hold it (DiffOptions.Hold).
-	Files []git.FileChange
+	// Files lists the files with their entries and line counts, in the
+	// order the patch shows them (as far as the limits keep them), and
+	// Patch is what was held of the patch; only for a diff asked to hold
+	// it (DiffOptions.Hold).
+	Files *git.FileList
 	Patch *git.PatchCutter
 	// ConfigFiles are the changed files that steer git or litterbox (see
 	// configFiles): a human should read them before landing the branch.
@@ -94,14 +96,23 @@ func (rw *Reviewer) Diff(ctx context.Context, r *core.Repo, name string, opts gi
 	}
 	res := &DiffResult{Name: rv.Slug, Base: rv.Base, Tip: rv.Tip}
 	if opts.Hold != nil {
-		res.Files, err = r.Git.DiffFiles(ctx, rv.Base, rv.Tip)
-		res.Paths = make([]string, len(res.Files))
-		for i, f := range res.Files {
-			res.Paths[i] = f.Path
+		res.Files, err = r.Git.ListFiles(ctx, rv.Base, rv.Tip, opts.Hold.Files, opts.Hold.NameBytes)
+		if err != nil {
+			return nil, err
 		}
-	} else {
-		res.Paths, err = r.Git.ChangedPaths(ctx, rv.Base, rv.Tip)
+		res.Empty = res.Files.Total == 0
+		paths := make([]string, len(res.Files.Files))
+		for i, f := range res.Files.Files {
+			paths[i] = f.Path
+		}
+		res.ConfigFiles = configFiles(paths)
+		if res.Empty {
+			return res, nil
+		}
+		res.Patch, err = r.Git.HoldPatch(ctx, rv.Base, rv.Tip, res.Files, *opts.Hold)
+		return res, err
 	}
+	res.Paths, err = r.Git.ChangedPaths(ctx, rv.Base, rv.Tip)
 	if err != nil {
 		return nil, err
 	}
@@ -110,10 +121,6 @@ func (rw *Reviewer) Diff(ctx context.Context, r *core.Repo, name string, opts gi
 		return res, nil
 	}
 	res.ConfigFiles = configFiles(res.Paths)
-	if opts.Hold != nil {
-		res.Patch, err = r.Git.HoldPatch(ctx, rv.Base, rv.Tip, res.Files, *opts.Hold)
-		return res, err
-	}
 	return res, r.Git.Diff(ctx, rv.Base, rv.Tip, opts, w)
 }
 
