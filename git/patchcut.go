@@ -10,7 +10,7 @@ import (
 // it it reads: a screen shows a screenful, so a diff of gigabytes, or of
 // one line of 34 MB, must cost neither the memory nor the time of all of it.
 type PatchLimits struct {
-	Files     int   // files listed at most (ListFiles), and names' bytes
+	Files     int // files listed at most (ListFiles), and names' bytes
 	NameBytes int
 	Lines     int   // lines held, in all
 	Bytes     int   // bytes held, in all
@@ -86,11 +86,11 @@ type PatchCutter struct {
 	Stopped bool
 
 	lim                   PatchLimits
-	shares                []int  // the lines each file may hold
-	cur                   int    // the file being read, -1 before the first
-	heads                 int    // its headers read
+	shares                []int // the lines each file may hold
+	cur                   int   // the file being read, -1 before the first
+	heads                 int   // its headers read
 	paths                 []string
-	listCut               bool // the list holds the first files only
+	listCut               bool   // the list holds the first files only
 	line                  []byte // the current line's held bytes
 	lineCut               int
 	held, heldBytes       int // held in all
