@@ -10,8 +10,8 @@ import (
 // it it reads: a screen shows a screenful, so a diff of gigabytes, or of
 // one line of 34 MB, must cost neither the memory nor the time of all of it.
 type PatchLimits struct {
-	Files     int // files listed at most (ListFiles), and names' bytes
-	NameBytes int
+	Files     int   // files listed at most (ListFiles)
+	NameBytes int   // bytes of their names, at most
 	Lines     int   // lines held, in all
 	Bytes     int   // bytes held, in all
 	LineBytes int   // bytes held of one line (at least 11: "diff --git "); the rest is counted, not held
@@ -64,8 +64,8 @@ func (f PatchFile) CutLines() (lines, bytes int) {
 // but two for a file whose type changes (a file become a symlink: git
 // writes its deletion and its creation), and no other line of a patch
 // starts so (body lines start with ' ', '+', '-', '@' or '\', and git
-// quotes a name holding a newline). The lines are shared out
-// before reading, from the list's counts: a file that needs less than an
+// quotes a name holding a newline). The lines are shared out before
+// reading, from the list's counts: a file that needs less than an
 // even share gets what it needs, the rest is split evenly among the
 // others, and what a file leaves unused passes to the next; so no file,
 // however long, keeps the files after it from being shown. It never holds
@@ -85,14 +85,16 @@ type PatchCutter struct {
 	Read    int64
 	Stopped bool
 
-	lim                   PatchLimits
-	shares                []int // the lines each file may hold
-	cur                   int   // the file being read, -1 before the first
-	heads                 int   // its headers read
-	paths                 []string
-	listCut               bool   // the list holds the first files only
-	line                  []byte // the current line's held bytes
-	lineCut               int
+	lim     PatchLimits
+	paths   []string // the list's names, for the check of headers
+	shares  []int    // the lines each file may hold
+	listCut bool     // the list holds the first files only
+
+	cur     int    // the file being read, -1 before the first
+	heads   int    // its headers read
+	line    []byte // the current line's held bytes
+	lineCut int    // and the bytes of it not held
+
 	held, heldBytes       int // held in all
 	allowLines, allowByte int // what the current file may still hold
 }
