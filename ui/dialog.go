@@ -87,8 +87,7 @@ var helpLines = []string{
 	"  q, ctrl+c      quit",
 	"",
 	"In a diff or an event: up/down, pgup/pgdn, g/G scroll; ] and [ jump between",
-	"files; esc goes back. m and a land the commit the diff showed (named in the",
-	"question), or nothing if the branch moved since; a diff names all it leaves out.",
+	"files; esc goes back. In a diff, m and a land the commit it shows, or nothing.",
 	"",
 	"Press any key.",
 }
