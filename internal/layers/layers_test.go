@@ -18,7 +18,7 @@ const module = "github.com/litterbox-dev/litterbox"
 // order says which may use which; a new package gets a line here.
 var layers = [][]string{
 	// leaves: no package of the module, or only runner's command value
-	{"internal/buildinfo", "internal/flock", "internal/termtext", "internal/textcap", "internal/staticbin", "internal/egresstest", "internal/tomlkeys"},
+	{"internal/buildinfo", "internal/flock", "internal/termtext", "internal/textcap", "internal/staticbin", "internal/egresstest", "internal/tomlkeys", "internal/harnessconf"},
 	{"runner", "scanner", "gateway", "activity", "internal/staticbin/bintest"},
 	{"git", "provider", "runner/runnertest", "internal/scanbin", "internal/gatewaybin", "internal/secretdecl"},
 	{"provider/docker", "provider/kubernetes", "provider/fake", "provider/contract", "sandbox/config"},
@@ -45,7 +45,7 @@ var layers = [][]string{
 	// the front ends, and the programs
 	{"mcp", "ui"},
 	{"commands"},
-	{"", "bench", "demo", "scanner/cmd/litterbox-scan", "gateway/cmd/litterbox-gateway", "internal/scanbin/gen", "internal/layers"},
+	{"", "bench", "demo", "scanner/cmd/litterbox-scan", "gateway/cmd/litterbox-gateway", "internal/scanbin/gen", "internal/layers", "scripts"},
 }
 
 type pkg struct {
