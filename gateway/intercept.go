@@ -316,13 +316,15 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("an upgrade (%s) to %s is not carried: the gateway could not check what comes back for the secret's value", printableName(r.Header.Get("Upgrade")), ic.host))
 		return
 	}
-	rw := ic.s.rewrite(ic.t.name, ic.t.lit, ic.t.port, r.RequestURI, r.Header)
-	if rw.refused != nil {
-		sec := rw.refused
+	exfil := func(sec *secret) {
 		rec.Secret = sec.Name
 		where := net.JoinHostPort(ic.target, strconv.Itoa(ic.t.port))
 		refuse(http.StatusForbidden, fmt.Sprintf("exfiltration attempt: the placeholder of secret %s sent to %s, a host it is not bound to", sec.Name, where),
 			fmt.Sprintf("sandbox %s may not send the placeholder of secret %s to %s: it goes only to %s. The attempt is recorded.", sandbox, sec.Name, where, strings.Join(sec.Hosts, ", ")))
+	}
+	rw := ic.s.rewrite(ic.t.name, ic.t.lit, ic.t.port, r.RequestURI, r.Header)
+	if rw.refused != nil {
+		exfil(rw.refused)
 		return
 	}
 	rec.Secret = strings.Join(rw.used, ",")
@@ -333,7 +335,13 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The answer must come as it is, so that the gateway can scrub it.
 	r.Header.Del("Accept-Encoding")
 	reqBody := &countReader{r: r.Body}
+	var guard *trailerGuard
 	if r.Body != nil && r.Body != http.NoBody {
+		// A trailer comes after the body, past the check of the header:
+		// another secret's placeholder there ends the request first.
+		here := func(sec *secret) bool { return sec.bound(ic.t.name, ic.t.lit, ic.t.port) }
+		guard = &trailerGuard{ReadCloser: r.Body, trailer: &r.Trailer, check: func(h http.Header) *secret { return ic.s.inHeader(h, here) }}
+		reqBody.r = guard
 		r.Body = readCloser{reqBody, r.Body}
 	}
 	respBody := &countReader{r: http.NoBody}
@@ -348,28 +356,26 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		FlushInterval: -1,
 		ErrorLog:      discardLog,
 		ModifyResponse: func(resp *http.Response) error {
-			for _, vs := range resp.Header {
-				for i, v := range vs {
-					vs[i] = ReplaceAll(v, rw.pairs...)
-				}
-			}
+			scrubHeader(resp.Header, rw.pairs)
 			resp.Trailer = nil
 			if resp.Body == nil || resp.Body == http.NoBody || r.Method == http.MethodHead {
 				return nil
 			}
 			var body io.Reader = resp.Body
-			switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
-			case "", "identity":
+			switch enc := contentCoding(resp.Header); enc {
+			case "":
 			case "gzip", "x-gzip":
 				zr, err := gzip.NewReader(resp.Body)
 				if err != nil {
 					return fmt.Errorf("the answer's gzip: %w", err)
 				}
 				body = zr
-				resp.Header.Del("Content-Encoding")
 			default:
-				return fmt.Errorf("the answer is encoded %s, which the gateway cannot check for a secret's value", printableName(enc))
+				// Scrubbed before it is escaped: escaped, a value would
+				// no longer be found.
+				return fmt.Errorf("the answer is encoded %s, which the gateway cannot check for a secret's value", printableName(ScrubText(enc, rw.pairs...)))
 			}
+			resp.Header.Del("Content-Encoding")
 			sc, err := NewScrubber(body, rw.pairs...)
 			if err != nil {
 				return err
@@ -381,14 +387,21 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			if guard != nil && guard.found != nil {
+				exfil(guard.found)
+				return
+			}
 			failure = err
 			var ue *url.Error
 			if errors.As(err, &ue) {
 				err = ue.Err
 			}
-			msg := fmt.Sprintf("litterbox gateway: %s: %v\n", ic.host, err)
+			// The error may quote the server's answer, which may echo
+			// the value: what it says is scrubbed like the answer.
+			why := ScrubText(err.Error(), rw.pairs...)
+			msg := fmt.Sprintf("litterbox gateway: %s: %s\n", ic.host, why)
 			if certError(err) {
-				msg = fmt.Sprintf("litterbox gateway: the certificate of %s is not valid, so the gateway did not send it the secret: %v\n", ic.host, err)
+				msg = fmt.Sprintf("litterbox gateway: the certificate of %s is not valid, so the gateway did not send it the secret: %s\n", ic.host, why)
 			}
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.WriteHeader(http.StatusBadGateway)
@@ -400,15 +413,19 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The trailers, which the server sends once the handler returns: the
 	// transport fills them in after the body, past ModifyResponse.
 	sw.scrub()
+	if guard != nil && guard.found != nil {
+		return // recorded as it was refused
+	}
 	if failure != nil {
 		var ue *url.Error
 		if errors.As(failure, &ue) {
 			failure = ue.Err
 		}
+		why := ScrubText(failure.Error(), rw.pairs...)
 		if certError(failure) {
-			rec.Allowed, rec.Reason = false, "the server's certificate is not valid: "+failure.Error()
+			rec.Allowed, rec.Reason = false, "the server's certificate is not valid: "+why
 		} else {
-			rec.Error = failure.Error()
+			rec.Error = why
 		}
 	}
 	rec.Sent, rec.Received = reqBody.n, respBody.n
@@ -429,12 +446,37 @@ func (s *scrubHeaders) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
-func (s *scrubHeaders) scrub() {
-	for _, vs := range s.Header() {
+func (s *scrubHeaders) scrub() { scrubHeader(s.Header(), s.pairs) }
+
+// scrubHeader scrubs h's names and values of pairs (ScrubText).
+func scrubHeader(h http.Header, pairs []string) {
+	for k, vs := range h {
 		for i, v := range vs {
-			vs[i] = ReplaceAll(v, s.pairs...)
+			vs[i] = ScrubText(v, pairs...)
+		}
+		if nk := ScrubText(k, pairs...); nk != k {
+			delete(h, k)
+			h[nk] = append(h[nk], vs...)
 		}
 	}
+}
+
+// contentCoding is the one content coding of an answer, from every
+// Content-Encoding header and each of their comma-separated codings,
+// identity left out: "" for none, the codings joined when there are more
+// than one (which the gateway does not decode). A server that sends
+// "identity" then "gzip" in two headers has its body decoded as the
+// client would.
+func contentCoding(h http.Header) string {
+	var codings []string
+	for _, v := range h.Values("Content-Encoding") {
+		for _, c := range strings.Split(v, ",") {
+			if c = strings.ToLower(strings.TrimSpace(c)); c != "" && c != "identity" {
+				codings = append(codings, c)
+			}
+		}
+	}
+	return strings.Join(codings, ", ")
 }
 
 // Unwrap lets the proxy flush the writer under it.

@@ -25,7 +25,7 @@ import (
 // test sees what the gateway added, and echoes the secret's value back,
 // so it sees what the gateway scrubbed.
 func upstreamServer(t *testing.T, seen chan<- http.Header) *httptest.Server {
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return upstreamServerWith(t, func(w http.ResponseWriter, r *http.Request) {
 		if seen != nil {
 			seen <- r.Header.Clone()
 		}
@@ -56,7 +56,13 @@ func upstreamServer(t *testing.T, seen chan<- http.Header) *httptest.Server {
 		default:
 			fmt.Fprintf(w, "you sent %s", auth)
 		}
-	}))
+	})
+}
+
+// upstreamServerWith is a bound host's real server (example.com) that
+// answers with h.
+func upstreamServerWith(t *testing.T, h http.HandlerFunc) *httptest.Server {
+	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ErrorLog = discardLog // the refused and unused connections' complaints
 	srv.StartTLS()
 	t.Cleanup(srv.Close)

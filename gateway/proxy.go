@@ -550,6 +550,13 @@ func (g *Gateway) forward(conn net.Conn, br *bufio.Reader, req *http.Request, up
 	req.URL.Scheme, req.URL.Host = "", ""
 	clientClose := req.Close
 	req.Close = false
+	var guard *trailerGuard
+	if req.Body != nil && req.Body != http.NoBody {
+		// A trailer comes after the body, past the check of the header.
+		secrets := g.secrets.Load()
+		guard = &trailerGuard{ReadCloser: req.Body, trailer: &req.Trailer, check: func(h http.Header) *secret { return secrets.leak("", h) }}
+		req.Body = guard
+	}
 	sent := &countWriter{w: up.conn}
 	bw := bufio.NewWriter(sent)
 	err = req.Write(bw)
@@ -559,6 +566,11 @@ func (g *Gateway) forward(conn net.Conn, br *bufio.Reader, req *http.Request, up
 	if err != nil {
 		up.conn.Close()
 		up = nil
+		if guard != nil && guard.found != nil {
+			rec.Sent = sent.n
+			g.refuseSecret(conn, rec, guard.found, target, "in a trailer of the request (the server got the body, not the trailer)")
+			return up, false
+		}
 		return fail(err)
 	}
 	received := &countWriter{w: conn}

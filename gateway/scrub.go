@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
+	"strings"
 )
 
 // Scrubber reads what its reader holds with every occurrence of each
@@ -133,4 +135,60 @@ func ReplaceAll(s string, pairs ...string) string {
 	}
 	out, _ := scrubStep(nil, []byte(s), true, old, new)
 	return string(out)
+}
+
+// ScrubText replaces each pattern of pairs (pattern, replacement, ...) in
+// s in any ASCII letter case, and in the form Go's %q writes it: what the
+// gateway does to every text a bound host can put a value in that is not
+// a body (a header's name or value, an error that quotes the server's
+// answer). An HTTP header's name reaches the client in its canonical case
+// (X-Leak-Sk-Live-...), and an error quotes what it could not parse.
+func ScrubText(s string, pairs ...string) string {
+	var old, new []string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i] == "" {
+			continue
+		}
+		old, new = append(old, asciiLower(pairs[i])), append(new, pairs[i+1])
+		if q := strconv.Quote(pairs[i]); q[1:len(q)-1] != pairs[i] {
+			r := strconv.Quote(pairs[i+1])
+			old, new = append(old, asciiLower(q[1:len(q)-1])), append(new, r[1:len(r)-1])
+		}
+	}
+	if len(old) == 0 {
+		return s
+	}
+	lower := asciiLower(s)
+	var b strings.Builder
+	start := 0
+	for {
+		at, k := -1, -1
+		for i, o := range old {
+			if j := strings.Index(lower[start:], o); j >= 0 && (at < 0 || j < at) {
+				at, k = j, i
+			}
+		}
+		if at < 0 {
+			if start == 0 {
+				return s
+			}
+			b.WriteString(s[start:])
+			return b.String()
+		}
+		b.WriteString(s[start : start+at])
+		b.WriteString(new[k])
+		start += at + len(old[k])
+	}
+}
+
+// asciiLower lower-cases the ASCII letters of s only, so that offsets in
+// the result are offsets in s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }

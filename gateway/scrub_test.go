@@ -130,3 +130,19 @@ func FuzzScrubber(f *testing.F) {
 		}
 	})
 }
+
+// TestScrubText: a value in any ASCII case, and quoted as Go's %q quotes
+// it, is replaced; text around it is left as it is.
+func TestScrubText(t *testing.T) {
+	pairs := []string{`tok"en\é-VALUE`, "placeholder-x"}
+	for in, want := range map[string]string{
+		`a tok"en\é-VALUE b`:           "a placeholder-x b",
+		`X-Leak-Tok"en\é-Value: 1`:     "X-Leak-placeholder-x: 1",
+		`malformed "tok\"en\\é-VALUE"`: `malformed "placeholder-x"`,
+		"nothing here \xff":            "nothing here \xff",
+	} {
+		if got := ScrubText(in, pairs...); got != want {
+			t.Errorf("ScrubText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/netip"
 	"regexp"
@@ -328,22 +329,53 @@ func (s *secretSet) leak(uri string, h http.Header) *secret {
 	if sec := s.carried(uri, nil); sec != nil {
 		return sec
 	}
+	return s.inHeader(h, nil)
+}
+
+// inHeader is the first secret whose placeholder h carries, in a name, a
+// value or Basic credentials; skip leaves secrets out of the values.
+func (s *secretSet) inHeader(h http.Header, skip func(*secret) bool) *secret {
 	for k, vs := range h {
 		if sec := s.carried(k, nil); sec != nil {
 			return sec
 		}
 		for _, v := range vs {
-			if sec := s.carried(v, nil); sec != nil {
+			if sec := s.carried(v, skip); sec != nil {
 				return sec
 			}
 			if d, ok := basicOf(v); ok {
-				if sec := s.carried(d, nil); sec != nil {
+				if sec := s.carried(d, skip); sec != nil {
 					return sec
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// errTrailerLeak ends a request body whose trailer carries a placeholder
+// (trailerGuard): the trailer, which follows the body, is never sent.
+var errTrailerLeak = errors.New("a placeholder in the request's trailer")
+
+// trailerGuard reads a request's body and, at its end (when the trailer
+// has been read, and before it is forwarded), checks the trailer with
+// check: a secret it finds there ends the body with errTrailerLeak
+// instead, so that the request is cut off before its trailer goes.
+type trailerGuard struct {
+	io.ReadCloser
+	trailer *http.Header
+	check   func(http.Header) *secret
+	found   *secret
+}
+
+func (t *trailerGuard) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) && *t.trailer != nil {
+		if t.found = t.check(*t.trailer); t.found != nil {
+			return n, errTrailerLeak
+		}
+	}
+	return n, err
 }
 
 // rewritten is what rewrite did to a request.
