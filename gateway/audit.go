@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Record is one connection attempt, as the audit keeps it: one JSON line.
@@ -48,32 +49,127 @@ type Record struct {
 	Suppressed int `json:"suppressed,omitempty"`
 }
 
-// Audit defaults: the records kept in memory until the host collects them,
-// and how many refusals a second are recorded one by one.
+// The most of each text of a record, in bytes of its JSON (escapes
+// counted): a target, a method or a reason the sandbox makes 60 KB long is
+// cut, and says so. maxRecordJSON bounds a whole record's JSON line.
 const (
-	DefaultAuditSize = 16384
-	refusedBurst     = 200
-	refusedPerSecond = 50
+	maxKind, maxAddr, maxMethod = 16, 64, 64
+	maxHost, maxSNI, maxSecret  = 512, 512, 512
+	maxReason, maxError         = 1024, 1024
+	maxRecordJSON               = 4096
 )
 
-// Audit keeps a gateway's records: the last Size of them in memory, where
-// the host collects them by sequence number (Since), and each as a JSON
-// line on Mirror (the container's output, which the engine keeps, for when
-// the gateway is gone). Refusals beyond refusedPerSecond (after a burst of
+// bounded is r with each text cut to its limit.
+func bounded(r Record) Record {
+	r.Kind = cutJSON(r.Kind, maxKind)
+	r.Host = cutJSON(r.Host, maxHost)
+	r.Addr = cutJSON(r.Addr, maxAddr)
+	r.Method = cutJSON(r.Method, maxMethod)
+	r.SNI = cutJSON(r.SNI, maxSNI)
+	r.Reason = cutJSON(r.Reason, maxReason)
+	r.Error = cutJSON(r.Error, maxError)
+	r.Secret = cutJSON(r.Secret, maxSecret)
+	return r
+}
+
+// cutJSON cuts s so that its JSON string (without quotes, every escape
+// counted as encoding/json writes it) is at most n bytes, saying how much
+// was cut; invalid UTF-8 becomes U+FFFD, as JSON would make it.
+func cutJSON(s string, n int) string {
+	const note = "…(cut %d bytes)"
+	if jsonLen(s) <= n {
+		return s
+	}
+	keep := n - len(fmt.Sprintf(note, len(s)))
+	used, i := 0, 0
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		w := runeJSONLen(r, size)
+		if used+w > keep {
+			break
+		}
+		used += w
+		i += size
+	}
+	return toValidUTF8(s[:i]) + fmt.Sprintf(note, len(s)-i)
+}
+
+func toValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	b := make([]rune, 0, len(s))
+	for _, r := range s {
+		b = append(b, r)
+	}
+	return string(b)
+}
+
+// jsonLen is the length of s as a JSON string's content.
+func jsonLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		n += runeJSONLen(r, size)
+		i += size
+	}
+	return n
+}
+
+func runeJSONLen(r rune, size int) int {
+	switch {
+	case r == utf8.RuneError && size == 1:
+		return 6 // \ufffd
+	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t' || r == '\b' || r == '\f':
+		return 2
+	case r < 0x20 || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
+		return 6
+	}
+	return size
+}
+
+// Audit defaults: the records kept in memory until the host collects them
+// (at most DefaultAuditSize, and at most DefaultAuditBytes of their JSON),
+// the most of one `ctl log` answer, and how many refusals a second are
+// recorded one by one.
+const (
+	DefaultAuditSize  = 16384
+	DefaultAuditBytes = 16 << 20
+	maxBatchBytes     = 4 << 20
+	refusedBurst      = 200
+	refusedPerSecond  = 50
+)
+
+// Audit keeps a gateway's records: the last of them in memory (bounded in
+// number and in bytes), where the host collects them by sequence number
+// (Since). Refusals beyond refusedPerSecond (after a burst of
 // refusedBurst) are counted, not recorded one by one, and the count is
 // recorded once a second: a sandbox that floods the gateway with refused
 // attempts cannot push the records of what did go out off the ring.
 // Allowed connections are always recorded.
+//
+// Every refusal, counted or recorded, also goes to the refusals table
+// (Refusals): each distinct target refused, counted, never pushed out by
+// later records, however many; the first time it is refused, it is
+// written to Mirror (the container's output, which the engine keeps, for
+// when the gateway is gone).
 type Audit struct {
-	mu     sync.Mutex
-	boot   string
-	seq    uint64
-	ring   []Record
-	head   int // index of the oldest record when the ring is full
-	mirror io.Writer
+	mu   sync.Mutex
+	boot string
+	seq  uint64
+	// recs are the records kept, oldest first, from recs[start]; sizes
+	// their JSON's lengths, which sum to bytes.
+	recs     []Record
+	sizes    []int
+	start    int
+	bytes    int
+	maxRecs  int
+	maxBytes int
+	mirror   io.Writer
 	// refusals, when set, gets each refusal as a JSON line too, before
 	// the client is answered (see RefusalLog).
 	refusals io.Writer
+	table    refusalTable
 	now      func() time.Time
 
 	tokens     float64
@@ -81,12 +177,12 @@ type Audit struct {
 	suppressed int
 }
 
-// NewAudit makes an audit keeping size records, mirrored to mirror (nil
-// for none).
+// NewAudit makes an audit keeping size records, the first refusal of
+// each target mirrored to mirror (nil for none).
 func NewAudit(size int, mirror io.Writer) *Audit {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return &Audit{boot: hex.EncodeToString(b[:]), ring: make([]Record, 0, max(1, size)), mirror: mirror, now: time.Now, tokens: refusedBurst}
+	return &Audit{boot: hex.EncodeToString(b[:]), maxRecs: max(1, size), maxBytes: DefaultAuditBytes, mirror: mirror, now: time.Now, tokens: refusedBurst}
 }
 
 // Boot identifies this run of the gateway: sequence numbers start again
@@ -94,12 +190,21 @@ func NewAudit(size int, mirror io.Writer) *Audit {
 func (a *Audit) Boot() string { return a.boot }
 
 // Add records r, numbering and timing it (unless r.Time is set). A
-// refusal over the rate is counted instead.
+// refusal over the rate is counted instead; every refusal is in the
+// refusals table.
 func (a *Audit) Add(r Record) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()
+	if r.Time.IsZero() {
+		r.Time = now
+	}
+	r = bounded(r)
 	if !r.Allowed {
+		if first, ok := a.table.add(r); ok && a.mirror != nil {
+			b, _ := json.Marshal(first)
+			_, _ = a.mirror.Write(append(b, '\n'))
+		}
 		a.tokens = min(refusedBurst, a.tokens+now.Sub(a.refilled).Seconds()*refusedPerSecond)
 		a.refilled = now
 		if a.tokens < 1 {
@@ -108,32 +213,31 @@ func (a *Audit) Add(r Record) {
 		}
 		a.tokens--
 	}
-	a.addLocked(r, now)
+	a.addLocked(r)
 }
 
-func (a *Audit) addLocked(r Record, now time.Time) {
+func (a *Audit) addLocked(r Record) {
 	a.seq++
 	r.Seq = a.seq
-	if r.Time.IsZero() {
-		r.Time = now
-	}
 	r.Time = r.Time.UTC()
-	if len(a.ring) < cap(a.ring) {
-		a.ring = append(a.ring, r)
-	} else {
-		a.ring[a.head] = r
-		a.head = (a.head + 1) % len(a.ring)
-	}
-	if a.mirror == nil && (a.refusals == nil || r.Allowed) {
-		return
-	}
 	b, _ := json.Marshal(r)
-	b = append(b, '\n')
-	if a.mirror != nil {
-		_, _ = a.mirror.Write(b)
+	a.recs = append(a.recs, r)
+	a.sizes = append(a.sizes, len(b)+1)
+	a.bytes += len(b) + 1
+	for len(a.recs)-a.start > 1 && (len(a.recs)-a.start > a.maxRecs || a.bytes > a.maxBytes) {
+		a.bytes -= a.sizes[a.start]
+		a.recs[a.start] = Record{}
+		a.start++
+	}
+	// Move the kept records down once half the arrays are dropped ones.
+	if a.start > len(a.recs)/2 && a.start > 64 {
+		n := copy(a.recs, a.recs[a.start:])
+		copy(a.sizes, a.sizes[a.start:])
+		clear(a.recs[n:])
+		a.recs, a.sizes, a.start = a.recs[:n], a.sizes[:n], 0
 	}
 	if a.refusals != nil && !r.Allowed {
-		_, _ = a.refusals.Write(b)
+		_, _ = a.refusals.Write(append(b, '\n'))
 	}
 }
 
@@ -155,8 +259,8 @@ func (a *Audit) Flush() {
 	}
 	n := a.suppressed
 	a.suppressed = 0
-	a.addLocked(Record{Kind: "suppressed", Suppressed: n,
-		Reason: fmt.Sprintf("%d more refused attempts, over %d a second, not recorded one by one", n, refusedPerSecond)}, a.now())
+	a.addLocked(Record{Kind: "suppressed", Suppressed: n, Time: a.now(),
+		Reason: fmt.Sprintf("%d more refused attempts, over %d a second, not recorded one by one (each target is in the refusals table)", n, refusedPerSecond)})
 }
 
 // Batch is an answer to Since: the records after a sequence number.
@@ -172,10 +276,14 @@ type Batch struct {
 	// Lost is then -1.
 	Lost    int64    `json:"lost"`
 	Records []Record `json:"records"`
+	// Refusals is the refusals table, in the answer that reaches the
+	// last record.
+	Refusals *Refusals `json:"refusals,omitempty"`
 }
 
 // Since returns up to max records after sequence number after of run boot
-// ("" or another run's boot: from the start of this run).
+// ("" or another run's boot: from the start of this run), and at most
+// maxBatchBytes of them.
 func (a *Audit) Since(boot string, after uint64, max int) Batch {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -186,31 +294,35 @@ func (a *Audit) Since(boot string, after uint64, max int) Batch {
 		}
 		after = 0
 	}
-	first := a.seq - uint64(len(a.ring)) + 1 // seq of the oldest record kept
+	kept := len(a.recs) - a.start
+	first := a.seq - uint64(kept) + 1 // seq of the oldest record kept
 	if after+1 < first {
 		if b.Lost == 0 {
 			b.Lost = int64(first - after - 1)
 		}
 		after = first - 1
 	}
+	size := 0
 	for s := after + 1; s <= a.seq && len(b.Records) < max; s++ {
-		b.Records = append(b.Records, a.ring[(a.head+int(s-first))%len(a.ring)])
+		i := a.start + int(s-first)
+		if size += a.sizes[i]; size > maxBatchBytes && len(b.Records) > 0 {
+			break
+		}
+		b.Records = append(b.Records, a.recs[i])
+	}
+	if n := len(b.Records); n == 0 || b.Records[n-1].Seq == a.seq {
+		t := a.table.snapshot(a.boot, a.now())
+		b.Refusals = &t
 	}
 	return b
 }
 
-// Refused returns the refusals recorded in the last d (by the gateway's
-// clock; the host measures d by its own, so their clocks need not agree).
+// Refused returns the refusals of the last d (by the gateway's clock; the
+// host measures d by its own, so their clocks need not agree), from the
+// refusals table: each target refused once, with its last time, and the
+// count of those past the table's room when there were any.
 func (a *Audit) Refused(d time.Duration) []Record {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	from := a.now().Add(-d)
-	var out []Record
-	for i := range a.ring {
-		r := a.ring[(a.head+i)%len(a.ring)]
-		if !r.Allowed && !r.Time.Before(from) {
-			out = append(out, r)
-		}
-	}
-	return out
+	return a.table.since(a.now().Add(-d))
 }
