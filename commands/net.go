@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/egress"
+	"github.com/litterbox-dev/litterbox/gateway"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox"
 )
@@ -89,6 +90,17 @@ func (n *Net) Run(ctx context.Context, env *Env) error {
 	}
 	for _, rec := range st.Records {
 		fmt.Fprintln(env.Stdout, termtext.Escape(egress.Summary(rec)))
+	}
+	// Every target refused, kept apart from the records above, which the
+	// sandbox can make many of: an exfiltration attempt stays here.
+	if b := st.Refused; b.Total > 0 {
+		fmt.Fprintf(env.Stdout, "refused (%d in all; each target kept with its count, whatever came after):\n", b.Total)
+		for _, e := range b.Entries {
+			fmt.Fprintln(env.Stdout, termtext.Escape(egress.BookSummary(e)))
+		}
+		if b.Other > 0 {
+			fmt.Fprintf(env.Stdout, "%d more refusals of targets past the first %d (and %d exfiltration attempts), counted only\n", b.Other, gateway.MaxRefusals, gateway.MaxAttempts)
+		}
 	}
 	if st.Note != "" {
 		env.errf("Note: %s\n", st.Note)

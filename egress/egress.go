@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -348,6 +349,13 @@ func starting(res provider.ExecResult) bool {
 // starting is tried again, its stdin whole; every call waits so, and none
 // needs a wait of its own.
 func ctl(ctx context.Context, e Execer, gw provider.Ref, stdin []byte, args ...string) ([]byte, error) {
+	return ctlWaiting(ctx, e, gw, stdin, false, args...)
+}
+
+// ctlWaiting is ctl; with created set, a gateway container the engine has
+// made but not started yet (a loaded engine starts it late) is waited for
+// as a starting one is.
+func ctlWaiting(ctx context.Context, e Execer, gw provider.Ref, stdin []byte, created bool, args ...string) ([]byte, error) {
 	var (
 		res provider.ExecResult
 		err error
@@ -359,7 +367,8 @@ func ctl(ctx context.Context, e Execer, gw provider.Ref, stdin []byte, args ...s
 			req.Stdin = bytes.NewReader(stdin)
 		}
 		res, err = e.Exec(ctx, req)
-		if err != nil || !starting(res) || time.Now().After(deadline) {
+		late := created && errors.Is(err, provider.ErrStopped)
+		if (err != nil || !starting(res)) && !late || time.Now().After(deadline) {
 			break
 		}
 		select {
@@ -461,4 +470,37 @@ func ParseHostAddrs(out []byte) []string {
 		}
 	}
 	return addrs
+}
+
+// Ready tells the gateway it holds what it should, the policy and the
+// secrets the user set: it opens its sockets to the sandbox then (see
+// gateway's serve), and the sandbox's relay reaches it. Every start of a
+// gateway, a restart by the engine included, waits for it: a gateway
+// started outside litterbox leaves its sandbox cut off until `litterbox
+// resume` gives it its policy and secrets again. A gateway of an older
+// litterbox, which has no such wait, takes it as done.
+func Ready(ctx context.Context, e Execer, gw provider.Ref) error {
+	_, err := ctlWaiting(ctx, e, gw, nil, true, "ready")
+	if err != nil && strings.Contains(err.Error(), `unknown op "ready"`) {
+		return nil
+	}
+	return err
+}
+
+// IsReady says whether the gateway was told Ready in its current run: a
+// gateway the engine started again by itself was not. An older
+// litterbox's gateway always is.
+func IsReady(ctx context.Context, e Execer, gw provider.Ref) (bool, error) {
+	out, err := ctl(ctx, e, gw, nil, "state")
+	if err != nil {
+		if strings.Contains(err.Error(), `unknown op "state"`) {
+			return true, nil
+		}
+		return false, err
+	}
+	var st gateway.State
+	if err := json.Unmarshal(out, &st); err != nil {
+		return false, fmt.Errorf("egress gateway state: %w", err)
+	}
+	return st.Ready, nil
 }

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -145,5 +146,84 @@ func TestRefusedHosts(t *testing.T) {
 	if !slices.Equal(got, want) {
 		b, _ := json.Marshal(got)
 		t.Errorf("got %s", b)
+	}
+}
+
+// TestBookKeepsTheAttempt is issue 31's erasure: an exfiltration attempt,
+// then refusals made huge, then 17,000 allowed requests before the host
+// collects. The record of connections loses the attempt (the ring moved
+// on); the book, from the gateway's refusals table, keeps it, counted,
+// and no number of refusals grows it past its room.
+func TestBookKeepsTheAttempt(t *testing.T) {
+	a := gateway.NewAudit(gateway.DefaultAuditSize, nil)
+	s := Store{File: filepath.Join(t.TempDir(), "net.jsonl")}
+	collect := func() int64 {
+		t.Helper()
+		var all int64
+		for {
+			c, _ := s.Cursor()
+			b := a.Since(c.Boot, c.Seq, 4096)
+			if err := s.Append(b); err != nil {
+				t.Fatal(err)
+			}
+			if b.Refusals != nil {
+				n, err := s.MergeRefusals(*b.Refusals)
+				if err != nil {
+					t.Fatal(err)
+				}
+				all += n
+			}
+			if len(b.Records) == 0 || b.Records[len(b.Records)-1].Seq >= b.Last {
+				return all
+			}
+		}
+	}
+	a.Add(gateway.Record{Kind: "https", Host: "evil.example", Port: 443, Secret: "api", Reason: "exfiltration attempt: the placeholder of secret api sent to evil.example:443"})
+	huge := strings.Repeat("x", 60<<10)
+	for range 3 {
+		a.Add(gateway.Record{Kind: "connect", Host: huge, Port: 443, Reason: "not in the allowlist " + huge})
+	}
+	for range 17000 {
+		a.Add(gateway.Record{Kind: "http", Host: "allowed.example", Port: 80, Allowed: true})
+	}
+	if n := collect(); n != 4 {
+		t.Errorf("collected %d refusals, want 4", n)
+	}
+	// (The record of connections says records were lost, the attempt
+	// among them: 17,004 is past the ring.)
+	if rs, _ := s.Records(0); !slices.ContainsFunc(rs, func(r gateway.Record) bool { return r.Kind == "lost" }) {
+		t.Errorf("no loss recorded")
+	}
+	book, err := s.Book()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if book.Total != 4 || len(book.Entries) != 2 || book.Entries[0].Host != "evil.example" || book.Entries[0].Secret != "api" {
+		t.Fatalf("the book: %+v", book.Entries)
+	}
+	// Collected again, nothing new: nothing counted twice.
+	a.Add(gateway.Record{Kind: "https", Host: "evil.example", Port: 443, Secret: "api"})
+	if n := collect(); n != 1 {
+		t.Errorf("collected %d, want 1", n)
+	}
+	// A flood of distinct refusals: the book keeps its room, counts the rest.
+	for i := range 2000 {
+		a.Add(gateway.Record{Kind: "connect", Host: fmt.Sprintf("h%d.example", i), Port: 443})
+	}
+	collect()
+	if book, _ = s.Book(); book.Total != 2005 || len(book.Entries) != gateway.MaxRefusals+1 || book.Other != 2000-gateway.MaxRefusals+1 || book.Entries[0].Count != 2 {
+		t.Errorf("after a flood: total %d, %d entries, other %d, first %+v", book.Total, len(book.Entries), book.Other, book.Entries[0])
+	}
+	if fi, err := os.Stat(s.BookFile()); err != nil || fi.Size() > 2<<20 {
+		t.Errorf("the book's file: %v %v", fi, err)
+	}
+	// The gateway restarted: its new run's counts add to the book.
+	b := gateway.NewAudit(10, nil)
+	b.Add(gateway.Record{Kind: "https", Host: "evil.example", Port: 443, Secret: "api"})
+	if _, err := s.MergeRefusals(*b.Since("", 0, 10).Refusals); err != nil {
+		t.Fatal(err)
+	}
+	if book, _ = s.Book(); book.Entries[0].Count != 3 || book.Total != 2006 {
+		t.Errorf("after a restart: %+v, total %d", book.Entries[0], book.Total)
 	}
 }

@@ -268,6 +268,10 @@ func (r *rig) confineSpec(spec provider.Spec, p gateway.Policy) *box {
 	if err := egress.Install(ctx, r.p, gw.Ref, bytes.NewReader(bin)); err != nil {
 		t.Fatal(err)
 	}
+	// It holds its policy (and no secret yet): it serves the sandbox.
+	if err := egress.Ready(ctx, r.p, gw.Ref); err != nil {
+		t.Fatal(err)
+	}
 	b := &box{r: r, name: name, plan: plan, sb: sb.Ref, gw: gw.Ref}
 	// The sandbox's main process starts the relay once the install put it
 	// on the volume.

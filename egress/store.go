@@ -200,3 +200,144 @@ func Summary(r gateway.Record) string {
 	}
 	return strings.Join(parts, "  ")
 }
+
+// Book is a sandbox's refusals kept on the host apart from its record of
+// connections, which the sandbox can make many of and so rotate away: the
+// refusals tables of its gateway's runs (gateway.Refusals) merged. It is
+// bounded as a table is (gateway.MaxRefusals distinct targets refused,
+// gateway.MaxAttempts exfiltration attempts, kept from the first on, each
+// counted; the refusals of targets past that room counted together), so
+// nothing the sandbox does pushes a kept refusal out, and no number of
+// refusals grows it. In BookFile, beside the store's File.
+type Book struct {
+	// Total counts every refusal collected.
+	Total   int64                   `json:"total"`
+	Entries []gateway.RefusedTarget `json:"entries"`
+	// Other counts the refusals of targets past the book's room.
+	Other     int64     `json:"other,omitempty"`
+	OtherLast time.Time `json:"other_last,omitzero"`
+	// Run is what the gateway's current run had counted when last
+	// collected: its table's counts grow through the run, and only what
+	// they grew by since is added.
+	Run BookRun `json:"run,omitzero"`
+}
+
+// BookRun is a gateway run's counts as last merged.
+type BookRun struct {
+	Boot   string           `json:"boot"`
+	Total  int64            `json:"total"`
+	Other  int64            `json:"other"`
+	Counts map[string]int64 `json:"counts,omitempty"`
+}
+
+// BookFile is where the store's book is.
+func (s Store) BookFile() string {
+	return strings.TrimSuffix(s.File, filepath.Ext(s.File)) + "-refused.json"
+}
+
+// Book reads the store's book (empty when there is none).
+func (s Store) Book() (Book, error) {
+	var b Book
+	data, err := os.ReadFile(s.BookFile())
+	if errors.Is(err, os.ErrNotExist) {
+		return b, nil
+	}
+	if err != nil {
+		return b, err
+	}
+	if err := json.Unmarshal(data, &b); err != nil {
+		return b, fmt.Errorf("%s: %w", s.BookFile(), err)
+	}
+	return b, nil
+}
+
+// MergeRefusals adds what a gateway's refusals table counted since the
+// last merge to the book, and returns how many refusals that was.
+func (s Store) MergeRefusals(t gateway.Refusals) (int64, error) {
+	b, err := s.Book()
+	if err != nil {
+		return 0, err
+	}
+	if b.Run.Boot != t.Boot {
+		b.Run = BookRun{Boot: t.Boot}
+	}
+	index := map[string]int{}
+	refused, attempts := 0, 0
+	for i, e := range b.Entries {
+		index[e.Key()] = i
+		if e.Secret != "" {
+			attempts++
+		} else {
+			refused++
+		}
+	}
+	counts := map[string]int64{}
+	for _, e := range t.Entries {
+		k := e.Key()
+		counts[k] = e.Count
+		grew := e.Count - b.Run.Counts[k]
+		if grew <= 0 {
+			continue
+		}
+		if i, ok := index[k]; ok {
+			b.Entries[i].Count += grew
+			b.Entries[i].Last = maxTime(b.Entries[i].Last, e.Last)
+			continue
+		}
+		if !gateway.Room(e, refused, attempts) {
+			b.Other += grew
+			b.OtherLast = maxTime(b.OtherLast, e.Last)
+			continue
+		}
+		e.Count = grew
+		index[k] = len(b.Entries)
+		b.Entries = append(b.Entries, e)
+		if e.Secret != "" {
+			attempts++
+		} else {
+			refused++
+		}
+	}
+	if grew := t.Other - b.Run.Other; grew > 0 {
+		b.Other += grew
+		b.OtherLast = maxTime(b.OtherLast, t.OtherLast)
+	}
+	added := max(0, t.Total-b.Run.Total)
+	b.Total += added
+	b.Run = BookRun{Boot: t.Boot, Total: t.Total, Other: t.Other, Counts: counts}
+	if added == 0 {
+		return 0, nil
+	}
+	data, err := json.Marshal(b)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.File), 0o755); err != nil {
+		return 0, err
+	}
+	tmp := s.BookFile() + "." + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return 0, err
+	}
+	return added, os.Rename(tmp, s.BookFile())
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// BookSummary is one line of a book's entry, for `litterbox net`.
+func BookSummary(e gateway.RefusedTarget) string {
+	target := e.Host
+	if e.Port != 0 {
+		target += ":" + strconv.Itoa(e.Port)
+	}
+	parts := []string{e.First.Local().Format(time.DateTime), e.Kind, target, fmt.Sprintf("refused %d time(s), last %s", e.Count, e.Last.Local().Format(time.DateTime))}
+	if e.Secret != "" {
+		parts = append(parts, "secret "+e.Secret)
+	}
+	return strings.Join(append(parts, e.Reason), "  ")
+}

@@ -20,8 +20,10 @@ const CtlSocket = "@litterbox-gateway-ctl"
 // CtlRequest is one request to the control socket: one JSON line.
 type CtlRequest struct {
 	// Op is "set" (Policy), "get", "log" (Boot, After, Max), "refused"
-	// (Within) or "secrets" (Secrets to set them; without, to read what
-	// the gateway holds, values left out).
+	// (Within), "secrets" (Secrets to set them; without, to read what
+	// the gateway holds, values left out), "ready" (the host gave the
+	// gateway all it should hold: it opens its sockets to the sandbox) or
+	// "state".
 	Op     string  `json:"op"`
 	Policy *Policy `json:"policy,omitempty"`
 	// Secrets hold values: the request travels on the control socket
@@ -43,6 +45,16 @@ type CtlResponse struct {
 	// Secrets are the secrets the gateway holds, without values, and its
 	// CA's certificate.
 	Secrets *SecretsInfo `json:"secrets,omitempty"`
+	// State answers "ready" and "state".
+	State *State `json:"state,omitempty"`
+}
+
+// State is whether the gateway serves the sandbox: Ready once the host
+// said it holds the policy and the secrets the user set (`ctl ready`),
+// in this run (Boot).
+type State struct {
+	Ready bool   `json:"ready"`
+	Boot  string `json:"boot"`
 }
 
 // maxBatch bounds the records of one "log" answer.
@@ -98,6 +110,14 @@ func (g *Gateway) ctl(req CtlRequest) CtlResponse {
 			return CtlResponse{Error: fmt.Sprintf("refused: within %q is not a duration such as 30s", req.Within)}
 		}
 		return CtlResponse{Refused: g.Audit.Refused(d)}
+	case "ready":
+		g.ready.Store(true)
+		if g.OnReady != nil {
+			g.OnReady()
+		}
+		return CtlResponse{State: &State{Ready: true, Boot: g.Audit.Boot()}}
+	case "state":
+		return CtlResponse{State: &State{Ready: g.ready.Load(), Boot: g.Audit.Boot()}}
 	case "secrets":
 		if req.Secrets == nil {
 			info := g.SecretsInfo()
@@ -109,7 +129,7 @@ func (g *Gateway) ctl(req CtlRequest) CtlResponse {
 		}
 		return CtlResponse{Secrets: &info}
 	}
-	return CtlResponse{Error: fmt.Sprintf("unknown op %q (set, get, log, refused, secrets)", printableName(req.Op))}
+	return CtlResponse{Error: fmt.Sprintf("unknown op %q (set, get, log, refused, secrets, ready, state)", printableName(req.Op))}
 }
 
 // maxCtlRequest bounds a control request: secrets with their roots fit.

@@ -44,6 +44,10 @@ type Gateway struct {
 	Base Classifier
 	// Logf reports the gateway's own troubles (not connections).
 	Logf func(format string, args ...any)
+	// OnReady is called when the host says the gateway holds what it
+	// should (`ctl ready`): serve opens the sandbox's sockets then.
+	OnReady func()
+	ready   atomic.Bool
 
 	policy atomic.Pointer[compiled]
 	mu     sync.Mutex

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -27,6 +28,7 @@ import (
 //	relay -dir DIR [-port PORT]...                  its half in the sandbox
 //	ctl set < POLICY.json | get | log [-boot B] [-after N] [-max M] | refused -within D
 //	ctl secrets [< SECRETS.json]
+//	ctl ready | state
 //
 // ctl talks to the gateway running in the same container and prints its
 // answer as JSON. `ctl secrets` reads the secrets, values and all, from
@@ -98,34 +100,53 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(filepath.Join(*dir, PortsDir), 0o770); err != nil {
 		return err
 	}
-	// Before the sockets: once the relay can reach the proxy, every
-	// refusal is written to the file a bash call reads.
-	if rl, err := OpenRefusalLog(*dir); err != nil {
-		logf("%v: a bash call asks the gateway what it refused instead", err)
-	} else {
-		g.Audit.SetRefusals(rl)
-	}
-	listenUnix := func(name string) (net.Listener, error) {
-		path := filepath.Join(*dir, name)
-		_ = os.Remove(path)
-		return net.Listen("unix", path)
-	}
-	pl, err := listenUnix(ProxySocket)
-	if err != nil {
-		return err
-	}
-	dl, err := listenUnix(DNSSocket)
-	if err != nil {
-		return err
+	// The proxy's and the resolver's sockets are made only once the host
+	// says the gateway holds what it should (`ctl ready`: the policy the
+	// user set and the secrets' values): a gateway the engine started
+	// again by itself (docker restart, a restart policy) holds its
+	// create's policy and no secret, and the sandbox, whose relay finds
+	// no socket, reaches nothing until `litterbox resume` gives it them.
+	// Those of an earlier run go first, so that no one takes them for
+	// this one's.
+	for _, name := range []string{ProxySocket, DNSSocket} {
+		_ = os.Remove(filepath.Join(*dir, name))
 	}
 	cl, err := net.Listen("unix", *ctlAddr)
 	if err != nil {
 		return fmt.Errorf("control socket: %w", err)
 	}
 	errc := make(chan error, 4+len(ports))
-	go func() { errc <- g.ServeProxy(pl) }()
-	go func() { errc <- g.ServeDNS(dl) }()
+	opened := make(chan struct{})
+	var once sync.Once
+	g.OnReady = func() { once.Do(func() { close(opened) }) }
 	go func() { errc <- g.ServeCtl(cl) }()
+	go func() {
+		<-opened
+		// Before the sockets: once the relay can reach the proxy, every
+		// refusal is written to the file a bash call reads.
+		if rl, err := OpenRefusalLog(*dir); err != nil {
+			logf("%v: a bash call asks the gateway what it refused instead", err)
+		} else {
+			g.Audit.SetRefusals(rl)
+		}
+		listenUnix := func(name string) (net.Listener, error) {
+			path := filepath.Join(*dir, name)
+			_ = os.Remove(path)
+			return net.Listen("unix", path)
+		}
+		pl, err := listenUnix(ProxySocket)
+		if err != nil {
+			errc <- err
+			return
+		}
+		dl, err := listenUnix(DNSSocket)
+		if err != nil {
+			errc <- err
+			return
+		}
+		go func() { errc <- g.ServeProxy(pl) }()
+		errc <- g.ServeDNS(dl)
+	}()
 	// The engine forwards a published port to the gateway from the host's
 	// side of the gateway's network (its route out): a connection from
 	// anywhere else (another gateway on the shared network, where the engine
@@ -280,6 +301,8 @@ func ctlMain(args []string, stdin io.Reader, stdout io.Writer) error {
 		return enc.Encode(resp.Batch)
 	case resp.Secrets != nil:
 		return enc.Encode(resp.Secrets)
+	case resp.State != nil:
+		return enc.Encode(resp.State)
 	}
 	if resp.Refused == nil {
 		resp.Refused = []Record{}

@@ -106,11 +106,14 @@ func (f *Files) Bash(ctx context.Context, h *core.Handle, command string, o Bash
 
 // refused names what the sandbox's gateway refused during run: what the
 // run read from the gateway's file, or, when it could not (a gateway made
-// before the file, or something in the sandbox put in its place), what the
-// gateway answers, asked by an exec of its own.
+// before the file, something in the sandbox put in its place, or the
+// gateway emptied it during the run), what the gateway's refusals table
+// answers, asked by an exec of its own.
 func (f *Files) refused(ctx context.Context, h *core.Handle, gw *netgate.Record, run *recording.RunResult, start time.Time) []string {
 	if run.RefusalsRead {
-		return netgate.RefusedIn(run.Refusals)
+		if hosts, ok := netgate.RefusedIn(run.Refusals); ok {
+			return hosts
+		}
 	}
 	hosts, err := f.gate.Refused(ctx, gw, start)
 	if err != nil {

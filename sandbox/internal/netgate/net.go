@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
 	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
@@ -19,6 +20,10 @@ type Status struct {
 	Record
 	// Records are its recent connection attempts, oldest first.
 	Records []gateway.Record `json:"records"`
+	// Refused is every target its gateway refused, each counted, kept
+	// apart from the records (egress.Book): what the sandbox did cannot
+	// push one out.
+	Refused egress.Book `json:"refused"`
 	// Collected is false when the gateway could not be asked (it is not
 	// running): the records are those the host kept.
 	Collected bool   `json:"collected"`
@@ -57,6 +62,10 @@ func (g *Gate) Show(ctx context.Context, gitDir, slug string, n int) (*Status, e
 	if err != nil {
 		return nil, err
 	}
+	if st.Refused, err = Store(gitDir, slug).Book(); err != nil {
+		return nil, err
+	}
+	st.Refused.Run = egress.BookRun{}
 	if rs != nil {
 		st.Records = rs
 	}

@@ -264,7 +264,9 @@ func (g *Gate) SetPolicy(ctx context.Context, slug string, rec *Record) error {
 }
 
 // Collect takes the records the gateway holds that the host's store does
-// not, into the store; it returns how many refusals it took.
+// not, into the store, and its refusals table into the store's book (see
+// egress.Book); it returns how many refusals the gateway made since the
+// last collection.
 func (g *Gate) Collect(ctx context.Context, gitDir, slug string, rec *Record) (refused int, err error) {
 	st := Store(gitDir, slug)
 	cur, err := st.Cursor()
@@ -279,9 +281,18 @@ func (g *Gate) Collect(ctx context.Context, gitDir, slug string, rec *Record) (r
 		if err := st.Append(b); err != nil {
 			return refused, err
 		}
-		for _, r := range b.Records {
-			if !r.Allowed {
-				refused++
+		if b.Refusals != nil {
+			n, err := st.MergeRefusals(*b.Refusals)
+			if err != nil {
+				return refused, err
+			}
+			refused += int(n)
+		} else {
+			// A gateway of an older litterbox, which keeps no table.
+			for _, r := range b.Records {
+				if !r.Allowed {
+					refused++
+				}
 			}
 		}
 		if cur, err = st.Cursor(); err != nil {
@@ -302,9 +313,15 @@ func RefusalsFile() (path string, uid int) {
 }
 
 // RefusedIn are the refusals a run read from its gateway's file, as an
-// agent reads them (egress.RefusedHosts).
-func RefusedIn(lines string) []string {
-	return egress.RefusedHosts(egress.ParseRecords(lines))
+// agent reads them (egress.RefusedHosts); ok is false when the gateway
+// emptied the file meanwhile (a gateway.KindCut line): lines the run did
+// not read may be gone, and the gateway's refusals table is to be asked.
+func RefusedIn(lines string) (hosts []string, ok bool) {
+	rs := egress.ParseRecords(lines)
+	if slices.ContainsFunc(rs, func(r gateway.Record) bool { return r.Kind == gateway.KindCut }) {
+		return nil, false
+	}
+	return egress.RefusedHosts(rs), true
 }
 
 // Refused are the refusals since start (a time of the host's), as an

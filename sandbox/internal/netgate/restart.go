@@ -16,10 +16,12 @@ import (
 
 // A gateway that stopped (the engine restarted, or it died) comes back
 // with its image's program and its -policy argument, the policy at
-// create, and without the secrets' values, which it held in memory only.
-// Start brings it back as the host's records say it should be: the policy
-// as `litterbox net` left it (net.json), the secrets of secrets.json with
-// their values fetched again.
+// create, and without the secrets' values, which it held in memory only:
+// it opens no socket to its sandbox, which reaches nothing, until the host
+// says it holds what it should (egress.Ready). Start brings it back as the
+// host's records say it should be: the policy as `litterbox net` left it
+// (net.json), the secrets of secrets.json with their values fetched again,
+// and only then ready.
 
 // GatewayState is the state of rec's gateway container, provider.StateNone
 // when it is gone.
@@ -48,7 +50,8 @@ func Recreate(slug, container string) string {
 // sources decls (the user's declarations now) name. ca is the gateway's
 // new CA, which the sandbox must trust (egress.WriteTrust); "" without
 // secrets. The gateway is running once it returns, even when a secret
-// could not be had (the error names it).
+// could not be had (the error names it); it serves the sandbox only when
+// Start returns no error.
 func (g *Gate) Start(ctx context.Context, r *core.Repo, slug string, rec *Record, decls []secrets.Declaration) (ca string, err error) {
 	c, ok, err := up(ctx, g.Provider)
 	if err != nil {
@@ -76,14 +79,17 @@ func (g *Gate) Start(ctx context.Context, r *core.Repo, slug string, rec *Record
 		return "", fmt.Errorf("give the egress gateway %s of sandbox '%s' its policy: %w", rec.Gateway, slug, err)
 	}
 	bs, _, err := ReadSecrets(r.Git.CommonDir, slug)
-	if err != nil || len(bs) == 0 {
+	if err != nil {
 		return "", err
+	}
+	if len(bs) == 0 {
+		return "", g.Ready(ctx, slug, rec)
 	}
 	ds := make([]secrets.Declaration, 0, len(bs))
 	for _, b := range bs {
 		i := slices.IndexFunc(decls, func(d secrets.Declaration) bool { return d.Name == b.Name })
 		if i < 0 {
-			return "", core.NewError(core.ErrConfig, "Sandbox '%s' holds secret %q, which is no longer declared: declare it again in %s or %s and run `litterbox resume %s` again (see docs/secrets.md). Its gateway runs without it.", slug, b.Name, config.LocalFile, secrets.UserFile(), slug)
+			return "", core.NewError(core.ErrConfig, "Sandbox '%s' holds secret %q, which is no longer declared: declare it again in %s or %s and run `litterbox resume %s` again (see docs/secrets.md). Until then its gateway serves it nothing: the sandbox reaches no host.", slug, b.Name, config.LocalFile, secrets.UserFile(), slug)
 		}
 		ds = append(ds, decls[i])
 	}
@@ -93,13 +99,28 @@ func (g *Gate) Start(ctx context.Context, r *core.Repo, slug string, rec *Record
 		prepared, err = secrets.Prepare(ctx, g.Runner, ds, Bindings(bs), roots)
 	}
 	if err != nil {
-		return "", core.NewError(core.ErrConfig, "Sandbox '%s': %v. Fix the source and run `litterbox resume %s` again; its gateway runs without its secrets meanwhile.", slug, err, slug)
+		return "", core.NewError(core.ErrConfig, "Sandbox '%s': %v. Fix the source and run `litterbox resume %s` again; until then its gateway serves it nothing: the sandbox reaches no host.", slug, err, slug)
 	}
 	info, err := g.SetSecrets(ctx, rec, prepared)
 	if err != nil {
 		return "", fmt.Errorf("give the egress gateway %s of sandbox '%s' its secrets: %w", rec.Gateway, slug, err)
 	}
-	return info.CA, nil
+	return info.CA, g.Ready(ctx, slug, rec)
+}
+
+// Ready tells rec's gateway it holds its policy and secrets: it serves
+// the sandbox from then on (egress.Ready).
+func (g *Gate) Ready(ctx context.Context, slug string, rec *Record) error {
+	if err := egress.Ready(ctx, g.Provider, rec.Ref()); err != nil {
+		return fmt.Errorf("open the egress gateway %s of sandbox '%s' to it: %w", rec.Gateway, slug, err)
+	}
+	return nil
+}
+
+// Serving says whether rec's running gateway serves its sandbox: false
+// for one the engine started again by itself, which waits for Start.
+func (g *Gate) Serving(ctx context.Context, rec *Record) (bool, error) {
+	return egress.IsReady(ctx, g.Provider, rec.Ref())
 }
 
 // WaitRelay waits, in the running sandbox ref, until its relay and its

@@ -75,8 +75,10 @@ func (ps *Pauser) armSandbox(ctx context.Context, ref provider.Ref, w *way, ca s
 
 // resumeGateway brings back the gateway of c, a running or paused
 // sandbox, when gws (the engine's gateways, from the list resume made)
-// says it is not running; fixed says it did. On an engine whose pause ends
-// the sandbox there is no gateway.
+// says it is not running, or it runs but does not serve the sandbox (the
+// engine started it again by itself: it waits for its policy and
+// secrets); fixed says it did. On an engine whose pause ends the sandbox
+// there is no gateway.
 func (ps *Pauser) resumeGateway(ctx context.Context, r *core.Repo, c provider.Sandbox, gws map[string]provider.State) (fixed bool, err error) {
 	if !ps.canStart() {
 		return false, nil
@@ -90,8 +92,13 @@ func (ps *Pauser) resumeGateway(ctx context.Context, r *core.Repo, c provider.Sa
 	if err != nil {
 		return false, err
 	}
-	if w == nil || gws[w.rec.Gateway] == provider.StateRunning {
+	if w == nil {
 		return false, nil
+	}
+	if gws[w.rec.Gateway] == provider.StateRunning {
+		if serving, err := ps.gate.Serving(ctx, w.rec); err != nil || serving {
+			return false, err
+		}
 	}
 	return true, ps.restartGateway(ctx, r, c, w)
 }

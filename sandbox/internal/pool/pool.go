@@ -597,6 +597,12 @@ func (p *Pool) makeMember(ctx context.Context, r *core.Repo, sp provider.Spec, h
 		g.Labels[core.LabelPoolMember] = sb.Ref.ID
 		go func() {
 			_, err := p.Provider.Create(core.Made(ctx), g)
+			if err == nil {
+				// A member's gateway holds its pool's policy and no
+				// secret (the claim gives it the sandbox's): it serves
+				// the member from now on.
+				err = egress.Ready(ctx, p.Provider, provider.Ref{ID: g.Name})
+			}
 			made <- err
 		}()
 	} else {

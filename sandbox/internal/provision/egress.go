@@ -152,7 +152,11 @@ func (c *creation) startGateway(ctx context.Context) error {
 				nameGateway(&gp, name, dc)
 				gp.FromImage(h.image)
 				err = c.makeGateway(ctx, gp.Gateway)
-				c.armSecrets(ctx, err)
+				if aerr := c.armSecrets(ctx, err); err == nil && aerr == nil {
+					// It holds all it should: it opens its sockets,
+					// which the setup's wait (setupArgv) waits for.
+					err = c.pv.gate.Ready(ctx, c.slug, c.net)
+				}
 				c.gateway <- err
 				return
 			}
@@ -165,16 +169,18 @@ func (c *creation) startGateway(ctx context.Context) error {
 }
 
 // armSecrets hands the secrets' values to the gateway made (err nil) and
-// passes on its CA, or the error, to the sandbox's trust step.
-func (c *creation) armSecrets(ctx context.Context, err error) {
+// passes on its CA, or the error, to the sandbox's trust step; it returns
+// that error.
+func (c *creation) armSecrets(ctx context.Context, err error) error {
 	if c.secrets == nil {
-		return
+		return nil
 	}
 	ca := ""
 	if err == nil {
 		ca, err = c.armGateway(ctx)
 	}
 	c.secrets.ca <- caResult{ca, err}
+	return err
 }
 
 // nameGateway gives the plan's gateway and volume their name; atMount says
