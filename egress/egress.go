@@ -160,12 +160,15 @@ func Confine(s provider.Spec, image string, p gateway.Policy, labels map[string]
 		NoNewPrivileges: true,
 		NoHealthcheck:   true,
 		Tmpfs:           []provider.Tmpfs{{Path: ProgramDir, Size: 16 << 20, Mode: 0o700, Owner: gwUser, Exec: true}},
-		Limits:          provider.Limits{Pids: 256, Memory: 256 << 20},
-		Network:         provider.NetworkShared,
-		Ports:           s.Ports,
-		HostPorts:       s.HostPorts,
-		Volumes:         []provider.Volume{mount},
-		Cmd:             append([]string{"sh", "-c", wait, "sh"}, serve...),
+		// One CPU: a sandbox that keeps its gateway busy (a flood of
+		// refused connections, TLS it terminates) takes no more of the
+		// host's; the log's bound keeps what it writes off the disk.
+		Limits:    provider.Limits{Pids: 256, Memory: 256 << 20, CPUs: 1, Log: provider.DefaultLog},
+		Network:   provider.NetworkShared,
+		Ports:     s.Ports,
+		HostPorts: s.HostPorts,
+		Volumes:   []provider.Volume{mount},
+		Cmd:       append([]string{"sh", "-c", wait, "sh"}, serve...),
 	}
 
 	sb := s
@@ -444,7 +447,7 @@ func Refused(ctx context.Context, e Execer, gw provider.Ref, within string) ([]g
 // refuses them unless listed (Policy.Host). The host's loopback aside, a
 // gateway cannot tell them from the internet itself.
 func HostProbeArgs(image string) []string {
-	return []string{"run", "--rm", "--network", "host", "--user", "65534:65534", "--cap-drop", "ALL",
+	return []string{"run", "--rm", "--log-driver", "none", "--network", "host", "--user", "65534:65534", "--cap-drop", "ALL",
 		"--security-opt", "no-new-privileges", "--read-only", "--entrypoint", "ip", image, "-o", "addr", "show"}
 }
 

@@ -38,6 +38,11 @@ func TestConfine(t *testing.T) {
 		!gw.ReadOnlyRoot || !gw.DropCaps || !gw.NoNewPrivileges || gw.Labels[LabelGatewayOf] != s.Name || gw.Labels["k"] != "v" {
 		t.Errorf("gateway %+v", gw)
 	}
+	// Bounded as a sandbox is: its memory, its CPU, its log on the host's
+	// disk (issue 31: none had a CPU or log limit).
+	if gw.Limits.Memory != 256<<20 || gw.Limits.CPUs != 1 || gw.Limits.Log != provider.DefaultLog || gw.Limits.Pids == 0 {
+		t.Errorf("gateway limits %+v", gw.Limits)
+	}
 	if len(gw.Ports) != 1 || gw.HostPorts.First != 20000 || !slices.Equal(p.Ports, []int{8080}) {
 		t.Errorf("gateway ports %v %v, relay ports %v", gw.Ports, gw.HostPorts, p.Ports)
 	}

@@ -75,7 +75,9 @@ func mustPrefixes(ss ...string) []netip.Prefix {
 }
 
 var (
-	privateNets = mustPrefixes("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
+	// fec0::/10, IPv6's site-local, is deprecated but still routed
+	// inside the sites that used it: private.
+	privateNets = mustPrefixes("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7", "fec0::/10")
 	sharedNets  = mustPrefixes("100.64.0.0/10")
 	// reservedNets are IANA's special-purpose ranges that are not
 	// globally reachable, less those classed above. 198.18.0.0/15
@@ -88,9 +90,15 @@ var (
 		"198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4",
 		"::/96", "64:ff9b:1::/48", "100::/64", "2001::/23", "2001:db8::/32",
 		"3fff::/20", "5f00::/16",
+		// fe00::/9 is the IETF's, unassigned but for link-local
+		// (fe80::/10, classed above).
+		"fe00::/9",
 	)
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour = netip.MustParsePrefix("2002::/16")
+	nat64 = netip.MustParsePrefix("64:ff9b::/96")
+	// translated is SIIT's IPv4-translated range (RFC 2765,
+	// ::ffff:0:a.b.c.d), which a translator on the way maps to a.b.c.d.
+	translated = netip.MustParsePrefix("::ffff:0:0:0/96")
+	sixToFour  = netip.MustParsePrefix("2002::/16")
 )
 
 // Classifier classes addresses for one gateway: the fixed ranges, and what
@@ -107,12 +115,13 @@ type Classifier struct {
 }
 
 // Classify says what a is. An address that embeds an IPv4 address
-// (IPv4-mapped, NAT64, 6to4) is classed by the address it embeds: a
+// (IPv4-mapped, IPv4-translated, NAT64, 6to4) is classed by the address it
+// embeds: a
 // gateway with IPv6 could otherwise reach 127.0.0.1 as ::ffff:127.0.0.1.
 func (k *Classifier) Classify(a netip.Addr) Class {
 	a = a.Unmap()
 	if a.Is6() {
-		if nat64.Contains(a) {
+		if nat64.Contains(a) || translated.Contains(a) {
 			b := a.As16()
 			return k.Classify(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
 		}

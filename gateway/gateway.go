@@ -44,6 +44,9 @@ type Gateway struct {
 	Base Classifier
 	// Logf reports the gateway's own troubles (not connections).
 	Logf func(format string, args ...any)
+	// MaxClients bounds the connections the proxy carries at once (0:
+	// maxClients).
+	MaxClients int
 	// OnReady is called when the host says the gateway holds what it
 	// should (`ctl ready`): serve opens the sandbox's sockets then.
 	OnReady func()
@@ -152,6 +155,14 @@ func (c *compiled) checkAddr(a netip.Addr, port int) (ok bool, reason string, li
 		return true, "", false
 	case k.Always():
 		return false, fmt.Sprintf("%s is %s, which a sandbox may never reach", a, k), false
+	case k == ClassHost:
+		// The host answers on every address it has, its bridges' among
+		// them: a network the user allows (10.0.0.0/8) is no consent to
+		// reach it; its own address listed is.
+		if c.listedExactly(a, port) {
+			return true, "", false
+		}
+		return false, fmt.Sprintf("%s is %s, refused unless listed by its own address (a network that holds it is not enough)", a, k), true
 	case c.listed(a, port):
 		return true, "", false
 	}
@@ -265,7 +276,7 @@ func (g *Gateway) dial(ctx context.Context, addrs []netip.Addr, port int) (net.C
 // serve accepts connections on l and hands each to handle in a goroutine
 // of its own, until l is closed (nil) or fails; a temporary failure (out of
 // file descriptors) is waited out. With a non-nil sem, a connection beyond
-// its capacity goes to busy instead (nil: closed).
+// its capacity goes to busy instead, which closes it (nil: closed).
 func serve(l net.Listener, sem chan struct{}, busy func(net.Conn), handle func(net.Conn)) error {
 	for {
 		c, err := l.Accept()
@@ -285,8 +296,9 @@ func serve(l net.Listener, sem chan struct{}, busy func(net.Conn), handle func(n
 			default:
 				if busy != nil {
 					busy(c)
+				} else {
+					c.Close()
 				}
-				c.Close()
 				continue
 			}
 		}

@@ -409,6 +409,17 @@ func (e Entry) portsText() string {
 	return "ports 80 and 443"
 }
 
+// listedExactly reports whether an allow entry names a itself (not a
+// network that holds it) on port.
+func (c *compiled) listedExactly(a netip.Addr, port int) bool {
+	for _, e := range c.allow {
+		if e.matchesAddr(a, port) && e.Prefix.IsSingleIP() {
+			return true
+		}
+	}
+	return false
+}
+
 // listed reports whether a is allowed by address on port: an allow entry
 // names it (or its network).
 func (c *compiled) listed(a netip.Addr, port int) bool {

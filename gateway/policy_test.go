@@ -218,7 +218,7 @@ func TestDecide(t *testing.T) {
 	}{
 		{"ok.example.net", 443, true, "198.18.0.10 2001:4860::1", "allowed by *.example.net", ""},
 		{"loop.example.net", 443, false, "", "loop.example.net resolves to 127.0.0.1, which is loopback, the gateway itself, which a sandbox may never reach", ""},
-		{"host.example.net", 443, false, "", "host.example.net resolves to 198.18.0.1, which is the engine's host, refused unless listed by address", "198.18.0.1"},
+		{"host.example.net", 443, false, "", "host.example.net resolves to 198.18.0.1, which is the engine's host, refused unless listed by its own address (a network that holds it is not enough)", "198.18.0.1"},
 		{"meta.example.net", 80, false, "", "meta.example.net resolves to 169.254.169.254, which is link-local (cloud metadata services live there), refused unless listed by address", "169.254.169.254"},
 		{"mixed.example.net", 443, true, "198.18.0.11", "allowed by *.example.net", ""},
 		{"private.example.net", 443, false, "", "private.example.net resolves to 10.0.0.5, which is private, refused unless listed by address", "10.0.0.5"},
@@ -327,6 +327,17 @@ func TestClassify(t *testing.T) {
 		"2002:808:808::1":   ClassPublic,
 		"::127.0.0.1":       ClassReserved,
 		"64:ff9b:1::a00:1":  ClassReserved,
+		// Issue 31: these were public. IPv4-translated (::ffff:0:0:0/96,
+		// RFC 2765) by the address it embeds, as NAT64's; site-local
+		// fec0::/10 (deprecated, still routed inside sites) as private;
+		// the rest of fe00::/9 as reserved.
+		"::ffff:0:7f00:1":    ClassLoopback,
+		"::ffff:0:a9fe:a9fe": ClassLinkLocal,
+		"::ffff:0:808:808":   ClassPublic,
+		"::ffff:0:0":         ClassUnspecified,
+		"fec0::1":            ClassPrivate,
+		"fe00::1":            ClassReserved,
+		"fe7f::1":            ClassReserved,
 	} {
 		if got := k.Classify(netip.MustParseAddr(s)); got != want {
 			t.Errorf("Classify(%s) = %v, want %v", s, got, want)
@@ -401,4 +412,41 @@ func FuzzJudge(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestHostOnlyListedExactly: a CIDR the user allows does not open the
+// engine's host, which answers on every address it has (its bridges'
+// among them: `net allow 10.0.0.0/8` reached a host service on 0.0.0.0 at
+// 10.213.0.1 and 10.213.0.65); only the host's own address listed does.
+func TestHostOnlyListedExactly(t *testing.T) {
+	g := &Gateway{
+		Resolver: resolverMap{"hosty.example.net": {"10.213.0.65"}},
+		Base:     Classifier{Host: []netip.Prefix{netip.MustParsePrefix("10.213.0.65/32")}},
+	}
+	p := Policy{Sandbox: "demo", Mode: ModeAllowlist, Host: []string{"10.213.0.1"},
+		Allow: []string{"10.0.0.0/8", "hosty.example.net", "10.213.0.1:8080"}}
+	if err := g.SetPolicy(p); err != nil {
+		t.Fatal(err)
+	}
+	c := g.current()
+	for _, tc := range []struct {
+		host    string
+		port    int
+		allowed bool
+	}{
+		{"10.213.0.1", 80, false},
+		{"10.213.0.65", 80, false},
+		{"hosty.example.net", 80, false},
+		{"10.213.0.1", 8080, true},
+		{"10.1.2.3", 80, true}, // private, in the CIDR: the user's to open
+	} {
+		name, lit, _ := NormalizeHost(tc.host)
+		d := g.decide(context.Background(), c, name, lit, tc.port)
+		if d.allowed != tc.allowed {
+			t.Errorf("%s:%d: allowed %v (%s), want %v", tc.host, tc.port, d.allowed, d.reason, tc.allowed)
+		}
+		if !tc.allowed && !strings.Contains(d.reason, "listed by its own address") {
+			t.Errorf("%s:%d: reason %q", tc.host, tc.port, d.reason)
+		}
+	}
 }

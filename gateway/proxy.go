@@ -28,27 +28,63 @@ const (
 // listener, the relay hands over each client's connection (recvConn); on
 // any other, the connections are the clients'.
 func (g *Gateway) ServeProxy(l net.Listener) error {
+	// A connection over the limit is told so, on the client's own socket
+	// (the relay's connection only brings it): a few at a time, each
+	// quickly, the others closed.
+	busying := make(chan struct{}, 16)
 	busy := func(c net.Conn) {
-		_, _ = io.WriteString(c, "HTTP/1.1 503 Service Unavailable: the gateway carries too many connections\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
-	}
-	return serve(l, make(chan struct{}, maxClients), busy, func(conn net.Conn) {
-		if u, ok := conn.(*net.UnixConn); ok {
-			_ = u.SetReadDeadline(time.Now().Add(10 * time.Second))
-			c, err := recvConn(u)
-			if err != nil {
-				u.Close()
-				g.logf("proxy: %v", err)
+		select {
+		case busying <- struct{}{}:
+		default:
+			c.Close()
+			return
+		}
+		go func() {
+			defer func() { <-busying }()
+			if c = g.clientOf(c, time.Second); c == nil {
 				return
 			}
-			if c == net.Conn(u) {
-				_ = u.SetReadDeadline(time.Time{}) // the relay carries the client's bytes
-			} else {
-				u.Close()
-			}
-			conn = c
+			defer c.Close()
+			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+			writeSimple(c, 503, "Service Unavailable: the gateway carries too many connections",
+				"litterbox gateway: the sandbox has too many connections open through its gateway; close some and try again\n")
+		}()
+	}
+	return serve(l, make(chan struct{}, cmpOrInt(g.MaxClients, maxClients)), busy, func(conn net.Conn) {
+		if conn = g.clientOf(conn, 10*time.Second); conn != nil {
+			g.ServeConn(conn)
 		}
-		g.ServeConn(conn)
 	})
+}
+
+// clientOf is the client's connection conn brings: on a unix socket, the
+// relay passes the client's socket (recvConn), or carries its bytes, within
+// wait; else conn itself. It is nil (conn closed) when none came.
+func (g *Gateway) clientOf(conn net.Conn, wait time.Duration) net.Conn {
+	u, ok := conn.(*net.UnixConn)
+	if !ok {
+		return conn
+	}
+	_ = u.SetReadDeadline(time.Now().Add(wait))
+	c, err := recvConn(u)
+	if err != nil {
+		u.Close()
+		g.logf("proxy: %v", err)
+		return nil
+	}
+	if c == net.Conn(u) {
+		_ = u.SetReadDeadline(time.Time{}) // the relay carries the client's bytes
+	} else {
+		u.Close()
+	}
+	return c
+}
+
+func cmpOrInt(a, b int) int {
+	if a > 0 {
+		return a
+	}
+	return b
 }
 
 // limitReader fails reads past n bytes: it bounds a request's header.

@@ -134,3 +134,44 @@ func TestRelayCarriesBytes(t *testing.T) {
 		t.Fatalf("through a relay that carries bytes: %q, %v", status, err)
 	}
 }
+
+// TestBusyAnswersTheClient: a connection over the gateway's limit gets
+// its 503 on the client's own socket, which the relay passed, not on the
+// relay's connection (where the client saw a reset).
+func TestBusyAnswersTheClient(t *testing.T) {
+	dir := t.TempDir()
+	g := &Gateway{Audit: NewAudit(100, nil), Resolver: failResolver{}, MaxClients: 1}
+	if err := g.SetPolicy(Policy{Sandbox: "alpha", Mode: ModeAllowlist}); err != nil {
+		t.Fatal(err)
+	}
+	ul, err := net.Listen("unix", filepath.Join(dir, ProxySocket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ul.Close()
+	go func() { _ = g.ServeProxy(ul) }()
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.Close()
+	r := &Relay{Dir: dir}
+	go func() { _ = r.acceptPass(tl, filepath.Join(dir, ProxySocket)) }()
+	first, err := net.Dial("tcp", tl.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	time.Sleep(200 * time.Millisecond) // the gateway holds it, idle
+	c, err := net.Dial("tcp", tl.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	_, _ = io.WriteString(c, "GET http://x.test/ HTTP/1.1\r\nHost: x.test\r\n\r\n")
+	status, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.Contains(status, "503") {
+		t.Errorf("over the limit: %q, %v", status, err)
+	}
+}

@@ -266,7 +266,16 @@ type Limits struct {
 	Pids   int
 	Memory int64 // bytes
 	CPUs   float64
+	// Log is the most of the container's output (its engine log) the
+	// engine keeps on its host's disk, in bytes: without it, an engine's
+	// default json-file log grows until the container is removed. On
+	// Kubernetes the kubelet bounds container logs itself
+	// (containerLogMaxSize), and this is not used.
+	Log int64
 }
+
+// DefaultLog is the Log limit of every container litterbox makes.
+const DefaultLog = 8 << 20
 
 // PortRange is an inclusive range of host ports; the zero value is none.
 type PortRange struct{ First, Last int }

@@ -27,7 +27,7 @@ func TestRunArgs(t *testing.T) {
 		NoHealthcheck: true,
 		Ports:         []provider.PortSpec{{Name: "web", Port: 8080}, {Name: "api", Port: 3000}},
 		ReadOnlyRoot:  true, Init: true, DropCaps: true, NoNewPrivileges: true,
-		Limits:  provider.Limits{Pids: 1024, Memory: 2 << 30, CPUs: 1.5},
+		Limits:  provider.Limits{Pids: 1024, Memory: 2 << 30, CPUs: 1.5, Log: 8 << 20},
 		Cmd:     []string{"sleep", "infinity"},
 		Runtime: "runsc",
 	}
@@ -40,6 +40,7 @@ func TestRunArgs(t *testing.T) {
 		"--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--read-only",
 		"--tmpfs", "/src:rw,exec,uid=1000,gid=1000,mode=0755,size=1073741824", "--tmpfs", "/tmp:rw,noexec,mode=1777", "--tmpfs", "/data:ro,noexec,mode=0755,size=4096",
 		"--pids-limit", "1024", "--memory", "2147483648", "--cpus", "1.5",
+		"--log-driver", "json-file", "--log-opt", "max-size=4194304", "--log-opt", "max-file=2",
 		"--publish", "127.0.0.1::8080/tcp", "--publish", "127.0.0.1::3000/tcp", "--workdir", "/src", "--env", "HOME=/tmp",
 		// The image's health check and entrypoint do not apply.
 		"--no-healthcheck", "--entrypoint", "sleep", "busybox:latest", "infinity",

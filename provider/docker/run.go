@@ -86,6 +86,15 @@ func RunArgs(s provider.Spec, d *Dialect) ([]string, error) {
 	if s.Limits.CPUs > 0 {
 		args = append(args, "--cpus", strconv.FormatFloat(s.Limits.CPUs, 'f', -1, 64))
 	}
+	if s.Limits.Log > 0 {
+		// json-file, whatever the engine's default: its size options are
+		// the same on Docker and Podman (k8s-file there, which keeps
+		// max-size and ignores max-file), where journald or syslog would
+		// refuse them.
+		args = append(args, "--log-driver", "json-file",
+			"--log-opt", "max-size="+strconv.FormatInt(max(1, s.Limits.Log/2), 10),
+			"--log-opt", "max-file=2")
+	}
 	for _, p := range s.Ports {
 		// 127.0.0.1 only, host port chosen by the engine at bind time
 		// (within the range, when there is one): no probe-then-bind race

@@ -69,7 +69,7 @@ func For(o core.Options, r *core.Repo, slug, base string, cfg *config.Config) pr
 		DropCaps:        true,
 		NoNewPrivileges: true,
 		NoHealthcheck:   true,
-		Limits:          provider.Limits{Pids: 1024, Memory: config.Bytes(memory), CPUs: float64(min(2, runtime.NumCPU()))},
+		Limits:          provider.Limits{Pids: 1024, Memory: config.Bytes(memory), CPUs: float64(min(2, runtime.NumCPU())), Log: provider.DefaultLog},
 		Cmd:             []string{"sleep", "infinity"},
 	}
 	if cfg.Runtime != "" {
@@ -152,7 +152,7 @@ func Probe(extra map[string]string, kind, name, image, network string, tmp, memo
 		Name: name, Image: image, Hostname: name, Labels: labels, User: core.User, Workdir: "/tmp",
 		Tmpfs:        []provider.Tmpfs{{Path: "/tmp", Exec: true, Mode: 0o1777, Size: tmp}},
 		ReadOnlyRoot: true, Init: true, DropCaps: true, NoNewPrivileges: true, NoHealthcheck: true,
-		Limits:  provider.Limits{Pids: 64, Memory: memory},
+		Limits:  provider.Limits{Pids: 64, Memory: memory, Log: provider.DefaultLog},
 		Network: network,
 		Cmd:     []string{"sleep", strconv.Itoa(int(life.Seconds()))},
 	}

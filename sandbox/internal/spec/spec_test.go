@@ -26,7 +26,7 @@ func TestSpecFromConfig(t *testing.T) {
 	if !strings.Contains(strings.Join(sp.Env, " "), "PORT_API=3000 PORT_WEB=8080") {
 		t.Errorf("env = %q", sp.Env)
 	}
-	if sp.Limits.Memory != 1<<30 || sp.Limits.Pids != 100 || sp.Network != provider.NetworkIsolated || sp.Name != "litterbox-repo-x" {
+	if sp.Limits.Memory != 1<<30 || sp.Limits.Pids != 100 || sp.Limits.Log != provider.DefaultLog || sp.Network != provider.NetworkIsolated || sp.Name != "litterbox-repo-x" {
 		t.Errorf("sp = %+v", sp)
 	}
 	// The in-memory file systems are sized from the configured limit.
