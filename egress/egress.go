@@ -218,7 +218,10 @@ type Execer interface {
 // installScript puts the program (which from reads: stdin, or the
 // gateway image's copy) in the gateway's own directory, and for the relay
 // on the volume: each under a temporary name, then renamed, so that
-// nothing runs half of it. On the volume, which the sandbox can write,
+// nothing runs half of it. The volume is the sandbox's to fill: when the
+// relay cannot be copied there, the one there stays (the sandbox's relay
+// runs already, when only the gateway restarted) and the gateway still
+// starts, saying so on its log; it never fails for it. On the volume, which the sandbox can write,
 // mktemp makes a new file and mv replaces a name, never following what
 // the sandbox may have put there.
 func installScript(from string) string {
@@ -226,10 +229,15 @@ func installScript(from string) string {
 t=$(mktemp ` + ProgramDir + `/.inst.XXXXXX)
 ` + from + ` >"$t"
 chmod 0755 "$t"
-r=$(mktemp ` + Dir + `/.relay.XXXXXX)
-cp "$t" "$r"
-chmod 0755 "$r"
-mv -f "$r" ` + Dir + `/litterbox-relay
+r=
+if r=$(mktemp ` + Dir + `/.relay.XXXXXX) && cp "$t" "$r" && chmod 0755 "$r" && mv -f "$r" ` + Dir + `/litterbox-relay; then :; else
+  rm -f "$r"
+  if [ -x ` + Dir + `/litterbox-relay ]; then
+    echo "litterbox-gateway: could not copy the relay to the shared volume (full?): the sandbox keeps the one there" >&2
+  else
+    echo "litterbox-gateway: could not copy the relay to the shared volume ` + Dir + `: it is full of the sandbox's own files, and the sandbox reaches nothing until they are removed" >&2
+  fi
+fi
 mv -f "$t" ` + ProgramDir + `/litterbox-gateway`
 }
 
