@@ -515,3 +515,21 @@ func IsReady(ctx context.Context, e Execer, gw provider.Ref) (bool, error) {
 	}
 	return st.Ready, nil
 }
+
+// ParseSubnets reads the engine's networks' subnets (`docker network
+// inspect` of each, its IPAM subnets), masked, each once.
+func ParseSubnets(out []byte) []string {
+	var nets []string
+	seen := map[string]bool{}
+	for _, f := range strings.Fields(string(out)) {
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			continue
+		}
+		if s := p.Masked().String(); !seen[s] {
+			seen[s] = true
+			nets = append(nets, s)
+		}
+	}
+	return nets
+}

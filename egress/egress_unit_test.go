@@ -71,6 +71,13 @@ func TestConfine(t *testing.T) {
 	}
 }
 
+func TestParseSubnets(t *testing.T) {
+	out := "10.213.0.0/26 \n10.213.0.64/26 \n\n\n10.88.0.1/16 fd00:1::/64 bogus 10.213.0.0/26\n"
+	if got := ParseSubnets([]byte(out)); !slices.Equal(got, []string{"10.213.0.0/26", "10.213.0.64/26", "10.88.0.0/16", "fd00:1::/64"}) {
+		t.Errorf("ParseSubnets = %q", got)
+	}
+}
+
 func TestParseHostAddrs(t *testing.T) {
 	out := `1: lo    inet 127.0.0.1/8 scope host lo\       valid_lft forever preferred_lft forever
 1: lo    inet6 ::1/128 scope host \       valid_lft forever preferred_lft forever

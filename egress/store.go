@@ -329,13 +329,14 @@ func maxTime(a, b time.Time) time.Time {
 	return a
 }
 
-// BookSummary is one line of a book's entry, for `litterbox net`.
+// BookSummary is one line of a book's entry, for `litterbox net`: the
+// target first (its kind after it), the count, the first and last time.
 func BookSummary(e gateway.RefusedTarget) string {
 	target := e.Host
 	if e.Port != 0 {
 		target += ":" + strconv.Itoa(e.Port)
 	}
-	parts := []string{e.First.Local().Format(time.DateTime), e.Kind, target, fmt.Sprintf("refused %d time(s), last %s", e.Count, e.Last.Local().Format(time.DateTime))}
+	parts := []string{target + " (" + e.Kind + ")", fmt.Sprintf("%d time(s), first %s, last %s", e.Count, e.First.Local().Format(time.DateTime), e.Last.Local().Format(time.DateTime))}
 	if e.Secret != "" {
 		parts = append(parts, "secret "+e.Secret)
 	}

@@ -133,6 +133,10 @@ func podManifest(s provider.Spec) ([]byte, error) {
 	if s.Limits.Memory > 0 {
 		limits["memory"] = strconv.FormatInt(s.Limits.Memory, 10)
 	}
+	// s.Limits.Log has no field in a pod: the kubelet rotates every
+	// container's log itself (containerLogMaxSize, 10 MiB, and
+	// containerLogMaxFiles, 5, by default), which bounds a pod's output on
+	// the node's disk whatever the pod asks.
 	cmd := s.Cmd
 	if s.Init {
 		// No init is offered: sh as PID 1 reaps what is left to it while

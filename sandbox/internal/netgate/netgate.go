@@ -56,10 +56,10 @@ func FromConfig(cfg *config.Config) Record {
 	return Record{Mode: cfg.EgressMode(), Allow: slices.Clone(cfg.Egress.Allow), Deny: slices.Clone(cfg.Egress.Deny), Registries: cfg.Egress.Registries}
 }
 
-// Policy is the gateway's policy for sandbox slug, with the engine host's
-// addresses.
-func (rec Record) Policy(slug string, host []string) gateway.Policy {
-	return gateway.Policy{Sandbox: slug, Mode: gateway.Mode(rec.Mode), Registries: rec.Registries, Allow: rec.Allow, Deny: rec.Deny, Host: host}
+// Policy is the gateway's policy for sandbox slug, with what the engine
+// says no sandbox may reach.
+func (rec Record) Policy(slug string, r Reach) gateway.Policy {
+	return gateway.Policy{Sandbox: slug, Mode: gateway.Mode(rec.Mode), Registries: rec.Registries, Allow: rec.Allow, Deny: rec.Deny, Host: r.Host, Engine: r.Engine}
 }
 
 // Read reads sandbox slug's record; ok is false when it has none (no
@@ -123,7 +123,7 @@ func up(ctx context.Context, p provider.Provider) (*docker.Client, bool, error) 
 type Gate struct {
 	*core.Common
 	hostMu sync.Mutex
-	host   []string
+	reach  Reach
 	hostOK bool
 	// imageMu guards image, the gateway image once the engine holds it.
 	imageMu sync.Mutex
@@ -201,39 +201,73 @@ func (g *Gate) Supported() bool {
 // hostTTL is how long a probe of the engine host's addresses is kept.
 const hostTTL = 10 * time.Minute
 
-// HostAddrs are the engine host's addresses, which gateways refuse unless
-// listed: probed once (a one-shot container on the host's network), then
-// kept for hostTTL in this process and in the cache directory.
-func (g *Gate) HostAddrs(ctx context.Context) ([]string, error) {
+// Reach is what the engine says no sandbox may reach without the user:
+// its host's addresses (refused unless an allow entry names one itself)
+// and its networks' subnets, where other containers are (refused always).
+type Reach struct {
+	Host   []string `json:"host"`
+	Engine []string `json:"engine"`
+}
+
+// Reach is the engine's Reach: probed once (a one-shot container on the
+// host's network for its addresses, the engine's networks for theirs),
+// then kept for hostTTL in this process and in the cache directory.
+func (g *Gate) Reach(ctx context.Context) (Reach, error) {
 	g.hostMu.Lock()
 	defer g.hostMu.Unlock()
 	if g.hostOK {
-		return g.host, nil
+		return g.reach, nil
 	}
 	c, ok, err := up(ctx, g.Provider)
 	if err != nil || !ok {
-		return nil, err
+		return Reach{}, err
 	}
 	cache := g.hostCache(c)
 	if cache != "" {
 		if fi, err := os.Stat(cache); err == nil && time.Since(fi.ModTime()) < hostTTL {
-			if b, err := os.ReadFile(cache); err == nil && json.Unmarshal(b, &g.host) == nil {
+			if b, err := os.ReadFile(cache); err == nil && json.Unmarshal(b, &g.reach) == nil {
 				g.hostOK = true
-				return g.host, nil
+				return g.reach, nil
 			}
 		}
 	}
+	var nets []string
+	var netErr error
+	done := make(chan struct{})
+	go func() { defer close(done); nets, netErr = engineNets(ctx, c) }()
 	res, err := c.Run(ctx, c.Cmd(egress.HostProbeArgs(core.DefaultImage)...))
+	<-done
 	if err != nil {
-		return nil, fmt.Errorf("find the engine host's addresses (which sandboxes may not reach): %w", err)
+		return Reach{}, fmt.Errorf("find the engine host's addresses (which sandboxes may not reach): %w", err)
 	}
-	g.host, g.hostOK = egress.ParseHostAddrs(res.Stdout), true
+	if netErr != nil {
+		return Reach{}, fmt.Errorf("find the engine's networks (which sandboxes may not reach): %w", netErr)
+	}
+	g.reach, g.hostOK = Reach{Host: egress.ParseHostAddrs(res.Stdout), Engine: nets}, true
 	if cache != "" {
-		if b, err := json.Marshal(g.host); err == nil && os.MkdirAll(filepath.Dir(cache), 0o755) == nil {
+		if b, err := json.Marshal(g.reach); err == nil && os.MkdirAll(filepath.Dir(cache), 0o755) == nil {
 			_ = state.WriteAtomic(cache, b)
 		}
 	}
-	return g.host, nil
+	return g.reach, nil
+}
+
+// engineNets are the subnets of the engine's networks.
+func engineNets(ctx context.Context, c *docker.Client) ([]string, error) {
+	res, err := c.Run(ctx, c.Cmd("network", "ls", "-q"))
+	if err != nil {
+		return nil, err
+	}
+	ids := strings.Fields(string(res.Stdout))
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	res, err = c.Run(ctx, c.Cmd(append([]string{"network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}} {{end}}"}, ids...)...))
+	if err != nil {
+		// A network removed between the two: the next probe has it.
+		return nil, err
+	}
+	return egress.ParseSubnets(res.Stdout), nil
 }
 
 // hostCache is the file the host's addresses are kept in, per endpoint.
@@ -247,7 +281,7 @@ func (g *Gate) hostCache(c *docker.Client) string {
 		base = filepath.Join(d, "litterbox")
 	}
 	sum := sha256.Sum256([]byte(c.Endpoint()))
-	return filepath.Join(base, "egress-host-"+hex.EncodeToString(sum[:8])+".json")
+	return filepath.Join(base, "egress-reach-"+hex.EncodeToString(sum[:8])+".json")
 }
 
 // Ref is the gateway's ref: its container's name, which the engine takes
@@ -256,11 +290,11 @@ func (rec Record) Ref() provider.Ref { return provider.Ref{ID: rec.Gateway} }
 
 // SetPolicy makes rec's policy the running gateway's.
 func (g *Gate) SetPolicy(ctx context.Context, slug string, rec *Record) error {
-	host, err := g.HostAddrs(ctx)
+	reach, err := g.Reach(ctx)
 	if err != nil {
 		return err
 	}
-	return egress.SetPolicy(ctx, g.Provider, rec.Ref(), rec.Policy(slug, host))
+	return egress.SetPolicy(ctx, g.Provider, rec.Ref(), rec.Policy(slug, reach))
 }
 
 // Collect takes the records the gateway holds that the host's store does

@@ -485,7 +485,7 @@ func (p *Pool) Fill(ctx context.Context, r *core.Repo, size int) ([]Entry, error
 	var gw gatePrep
 	if net != nil {
 		// What every member's gateway needs of the engine, asked once.
-		if gw.host, err = p.gate.HostAddrs(ctx); err == nil {
+		if gw.host, err = p.gate.Reach(ctx); err == nil {
 			gw.image, err = p.gate.Image(ctx)
 		}
 		if err != nil {
@@ -553,7 +553,7 @@ func (p *Pool) Fill(ctx context.Context, r *core.Repo, size int) ([]Entry, error
 // image.
 type gatePrep struct {
 	net   *netgate.Record
-	host  []string
+	host  netgate.Reach
 	image string
 }
 

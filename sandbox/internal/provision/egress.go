@@ -30,7 +30,7 @@ import (
 // gatePrep is what a gateway needs from the engine before it is made: the
 // engine host's addresses (its policy refuses them) and the gateway image.
 type gatePrep struct {
-	addrs []string
+	addrs netgate.Reach
 	image string
 	err   error
 }
@@ -69,7 +69,7 @@ func (c *creation) planEgress(ctx context.Context, inherited bool) error {
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() { defer wg.Done(); p.image, p.err = c.pv.gate.Image(ctx) }()
-		a, err := c.pv.gate.HostAddrs(ctx)
+		a, err := c.pv.gate.Reach(ctx)
 		wg.Wait()
 		c.host <- gatePrep{a, p.image, errors.Join(p.err, err)}
 	}()
@@ -102,7 +102,7 @@ func (c *creation) startGateway(ctx context.Context) error {
 		// The placeholders, and the CA bundle the gateway's CA goes in.
 		sp.Env = slices.Concat(sp.Env, secrets.Env(netgate.Bindings(c.secrets.bound)), egress.TrustEnv())
 	}
-	plan, err := egress.Confine(sp, core.DefaultImage, c.net.Policy(c.slug, nil), sp.Labels)
+	plan, err := egress.Confine(sp, core.DefaultImage, c.net.Policy(c.slug, netgate.Reach{}), sp.Labels)
 	if err != nil {
 		return err
 	}
