@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/litterbox-dev/litterbox/internal/textcap"
 )
 
 // Record is one connection attempt, as the audit keeps it: one JSON line.
@@ -73,59 +75,15 @@ func bounded(r Record) Record {
 }
 
 // cutJSON cuts s so that its JSON string (without quotes, every escape
-// counted as encoding/json writes it) is at most n bytes, saying how much
-// was cut; invalid UTF-8 becomes U+FFFD, as JSON would make it.
+// counted as encoding/json writes it: textcap) is at most n bytes, saying
+// how much was cut.
 func cutJSON(s string, n int) string {
 	const note = "…(cut %d bytes)"
-	if jsonLen(s) <= n {
+	if textcap.Len(s) <= n {
 		return s
 	}
-	keep := n - len(fmt.Sprintf(note, len(s)))
-	used, i := 0, 0
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		w := runeJSONLen(r, size)
-		if used+w > keep {
-			break
-		}
-		used += w
-		i += size
-	}
-	return toValidUTF8(s[:i]) + fmt.Sprintf(note, len(s)-i)
-}
-
-func toValidUTF8(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	b := make([]rune, 0, len(s))
-	for _, r := range s {
-		b = append(b, r)
-	}
-	return string(b)
-}
-
-// jsonLen is the length of s as a JSON string's content.
-func jsonLen(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		n += runeJSONLen(r, size)
-		i += size
-	}
-	return n
-}
-
-func runeJSONLen(r rune, size int) int {
-	switch {
-	case r == utf8.RuneError && size == 1:
-		return 6 // \ufffd
-	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t' || r == '\b' || r == '\f':
-		return 2
-	case r < 0x20 || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
-		return 6
-	}
-	return size
+	i := textcap.Prefix(s, n-len(fmt.Sprintf(note, len(s))))
+	return strings.ToValidUTF8(s[:i], "\uFFFD") + fmt.Sprintf(note, len(s)-i)
 }
 
 // Audit defaults: the records kept in memory until the host collects them

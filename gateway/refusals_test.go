@@ -101,26 +101,9 @@ func TestRefusalLog(t *testing.T) {
 // client's bytes to the gateway over the unix socket: a request still gets
 // the gateway's answer.
 func TestRelayCarriesBytes(t *testing.T) {
-	dir := t.TempDir()
 	g := &Gateway{Audit: NewAudit(100, nil), Resolver: failResolver{}}
-	if err := g.SetPolicy(Policy{Sandbox: "alpha", Mode: ModeAllowlist}); err != nil {
-		t.Fatal(err)
-	}
-	ul, err := net.Listen("unix", filepath.Join(dir, ProxySocket))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ul.Close()
-	go func() { _ = g.ServeProxy(ul) }()
-	tl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tl.Close()
-	r := &Relay{Dir: dir}
-	r.carry.Store(true)
-	go func() { _ = r.acceptPass(tl, filepath.Join(dir, ProxySocket)) }()
-	c, err := net.Dial("tcp", tl.Addr().String())
+	addr := relayTo(t, g, true)
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,31 +122,15 @@ func TestRelayCarriesBytes(t *testing.T) {
 // its 503 on the client's own socket, which the relay passed, not on the
 // relay's connection (where the client saw a reset).
 func TestBusyAnswersTheClient(t *testing.T) {
-	dir := t.TempDir()
 	g := &Gateway{Audit: NewAudit(100, nil), Resolver: failResolver{}, MaxClients: 1}
-	if err := g.SetPolicy(Policy{Sandbox: "alpha", Mode: ModeAllowlist}); err != nil {
-		t.Fatal(err)
-	}
-	ul, err := net.Listen("unix", filepath.Join(dir, ProxySocket))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ul.Close()
-	go func() { _ = g.ServeProxy(ul) }()
-	tl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tl.Close()
-	r := &Relay{Dir: dir}
-	go func() { _ = r.acceptPass(tl, filepath.Join(dir, ProxySocket)) }()
-	first, err := net.Dial("tcp", tl.Addr().String())
+	addr := relayTo(t, g, false)
+	first, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer first.Close()
 	time.Sleep(200 * time.Millisecond) // the gateway holds it, idle
-	c, err := net.Dial("tcp", tl.Addr().String())
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,4 +141,30 @@ func TestBusyAnswersTheClient(t *testing.T) {
 	if err != nil || !strings.Contains(status, "503") {
 		t.Errorf("over the limit: %q, %v", status, err)
 	}
+}
+
+// relayTo serves g's proxy on a unix socket and a relay in front of it
+// (passing sockets, or carrying bytes), with the policy of a sandbox that
+// may reach nothing; it returns the relay's address.
+func relayTo(t *testing.T, g *Gateway, carry bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := g.SetPolicy(Policy{Sandbox: "alpha", Mode: ModeAllowlist}); err != nil {
+		t.Fatal(err)
+	}
+	ul, err := net.Listen("unix", filepath.Join(dir, ProxySocket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ul.Close() })
+	go func() { _ = g.ServeProxy(ul) }()
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tl.Close() })
+	r := &Relay{Dir: dir}
+	r.carry.Store(carry)
+	go func() { _ = r.acceptPass(tl, filepath.Join(dir, ProxySocket)) }()
+	return tl.Addr().String()
 }
