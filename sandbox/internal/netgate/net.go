@@ -127,5 +127,11 @@ func (g *Gate) Change(ctx context.Context, r *core.Repo, slug, entry string, all
 		st.Note = fmt.Sprintf("recorded for this sandbox (a fork or a recreate of it takes it), but its gateway did not take it now: %s", core.ErrText(err))
 		return st, false, nil
 	}
+	if serving, err := g.Serving(ctx, rec); err == nil && !serving {
+		// Started again outside litterbox: it took the policy, but
+		// serves the sandbox nothing until it has its secrets too.
+		st.Note = fmt.Sprintf("recorded, but the gateway %s was started again outside litterbox and serves the sandbox nothing until `litterbox resume %s` gives it its policy and secrets", rec.Gateway, slug)
+		return st, false, nil
+	}
 	return st, true, nil
 }
