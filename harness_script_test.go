@@ -97,16 +97,23 @@ func cmdStandin(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: standin HARNESS TURNS")
 	}
+	startStandin(ts, args[0], args[1], standin.Start)
+}
+
+// startStandin starts the script's stand-in with start, serving the turns
+// of the file turnsFile, and sets $STANDIN_URL and $HARNESS (the cached
+// executable of name).
+func startStandin(ts *testscript.TestScript, name, turnsFile string, start func([]standin.Turn, string) (*standin.Server, error)) {
 	exes, err := harnessExes()
 	ts.Check(err)
-	exe, ok := exes[args[0]]
+	exe, ok := exes[name]
 	if !ok {
-		ts.Fatalf("harness %s is not cached: run scripts/ensure-harnesses.sh", args[0])
+		ts.Fatalf("harness %s is not cached: run scripts/ensure-harnesses.sh", name)
 	}
-	turns, err := standin.ParseTurns(ts.ReadFile(args[1]))
+	turns, err := standin.ParseTurns(ts.ReadFile(turnsFile))
 	ts.Check(err)
 	run := &standinRun{turns: turns, record: filepath.Join(ts.Getenv("WORK"), "standin.jsonl")}
-	s, err := standin.Start(turns, run.record)
+	s, err := start(turns, run.record)
 	ts.Check(err)
 	if _, loaded := standins.LoadOrStore(ts, run); loaded {
 		s.Close()

@@ -72,6 +72,7 @@ type cli struct {
 	Prune     commands.Prune      `cmd:"" help:"Remove the containers and networks of sandboxes whose repository no longer exists."`
 	Shell     commands.Shell      `cmd:"" help:"Open an interactive shell in a sandbox, in /src."`
 	Exec      commands.Exec       `cmd:"" help:"Run a command in a sandbox (litterbox exec NAME -- CMD ARGS...) and pass its exit code through."`
+	Run       commands.Run        `cmd:"" help:"Run an agent harness (claude, codex, gemini, opencode, or --cmd PROG) inside a new sandbox, attached to the terminal: its build from the local cache, the model's API key held outside, its work committed to litterbox/NAME as it goes (docs/run.md)."`
 	Log       commands.Log        `cmd:"" help:"List a sandbox's commits since its base, newest first."`
 	Diff      commands.Diff       `cmd:"" help:"Show a sandbox's changes against its base."`
 	Apply     commands.Apply      `cmd:"" help:"Put a sandbox's changes into the working tree, uncommitted; keep the sandbox."`

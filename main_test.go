@@ -61,7 +61,7 @@ var scriptFiles = []func(*scriptSet){
 	harnessScripts, imagesScripts, kubernetesScripts, lifecycleScripts,
 	mcpScripts, mcploadScripts, memoryScripts, recordScripts, remoteScripts,
 	reviewScripts, servicesScripts, snapshotScripts, timeoutScripts,
-	trailersScripts, egressScripts, secretsScripts, runtimeScripts, vmScripts,
+	trailersScripts, egressScripts, secretsScripts, runtimeScripts, vmScripts, runScripts,
 }
 
 // scriptExtensions are every file's commands and conditions, or an error
@@ -247,7 +247,7 @@ func setupScript(env *testscript.Env) error {
 	// runs, as a user's are: each engine is probed once per start, not once
 	// per script.
 	env.Setenv("LITTERBOX_CACHE_DIR", filepath.Join(os.TempDir(), "litterbox-test-cache"))
-	for _, k := range []string{"DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "CI"} {
+	for _, k := range []string{"DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "CI", "LITTERBOX_CACHE", "LITTERBOX_HARNESS_CACHE"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env.Setenv(k, v)
 		}

@@ -56,9 +56,33 @@ func cmdTLSServe(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	token := args[0]
 	host := docker0Addr(ts)
+	cert := hostCert(ts, host, "tls-ca.pem")
+	l, err := net.Listen("tcp4", "0.0.0.0:0")
+	ts.Check(err)
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			auth := r.Header.Get("Authorization")
+			if auth != "Bearer "+token {
+				w.WriteHeader(http.StatusUnauthorized)
+				fmt.Fprintf(w, "bad credentials; you sent: %s\n", auth)
+				return
+			}
+			fmt.Fprintf(w, "hello octocat; you sent: %s\n", auth)
+		}),
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
+	}
+	go srv.ServeTLS(l, "", "")
+	ts.Defer(func() { srv.Close() })
+	ts.Setenv("TLSADDR", host)
+	ts.Setenv("TLSPORT", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+}
+
+// hostCert is a certificate for host (an address), signed by a CA of its
+// own whose certificate is written to $WORK/caFile.
+func hostCert(ts *testscript.TestScript, host, caFile string) tls.Certificate {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	ts.Check(err)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tlsserve test CA"},
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "litterbox test CA"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
@@ -72,25 +96,8 @@ func cmdTLSServe(ts *testscript.TestScript, neg bool, args []string) {
 		IPAddresses: []net.IP{net.ParseIP(host)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
 	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
 	ts.Check(err)
-	ts.Check(os.WriteFile(filepath.Join(ts.Getenv("WORK"), "tls-ca.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644))
-	l, err := net.Listen("tcp4", "0.0.0.0:0")
-	ts.Check(err)
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			auth := r.Header.Get("Authorization")
-			if auth != "Bearer "+token {
-				w.WriteHeader(http.StatusUnauthorized)
-				fmt.Fprintf(w, "bad credentials; you sent: %s\n", auth)
-				return
-			}
-			fmt.Fprintf(w, "hello octocat; you sent: %s\n", auth)
-		}),
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: key}}},
-	}
-	go srv.ServeTLS(l, "", "")
-	ts.Defer(func() { srv.Close() })
-	ts.Setenv("TLSADDR", host)
-	ts.Setenv("TLSPORT", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	ts.Check(os.WriteFile(filepath.Join(ts.Getenv("WORK"), caFile), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644))
+	return tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: key}
 }
 
 // docker0Addr is the host's IPv4 address on the engine's default bridge,

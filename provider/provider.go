@@ -218,6 +218,10 @@ type Spec struct {
 	// Volumes are named volumes (made beforehand) to mount: a sandbox and
 	// its egress gateway share one (package egress).
 	Volumes []Volume
+	// Binds are directories of the engine's host mounted read-only: a
+	// harness's released build, which `litterbox run` runs in the
+	// sandbox (docs/run.md). Nothing of the user's home is ever one.
+	Binds []Bind
 	// DNS are the resolvers the container's /etc/resolv.conf names.
 	DNS []string
 	// Sysctls are namespaced kernel settings of the container (net.* of
@@ -242,6 +246,12 @@ type Volume struct {
 	// that cannot (Podman) leaves them: there the caller makes it first.
 	Opts   map[string]string
 	Labels map[string]string
+}
+
+// Bind is a directory of the engine's host, mounted read-only at Path.
+type Bind struct {
+	Source string
+	Path   string
 }
 
 // Tmpfs is an in-memory file system of a sandbox.

@@ -20,6 +20,8 @@ type ExecOptions struct {
 	Stdin       io.Reader
 	Stdout      io.Writer
 	Stderr      io.Writer
+	// Env is added to the sandbox's environment for this command.
+	Env []string
 }
 
 // Exec runs a command in a running sandbox, in /src, as the sandbox user, and
@@ -38,7 +40,7 @@ func (s *Sandboxes) Exec(ctx context.Context, r *Repo, name string, o ExecOption
 	e.Action, e.Start = "end", start
 	res, err := s.Provider.Exec(ctx, provider.ExecRequest{
 		Kind: runner.Stream, // the user's command: it runs until done or Ctrl-C
-		Ref:  f.Container.Ref, Cmd: o.Cmd, Workdir: Workdir, Env: core.SandboxEnv(f.Slug),
+		Ref:  f.Container.Ref, Cmd: o.Cmd, Workdir: Workdir, Env: append(core.SandboxEnv(f.Slug), o.Env...),
 		TTY: o.TTY, Interactive: o.Interactive, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
 	if serr := core.StateError(f.Slug, err); serr != nil {

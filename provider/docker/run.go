@@ -130,6 +130,12 @@ func RunArgs(s provider.Spec, d *Dialect) ([]string, error) {
 		}
 		args = append(args, "--mount", m)
 	}
+	for _, b := range s.Binds {
+		if strings.ContainsAny(b.Source+b.Path, ",\"\n") {
+			return nil, fmt.Errorf("bind %q at %q: a comma or quote in either", b.Source, b.Path)
+		}
+		args = append(args, "--mount", "type=bind,src="+b.Source+",dst="+b.Path+",readonly")
+	}
 	for _, d := range s.DNS {
 		args = append(args, "--dns", d)
 	}

@@ -14,6 +14,7 @@ import (
 func TestRunArgsVolumesDNSSysctls(t *testing.T) {
 	s := provider.Spec{Name: "c", Image: "busybox", Network: provider.NetworkNone,
 		Volumes: []provider.Volume{{Name: "c-gw", Path: "/run/litterbox-gw"}},
+		Binds:   []provider.Bind{{Source: "/var/cache/h/claude-1", Path: "/opt/litterbox/harness"}},
 		DNS:     []string{"127.0.0.1"},
 		Sysctls: map[string]string{"net.ipv4.ip_unprivileged_port_start": "0", "net.ipv4.ping_group_range": "1 0"},
 		Cmd:     []string{"sleep", "infinity"}}
@@ -21,13 +22,17 @@ func TestRunArgsVolumesDNSSysctls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "--mount type=volume,src=c-gw,dst=/run/litterbox-gw --dns 127.0.0.1 --sysctl net.ipv4.ip_unprivileged_port_start=0 --sysctl 'net.ipv4.ping_group_range=1 0'"
+	want := "--mount type=volume,src=c-gw,dst=/run/litterbox-gw --mount type=bind,src=/var/cache/h/claude-1,dst=/opt/litterbox/harness,readonly --dns 127.0.0.1 --sysctl net.ipv4.ip_unprivileged_port_start=0 --sysctl 'net.ipv4.ping_group_range=1 0'"
 	if q := runner.Quote(got...); !strings.Contains(q, want) {
 		t.Errorf("RunArgs = %s\nwant it to hold %s", q, want)
 	}
 	s.Volumes = []provider.Volume{{Name: "a,b", Path: "/x"}}
 	if _, err := RunArgs(s, DockerDialect); err == nil {
 		t.Error("a comma in a volume name passed")
+	}
+	s.Volumes, s.Binds = nil, []provider.Bind{{Source: "/a,b", Path: "/x"}}
+	if _, err := RunArgs(s, DockerDialect); err == nil {
+		t.Error("a comma in a bind's source passed")
 	}
 }
 

@@ -73,11 +73,11 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 	if s.Network == provider.NetworkNone {
 		return nil, provider.Errorf(provider.ErrUnsupported, "create %s: a pod always has a network, so network \"none\" cannot be kept on Kubernetes: leave the network isolated", s.Name)
 	}
-	if len(s.Volumes) > 0 || len(s.DNS) > 0 || len(s.Sysctls) > 0 {
+	if len(s.Volumes) > 0 || len(s.Binds) > 0 || len(s.DNS) > 0 || len(s.Sysctls) > 0 {
 		// The egress gateway's topology (a sandbox without a network,
 		// and a volume shared with its gateway) is Docker's and
 		// Podman's; on a cluster it is a NetworkPolicy (docs/egress.md).
-		return nil, provider.Errorf(provider.ErrUnsupported, "create %s: volumes, resolvers and sysctls of a sandbox are not kept on Kubernetes", s.Name)
+		return nil, provider.Errorf(provider.ErrUnsupported, "create %s: volumes, host directories, resolvers and sysctls of a sandbox are not kept on Kubernetes", s.Name)
 	}
 	// A pod with its policy is a sandbox's own network already: isolated
 	// and own are one on a cluster.

@@ -16,9 +16,11 @@ package standin
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -70,9 +72,13 @@ type Server struct {
 
 // record is one line of the record: a request as it came.
 type record struct {
-	Method string          `json:"method"`
-	Path   string          `json:"path"`
-	Body   json.RawMessage `json:"body,omitempty"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	// Key is the API key the request carried (x-api-key, Authorization:
+	// Bearer, x-goog-api-key): what a test checks the harness sent, or
+	// what reached the model API past a gateway that adds it.
+	Key  string          `json:"key,omitempty"`
+	Body json.RawMessage `json:"body,omitempty"`
 }
 
 // conversation is what a request says of the session so far.
@@ -113,12 +119,29 @@ func apiOf(path string) (api, bool) {
 // Start serves turns on a free port of 127.0.0.1, appending each request to
 // the file recordPath as a JSON line.
 func Start(turns []Turn, recordPath string) (*Server, error) {
+	return start(turns, recordPath, nil, nil)
+}
+
+// StartTLS serves turns over HTTPS on l (an address a sandbox's gateway
+// reaches) with cert, as Start does; URL is https://HOST:PORT, HOST the
+// certificate's first address.
+func StartTLS(turns []Turn, recordPath string, l net.Listener, cert tls.Certificate) (*Server, error) {
+	return start(turns, recordPath, l, &tls.Config{Certificates: []tls.Certificate{cert}})
+}
+
+func start(turns []Turn, recordPath string, l net.Listener, cfg *tls.Config) (*Server, error) {
 	f, err := os.OpenFile(recordPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{turns: turns, record: f}
-	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
+	if l == nil {
+		s.http = httptest.NewServer(http.HandlerFunc(s.serve))
+		s.URL = s.http.URL
+		return s, nil
+	}
+	s.http = &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(s.serve)}, TLS: cfg}
+	s.http.StartTLS()
 	s.URL = s.http.URL
 	return s, nil
 }
@@ -135,7 +158,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	rec := record{Method: r.Method, Path: r.URL.Path}
+	rec := record{Method: r.Method, Path: r.URL.Path, Key: requestKey(r)}
 	if json.Valid(body) {
 		rec.Body = body
 	}
@@ -213,6 +236,31 @@ func Refused(recordPath string) ([]string, error) {
 		return nil
 	})
 	return refused, err
+}
+
+// requestKey is the API key r carries, in whichever header its API puts it.
+func requestKey(r *http.Request) string {
+	if k := r.Header.Get("X-Api-Key"); k != "" {
+		return k
+	}
+	if k := r.Header.Get("X-Goog-Api-Key"); k != "" {
+		return k
+	}
+	k, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return k
+}
+
+// Keys lists the API keys the requests of the record at recordPath
+// carried, each once, in the order first seen.
+func Keys(recordPath string) ([]string, error) {
+	var keys []string
+	err := readRecord(recordPath, func(rec record) error {
+		if rec.Key != "" && !slices.Contains(keys, rec.Key) {
+			keys = append(keys, rec.Key)
+		}
+		return nil
+	})
+	return keys, err
 }
 
 func readRecord(path string, each func(record) error) error {

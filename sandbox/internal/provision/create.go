@@ -33,6 +33,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
+	"github.com/litterbox-dev/litterbox/secrets"
 )
 
 // Provisioner makes sandboxes on c's engine, with the other concerns it
@@ -92,6 +93,22 @@ type CreateOptions struct {
 	// made with (trust.go). One the engine lacks is refused before
 	// anything is made.
 	Runtime string
+	// Binds are host directories mounted read-only (a harness's build,
+	// `litterbox run`); a sandbox with any is not taken from the pool.
+	Binds []provider.Bind
+	// Secrets are declared for this sandbox beside the user's (the model's
+	// API key of `litterbox run`, from the user's environment); one the
+	// user declared of the same name wins. A sandbox that could not hold
+	// them (no gateway) is refused.
+	Secrets []secrets.Declaration
+	// Allow are egress allowlist entries added to the configuration's
+	// for this sandbox (the model API's host of `litterbox run`).
+	Allow []string
+	// CheckImage, when set, is asked whether the image (the one the
+	// sandbox would be made from) can run what the caller will run in it,
+	// before anything is made: `litterbox run`'s harness needs glibc or
+	// node.
+	CheckImage func(ctx context.Context, image string) error
 	// forkOf is the sandbox Fork makes this one from: its settings are
 	// taken, and From (its branch tip) is not checked as an agent's.
 	forkOf string
@@ -265,6 +282,8 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name strin
 	// configuration the spec is made from.
 	cfg := *c.cfg
 	c.cfg = &cfg
+	c.cfg.Egress.Allow = slices.Concat(c.cfg.Egress.Allow, opts.Allow)
+	c.cfg.Secrets = secrets.Merge(opts.Secrets, c.cfg.Secrets)
 	image, byAgent := opts.Image, opts.ByAgent
 	if image == "" && inherited {
 		image, byAgent = c.settings.Image, c.settings.ImageByAgent
@@ -307,7 +326,7 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name strin
 	// (and, for a confined sandbox, this policy: its gateway is made with
 	// it) already holds the copy, and its record the image's platform. A
 	// sandbox with secrets is not pooled: its values are fetched for it.
-	if !opts.FromBranch && !opts.NoPool && pv.pool.Enabled() && c.secrets == nil {
+	if !opts.FromBranch && !opts.NoPool && pv.pool.Enabled() && c.secrets == nil && len(opts.Binds) == 0 {
 		c.pool = pool.Candidates(r.Git.CommonDir, pool.Key(spec.For(pv.Options, r, slug, c.head, c.cfg), c.net), c.start)
 	}
 	// A pooled sandbox was made after the same check passed on this
@@ -321,7 +340,11 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name strin
 		c.isolation = pv.iso.Start(ctx, c.cfg.Image)
 	}
 	if len(c.pool) == 0 {
-		if err := c.inspectImage(ctx); err != nil {
+		err := c.inspectImage(ctx)
+		if err == nil && opts.CheckImage != nil {
+			err = opts.CheckImage(ctx, c.cfg.Image)
+		}
+		if err != nil {
 			if c.isolation != nil {
 				c.isolation.Wait()
 			}
@@ -641,6 +664,7 @@ func (c *creation) startContainer(ctx context.Context) error {
 func (c *creation) sandboxSpec() provider.Spec {
 	sp := spec.For(c.pv.Options, c.r, c.slug, c.head, c.cfg)
 	sp.Tmpfs = append(sp.Tmpfs, spec.VolumeMasks(c.volumes)...)
+	sp.Binds = slices.Clone(c.opts.Binds)
 	if c.platform != "" {
 		sp.Labels[core.LabelPlatform] = c.platform
 	}

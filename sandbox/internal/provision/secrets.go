@@ -71,6 +71,9 @@ func (c *creation) planSecrets(ctx context.Context, inherited bool) error {
 	if len(decls) == 0 {
 		return nil
 	}
+	if c.net == nil && len(c.opts.Secrets) > 0 {
+		return core.NewError(core.ErrConfig, "Sandbox '%s' was not created: it needs secret %q held outside it, by an egress gateway, and it would have none (egress = \"open\", network = \"none\", or an engine that runs none): use [network] egress = \"allowlist\" (the default) in %s (see docs/egress.md). Nothing was made.", c.slug, c.opts.Secrets[0].Name, config.LocalFile)
+	}
 	if c.net == nil {
 		names := make([]string, 0, len(decls))
 		for _, d := range decls {

@@ -1,0 +1,215 @@
+// Package harness knows the agent harnesses `litterbox run` runs inside a
+// sandbox (Claude Code, Codex, Gemini CLI, opencode): where each one's
+// released build is in the local cache (the one scripts/ensure-harnesses.sh
+// fills), what it needs of the image (glibc, node, nothing), the variable
+// that holds the model's API key and the one that names the model API, and
+// the model API's host. It runs nothing: the sandbox service does
+// (docs/run.md).
+package harness
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/litterbox-dev/litterbox/secrets"
+)
+
+// Needs is what a harness's build needs of the sandbox's image.
+type Needs string
+
+// What builds need.
+const (
+	// NeedsNothing: a static executable (Codex's, musl).
+	NeedsNothing Needs = ""
+	// NeedsGlibc: a dynamically linked glibc executable (Claude Code's
+	// and opencode's), which busybox and Alpine cannot run.
+	NeedsGlibc Needs = "glibc"
+	// NeedsNode: a script run by node (Gemini CLI's bundle).
+	NeedsNode Needs = "node"
+)
+
+// Mount is where a harness's build is mounted in the sandbox, read-only.
+const Mount = "/opt/litterbox/harness"
+
+// Harness is one harness `litterbox run` knows.
+type Harness struct {
+	// Name is how the user names it: claude, codex, gemini, opencode.
+	Name string
+	// Exe is its executable inside the cached package.
+	Exe string
+	// Needs is what it needs of the image.
+	Needs Needs
+	// KeyEnv is the variable it reads the model's API key from; the
+	// sandbox's holds a placeholder.
+	KeyEnv string
+	// BaseURLEnv names the model API when the user sets it (a proxy, a
+	// stand-in); it passes into the sandbox.
+	BaseURLEnv string
+	// Host is the model API's host when BaseURLEnv is not set.
+	Host string
+	// Env is what it runs with besides: no telemetry, no updater.
+	Env []string
+	// Prog, for `litterbox run --cmd PROG`, is a program of the image run
+	// instead of a cached build (Exe is then "").
+	Prog string
+}
+
+// Known are the harnesses, by name. Their versions are whatever the cache
+// holds (scripts/ensure-harnesses.sh pins them).
+var Known = []Harness{
+	{Name: "claude", Exe: "claude", Needs: NeedsGlibc, KeyEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL", Host: "api.anthropic.com",
+		Env: []string{"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}},
+	{Name: "codex", Exe: "vendor/x86_64-unknown-linux-musl/bin/codex", Needs: NeedsNothing, KeyEnv: "OPENAI_API_KEY", BaseURLEnv: "OPENAI_BASE_URL", Host: "api.openai.com",
+		// Codex reads its roots from here as well as SSL_CERT_FILE.
+		Env: []string{"CODEX_CA_CERTIFICATE=/run/litterbox-gw/ca-bundle.pem"}},
+	{Name: "gemini", Exe: "bundle/gemini.js", Needs: NeedsNode, KeyEnv: "GEMINI_API_KEY", BaseURLEnv: "GOOGLE_GEMINI_BASE_URL", Host: "generativelanguage.googleapis.com",
+		Env: []string{"GEMINI_CLI_NO_RELAUNCH=true"}},
+	{Name: "opencode", Exe: "bin/opencode", Needs: NeedsGlibc, KeyEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL", Host: "api.anthropic.com",
+		Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=true"}},
+}
+
+// ErrUnknown is a harness name Lookup does not know.
+var ErrUnknown = errors.New("unknown harness")
+
+// ErrNotCached is a harness whose build is not in the cache.
+var ErrNotCached = errors.New("harness not cached")
+
+// ErrNoKey is a model API key that is neither declared nor set.
+var ErrNoKey = errors.New("no API key")
+
+// Lookup is the harness named name.
+func Lookup(name string) (*Harness, error) {
+	for i := range Known {
+		if Known[i].Name == name {
+			return &Known[i], nil
+		}
+	}
+	names := make([]string, 0, len(Known))
+	for _, h := range Known {
+		names = append(names, h.Name)
+	}
+	return nil, fmt.Errorf("%w %q: litterbox run knows %s; run another program with --cmd PROG", ErrUnknown, name, strings.Join(names, ", "))
+}
+
+// DefaultCache is the cache scripts/ensure-harnesses.sh fills:
+// $LITTERBOX_HARNESS_CACHE, else $LITTERBOX_CACHE/harnesses, else
+// /var/cache/litterbox/harnesses.
+func DefaultCache(getenv func(string) string) string {
+	if d := getenv("LITTERBOX_HARNESS_CACHE"); d != "" {
+		return d
+	}
+	return filepath.Join(cmp.Or(getenv("LITTERBOX_CACHE"), "/var/cache/litterbox"), "harnesses")
+}
+
+// Build is the directory of h's newest build in cache (NAME-VERSION, as
+// ensure-harnesses.sh unpacks each package), holding its executable.
+func (h *Harness) Build(cache string) (string, error) {
+	dirs, _ := filepath.Glob(filepath.Join(cache, h.Name+"-*"))
+	var found []string
+	for _, d := range dirs {
+		if st, err := os.Stat(filepath.Join(d, h.Exe)); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			found = append(found, d)
+		}
+	}
+	if len(found) == 0 {
+		return "", fmt.Errorf("%w: %s is not in %s: run scripts/ensure-harnesses.sh (it fetches the pinned builds from npm), or name a cache that holds %s-VERSION/%s with --harness-cache or LITTERBOX_HARNESS_CACHE", ErrNotCached, h.Name, cache, h.Name, h.Exe)
+	}
+	slices.SortFunc(found, func(a, b string) int { return compareVersions(filepath.Base(a), filepath.Base(b)) })
+	return found[len(found)-1], nil
+}
+
+// compareVersions orders NAME-1.2.10 after NAME-1.2.9.
+func compareVersions(a, b string) int {
+	pa, pb := strings.FieldsFunc(a, isSep), strings.FieldsFunc(b, isSep)
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		na, ea := strconv.Atoi(pa[i])
+		nb, eb := strconv.Atoi(pb[i])
+		if ea == nil && eb == nil {
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+		} else if c := strings.Compare(pa[i], pb[i]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(pa), len(pb))
+}
+
+func isSep(r rune) bool { return r == '-' || r == '.' }
+
+// Argv is the command that runs h's build from Mount with args.
+func (h *Harness) Argv(args []string) []string {
+	if h.Prog != "" {
+		return append([]string{h.Prog}, args...)
+	}
+	exe := Mount + "/" + h.Exe
+	if h.Needs == NeedsNode {
+		return append([]string{"node", exe}, args...)
+	}
+	return append([]string{exe}, args...)
+}
+
+// Key is the model's API key of h as a secret of the sandbox
+// (docs/secrets.md): the user's declaration whose variable is h.KeyEnv
+// when there is one (extra is then nil: nothing to add), else one made
+// from the user's environment, bound to the model API's host. allow is
+// the egress entry the model API needs. getenv reads the user's
+// environment.
+func (h *Harness) Key(declared []secrets.Declaration, getenv func(string) string) (extra []secrets.Declaration, allow []string, err error) {
+	host, err := h.APIHost(getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range declared {
+		if d.Env == h.KeyEnv {
+			return nil, slices.Clone(d.Hosts), nil
+		}
+	}
+	if getenv(h.KeyEnv) == "" {
+		return nil, nil, fmt.Errorf("%w: %s needs the model's API key, and %s is not set: set it where litterbox runs (it never enters the sandbox: the sandbox holds a placeholder, the egress gateway adds the key on the way to %s), or declare it as a secret with env = %q in .litterbox.local.toml (docs/run.md). A subscription login (OAuth) is not carried into the sandbox", ErrNoKey, h.Name, h.KeyEnv, host, h.KeyEnv)
+	}
+	d := secrets.Declaration{Name: h.Name + "-api-key", Source: secrets.Source{Kind: secrets.SourceEnv, Ref: h.KeyEnv}, Hosts: []string{host}, Env: h.KeyEnv}
+	return []secrets.Declaration{d}, []string{host}, nil
+}
+
+// APIHost is the model API's host as an egress entry: the host (and port,
+// when not the scheme's default) of h.BaseURLEnv when the user set it,
+// else h.Host.
+func (h *Harness) APIHost(getenv func(string) string) (string, error) {
+	raw := getenv(h.BaseURLEnv)
+	if raw == "" {
+		return h.Host, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return "", fmt.Errorf("%s=%q is not an http(s) URL", h.BaseURLEnv, raw)
+	}
+	if u.Scheme == "http" {
+		// The key would cross the gateway in the clear, which it refuses
+		// for any placeholder (docs/secrets.md).
+		return "", fmt.Errorf("%s=%q is plain http: the egress gateway adds the API key only over https (docs/run.md)", h.BaseURLEnv, raw)
+	}
+	if p := u.Port(); p != "" && p != "443" {
+		return net.JoinHostPort(u.Hostname(), p), nil
+	}
+	return u.Hostname(), nil
+}
+
+// RunEnv is h's environment in the sandbox besides the container's (which
+// holds the key's placeholder, the proxy and the CA bundle): its home,
+// what it runs with, and the base URL when the user set one.
+func (h *Harness) RunEnv(home string, getenv func(string) string) []string {
+	env := append([]string{"HOME=" + home}, h.Env...)
+	if v := getenv(h.BaseURLEnv); h.BaseURLEnv != "" && v != "" {
+		env = append(env, h.BaseURLEnv+"="+v)
+	}
+	return env
+}

@@ -1,0 +1,265 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/activity"
+	"github.com/litterbox-dev/litterbox/harness"
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
+	"github.com/litterbox-dev/litterbox/secrets"
+)
+
+// `litterbox run` (docs/run.md): an agent harness run inside a sandbox,
+// its released build mounted read-only from the host's cache, the model's
+// API key held by the sandbox's egress gateway, and what it changes
+// committed to the sandbox's branch while it runs and when it exits.
+
+// HarnessOptions describe a harness run.
+type HarnessOptions struct {
+	// Harness is what runs; Build the host directory of its build (""
+	// for --cmd: a program of the image).
+	Harness *harness.Harness
+	Build   string
+	// Args pass through to it.
+	Args []string
+	// Create makes the sandbox when name is free (its image, --from...).
+	Create CreateOptions
+	// Getenv reads the user's environment (the key, the base URL).
+	Getenv func(string) string
+	// Every is how often what changed is committed while it runs.
+	Every time.Duration
+	// Remove deletes the sandbox after the run when its branch holds no
+	// work that is not merged.
+	Remove bool
+	// Created, when set, is told of the sandbox the run made, before the
+	// harness starts.
+	Created func(*Created)
+	// Notef tells the user what litterbox does (stderr).
+	Notef func(format string, args ...any)
+	TTY   bool
+	// The user's terminal or pipes.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+// HarnessRun is what a run did.
+type HarnessRun struct {
+	// Name is the sandbox's; Created is set when the run made it.
+	Name    string
+	Created *Created
+	// Exit is the harness's exit code.
+	Exit int
+	// Commits are the commits the run added to the branch.
+	Commits int
+	// Removed: --rm deleted the sandbox.
+	Removed bool
+}
+
+// Home is the harness's home in the sandbox: on its /tmp, nothing of the
+// user's.
+const harnessHome = "/tmp/litterbox-home"
+
+// RunHarness runs o.Harness in sandbox name of r: the one of that name, or
+// one it makes. Everything that can be refused is refused before anything
+// is made: an unknown harness, a build not cached (the caller), a key
+// neither declared nor set, an image that cannot run the build.
+func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o HarnessOptions) (*HarnessRun, error) {
+	slug, err := core.Slugify(name)
+	if err != nil {
+		return nil, err
+	}
+	h := o.Harness
+	ctx = activity.WithActor(ctx, h.Name)
+	out := &HarnessRun{Name: slug}
+	if hd, err := s.inv.Handle(ctx, r, slug); err == nil {
+		if err := s.checkHarnessSandbox(ctx, hd, o); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, core.ErrNotFound) {
+		return nil, err
+	} else if out.Created, err = s.createForHarness(ctx, r, slug, o); err != nil {
+		return nil, err
+	} else if o.Created != nil {
+		o.Created(out.Created)
+	}
+	hd, err := s.inv.Handle(ctx, r, slug)
+	if err != nil {
+		return out, err
+	}
+	// What the harness changes is committed every o.Every while it runs,
+	// once more when it ends, and whatever ended it.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	commit := func(ctx context.Context, message string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if res, err := s.Snapshot(ctx, hd, message); err != nil {
+			o.Notef("note: could not commit what %s changed: %v\n", h.Name, err)
+		} else if res != nil && res.Committed {
+			out.Commits++
+		}
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(o.Every)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				commit(ctx, h.Name+": while it runs")
+			}
+		}
+	}()
+	cmd := append([]string{"sh", "-c", `mkdir -p "$HOME" && exec "$@"`, "litterbox-run"}, h.Argv(o.Args)...)
+	exit, runErr := s.Exec(ctx, r, slug, ExecOptions{
+		Cmd: cmd, TTY: o.TTY, Interactive: true, Env: h.RunEnv(harnessHome, o.Getenv),
+		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
+	})
+	close(stop)
+	wg.Wait()
+	out.Exit = exit
+	// The last commit runs even when the user's Ctrl-C ended the run.
+	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	how := fmt.Sprintf("exited %d", exit)
+	if runErr != nil {
+		how = "ended: " + runErr.Error()
+	}
+	commit(final, h.Name+": "+how)
+	if runErr != nil {
+		return out, runErr
+	}
+	if o.Remove {
+		if _, err := s.Delete(final, r, slug, false); err == nil {
+			out.Removed = true
+		} else if !errors.Is(err, core.ErrUnmerged) {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// createForHarness makes the sandbox a harness runs in: its build mounted,
+// the model's key bound to the model API's host and that host allowed, an
+// image that can run it.
+func (s *Sandboxes) createForHarness(ctx context.Context, r *Repo, slug string, o HarnessOptions) (*Created, error) {
+	h := o.Harness
+	co := o.Create
+	if o.Build != "" {
+		co.Binds = append(slices.Clone(co.Binds), provider.Bind{Source: o.Build, Path: harness.Mount})
+	}
+	if h.KeyEnv != "" {
+		declared, err := s.declaredSecrets(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		extra, allow, err := h.Key(declared, o.Getenv)
+		if err != nil {
+			return nil, core.NewError(core.ErrConfig, "Sandbox '%s' was not created: %v. Nothing was made.", slug, err)
+		}
+		co.Secrets = append(slices.Clone(co.Secrets), extra...)
+		co.Allow = append(slices.Clone(co.Allow), allow...)
+	}
+	co.CheckImage = func(ctx context.Context, image string) error { return s.checkHarnessImage(ctx, slug, h, image) }
+	return s.Create(ctx, r, slug, co)
+}
+
+// declaredSecrets are the secrets the user declared for r (the local
+// file's over their own file's).
+func (s *Sandboxes) declaredSecrets(ctx context.Context, r *Repo) ([]secrets.Declaration, error) {
+	local, err := config.Local(ctx, r.Git, s.Warn)
+	if err != nil {
+		return nil, err
+	}
+	user, err := secrets.LoadUser()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", config.ErrInvalid, err)
+	}
+	return secrets.Merge(user, local.Secrets), nil
+}
+
+// checkHarnessSandbox checks that an existing sandbox can run the harness:
+// it holds its build and the key's placeholder (a sandbox a run made for
+// it; a build and a secret are fixed when a sandbox is made).
+func (s *Sandboxes) checkHarnessSandbox(ctx context.Context, hd *Handle, o HarnessOptions) error {
+	h, slug := o.Harness, hd.Slug
+	again := fmt.Sprintf("run it in a new sandbox instead: `litterbox run %s NEWNAME`", h.Name)
+	if h.KeyEnv != "" {
+		bs, _, err := netgate.ReadSecrets(hd.Repo.Git.CommonDir, slug)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(bs, func(b netgate.Bound) bool { return b.Env == h.KeyEnv }) {
+			return core.NewError(core.ErrBadArgument, "Sandbox '%s' holds no placeholder for %s (it was not made by `litterbox run %s`; a sandbox's secrets are fixed when it is made): %s.", slug, h.KeyEnv, h.Name, again)
+		}
+	}
+	if o.Build == "" {
+		return nil
+	}
+	res, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: hd.Ref, Cmd: []string{"test", "-x", harness.Mount + "/" + h.Exe}})
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return core.NewError(core.ErrBadArgument, "Sandbox '%s' holds no build of %s (a build is mounted when `litterbox run %s` makes the sandbox): %s.", slug, h.Name, h.Name, again)
+	}
+	return nil
+}
+
+// harnessImageCheck is the shell test of what a build needs.
+var harnessImageCheck = map[harness.Needs]string{
+	harness.NeedsGlibc: `for f in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1 /lib/x86_64-linux-gnu/libc.so.6 /lib/aarch64-linux-gnu/libc.so.6 /usr/lib64/libc.so.6; do [ -e "$f" ] && exit 0; done; exit 1`,
+	harness.NeedsNode:  `command -v node >/dev/null`,
+}
+
+// harnessImages name an image that can run what a build needs.
+var harnessImages = map[harness.Needs]string{
+	harness.NeedsGlibc: "debian:bookworm-slim (or litterbox-test/debian-python:bookworm, which scripts/ensure-debian-image.sh builds offline)",
+	harness.NeedsNode:  "node:22-bookworm-slim",
+}
+
+// checkHarnessImage runs the check of what h needs in a throwaway hardened
+// sandbox of image, before the sandbox is made.
+func (s *Sandboxes) checkHarnessImage(ctx context.Context, slug string, h *harness.Harness, image string) error {
+	script, ok := harnessImageCheck[h.Needs]
+	if !ok {
+		return nil
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	sb, err := s.Provider.Create(ctx, spec.Probe(s.ExtraLabels, "run", "litterbox-run-check-"+hex.EncodeToString(b), image, provider.NetworkNone, 16<<20, 128<<20, 60*time.Second))
+	if err != nil {
+		return fmt.Errorf("check that %s can run %s: %w", image, h.Name, err)
+	}
+	defer func() {
+		if err := s.Provider.Remove(context.WithoutCancel(ctx), sb.Ref); err != nil {
+			s.Log.Warn("could not remove the image check's sandbox", "name", sb.Name, "err", err)
+		}
+	}()
+	res, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: sb.Ref, Cmd: []string{"sh", "-c", script}})
+	if err != nil {
+		return fmt.Errorf("check that %s can run %s: %w", image, h.Name, err)
+	}
+	if res.ExitCode != 0 {
+		return core.NewError(core.ErrImage, "Sandbox '%s' was not created: %s needs %s, which the image %s lacks. Use an image that has it, such as %s: `litterbox run --image IMAGE %s`, or image = \"IMAGE\" in .litterbox.toml (docs/run.md). Nothing was made.", slug, h.Name, h.Needs, image, harnessImages[h.Needs], h.Name)
+	}
+	return nil
+}
