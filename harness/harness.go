@@ -53,6 +53,10 @@ type Harness struct {
 	// BaseURLEnv names the model API when the user sets it (a proxy, a
 	// stand-in); it passes into the sandbox.
 	BaseURLEnv string
+	// Config, when set, is the settings Argv passes on the command line,
+	// given the base URL the user set ("" for none): for a harness that
+	// reads it only from its settings.
+	Config func(baseURL string) []string
 	// Host is the model API's host when BaseURLEnv is not set.
 	Host string
 	// Env is what it runs with besides: no telemetry, no updater.
@@ -67,13 +71,34 @@ type Harness struct {
 var Known = []Harness{
 	{Name: "claude", Exe: "claude", Needs: NeedsGlibc, KeyEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL", Host: "api.anthropic.com",
 		Env: []string{"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}},
-	{Name: "codex", Exe: "vendor/x86_64-unknown-linux-musl/bin/codex", Needs: NeedsNothing, KeyEnv: "OPENAI_API_KEY", BaseURLEnv: "OPENAI_BASE_URL", Host: "api.openai.com",
+	{Name: "codex", Exe: "vendor/x86_64-unknown-linux-musl/bin/codex", Needs: NeedsNothing, KeyEnv: "OPENAI_API_KEY", BaseURLEnv: "OPENAI_BASE_URL", Config: codexConfig, Host: "api.openai.com",
 		// Codex reads its roots from here as well as SSL_CERT_FILE.
 		Env: []string{"CODEX_CA_CERTIFICATE=/run/litterbox-gw/ca-bundle.pem"}},
 	{Name: "gemini", Exe: "bundle/gemini.js", Needs: NeedsNode, KeyEnv: "GEMINI_API_KEY", BaseURLEnv: "GOOGLE_GEMINI_BASE_URL", Host: "generativelanguage.googleapis.com",
 		Env: []string{"GEMINI_CLI_NO_RELAUNCH=true"}},
 	{Name: "opencode", Exe: "bin/opencode", Needs: NeedsGlibc, KeyEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL", Host: "api.anthropic.com",
 		Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=true"}},
+}
+
+// codexConfig has Codex use the OpenAI API through a provider of its own
+// settings, with the key from OPENAI_API_KEY (the placeholder) and never a
+// ChatGPT login, over https: its built-in provider tries a Responses
+// WebSocket first, which the gateway does not carry to a host a secret is
+// bound to (it could not scrub what comes back), 7 times (7 s) before it
+// falls back, and reads no base URL from the environment.
+func codexConfig(baseURL string) []string {
+	base := cmp.Or(baseURL, "https://api.openai.com/v1")
+	var args []string
+	for _, kv := range []string{
+		`model_provider="litterbox"`,
+		`model_providers.litterbox.name="OpenAI (key held by litterbox)"`,
+		"model_providers.litterbox.base_url=" + strconv.Quote(base),
+		`model_providers.litterbox.env_key="OPENAI_API_KEY"`,
+		`model_providers.litterbox.wire_api="responses"`,
+	} {
+		args = append(args, "-c", kv)
+	}
+	return args
 }
 
 // ErrUnknown is a harness name Lookup does not know.
@@ -145,16 +170,20 @@ func compareVersions(a, b string) int {
 
 func isSep(r rune) bool { return r == '-' || r == '.' }
 
-// Argv is the command that runs h's build from Mount with args.
-func (h *Harness) Argv(args []string) []string {
+// Argv is the command that runs h's build from Mount with args (and the
+// base URL the user set, for a harness that takes it only as a setting).
+func (h *Harness) Argv(args []string, getenv func(string) string) []string {
 	if h.Prog != "" {
 		return append([]string{h.Prog}, args...)
 	}
-	exe := Mount + "/" + h.Exe
+	argv := []string{Mount + "/" + h.Exe}
 	if h.Needs == NeedsNode {
-		return append([]string{"node", exe}, args...)
+		argv = []string{"node", argv[0]}
 	}
-	return append([]string{exe}, args...)
+	if h.Config != nil {
+		argv = append(argv, h.Config(getenv(h.BaseURLEnv))...)
+	}
+	return append(argv, args...)
 }
 
 // Key is the model's API key of h as a secret of the sandbox

@@ -128,7 +128,7 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 			}
 		}
 	}()
-	cmd := append([]string{"sh", "-c", `mkdir -p "$HOME" && exec "$@"`, "litterbox-run"}, h.Argv(o.Args)...)
+	cmd := append([]string{"sh", "-c", `mkdir -p "$HOME" && exec "$@"`, "litterbox-run"}, h.Argv(o.Args, o.Getenv)...)
 	exit, runErr := s.Exec(ctx, r, slug, ExecOptions{
 		Cmd: cmd, TTY: o.TTY, Interactive: true, Env: h.RunEnv(harnessHome, o.Getenv),
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
