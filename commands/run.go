@@ -117,7 +117,11 @@ func (c *Run) Run(ctx context.Context, env *Env) error {
 		case res.Removed:
 			env.errf("%s exited %d; nothing to keep: sandbox %s deleted.\n", h.Name, res.Exit, res.Name)
 		case res.Created != nil || res.Commits > 0 || err == nil:
-			env.errf("%s exited %d; its work is on litterbox/%s (%d new commit(s)): `litterbox diff %s`, `litterbox merge %s`.\n", h.Name, res.Exit, res.Name, res.Commits, res.Name, res.Name)
+			how := fmt.Sprintf("exited %d", res.Exit)
+			if res.Interrupted {
+				how = "was interrupted"
+			}
+			env.errf("%s %s; its work is on litterbox/%s (%d new commit(s)): `litterbox diff %s`, `litterbox merge %s`.\n", h.Name, how, res.Name, res.Commits, res.Name, res.Name)
 		}
 	}
 	if err != nil {

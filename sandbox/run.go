@@ -65,6 +65,9 @@ type HarnessRun struct {
 	Commits int
 	// Removed: --rm deleted the sandbox.
 	Removed bool
+	// Interrupted: litterbox was stopped (SIGINT, SIGTERM) before the
+	// harness ended; Exit is then 130.
+	Interrupted bool
 }
 
 // Home is the harness's home in the sandbox: on its /tmp, nothing of the
@@ -136,18 +139,23 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 	close(stop)
 	wg.Wait()
 	out.Exit = exit
+	how := fmt.Sprintf("exited %d", exit)
+	if runErr != nil && ctx.Err() != nil {
+		// Ctrl-C or a kill of litterbox without a terminal: the harness
+		// is left to end with its sandbox, as a shell's command is.
+		out.Interrupted, out.Exit, runErr = true, 130, nil
+		how = "interrupted"
+	} else if runErr != nil {
+		how = "ended: " + runErr.Error()
+	}
 	// The last commit runs even when the user's Ctrl-C ended the run.
 	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	how := fmt.Sprintf("exited %d", exit)
-	if runErr != nil {
-		how = "ended: " + runErr.Error()
-	}
 	commit(final, h.Name+": "+how)
 	if runErr != nil {
 		return out, runErr
 	}
-	if o.Remove {
+	if o.Remove && !out.Interrupted {
 		if _, err := s.Delete(final, r, slug, false); err == nil {
 			out.Removed = true
 		} else if !errors.Is(err, core.ErrUnmerged) {
