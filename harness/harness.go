@@ -108,7 +108,7 @@ var ErrUnknown = errors.New("unknown harness")
 var ErrNotCached = errors.New("harness not cached")
 
 // ErrNoKey is a model API key that is neither declared nor set.
-var ErrNoKey = errors.New("no API key")
+var ErrNoKey = errors.New("no model API key")
 
 // Lookup is the harness named name.
 func Lookup(name string) (*Harness, error) {
@@ -203,7 +203,7 @@ func (h *Harness) Key(declared []secrets.Declaration, getenv func(string) string
 		}
 	}
 	if getenv(h.KeyEnv) == "" {
-		return nil, nil, fmt.Errorf("%w: %s needs the model's API key, and %s is not set: set it where litterbox runs (it never enters the sandbox: the sandbox holds a placeholder, the egress gateway adds the key on the way to %s), or declare it as a secret with env = %q in .litterbox.local.toml (docs/run.md). A subscription login (OAuth) is not carried into the sandbox", ErrNoKey, h.Name, h.KeyEnv, host, h.KeyEnv)
+		return nil, nil, fmt.Errorf("%w for %s: %s is not set: set it where litterbox runs (it never enters the sandbox: the sandbox holds a placeholder, the egress gateway adds the key on the way to %s), or declare it as a secret with env = %q in .litterbox.local.toml (docs/run.md); a subscription login (OAuth) is not carried into a sandbox", ErrNoKey, h.Name, h.KeyEnv, host, h.KeyEnv)
 	}
 	d := secrets.Declaration{Name: h.Name + "-api-key", Source: secrets.Source{Kind: secrets.SourceEnv, Ref: h.KeyEnv}, Hosts: []string{host}, Env: h.KeyEnv}
 	return []secrets.Declaration{d}, []string{host}, nil

@@ -3,10 +3,13 @@ package sandbox
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -251,6 +254,18 @@ func (s *Sandboxes) checkHarnessImage(ctx context.Context, slug string, h *harne
 	if !ok {
 		return nil
 	}
+	// An image's content does not change under its id: a verdict that it
+	// can is kept (the check costs a container, about 0.7 s here).
+	var kept string
+	if img, err := s.Provider.Image(ctx, image); err == nil && img.ID != "" {
+		if dir, err := s.CacheSub("images"); err == nil {
+			sum := sha256.Sum256([]byte(img.ID + "\x00" + string(h.Needs)))
+			kept = filepath.Join(dir, hex.EncodeToString(sum[:16]))
+			if _, err := os.Stat(kept); err == nil {
+				return nil
+			}
+		}
+	}
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	sb, err := s.Provider.Create(ctx, spec.Probe(s.ExtraLabels, "run", "litterbox-run-check-"+hex.EncodeToString(b), image, provider.NetworkNone, 16<<20, 128<<20, 60*time.Second))
@@ -265,6 +280,9 @@ func (s *Sandboxes) checkHarnessImage(ctx context.Context, slug string, h *harne
 	res, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: sb.Ref, Cmd: []string{"sh", "-c", script}})
 	if err != nil {
 		return fmt.Errorf("check that %s can run %s: %w", image, h.Name, err)
+	}
+	if res.ExitCode == 0 && kept != "" {
+		_ = os.WriteFile(kept, []byte(image+" has "+string(h.Needs)+"\n"), 0o600)
 	}
 	if res.ExitCode != 0 {
 		return core.NewError(core.ErrImage, "Sandbox '%s' was not created: %s needs %s, which the image %s lacks. Use an image that has it, such as %s: `litterbox run --image IMAGE %s`, or image = \"IMAGE\" in .litterbox.toml (docs/run.md). Nothing was made.", slug, h.Name, h.Needs, image, harnessImages[h.Needs], h.Name)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/charmbracelet/log"
@@ -37,9 +39,27 @@ type Options struct {
 	// MaxFileSize is the largest file a snapshot records, in bytes; 0 for
 	// the default.
 	MaxFileSize int64
-	// CacheDir is where the isolation check keeps its verdicts; "" for the
-	// user's cache directory.
+	// CacheDir is where the isolation check and the harness image check
+	// keep their verdicts; "" for the user's cache directory.
 	CacheDir string
+}
+
+// CacheSub is the directory name under the cache (CacheDir, else the
+// user's cache directory's litterbox), made when missing.
+func (o Options) CacheSub(name string) (string, error) {
+	base := o.CacheDir
+	if base == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("find a cache directory (set LITTERBOX_CACHE_DIR): %w", err)
+		}
+		base = filepath.Join(d, "litterbox")
+	}
+	dir := filepath.Join(base, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return dir, nil
 }
 
 // Common is what every concern of the service shares: the engine, the

@@ -138,19 +138,7 @@ func (c *Checker) Engine(ctx context.Context, image string) (*Verdict, error) {
 // cacheDir is where verdicts are kept: the options' CacheDir
 // (LITTERBOX_CACHE_DIR), else the user's cache directory.
 func (c *Checker) cacheDir() (string, error) {
-	base := c.CacheDir
-	if base == "" {
-		d, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("find a cache directory for the isolation check (set LITTERBOX_CACHE_DIR): %w", err)
-		}
-		base = filepath.Join(d, "litterbox")
-	}
-	dir := filepath.Join(base, "engines")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	return dir, nil
+	return c.CacheSub("engines")
 }
 
 func readVerdict(path string) *Verdict {
