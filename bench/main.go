@@ -28,7 +28,7 @@ import (
 )
 
 // groups of cases, in the order they run.
-var groups = []string{"create", "pause", "list", "mcp", "hostile", "remote", "kubernetes", "snapshot", "services", "egress-create", "egress", "bigwrite", "activity", "runtimes", "vm"}
+var groups = []string{"create", "pause", "list", "mcp", "hostile", "remote", "kubernetes", "snapshot", "services", "egress-create", "egress", "bigwrite", "activity", "runtimes", "vm", "run"}
 
 type bench struct {
 	bin   string   // the litterbox binary under test
@@ -172,6 +172,7 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		"activity":      b.caseActivity,
 		"runtimes":      b.caseRuntimes,
 		"vm":            b.caseVM,
+		"run":           b.caseRun,
 	}
 	started := time.Now()
 	for _, g := range groups {

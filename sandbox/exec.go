@@ -31,26 +31,31 @@ func (s *Sandboxes) Exec(ctx context.Context, r *Repo, name string, o ExecOption
 	if err != nil {
 		return 0, err
 	}
+	return s.execIn(ctx, r, f.Slug, f.Container.Ref, o)
+}
+
+// execIn is Exec in sandbox slug, found running as ref.
+func (s *Sandboxes) execIn(ctx context.Context, r *Repo, slug string, ref provider.Ref, o ExecOptions) (int, error) {
 	// A session can last hours (a shell): its start is an event of its
 	// own, so the feed shows someone is in the sandbox meanwhile.
 	start := time.Now()
 	e := activity.Event{Kind: activity.KindExec, Args: runner.Quote(o.Cmd...)}
 	e.Action = "start"
-	s.note(ctx, r, f.Slug, e, time.Time{}, nil)
+	s.note(ctx, r, slug, e, time.Time{}, nil)
 	e.Action, e.Start = "end", start
 	res, err := s.Provider.Exec(ctx, provider.ExecRequest{
 		Kind: runner.Stream, // the user's command: it runs until done or Ctrl-C
-		Ref:  f.Container.Ref, Cmd: o.Cmd, Workdir: Workdir, Env: append(core.SandboxEnv(f.Slug), o.Env...),
+		Ref:  ref, Cmd: o.Cmd, Workdir: Workdir, Env: append(core.SandboxEnv(slug), o.Env...),
 		TTY: o.TTY, Interactive: o.Interactive, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
-	if serr := core.StateError(f.Slug, err); serr != nil {
+	if serr := core.StateError(slug, err); serr != nil {
 		err = serr
 	}
 	if err != nil {
-		s.note(ctx, r, f.Slug, e, start, err)
+		s.note(ctx, r, slug, e, start, err)
 		return 0, err
 	}
 	e.Exit = &res.ExitCode
-	s.note(ctx, r, f.Slug, e, start, nil)
+	s.note(ctx, r, slug, e, start, nil)
 	return res.ExitCode, nil
 }

@@ -121,6 +121,13 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		// The first snapshot, at once, installs the scanner and starts
+		// the change journal while the harness starts: the later ones,
+		// the last above all, then cost what changed. A snapshot under
+		// way runs to its end when the run is interrupted: an install cut
+		// short could leave a truncated scanner behind.
+		quiet := context.WithoutCancel(ctx)
+		commit(quiet, h.Name+": while it runs")
 		t := time.NewTicker(o.Every)
 		defer t.Stop()
 		for {
@@ -130,12 +137,12 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				commit(ctx, h.Name+": while it runs")
+				commit(quiet, h.Name+": while it runs")
 			}
 		}
 	}()
 	cmd := append([]string{"sh", "-c", `mkdir -p "$HOME" && exec "$@"`, "litterbox-run"}, h.Argv(o.Args, o.Getenv)...)
-	exit, runErr := s.Exec(ctx, r, slug, ExecOptions{
+	exit, runErr := s.execIn(ctx, r, slug, hd.Ref, ExecOptions{
 		Cmd: cmd, TTY: o.TTY, Interactive: true, Env: h.RunEnv(harnessHome, o.Getenv),
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
