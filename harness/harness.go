@@ -61,6 +61,10 @@ type Harness struct {
 	Host string
 	// Env is what it runs with besides: no telemetry, no updater.
 	Env []string
+	// Home are files its home starts with, by path under it (kept when
+	// there already): what a person would otherwise answer at its first
+	// start, which in a sandbox is every start.
+	Home map[string]string
 	// Prog, for `litterbox run --cmd PROG`, is a program of the image run
 	// instead of a cached build (Exe is then "").
 	Prog string
@@ -70,7 +74,11 @@ type Harness struct {
 // holds (scripts/ensure-harnesses.sh pins them).
 var Known = []Harness{
 	{Name: "claude", Exe: "claude", Needs: NeedsGlibc, KeyEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL", Host: "api.anthropic.com",
-		Env: []string{"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}},
+		Env: []string{"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"},
+		// Its first start's onboarding (a theme, a check that reaches
+		// api.anthropic.com whatever the base URL, the folder's trust): the
+		// sandbox is the boundary, and its /src the only folder.
+		Home: map[string]string{".claude.json": `{"hasCompletedOnboarding": true, "theme": "dark", "projects": {"/src": {"hasTrustDialogAccepted": true}}}`}},
 	{Name: "codex", Exe: "vendor/x86_64-unknown-linux-musl/bin/codex", Needs: NeedsNothing, KeyEnv: "OPENAI_API_KEY", BaseURLEnv: "OPENAI_BASE_URL", Config: codexConfig, Host: "api.openai.com",
 		// Codex reads its roots from here as well as SSL_CERT_FILE.
 		Env: []string{"CODEX_CA_CERTIFICATE=/run/litterbox-gw/ca-bundle.pem"}},
@@ -231,6 +239,24 @@ func (h *Harness) APIHost(getenv func(string) string) (string, error) {
 	}
 	return u.Hostname(), nil
 }
+
+// Wrapper is the shell script (sh -c SCRIPT litterbox-run ARGV...) that
+// makes h's home, puts in the files it starts with, and runs ARGV.
+func (h *Harness) Wrapper() string {
+	script := `mkdir -p "$HOME"`
+	paths := make([]string, 0, len(h.Home))
+	for p := range h.Home {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		script += fmt.Sprintf(` && { [ -e "$HOME/%s" ] || printf '%%s' %s > "$HOME/%s"; }`, p, shellQuote(h.Home[p]), p)
+	}
+	return script + ` && exec "$@"`
+}
+
+// shellQuote is s as one sh word.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // RunEnv is h's environment in the sandbox besides the container's (which
 // holds the key's placeholder, the proxy and the CA bundle): its home,

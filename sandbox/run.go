@@ -141,7 +141,7 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 			}
 		}
 	}()
-	cmd := append([]string{"sh", "-c", `mkdir -p "$HOME" && exec "$@"`, "litterbox-run"}, h.Argv(o.Args, o.Getenv)...)
+	cmd := append([]string{"sh", "-c", h.Wrapper(), "litterbox-run"}, h.Argv(o.Args, o.Getenv)...)
 	exit, runErr := s.execIn(ctx, r, slug, hd.Ref, ExecOptions{
 		Cmd: cmd, TTY: o.TTY, Interactive: true, Env: h.RunEnv(harnessHome, o.Getenv),
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
