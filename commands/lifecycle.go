@@ -41,11 +41,17 @@ func (c *Create) Validate() error {
 	if _, err := sandbox.Slugify(c.Name); err != nil {
 		return err
 	}
-	if c.Image != "" && !config.ValidImage(c.Image) {
-		return fmt.Errorf("--image %q is not an image reference such as busybox:latest", c.Image)
+	return validImageRuntime(c.Image, c.Runtime, "busybox:latest")
+}
+
+// validImageRuntime refuses an --image or --runtime that cannot be one
+// (example is an image the message names).
+func validImageRuntime(image, runtime, example string) error {
+	if image != "" && !config.ValidImage(image) {
+		return fmt.Errorf("--image %q is not an image reference such as %s", image, example)
 	}
-	if c.Runtime != "" && !config.ValidRuntime(c.Runtime) {
-		return fmt.Errorf("--runtime %q is not a runtime name such as gvisor or runsc", c.Runtime)
+	if runtime != "" && !config.ValidRuntime(runtime) {
+		return fmt.Errorf("--runtime %q is not a runtime name such as gvisor or runsc", runtime)
 	}
 	return nil
 }

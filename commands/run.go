@@ -11,7 +11,6 @@ import (
 
 	"github.com/litterbox-dev/litterbox/harness"
 	"github.com/litterbox-dev/litterbox/sandbox"
-	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
 
 // Run runs an agent harness inside a sandbox (docs/run.md).
@@ -61,11 +60,8 @@ func (c *Run) Validate() error {
 			return err
 		}
 	}
-	if c.Image != "" && !config.ValidImage(c.Image) {
-		return fmt.Errorf("--image %q is not an image reference such as debian:bookworm-slim", c.Image)
-	}
-	if c.Runtime != "" && !config.ValidRuntime(c.Runtime) {
-		return fmt.Errorf("--runtime %q is not a runtime name such as gvisor or runsc", c.Runtime)
+	if err := validImageRuntime(c.Image, c.Runtime, "debian:bookworm-slim"); err != nil {
+		return err
 	}
 	if c.CommitEvery < 100*time.Millisecond {
 		return fmt.Errorf("--commit-every %s is too short: at least 100ms", c.CommitEvery)

@@ -17,11 +17,9 @@ import (
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/harness"
 	"github.com/litterbox-dev/litterbox/provider"
-	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
-	"github.com/litterbox-dev/litterbox/secrets"
 )
 
 // `litterbox run` (docs/run.md): an agent harness run inside a sandbox,
@@ -198,20 +196,6 @@ func (s *Sandboxes) createForHarness(ctx context.Context, r *Repo, slug string, 
 	}
 	co.CheckImage = func(ctx context.Context, image string) error { return s.checkHarnessImage(ctx, slug, h, image) }
 	return s.Create(ctx, r, slug, co)
-}
-
-// declaredSecrets are the secrets the user declared for r (the local
-// file's over their own file's).
-func (s *Sandboxes) declaredSecrets(ctx context.Context, r *Repo) ([]secrets.Declaration, error) {
-	local, err := config.Local(ctx, r.Git, s.Warn)
-	if err != nil {
-		return nil, err
-	}
-	user, err := secrets.LoadUser()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", config.ErrInvalid, err)
-	}
-	return secrets.Merge(user, local.Secrets), nil
 }
 
 // checkHarnessSandbox checks that an existing sandbox can run the harness:

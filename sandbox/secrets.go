@@ -19,13 +19,9 @@ type SecretRow = secrets.Row
 // declared (docs/secrets.md). Never a value or a placeholder. name, when
 // not "", keeps that secret's row only.
 func (s *Sandboxes) Secrets(ctx context.Context, r *Repo, name string) ([]SecretRow, error) {
-	local, err := config.Local(ctx, r.Git, s.Warn)
+	declared, err := s.declaredSecrets(ctx, r)
 	if err != nil {
 		return nil, err
-	}
-	user, err := secrets.LoadUser()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", config.ErrInvalid, err)
 	}
 	list, err := s.inv.List(ctx, r)
 	if err != nil {
@@ -41,7 +37,7 @@ func (s *Sandboxes) Secrets(ctx context.Context, r *Repo, name string) ([]Secret
 			bound = append(bound, secrets.SandboxBindings{Sandbox: sb.Name, Bindings: netgate.Bindings(bs)})
 		}
 	}
-	rows := secrets.List(secrets.Merge(user, local.Secrets), bound)
+	rows := secrets.List(declared, bound)
 	if name == "" {
 		return rows, nil
 	}
@@ -51,4 +47,18 @@ func (s *Sandboxes) Secrets(ctx context.Context, r *Repo, name string) ([]Secret
 		}
 	}
 	return nil, core.NewError(core.ErrBadArgument, "no secret %s is declared (in %s or %s) or bound to a sandbox: `litterbox secrets` lists them (see docs/secrets.md)", name, config.LocalFile, secrets.UserFile())
+}
+
+// declaredSecrets are the secrets the user declared for r (the local
+// file's over their own file's).
+func (s *Sandboxes) declaredSecrets(ctx context.Context, r *Repo) ([]secrets.Declaration, error) {
+	local, err := config.Local(ctx, r.Git, s.Warn)
+	if err != nil {
+		return nil, err
+	}
+	user, err := secrets.LoadUser()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", config.ErrInvalid, err)
+	}
+	return secrets.Merge(user, local.Secrets), nil
 }
