@@ -85,7 +85,8 @@ var Known = []Harness{
 	{Name: "gemini", Exe: "bundle/gemini.js", Needs: NeedsNode, KeyEnv: "GEMINI_API_KEY", BaseURLEnv: "GOOGLE_GEMINI_BASE_URL", Host: "generativelanguage.googleapis.com",
 		Env: []string{"GEMINI_CLI_NO_RELAUNCH=true"}},
 	{Name: "opencode", Exe: "bin/opencode", Needs: NeedsGlibc, KeyEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL", Host: "api.anthropic.com",
-		Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=true"}},
+		// models.dev's catalogue is not fetched: the egress policy refuses it.
+		Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=true", "OPENCODE_DISABLE_MODELS_FETCH=1"}},
 }
 
 // codexConfig has Codex use the OpenAI API through a provider of its own
