@@ -24,6 +24,7 @@ var layers = [][]string{
 	{"provider/docker", "provider/kubernetes", "provider/fake", "provider/contract", "sandbox/config"},
 	{"provider/vm", "egress", "internal/testutil", "internal/testutil/standin"},
 	{"secrets"},
+	{"harness"},
 	// the sandbox service, concern by concern (docs/architecture.md)
 	{"sandbox/internal/core"},
 	{"sandbox/internal/state"},
