@@ -211,7 +211,8 @@ func podManifest(s provider.Spec) ([]byte, error) {
 // cluster's pods, services, API server and DNS live, and most of a company's
 // network), carrier-grade NAT, loopback and link-local (the cloud's metadata
 // endpoint, 169.254.169.254 and fd00:ec2::254, where a node's credentials
-// are), and IPv4 as IPv6 spells it.
+// are). The apiserver refuses ::ffff:0:0/96 (IPv4 as IPv6 spells it) as an
+// exception to ::/0.
 var (
 	deniedV4 = []string{"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16"}
 	deniedV6 = []string{"::1/128", "fc00::/7", "fe80::/10"}
