@@ -299,6 +299,9 @@ func (t *toggleFlags) run(ctx context.Context, env *Env, pause, force bool) erro
 			env.outf("Sandbox %s is %s%s\n", o.Name, already, where)
 		default:
 			env.outf("%s %s%s\n", verb, o.Name, where)
+			if o.Ended {
+				env.outf("  This engine cannot freeze %s: its pod was deleted, and its processes and /tmp with it. Its branch keeps /src; `%s resume %s` makes a new pod from it (start its services again).\n", o.Name, lb, o.Name)
+			}
 			if len(o.Lost) > 0 {
 				env.errf("Lost with the pause of %s%s (--force; its branch does not hold them):\n", o.Name, where)
 				for _, l := range o.Lost {

@@ -10,7 +10,9 @@
 # Everything comes from the Go module proxy and Debian's archive; no registry.
 # `build` compiles etcd and Kubernetes $K8S_VERSION (apiserver, controller
 # manager, scheduler, kubelet, kubectl) from k8s.io/kubernetes through the
-# module proxy (9-12 minutes on two cores the first time), unpacks Debian's
+# module proxy (9-12 minutes on two cores the first time) and
+# kube-network-policies $NETPOL_VERSION (the NetworkPolicy enforcer, beside
+# the bridge plugin, which enforces none), unpacks Debian's
 # containerd, runc and CNI plugins (downloaded, not installed: Docker's own
 # containerd is left alone) and builds a pause image. All of it is cached
 # outside the clone under $CACHE, keyed by version: later runs, from any
@@ -21,7 +23,11 @@
 # veth pair ($HOST_IP here, $NODE_IP there): kubectl reaches the apiserver at
 # https://$NODE_IP:6443, and pods have no route out of the namespace. Its
 # state (certificates, kubeconfig, etcd, containerd, kubelet) lives under $DIR
-# and `down` removes it. busybox:latest comes from the Docker engine (built by
+# and `down` removes it. A second namespace, $EXT_NETNS, stands for what lies
+# outside the cluster: a web server at a public address, a metadata address
+# and the API server's and cluster DNS's service addresses, routed from the
+# node, so a test can tell a NetworkPolicy that refuses them from a network
+# that has no route. busybox:latest comes from the Docker engine (built by
 # scripts/ensure-busybox.sh), imported into the cluster's containerd; pods
 # name it busybox:latest with imagePullPolicy Never (or IfNotPresent).
 set -euo pipefail
@@ -40,6 +46,12 @@ SRC=$CACHE/cache/$K8S_VERSION/src
 ROOT=$CACHE/root                  # Debian's packages, unpacked
 IMG=$CACHE/cache/images           # the pause image, an OCI layout tar
 BINS="kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl etcd"
+# kube-network-policies enforces NetworkPolicy on the node with nftables and
+# an NFQUEUE: the first packet of each connection of a pod a policy selects
+# is judged by the controller, in user space.
+NETPOL_VERSION=${LITTERBOX_NETPOL_VERSION:-v0.8.0}
+NETPOL_DIR=$CACHE/cache/kube-network-policies/$NETPOL_VERSION
+NETPOL=$NETPOL_DIR/kube-network-policies
 DEBS="containerd runc containernetworking-plugins"
 
 HOST_IF=lbk8s-h
@@ -50,6 +62,19 @@ SERVICE_CIDR=10.96.0.0/16
 SERVICE_IP=10.96.0.1
 POD_CIDR=10.244.0.0/24
 NODE_NAME=litterbox-k8s
+# Outside the cluster: a namespace joined to the node's by a veth pair
+# ($EXT_NODE_IP on the node, $EXT_IP outside) that answers HTTP on port 80 at
+# $OUTSIDE_ADDRS. The node routes those addresses there and nothing else.
+EXT_NETNS=litterbox-k8s-ext
+EXT_NODE_IF=lbk8s-x
+EXT_IF=lbk8s-e
+EXT_NODE_IP=10.203.0.5
+EXT_IP=10.203.0.6
+# A public address (TEST-NET-2, 198.51.100.0/24, routed nowhere else), the
+# cloud metadata address, the API server's service address and the usual
+# cluster DNS service address: no kube-proxy here, so nothing else answers
+# at the last two.
+OUTSIDE_ADDRS="198.51.100.1 169.254.169.254 $SERVICE_IP 10.96.0.10"
 CONTEXT=litterbox
 PAUSE_IMAGE=localhost/litterbox/pause:1.0
 
@@ -72,6 +97,8 @@ die() {
 exe_of() {
   case $1 in
   containerd) echo "$ROOT/usr/bin/containerd" ;;
+  kube-network-policies) echo "$NETPOL" ;;
+  outside) readlink -f "$(command -v busybox)" ;;
   *) echo "$BIN/$1" ;;
   esac
 }
@@ -180,6 +207,77 @@ EOT
   log "built Kubernetes $K8S_VERSION in $(elapsed)"
 }
 
+# build_netpol compiles kube-network-policies $NETPOL_VERSION from the module
+# proxy: its controller package, run by a main of ours that reads the
+# kubeconfig (its own main wants the in-cluster service account, as a pod).
+# NRI stays asked for: containerd 1.6 has none, so the controller logs that it
+# cannot connect and learns pod addresses from the apiserver; told NRI is off,
+# v0.8.0 dereferences its missing NRI plugin at the first packet to an
+# address that is no pod's, and dies.
+build_netpol() {
+  [ -x "$NETPOL" ] && return 0
+  command -v go >/dev/null || die "building kube-network-policies needs Go: install it, then run this again"
+  log "building kube-network-policies $NETPOL_VERSION from the Go module proxy into $NETPOL"
+  mkdir -p "$NETPOL_DIR/src"
+  (
+    cd "$NETPOL_DIR/src"
+    cat >main.go <<'EOT'
+// Command kube-network-policies enforces the cluster's NetworkPolicies on
+// this node: the controller of sigs.k8s.io/kube-network-policies, with a
+// kubeconfig instead of the in-cluster service account.
+package main
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/kube-network-policies/pkg/networkpolicy"
+)
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", "", "the kubeconfig to reach the apiserver with")
+	node := flag.String("hostname-override", "", "this node's name")
+	klog.InitFlags(nil)
+	flag.Parse()
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		klog.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		klog.Fatal(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	f := informers.NewSharedInformerFactory(cs, 0)
+	c, err := networkpolicy.NewController(cs, f.Networking().V1().NetworkPolicies(), f.Core().V1().Namespaces(), f.Core().V1().Pods(),
+		nil, nil, nil, nil, networkpolicy.Config{NodeName: *node})
+	if err != nil {
+		klog.Fatal(err)
+	}
+	f.Start(ctx.Done())
+	// Run removes its nftables table when ctx ends.
+	if err := c.Run(ctx); err != nil && ctx.Err() == nil {
+		klog.Fatal(err)
+	}
+}
+EOT
+    printf 'module localbuild\n\ngo 1.24\n' >go.mod
+    go get "sigs.k8s.io/kube-network-policies@$NETPOL_VERSION"
+    go mod tidy
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$NETPOL.tmp" .
+    mv "$NETPOL.tmp" "$NETPOL"
+  )
+  [ -x "$NETPOL" ] || die "the build left no $NETPOL"
+}
+
 # unpack_debs puts Debian's containerd, runc and CNI plugins under $ROOT
 # without installing them.
 unpack_debs() {
@@ -259,6 +357,7 @@ EOT
 build() {
   mkdir -p "$CACHE"
   build_kubernetes
+  build_netpol
   unpack_debs
   build_pause
 }
@@ -299,7 +398,7 @@ down() {
     done
     for p in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks rm -f "$p" >/dev/null 2>&1 || true; done
   fi
-  kill_daemons kube-scheduler kube-controller-manager kube-apiserver containerd etcd
+  kill_daemons kube-network-policies outside kube-scheduler kube-controller-manager kube-apiserver containerd etcd
   # Shims outlive containerd by design; ours carry its socket on their
   # command line (Docker's run the same binary name from another path).
   for pid in $(pgrep -f -- "-address $CTRD_SOCK" || true); do
@@ -324,6 +423,7 @@ down() {
   done
   # Deleting the namespace deletes the veth pair and the pods' bridge.
   [ ! -e "/run/netns/$NETNS" ] || ip netns delete "$NETNS"
+  [ ! -e "/run/netns/$EXT_NETNS" ] || ip netns delete "$EXT_NETNS"
   ip link delete "$HOST_IF" 2>/dev/null || true
   # The kubelet's pod cgroups (cgroupfs driver), empty once the pods are gone.
   for p in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods; do
@@ -401,7 +501,7 @@ EOF
   "cniVersion": "1.0.0",
   "name": "litterbox-k8s",
   "plugins": [
-    {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+    {"type": "bridge", "bridge": "cni0", "isGateway": true, "isDefaultGateway": true, "ipMasq": false, "hairpinMode": true,
      "ipam": {"type": "host-local", "ranges": [[{"subnet": "$POD_CIDR"}]], "dataDir": "$DIR/cni-ipam"}}
   ]
 }
@@ -521,9 +621,63 @@ import_images() {
   log "imported $IMAGE from the Docker engine"
 }
 
+
+# outside_net makes $EXT_NETNS, the stand-in for what lies outside the
+# cluster, joins it to the node's namespace, routes $OUTSIDE_ADDRS there,
+# and starts its web server (busybox httpd on port 80 at every address).
+outside_net() {
+  local a
+  if [ ! -e "/run/netns/$EXT_NETNS" ]; then
+    ip netns add "$EXT_NETNS"
+    ip -n "$EXT_NETNS" link set lo up
+  fi
+  if ! ip -n "$NETNS" link show "$EXT_NODE_IF" >/dev/null 2>&1; then
+    ip -n "$NETNS" link add "$EXT_NODE_IF" type veth peer name "$EXT_IF" netns "$EXT_NETNS"
+    ip -n "$NETNS" addr add "$EXT_NODE_IP/30" dev "$EXT_NODE_IF"
+    ip -n "$NETNS" link set "$EXT_NODE_IF" up
+    ip -n "$EXT_NETNS" addr add "$EXT_IP/30" dev "$EXT_IF"
+    ip -n "$EXT_NETNS" link set "$EXT_IF" up
+  fi
+  ip -n "$EXT_NETNS" route replace default via "$EXT_NODE_IP"
+  for a in $OUTSIDE_ADDRS; do
+    ip -n "$EXT_NETNS" addr replace "$a/32" dev lo
+    ip -n "$NETNS" route replace "$a/32" via "$EXT_IP"
+  done
+  nsenter --net="/run/netns/$NETNS" sysctl -qw net.ipv4.ip_forward=1
+  command -v busybox >/dev/null || apt_install busybox-static
+  mkdir -p "$DIR/outside"
+  echo "outside the cluster" >"$DIR/outside/index.html"
+  start outside nsenter --net="/run/netns/$EXT_NETNS" busybox httpd -f -p 80 -h "$DIR/outside"
+}
+
+# netpol_rules sends the first packet of each new connection to or from a
+# pod to kube-network-policies' queue (number 100), which accepts or drops
+# it by the cluster's NetworkPolicies. The controller writes such rules
+# itself as nftables queue statements, which this machine kind's kernel
+# lacks (CONFIG_NFT_QUEUE is not set; its syncs fail with "netlink receive:
+# no such file or directory", harmlessly); it has xtables' NFQUEUE target,
+# so these are iptables rules in the node's namespace, in a chain of their
+# own. --queue-bypass: with the controller stopped, packets pass, and the
+# node enforces nothing, as the bridge plugin alone. The node's own root
+# processes are let through, as the controller's rules do.
+NETPOL_CHAIN=LITTERBOX-NETPOL
+netpol_rules() {
+  local ipt="nsenter --net=/run/netns/$NETNS iptables -w -t mangle"
+  $ipt -N "$NETPOL_CHAIN" 2>/dev/null || $ipt -F "$NETPOL_CHAIN"
+  $ipt -A "$NETPOL_CHAIN" -m owner --uid-owner 0 -j RETURN
+  $ipt -A "$NETPOL_CHAIN" -s "$POD_CIDR" -m conntrack --ctstate NEW -j NFQUEUE --queue-num 100 --queue-bypass
+  $ipt -A "$NETPOL_CHAIN" -d "$POD_CIDR" -m conntrack --ctstate NEW -j NFQUEUE --queue-num 100 --queue-bypass
+  $ipt -C POSTROUTING -j "$NETPOL_CHAIN" 2>/dev/null || $ipt -A POSTROUTING -j "$NETPOL_CHAIN"
+}
+
+# netpol_ready: kube-network-policies listens on its queue (number 100) in the
+# node's namespace, which it opens once its nftables table is written.
+netpol_ready() { alive kube-network-policies && nsenter --net="/run/netns/$NETNS" awk '$1 == 100 { found = 1 } END { exit !found }' /proc/net/netfilter/nfnetlink_queue; }
+
 healthy() {
   local d
-  for d in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet; do alive "$d" || return 1; done
+  for d in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-network-policies outside; do alive "$d" || return 1; done
+  nsenter --net="/run/netns/$NETNS" iptables -w -t mangle -C POSTROUTING -j "$NETPOL_CHAIN" 2>/dev/null || return 1
   readyz && node_ready
 }
 
@@ -560,8 +714,10 @@ up() {
     ip -n "$NETNS" addr add "$NODE_IP/30" dev "$NS_IF"
     ip -n "$NETNS" link set "$NS_IF" up
   fi
-  # No default route in the namespace: pods reach each other and the node,
-  # nothing beyond it.
+  # No default route in the namespace: pods reach each other, the node and
+  # the stand-ins of the outside, nothing beyond.
+  outside_net
+  netpol_rules
 
   # Host paths containerd 1.6 and the kubelet use whatever they are told:
   # record the ones that are not there yet, so down removes exactly those.
@@ -603,7 +759,11 @@ up() {
   start kube-scheduler "$BIN/kube-scheduler" --kubeconfig="$KUBECONFIG_FILE" \
     --authentication-kubeconfig="$KUBECONFIG_FILE" --authorization-kubeconfig="$KUBECONFIG_FILE" \
     --bind-address=127.0.0.1 --leader-elect=false --profiling=false
+  start kube-network-policies "$NETPOL" --kubeconfig="$KUBECONFIG_FILE" --hostname-override="$NODE_NAME" --v=1
   wait_for "Ready node $NODE_NAME" 180 node_ready
+  # It is what enforces NetworkPolicy: a create before it listens
+  # would find the cluster unisolated.
+  wait_for "kube-network-policies on its queue" 60 netpol_ready
   # A namespace's pods are refused until its default service account exists.
   wait_for "default service account" 60 kc -n default get serviceaccount default
   log "cluster up in $(elapsed) at https://$NODE_IP:6443 (KUBECONFIG=$KUBECONFIG_FILE, context $CONTEXT, namespace default; kubectl $KUBECTL)"

@@ -55,7 +55,6 @@ func TestContract(t *testing.T) {
 		Lacks: map[string]string{
 			contract.LacksPidsLimit:   "Kubernetes limits processes per node (the kubelet's podPidsLimit), not per pod",
 			contract.LacksNetworkNone: "a pod always has a network interface",
-			contract.LacksIsolation:   "the test cluster's bridge CNI accepts NetworkPolicy and does not enforce it",
 		},
 	})
 }

@@ -298,3 +298,71 @@ func TestCreateUnknownRuntimeClass(t *testing.T) {
 		t.Errorf("create with a missing RuntimeClass = %v; want ErrNoRuntime naming it", err)
 	}
 }
+
+// The policy lets nothing in and lets the pod out to public addresses only:
+// no pod or namespace is a peer, and every private, link-local, loopback and
+// carrier-grade NAT range (where the metadata endpoint, the API server,
+// cluster DNS and other pods are) is cut out of "everywhere". It used to
+// let the pod out to 0.0.0.0/0 and to every pod that is not a sandbox's.
+// The cluster test (kubernetes_egress.txtar) shows it enforced.
+func TestPolicyManifest(t *testing.T) {
+	raw, err := policyManifest(testSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pol struct {
+		Spec struct {
+			PodSelector struct{ MatchLabels map[string]string }
+			PolicyTypes []string
+			Ingress     []any
+			Egress      []struct {
+				To []map[string]json.RawMessage
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &pol); err != nil {
+		t.Fatal(err)
+	}
+	s := pol.Spec
+	if s.PodSelector.MatchLabels[labelPod] != "litterbox-repo-x" || !slices.Equal(s.PolicyTypes, []string{"Ingress", "Egress"}) || len(s.Ingress) != 0 {
+		t.Errorf("policy = %s", raw)
+	}
+	if len(s.Egress) != 1 {
+		t.Fatalf("egress rules = %s", raw)
+	}
+	blocks := map[string][]string{}
+	for _, peer := range s.Egress[0].To {
+		var b struct {
+			CIDR   string
+			Except []string
+		}
+		if len(peer) != 1 || peer["ipBlock"] == nil || json.Unmarshal(peer["ipBlock"], &b) != nil {
+			t.Fatalf("an egress peer other than an ipBlock: %s", raw)
+		}
+		blocks[b.CIDR] = b.Except
+	}
+	for cidr, want := range map[string][]string{
+		"0.0.0.0/0": {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10", "127.0.0.0/8"},
+		"::/0":      {"fc00::/7", "fe80::/10", "::1/128"},
+	} {
+		for _, w := range want {
+			if !slices.Contains(blocks[cidr], w) {
+				t.Errorf("egress to %s does not leave out %s: %v", cidr, w, blocks[cidr])
+			}
+		}
+	}
+	if len(blocks) != 2 {
+		t.Errorf("egress ipBlocks = %v", blocks)
+	}
+	// Cluster DNS is out of reach: the pod resolves with public resolvers.
+	raw, err = podManifest(testSpec())
+	var pod struct {
+		Spec struct {
+			DNSPolicy string
+			DNSConfig struct{ Nameservers []string }
+		}
+	}
+	if err != nil || json.Unmarshal(raw, &pod) != nil || pod.Spec.DNSPolicy != "None" || !slices.Equal(pod.Spec.DNSConfig.Nameservers, publicDNS) {
+		t.Errorf("pod DNS = %+v, %v", pod.Spec, err)
+	}
+}

@@ -192,6 +192,9 @@ func podManifest(s provider.Spec) ([]byte, error) {
 	if s.Hostname != "" {
 		spec["hostname"] = s.Hostname
 	}
+	// Its policy keeps the pod from cluster DNS (policyManifest).
+	spec["dnsPolicy"] = "None"
+	spec["dnsConfig"] = map[string]any{"nameservers": publicDNS}
 	if s.Runtime != "" {
 		// A RuntimeClass of the cluster names the runtime (its handler
 		// in the nodes' containerd: runsc for gVisor).
@@ -203,22 +206,41 @@ func podManifest(s provider.Spec) ([]byte, error) {
 	return json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": m, "spec": spec})
 }
 
+// deniedV4 and deniedV6 are the addresses a sandbox pod may not reach, as
+// agent-sandbox's default policy denies them: private ranges (where a
+// cluster's pods, services, API server and DNS live, and most of a company's
+// network), carrier-grade NAT, loopback and link-local (the cloud's metadata
+// endpoint, 169.254.169.254 and fd00:ec2::254, where a node's credentials
+// are). The apiserver refuses ::ffff:0:0/96 (IPv4 as IPv6 spells it) as an
+// exception to ::/0.
+var (
+	deniedV4 = []string{"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16"}
+	deniedV6 = []string{"::1/128", "fc00::/7", "fe80::/10"}
+)
+
+// publicDNS are the resolvers a sandbox pod asks: cluster DNS is one of the
+// services it may not reach, so it resolves names on the public internet,
+// as it reaches hosts there.
+var publicDNS = []string{"1.1.1.1", "8.8.8.8"}
+
 // policyManifest is the NetworkPolicy of a sandbox: no traffic comes in
 // (kubectl port-forward does not pass through the pod network), and what
-// goes out may reach anything but other sandboxes' pods.
+// goes out may reach the public internet only: no pod (a sandbox's or any
+// other), no service, no address in deniedV4 or deniedV6. Pods and services
+// are not named as peers, so they are reached only where their addresses
+// are public, which a cluster's seldom are.
 func policyManifest(s provider.Spec) ([]byte, error) {
 	m, err := objectMeta(s.Name, s.Labels)
 	if err != nil {
 		return nil, err
 	}
-	notSandbox := map[string]any{"matchExpressions": []any{map[string]any{"key": labelPod, "operator": "DoesNotExist"}}}
 	spec := map[string]any{
 		"podSelector": map[string]any{"matchLabels": map[string]string{labelPod: podLabelValue(s.Name)}},
 		"policyTypes": []string{"Ingress", "Egress"},
 		"ingress":     []any{},
 		"egress": []any{map[string]any{"to": []any{
-			map[string]any{"namespaceSelector": map[string]any{}, "podSelector": notSandbox},
-			map[string]any{"ipBlock": map[string]any{"cidr": "0.0.0.0/0"}},
+			map[string]any{"ipBlock": map[string]any{"cidr": "0.0.0.0/0", "except": deniedV4}},
+			map[string]any{"ipBlock": map[string]any{"cidr": "::/0", "except": deniedV6}},
 		}}},
 	}
 	return json.Marshal(map[string]any{"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": m, "spec": spec})

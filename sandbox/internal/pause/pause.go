@@ -49,6 +49,10 @@ type Outcome struct {
 	// Lost are the files a forced pause that ended the sandbox (Kubernetes)
 	// lost: its branch does not hold them.
 	Lost []recording.Skipped `json:"lost,omitempty"`
+	// Ended says the pause ended the sandbox (Kubernetes: its pod was
+	// deleted), so what its branch does not hold (its processes, /tmp) is
+	// gone.
+	Ended bool `json:"ended,omitempty"`
 	// GitDir is the common git dir the sandbox's labels name: where its
 	// activity record is, when the repository was not given.
 	GitDir string `json:"-"`
@@ -111,6 +115,7 @@ func (ps *Pauser) toggleContainer(ctx context.Context, r *core.Repo, c provider.
 			}
 		}
 		out.Already, err = ps.Provider.Pause(ctx, c.Ref)
+		out.Ended = ends && !out.Already
 	} else {
 		var fixed bool
 		if fixed, err = ps.resumeGateway(ctx, r, c, gws); err != nil {

@@ -44,9 +44,9 @@ func (c *creation) planEgress(ctx context.Context, inherited bool) error {
 	}
 	if !c.pv.gate.Supported() {
 		if c.cfg.Egress.Mode != "" {
-			return core.NewError(core.ErrConfig, "Sandbox '%s' was not created: [network] egress = %q needs a gateway beside the sandbox, which this engine cannot run (gateways run on Docker, Podman, ssh and VM engines; see docs/egress.md). Set egress = \"open\" in %s to create it with the engine's own network, or use another engine. Nothing was made.", c.slug, c.cfg.Egress.Mode, config.LocalFile)
+			return core.NewError(core.ErrConfig, "Sandbox '%s' was not created: [network] egress = %q needs a gateway beside the sandbox, which this engine cannot run (gateways run on Docker, Podman, ssh and VM engines; see docs/egress.md). Set egress = \"open\" in %s to create it with the engine's own network (on Kubernetes: the public internet only, by the pod's NetworkPolicy), or use another engine. Nothing was made.", c.slug, c.cfg.Egress.Mode, config.LocalFile)
 		}
-		c.pv.Log.Warn("this engine cannot run an egress gateway: the sandbox's network is open, as the engine makes it (docs/egress.md)", "sandbox", c.slug)
+		c.pv.Log.Warn("this engine cannot run an egress gateway: the sandbox's network is open, as the engine makes it (on Kubernetes: the public internet only, by the pod's NetworkPolicy; docs/egress.md)", "sandbox", c.slug)
 		return nil
 	}
 	if err := c.checkRelayRuntime(ctx); err != nil {
