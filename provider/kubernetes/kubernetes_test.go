@@ -327,8 +327,22 @@ func TestPolicyManifest(t *testing.T) {
 	if s.PodSelector.MatchLabels[labelPod] != "litterbox-repo-x" || !slices.Equal(s.PolicyTypes, []string{"Ingress", "Egress"}) || len(s.Ingress) != 0 {
 		t.Errorf("policy = %s", raw)
 	}
-	if len(s.Egress) != 1 {
+	if len(s.Egress) != 2 {
 		t.Fatalf("egress rules = %s", raw)
+	}
+	// The second rule: the cluster's resolvers, port 53 only.
+	var generic struct {
+		Spec struct{ Egress []json.RawMessage }
+	}
+	json.Unmarshal(raw, &generic)
+	dns := generic.Spec.Egress[1]
+	for _, w := range []string{`"k8s-app":"kube-dns"`, `"kubernetes.io/metadata.name":"kube-system"`, `"port":53`} {
+		if !strings.Contains(string(dns), w) {
+			t.Errorf("the DNS rule has no %s: %s", w, dns)
+		}
+	}
+	if strings.Contains(string(dns), "ipBlock") || !strings.Contains(string(dns), `"ports"`) {
+		t.Errorf("the DNS rule reaches more than the resolvers' port 53: %s", dns)
 	}
 	blocks := map[string][]string{}
 	for _, peer := range s.Egress[0].To {
@@ -353,16 +367,5 @@ func TestPolicyManifest(t *testing.T) {
 	}
 	if len(blocks) != 2 {
 		t.Errorf("egress ipBlocks = %v", blocks)
-	}
-	// Cluster DNS is out of reach: the pod resolves with public resolvers.
-	raw, err = podManifest(testSpec())
-	var pod struct {
-		Spec struct {
-			DNSPolicy string
-			DNSConfig struct{ Nameservers []string }
-		}
-	}
-	if err != nil || json.Unmarshal(raw, &pod) != nil || pod.Spec.DNSPolicy != "None" || !slices.Equal(pod.Spec.DNSConfig.Nameservers, publicDNS) {
-		t.Errorf("pod DNS = %+v, %v", pod.Spec, err)
 	}
 }

@@ -192,9 +192,6 @@ func podManifest(s provider.Spec) ([]byte, error) {
 	if s.Hostname != "" {
 		spec["hostname"] = s.Hostname
 	}
-	// Its policy keeps the pod from cluster DNS (policyManifest).
-	spec["dnsPolicy"] = "None"
-	spec["dnsConfig"] = map[string]any{"nameservers": publicDNS}
 	if s.Runtime != "" {
 		// A RuntimeClass of the cluster names the runtime (its handler
 		// in the nodes' containerd: runsc for gVisor).
@@ -218,15 +215,26 @@ var (
 	deniedV6 = []string{"::1/128", "fc00::/7", "fe80::/10"}
 )
 
-// publicDNS are the resolvers a sandbox pod asks: cluster DNS is one of the
-// services it may not reach, so it resolves names on the public internet,
-// as it reaches hosts there.
-var publicDNS = []string{"1.1.1.1", "8.8.8.8"}
+// clusterDNS is the one cluster service a sandbox pod may reach: the
+// cluster's resolver pods (kube-system's k8s-app=kube-dns, the label both
+// kube-dns and CoreDNS carry), on port 53 only, so names resolve as on any
+// pod. It lets the pod learn the names of the cluster's services, not reach
+// them (their addresses are private); and it opens no way out the public
+// internet does not already give an open pod. Public resolvers instead would
+// fail where a company's network allows only its own.
+var clusterDNS = map[string]any{
+	"to": []any{map[string]any{
+		"namespaceSelector": map[string]any{"matchLabels": map[string]string{"kubernetes.io/metadata.name": "kube-system"}},
+		"podSelector":       map[string]any{"matchLabels": map[string]string{"k8s-app": "kube-dns"}},
+	}},
+	"ports": []any{map[string]any{"protocol": "UDP", "port": 53}, map[string]any{"protocol": "TCP", "port": 53}},
+}
 
 // policyManifest is the NetworkPolicy of a sandbox: no traffic comes in
 // (kubectl port-forward does not pass through the pod network), and what
 // goes out may reach the public internet only: no pod (a sandbox's or any
-// other), no service, no address in deniedV4 or deniedV6. Pods and services
+// other) but the cluster's resolvers on port 53 (clusterDNS), no service, no
+// address in deniedV4 or deniedV6. Pods and services
 // are not named as peers, so they are reached only where their addresses
 // are public, which a cluster's seldom are.
 func policyManifest(s provider.Spec) ([]byte, error) {
@@ -241,7 +249,7 @@ func policyManifest(s provider.Spec) ([]byte, error) {
 		"egress": []any{map[string]any{"to": []any{
 			map[string]any{"ipBlock": map[string]any{"cidr": "0.0.0.0/0", "except": deniedV4}},
 			map[string]any{"ipBlock": map[string]any{"cidr": "::/0", "except": deniedV6}},
-		}}},
+		}}, clusterDNS},
 	}
 	return json.Marshal(map[string]any{"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": m, "spec": spec})
 }
