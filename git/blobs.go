@@ -4,8 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // BlobWriter streams file contents into the repository as blobs, through
@@ -21,6 +26,14 @@ import (
 // few big files became hundreds of megabytes of loose objects that git had
 // to pack again later. KeepPack, called before the first blob when the
 // caller knows the import is big, keeps fast-import's pack as it is.
+//
+// Nothing reaches the repository before Close: fast-import writes into a
+// quarantine directory of its own (objects/tmp_objdir-litterbox-*, reading
+// the repository's objects as an alternate, as git's receive-pack does),
+// and Close moves what it wrote into the repository. Discard removes it: a
+// scan that fails (an agent can kill its scanner mid-stream at will) leaves
+// no pack behind, where each one used to stay until git gc, charged to no
+// record limit. git gc removes a quarantine a killed process left.
 type BlobWriter struct {
 	g        *Repo
 	ctx      context.Context
@@ -30,6 +43,7 @@ type BlobWriter struct {
 	done     chan error
 	err      error // the first error; later writes fail with it
 	closed   bool
+	tmp      string // the quarantine, once started
 }
 
 // NewBlobWriter returns a writer that starts fast-import on its first blob.
@@ -49,7 +63,16 @@ func (w *BlobWriter) KeepPack() {
 // streamed into the pack instead of being read whole to look for a delta.
 const bigFileThreshold = "1m"
 
-func (w *BlobWriter) start() {
+func (w *BlobWriter) start() error {
+	objects := filepath.Join(w.g.CommonDir, "objects")
+	tmp, err := os.MkdirTemp(objects, "tmp_objdir-litterbox-")
+	if err == nil {
+		err = os.Mkdir(filepath.Join(tmp, "pack"), 0o755)
+	}
+	if err != nil {
+		return fmt.Errorf("store blobs: %w", err)
+	}
+	w.tmp = tmp
 	args := []string{}
 	if w.keepPack {
 		args = append(args, "-c", "fastimport.unpackLimit=0")
@@ -58,7 +81,8 @@ func (w *BlobWriter) start() {
 	pr, pw := io.Pipe()
 	w.pipe, w.in, w.done = pw, bufio.NewWriterSize(pw, 1<<16), make(chan error, 1)
 	go func() {
-		_, err := w.g.R.Run(w.ctx, w.g.Cmd(args...).WithStdin(pr))
+		_, err := w.g.R.Run(w.ctx, w.g.Cmd(args...).WithStdin(pr).
+			WithEnv("GIT_OBJECT_DIRECTORY="+tmp, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+objects))
 		if err == nil {
 			err = io.ErrClosedPipe // it ended before we closed its input
 		}
@@ -68,6 +92,7 @@ func (w *BlobWriter) start() {
 		}
 		w.done <- err
 	}()
+	return nil
 }
 
 // Write stores size bytes read from r as a blob and returns its id. When r
@@ -83,7 +108,10 @@ func (w *BlobWriter) Write(size int64, r io.Reader) (string, error) {
 		return "", fmt.Errorf("blob writer closed")
 	}
 	if w.pipe == nil {
-		w.start()
+		if err := w.start(); err != nil {
+			w.err = err
+			return "", err
+		}
 	}
 	if _, err := fmt.Fprintf(w.in, "blob\ndata %d\n", size); err != nil {
 		return "", w.fail(err)
@@ -150,9 +178,40 @@ func (w *BlobWriter) fail(err error) error {
 	return w.err
 }
 
-// Close ends the import and waits for git to write the objects. Their ids
-// are valid in the repository only once Close returned nil.
+// Close ends the import, waits for git to write the objects and moves them
+// into the repository. Their ids are valid there only once Close returned
+// nil; after a failure nothing of the import is kept.
 func (w *BlobWriter) Close() error {
+	err := w.end()
+	if w.tmp == "" {
+		return err
+	}
+	if err == nil {
+		err = migrate(w.tmp, filepath.Join(w.g.CommonDir, "objects"))
+		if err != nil {
+			w.err = fmt.Errorf("store blobs: %w", err)
+			err = w.err
+		}
+	}
+	os.RemoveAll(w.tmp)
+	w.tmp = ""
+	return err
+}
+
+// Discard ends the import and keeps nothing of it.
+func (w *BlobWriter) Discard() {
+	w.end()
+	if w.err == nil {
+		w.err = errors.New("store blobs: discarded")
+	}
+	if w.tmp != "" {
+		os.RemoveAll(w.tmp)
+		w.tmp = ""
+	}
+}
+
+// end ends the import and waits for git.
+func (w *BlobWriter) end() error {
 	if w.closed {
 		return w.err
 	}
@@ -173,4 +232,68 @@ func (w *BlobWriter) Close() error {
 		w.err = fmt.Errorf("store blobs: %w", err)
 	}
 	return w.err
+}
+
+// migrate moves the objects of the quarantine tmp into objects: loose
+// objects, then packs, each pack's index last (git finds a pack by its
+// index), as git's tmp_objdir_migrate does. An object already there is
+// the same object.
+func migrate(tmp, objects string) error {
+	dirs, err := os.ReadDir(tmp)
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		if !d.IsDir() || len(d.Name()) != 2 {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(tmp, d.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(objects, d.Name()), 0o755); err != nil {
+			return err
+		}
+		for _, f := range files {
+			if err := moveObject(filepath.Join(tmp, d.Name(), f.Name()), filepath.Join(objects, d.Name(), f.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	packs, err := os.ReadDir(filepath.Join(tmp, "pack"))
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(packs))
+	for _, p := range packs {
+		names = append(names, p.Name())
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		return compareBool(strings.HasSuffix(a, ".idx"), strings.HasSuffix(b, ".idx"))
+	})
+	for _, n := range names {
+		if err := moveObject(filepath.Join(tmp, "pack", n), filepath.Join(objects, "pack", n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// moveObject moves one object file, leaving one that is there already (an
+// object's name is its content).
+func moveObject(from, to string) error {
+	if _, err := os.Lstat(to); err == nil {
+		return nil
+	}
+	return os.Rename(from, to)
 }

@@ -100,8 +100,10 @@ type DiffOptions struct {
 
 // Diff writes `git diff base tip` to w, for a human to read: it honours the
 // user's diff config (external tools, prefixes) and never starts a pager.
+// Names are quoted whatever core.quotePath says: they are an agent's, and
+// quotePath=false printed U+202E and C1 controls in them raw.
 func (g *Repo) Diff(ctx context.Context, base, tip string, opts DiffOptions, w io.Writer) error {
-	c := runner.New("git", "--no-pager", "-C", g.Root, "diff").WithEnv("GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0").
+	c := runner.New("git", "--no-pager", "-C", g.Root, "-c", "core.quotePath=true", "diff").WithEnv("GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0").
 		ArgIf(opts.Stat, "--stat").
 		ArgIf(!opts.Color, "--color=never").
 		Arg("--end-of-options", base, tip, "--").
