@@ -570,9 +570,16 @@ func (rec *Recorder) scanOnce(ctx context.Context, h *core.Handle, args []string
 	// Unblock the exec if the stream was not read to its end.
 	pr.CloseWithError(errors.New("scan stream abandoned"))
 	eerr := <-execDone
-	berr := blobs.Close()
+	var berr error
+	if perr != nil || eerr != nil {
+		// A scan that failed keeps nothing it sent: the agent can kill its
+		// scanner mid-stream at will, and each pack it left used to stay
+		// until git gc, charged to no limit.
+		blobs.Discard()
+	} else {
+		berr = blobs.Close()
+	}
 	if (perr != nil || eerr != nil || berr != nil) && !shared {
-		// What it stored is garbage git gc removes, not counted.
 		budget.release()
 	}
 	// A stream the host refused says more than the broken pipe the
