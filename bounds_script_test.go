@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -39,6 +40,23 @@ func boundsScripts(s *scriptSet) {
 		fmt.Fprintf(ts.Stdout(), "peak rss: %d MiB\n", mib)
 		if limit >= 0 && mib > limit {
 			ts.Fatalf("the mcp server's peak resident size is %d MiB, over %d MiB", mib, limit)
+		}
+	})
+	// gobuildstatic DIR OUT
+	//
+	// Builds the Go main package in DIR (a module of its own, the standard
+	// library only) into OUT, static (CGO_ENABLED=0), with the test's own
+	// Go environment: a stand-in program for a container, such as a
+	// scanner an agent rewrote.
+	s.cmd("gobuildstatic", func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg || len(args) != 2 {
+			ts.Fatalf("usage: gobuildstatic DIR OUT")
+		}
+		cmd := exec.Command("go", "build", "-o", ts.MkAbs(args[1]), ".")
+		cmd.Dir = ts.MkAbs(args[0])
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			ts.Fatalf("go build %s: %v\n%s", args[0], err, msg)
 		}
 	})
 	// dirsize DIR MAXMIB

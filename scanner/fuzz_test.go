@@ -26,6 +26,7 @@ func FuzzReadScan(f *testing.F) {
 		if err != nil {
 			return
 		}
+		defer sc.Release()
 		for p := range sc.Files {
 			if unsafePath(p, false) != "" && unsafePath(p, true) != "" {
 				t.Errorf("kept unsafe path %q", p)

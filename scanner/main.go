@@ -13,6 +13,7 @@ import (
 // given as LITTERBOX_SCANNER reads as its hidden command). The request, then
 // with --run the command to run, come on stdin; the stream goes to stdout.
 func Main(args []string, stdin io.Reader, stdout io.Writer) error {
+	undumpable()
 	if len(args) > 0 && args[0] == "scan-internal" {
 		args = args[1:]
 	}

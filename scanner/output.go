@@ -224,3 +224,16 @@ func pruneOutputs(dir string) {
 		os.Remove(filepath.Join(dir, n))
 	}
 }
+
+// Clip keeps at most limit bytes of the two streams together, copied: an
+// honest scanner fits them into the spec's Cap (finish), and the host clips
+// what a tampered one sent past it, so a result kept after its scan is
+// released (Result.Release) holds no more than the cap.
+func (r *RunResult) Clip(limit int) {
+	if len(r.Stdout)+len(r.Stderr) <= limit {
+		return
+	}
+	r.Stdout = strings.Clone(r.Stdout[:min(len(r.Stdout), limit)])
+	r.Stderr = strings.Clone(r.Stderr[:min(len(r.Stderr), limit-len(r.Stdout))])
+	r.StdoutTruncated, r.StderrTruncated = true, true
+}

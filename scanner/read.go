@@ -2,6 +2,7 @@ package scanner
 
 import (
 	"archive/tar"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"unsafe"
 )
 
 // Result is a scan stream as the host read it. The contents of its files are
@@ -19,6 +22,7 @@ type Result struct {
 	Meta  Meta
 	// Run is the command's result, when the scan ran one first.
 	Run *RunResult
+	held hold
 }
 
 // File is one file or symlink of a scan: its path, its git mode (100644,
@@ -36,14 +40,65 @@ type File struct {
 // pack, one file each, and git would only have to pack them again.
 const keepPackBytes = 4 << 20
 
-// Limits on the entries of a scan stream that are read into memory.
-const (
-	maxRunEntry  = 64 << 20
-	maxMetaEntry = 1 << 30
-)
-
 // ErrBadStream marks a scan stream the host refuses to read on.
 var ErrBadStream = errors.New("bad scan stream")
+
+// What a scan stream makes the host hold is bounded in memory, not in
+// bytes read: the scanner runs as the agent's uid, so its stream is as
+// untrusted as the agent (a forged meta entry of 3-byte listing records
+// once took `litterbox mcp` to 1.9 GiB, one 24-byte DirEntry and a string
+// each). Each entry kept is charged what it costs the host as it is read,
+// before it is kept: the bytes of the command's output and of the meta,
+// recordCost for each record of the meta, fileCost and its name for each
+// file. A scan that would hold more than maxScanHeld is refused, and so is
+// one that would take all the scans of the process together past
+// maxHeldTotal; a result holds its charge until Release.
+const (
+	maxScanHeld  = 64 << 20
+	maxHeldTotal = 128 << 20
+	// recordCost is what one meta record costs parsed: its slot in a
+	// listing or a list, and its entry in the maps a snapshot builds from
+	// the listing.
+	recordCost = 64
+	// fileCost is what one file sent costs besides its name: its entries
+	// in the result's map and in the snapshot's, and its blob id.
+	fileCost = 320
+)
+
+// held is what the scans of this process hold together.
+var held atomic.Int64
+
+// hold is one scan's charge.
+type hold struct{ n int64 }
+
+// take charges n bytes for what to the scan, or refuses the stream.
+func (h *hold) take(n int64, what string) error {
+	if n < 0 || h.n+n > maxScanHeld {
+		return fmt.Errorf("%w: %s would make the scan hold more than %s in memory on the host; a scan is refused past that (about 200,000 files changed, or 1,000,000 entries of changed directories): ignore what need not be recorded (.gitignore), or remove it", ErrBadStream, what, sizeText(maxScanHeld))
+	}
+	if held.Add(n) > maxHeldTotal {
+		held.Add(-n)
+		return fmt.Errorf("%w: %s would take the scans this process reads together past %s of memory: try again once they are done", ErrBadStream, what, sizeText(maxHeldTotal))
+	}
+	h.n += n
+	return nil
+}
+
+func (h *hold) release() {
+	held.Add(-h.n)
+	h.n = 0
+}
+
+// Release gives back what the result holds in memory, for other scans;
+// call it once the result is no longer used.
+func (r *Result) Release() {
+	if r != nil {
+		r.held.release()
+	}
+}
+
+// sizeText is n bytes in MiB.
+func sizeText(n int64) string { return fmt.Sprintf("%d MiB", n>>20) }
 
 // BlobStore stores file contents as blobs as they stream by: git's
 // BlobWriter.
@@ -74,6 +129,14 @@ func (e *SkipError) Error() string { return e.Reason }
 // reported.
 func Read(r io.Reader, blobs BlobStore) (*Result, error) {
 	sc := &Result{Files: map[string]File{}}
+	res, err := sc.read(r, blobs)
+	if err != nil {
+		sc.Release()
+	}
+	return res, err
+}
+
+func (sc *Result) read(r io.Reader, blobs BlobStore) (*Result, error) {
 	write := func(_ string, size int64, r io.Reader) (string, error) { return blobs.Write(size, r) }
 	if fs, ok := blobs.(FileStore); ok {
 		write = fs.WriteFile
@@ -91,20 +154,19 @@ func Read(r io.Reader, blobs BlobStore) (*Result, error) {
 		}
 		switch hdr.Name {
 		case runStdoutName, runStderrName, runResultName, planName, metaName:
-			limit := int64(maxRunEntry)
-			if hdr.Name == metaName {
-				limit = maxMetaEntry
+			if err := sc.held.take(hdr.Size, fmt.Sprintf("its entry %s of %d bytes", hdr.Name, hdr.Size)); err != nil {
+				return nil, err
 			}
-			data, err := readAllLimited(tr, limit)
-			if err != nil {
+			data := make([]byte, hdr.Size)
+			if _, err := io.ReadFull(tr, data); err != nil {
 				return nil, fmt.Errorf("read scan: %s: %w", hdr.Name, err)
 			}
 			bad := func(err error) error { return fmt.Errorf("%w: %w", ErrBadStream, err) }
 			switch hdr.Name {
 			case runStdoutName:
-				sc.ensureRun().Stdout = string(data)
+				sc.ensureRun().Stdout = unsafeString(data)
 			case runStderrName:
-				sc.ensureRun().Stderr = string(data)
+				sc.ensureRun().Stderr = unsafeString(data)
 			case runResultName:
 				out, errOut := sc.ensureRun().Stdout, sc.Run.Stderr
 				if err := json.Unmarshal(data, sc.Run); err != nil {
@@ -120,12 +182,22 @@ func Read(r io.Reader, blobs BlobStore) (*Result, error) {
 					blobs.KeepPack()
 				}
 			case metaName:
+				records := int64(bytes.Count(data, []byte{0}))
+				if err := sc.held.take(records*recordCost, fmt.Sprintf("its meta of %d records", records)); err != nil {
+					return nil, err
+				}
 				if sc.Meta, err = parseMeta(data); err != nil {
 					return nil, bad(err)
 				}
 				gotMeta = true
 			}
 			continue
+		}
+		if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeSymlink {
+			continue
+		}
+		if err := sc.held.take(fileCost+int64(len(hdr.Name)), fmt.Sprintf("its file %d", len(sc.Files)+len(refused)+1)); err != nil {
+			return nil, err
 		}
 		if reason := unsafePath(hdr.Name, hdr.Typeflag == tar.TypeSymlink); reason != "" {
 			refused = append(refused, Skipped{Path: hdr.Name, Reason: reason})
@@ -253,4 +325,13 @@ func unsafePath(p string, isLink bool) string {
 		}
 	}
 	return ""
+}
+
+// unsafeString is data as a string, without a copy: data, read for it
+// alone, is never written again, and a copy would double what a scan holds.
+func unsafeString(data []byte) string {
+	if len(data) == 0 {
+		return ""
+	}
+	return unsafe.String(&data[0], len(data))
 }

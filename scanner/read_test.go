@@ -50,7 +50,9 @@ func (m memBlobs) Write(size int64, r io.Reader) (string, error) {
 
 // parseScan reads a scan stream held in memory, keeping contents in blobs.
 func parseScan(data []byte, blobs memBlobs) (*Result, error) {
-	return Read(bytes.NewReader(data), blobs)
+	res, err := Read(bytes.NewReader(data), blobs)
+	res.Release() // only the charge: the test reads on
+	return res, err
 }
 
 func TestParseScanRefusesHostileNames(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -212,16 +211,21 @@ func (m *Meta) encode() []byte {
 
 // parseMeta reads a meta entry. Paths in it are as untrusted as any
 // name in the stream; parseScan checks them.
-func parseMeta(data []byte) (Meta, error) {
+func parseMeta(raw []byte) (Meta, error) {
 	m := Meta{Dirs: map[string][]DirEntry{}}
 	dir, inDir := "", false
 	start := false
+	// The values are substrings of one string, the listings slices of one
+	// array: a record costs its bytes and one DirEntry (read.go charges
+	// it), not an allocation of its own.
+	data := unsafeString(raw)
+	entries := make([]DirEntry, 0, strings.Count(data, "\x00"))
 	for len(data) > 0 {
-		i := bytes.IndexByte(data, 0)
+		i := strings.IndexByte(data, 0)
 		if i < 1 {
 			return m, errors.New("scan meta: malformed record")
 		}
-		tag, v := data[0], string(data[1:i])
+		tag, v := data[0], data[1:i]
 		data = data[i+1:]
 		switch tag {
 		case 'S':
@@ -235,18 +239,20 @@ func parseMeta(data []byte) (Meta, error) {
 				return m, fmt.Errorf("scan meta: directory %q listed twice", v)
 			}
 			dir, inDir = v, true
-			m.Dirs[dir] = []DirEntry{}
+			entries = entries[len(entries):]
+			m.Dirs[dir] = entries[:0:0]
 		case EntryFile, EntryNotIgnored, EntryDir, EntryNotWalked:
 			if !inDir {
 				return m, errors.New("scan meta: listing entry outside a directory")
 			}
-			m.Dirs[dir] = append(m.Dirs[dir], DirEntry{Name: v, Kind: tag})
+			entries = append(entries, DirEntry{Name: v, Kind: tag})
+			m.Dirs[dir] = entries[:len(entries):len(entries)]
 		case 'K':
-			j := bytes.IndexByte(data, 0)
+			j := strings.IndexByte(data, 0)
 			if j < 0 {
 				return m, errors.New("scan meta: skipped entry without a reason")
 			}
-			m.Skipped = append(m.Skipped, Skipped{Path: v, Reason: string(data[:j])})
+			m.Skipped = append(m.Skipped, Skipped{Path: v, Reason: data[:j]})
 			data = data[j+1:]
 		case 'I':
 			m.IgnoredChanged = append(m.IgnoredChanged, v)
@@ -262,11 +268,11 @@ func parseMeta(data []byte) (Meta, error) {
 		case 'U':
 			var f [3]string
 			for k := range f {
-				j := bytes.IndexByte(data, 0)
+				j := strings.IndexByte(data, 0)
 				if j < 0 {
 					return m, errors.New("scan meta: unrecordable entry cut short")
 				}
-				f[k], data = string(data[:j]), data[j+1:]
+				f[k], data = data[:j], data[j+1:]
 			}
 			m.Unrecordable = append(m.Unrecordable, Unrecordable{Path: v, Reason: f[0], ID: f[1], Ignored: f[2] == "1"})
 		case 'W':
@@ -312,14 +318,4 @@ func parsePlan(data []byte) (plan, error) {
 		return p, fmt.Errorf("scan plan: malformed %q", data)
 	}
 	return p, nil
-}
-
-// readAllLimited reads r whole, failing past max bytes: a meta entry is
-// read into memory, and the scanner is not trusted to keep it small.
-func readAllLimited(r io.Reader, max int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err == nil && int64(len(data)) > max {
-		err = fmt.Errorf("over %d bytes", max)
-	}
-	return data, err
 }

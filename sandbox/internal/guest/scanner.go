@@ -170,7 +170,10 @@ func (g *Guest) overrideScanner() (Scanner, error) {
 }
 
 // InstallScanner copies the scanner into the container's root-owned RunDir,
-// where the sandbox user can run it but not replace it. The copy lands under
+// where the sandbox user can run it but not replace it, nor read it: the
+// kernel starts a program its user cannot read non-dumpable, so the
+// command the scanner runs, of the same uid, cannot open the scanner's
+// descriptors under /proc (its stream to the host). The copy lands under
 // a temporary name and is renamed, so a concurrent install is harmless. The
 // installs of one container still run one at a time, and one that finds the
 // scanner in place writes nothing: RunDir is a small tmpfs (runDirSize), and
@@ -187,7 +190,7 @@ func (g *Guest) InstallScanner(ctx context.Context, h *core.Handle, bin Scanner)
 	defer f.Close()
 	_, err = g.Common.Exec(ctx, provider.ExecRequest{
 		Ref: h.Ref, User: "0", Stdin: f,
-		Cmd: []string{"sh", "-c", `set -e; if [ -x "$1" ]; then cat >/dev/null; exit 0; fi; t=$(mktemp "$1.XXXXXX"); cat >"$t"; chmod 0755 "$t"; mv -f "$t" "$1"`, "sh", bin.Path},
+		Cmd: []string{"sh", "-c", `set -e; if [ -x "$1" ]; then cat >/dev/null; exit 0; fi; t=$(mktemp "$1.XXXXXX"); cat >"$t"; chmod 0711 "$t"; mv -f "$t" "$1"`, "sh", bin.Path},
 	})
 	if err != nil {
 		return core.ExecError(h, "install the snapshot scanner", err)

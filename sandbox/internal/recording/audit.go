@@ -49,6 +49,7 @@ func (rec *Recorder) unrecordable(ctx context.Context, h *core.Handle) ([]Skippe
 	if err != nil {
 		return nil, err
 	}
+	defer sc.release()
 	lost := slices.Clone(sc.meta.Skipped)
 	if len(sc.meta.Unrecordable) == 0 {
 		return lost, nil

@@ -83,8 +83,12 @@ func (rec *Recorder) Run(ctx context.Context, h *core.Handle, spec RunSpec) (*Ru
 	}
 	if sc.run == nil {
 		sc.budget.release()
+		sc.release()
 		return nil, nil, errors.New("the scanner sent no command result")
 	}
+	// The output outlives the scan's share of memory (commitScan releases
+	// it): no more of it than the spec's cap.
+	sc.run.Clip(spec.Cap)
 	began := time.Now()
 	snap, err := rec.commitScan(work, h, sc, opts, spec.Message)
 	if snap != nil {

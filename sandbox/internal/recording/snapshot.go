@@ -162,6 +162,7 @@ func (rec *Recorder) commitScan(ctx context.Context, h *core.Handle, sc *scanned
 	// Its rescans share its share of the record limit (recordlimit.go).
 	budget := sc.budget
 	defer budget.release()
+	defer func() { sc.release() }() // the last scan: each one before is released when replaced
 	ctx = withBudget(ctx, budget)
 	unlock, err := state.Lock(ctx, h.Repo.StateDir(h.Slug))
 	if err != nil {
@@ -184,6 +185,7 @@ func (rec *Recorder) commitScan(ctx context.Context, h *core.Handle, sc *scanned
 	rs := readRecordState(h)
 	if sc.meta.Start < opts.Since {
 		opts.Linked = rs.Linked
+		sc.release()
 		if sc, err = rec.scan(ctx, h, opts, nil); err != nil {
 			return nil, err
 		}
@@ -238,6 +240,7 @@ func (rec *Recorder) commitScan(ctx context.Context, h *core.Handle, sc *scanned
 		opts.Paths = appendNew(opts.Paths, fu.Paths...)
 		opts.List = appendNew(opts.List, fu.List...)
 		opts.Tracked = appendNew(opts.Tracked, fu.Tracked...)
+		sc.release()
 		if sc, err = rec.scan(ctx, h, opts, nil); err != nil {
 			return nil, err
 		}
@@ -337,6 +340,17 @@ type scanned struct {
 	// budget is the share of the record limit its snapshot holds
 	// (recordlimit.go).
 	budget *recordBudget
+	// result holds the scan's share of the host's memory for scans
+	// (scanner.Result.Release) until release.
+	result *scanner.Result
+}
+
+// release gives back the scan's share of the host's memory for scans: its
+// snapshot is done with it. sc may be nil.
+func (sc *scanned) release() {
+	if sc != nil {
+		sc.result.Release()
+	}
 }
 
 // newScanned is res as changes to the branch.
@@ -595,7 +609,7 @@ func (rec *Recorder) scanOnce(ctx context.Context, h *core.Handle, args []string
 		return nil, berr
 	}
 	sc := newScanned(res)
-	sc.budget = budget
+	sc.budget, sc.result = budget, res
 	return sc, nil
 }
 
