@@ -96,6 +96,16 @@ func (g *Repo) ApplyPreview(ctx context.Context, patch []byte) ([]RawChange, err
 // working tree root) would get from `git add`, the repository's filters
 // applied.
 func (g *Repo) HashFiles(ctx context.Context, paths []string) ([]string, error) {
+	return g.hashFiles(ctx, paths, false)
+}
+
+// StoreFiles is HashFiles that also writes the blobs into the repository,
+// so the files can be written back as they are (WriteFiles).
+func (g *Repo) StoreFiles(ctx context.Context, paths []string) ([]string, error) {
+	return g.hashFiles(ctx, paths, true)
+}
+
+func (g *Repo) hashFiles(ctx context.Context, paths []string, write bool) ([]string, error) {
 	ids := make([]string, len(paths))
 	var viaGit []int
 	var in bytes.Buffer
@@ -108,6 +118,11 @@ func (g *Repo) HashFiles(ctx context.Context, paths []string) ([]string, error) 
 				return nil, err
 			}
 			ids[i] = BlobID(data)
+			if write {
+				if _, err := g.R.Run(ctx, g.Cmd("hash-object", "-w", "--stdin").WithStdin(bytes.NewReader(data))); err != nil {
+					return nil, err
+				}
+			}
 			continue
 		}
 		viaGit = append(viaGit, i)
@@ -116,7 +131,7 @@ func (g *Repo) HashFiles(ctx context.Context, paths []string) ([]string, error) 
 	if len(viaGit) == 0 {
 		return ids, nil
 	}
-	res, err := g.R.Run(ctx, g.Cmd("hash-object", "--stdin-paths").WithStdin(&in))
+	res, err := g.R.Run(ctx, g.Cmd("hash-object").ArgIf(write, "-w").Arg("--stdin-paths").WithStdin(&in))
 	if err != nil {
 		return nil, err
 	}
@@ -215,4 +230,55 @@ func (g *Repo) IndexEntries(ctx context.Context, paths []string) (map[string]Ent
 		}
 	}
 	return out, nil
+}
+
+// Marks are the index flags that make git ignore a file's content in the
+// working tree: `git update-index --skip-worktree` and
+// `--assume-unchanged`.
+type Marks struct {
+	SkipWorktree    bool `json:"skipWorktree,omitempty"`
+	AssumeUnchanged bool `json:"assumeUnchanged,omitempty"`
+}
+
+// IndexMarks returns the marks of those of paths that have any (`git
+// ls-files -v`: S for skip-worktree, a lowercase tag for assume-unchanged).
+func (g *Repo) IndexMarks(ctx context.Context, paths []string) (map[string]Marks, error) {
+	want := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		want[p] = true
+	}
+	res, err := g.R.Run(ctx, g.Cmd("ls-files", "-v", "-z"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]Marks{}
+	for _, rec := range bytes.Split(res.Stdout, []byte{0}) {
+		if len(rec) < 3 || rec[1] != ' ' || !want[string(rec[2:])] {
+			continue
+		}
+		m := Marks{SkipWorktree: rec[0] == 'S' || rec[0] == 's', AssumeUnchanged: rec[0] >= 'a' && rec[0] <= 'z'}
+		if m != (Marks{}) {
+			out[string(rec[2:])] = m
+		}
+	}
+	return out, nil
+}
+
+// SetIndexMarks sets the marks of paths in the user's index.
+func (g *Repo) SetIndexMarks(ctx context.Context, paths []string, marks []Marks) error {
+	for _, flag := range []string{"--skip-worktree", "--assume-unchanged"} {
+		var in bytes.Buffer
+		for i, p := range paths {
+			if (flag == "--skip-worktree" && marks[i].SkipWorktree) || (flag == "--assume-unchanged" && marks[i].AssumeUnchanged) {
+				in.WriteString(p + "\x00")
+			}
+		}
+		if in.Len() == 0 {
+			continue
+		}
+		if _, err := g.R.Run(ctx, g.Cmd("update-index", flag, "-z", "--stdin").WithStdin(&in)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -243,6 +243,9 @@ func (rw *Reviewer) Apply(ctx context.Context, r *core.Repo, name, at string) (*
 			return nil, fmt.Errorf("apply sandbox %q (nothing was changed): %w", rv.Slug, err)
 		}
 	}
+	if err := rw.fillDisk(ctx, r, t); err != nil {
+		return nil, fmt.Errorf("apply sandbox %q (nothing was changed): %w", rv.Slug, err)
+	}
 	if err := writeTxn(r, t); err != nil {
 		return nil, fmt.Errorf("apply sandbox %q (nothing was changed): %w", rv.Slug, err)
 	}
@@ -338,8 +341,8 @@ func (rw *Reviewer) undoWrite(ctx context.Context, r *core.Repo, t *worktreeTxn,
 	if err := removeTxn(r); err != nil {
 		rw.Log.Warn("could not remove the journal", "err", err)
 	}
-	if rescued != "" {
-		return fmt.Errorf("%w\nIt was rolled back; files that held other changes were copied to %s first", cause, rescued)
+	if len(rescued) > 0 {
+		return fmt.Errorf("%w\nIt was rolled back.%s", cause, rescued.text())
 	}
 	return fmt.Errorf("%w\nIt was rolled back: nothing was changed", cause)
 }
@@ -499,6 +502,18 @@ func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name, at string) (*
 		return nil, untrackedError("merge", rv.Slug, theirs)
 	}
 
+	// The journal goes first: the working tree and index move, then the
+	// branch, and a kill between those steps (or during the first) is
+	// rolled back, or recognised as done, by the next merge, apply or list.
+	t := &worktreeTxn{Op: "merge", Sandbox: rv.Slug, Ref: ref, From: head, Index: true,
+		Started: time.Now().UTC(), Paths: txnPaths(changes, true)}
+	if err := rw.fillDisk(ctx, r, t); err != nil {
+		return nil, fmt.Errorf("merge sandbox %q (nothing was changed): %w", rv.Slug, err)
+	}
+	if hidden := t.hidden(); len(hidden) > 0 {
+		return nil, core.NewError(core.ErrConflict, "Cannot merge sandbox '%s': it changes files whose content in your working tree differs from what git has, although git status shows nothing (they are marked --skip-worktree or --assume-unchanged, see `git ls-files -v`):\n%s\nThe merge would write over that content. Keep a copy of each, clear its mark (`git update-index --no-skip-worktree FILE` for an S in `git ls-files -v`, `git update-index --no-assume-unchanged FILE` for a lowercase letter), commit or stash the change, and run `litterbox merge %s` again. Nothing was changed.",
+			rv.Slug, bullets(hidden), rv.Slug)
+	}
 	commit := rv.Tip
 	res.FastForward = ff
 	if !ff {
@@ -506,11 +521,7 @@ func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name, at string) (*
 			return nil, err
 		}
 	}
-	// The journal goes first: the working tree and index move, then the
-	// branch, and a kill between those steps (or during the first) is
-	// rolled back, or recognised as done, by the next merge, apply or list.
-	t := &worktreeTxn{Op: "merge", Sandbox: rv.Slug, Ref: ref, From: head, To: commit, Index: true,
-		Started: time.Now().UTC(), Paths: txnPaths(changes, true)}
+	t.To = commit
 	if err := writeTxn(r, t); err != nil {
 		return nil, fmt.Errorf("merge sandbox %q (nothing was changed): %w", rv.Slug, err)
 	}

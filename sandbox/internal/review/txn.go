@@ -13,6 +13,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/flock"
+	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
@@ -26,9 +27,14 @@ import (
 // journal with no live writer (the next merge, apply or list in that working
 // tree) completes the operation when its last step is done (the branch moved)
 // and otherwise rolls it back: each path is put back to its entry before,
-// and so is the index for a merge. A file that holds neither the before nor
-// the after content is someone's edit made since: it is copied aside first,
-// so nothing is lost. Rolling back twice is rolling back once.
+// and so is the index for a merge. "Before" is what the working tree held,
+// which is not always the index's entry: a file marked --skip-worktree or
+// --assume-unchanged can hold an edit git status does not show, or be
+// absent (a sparse checkout), and the rollback once wrote the index's
+// version over such an edit. A path that holds what it held before is left
+// alone. A file that holds neither the before nor the after content is
+// someone's edit made since: it is copied aside first, so nothing is lost,
+// and the message names each copy. Rolling back twice is rolling back once.
 
 // worktreeTxn is the journal of a merge or apply in progress.
 type worktreeTxn struct {
@@ -51,6 +57,20 @@ type txnPath struct {
 	// is not known (then any content but Old is copied aside on rollback).
 	New   git.Entry `json:"new"`
 	Known bool      `json:"known,omitempty"` // New is known
+	// Disk is what the working tree held before, when it was not Old (a
+	// file's content is then stored as a blob, to be written back).
+	Disk *git.Entry `json:"disk,omitempty"`
+	// Marks are the path's index marks before (a merge's rollback writes
+	// the entry again, which clears them).
+	Marks git.Marks `json:"marks,omitempty"`
+}
+
+// before is what the working tree held at p before the operation.
+func (p txnPath) before() git.Entry {
+	if p.Disk != nil {
+		return *p.Disk
+	}
+	return p.Old
 }
 
 func txnFile(r *core.Repo) string { return filepath.Join(worktreeGitDir(r), "litterbox-worktree.json") }
@@ -67,6 +87,71 @@ func txnPaths(changes []git.RawChange, known bool) []txnPath {
 	out := make([]txnPath, len(changes))
 	for i, c := range changes {
 		out[i] = txnPath{Path: []byte(c.Path), Old: c.Old, New: c.New, Known: known}
+	}
+	return out
+}
+
+// fillDisk records, for each path of t, what the working tree holds when it
+// is not the path's Old entry, storing such a file's content as a blob.
+func (rw *Reviewer) fillDisk(ctx context.Context, r *core.Repo, t *worktreeTxn) error {
+	paths := t.paths()
+	cur, err := rw.onDisk(ctx, r, paths)
+	if err != nil {
+		return err
+	}
+	if t.Index {
+		marks, err := r.Git.IndexMarks(ctx, paths)
+		if err != nil {
+			return err
+		}
+		for i := range t.Paths {
+			t.Paths[i].Marks = marks[paths[i]]
+		}
+	}
+	var store []string
+	var at []int
+	for i, p := range t.Paths {
+		if cur[i] == p.Old {
+			continue
+		}
+		d := cur[i]
+		t.Paths[i].Disk = &d
+		if d.Present() && d.Mode != "dir" && d.Mode != "120000" {
+			store, at = append(store, paths[i]), append(at, i)
+		}
+	}
+	if len(store) == 0 {
+		return nil
+	}
+	ids, err := r.Git.StoreFiles(ctx, store)
+	if err != nil {
+		return err
+	}
+	for k, i := range at {
+		t.Paths[i].Disk.ID = ids[k]
+	}
+	return nil
+}
+
+// hidden are the paths whose file holds content other than its index entry
+// although git status shows none: marked --skip-worktree or
+// --assume-unchanged (the caller has refused the changes git status shows).
+// An absent file is not one (a sparse checkout leaves it out), nor one whose
+// mode alone differs (core.fileMode=false).
+func (t *worktreeTxn) hidden() []string {
+	var out []string
+	for _, p := range t.Paths {
+		if p.Disk != nil && p.Disk.Present() && p.Old.Present() && p.Disk.ID != p.Old.ID {
+			out = append(out, string(p.Path))
+		}
+	}
+	return out
+}
+
+func (t *worktreeTxn) paths() []string {
+	out := make([]string, len(t.Paths))
+	for i, p := range t.Paths {
+		out[i] = string(p.Path)
 	}
 	return out
 }
@@ -164,18 +249,31 @@ func (rw *Reviewer) recoverLocked(ctx context.Context, r *core.Repo) error {
 	if err != nil {
 		return fmt.Errorf("roll back the interrupted `litterbox %s %s`: %w (its journal %s is kept; run litterbox list again to retry)", t.Op, t.Sandbox, err, txnFile(r))
 	}
-	msg := fmt.Sprintf("An interrupted `litterbox %s %s` was rolled back: the files it had begun to change are as they were before it. Run `litterbox %s %s` again.", t.Op, t.Sandbox, t.Op, t.Sandbox)
-	if rescued != "" {
-		msg += " Files that held other changes were copied to " + rescued + " first."
-	}
-	rw.Log.Warn(msg)
+	rw.Log.Warn(fmt.Sprintf("An interrupted `litterbox %s %s` was rolled back: the files it had begun to change are as they were before it. Run `litterbox %s %s` again.", t.Op, t.Sandbox, t.Op, t.Sandbox) + rescued.text())
 	return removeTxn(r)
 }
 
-// rollback puts every path of t back to its entry before t, in the working
-// tree (and, for a merge, the index). since is when the journal was written.
-// It returns the directory files were copied aside to, if any.
-func (rw *Reviewer) rollback(ctx context.Context, r *core.Repo, t *worktreeTxn, since time.Time) (rescued string, err error) {
+// rescuedFiles are the files a rollback copied aside: each path and its
+// copy.
+type rescuedFiles [][2]string
+
+// text says where each copy is, for the rollback's message; "" for none.
+func (rf rescuedFiles) text() string {
+	if len(rf) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nFiles that held other changes were copied aside first:")
+	for _, c := range rf {
+		fmt.Fprintf(&b, "\n  %s -> %s", termtext.Quote(c[0]), termtext.Quote(c[1]))
+	}
+	return b.String()
+}
+
+// rollback puts every path of t back to what the working tree held before
+// t (and, for a merge, the index entry). since is when the journal was
+// written. It returns the files it copied aside.
+func (rw *Reviewer) rollback(ctx context.Context, r *core.Repo, t *worktreeTxn, since time.Time) (rescued rescuedFiles, err error) {
 	g := r.Git
 	if t.Index {
 		// A read-tree killed midway leaves index.lock behind, and then every
@@ -183,41 +281,41 @@ func (rw *Reviewer) rollback(ctx context.Context, r *core.Repo, t *worktreeTxn, 
 		// (the caller holds the lock), is the dead merge's.
 		if st, err := os.Stat(g.IndexLock()); err == nil && !st.ModTime().Before(since) {
 			if err := os.Remove(g.IndexLock()); err != nil {
-				return "", err
+				return nil, err
 			}
 		}
 	}
-	paths := make([]string, len(t.Paths))
-	for i, p := range t.Paths {
-		paths[i] = string(p.Path)
-	}
+	paths := t.paths()
 	cur, err := rw.onDisk(ctx, r, paths)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	var restore []string
 	var entries []git.Entry
 	var gone []string
+	aside := ""
 	for i, p := range t.Paths {
-		c := cur[i]
-		if c == p.Old {
-			continue
+		c, before := cur[i], p.before()
+		if c == before {
+			continue // untouched: never write it
 		}
 		if c.Present() && c.Mode != "dir" && (!p.Known || c != p.New) {
-			if rescued == "" {
-				rescued = filepath.Join(worktreeGitDir(r), "litterbox-rescued", time.Now().UTC().Format("20060102T150405Z"))
+			if aside == "" {
+				aside = filepath.Join(worktreeGitDir(r), "litterbox-rescued", time.Now().UTC().Format("20060102T150405Z"))
 			}
-			if err := copyAside(filepath.Join(r.Root(), paths[i]), filepath.Join(rescued, paths[i])); err != nil {
-				return "", err
+			dst := filepath.Join(aside, paths[i])
+			if err := copyAside(filepath.Join(r.Root(), paths[i]), dst); err != nil {
+				return nil, err
 			}
+			rescued = append(rescued, [2]string{paths[i], dst})
 		}
 		if c.Mode != "dir" && c.Present() {
 			if err := os.Remove(filepath.Join(r.Root(), paths[i])); err != nil && !os.IsNotExist(err) {
-				return "", err
+				return nil, err
 			}
 		}
-		if p.Old.Present() {
-			restore, entries = append(restore, paths[i]), append(entries, p.Old)
+		if before.Present() && before.Mode != "dir" {
+			restore, entries = append(restore, paths[i]), append(entries, before)
 		} else {
 			gone = append(gone, paths[i])
 		}
@@ -238,13 +336,17 @@ func (rw *Reviewer) rollback(ctx context.Context, r *core.Repo, t *worktreeTxn, 
 		}
 		var ps []string
 		var olds []git.Entry
+		var marks []git.Marks
 		for i, p := range t.Paths {
 			if idx[paths[i]] != p.Old {
-				ps, olds = append(ps, paths[i]), append(olds, p.Old)
+				ps, olds, marks = append(ps, paths[i]), append(olds, p.Old), append(marks, p.Marks)
 			}
 		}
 		if len(ps) > 0 {
 			if err := g.SetIndexEntries(ctx, "", ps, olds); err != nil {
+				return rescued, err
+			}
+			if err := g.SetIndexMarks(ctx, ps, marks); err != nil {
 				return rescued, err
 			}
 		}
