@@ -102,7 +102,7 @@ func configList(paths []string) string {
 			b.WriteByte('\n')
 		}
 		fmt.Fprintf(&b, "  %s: %s", termtext.Quote(p), sandbox.ConfigRole(p))
-		if p == config.LocalFile {
+		if config.IsLocalFile(p) {
 			b.WriteString(" (apply and merge refuse it)")
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/litterbox-dev/litterbox/internal/fsname"
 	"io"
 	"strings"
 	"time"
@@ -330,17 +331,50 @@ func splitZ(out string) []string {
 	return f
 }
 
-// Tracked reports whether path (relative to the root) is in the index, that
-// is, tracked by git: committed, or staged to be.
-func (g *Repo) Tracked(ctx context.Context, path string) (bool, error) {
-	res, err := g.R.Run(ctx, g.Cmd("ls-files", "-z", "--full-name", "--", ":(literal,top)"+path))
-	if err != nil {
-		return false, err
+// Tracked reports whether path (relative to the root), or a name that is
+// the same file on a case- or normalisation-insensitive file system
+// (fsname.Same: .LITTERBOX.LOCAL.TOML for .litterbox.local.toml), is in the
+// index, that is, tracked by git: committed, or staged to be. It returns the
+// name tracked, path itself first. Only the last component is folded: the
+// directory is compared as it is.
+func (g *Repo) Tracked(ctx context.Context, path string) (string, bool, error) {
+	dir, _ := splitDir(path)
+	spec := ":(top,glob)*"
+	if dir != "" {
+		spec = ":(top,glob)" + globEscape(dir) + "/*"
 	}
+	res, err := g.R.Run(ctx, g.Cmd("ls-files", "-z", "--full-name", "--", spec))
+	if err != nil {
+		return "", false, err
+	}
+	found := ""
 	for _, p := range splitZ(string(res.Stdout)) {
 		if p == path {
-			return true, nil
+			return p, true, nil
+		}
+		if d, _ := splitDir(p); d == dir && found == "" && fsname.Same(p, path) {
+			found = p
 		}
 	}
-	return false, nil
+	return found, found != "", nil
+}
+
+// splitDir splits p at its last slash: "" and p for a name at the top.
+func splitDir(p string) (dir, name string) {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i], p[i+1:]
+	}
+	return "", p
+}
+
+// globEscape quotes the characters a glob pathspec reads as patterns.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune("*?[\\", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

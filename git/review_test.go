@@ -131,7 +131,8 @@ func TestCommitMergeSigning(t *testing.T) {
 
 // TestTracked: only a path in the index is tracked; an ignored or untracked
 // file, a directory holding the path's name as a prefix, or a name with
-// pathspec magic in it is not.
+// pathspec magic in it is not. A name that is the same file on a
+// case-insensitive file system is tracked, and named.
 func TestTracked(t *testing.T) {
 	g, _ := newTestRepo(t)
 	for _, n := range []string{".litterbox.local.toml", "ignored.toml", "*.toml", "dir/x"} {
@@ -145,9 +146,9 @@ func TestTracked(t *testing.T) {
 	ctx := context.Background()
 	check := func(path string, want bool) {
 		t.Helper()
-		got, err := g.Tracked(ctx, path)
-		if err != nil || got != want {
-			t.Errorf("Tracked(%q) = %v, %v; want %v", path, got, err, want)
+		name, got, err := g.Tracked(ctx, path)
+		if err != nil || got != want || (got && name != path) {
+			t.Errorf("Tracked(%q) = %q, %v, %v; want %v", path, name, got, err, want)
 		}
 	}
 	check(".litterbox.local.toml", false)
@@ -164,6 +165,33 @@ func TestTracked(t *testing.T) {
 	check("*.toml", true)
 	check("dir", false)
 	check("dir/x", true)
+
+	// by case, and with a code point HFS+ ignores
+	for _, variant := range []string{".LITTERBOX.LOCAL.TOML", ".litterbox\u200c.local.toml", "dir/X"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(g.Root, variant)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(g.Root, variant), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("git", "-C", g.Root, "add", "--", variant).CombinedOutput(); err != nil {
+			t.Fatalf("git add: %v %s", err, out)
+		}
+		want := strings.ToLower(strings.ReplaceAll(variant, "\u200c", ""))
+		if variant == "dir/X" {
+			want = "dir/x"
+			if out, err := exec.Command("git", "-C", g.Root, "rm", "-q", "--cached", "dir/x").CombinedOutput(); err != nil {
+				t.Fatalf("git rm: %v %s", err, out)
+			}
+		}
+		name, ok, err := g.Tracked(ctx, want)
+		if err != nil || !ok || name != variant {
+			t.Errorf("Tracked(%q) with %q in the index = %q, %v, %v; want %q", want, variant, name, ok, err, variant)
+		}
+		if out, err := exec.Command("git", "-C", g.Root, "rm", "-q", "--cached", "--", variant).CombinedOutput(); err != nil {
+			t.Fatalf("git rm: %v %s", err, out)
+		}
+	}
 }
 
 func TestParseDiffFiles(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/litterbox-dev/litterbox/internal/fsname"
+	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"maps"
 	"os"
 	"path"
@@ -257,12 +259,29 @@ func Default() *Config {
 	return &Config{Setup: DefaultSetup, Network: NetworkBridge, Egress: Egress{Registries: true}}
 }
 
-// TrackedLocalWarning says why a LocalFile git tracks is not read, and what
-// to do. Local settings decide what agents may do (agent_images,
-// allow_unisolated), so they come only from a file the user wrote: one git
-// tracks came with a commit, which may be a sandbox's, merged by hand.
-const TrackedLocalWarning = LocalFile + " is tracked by git, so it is not read: it came with a commit, perhaps an agent's (merged from a sandbox's branch), and local settings come only from a file you wrote. " +
-	"Read it; if it is yours, stop tracking it (`git rm --cached " + LocalFile + "`, and list it in .gitignore)."
+// TrackedLocalWarning says why a LocalFile git tracks (as name: LocalFile,
+// or a name that is the same file on a case-insensitive file system) is not
+// read, and what to do. Local settings decide what agents may do
+// (agent_images, allow_unisolated), so they come only from a file the user
+// wrote: one git tracks came with a commit, which may be a sandbox's,
+// merged by hand.
+func TrackedLocalWarning(name string) string {
+	if name == LocalFile {
+		return LocalFile + " is tracked by git, so it is not read: it came with a commit, perhaps an agent's (merged from a sandbox's branch), and local settings come only from a file you wrote. " +
+			"Read it; if it is yours, stop tracking it (`git rm --cached " + LocalFile + "`, and list it in .gitignore)."
+	}
+	q := termtext.Quote(name)
+	return q + " is tracked by git, and on a case-insensitive file system it is " + LocalFile + ", so that file is not read: " + q + " came with a commit, perhaps an agent's (merged from a sandbox's branch), and local settings come only from a file you wrote. " +
+		"Read it, then remove it (`git rm " + q + "`) and commit."
+}
+
+// IsLocalFile reports whether the path p is LocalFile, or the same file on
+// a case- or normalisation-insensitive file system (fsname.Same).
+func IsLocalFile(p string) bool { return fsname.Same(p, LocalFile) }
+
+// IsFile reports whether the path p is File, or the same file on a case- or
+// normalisation-insensitive file system.
+func IsFile(p string) bool { return fsname.Same(p, File) }
 
 // Load reads File from commit, a commit of the user's (the sandbox service
 // decides which: never one an agent wrote), and LocalFile from the working
@@ -333,12 +352,12 @@ func readLocal(ctx context.Context, g *git.Repo, warn func(string)) ([]byte, err
 	local, err := os.ReadFile(filepath.Join(g.Root, LocalFile))
 	switch {
 	case err == nil:
-		tracked, err := g.Tracked(ctx, LocalFile)
+		name, tracked, err := g.Tracked(ctx, LocalFile)
 		if err != nil {
 			return nil, fmt.Errorf("ask git whether it tracks %s: %w", LocalFile, err)
 		}
 		if tracked {
-			warn(TrackedLocalWarning)
+			warn(TrackedLocalWarning(name))
 			return nil, nil
 		}
 		if local == nil {

@@ -360,6 +360,19 @@ func TestLoadLeavesOutATrackedLocalFile(t *testing.T) {
 		}
 		run("commit", "-q", "--allow-empty", "-m", "track it")
 	}
+
+	// A variant git tracks is the file itself on a case-insensitive file
+	// system (where .litterbox.local.toml opens .LITTERBOX.LOCAL.TOML):
+	// here both are there, as that file system would show the one.
+	run("rm", "-q", "--cached", LocalFile)
+	if err := os.WriteFile(filepath.Join(dir, ".LITTERBOX.LOCAL.TOML"), []byte("agent_images = [\"img\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("add", ".LITTERBOX.LOCAL.TOML")
+	cfg, warned = load()
+	if len(cfg.AgentImages) != 0 || len(warned) != 1 || !strings.Contains(warned[0], ".LITTERBOX.LOCAL.TOML is tracked by git, and on a case-insensitive file system it is "+LocalFile) {
+		t.Errorf("variant tracked: images %q, warnings %q; want it left out, with a warning naming the variant", cfg.AgentImages, warned)
+	}
 }
 
 // The settings only the user writes are read from the local file alone,

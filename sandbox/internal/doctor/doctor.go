@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -394,10 +395,14 @@ func settingsCheck(ctx context.Context, g *git.Repo) Check {
 		c.Detail = "no " + config.LocalFile + " (your local settings, see docs/config.md): agents pick no image of their own"
 		return c
 	}
-	tracked, err := g.Tracked(ctx, config.LocalFile)
+	name, tracked, err := g.Tracked(ctx, config.LocalFile)
 	switch {
 	case err != nil:
 		c.Status, c.Detail = CheckWarn, "could not ask git whether it tracks "+config.LocalFile+": "+err.Error()
+	case tracked && name != config.LocalFile:
+		c.Status = CheckWarn
+		c.Detail = termtext.Quote(name) + " is tracked by git, and on a case-insensitive file system it is " + config.LocalFile + ", so that file is not read: local settings come only from a file you wrote, and a tracked one came with a commit, perhaps an agent's"
+		c.Fix = "read it, then remove it (`git rm " + termtext.Quote(name) + "`) and commit"
 	case tracked:
 		c.Status = CheckWarn
 		c.Detail = config.LocalFile + " is tracked by git, so it is not read: local settings come only from a file you wrote, and a tracked one came with a commit, perhaps an agent's"

@@ -10,12 +10,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -220,7 +220,7 @@ func (rw *Reviewer) Apply(ctx context.Context, r *core.Repo, name, at string) (*
 			res.Already = true
 			return res, nil
 		}
-		files := bullets(bad)
+		files := bulletsOf(bad, termtext.Escape) // git's text: quoted as git quotes
 		if len(bad) == 0 {
 			files = "  " + strings.ReplaceAll(msg, "\n", "\n  ")
 		}
@@ -625,9 +625,9 @@ func configFiles(paths []string) []string {
 // (config.LocalFile, which apply and merge refuse). "" for any other file.
 func ConfigRole(p string) string {
 	switch {
-	case p == config.File:
+	case config.IsFile(p):
 		return "how sandboxes are made"
-	case p == config.LocalFile:
+	case config.IsLocalFile(p):
 		return "your local settings: what agents may do"
 	}
 	switch path.Base(p) {
@@ -645,12 +645,23 @@ func ConfigRole(p string) string {
 // remove the user's local settings: they decide what agents may do
 // (agent_images, allow_unisolated), so they come only from a file the user
 // wrote, never from a sandbox's branch.
+//
+// A name that is the same file on a case- or normalisation-insensitive
+// file system (.LITTERBOX.LOCAL.TOML: macOS's default) is refused as well:
+// merged there, it would be read as the user's file.
 func refuseLocalSettings(verb, slug string, paths []string) error {
-	if !slices.Contains(paths, config.LocalFile) {
+	var found []string
+	for _, p := range paths {
+		if config.IsLocalFile(p) {
+			found = append(found, p)
+		}
+	}
+	if len(found) == 0 {
 		return nil
 	}
-	return core.NewError(core.ErrConflict, "Cannot %s sandbox '%s': its branch changes your local settings:\n  %s\nOnly you write that file: it decides what agents may do (agent_images, allow_unisolated), so litterbox never takes it from a sandbox, and never reads one git tracks. Nothing was changed.\nRead it with `git show %s%s:%s` and copy what you want into your own by hand. To %s the rest, delete it in the sandbox (`litterbox exec %s -- rm -f %s`, then `litterbox snapshot %s`) and run `litterbox %s %s` again.",
-		verb, slug, config.LocalFile, core.BranchPrefix, slug, config.LocalFile, verb, slug, config.LocalFile, slug, verb, slug)
+	first := termtext.Quote(found[0])
+	return core.NewError(core.ErrConflict, "Cannot %s sandbox '%s': its branch changes your local settings (%s, or a file that is %s on a case-insensitive file system):\n%s\nOnly you write that file: it decides what agents may do (agent_images, allow_unisolated), so litterbox never takes it from a sandbox, and never reads one git tracks. Nothing was changed.\nRead it with `git show %s%s:%s` and copy what you want into your own by hand. To %s the rest, delete it in the sandbox (`litterbox exec %s -- rm -f %s`, then `litterbox snapshot %s`) and run `litterbox %s %s` again.",
+		verb, slug, config.LocalFile, config.LocalFile, bullets(found), core.BranchPrefix, slug, first, verb, slug, first, slug, verb, slug)
 }
 
 // untrackedInTheWay lists where the changes would write over what git does
@@ -811,16 +822,20 @@ func intersect(a, b []string) []string {
 	return out
 }
 
-// bullets lists paths one per line, indented, at most 20 of them.
-func bullets(paths []string) string {
+// bullets lists paths one per line, indented, at most 20 of them, quoted
+// as git quotes names: they are an agent's, and reach a terminal.
+func bullets(paths []string) string { return bulletsOf(paths, termtext.Quote) }
+
+// bulletsOf lists lines as bullets does, each shown by show.
+func bulletsOf(lines []string, show func(string) string) string {
 	const max = 20
 	var b strings.Builder
-	for i, p := range paths {
+	for i, l := range lines {
 		if i == max {
-			fmt.Fprintf(&b, "  … and %d more\n", len(paths)-max)
+			fmt.Fprintf(&b, "  … and %d more\n", len(lines)-max)
 			break
 		}
-		b.WriteString("  " + p + "\n")
+		b.WriteString("  " + show(l) + "\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
