@@ -74,15 +74,22 @@ type hold struct{ n int64 }
 // take charges n bytes for what to the scan, or refuses the stream.
 func (h *hold) take(n int64, what string) error {
 	if n < 0 || h.n+n > maxScanHeld {
-		return fmt.Errorf("%w: %s would make the scan hold more than %s in memory on the host; a scan is refused past that (about 200,000 files changed, or 1,000,000 entries of changed directories): ignore what need not be recorded (.gitignore), or remove it", ErrBadStream, what, sizeText(maxScanHeld))
+		return &heldError{fmt.Sprintf("the scan is too big for one snapshot: %s would make the host hold more than %s for it (about 200,000 files changed, or 1,000,000 entries of changed directories), so nothing was recorded: ignore what need not be recorded (.gitignore), or remove it", what, sizeText(maxScanHeld))}
 	}
 	if held.Add(n) > maxHeldTotal {
 		held.Add(-n)
-		return fmt.Errorf("%w: %s would take the scans this process reads together past %s of memory: try again once they are done", ErrBadStream, what, sizeText(maxHeldTotal))
+		return &heldError{fmt.Sprintf("the scan was refused: %s would take the scans this process reads together past %s of memory, so nothing was recorded: try again once they are done", what, sizeText(maxHeldTotal))}
 	}
 	h.n += n
 	return nil
 }
+
+// heldError is a stream refused for what it would make the host hold: a
+// bad stream, whose text says what to do.
+type heldError struct{ msg string }
+
+func (e *heldError) Error() string        { return e.msg }
+func (e *heldError) Is(target error) bool { return target == ErrBadStream }
 
 func (h *hold) release() {
 	held.Add(-h.n)
