@@ -191,3 +191,20 @@ func TestReadBoundsScansTogether(t *testing.T) {
 		t.Errorf("three scans together held %d MiB, over the bound of %d MiB", peak>>20, maxHeldTotal>>20)
 	}
 }
+
+// TestReadRefusesABigResult: the command's result, decoded as JSON (which
+// copies what it decodes), is small in an honest stream, and a bigger one
+// is refused before it is read.
+func TestReadRefusesABigResult(t *testing.T) {
+	pr, pw := io.Pipe()
+	go func() {
+		tw := tar.NewWriter(pw)
+		tw.WriteHeader(&tar.Header{Name: runResultName, Typeflag: tar.TypeReg, Size: 32 << 20, Mode: 0o644})
+		tw.Write([]byte(`{"refusals":"`))
+		pw.Close()
+	}()
+	_, err := Read(pr, nopBlobs{})
+	if !errors.Is(err, ErrBadStream) || !strings.Contains(err.Error(), "over") {
+		t.Errorf("err = %v, want a refused entry", err)
+	}
+}

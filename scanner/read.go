@@ -65,6 +65,12 @@ const (
 	fileCost = 320
 )
 
+// maxEntry bounds the entries that are small in any honest stream: the
+// command's result (its refusals are at most maxRefusals, escaped as JSON)
+// and the plan. JSON decoding copies what it decodes, which the charge
+// does not count.
+var maxEntry = map[string]int64{runResultName: 8 * maxRefusals, planName: 4 << 10}
+
 // held is what the scans of this process hold together.
 var held atomic.Int64
 
@@ -161,6 +167,9 @@ func (sc *Result) read(r io.Reader, blobs BlobStore) (*Result, error) {
 		}
 		switch hdr.Name {
 		case runStdoutName, runStderrName, runResultName, planName, metaName:
+			if max, ok := maxEntry[hdr.Name]; ok && hdr.Size > max {
+				return nil, fmt.Errorf("%w: its entry %s holds %d bytes, over %d", ErrBadStream, hdr.Name, hdr.Size, max)
+			}
 			if err := sc.held.take(hdr.Size, fmt.Sprintf("its entry %s of %d bytes", hdr.Name, hdr.Size)); err != nil {
 				return nil, err
 			}

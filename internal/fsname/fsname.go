@@ -1,6 +1,7 @@
 // Package fsname compares file names as a file system that ignores case or
 // Unicode normalisation does: macOS's APFS and HFS+ by default, Windows'
-// NTFS, ext4 and F2FS folders made case-insensitive. There, two names git
+// NTFS (which also drops a name's trailing dots and spaces), ext4 and F2FS
+// folders made case-insensitive. There, two names git
 // holds as different files are one file: a branch that adds
 // .LITTERBOX.LOCAL.TOML writes the user's .litterbox.local.toml.
 package fsname
@@ -13,8 +14,8 @@ import (
 )
 
 // Fold is name as such a file system compares it: without the code points
-// HFS+ ignores, decomposed (NFD), case-folded in full (ß is ss), composed
-// again (NFC).
+// HFS+ ignores, nor the trailing dots and spaces Windows drops, decomposed
+// (NFD), case-folded in full (ß is ss), composed again (NFC).
 func Fold(name string) string {
 	name = strings.Map(func(r rune) rune {
 		if ignorable(r) {
@@ -22,6 +23,7 @@ func Fold(name string) string {
 		}
 		return r
 	}, name)
+	name = strings.TrimRight(name, ". ")
 	return norm.NFC.String(cases.Fold().String(norm.NFD.String(name)))
 }
 

@@ -13,6 +13,7 @@ func TestSame(t *testing.T) {
 		".litterbox\u200c.local.toml", // zero-width non-joiner (HFS+ ignores it)
 		".litterbox.local.toml\ufeff",
 		"\u202e.litterbox.local.toml",
+		".litterbox.local.toml. .", // Windows drops trailing dots and spaces
 	}
 	for _, n := range same {
 		if !Same(n, local) {
