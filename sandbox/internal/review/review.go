@@ -243,7 +243,7 @@ func (rw *Reviewer) Apply(ctx context.Context, r *core.Repo, name, at string) (*
 			return nil, fmt.Errorf("apply sandbox %q (nothing was changed): %w", rv.Slug, err)
 		}
 	}
-	if err := rw.fillDisk(ctx, r, t); err != nil {
+	if err := rw.fillDisk(ctx, r, t, true); err != nil {
 		return nil, fmt.Errorf("apply sandbox %q (nothing was changed): %w", rv.Slug, err)
 	}
 	if err := writeTxn(r, t); err != nil {
@@ -507,7 +507,7 @@ func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name, at string) (*
 	// rolled back, or recognised as done, by the next merge, apply or list.
 	t := &worktreeTxn{Op: "merge", Sandbox: rv.Slug, Ref: ref, From: head, Index: true,
 		Started: time.Now().UTC(), Paths: txnPaths(changes, true)}
-	if err := rw.fillDisk(ctx, r, t); err != nil {
+	if err := rw.fillDisk(ctx, r, t, false); err != nil {
 		return nil, fmt.Errorf("merge sandbox %q (nothing was changed): %w", rv.Slug, err)
 	}
 	if hidden := t.hidden(); len(hidden) > 0 {

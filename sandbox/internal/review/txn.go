@@ -92,8 +92,11 @@ func txnPaths(changes []git.RawChange, known bool) []txnPath {
 }
 
 // fillDisk records, for each path of t, what the working tree holds when it
-// is not the path's Old entry, storing such a file's content as a blob.
-func (rw *Reviewer) fillDisk(ctx context.Context, r *core.Repo, t *worktreeTxn) error {
+// is not the path's Old entry; with store, such a file's content is stored
+// as a blob, to be written back. A merge stores nothing: it refuses such
+// content (hidden) before it writes, and a user's local secret has no
+// business in the object database.
+func (rw *Reviewer) fillDisk(ctx context.Context, r *core.Repo, t *worktreeTxn, store bool) error {
 	paths := t.paths()
 	cur, err := rw.onDisk(ctx, r, paths)
 	if err != nil {
@@ -108,7 +111,7 @@ func (rw *Reviewer) fillDisk(ctx context.Context, r *core.Repo, t *worktreeTxn) 
 			t.Paths[i].Marks = marks[paths[i]]
 		}
 	}
-	var store []string
+	var files []string
 	var at []int
 	for i, p := range t.Paths {
 		if cur[i] == p.Old {
@@ -116,14 +119,14 @@ func (rw *Reviewer) fillDisk(ctx context.Context, r *core.Repo, t *worktreeTxn) 
 		}
 		d := cur[i]
 		t.Paths[i].Disk = &d
-		if d.Present() && d.Mode != "dir" && d.Mode != "120000" {
-			store, at = append(store, paths[i]), append(at, i)
+		if d.Present() && d.Mode != "dir" && d.Mode != "120000" && d.ID != p.Old.ID {
+			files, at = append(files, paths[i]), append(at, i)
 		}
 	}
-	if len(store) == 0 {
+	if !store || len(files) == 0 {
 		return nil
 	}
-	ids, err := r.Git.StoreFiles(ctx, store)
+	ids, err := r.Git.StoreFiles(ctx, files)
 	if err != nil {
 		return err
 	}
