@@ -593,8 +593,15 @@ func (rec *Recorder) scanOnce(ctx context.Context, h *core.Handle, args []string
 	} else {
 		berr = blobs.Close()
 	}
-	if (perr != nil || eerr != nil || berr != nil) && !shared {
-		budget.release()
+	if perr != nil || eerr != nil || berr != nil {
+		if !shared {
+			budget.release()
+		}
+		// A whole stream whose exec then failed is not kept, nor its
+		// charge: an agent can kill its scanner after the last byte at
+		// will, and each leaked charge once took from every later scan of
+		// the process.
+		res.Release()
 	}
 	// A stream the host refused says more than the broken pipe the
 	// scanner then got; any other failure of the exec says more than the
