@@ -2,6 +2,7 @@ package scanner
 
 import (
 	"archive/tar"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -137,29 +138,47 @@ func TestReadBoundsMemory(t *testing.T) {
 }
 
 // TestReadChargesWhatItHolds: the charge is at least what a result holds,
-// so the bound is one of memory: an honest scan of many files and a long
-// listing, measured.
+// so the bound is one of memory, measured: many files and a long listing,
+// and many directories listed (each an entry of a map: they were charged
+// half what they held).
 func TestReadChargesWhatItHolds(t *testing.T) {
-	var res *Result
-	var err error
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	res, err = Read(forged(50_000, 4*100_000+5, "fab\x00"), nopBlobs{})
-	if err != nil {
-		t.Fatal(err)
+	var dirs bytes.Buffer
+	dirs.WriteString("S1\x00")
+	for i := range 100_000 {
+		fmt.Fprintf(&dirs, "D%07d\x00", i)
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	used := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-	if res.held.n < used {
-		t.Errorf("charged %d KiB for a result that holds %d KiB", res.held.n>>10, used>>10)
-	}
-	t.Logf("charged %d KiB, holds %d KiB", res.held.n>>10, used>>10)
-	runtime.KeepAlive(res)
-	res.Release()
-	if held.Load() != 0 {
-		t.Errorf("%d bytes still counted as held", held.Load())
+	var dirStream bytes.Buffer
+	tw := tar.NewWriter(&dirStream)
+	tw.WriteHeader(&tar.Header{Name: metaName, Typeflag: tar.TypeReg, Size: int64(dirs.Len()), Mode: 0o644})
+	tw.Write(dirs.Bytes())
+	tw.Close()
+	for _, c := range []struct {
+		name   string
+		stream func() io.Reader
+	}{
+		{"files and a listing", func() io.Reader { return forged(50_000, 4*100_000+5, "fab\x00") }},
+		{"directories", func() io.Reader { return bytes.NewReader(dirStream.Bytes()) }},
+	} {
+		stream := c.stream()
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		res, err := Read(stream, nopBlobs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		used := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+		if res.held.n < used {
+			t.Errorf("%s: charged %d KiB for a result that holds %d KiB", c.name, res.held.n>>10, used>>10)
+		}
+		t.Logf("%s: charged %d KiB, holds %d KiB", c.name, res.held.n>>10, used>>10)
+		runtime.KeepAlive(res)
+		res.Release()
+		if held.Load() != 0 {
+			t.Errorf("%d bytes still counted as held", held.Load())
+		}
 	}
 }
 

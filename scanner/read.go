@@ -21,7 +21,7 @@ type Result struct {
 	Files map[string]File
 	Meta  Meta
 	// Run is the command's result, when the scan ran one first.
-	Run *RunResult
+	Run  *RunResult
 	held hold
 }
 
@@ -63,6 +63,10 @@ const (
 	// fileCost is what one file sent costs besides its name: its entries
 	// in the result's map and in the snapshot's, and its blob id.
 	fileCost = 320
+	// dirCost is what a directory listed costs besides its records: its
+	// entry in the meta's map of listings, and in the maps and list of
+	// trees a snapshot reads for it.
+	dirCost = 320
 )
 
 // maxEntry bounds the entries that are small in any honest stream: the
@@ -80,7 +84,7 @@ type hold struct{ n int64 }
 // take charges n bytes for what to the scan, or refuses the stream.
 func (h *hold) take(n int64, what string) error {
 	if n < 0 || h.n+n > maxScanHeld {
-		return &heldError{fmt.Sprintf("the scan is too big for one snapshot: %s would make the host hold more than %s for it (about 200,000 files changed, or 1,000,000 entries of changed directories), so nothing was recorded: ignore what need not be recorded (.gitignore), or remove it", what, sizeText(maxScanHeld))}
+		return &heldError{fmt.Sprintf("the scan is too big for one snapshot: %s would make the host hold more than %s for it (about 200,000 files changed, 1,000,000 entries of changed directories, or 150,000 directories), so nothing was recorded: ignore what need not be recorded (.gitignore), or remove it", what, sizeText(maxScanHeld))}
 	}
 	if held.Add(n) > maxHeldTotal {
 		held.Add(-n)
@@ -198,8 +202,8 @@ func (sc *Result) read(r io.Reader, blobs BlobStore) (*Result, error) {
 					blobs.KeepPack()
 				}
 			case metaName:
-				records := int64(bytes.Count(data, []byte{0}))
-				if err := sc.held.take(records*recordCost, fmt.Sprintf("its meta of %d records", records)); err != nil {
+				records, dirs := countRecords(data)
+				if err := sc.held.take(records*recordCost+dirs*dirCost, fmt.Sprintf("its meta of %d records", records)); err != nil {
 					return nil, err
 				}
 				if sc.Meta, err = parseMeta(data); err != nil {
@@ -350,4 +354,22 @@ func unsafeString(data []byte) string {
 		return ""
 	}
 	return unsafe.String(&data[0], len(data))
+}
+
+// countRecords counts the NUL-ended records of a meta entry, and those of
+// them that open a directory's listing (a record after a reason counts as
+// one too: the count is what parsing may cost, at most).
+func countRecords(data []byte) (records, dirs int64) {
+	for len(data) > 0 {
+		if data[0] == 'D' {
+			dirs++
+		}
+		records++
+		i := bytes.IndexByte(data, 0)
+		if i < 0 {
+			break
+		}
+		data = data[i+1:]
+	}
+	return records, dirs
 }
