@@ -108,9 +108,9 @@ func (h *hold) release() {
 
 // Release gives back what the result holds in memory, for other scans;
 // call it once the result is no longer used.
-func (r *Result) Release() {
-	if r != nil {
-		r.held.release()
+func (sc *Result) Release() {
+	if sc != nil {
+		sc.held.release()
 	}
 }
 
