@@ -18,7 +18,7 @@ const module = "github.com/litterbox-dev/litterbox"
 // order says which may use which; a new package gets a line here.
 var layers = [][]string{
 	// leaves: no package of the module, or only runner's command value
-	{"internal/buildinfo", "internal/flock", "internal/termtext", "internal/textcap", "internal/staticbin", "internal/egresstest", "internal/tomlkeys", "internal/harnessconf"},
+	{"internal/buildinfo", "internal/flock", "internal/termtext", "internal/textcap", "internal/staticbin", "internal/egresstest", "internal/tomlkeys", "internal/harnessconf", "internal/fsname"},
 	{"runner", "scanner", "gateway", "activity", "internal/staticbin/bintest"},
 	{"git", "provider", "runner/runnertest", "internal/scanbin", "internal/gatewaybin", "internal/secretdecl"},
 	{"provider/docker", "provider/kubernetes", "provider/fake", "provider/contract", "sandbox/config"},
