@@ -102,4 +102,7 @@ func printCreatedExtras(env *Env, c *sandbox.Created) {
 	for _, st := range c.Services {
 		env.outf("  service:   %s\n", st.String())
 	}
+	for _, p := range c.Bootstrapped {
+		env.outf("  copied in: %s (ignored by git, from your working tree; never recorded)\n", termtext.Quote(p))
+	}
 }

@@ -17,8 +17,9 @@ import (
 // and its first snapshot would record that as the agent's change.
 //
 // One ls-tree lists the entries and one cat-file --batch streams the blobs,
-// in the same order, straight into the tar.
-func (g *Repo) TreeArchive(ctx context.Context, commit string, w io.Writer) error {
+// in the same order, straight into the tar. The extra files follow the
+// tree's, in the same tar (one stream, one extraction).
+func (g *Repo) TreeArchive(ctx context.Context, commit string, w io.Writer, extra ...ArchiveFile) error {
 	ls, err := g.R.Run(ctx, g.Cmd("ls-tree", "-r", "-t", "-z", "--full-tree", "--end-of-options", commit))
 	if err != nil {
 		return err
@@ -36,7 +37,7 @@ func (g *Repo) TreeArchive(ctx context.Context, commit string, w io.Writer) erro
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- writeTar(pr, entries, w, time.Now())
+		done <- writeTar(pr, entries, w, time.Now(), extra)
 		pr.Close()
 	}()
 	_, err = g.R.Run(ctx, g.Cmd("cat-file", "--batch").WithStdin(&ids).WithStdout(pw))
@@ -69,9 +70,17 @@ func ParseLsTree(out []byte) ([]LsEntry, error) {
 	return list, nil
 }
 
+// ArchiveFile is a regular file TreeArchive adds after the tree's: its
+// path (relative, clean), whether it is executable, and its content.
+type ArchiveFile struct {
+	Path       string
+	Executable bool
+	Data       []byte
+}
+
 // writeTar reads blobs in entries' order from a cat-file --batch stream and
-// writes the tar. Trees and submodules become directories.
-func writeTar(batch io.Reader, entries []LsEntry, w io.Writer, when time.Time) error {
+// writes the tar, then extra. Trees and submodules become directories.
+func writeTar(batch io.Reader, entries []LsEntry, w io.Writer, when time.Time, extra []ArchiveFile) error {
 	br := bufio.NewReaderSize(batch, 1<<16)
 	tw := tar.NewWriter(w)
 	for _, e := range entries {
@@ -117,5 +126,33 @@ func writeTar(batch io.Reader, entries []LsEntry, w io.Writer, when time.Time) e
 			return err
 		}
 	}
+	if err := addFiles(tw, extra, when); err != nil {
+		return err
+	}
 	return tw.Close()
+}
+
+// WriteFiles writes a tar of files alone.
+func WriteFiles(w io.Writer, files []ArchiveFile) error {
+	tw := tar.NewWriter(w)
+	if err := addFiles(tw, files, time.Now()); err != nil {
+		return err
+	}
+	return tw.Close()
+}
+
+func addFiles(tw *tar.Writer, files []ArchiveFile, when time.Time) error {
+	for _, f := range files {
+		h := &tar.Header{Name: f.Path, ModTime: when, Mode: 0o644, Typeflag: tar.TypeReg, Size: int64(len(f.Data))}
+		if f.Executable {
+			h.Mode = 0o755
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return err
+		}
+	}
+	return nil
 }

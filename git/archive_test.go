@@ -16,7 +16,7 @@ func TestWriteTar(t *testing.T) {
 	}
 	batch := "b1 blob 5\necho\n\nb2 blob 11\n/etc/shadow\nb3 blob 0\n\n"
 	var out bytes.Buffer
-	if err := writeTar(bytes.NewBufferString(batch), entries, &out, time.Unix(0, 0)); err != nil {
+	if err := writeTar(bytes.NewBufferString(batch), entries, &out, time.Unix(0, 0), nil); err != nil {
 		t.Fatal(err)
 	}
 	want := []struct {
@@ -48,7 +48,7 @@ func TestWriteTar(t *testing.T) {
 
 func TestWriteTarRefusesAMismatchedStream(t *testing.T) {
 	entries, _ := ParseLsTree([]byte("100644 blob b1\ta\x00"))
-	if err := writeTar(bytes.NewBufferString("zz blob 1\nx\n"), entries, io.Discard, time.Now()); err == nil {
+	if err := writeTar(bytes.NewBufferString("zz blob 1\nx\n"), entries, io.Discard, time.Now(), nil); err == nil {
 		t.Fatal("a blob stream out of step with the tree was accepted")
 	}
 }

@@ -2,11 +2,15 @@ package git
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/litterbox-dev/litterbox/runner"
 )
 
 // This file holds what undoing a cut-short change of the user's working tree
@@ -281,4 +285,40 @@ func (g *Repo) SetIndexMarks(ctx context.Context, paths []string, marks []Marks)
 		}
 	}
 	return nil
+}
+
+// IgnoredMatching lists the untracked files of the working tree that match
+// the gitignore patterns of the file from (relative to the root; skipped
+// when "") and patterns, and that git's own rules ignore (.gitignore files,
+// info/exclude, core.excludesFile): git decides both, never a matcher of
+// ours. Paths are relative to the root, in git's order.
+func (g *Repo) IgnoredMatching(ctx context.Context, from string, patterns []string) ([]string, error) {
+	args := []string{"ls-files", "-z", "--others", "--ignored"}
+	if from != "" {
+		args = append(args, "--exclude-from="+filepath.Join(g.Root, from))
+	}
+	for _, p := range patterns {
+		args = append(args, "--exclude="+p)
+	}
+	res, err := g.R.Run(ctx, g.Cmd(args...))
+	if err != nil {
+		return nil, fmt.Errorf("list the files %s names: %w", cmp.Or(from, "the patterns"), err)
+	}
+	listed := splitZ(string(res.Stdout))
+	if len(listed) == 0 {
+		return nil, nil
+	}
+	in := []byte(strings.Join(listed, "\x00") + "\x00")
+	res, err = g.R.Run(ctx, g.Cmd("check-ignore", "-z", "--stdin").WithStdin(bytes.NewReader(in)))
+	if runner.ExitCode(err) == 1 {
+		return nil, nil // none is ignored
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ask git which of them it ignores: %w", err)
+	}
+	ignored := map[string]bool{}
+	for _, p := range splitZ(string(res.Stdout)) {
+		ignored[p] = true
+	}
+	return slices.DeleteFunc(listed, func(p string) bool { return !ignored[p] }), nil
 }

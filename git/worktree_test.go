@@ -1,7 +1,11 @@
 package git
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -88,4 +92,36 @@ func FuzzParseRaw(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestIgnoredMatching: the files listed are those the patterns match and
+// git's own rules ignore, odd names included; a listed file git does not
+// ignore (tracked, or untracked and not ignored) is not.
+func TestIgnoredMatching(t *testing.T) {
+	g, _ := newTestRepo(t)
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(g.Root, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(g.Root, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".gitignore", ".env\n*.secret\nbuild/\n")
+	write(".worktreeinclude", ".env\nbuild/\nnotes.txt\n")
+	for _, p := range []string{".env", "sub/.env", "build/x/o", "tab\there.secret", "notes.txt", "other.secret"} {
+		write(p, "x")
+	}
+	got, err := g.IgnoredMatching(context.Background(), ".worktreeinclude", []string{"tab*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{".env", "build/x/o", "sub/.env", "tab\there.secret"}
+	if !slices.Equal(got, want) {
+		t.Errorf("IgnoredMatching = %q, want %q", got, want)
+	}
+	if got, err := g.IgnoredMatching(context.Background(), "", []string{"notes.txt"}); err != nil || len(got) != 0 {
+		t.Errorf("a file git does not ignore: %q, %v", got, err)
+	}
 }

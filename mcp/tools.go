@@ -274,7 +274,14 @@ type CreateResult struct {
 	// Ports and Services: see sandbox-ports and sandbox-service.
 	Ports    []sandbox.PortInfo      `json:"ports,omitempty"`
 	Services []sandbox.ServiceStatus `json:"services,omitempty"`
+	// CopiedIn are the first copiedInShown of the user's ignored files
+	// copied into /src beside the commit; CopiedInCount counts them all.
+	CopiedIn      []string `json:"copiedIn,omitempty" jsonschema:"The user's files git ignores (a .env) copied into /src; changes to them are never committed"`
+	CopiedInCount int      `json:"copiedInCount,omitempty"`
 }
+
+// copiedInShown is how many copied-in files a create's result names.
+const copiedInShown = 20
 
 func (r *CreateResult) fit(budget int) {
 	r.SetupOutput = cutText(r.SetupOutput, budget, "the startup command's output")
@@ -285,6 +292,12 @@ func (r *CreateResult) weight() int { return textcap.Len(r.SetupOutput) }
 func (r *CreateResult) blocks() []string {
 	t := fmt.Sprintf("Created sandbox %s (status %s, image %s): files in %s, changes committed to branch %s. Use sandbox=%q with the other tools.",
 		r.Sandbox, r.Status, r.Image, r.Workdir, r.Branch, r.Sandbox)
+	if r.CopiedInCount > 0 {
+		t += fmt.Sprintf("\nThe user's ignored files copied into %s (%d; changes to them are never committed): %s", r.Workdir, r.CopiedInCount, strings.Join(r.CopiedIn, ", "))
+		if r.CopiedInCount > len(r.CopiedIn) {
+			t += ", ..."
+		}
+	}
 	if r.SetupOutput != "" {
 		t += "\n--- startup command output\n" + r.SetupOutput
 	}
@@ -305,7 +318,8 @@ func (s *Server) create(ctx context.Context, a CreateArgs) (*CreateResult, error
 // createResult shapes a new sandbox (of sandbox-create or sandbox-fork).
 func createResult(c *sandbox.Created) *CreateResult {
 	return &CreateResult{Sandbox: c.Name, Branch: c.Branch, Container: c.Container, Status: string(c.Status), Image: c.Image, Workdir: sandbox.Workdir, Base: c.Base,
-		SetupOutputBytes: len(c.SetupOutput), SetupOutput: c.SetupOutput, Ports: c.Ports, Services: c.Services}
+		SetupOutputBytes: len(c.SetupOutput), SetupOutput: c.SetupOutput, Ports: c.Ports, Services: c.Services,
+		CopiedIn: c.Bootstrapped[:min(len(c.Bootstrapped), copiedInShown)], CopiedInCount: len(c.Bootstrapped)}
 }
 
 // read

@@ -111,6 +111,12 @@ type Config struct {
 	// every ref under it (refs/heads/litterbox/), or path.Match patterns.
 	// Only LocalFile may set it, as AllowUnisolated.
 	AgentBaseRefs []string
+	// BootstrapInclude are more gitignore patterns of files to copy from
+	// the working tree into /src at create, beside those .worktreeinclude
+	// lists; only files git ignores are copied, and never recorded. Only
+	// LocalFile may set it ([bootstrap] include): what host files go into
+	// a sandbox is not for a file an agent can write to decide.
+	BootstrapInclude []string
 	// Secrets are the credentials the sandbox's gateway adds on the way
 	// out (docs/secrets.md), sorted by name: LocalFile's over the user's
 	// own file's (WithLocal reads it). The committed file can declare
@@ -187,6 +193,8 @@ type rawConfig struct {
 	Secrets any `toml:"secrets"`
 	// AgentBaseRefs: see Config.AgentBaseRefs.
 	AgentBaseRefs []string `toml:"agent_base_refs"`
+	// Bootstrap: see Config.BootstrapInclude.
+	Bootstrap *rawBootstrap `toml:"bootstrap"`
 	// AllowUnisolated: see Config.AllowUnisolated.
 	AllowUnisolated *bool `toml:"allow_unisolated"`
 
@@ -245,6 +253,10 @@ type rawService struct {
 type rawSignals struct {
 	Stop    *string `toml:"stop"`
 	Restart *string `toml:"restart"`
+}
+
+type rawBootstrap struct {
+	Include []string `toml:"include"`
 }
 
 type rawLimits struct {
@@ -398,6 +410,9 @@ func Parse(base, local []byte) (*Config, error) {
 		if raw.AgentBaseRefs != nil {
 			return nil, fmt.Errorf("%w: %sagent_base_refs can only be set in %s: the committed file comes with the code a sandbox holds, which an agent can change (see docs/config.md)", ErrInvalid, raw.at("agent_base_refs"), LocalFile)
 		}
+		if raw.Bootstrap != nil {
+			return nil, fmt.Errorf("%w: %s[bootstrap] can only be set in %s: the committed file comes with the code a sandbox holds, which an agent can change, and must not decide which of your files go into a sandbox (see docs/config.md)", ErrInvalid, raw.at("bootstrap"), LocalFile)
+		}
 		if raw.Limits != nil && raw.Limits.Record != nil {
 			return nil, fmt.Errorf("%w: %slimits.record can only be set in %s: the committed file comes with the code a sandbox holds, which an agent can change (see docs/config.md)", ErrInvalid, raw.at("limits.record"), LocalFile)
 		}
@@ -516,6 +531,7 @@ func (c *rawConfig) merge(o *rawConfig) {
 	if o.AgentImages != nil {
 		c.AgentImages = o.AgentImages
 	}
+	setIf(&c.Bootstrap, o.Bootstrap)
 	setIf(&c.AllowUnisolated, o.AllowUnisolated)
 	for k, v := range o.Ports {
 		if c.Ports == nil {
@@ -660,6 +676,14 @@ func (c *rawConfig) validate() (*Config, error) {
 		}
 	}
 	cfg.AgentBaseRefs = c.AgentBaseRefs
+	if c.Bootstrap != nil {
+		for _, p := range c.Bootstrap.Include {
+			if p == "" || strings.ContainsFunc(p, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+				bad("bootstrap.include", "%q is not a gitignore pattern such as \".env\" or \"config/*.local\"", p)
+			}
+		}
+		cfg.BootstrapInclude = c.Bootstrap.Include
+	}
 
 	envOf := map[string]string{}
 	byPort := map[int]string{}

@@ -166,6 +166,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"pids", "[limits]\npids = 2\n", "", "limits.pids"},
 		{"record in the committed file", "[limits]\nrecord = \"0\"\n", "", ".litterbox.toml:2: limits.record can only be set in .litterbox.local.toml"},
 		{"record size", "", "[limits]\nrecord = \"lots\"\n", "limits.record"},
+		{"bootstrap in the committed file", "\n[bootstrap]\ninclude = [\".env\"]\n", "", ".litterbox.toml:2: [bootstrap] can only be set in .litterbox.local.toml"},
+		{"bootstrap pattern", "", "[bootstrap]\ninclude = [\"a\\nb\"]\n", "bootstrap.include"},
 		{"env name", "[services.web]\ncommand = [\"a\"]\nenv = { \"A-B\" = \"1\" }\n", "", "services.web.env.A-B"},
 	}
 	for _, tt := range tests {
@@ -380,13 +382,13 @@ func TestLoadLeavesOutATrackedLocalFile(t *testing.T) {
 // settings.
 func TestLocalOnlySettings(t *testing.T) {
 	g := initRepo(t)
-	if err := os.WriteFile(filepath.Join(g.Root, LocalFile), []byte("agent_base_refs = [\"refs/heads/litterbox/\", \"refs/stash\"]\nagent_images = [\"a:1\"]\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(g.Root, LocalFile), []byte("agent_base_refs = [\"refs/heads/litterbox/\", \"refs/stash\"]\nagent_images = [\"a:1\"]\n[bootstrap]\ninclude = [\".env\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	noWarn := func(msg string) { t.Errorf("unexpected warning: %s", msg) }
 	cfg, err := Local(ctx, g, noWarn)
-	if err != nil || !slices.Equal(cfg.AgentBaseRefs, []string{"refs/heads/litterbox/", "refs/stash"}) || !slices.Equal(cfg.AgentImages, []string{"a:1"}) {
+	if err != nil || !slices.Equal(cfg.AgentBaseRefs, []string{"refs/heads/litterbox/", "refs/stash"}) || !slices.Equal(cfg.AgentImages, []string{"a:1"}) || !slices.Equal(cfg.BootstrapInclude, []string{".env"}) {
 		t.Fatalf("Local = %+v, %v", cfg, err)
 	}
 	committed := []byte("[limits]\npids = 64\n")

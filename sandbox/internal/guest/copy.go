@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
@@ -20,12 +21,13 @@ type Archive struct {
 	done chan struct{} // closed once git archive has ended
 }
 
-// StartArchive starts archiving commit's tree into a buffered pipe.
-func StartArchive(ctx context.Context, r *core.Repo, commit string) *Archive {
+// StartArchive starts archiving commit's tree, then the extra files, into
+// a buffered pipe.
+func StartArchive(ctx context.Context, r *core.Repo, commit string, extra []git.ArchiveFile) *Archive {
 	a := &Archive{pipe: newBufferedPipe(), done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
-		err := r.Git.TreeArchive(ctx, commit, a.pipe)
+		err := r.Git.TreeArchive(ctx, commit, a.pipe, extra...)
 		a.pipe.CloseWithError(err)
 	}()
 	return a
@@ -137,14 +139,27 @@ shift; [ $# -eq 0 ] || exec "$@"`
 }
 
 // SetupOnly runs the setup command in a sandbox whose /src already holds the
-// copy (a pooled one).
-func (g *Guest) SetupOnly(ctx context.Context, ref provider.Ref, slug string, setup []string, stdout, stderr *bytes.Buffer) error {
-	if len(setup) == 0 {
+// copy (a pooled one), after extracting files (the bootstrap) into /src, in
+// the same exec.
+func (g *Guest) SetupOnly(ctx context.Context, ref provider.Ref, slug string, files []git.ArchiveFile, setup []string, stdout, stderr *bytes.Buffer) error {
+	if len(setup) == 0 && len(files) == 0 {
 		return nil
 	}
-	_, err := g.Exec(ctx, provider.ExecRequest{
-		Kind: runner.Stream, Ref: ref, Cmd: setup, Env: core.SandboxEnv(slug), Stdout: stdout, Stderr: stderr,
-	})
+	req := provider.ExecRequest{Kind: runner.Stream, Ref: ref, Cmd: setup, Env: core.SandboxEnv(slug), Stdout: stdout, Stderr: stderr}
+	if len(files) > 0 {
+		var tarred bytes.Buffer
+		if err := git.WriteFiles(&tarred, files); err != nil {
+			return err
+		}
+		script := `tar -x -f - -C "$1" || { echo "` + CopyMarker + `" >&2; exit ` + fmt.Sprint(CopyExitCode) + `; }
+shift; [ $# -eq 0 ] || exec "$@"`
+		req.Cmd = append([]string{"sh", "-c", script, "sh", core.Workdir}, setup...)
+		req.Stdin = &tarred
+	}
+	_, err := g.Exec(ctx, req)
+	if runner.ExitCode(err) == CopyExitCode && strings.Contains(stderr.String(), CopyMarker) {
+		return &CopyError{fmt.Errorf("%w: %s", err, core.CapText(stderr.String()))}
+	}
 	return err
 }
 

@@ -129,7 +129,7 @@ func (ps *Pauser) refillAfterResume(ctx context.Context, r *core.Repo, c provide
 		return fmt.Errorf("resume: read branch %s%s (%v): the sandbox runs with an empty %s; delete it and create it again from the branch", core.BranchPrefix, h.Slug, err, core.Workdir)
 	}
 	var so, se bytes.Buffer
-	if err := ps.guest.CopyAndSetup(ctx, guest.StartArchive(ctx, r, tip), c.Ref, h.Image, nil, &so, &se); err != nil {
+	if err := ps.guest.CopyAndSetup(ctx, ps.branchArchive(ctx, r, h.Slug, tip), c.Ref, h.Image, nil, &so, &se); err != nil {
 		return fmt.Errorf("resume: copy branch %s%s into %s: %w", core.BranchPrefix, h.Slug, core.Workdir, err)
 	}
 	if err := state.WriteSince(r, h.Slug, guest.TakeStamp(&so)); err != nil {
@@ -139,4 +139,15 @@ func (ps *Pauser) refillAfterResume(ctx context.Context, r *core.Repo, c provide
 		ps.Log.Warn("could not install the services again", "sandbox", h.Slug, "err", err)
 	}
 	return nil
+}
+
+// branchArchive is the copy of sandbox slug's branch tip for a container
+// whose /src is gone, with its bootstrap read again from the working tree
+// (guest/bootstrap.go): one that cannot be read is left out, with a warning.
+func (ps *Pauser) branchArchive(ctx context.Context, r *core.Repo, slug, tip string) *guest.Archive {
+	extra, err := guest.Rebootstrap(r, slug)
+	if err != nil {
+		ps.Log.Warn("the files copied in at create from your working tree are not copied in again", "sandbox", slug, "err", err)
+	}
+	return guest.StartArchive(ctx, r, tip, extra)
 }

@@ -161,7 +161,7 @@ func (ps *Pauser) start(ctx context.Context, r *core.Repo, c provider.Sandbox) (
 		trust <- egress.WriteTrust(ctx, ps.Provider, c.Ref, []byte(ca))
 	}()
 	var so, se bytes.Buffer
-	err = ps.guest.CopyAndSetup(ctx, guest.StartArchive(ctx, r, tip), c.Ref, h.Image, setup, &so, &se)
+	err = ps.guest.CopyAndSetup(ctx, ps.branchArchive(ctx, r, h.Slug, tip), c.Ref, h.Image, setup, &so, &se)
 	if terr := <-trust; terr != nil {
 		err = errors.Join(err, fmt.Errorf("sandbox '%s': %w", h.Slug, terr))
 	}

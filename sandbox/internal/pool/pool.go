@@ -608,7 +608,7 @@ func (p *Pool) makeMember(ctx context.Context, r *core.Repo, sp provider.Spec, h
 	} else {
 		made <- nil
 	}
-	a := guest.StartArchive(ctx, r, head)
+	a := guest.StartArchive(ctx, r, head, nil)
 	var so, se bytes.Buffer
 	var setup []string
 	if plan != nil {

@@ -134,6 +134,10 @@ type Created struct {
 	// Pooled: the sandbox is a container of the warm pool, made ahead of
 	// time with the commit already copied in.
 	Pooled bool `json:"pooled,omitempty"`
+	// Bootstrapped are the ignored files of the working tree copied in
+	// beside the commit (.worktreeinclude, [bootstrap] include), which no
+	// snapshot records.
+	Bootstrapped []string `json:"bootstrapped,omitempty"`
 }
 
 // Create makes a sandbox: it validates the name before any git or engine
@@ -223,6 +227,10 @@ type creation struct {
 	host        chan gatePrep
 	// secrets are the sandbox's secrets (secrets.go); nil for none.
 	secrets *secretPlan
+	// bootstrap are the ignored files of the working tree copied in after
+	// the commit's (bootstrap.go); nil for none.
+	bootstrap    []git.ArchiveFile
+	bootstrapped []string
 }
 
 // beginCreate checks everything that can be checked before anything is made
@@ -322,6 +330,10 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name strin
 	if err := c.planSecrets(ctx, inherited); err != nil {
 		return nil, err
 	}
+	// The ignored files of the working tree it gets (bootstrap.go).
+	if err := c.planBootstrap(ctx); err != nil {
+		return nil, err
+	}
 	// A warm pool's member made from this commit for this configuration
 	// (and, for a confined sandbox, this policy: its gateway is made with
 	// it) already holds the copy, and its record the image's platform. A
@@ -355,7 +367,7 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name strin
 		Name: slug, Status: inventory.StatusActive, Branch: core.BranchPrefix + slug,
 		Container: r.ContainerName(slug), Repo: r.Root(), Base: c.head, Created: time.Now().UTC(),
 		Runtime: c.cfg.Runtime,
-	}, Image: c.cfg.Image, RemovedIncomplete: cleaned}
+	}, Image: c.cfg.Image, RemovedIncomplete: cleaned, Bootstrapped: c.bootstrapped}
 	if !opts.FromBranch && opts.From == "" {
 		c.dirty.Add(1)
 		go func() {
@@ -487,7 +499,7 @@ func (c *creation) inspectImage(ctx context.Context) error {
 func (c *creation) startArchive(ctx context.Context) {
 	var archCtx context.Context
 	archCtx, c.cancelArchive = context.WithCancel(ctx)
-	c.archive = guest.StartArchive(archCtx, c.r, c.start)
+	c.archive = guest.StartArchive(archCtx, c.r, c.start, c.bootstrap)
 }
 
 // createBase is the commit a new sandbox starts from: HEAD, or the commit
@@ -564,7 +576,8 @@ func (c *creation) writeJournal(context.Context) error {
 	if err := state.WriteSettings(c.r, c.slug, c.settings); err != nil {
 		return fmt.Errorf("create sandbox %q: record its settings in %s: %w", c.slug, c.r.StateDir(c.slug), err)
 	}
-	return nil
+	// What it gets from the working tree, which no snapshot records.
+	return c.recordBootstrap()
 }
 
 func (c *creation) claimBranch(ctx context.Context) error {
@@ -702,7 +715,7 @@ func (c *creation) fill(ctx context.Context) error {
 		if gerr == nil {
 			// Its relay was up when the pool filled; the setup checks
 			// again (setupArgv).
-			err = c.pv.guest.SetupOnly(ctx, c.sandbox.Ref, c.slug, c.setupArgv(), &so, &se)
+			err = c.pv.guest.SetupOnly(ctx, c.sandbox.Ref, c.slug, c.bootstrap, c.setupArgv(), &so, &se)
 		} else {
 			err = gerr
 		}

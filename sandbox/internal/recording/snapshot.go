@@ -252,6 +252,11 @@ func (rec *Recorder) commitScan(ctx context.Context, h *core.Handle, sc *scanned
 		return nil, err
 	}
 	res.Skipped = append(res.Skipped, refused...)
+	changes, refused, err = leaveBootstrapped(h, changes)
+	if err != nil {
+		return nil, err
+	}
+	res.Skipped = append(res.Skipped, refused...)
 	if len(changes) > 0 {
 		id, err := h.Repo.Git.Commit(ctx, git.CommitSpec{
 			Ref: ref, Parent: tip, Message: withConcurrent(ctx, h, message), Author: snapshotAuthor,
@@ -319,6 +324,27 @@ func (rec *Recorder) checkGitmodules(ctx context.Context, h *core.Handle, change
 		kept = append(kept, ch)
 	}
 	return kept, refused, nil
+}
+
+// leaveBootstrapped takes out of changes the files create copied in from
+// the user's working tree (state.Bootstrapped): git ignored them when they
+// came, and they are never recorded, even once the sandbox's .gitignore
+// stops ignoring them. Each is reported, as every file left out is.
+func leaveBootstrapped(h *core.Handle, changes []git.Change) ([]git.Change, []Skipped, error) {
+	set, err := state.Bootstrapped(h.Repo, h.Slug)
+	if err != nil || len(set) == 0 {
+		return changes, nil, err
+	}
+	kept := changes[:0]
+	var left []Skipped
+	for _, ch := range changes {
+		if set[ch.Path] {
+			left = append(left, Skipped{Path: ch.Path, Reason: "copied in from the user's working tree at create (.worktreeinclude, [bootstrap] include): never recorded"})
+			continue
+		}
+		kept = append(kept, ch)
+	}
+	return kept, left, nil
 }
 
 // appendNew appends the values of add that list does not hold yet.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
@@ -62,4 +63,43 @@ func WriteSettings(r *core.Repo, slug string, rec *Settings) error {
 		return err
 	}
 	return WriteAtomic(File(r.Git.CommonDir, slug, SettingsFile), append(data, '\n'))
+}
+
+// BootstrapFile is the file of a sandbox's state directory that lists the
+// files create copied in from the working tree beside the commit (the
+// bootstrap, guest/bootstrap.go), NUL-terminated: no snapshot records
+// them, whatever the sandbox's .gitignore says.
+const BootstrapFile = "bootstrap"
+
+// WriteBootstrap records the paths of the files copied into sandbox slug
+// from the working tree; none removes the record.
+func WriteBootstrap(r *core.Repo, slug string, paths []string) error {
+	p := File(r.Git.CommonDir, slug, BootstrapFile)
+	if len(paths) == 0 {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return WriteAtomic(p, []byte(strings.Join(paths, "\x00")+"\x00"))
+}
+
+// Bootstrapped is the set of paths copied into sandbox slug from the
+// working tree at create; empty when none were. A record that cannot be
+// read is an error: a snapshot that went on would record the files.
+func Bootstrapped(r *core.Repo, slug string) (map[string]bool, error) {
+	data, err := os.ReadFile(File(r.Git.CommonDir, slug, BootstrapFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the files sandbox '%s' was given from your working tree: %w", slug, err)
+	}
+	set := map[string]bool{}
+	for _, p := range strings.Split(string(data), "\x00") {
+		if p != "" {
+			set[p] = true
+		}
+	}
+	return set, nil
 }
