@@ -110,7 +110,7 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 	commit := func(ctx context.Context, message string) {
 		mu.Lock()
 		defer mu.Unlock()
-		if res, err := s.Snapshot(ctx, hd, message); err != nil {
+		if res, err := s.Snapshot(ctx, hd, message); err != nil && ctx.Err() == nil {
 			o.Notef("note: could not commit what %s changed: %v\n", h.Name, err)
 		} else if res != nil && res.Committed {
 			out.Commits++
@@ -121,11 +121,10 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 		defer wg.Done()
 		// The first snapshot, at once, installs the scanner and starts
 		// the change journal while the harness starts: the later ones,
-		// the last above all, then cost what changed. A snapshot under
-		// way runs to its end when the run is interrupted: an install cut
-		// short could leave a truncated scanner behind.
-		quiet := context.WithoutCancel(ctx)
-		commit(quiet, h.Name+": while it runs")
+		// the last above all, then cost what changed. One under way when
+		// the run is interrupted is cut short (an install cut short leaves
+		// nothing: the last snapshot installs again).
+		commit(ctx, h.Name+": while it runs")
 		t := time.NewTicker(o.Every)
 		defer t.Stop()
 		for {
@@ -135,7 +134,7 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				commit(quiet, h.Name+": while it runs")
+				commit(ctx, h.Name+": while it runs")
 			}
 		}
 	}()

@@ -7,6 +7,7 @@ import (
 	"embed"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
 	"strings"
 )
@@ -37,7 +38,7 @@ func (s *Set) FileName(os, arch string) string { return s.Name + "-" + os + "-" 
 func (s *Set) For(os, arch string) ([]byte, error) {
 	b, err := s.FS.ReadFile("bin/" + s.FileName(os, arch))
 	if err != nil {
-		return nil, fmt.Errorf("no %s for %s/%s: "+s.Only, s.What, os, arch, strings.Join(s.Platforms, " or "))
+		return nil, s.none(os, arch)
 	}
 	return b, nil
 }
@@ -47,7 +48,7 @@ func (s *Set) For(os, arch string) ([]byte, error) {
 func (s *Set) Open(os, arch string) (io.ReadCloser, error) {
 	f, err := s.FS.Open("bin/" + s.FileName(os, arch))
 	if err != nil {
-		return nil, fmt.Errorf("no %s for %s/%s: "+s.Only, s.What, os, arch, strings.Join(s.Platforms, " or "))
+		return nil, s.none(os, arch)
 	}
 	return f, nil
 }
@@ -65,7 +66,22 @@ func (s *Set) Sum(os, arch string) (string, error) {
 			return sum, nil
 		}
 	}
-	return "", fmt.Errorf("no %s for %s/%s: "+s.Only, s.What, os, arch, strings.Join(s.Platforms, " or "))
+	return "", s.none(os, arch)
+}
+
+// Size is the size in bytes of the build for os/arch, read from the
+// embedded file's header, not its bytes.
+func (s *Set) Size(os, arch string) (int64, error) {
+	fi, err := fs.Stat(s.FS, "bin/"+s.FileName(os, arch))
+	if err != nil {
+		return 0, s.none(os, arch)
+	}
+	return fi.Size(), nil
+}
+
+// none is the error for a platform without a build.
+func (s *Set) none(os, arch string) error {
+	return fmt.Errorf("no %s for %s/%s: "+s.Only, s.What, os, arch, strings.Join(s.Platforms, " or "))
 }
 
 // Supported reports whether there is a build for os/arch.

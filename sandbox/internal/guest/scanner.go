@@ -7,13 +7,16 @@ package guest
 
 import (
 	"context"
+	"crypto/sha256"
 	"debug/elf"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -72,6 +75,10 @@ type Scanner struct {
 	Path     string
 	platform string // the embedded scanner of this os/arch, or ""
 	host     string // else a file on the host (Options.Scanner)
+	// size and sum (SHA-256, hex) are what the install checks the copy
+	// against before it takes its place.
+	size int64
+	sum  string
 }
 
 // Open reads the scanner's program: the embedded one is read in place,
@@ -120,7 +127,11 @@ func (g *Guest) ScannerFor(ctx context.Context, h *core.Handle) (Scanner, error)
 		if err != nil {
 			return Scanner{}, fmt.Errorf("sandbox '%s': %w", h.Slug, err)
 		}
-		return Scanner{Path: core.RunDir + "/scan-" + sum[:16], platform: platform}, nil
+		size, err := scanbin.Set.Size(goos, goarch)
+		if err != nil {
+			return Scanner{}, fmt.Errorf("sandbox '%s': %w", h.Slug, err)
+		}
+		return Scanner{Path: core.RunDir + "/scan-" + sum[:16], platform: platform, size: size, sum: sum}, nil
 	}))
 	return f.(func() (Scanner, error))()
 }
@@ -166,7 +177,17 @@ func (g *Guest) overrideScanner() (Scanner, error) {
 			return Scanner{}, fmt.Errorf("LITTERBOX_SCANNER %s is dynamically linked, and sandboxes may have no C library: build it with CGO_ENABLED=0, or unset it, and litterbox uses its own scanner", p)
 		}
 	}
-	return Scanner{host: p, Path: fmt.Sprintf("%s/lb-%x-%x", core.RunDir, fi.Size(), fi.ModTime().UnixNano())}, nil
+	h := sha256.New()
+	r, err := os.Open(p)
+	if err != nil {
+		return Scanner{}, fmt.Errorf("LITTERBOX_SCANNER: %w", err)
+	}
+	defer r.Close()
+	size, err := io.Copy(h, r)
+	if err != nil {
+		return Scanner{}, fmt.Errorf("LITTERBOX_SCANNER: %w", err)
+	}
+	return Scanner{host: p, Path: fmt.Sprintf("%s/lb-%x-%x", core.RunDir, fi.Size(), fi.ModTime().UnixNano()), size: size, sum: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // InstallScanner copies the scanner into the container's root-owned RunDir,
@@ -174,11 +195,16 @@ func (g *Guest) overrideScanner() (Scanner, error) {
 // kernel starts a program its user cannot read non-dumpable, so the
 // command the scanner runs, of the same uid, cannot open the scanner's
 // descriptors under /proc (its stream to the host). The copy lands under
-// a temporary name and is renamed, so a concurrent install is harmless. The
-// installs of one container still run one at a time, and one that finds the
-// scanner in place writes nothing: RunDir is a small tmpfs (runDirSize), and
-// the first tool calls of a new sandbox, made at once, each found the
-// scanner missing and wrote a copy of their own until it was full.
+// a temporary name and takes the scanner's place only once its size (and
+// its SHA-256, where the image has sha256sum) are the scanner's: a stream
+// cut short (litterbox killed mid-copy, a cancelled call: the container
+// reads the end of its stdin) leaves nothing, and the next snapshot
+// installs it again, where a truncated scanner would crash every scan. A
+// concurrent install is harmless. The installs of one container still run
+// one at a time, and one that finds the scanner in place writes nothing:
+// RunDir is a small tmpfs (runDirSize), and the first tool calls of a new
+// sandbox, made at once, each found the scanner missing and wrote a copy of
+// their own until it was full.
 func (g *Guest) InstallScanner(ctx context.Context, h *core.Handle, bin Scanner) error {
 	mu, _ := g.installs.LoadOrStore(h.Ref.ID, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
@@ -190,13 +216,30 @@ func (g *Guest) InstallScanner(ctx context.Context, h *core.Handle, bin Scanner)
 	defer f.Close()
 	_, err = g.Common.Exec(ctx, provider.ExecRequest{
 		Ref: h.Ref, User: "0", Stdin: f,
-		Cmd: []string{"sh", "-c", `set -e; if [ -x "$1" ]; then cat >/dev/null; exit 0; fi; t=$(mktemp "$1.XXXXXX"); cat >"$t"; chmod 0711 "$t"; mv -f "$t" "$1"`, "sh", bin.Path},
+		Cmd: []string{"sh", "-c", installScript, "sh", bin.Path, strconv.FormatInt(bin.size, 10), bin.sum},
 	})
 	if err != nil {
 		return core.ExecError(h, "install the snapshot scanner", err)
 	}
 	return nil
 }
+
+// installScript installs the scanner read from stdin at $1, checked against
+// its size $2 and SHA-256 $3 (stat is in the guest contract, sha256sum is
+// not: a stream cut short is caught by its size).
+const installScript = `set -e
+if [ -x "$1" ]; then cat >/dev/null; exit 0; fi
+t=$(mktemp "$1.XXXXXX")
+trap 'rm -f "$t"' EXIT
+cat >"$t"
+n=$(stat -c %s "$t")
+if [ "$n" != "$2" ]; then echo "litterbox: the scanner's copy was cut short ($n of $2 bytes); nothing was installed" >&2; exit 1; fi
+if command -v sha256sum >/dev/null 2>&1; then
+	s=$(sha256sum <"$t"); s=${s%% *}
+	if [ "$s" != "$3" ]; then echo "litterbox: the scanner's copy is not the scanner (SHA-256 $s, want $3); nothing was installed" >&2; exit 1; fi
+fi
+chmod 0711 "$t"
+mv -f "$t" "$1"`
 
 // MissingImage is an image the engine does not hold. Litterbox pulls no
 // image but DefaultImage: an image named in a configuration (which an
