@@ -109,6 +109,10 @@ func (c *Run) Run(ctx context.Context, env *Env) error {
 	})
 	p.done()
 	if res != nil {
+		saySkipped(env, res.Skipped)
+		if res.Kept != "" {
+			env.errf("--rm: sandbox %s kept: %s (`litterbox cp %s:PATH .` copies a file out).\n", res.Name, res.Kept, res.Name)
+		}
 		switch {
 		case res.Removed:
 			env.errf("%s exited %d; nothing to keep: sandbox %s deleted.\n", h.Name, res.Exit, res.Name)

@@ -27,15 +27,20 @@ func (c *Snapshot) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	for _, sk := range res.Skipped {
-		env.errf("skipped %s: %s\n", termtext.Quote(sk.Path), termtext.Escape(sk.Reason))
-	}
+	saySkipped(env, res.Skipped)
 	if res.Committed {
 		env.outf("Committed %s on %s%s\n", res.Commit, sandbox.BranchPrefix, h.Slug)
 	} else {
 		env.outf("No changes\n")
 	}
 	return nil
+}
+
+// saySkipped names the files a snapshot left out, and why, on stderr.
+func saySkipped(env *Env, skipped []sandbox.Skipped) {
+	for _, sk := range skipped {
+		env.errf("skipped %s: %s\n", termtext.Quote(sk.Path), termtext.Escape(sk.Reason))
+	}
 }
 
 // ScanInternal is the scanner that snapshots run inside the container. It is

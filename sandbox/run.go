@@ -64,8 +64,14 @@ type HarnessRun struct {
 	Exit int
 	// Commits are the commits the run added to the branch.
 	Commits int
-	// Removed: --rm deleted the sandbox.
+	// Skipped are the files its snapshots left out (too large, over the
+	// record limit, unreadable): they are in the sandbox only.
+	Skipped []Skipped
+	// Removed: --rm deleted the sandbox. Kept, when --rm did not, says
+	// why: work the branch does not hold (its last snapshot failed, or
+	// left files out).
 	Removed bool
+	Kept    string
 	// Interrupted: litterbox was stopped (SIGINT, SIGTERM) before the
 	// harness ended; Exit is then 130.
 	Interrupted bool
@@ -107,14 +113,27 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	commit := func(ctx context.Context, message string) {
+	skipped := map[string]bool{}
+	commit := func(ctx context.Context, message string) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if res, err := s.Snapshot(ctx, hd, message); err != nil && ctx.Err() == nil {
-			o.Notef("note: could not commit what %s changed: %v\n", h.Name, err)
-		} else if res != nil && res.Committed {
+		res, err := s.Snapshot(ctx, hd, message)
+		if err != nil {
+			if ctx.Err() == nil {
+				o.Notef("note: could not commit what %s changed: %v\n", h.Name, err)
+			}
+			return err
+		}
+		if res.Committed {
 			out.Commits++
 		}
+		for _, sk := range res.Skipped {
+			if !skipped[sk.Path] {
+				skipped[sk.Path] = true
+				out.Skipped = append(out.Skipped, sk)
+			}
+		}
+		return nil
 	}
 	wg.Add(1)
 	go func() {
@@ -124,7 +143,7 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 		// the last above all, then cost what changed. One under way when
 		// the run is interrupted is cut short (an install cut short leaves
 		// nothing: the last snapshot installs again).
-		commit(ctx, h.Name+": while it runs")
+		_ = commit(ctx, h.Name+": while it runs")
 		t := time.NewTicker(o.Every)
 		defer t.Stop()
 		for {
@@ -134,7 +153,7 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				commit(ctx, h.Name+": while it runs")
+				_ = commit(ctx, h.Name+": while it runs")
 			}
 		}
 	}()
@@ -158,11 +177,19 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 	// The last commit runs even when the user's Ctrl-C ended the run.
 	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	commit(final, h.Name+": "+how)
+	lastErr := commit(final, h.Name+": "+how)
 	if runErr != nil {
 		return out, runErr
 	}
-	if o.Remove && !out.Interrupted {
+	// --rm deletes only what the branch holds all of: the branch being
+	// merged says nothing of files a snapshot failed to commit or left out.
+	switch {
+	case !o.Remove || out.Interrupted:
+	case lastErr != nil:
+		out.Kept = "its last snapshot failed, so what it changed since the one before is only in the sandbox"
+	case len(out.Skipped) > 0:
+		out.Kept = "a file its snapshots left out is only in the sandbox"
+	default:
 		if _, err := s.Delete(final, r, slug, false); err == nil {
 			out.Removed = true
 		} else if !errors.Is(err, core.ErrUnmerged) {
