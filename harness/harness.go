@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/litterbox-dev/litterbox/secrets"
 )
@@ -259,11 +260,26 @@ func (h *Harness) Wrapper() string {
 // shellQuote is s as one sh word.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
+// RunMark is the variable every process of a run inherits, holding Mark:
+// a later run finds a run still going by it (one whose litterbox was
+// killed). It is a notice, not a boundary: the harness can drop it.
+const RunMark = "LITTERBOX_RUN"
+
+// Mark is h's name as RunMark holds it: letters, digits, '.', '_', '-'.
+func (h *Harness) Mark() string {
+	return strings.Map(func(r rune) rune {
+		if r < 128 && (r == '.' || r == '_' || r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '_'
+	}, h.Name)
+}
+
 // RunEnv is h's environment in the sandbox besides the container's (which
 // holds the key's placeholder, the proxy and the CA bundle): its home,
 // what it runs with, and the base URL when the user set one.
 func (h *Harness) RunEnv(home string, getenv func(string) string) []string {
-	env := append([]string{"HOME=" + home}, h.Env...)
+	env := append([]string{"HOME=" + home, RunMark + "=" + h.Mark()}, h.Env...)
 	if v := getenv(h.BaseURLEnv); h.BaseURLEnv != "" && v != "" {
 		env = append(env, h.BaseURLEnv+"="+v)
 	}

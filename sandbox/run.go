@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -108,6 +109,17 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 	if err != nil {
 		return out, err
 	}
+	if out.Created == nil {
+		// A run whose litterbox was killed runs on in the sandbox.
+		if runs := s.runsGoing(ctx, hd); len(runs) > 0 {
+			pids := make([]string, 0, len(runs))
+			for _, r := range runs {
+				pids = append(pids, r.pid)
+			}
+			o.Notef("note: an earlier run of %s is still running in sandbox %s (pid %s: its litterbox was stopped before it ended); it changes /src beside this one. `litterbox exec %s -- kill %s` ends it.\n",
+				runs[0].name, slug, strings.Join(pids, ", "), slug, strings.Join(pids, " "))
+		}
+	}
 	// What the harness changes is committed every o.Every while it runs,
 	// once more when it ends, and whatever ended it.
 	stop := make(chan struct{})
@@ -197,6 +209,34 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 		}
 	}
 	return out, nil
+}
+
+// runGoing is a process of a run, found by harness.RunMark.
+type runGoing struct{ pid, name string }
+
+// runsGoing are the processes of sandbox hd that a run started (they
+// carry harness.RunMark), read as the sandbox's user: what they say is the
+// agent's, so only a pid of digits and a mark of Mark's letters are kept.
+// A failure to look finds none.
+func (s *Sandboxes) runsGoing(ctx context.Context, hd *Handle) []runGoing {
+	script := `for d in /proc/[0-9]*; do n=$(grep -ao '` + harness.RunMark + `=[A-Za-z0-9._-]*' "$d/environ" 2>/dev/null | head -n 1) && [ -n "$n" ] && echo "${d#/proc/} ${n#*=}"; done; true`
+	res, err := s.Common.ExecCapped(ctx, provider.ExecRequest{Ref: hd.Ref, Cmd: []string{"sh", "-c", script}}, 64<<10)
+	if err != nil {
+		return nil
+	}
+	var runs []runGoing
+	for _, line := range strings.Split(string(res.Stdout), "\n") {
+		pid, name, ok := strings.Cut(line, " ")
+		if ok && len(runs) < 20 && validRunField(pid, "0123456789") && validRunField(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") {
+			runs = append(runs, runGoing{pid, name})
+		}
+	}
+	return runs
+}
+
+// validRunField: 1 to 64 bytes, each of allowed.
+func validRunField(s, allowed string) bool {
+	return len(s) > 0 && len(s) <= 64 && strings.Trim(s, allowed) == ""
 }
 
 // createForHarness makes the sandbox a harness runs in: its build mounted,
