@@ -136,7 +136,9 @@ func Confine(s provider.Spec, image string, p gateway.Policy, labels map[string]
 		l[k] = v
 	}
 	gwUser := fmt.Sprintf("%d:%d", UID, gid)
-	vol := docker.TmpfsVolume{Name: name, Labels: l, UID: UID, GID: gid, Mode: 0o770, Size: 32 << 20}
+	// Sticky, as /tmp is: the sandbox's group can make files there but
+	// not remove or replace the gateway's (its refusal log, the relay).
+	vol := docker.TmpfsVolume{Name: name, Labels: l, UID: UID, GID: gid, Mode: 0o1770, Size: 32 << 20}
 	mount := provider.Volume{Name: name, Path: Dir}
 
 	var ports []int

@@ -48,7 +48,7 @@ func TestConfine(t *testing.T) {
 	}
 	want := provider.Volume{Name: "litterbox-repo-x-gw", Path: Dir}
 	is := func(v provider.Volume) bool { return v.Name == want.Name && v.Path == want.Path }
-	if !slices.ContainsFunc(sb.Volumes, is) || !slices.ContainsFunc(gw.Volumes, is) || p.Volume.Name != want.Name || p.Volume.Mode != 0o770 || p.Volume.UID != UID || p.Volume.GID != 1000 {
+	if !slices.ContainsFunc(sb.Volumes, is) || !slices.ContainsFunc(gw.Volumes, is) || p.Volume.Name != want.Name || p.Volume.Mode != 0o1770 || p.Volume.UID != UID || p.Volume.GID != 1000 {
 		t.Errorf("volumes %v %v %+v", sb.Volumes, gw.Volumes, p.Volume)
 	}
 	cmd := strings.Join(gw.Cmd, " ")

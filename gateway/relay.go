@@ -16,7 +16,7 @@ import (
 )
 
 // The shared directory (a tmpfs volume both containers mount, owned by the
-// gateway's user and the sandbox user's group, mode 0770) holds:
+// gateway's user and the sandbox user's group, mode 1770: sticky) holds:
 //
 //	proxy.sock       the gateway's HTTP proxy: the relay hands it connections
 //	dns.sock         the gateway's resolver, DNS messages framed as over TCP
@@ -25,9 +25,10 @@ import (
 //	relay.ready      made once the relay listens
 //	refused.log    the gateway's refusals, one JSON line each (RefusalLog)
 //
-// The sandbox can write all of it but refused.log (the gateway's, mode
-// 0640): nothing there is trusted by the gateway, which only ever takes a
-// TCP connection or a DNS message from it.
+// The sandbox can make files there, but not write, remove or replace the
+// gateway's (refused.log, mode 0640; the relay): nothing there is trusted
+// by the gateway, which only ever takes a TCP connection or a DNS message
+// from it.
 const (
 	ProxySocket  = "proxy.sock"
 	DNSSocket    = "dns.sock"
