@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/log"
 
@@ -77,6 +78,36 @@ func TestInstallCutShort(t *testing.T) {
 	if got := in(`ls -A ` + core.RunDir); got != "" {
 		t.Fatalf("the cut install left %q in %s, want nothing", got, core.RunDir)
 	}
+	// An install whose litterbox is stopped mid-copy (its context
+	// cancelled: the docker CLI is killed) leaves nothing either.
+	fifo := filepath.Join(dir, "fifo")
+	if err := exec.Command("mkfifo", fifo).Run(); err != nil {
+		t.Fatal(err)
+	}
+	stalled := bin
+	stalled.host = fifo
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		_, _ = w.Write(whole[:len(whole)/2])
+		time.Sleep(time.Minute) // the rest never comes
+		w.Close()
+	}()
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- g.InstallScanner(cctx, h, stalled) }()
+	in(fmt.Sprintf(`until [ "$(cat %s/scan-test.* 2>/dev/null | wc -c)" -ge %d ]; do sleep 0.05; done`, core.RunDir, len(whole)/2))
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("an install stopped mid-copy returned no error")
+	}
+	in(`i=0; while ls ` + core.RunDir + `/scan-test.* >/dev/null 2>&1 && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done`)
+	if got := in(`ls -A ` + core.RunDir); got != "" {
+		t.Fatalf("the stopped install left %q in %s, want nothing", got, core.RunDir)
+	}
+
 	// The next one installs it whole, and it runs.
 	if err := g.InstallScanner(ctx, h, bin); err != nil {
 		t.Fatal(err)
