@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -66,7 +65,7 @@ func (d *Diff) Run(ctx context.Context, env *Env) error {
 	f, ok := env.Stdout.(*os.File)
 	term := ok && isTerminal(f)
 	opts := git.DiffOptions{Stat: d.Stat, Color: term && d.Raw}
-	var out io.Writer = env.Stdout
+	out := env.Stdout
 	var td *termDiff
 	if term && !d.Raw {
 		td = &termDiff{w: env.Stdout, color: r.Git.ColorsDiff(ctx)}
