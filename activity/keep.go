@@ -77,30 +77,34 @@ func (r Record) keep(e Event) error {
 	if class == "" {
 		return nil
 	}
-	line, err := json.Marshal(boundTo(e, KeptLimits))
-	if err != nil {
-		return err
-	}
-	line = append(line, '\n')
 	maxKept := r.MaxKept
 	if maxKept <= 0 {
 		maxKept = DefaultMaxKept
 	}
-	var size int64
-	if fi, err := os.Stat(r.keptPath(class)); err == nil {
-		size = fi.Size()
+	store, last := r.storeChains(class)
+	size := fileSize(store.newest())
+	_, prev := store.end(size)
+	line := keptLine(e, prev)
+	full := size+int64(len(line))+1 > maxKept
+	if full {
+		store, size = last, fileSize(last.newest())
+		_, prev = store.end(size)
+		line = keptLine(e, prev)
 	}
-	if size+int64(len(line)) <= maxKept {
-		return appendLine(r.keptPath(class), line)
-	}
-	last := r.lastPaths(class)
-	if fi, err := os.Stat(last[1]); err == nil && fi.Size()+int64(len(line)) > maxKept/4 {
-		if err := os.Rename(last[1], last[0]); err != nil {
+	if full && size > 0 && size+int64(len(line))+1 > maxKept/4 {
+		if err := os.Rename(last.files[1], last.files[0]); err != nil {
 			return err
 		}
+		size = 0
 	}
-	if err := appendLine(last[1], line); err != nil {
+	if err := appendLine(store.newest(), append(line, '\n')); err != nil {
 		return err
+	}
+	if err := writeHead(store.headPath(), head{seq: e.Seq, size: size + int64(len(line)) + 1, hash: lineHash(line)}); err != nil {
+		return err
+	}
+	if !full {
+		return nil
 	}
 	n := readCount(r.morePath(class)) + 1
 	tmp := r.morePath(class) + ".tmp"
@@ -108,6 +112,35 @@ func (r Record) keep(e Event) error {
 		return err
 	}
 	return os.Rename(tmp, r.morePath(class))
+}
+
+// storeChains are the chains of class's store and of the pair of files of
+// its newest events.
+func (r Record) storeChains(class string) (store, last chain) {
+	for _, c := range r.chains() {
+		switch c.files[len(c.files)-1] {
+		case r.keptPath(class):
+			store = c
+		case r.lastPaths(class)[1]:
+			last = c
+		}
+	}
+	return store, last
+}
+
+// keptLine is e slimmed (KeptLimits) as a store keeps it, following prev.
+func keptLine(e Event, prev string) []byte {
+	e.Prev = prev
+	line, _ := json.Marshal(boundTo(e, KeptLimits)) // an Event always marshals
+	return line
+}
+
+// fileSize is the size of the file path, 0 when it has none.
+func fileSize(path string) int64 {
+	if fi, err := os.Stat(path); err == nil {
+		return fi.Size()
+	}
+	return 0
 }
 
 // readCount is the number a .more file holds, 0 when none.

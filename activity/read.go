@@ -107,12 +107,14 @@ var zeroTime time.Time
 // parseSince decodes the whole lines of data at or after since (all of them
 // when since is zero).
 func parseSince(data []byte, since time.Time, out []Event) []Event {
-	return parseSeq(data, since, out, nil)
+	return parseSeq(data, since, out, nil, nil)
 }
 
 // parseSeq is parseSince that also sets *seq, when seq is not nil, to the
-// number of each whole line, skipped or not.
-func parseSeq(data []byte, since time.Time, out []Event, seq *int64) []Event {
+// number of each whole line, skipped or not, and passes each to lk, when
+// it is not nil, with a KindBroken note before a line that does not follow
+// the one before (chain.go).
+func parseSeq(data []byte, since time.Time, out []Event, seq *int64, lk *linker) []Event {
 	for len(data) > 0 {
 		nl := bytes.IndexByte(data, '\n')
 		if nl < 0 {
@@ -123,6 +125,12 @@ func parseSeq(data []byte, since time.Time, out []Event, seq *int64) []Event {
 		if seq != nil {
 			if n := lineSeq(line); n > 0 {
 				*seq = n
+			}
+		}
+		if lk != nil {
+			if why := lk.next(line); why != "" {
+				t, _ := lineTime(line)
+				out = append(out, Event{Time: t, Sandbox: lk.slug, Kind: KindBroken, Seq: lineSeq(line), Message: why})
 			}
 		}
 		if !since.IsZero() {
