@@ -114,8 +114,20 @@ func readHead(path string) (head, bool) {
 	return head{seq: seq, size: size, hash: f[2]}, true
 }
 
+// writeHead writes h over the head at path, in place: a head is always as
+// long, so no reader under the lock sees part of one. Not truncated first:
+// on ext4 a file truncated to nothing and written again is flushed to disk
+// as it closes (auto_da_alloc), which took each append from 40 µs to 1 ms.
 func writeHead(path string, h head) error {
-	return os.WriteFile(path, fmt.Appendf(nil, "%d %d %s\n", h.seq, h.size, h.hash), 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.WriteAt(fmt.Appendf(nil, "%020d %020d %064s\n", h.seq, h.size, h.hash), 0)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
 }
 
 // end is the number and hash of c's last line, which the next line follows,

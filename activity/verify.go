@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,8 +18,8 @@ type ChainReport struct {
 	Name  string `json:"name"`  // "record", "egress store"...
 	Files int    `json:"files"` // of its files, those there
 	Lines int    `json:"lines"` // lines read
-	// Unlinked counts the lines before the first that carries a link:
-	// written before litterbox linked its lines, so not checked.
+	// Unlinked counts the lines written before litterbox linked its lines
+	// that no line links to: not checked.
 	Unlinked int `json:"unlinked,omitempty"`
 	// First and Last are the numbers of its first and last lines read.
 	First int64 `json:"first,omitempty"`
@@ -67,7 +68,7 @@ func Audited(dir string) ([]string, error) {
 		}
 	}
 	sort.Strings(out)
-	return out, nil
+	return slices.Compact(out), nil
 }
 
 // chainFiles is what a chain's files and head held when read.
@@ -156,7 +157,7 @@ func (c chain) verify(f chainFiles, notes []byte) ChainReport {
 					before := filepath.Base(c.files[i-1])
 					when, ok := pruned(notes, before, prev)
 					if !ok {
-						rep.Broken = fmt.Sprintf("%s is missing: %s, the first line left, follows a line that is not there", before, at)
+						rep.Broken = fmt.Sprintf("%s is missing, or lines were taken from the start: %s, the first line left, follows a line that is not there", before, at)
 						return rep
 					}
 					rep.Notes = append(rep.Notes, fmt.Sprintf("%s was removed by litterbox at %s, the folder being over its bound", before, when))
@@ -181,7 +182,9 @@ func (c chain) verify(f chainFiles, notes []byte) ChainReport {
 					return rep
 				}
 			}
-			if prev == "" && !lk.chained {
+			// (the first line of a chain follows nothing: the next one shows
+			// whether it was linked)
+			if prev == "" && !lk.chained && (rep.Lines > 0 || !(c.whole || seq == 1)) {
 				rep.Unlinked++
 			}
 			lk.seq, lk.hash = seq, lineHash(line)
@@ -202,9 +205,7 @@ func (c chain) verify(f chainFiles, notes []byte) ChainReport {
 	case !f.headOK && lk.chained:
 		rep.Broken = fmt.Sprintf("its head %s is missing: a cut at its end would not show", filepath.Base(c.headPath()))
 	case !f.headOK:
-		if rep.Lines > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%d line(s) written before litterbox linked its lines: not checked", rep.Lines))
-		}
+		rep.Unlinked = rep.Lines
 	case rep.Lines == 0:
 		if when, ok := pruned(notes, newest, h.hash); ok {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s was removed by litterbox at %s, the folder being over its bound", newest, when))
