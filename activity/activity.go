@@ -255,17 +255,16 @@ func (r Record) Append(e Event) error {
 // losing it). O_APPEND alone keeps lines whole only up to PIPE_BUF on some
 // systems; under the lock it needs no such bound.
 func (r Record) write(e Event) (rotated bool, err error) {
-	unlock, err := flock.Lock(r.lockPath())
+	lf, unlock, err := flock.LockFile(r.lockPath())
 	if err != nil {
 		return false, err
 	}
 	defer unlock()
-	var size int64
-	if fi, err := os.Stat(r.Path()); err == nil {
-		size = fi.Size()
-	}
-	rec := r.chains()[0]
-	seq, prev := rec.end(size)
+	chains := r.chains()
+	heads := readHeads(lf, len(chains))
+	size := fileSize(r.Path())
+	rec := chains[0]
+	seq, prev := rec.end(size, heads[rec.slot])
 	e.Seq, e.Prev = seq+1, prev
 	line, err := json.Marshal(e)
 	if err != nil {
@@ -284,10 +283,10 @@ func (r Record) write(e Event) (rotated bool, err error) {
 	if err := appendLine(r.Path(), append(line, '\n')); err != nil {
 		return rotated, err
 	}
-	if err := writeHead(rec.headPath(), head{seq: e.Seq, size: size + int64(len(line)) + 1, hash: lineHash(line)}); err != nil {
+	if err := writeHead(lf, rec.slot, head{seq: e.Seq, size: size + int64(len(line)) + 1, hash: lineHash(line)}); err != nil {
 		return rotated, err
 	}
-	return rotated, r.keep(e)
+	return rotated, r.keep(e, chains, heads, lf)
 }
 
 // appendLine writes line at the end of the file path, made if missing.

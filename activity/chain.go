@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/internal/flock"
 )
 
 // The chains: what makes a change to a record show.
@@ -18,7 +20,7 @@ import (
 // line before it in its file, or in the file it rotated from: one chain
 // per record, kept across rotation. Each store of kept events is a chain of
 // its own, and so is the pair of files of its newest events. A chain's
-// head, <newest file without .jsonl>.head, says the number, hash and file
+// head, kept in the record's lock file, says the number, hash and file
 // size of its last line, so a cut at its end shows too; the next line
 // follows what the head says, not the file, so a change to the last line
 // shows once a line follows it. Tidy writes in <slug>.pruned the last line
@@ -64,6 +66,7 @@ func linePrev(line []byte) string {
 type chain struct {
 	name  string   // what verify calls it
 	files []string // oldest first
+	slot  int      // of its head in the lock file
 	// numbered: each line is one past the line before (a record); a store
 	// keeps some of its record's numbers, in order.
 	numbered bool
@@ -73,9 +76,6 @@ type chain struct {
 }
 
 func (c chain) newest() string { return c.files[len(c.files)-1] }
-
-// headPath is the file of c's head.
-func (c chain) headPath() string { return strings.TrimSuffix(c.newest(), ".jsonl") + ".head" }
 
 // chains are r's chains: the record, then each store of kept events and
 // the pair of files of its newest.
@@ -87,51 +87,59 @@ func (r Record) chains() []chain {
 			chain{name: class + " store", files: []string{r.keptPath(class)}, whole: true},
 			chain{name: "newest " + class + " store", files: last[:]})
 	}
+	for i := range out {
+		out[i].slot = i
+	}
 	return out
 }
 
-// head is what a chain's head file says of its last line.
+// head is what a chain's head says of its last line. The heads of a
+// record's chains are kept in its lock file, a slot of headSize bytes each
+// (chain.slot), which every writer opens anyway: reading and writing them
+// costs two system calls an append, not two opens of files of their own.
 type head struct {
 	seq  int64  // its number
 	size int64  // the size of the file that ends with it
 	hash string // lineHash of it
+	ok   bool   // false for a chain that has no head
 }
 
-func readHead(path string) (head, bool) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return head{}, false
+// headSize is the size of a head's slot: "%020d %020d %064s\n".
+const headSize = 20 + 1 + 20 + 1 + 64 + 1
+
+// readHeads reads the heads of a record's chains from its lock file, by
+// slot.
+func readHeads(f *os.File, n int) []head {
+	buf := make([]byte, n*headSize)
+	got, _ := f.ReadAt(buf, 0)
+	out := make([]head, n)
+	for i := range out {
+		if got < (i+1)*headSize {
+			break
+		}
+		fields := strings.Fields(string(buf[i*headSize : (i+1)*headSize]))
+		if len(fields) != 3 {
+			continue // a slot never written: zeros
+		}
+		seq, err1 := strconv.ParseInt(fields[0], 10, 64)
+		size, err2 := strconv.ParseInt(fields[1], 10, 64)
+		if err1 == nil && err2 == nil {
+			out[i] = head{seq: seq, size: size, hash: fields[2], ok: true}
+		}
 	}
-	f := strings.Fields(string(data))
-	if len(f) != 3 {
-		return head{}, false
-	}
-	seq, err1 := strconv.ParseInt(f[0], 10, 64)
-	size, err2 := strconv.ParseInt(f[1], 10, 64)
-	if err1 != nil || err2 != nil {
-		return head{}, false
-	}
-	return head{seq: seq, size: size, hash: f[2]}, true
+	return out
 }
 
-// writeHead writes h over the head at path, in place: a head is always as
-// long, so no reader under the lock sees part of one. Not truncated first:
-// on ext4 a file truncated to nothing and written again is flushed to disk
-// as it closes (auto_da_alloc), which took each append from 40 µs to 1 ms.
-func writeHead(path string, h head) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	_, werr := f.WriteAt(fmt.Appendf(nil, "%020d %020d %064s\n", h.seq, h.size, h.hash), 0)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	return werr
+// writeHead writes h in its slot of the lock file f, in place: a slot is
+// always as long, so no reader under the lock sees part of one.
+func writeHead(f *os.File, slot int, h head) error {
+	_, err := f.WriteAt(fmt.Appendf(nil, "%020d %020d %064s\n", h.seq, h.size, h.hash), int64(slot*headSize))
+	return err
 }
 
 // end is the number and hash of c's last line, which the next line follows,
-// given size, that of its newest file now. The caller holds the lock.
+// given h, its head, and size, that of its newest file now. The caller
+// holds the lock.
 //
 // It is the head's when the newest file is the size the head says (so a
 // change to the last line shows once a line follows it), and when the
@@ -139,9 +147,8 @@ func writeHead(path string, h head) error {
 // the next line follows what was written, so the cut shows). Otherwise the
 // file's last line: a record written before the chains, or a line whose
 // writer stopped before it wrote the head.
-func (c chain) end(size int64) (seq int64, hash string) {
-	h, ok := readHead(c.headPath())
-	if ok && h.size == size {
+func (c chain) end(size int64, h head) (seq int64, hash string) {
+	if h.ok && h.size == size {
 		return h.seq, h.hash
 	}
 	var last []byte
@@ -149,14 +156,26 @@ func (c chain) end(size int64) (seq int64, hash string) {
 		last = lastLine(c.files[i])
 	}
 	switch {
-	case last == nil && ok:
+	case last == nil && h.ok:
 		return h.seq, h.hash
 	case last == nil:
 		return 0, ""
-	case ok && lineSeq(last) <= h.seq:
+	case h.ok && lineSeq(last) <= h.seq:
 		return h.seq, h.hash
 	}
 	return lineSeq(last), lineHash(last)
+}
+
+// forget clears the heads of a record whose files are all gone, so a
+// sandbox made again under its name starts a chain anew. It gives up when
+// another process holds the lock.
+func (r Record) forget() {
+	unlock, ok, err := flock.TryLock(r.lockPath())
+	if err != nil || !ok {
+		return
+	}
+	defer unlock()
+	_ = os.Truncate(r.lockPath(), 0)
 }
 
 // prunedPath is where Tidy notes the files of a record it removed.

@@ -71,8 +71,9 @@ func (r Record) lastPaths(class string) [2]string {
 }
 
 // keep writes e to its class's store, or counts it there when the store is
-// full. The caller holds the record's lock.
-func (r Record) keep(e Event) error {
+// full, with its head in the lock file lf (chain.go): chains and heads are
+// the record's. The caller holds the record's lock.
+func (r Record) keep(e Event, chains []chain, heads []head, lf *os.File) error {
 	class := Class(e)
 	if class == "" {
 		return nil
@@ -81,14 +82,22 @@ func (r Record) keep(e Event) error {
 	if maxKept <= 0 {
 		maxKept = DefaultMaxKept
 	}
-	store, last := r.storeChains(class)
+	var store, last chain
+	for _, c := range chains {
+		switch c.newest() {
+		case r.keptPath(class):
+			store = c
+		case r.lastPaths(class)[1]:
+			last = c
+		}
+	}
 	size := fileSize(store.newest())
-	_, prev := store.end(size)
+	_, prev := store.end(size, heads[store.slot])
 	line := keptLine(e, prev)
 	full := size+int64(len(line))+1 > maxKept
 	if full {
 		store, size = last, fileSize(last.newest())
-		_, prev = store.end(size)
+		_, prev = store.end(size, heads[store.slot])
 		line = keptLine(e, prev)
 	}
 	if full && size > 0 && size+int64(len(line))+1 > maxKept/4 {
@@ -100,7 +109,7 @@ func (r Record) keep(e Event) error {
 	if err := appendLine(store.newest(), append(line, '\n')); err != nil {
 		return err
 	}
-	if err := writeHead(store.headPath(), head{seq: e.Seq, size: size + int64(len(line)) + 1, hash: lineHash(line)}); err != nil {
+	if err := writeHead(lf, store.slot, head{seq: e.Seq, size: size + int64(len(line)) + 1, hash: lineHash(line)}); err != nil {
 		return err
 	}
 	if !full {
@@ -112,20 +121,6 @@ func (r Record) keep(e Event) error {
 		return err
 	}
 	return os.Rename(tmp, r.morePath(class))
-}
-
-// storeChains are the chains of class's store and of the pair of files of
-// its newest events.
-func (r Record) storeChains(class string) (store, last chain) {
-	for _, c := range r.chains() {
-		switch c.files[len(c.files)-1] {
-		case r.keptPath(class):
-			store = c
-		case r.lastPaths(class)[1]:
-			last = c
-		}
-	}
-	return store, last
 }
 
 // keptLine is e slimmed (KeptLimits) as a store keeps it, following prev.

@@ -25,7 +25,7 @@ type recFile struct {
 	slug  string
 	size  int64
 	mtime time.Time
-	role  string // "new" (<slug>.jsonl), "old" (.1.jsonl), "kept" (a store or its count), "chain" (a head, the notes of what Tidy removed)
+	role  string // "new" (<slug>.jsonl), "old" (.1.jsonl), "kept" (a store or its count), "chain" (the notes of what Tidy removed)
 }
 
 // Tidy bounds the folder of records r is in, from what its files say at
@@ -65,9 +65,6 @@ func (r Record) Tidy(now time.Time) {
 		case "pruned":
 			role = "chain"
 		}
-		if strings.HasSuffix(rest, "head") {
-			role = "chain"
-		}
 		fi, err := e.Info()
 		if err != nil {
 			continue
@@ -85,14 +82,23 @@ func (r Record) Tidy(now time.Time) {
 	}
 	var total int64
 	var left []recFile
+	expired := map[string]bool{}
 	for _, f := range files {
 		if deleted[f.slug] && now.Sub(newest[f.slug]) > retention {
+			expired[f.slug] = true
 			if removeLocked(r.Dir, f, time.Time{}) {
 				continue
 			}
 		}
 		total += f.size
 		left = append(left, f)
+	}
+	for _, f := range left {
+		delete(expired, f.slug)
+	}
+	for slug := range expired {
+		// all of it went: its chains' heads go too
+		Record{Dir: r.Dir, Sandbox: slug}.forget()
 	}
 	if total <= maxTotal {
 		return
@@ -112,8 +118,8 @@ func (r Record) Tidy(now time.Time) {
 			// deleted sandbox's
 			return 4
 		}
-		// kept while its sandbox may exist; a chain's head and notes are
-		// a few bytes, and tell what was removed from what is missing
+		// kept while its sandbox may exist; the notes of what Tidy removed
+		// are a few bytes, and tell that from a file gone missing
 		return -1
 	}
 	slices.SortStableFunc(left, func(a, b recFile) int {

@@ -48,7 +48,7 @@ func (r Report) OK() bool {
 }
 
 // Audited lists the sandboxes that have a record in dir, or had one whose
-// head is left, sorted.
+// heads are left (in its lock file), sorted.
 func Audited(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -59,9 +59,10 @@ func Audited(dir string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".head")
-		if !ok {
-			name, ok = strings.CutSuffix(e.Name(), ".jsonl")
+		name, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if lock, isLock := strings.CutSuffix(e.Name(), ".lock"); isLock {
+			fi, err := e.Info()
+			name, ok = lock, err == nil && fi.Size() > 0
 		}
 		if ok && ValidName(name) {
 			out = append(out, name)
@@ -73,9 +74,8 @@ func Audited(dir string) ([]string, error) {
 
 // chainFiles is what a chain's files and head held when read.
 type chainFiles struct {
-	data   [][]byte // by file, nil when it is not there
-	head   head
-	headOK bool
+	data [][]byte // by file, nil when it is not there
+	head head
 }
 
 // Verify walks each chain of the record of slug in dir (the record, its
@@ -93,11 +93,12 @@ func Verify(dir, slug string) (Report, error) {
 	read := make([]chainFiles, len(chains))
 	var notes []byte
 	err := func() error {
-		unlock, err := flock.Lock(r.lockPath())
+		lf, unlock, err := flock.LockFile(r.lockPath())
 		if err != nil {
 			return err
 		}
 		defer unlock()
+		heads := readHeads(lf, len(chains))
 		for i, c := range chains {
 			for _, p := range c.files {
 				data, err := os.ReadFile(p)
@@ -109,7 +110,7 @@ func Verify(dir, slug string) (Report, error) {
 				}
 				read[i].data = append(read[i].data, data)
 			}
-			read[i].head, read[i].headOK = readHead(c.headPath())
+			read[i].head = heads[c.slot]
 		}
 		notes, _ = os.ReadFile(r.prunedPath())
 		return nil
@@ -119,7 +120,7 @@ func Verify(dir, slug string) (Report, error) {
 	}
 	rep := Report{Sandbox: slug}
 	for i, c := range chains {
-		if cr := c.verify(read[i], notes); cr.Files > 0 || read[i].headOK || c.name == "record" {
+		if cr := c.verify(read[i], notes); cr.Files > 0 || read[i].head.ok || c.name == "record" {
 			rep.Chains = append(rep.Chains, cr)
 		}
 	}
@@ -130,7 +131,7 @@ func Verify(dir, slug string) (Report, error) {
 func (c chain) verify(f chainFiles, notes []byte) ChainReport {
 	rep := ChainReport{Name: c.name}
 	var lk linker
-	var lastAt string    // where the last line read is
+	var lastAt where     // where the last line read is
 	var atHead string    // the hash of the line numbered as the head says
 	var missing []string // files not there
 	for i, data := range f.data {
@@ -141,10 +142,10 @@ func (c chain) verify(f chainFiles, notes []byte) ChainReport {
 		}
 		rep.Files++
 		for n := 1; len(data) > 0; n++ {
-			at := fmt.Sprintf("%s line %d", name, n)
+			at := where{name, n}
 			nl := bytes.IndexByte(data, '\n')
 			if nl < 0 {
-				rep.Broken = at + " is cut short (it has no end of line): the end of the file was cut"
+				rep.Broken = at.String() + " is cut short (it has no end of line): the end of the file was cut"
 				return rep
 			}
 			line := data[:nl]
@@ -193,7 +194,7 @@ func (c chain) verify(f chainFiles, notes []byte) ChainReport {
 				rep.First = seq
 			}
 			rep.Last, lastAt = seq, at
-			if f.headOK && seq == f.head.seq {
+			if f.head.ok && seq == f.head.seq {
 				atHead = lk.hash
 			}
 			rep.Lines++
@@ -202,9 +203,9 @@ func (c chain) verify(f chainFiles, notes []byte) ChainReport {
 	h := f.head
 	newest := filepath.Base(c.newest())
 	switch {
-	case !f.headOK && lk.chained:
-		rep.Broken = fmt.Sprintf("its head %s is missing: a cut at its end would not show", filepath.Base(c.headPath()))
-	case !f.headOK:
+	case !f.head.ok && lk.chained:
+		rep.Broken = "its head is missing from the record's lock file: a cut at its end would not show"
+	case !f.head.ok:
 		rep.Unlinked = rep.Lines
 	case rep.Lines == 0:
 		if when, ok := pruned(notes, newest, h.hash); ok {
@@ -224,6 +225,14 @@ func (c chain) verify(f chainFiles, notes []byte) ChainReport {
 	}
 	return rep
 }
+
+// where is a line of a file, as verify names it.
+type where struct {
+	file string
+	line int
+}
+
+func (w where) String() string { return fmt.Sprintf("%s line %d", w.file, w.line) }
 
 // events names the events from a to b.
 func events(a, b int64) string {

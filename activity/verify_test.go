@@ -312,3 +312,23 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	}
 }
+
+// The record of a deleted sandbox that Tidy removed whole starts anew, its
+// heads gone with it: a sandbox made again under the name verifies.
+func TestVerifyAfterRetention(t *testing.T) {
+	r := chainedRecord(t, 100)
+	if err := r.Append(Event{Kind: KindDelete}); err != nil {
+		t.Fatal(err)
+	}
+	r.Retention = time.Nanosecond
+	r.Tidy(time.Now().Add(time.Hour))
+	if _, err := os.Stat(r.Path()); err == nil {
+		t.Fatal("Tidy left the record of a deleted sandbox")
+	}
+	if err := r.Append(Event{Kind: KindCreate}); err != nil {
+		t.Fatal(err)
+	}
+	if rep := verified(t, r); !rep.OK() || rep.Chains[0].First != 1 || rep.Chains[0].Last != 1 {
+		t.Errorf("made again: %+v", rep)
+	}
+}
