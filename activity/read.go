@@ -262,6 +262,12 @@ func lastOf(path string, n int) ([]Event, error) {
 
 // Sandboxes lists the sandboxes that have a record in dir, sorted.
 func Sandboxes(dir string) ([]string, error) {
+	return listNames(dir, func(e os.DirEntry) (string, bool) { return recordName(e.Name()) })
+}
+
+// listNames lists, sorted and once each, the sandboxes that name gives for
+// the files of dir.
+func listNames(dir string, name func(os.DirEntry) (string, bool)) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -271,12 +277,12 @@ func Sandboxes(dir string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		if slug, ok := recordName(e.Name()); ok {
+		if slug, ok := name(e); ok {
 			out = append(out, slug)
 		}
 	}
 	sort.Strings(out)
-	return out, nil
+	return slices.Compact(out), nil
 }
 
 // recordName is the sandbox whose newest events file is name.

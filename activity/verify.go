@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/internal/flock"
@@ -50,26 +48,13 @@ func (r Report) OK() bool {
 // Audited lists the sandboxes that have a record in dir, or had one whose
 // heads are left (in its lock file), sorted.
 func Audited(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".jsonl")
-		if lock, isLock := strings.CutSuffix(e.Name(), ".lock"); isLock {
+	return listNames(dir, func(e os.DirEntry) (string, bool) {
+		if slug, ok := strings.CutSuffix(e.Name(), ".lock"); ok && ValidName(slug) {
 			fi, err := e.Info()
-			name, ok = lock, err == nil && fi.Size() > 0
+			return slug, err == nil && fi.Size() > 0
 		}
-		if ok && ValidName(name) {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return slices.Compact(out), nil
+		return recordName(e.Name())
+	})
 }
 
 // chainFiles is what a chain's files and head held when read.
