@@ -96,9 +96,9 @@ func auditLine(rep activity.Report) string {
 		case c.Broken != "":
 			what = "broken: " + c.Broken
 		case c.First > 0:
-			what = fmt.Sprintf("%d line%s, events %d to %d", c.Lines, plural(c.Lines), c.First, c.Last)
+			what = fmt.Sprintf("%s, events %d to %d", plural(c.Lines, "line", "lines"), c.First, c.Last)
 		default:
-			what = fmt.Sprintf("%d line%s", c.Lines, plural(c.Lines))
+			what = plural(c.Lines, "line", "lines")
 		}
 		if c.Unlinked > 0 && c.Broken == "" {
 			what += fmt.Sprintf(" (%d before the chain, not checked)", c.Unlinked)
@@ -109,11 +109,4 @@ func auditLine(rep activity.Report) string {
 		parts = append(parts, c.Name+": "+what)
 	}
 	return termtext.EscapeText(fmt.Sprintf("%-6s %s  %s", status, rep.Sandbox, strings.Join(parts, "; ")))
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
