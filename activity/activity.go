@@ -20,6 +20,11 @@
 // (keep.go): the first of them up to MaxKept bytes, and the number of
 // those after.
 //
+// Each line carries the hash of the line before it, and each chain's head
+// is kept in the record's lock file (chain.go), so an edit, a line taken
+// out, a cut or a file removed shows: Verify names where (verify.go), and
+// a Follower notes a line it reads that does not follow.
+//
 // Several processes append at once (MCP servers, CLI commands): each takes
 // the record's lock file (<slug>.lock, internal/flock) around one write(2)
 // of a whole line, so no line is torn or interleaved whatever its length,
