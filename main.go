@@ -87,6 +87,7 @@ type cli struct {
 	Net       commands.Net        `cmd:"" help:"Show a sandbox's egress policy and recent connections, allow or deny a host for it (litterbox net NAME allow HOST[:PORT]), or print its log (litterbox net log NAME)."`
 	Secrets   commands.Secrets    `cmd:"" help:"List the secrets you declared (names, sources, hosts: never a value) and the sandboxes bound to each (docs/secrets.md)."`
 	Watch     commands.Watch      `cmd:"" help:"Follow what happens in sandboxes as it happens: each tool call, snapshot, milestone, pause, merge... one line each (--json for scripts)."`
+	Audit     commands.Audit      `cmd:"" help:"Check the activity records: litterbox audit verify [NAME] names the first line of each that was changed, taken out or cut, or a rotated file gone missing (exit 1)."`
 	UI        commands.UI         `cmd:"" name:"ui" help:"A terminal UI: the sandboxes live, each one's activity and diff, and the review actions (merge, apply, pause, delete, a shell...)."`
 	Service   commands.ServiceCmd `cmd:"" help:"Start, stop or restart a sandbox's service, or show its status or logs."`
 	MCP       commands.MCP        `cmd:"" name:"mcp" help:"Serve the agent tools over MCP on stdio (docs/mcp.md)."`

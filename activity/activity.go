@@ -20,6 +20,11 @@
 // (keep.go): the first of them up to MaxKept bytes, and the number of
 // those after.
 //
+// Each line carries the hash of the line before it, and each chain's head
+// is kept in the record's lock file (chain.go), so an edit, a line taken
+// out, a cut or a file removed shows: Verify names where (verify.go), and
+// a Follower notes a line it reads that does not follow.
+//
 // Several processes append at once (MCP servers, CLI commands): each takes
 // the record's lock file (<slug>.lock, internal/flock) around one write(2)
 // of a whole line, so no line is torn or interleaved whatever its length,
@@ -112,7 +117,10 @@ type Event struct {
 	Time time.Time `json:"time"`
 	// Seq numbers the events of a record from 1, in the order they were
 	// written (0 in records written before it was kept).
-	Seq     int64  `json:"seq,omitempty"`
+	Seq int64 `json:"seq,omitempty"`
+	// Prev is the hash of the line before in the record (chain.go), ""
+	// for its first and in records written before it was kept.
+	Prev    string `json:"prev,omitempty"`
 	Sandbox string `json:"sandbox"`
 	Kind    Kind   `json:"kind"`
 	// By is who acted: mcp (an agent), cli or ui (a person), litterbox
@@ -245,37 +253,45 @@ func (r Record) Append(e Event) error {
 	return nil
 }
 
-// write numbers e and writes it, under the record's lock: the lock makes
-// the numbering, the size check, the rotation and the writes one step (two
+// write numbers e, links it to the line before (chain.go) and writes it
+// and the record's head, under the record's lock: the lock makes the
+// numbering, the link, the size check, the rotation and the writes one step (two
 // writers rotating at once would move a fresh file over the one before,
 // losing it). O_APPEND alone keeps lines whole only up to PIPE_BUF on some
 // systems; under the lock it needs no such bound.
 func (r Record) write(e Event) (rotated bool, err error) {
-	unlock, err := flock.Lock(r.lockPath())
+	lf, unlock, err := flock.LockFile(r.lockPath())
 	if err != nil {
 		return false, err
 	}
 	defer unlock()
-	e.Seq = r.lastSeq() + 1
+	chains := r.chains()
+	heads := readHeads(lf, len(chains))
+	size := fileSize(r.Path())
+	rec := chains[0]
+	seq, prev := rec.end(size, heads[rec.slot])
+	e.Seq, e.Prev = seq+1, prev
 	line, err := json.Marshal(e)
 	if err != nil {
 		return false, err
 	}
-	line = append(line, '\n')
 	maxBytes := r.MaxBytes
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	if fi, err := os.Stat(r.Path()); err == nil && fi.Size() > 0 && fi.Size()+int64(len(line)) > maxBytes {
+	if size > 0 && size+int64(len(line))+1 > maxBytes {
 		if err := os.Rename(r.Path(), r.OldPath()); err != nil {
 			return false, fmt.Errorf("rotate: %w", err)
 		}
-		rotated = true
+		rotated, size = true, 0
 	}
-	if err := appendLine(r.Path(), line); err != nil {
+	if err := appendLine(r.Path(), append(line, '\n')); err != nil {
 		return rotated, err
 	}
-	return rotated, r.keep(e)
+	if err := writeHead(lf, rec.slot, head{seq: e.Seq, size: size + int64(len(line)) + 1, hash: lineHash(line)}); err != nil {
+		return rotated, err
+	}
+	return rotated, r.keep(e, chains, heads, lf)
 }
 
 // appendLine writes line at the end of the file path, made if missing.
@@ -289,18 +305,6 @@ func appendLine(path string, line []byte) error {
 		werr = cerr
 	}
 	return werr
-}
-
-// lastSeq is the number of the record's newest event: of the last whole
-// line of the newest file (of the one before, just after a rotation); 0
-// when it has none.
-func (r Record) lastSeq() int64 {
-	for _, p := range []string{r.Path(), r.OldPath()} {
-		if line := lastLine(p); line != nil {
-			return lineSeq(line)
-		}
-	}
-	return 0
 }
 
 // Append adds e to the record of sandbox e.Sandbox of the repository whose

@@ -214,10 +214,10 @@ func (s *follow) open(slug string, out []Event) (*tail, []Event, error) {
 			f.Close()
 			return nil, out, err
 		}
-		t := &tail{path: r.Path(), old: r.OldPath(), slug: slug, f: f, fi: fi, since: s.since}
+		t := &tail{path: r.Path(), old: r.OldPath(), slug: slug, f: f, fi: fi, since: s.since, link: linker{slug: slug}}
 		var old []Event
 		if data, err := os.ReadFile(r.OldPath()); err == nil {
-			old = parseSeq(data, s.since, nil, &t.last)
+			old = parseSeq(data, s.since, nil, &t.last, &t.link)
 		}
 		// A rotation between the two opens would show the same events
 		// twice: then start again.
@@ -250,6 +250,7 @@ type tail struct {
 	partial   []byte      // the start of a line not yet whole
 	since     time.Time   // while reading what was there at the start
 	last      int64       // the number (Seq) of the last line read
+	link      linker      // the chain of the lines read (chain.go)
 }
 
 // take adds evs to out, noting how many were never read where their
@@ -259,6 +260,10 @@ type tail struct {
 // for ones read before.
 func (t *tail) take(out []Event, evs []Event) []Event {
 	for _, e := range evs {
+		if e.Kind == KindBroken {
+			out = append(out, e) // its number is the next line's
+			continue
+		}
 		if e.Seq > 0 && t.last > 0 && e.Seq > t.last+1 {
 			out = append(out, Event{Time: e.Time, Sandbox: t.slug, Kind: KindMissed, Seq: t.last + 1, Missed: e.Seq - t.last - 1})
 		}
@@ -287,7 +292,7 @@ func (t *tail) follow(out []Event) []Event {
 		// it rotated a third time, which loses it.
 		if f, err := os.Open(t.old); err == nil {
 			if data, err := io.ReadAll(f); err == nil {
-				out = t.take(out, parseSince(data, t.since, nil))
+				out = t.take(out, parseSeq(data, t.since, nil, nil, &t.link))
 			}
 			f.Close()
 		}
@@ -321,11 +326,11 @@ func (t *tail) read(out []Event) []Event {
 				end--
 			}
 			if t.since.IsZero() {
-				out = t.take(out, parseSince(data[:end], t.since, nil))
+				out = t.take(out, parseSeq(data[:end], t.since, nil, nil, &t.link))
 			} else {
 				// what was there at the start: numbers noted, nothing
 				// before since shown
-				out = parseSeq(data[:end], t.since, out, &t.last)
+				out = parseSeq(data[:end], t.since, out, &t.last, &t.link)
 			}
 			t.partial = append([]byte(nil), data[end:]...)
 			if len(t.partial) > maxLine {

@@ -92,6 +92,9 @@ func What(e Event) string {
 		}
 		word(fmt.Sprintf("… %d more %s not kept aside: the store that keeps them past rotation was full", e.Missed, what))
 		return b.String()
+	case KindBroken:
+		word(fmt.Sprintf("! the record is broken at event %d: %s (litterbox audit verify %s checks all of it)", e.Seq, e.Message, termtext.Escape(e.Sandbox)))
+		return b.String()
 	case KindMissed:
 		word(fmt.Sprintf("… %d event%s not shown here: rotated away from the record, or past the newest this view keeps", e.Missed, plural(int(e.Missed))))
 		return b.String()
@@ -185,7 +188,7 @@ func Detail(e Event) string {
 			b.WriteString("  " + termtext.ExpandTabs(l) + "\n")
 		}
 	}
-	if e.Kind == KindUnkept {
+	if e.Kind == KindUnkept || e.Kind == KindBroken {
 		return What(e) + "\n"
 	}
 	if e.Kind == KindMissed {

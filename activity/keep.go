@@ -71,36 +71,49 @@ func (r Record) lastPaths(class string) [2]string {
 }
 
 // keep writes e to its class's store, or counts it there when the store is
-// full. The caller holds the record's lock.
-func (r Record) keep(e Event) error {
+// full, with its head in the lock file lf (chain.go): chains and heads are
+// the record's. The caller holds the record's lock.
+func (r Record) keep(e Event, chains []chain, heads []head, lf *os.File) error {
 	class := Class(e)
 	if class == "" {
 		return nil
 	}
-	line, err := json.Marshal(boundTo(e, KeptLimits))
-	if err != nil {
-		return err
-	}
-	line = append(line, '\n')
 	maxKept := r.MaxKept
 	if maxKept <= 0 {
 		maxKept = DefaultMaxKept
 	}
-	var size int64
-	if fi, err := os.Stat(r.keptPath(class)); err == nil {
-		size = fi.Size()
-	}
-	if size+int64(len(line)) <= maxKept {
-		return appendLine(r.keptPath(class), line)
-	}
-	last := r.lastPaths(class)
-	if fi, err := os.Stat(last[1]); err == nil && fi.Size()+int64(len(line)) > maxKept/4 {
-		if err := os.Rename(last[1], last[0]); err != nil {
-			return err
+	var store, last chain
+	for _, c := range chains {
+		switch c.newest() {
+		case r.keptPath(class):
+			store = c
+		case r.lastPaths(class)[1]:
+			last = c
 		}
 	}
-	if err := appendLine(last[1], line); err != nil {
+	size := fileSize(store.newest())
+	_, prev := store.end(size, heads[store.slot])
+	line := keptLine(e, prev)
+	full := size+int64(len(line))+1 > maxKept
+	if full {
+		store, size = last, fileSize(last.newest())
+		_, prev = store.end(size, heads[store.slot])
+		line = keptLine(e, prev)
+	}
+	if full && size > 0 && size+int64(len(line))+1 > maxKept/4 {
+		if err := os.Rename(last.files[1], last.files[0]); err != nil {
+			return err
+		}
+		size = 0
+	}
+	if err := appendLine(store.newest(), append(line, '\n')); err != nil {
 		return err
+	}
+	if err := writeHead(lf, store.slot, head{seq: e.Seq, size: size + int64(len(line)) + 1, hash: lineHash(line)}); err != nil {
+		return err
+	}
+	if !full {
+		return nil
 	}
 	n := readCount(r.morePath(class)) + 1
 	tmp := r.morePath(class) + ".tmp"
@@ -108,6 +121,21 @@ func (r Record) keep(e Event) error {
 		return err
 	}
 	return os.Rename(tmp, r.morePath(class))
+}
+
+// keptLine is e slimmed (KeptLimits) as a store keeps it, following prev.
+func keptLine(e Event, prev string) []byte {
+	e.Prev = prev
+	line, _ := json.Marshal(boundTo(e, KeptLimits)) // an Event always marshals
+	return line
+}
+
+// fileSize is the size of the file path, 0 when it has none.
+func fileSize(path string) int64 {
+	if fi, err := os.Stat(path); err == nil {
+		return fi.Size()
+	}
+	return 0
 }
 
 // readCount is the number a .more file holds, 0 when none.

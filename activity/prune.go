@@ -25,7 +25,7 @@ type recFile struct {
 	slug  string
 	size  int64
 	mtime time.Time
-	role  string // "new" (<slug>.jsonl), "old" (.1.jsonl), "kept" (a store or its count)
+	role  string // "new" (<slug>.jsonl), "old" (.1.jsonl), "kept" (a store or its count), "chain" (the notes of what Tidy removed)
 }
 
 // Tidy bounds the folder of records r is in, from what its files say at
@@ -62,6 +62,8 @@ func (r Record) Tidy(now time.Time) {
 			role = "new"
 		case "1.jsonl":
 			role = "old"
+		case "pruned":
+			role = "chain"
 		}
 		fi, err := e.Info()
 		if err != nil {
@@ -80,14 +82,23 @@ func (r Record) Tidy(now time.Time) {
 	}
 	var total int64
 	var left []recFile
+	expired := map[string]bool{}
 	for _, f := range files {
 		if deleted[f.slug] && now.Sub(newest[f.slug]) > retention {
-			if removeLocked(r.Dir, f) {
+			expired[f.slug] = true
+			if removeLocked(r.Dir, f, time.Time{}) {
 				continue
 			}
 		}
 		total += f.size
 		left = append(left, f)
+	}
+	for _, f := range left {
+		delete(expired, f.slug)
+	}
+	for slug := range expired {
+		// all of it went: its chains' heads go too
+		Record{Dir: r.Dir, Sandbox: slug}.forget()
 	}
 	if total <= maxTotal {
 		return
@@ -107,7 +118,9 @@ func (r Record) Tidy(now time.Time) {
 			// deleted sandbox's
 			return 4
 		}
-		return -1 // kept while its sandbox may exist
+		// kept while its sandbox may exist; the notes of what Tidy removed
+		// are a few bytes, and tell that from a file gone missing
+		return -1
 	}
 	slices.SortStableFunc(left, func(a, b recFile) int {
 		return cmp.Or(cmp.Compare(rank(a), rank(b)), a.mtime.Compare(b.mtime))
@@ -116,19 +129,25 @@ func (r Record) Tidy(now time.Time) {
 		if total <= maxTotal {
 			return
 		}
-		if rank(f) >= 0 && removeLocked(r.Dir, f) {
+		if rank(f) >= 0 && removeLocked(r.Dir, f, now) {
 			total -= f.size
 		}
 	}
 }
 
 // removeLocked removes f under its record's lock, unless another process
-// holds that lock now; it reports whether f is gone.
-func removeLocked(dir string, f recFile) bool {
-	unlock, ok, err := flock.TryLock(Record{Dir: dir, Sandbox: f.slug}.lockPath())
+// holds that lock now; it reports whether f is gone. Unless now is zero (the
+// whole record goes), it notes a file of events it removes first, so
+// `audit verify` tells it from a file gone missing (chain.go).
+func removeLocked(dir string, f recFile, now time.Time) bool {
+	r := Record{Dir: dir, Sandbox: f.slug}
+	unlock, ok, err := flock.TryLock(r.lockPath())
 	if err != nil || !ok {
 		return false
 	}
 	defer unlock()
+	if !now.IsZero() && strings.HasSuffix(f.path, ".jsonl") && r.notePruned(f.path, now) != nil {
+		return false
+	}
 	return os.Remove(f.path) == nil
 }

@@ -107,12 +107,14 @@ var zeroTime time.Time
 // parseSince decodes the whole lines of data at or after since (all of them
 // when since is zero).
 func parseSince(data []byte, since time.Time, out []Event) []Event {
-	return parseSeq(data, since, out, nil)
+	return parseSeq(data, since, out, nil, nil)
 }
 
 // parseSeq is parseSince that also sets *seq, when seq is not nil, to the
-// number of each whole line, skipped or not.
-func parseSeq(data []byte, since time.Time, out []Event, seq *int64) []Event {
+// number of each whole line, skipped or not, and passes each to lk, when
+// it is not nil, with a KindBroken note before a line that does not follow
+// the one before (chain.go).
+func parseSeq(data []byte, since time.Time, out []Event, seq *int64, lk *linker) []Event {
 	for len(data) > 0 {
 		nl := bytes.IndexByte(data, '\n')
 		if nl < 0 {
@@ -123,6 +125,12 @@ func parseSeq(data []byte, since time.Time, out []Event, seq *int64) []Event {
 		if seq != nil {
 			if n := lineSeq(line); n > 0 {
 				*seq = n
+			}
+		}
+		if lk != nil {
+			if why := lk.next(line); why != "" {
+				t, _ := lineTime(line)
+				out = append(out, Event{Time: t, Sandbox: lk.slug, Kind: KindBroken, Seq: lineSeq(line), Message: why})
 			}
 		}
 		if !since.IsZero() {
@@ -254,6 +262,12 @@ func lastOf(path string, n int) ([]Event, error) {
 
 // Sandboxes lists the sandboxes that have a record in dir, sorted.
 func Sandboxes(dir string) ([]string, error) {
+	return listNames(dir, func(e os.DirEntry) (string, bool) { return recordName(e.Name()) })
+}
+
+// listNames lists, sorted and once each, the sandboxes that name gives for
+// the files of dir.
+func listNames(dir string, name func(os.DirEntry) (string, bool)) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -263,12 +277,12 @@ func Sandboxes(dir string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		if slug, ok := recordName(e.Name()); ok {
+		if slug, ok := name(e); ok {
 			out = append(out, slug)
 		}
 	}
 	sort.Strings(out)
-	return out, nil
+	return slices.Compact(out), nil
 }
 
 // recordName is the sandbox whose newest events file is name.

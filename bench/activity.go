@@ -31,6 +31,7 @@ var activityCases = []string{
 	"ui idle CPU, with its engine asks",
 	"watch at 1,000 events/s, lag p99",
 	"watch reads the history (100k events)",
+	"audit verify (100k events)",
 }
 
 // activitySandboxes and activityEvents are the shape the issue sets.
@@ -62,7 +63,36 @@ func (b *bench) caseActivity(ctx context.Context) error {
 	} else if err := b.uiCases(ctx, dir, recDir); err != nil {
 		return err
 	}
-	return b.watchCases(ctx, dir, recDir)
+	if err := b.watchCases(ctx, dir, recDir); err != nil {
+		return err
+	}
+	return b.auditCase(ctx, dir)
+}
+
+// auditCase times `litterbox audit verify` over every record: the 100k
+// events and those the other cases wrote, each line's hash checked.
+func (b *bench) auditCase(ctx context.Context, dir string) error {
+	if !b.has(ctx, "audit", "verify") {
+		b.skip(activityCases[6:], "not implemented yet: `litterbox audit verify` absent")
+		return nil
+	}
+	var samples []time.Duration
+	for range max(b.n, 1) {
+		var out []byte
+		took, err := timed(func() (err error) {
+			out, err = b.litterbox(dir, "audit", "verify").run(ctx)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("audit verify: %w", err)
+		}
+		if n := strings.Count("\n"+string(out), "\nok "); n < activitySandboxes {
+			return fmt.Errorf("audit verify said %d records verify, not %d:\n%s", n, activitySandboxes, out)
+		}
+		samples = append(samples, took)
+	}
+	b.rows = append(b.rows, row(activityCases[6], samples, nil, target{"< 1000 ms", func(r Row) bool { return r.Median < 1000 }}))
+	return nil
 }
 
 func sbName(i int) string { return fmt.Sprintf("s%02d", i) }
@@ -92,21 +122,24 @@ func (b *bench) makeSandboxes(ctx context.Context, dir string, n int) error {
 	return errors.Join(errs...)
 }
 
-// writeHistory writes total events spread over n records, as Append writes
-// them (bounded, one JSON line each), an hour's worth ending now: tool
-// calls with arguments, output and commits like an agent's.
+// writeHistory writes total events spread over n records with Append, an
+// hour's worth ending now: tool calls with arguments, output and commits
+// like an agent's.
 func writeHistory(recDir string, n, total int) error {
-	if err := os.MkdirAll(recDir, 0o755); err != nil {
-		return err
-	}
 	per := total / n
 	start := time.Now().Add(-time.Hour)
 	for s := range n {
-		var buf []byte
+		// in place of what its create recorded: the records hold only this
+		rec := activity.Record{Dir: recDir, Sandbox: sbName(s)}
+		for _, p := range []string{rec.Path(), filepath.Join(recDir, sbName(s)+".lock")} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
 		for i := range per {
 			exit := i % 7 / 6
 			e := activity.Event{
-				Time: start.Add(time.Duration(i) * time.Hour / time.Duration(per)).UTC(), Sandbox: sbName(s), Kind: activity.KindCall,
+				Time: start.Add(time.Duration(i) * time.Hour / time.Duration(per)).UTC(), Kind: activity.KindCall,
 				By: "mcp", PID: 4242, Tool: "bash", Args: fmt.Sprintf("go test ./pkg/%d/... -run 'Test%d'", i%40, i),
 				Ms: int64(50 + i%900), Exit: &exit, Output: strings.Repeat("ok  \tgithub.com/x/y/pkg\t0.0"+strconv.Itoa(i%10)+"s\n", 3),
 			}
@@ -114,14 +147,9 @@ func writeHistory(recDir string, n, total int) error {
 				e.Tool, e.Args, e.Exit, e.Output = "write", fmt.Sprintf("pkg/%d/file.go (%d bytes)", i%40, 1000+i%5000), nil, ""
 				e.Commit, e.Files = fmt.Sprintf("%040x", i), []string{fmt.Sprintf("pkg/%d/file.go", i%40)}
 			}
-			line, err := json.Marshal(activity.Bound(e))
-			if err != nil {
+			if err := rec.Append(e); err != nil {
 				return err
 			}
-			buf = append(append(buf, line...), '\n')
-		}
-		if err := os.WriteFile(filepath.Join(recDir, sbName(s)+".jsonl"), buf, 0o644); err != nil {
-			return err
 		}
 	}
 	return nil

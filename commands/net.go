@@ -1,9 +1,12 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
@@ -14,7 +17,7 @@ import (
 // Net shows or changes a sandbox's way out (docs/egress.md): only the
 // user does; no MCP tool can.
 type Net struct {
-	Args []string `arg:"" help:"NAME (the policy and recent connections), NAME allow HOST[:PORT], NAME deny HOST[:PORT], or log NAME (every connection kept)."`
+	Args []string `arg:"" help:"NAME (the policy and recent connections), NAME allow HOST[:PORT], NAME deny HOST[:PORT], NAME requests (the agent's requests for hosts), NAME approve HOST (allow it, answering the request), NAME refuse HOST, or log NAME (every connection kept)."`
 	JSON bool     `name:"json" help:"Print JSON."`
 	N    int      `name:"n" default:"20" help:"How many recent connections NAME shows."`
 }
@@ -23,10 +26,10 @@ type Net struct {
 func (n *Net) Validate() error {
 	a := n.Args
 	switch {
-	case len(a) == 2 && a[0] == "log", len(a) == 1:
-	case len(a) == 3 && (a[1] == "allow" || a[1] == "deny"):
+	case len(a) == 2 && (a[0] == "log" || a[1] == "requests"), len(a) == 1:
+	case len(a) == 3 && (a[1] == "allow" || a[1] == "deny" || a[1] == "approve" || a[1] == "refuse"):
 	default:
-		return fmt.Errorf("usage: litterbox net NAME | net NAME allow HOST[:PORT] | net NAME deny HOST[:PORT] | net log NAME")
+		return fmt.Errorf("usage: litterbox net NAME | net NAME allow|deny HOST[:PORT] | net NAME requests | net NAME approve|refuse HOST | net log NAME")
 	}
 	_, err := sandbox.Slugify(n.name())
 	return err
@@ -46,6 +49,12 @@ func (n *Net) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	name := n.name()
+	switch {
+	case len(n.Args) == 2 && n.Args[1] == "requests":
+		return n.requests(ctx, env, r, name)
+	case len(n.Args) == 3 && (n.Args[1] == "approve" || n.Args[1] == "refuse"):
+		return n.answer(ctx, env, r, name)
+	}
 	if len(n.Args) == 3 {
 		st, live, err := env.Sandboxes.NetChange(ctx, r, name, n.Args[2], n.Args[1] == "allow")
 		if err != nil {
@@ -105,5 +114,66 @@ func (n *Net) Run(ctx context.Context, env *Env) error {
 	if st.Note != "" {
 		env.errf("Note: %s\n", st.Note)
 	}
+	return nil
+}
+
+// requests lists the agent's requests for hosts, the pending first.
+func (n *Net) requests(ctx context.Context, env *Env, r *sandbox.Repo, name string) error {
+	qs, dropped, err := env.Sandboxes.NetRequests(ctx, r, name)
+	if err != nil {
+		return err
+	}
+	if n.JSON {
+		return writeJSON(env, map[string]any{"sandbox": name, "requests": qs, "dropped": dropped})
+	}
+	pending := func(q sandbox.NetRequest) int {
+		if q.State == sandbox.RequestPending {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(qs, func(a, b sandbox.NetRequest) int { return cmp.Compare(pending(a), pending(b)) })
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	for _, q := range qs {
+		answer := q.State
+		if q.By != "" {
+			answer += " by " + q.By
+		}
+		if q.Why != "" {
+			answer += ": " + q.Why
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", q.Time.Local().Format("2006-01-02 15:04"), termtext.Escape(q.Host), termtext.Escape(answer), termtext.Escape(orDash(q.Reason)))
+	}
+	tw.Flush()
+	if len(qs) == 0 {
+		env.errf("Sandbox %s has asked for no host.\n", name)
+	}
+	if dropped > 0 {
+		env.errf("%d more requests came while %d waited, and were refused\n", dropped, len(qs))
+	}
+	return nil
+}
+
+// answer approves (allows) or refuses a request.
+func (n *Net) answer(ctx context.Context, env *Env, r *sandbox.Repo, name string) error {
+	approve := n.Args[1] == "approve"
+	st, live, q, err := env.Sandboxes.AnswerNet(ctx, r, name, n.Args[2], approve)
+	if err != nil {
+		return err
+	}
+	if n.JSON {
+		return writeJSON(env, map[string]any{"sandbox": name, "request": q, "live": live})
+	}
+	if !approve {
+		env.outf("Sandbox %s: refused its request for %s; the agent learns it when it asks again.\n", name, q.Host)
+		return nil
+	}
+	if live {
+		env.outf("Sandbox %s: approved %s, from its next connection on.\n", name, q.Host)
+	} else {
+		env.outf("Sandbox %s: approved %s.\n", name, q.Host)
+		env.errf("Note: %s\n", st.Note)
+	}
+	env.outf("policy: %s\n", st.Summary())
 	return nil
 }

@@ -206,6 +206,12 @@ func (p *eventPrinter) print(repo string, evs []activity.Event) {
 				continue
 			}
 		}
+		if e.Kind == activity.KindBroken {
+			fmt.Fprintf(p.errOut, "litterbox watch: %s\n", activity.Line(e))
+			if !p.json {
+				continue
+			}
+		}
 		if p.json {
 			line, err := json.Marshal(jsonEvent{Repo: repo, Event: e})
 			if err != nil {

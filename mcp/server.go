@@ -39,6 +39,7 @@ type Sandboxes interface {
 	ServiceAction(ctx context.Context, h *sandbox.Handle, name, action string, lines int) (*sandbox.ServiceResult, error)
 	Fork(ctx context.Context, r *sandbox.Repo, name, newName string, opts sandbox.CreateOptions) (*sandbox.Forked, error)
 	Rewind(ctx context.Context, h *sandbox.Handle, rev string) (*sandbox.RewindResult, error)
+	AskNet(ctx context.Context, r *sandbox.Repo, name, host, reason string) (sandbox.NetRequest, error)
 }
 
 // Server serves the tools for one repository.

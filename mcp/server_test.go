@@ -106,7 +106,7 @@ func TestToolsListed(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(names, " "); got != "bash glob grep ls milestone patch read rewind sandbox-create sandbox-fork sandbox-ports sandbox-service write" {
+	if got := strings.Join(names, " "); got != "bash glob grep ls milestone network-request patch read rewind sandbox-create sandbox-fork sandbox-ports sandbox-service write" {
 		t.Errorf("tools = %s", got)
 	}
 }

@@ -192,6 +192,7 @@ func (s *Server) tools() []tool {
 		{newTool[ServiceArgs, ServiceResult]("sandbox-service", "Control a service", serviceDesc, false), handler(s, "sandbox-service", s.service)},
 		{newTool[ForkArgs, CreateResult]("sandbox-fork", "Fork a sandbox", forkDesc, false), handler(s, "sandbox-fork", s.fork)},
 		{newTool[RewindArgs, RewindResult]("rewind", "Rewind a sandbox", rewindDesc, false), handler(s, "rewind", s.rewind)},
+		{newTool[NetworkRequestArgs, NetworkRequestResult]("network-request", "Ask the user for a host", networkRequestDesc, false), handler(s, "network-request", s.networkRequest)},
 	}
 }
 
@@ -533,7 +534,7 @@ func (r *BashResult) blocks() []string {
 	}
 	fmt.Fprintf(&b, "; %s\n", r.Snapshot.text())
 	if len(r.RefusedHosts) > 0 {
-		fmt.Fprintf(&b, "network: the sandbox's gateway refused %s. You cannot change that; if the command needs it, ask the user, who can allow a host with `litterbox net %s allow HOST`.\n", strings.Join(r.RefusedHosts, ", "), r.sandbox)
+		fmt.Fprintf(&b, "network: the sandbox's gateway refused %s. You cannot change that; if the command needs it, ask the user with the network-request tool (the user can also allow a host with `litterbox net %s allow HOST`).\n", strings.Join(r.RefusedHosts, ", "), r.sandbox)
 	}
 	if r.Stdout != "" {
 		b.WriteString("--- stdout\n" + r.Stdout)

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -42,6 +43,72 @@ func (s *Sandboxes) NetChange(ctx context.Context, r *Repo, name, entry string, 
 	}
 	s.note(ctx, r, slug, e, start, err)
 	return st, live, err
+}
+
+// NetRequest is an agent's request for a way out (docs/egress.md).
+type NetRequest = netgate.Request
+
+// The states of a request.
+const (
+	RequestPending  = netgate.Pending
+	RequestApproved = netgate.Approved
+	RequestRefused  = netgate.Refused
+)
+
+// AskNet records a request for host for sandbox name, with the asker's
+// reason: pending until the user answers (AnswerNet), or refused at once
+// for a host no request may have. It changes no policy.
+func (s *Sandboxes) AskNet(ctx context.Context, r *Repo, name, host, reason string) (NetRequest, error) {
+	slug, err := core.Slugify(name)
+	if err != nil {
+		return NetRequest{}, err
+	}
+	start := time.Now()
+	q, err := s.gate.Ask(ctx, r, slug, host, reason)
+	e := activity.Event{Kind: activity.KindNet, Action: "request", Target: host, Message: reason}
+	if err == nil && q.Asked == 1 {
+		e.Target = q.Host
+		if q.State == RequestRefused {
+			e.Error = "refused at once: " + q.Why
+		}
+	}
+	if err != nil || q.Asked == 1 {
+		s.note(ctx, r, slug, e, start, err)
+	}
+	return q, err
+}
+
+// NetRequests are sandbox name's requests, oldest first, and how many were
+// refused because too many waited.
+func (s *Sandboxes) NetRequests(ctx context.Context, r *Repo, name string) ([]NetRequest, int, error) {
+	slug, err := core.Slugify(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, ok, err := netgate.Read(r.Git.CommonDir, slug); err != nil || !ok {
+		return nil, 0, cmp.Or(err, netgate.NoGateway(slug))
+	}
+	return netgate.Requests(r.Git.CommonDir, slug)
+}
+
+// AnswerNet approves (as NetChange allows) or refuses sandbox name's
+// request for host, as whoever ctx says acts.
+func (s *Sandboxes) AnswerNet(ctx context.Context, r *Repo, name, host string, approve bool) (st *NetStatus, live bool, q NetRequest, err error) {
+	slug, err := core.Slugify(name)
+	if err != nil {
+		return nil, false, q, err
+	}
+	start := time.Now()
+	st, live, q, err = s.gate.Answer(ctx, r, slug, host, approve, activity.Actor(ctx))
+	e := activity.Event{Kind: activity.KindNet, Action: "refuse", Target: host, Message: "the agent's request"}
+	if approve {
+		e.Action = "allow"
+		if err == nil && !live {
+			e.Message += "; recorded, the running gateway did not take it now"
+		}
+	}
+	s.note(ctx, r, slug, e, start, err)
+	return st, live, q, err
 }
 
 // CollectRefused collects the gateways' records of the sandboxes in list

@@ -24,6 +24,9 @@ type row struct {
 	stats   *sbStats        // nil until measured
 	svcs    map[string]string
 	refused int
+	// broken is the note that its record does not follow at a line
+	// (activity.KindBroken), nil when none came
+	broken *activity.Event
 }
 
 // sbKey names a sandbox across repositories.
@@ -150,7 +153,10 @@ func (p listPane) columns(st styles, now time.Time) []column {
 		rest -= svcW + 2
 	}
 	cols = append(cols, column{"LAST ACTIVITY", max(rest, 0), func(r row) string {
-		if r.last == nil {
+		switch {
+		case r.broken != nil:
+			return st.removed.Render(summary(*r.broken, max(rest, 0)))
+		case r.last == nil:
 			return st.dim.Render("none recorded")
 		}
 		return summary(*r.last, max(rest, 0))

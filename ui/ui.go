@@ -172,6 +172,7 @@ type sbInfo struct {
 	stats     *sbStats
 	svcs      map[string]string
 	refused   int
+	broken    *activity.Event // the note that its record does not follow, once one came
 }
 
 // New builds the root model.
@@ -635,6 +636,8 @@ func (in *sbInfo) note(e activity.Event) {
 		in.svcs[e.Service] = serviceState(e)
 	case activity.KindEgress:
 		in.refused++
+	case activity.KindBroken:
+		in.broken = &e
 	}
 }
 
@@ -689,7 +692,7 @@ func (m *Model) rows() tea.Cmd {
 	for _, sb := range m.sandboxes {
 		k := sbKey{sb.Repo, sb.Name}
 		in := m.infoOf(k)
-		r := row{key: k, sb: sb, stats: in.stats, svcs: in.svcs, refused: in.refused}
+		r := row{key: k, sb: sb, stats: in.stats, svcs: in.svcs, refused: in.refused, broken: in.broken}
 		evs := in.events
 		if !in.loaded {
 			evs = in.pending

@@ -748,3 +748,25 @@ func TestDiffViewNamesFilesNotListed(t *testing.T) {
 		t.Errorf("the lines past the list: stopped %v, beyond %d, stray %d:\n%s", c.Stopped, c.Beyond, c.Stray, text)
 	}
 }
+
+// A record that does not follow where the follower read it is flagged on
+// its sandbox's row, and stays flagged as events follow; the feed has the
+// note as a row.
+func TestBrokenChainFlagged(t *testing.T) {
+	m, _ := newTest(t, 160, 30, false)
+	m.Update(sandboxes("a", "b"))
+	now := time.Now()
+	m.Update(historyMsg{full: true, events: map[sbKey][]activity.Event{{root, "a"}: nil, {root, "b"}: nil}})
+	m.Update(eventsMsg{repo: root, events: []activity.Event{
+		{Time: now, Sandbox: "a", Kind: activity.KindBroken, Seq: 12, Message: "it does not follow the line before it"},
+		{Time: now, Seq: 12, Sandbox: "a", Kind: activity.KindCall, Tool: "bash", Args: "true"},
+	}})
+	m.Update(eventsMsg{repo: root, events: []activity.Event{{Time: now, Seq: 13, Sandbox: "a", Kind: activity.KindPause}}})
+	v := m.View()
+	if got := strings.Count(v, "! the record is broken at event 12"); got != 2 {
+		t.Errorf("the break shows %d times, want on a's row and in its feed:\n%s", got, v)
+	}
+	if !strings.Contains(v, "paused") {
+		t.Errorf("the events after the break are not shown:\n%s", v)
+	}
+}

@@ -14,15 +14,24 @@ import (
 // Lock takes an exclusive lock on path (made if missing), waiting for it, and
 // returns what releases it.
 func Lock(path string) (func(), error) {
+	_, unlock, err := LockFile(path)
+	return unlock, err
+}
+
+// LockFile is Lock that also gives the locked file, open to read and
+// write, to a caller that keeps a few bytes there: every holder opens the
+// lock file anyway, so they cost no open of their own. It stays open until
+// the lock is released.
+func LockFile(path string) (*os.File, func(), error) {
 	f, err := open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	return release(f), nil
+	return f, release(f), nil
 }
 
 // TryLock takes the lock on path if it is free; ok is false when another
