@@ -278,13 +278,14 @@ func (c *Client) RemoveAll(ctx context.Context, names ...string) (missing []stri
 		return nil, err
 	}
 	// Docker says "No such container: NAME", Podman "no container with
-	// name or ID "NAME" found: no such container".
+	// name or ID "NAME" found: no such container" (of one name alone, the
+	// words are enough).
 	for _, line := range strings.Split(string(res.Stderr), "\n") {
 		if !strings.Contains(strings.ToLower(line), "no such container") {
 			continue
 		}
 		for _, n := range names {
-			if (strings.HasSuffix(strings.TrimSpace(line), ": "+n) || strings.Contains(line, `"`+n+`"`)) && !slices.Contains(missing, n) {
+			if len(names) == 1 || (strings.HasSuffix(strings.TrimSpace(line), ": "+n) || strings.Contains(line, `"`+n+`"`)) && !slices.Contains(missing, n) {
 				missing = append(missing, n)
 			}
 		}
