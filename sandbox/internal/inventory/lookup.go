@@ -208,7 +208,10 @@ func (inv *Inventory) RemoveSandbox(ctx context.Context, r *core.Repo, f *Found,
 	if e := f.early; e != nil {
 		<-e.done
 		if e.err != nil {
-			return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s': could not remove its container: %v\nNothing was removed; run `litterbox delete %s` again.", slug, core.ErrText(e.err), slug)
+			if e.gateway == "" {
+				return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s': could not remove its container: %v\nNothing was removed; run `litterbox delete %s` again.", slug, core.ErrText(e.err), slug)
+			}
+			return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s': could not remove its container and its gateway's (one engine call removes both: either may be gone now): %v\nRun `litterbox delete %s` again; it removes what is left.", slug, core.ErrText(e.err), slug)
 		}
 		// Removed before the lookup listed it, or not: named either way,
 		// by the lookup's name, else the mark's.
