@@ -730,6 +730,10 @@ func (f *faulter) nothingLeft(name string) {
 	if n := f.docker("network", "ls", "-q", "--filter", "label="+f.label, "--filter", "label=dev.litterbox.slug="+name); len(n) > 0 {
 		f.fatalf("network of %s left: %v", name, n)
 	}
+	// A gateway's volume (labelled with its sandbox) goes with it.
+	if v := f.docker("volume", "ls", "-q", "--filter", "label="+f.label, "--filter", "label=dev.litterbox.slug="+name); len(v) > 0 {
+		f.fatalf("volume of %s left: %v", name, v)
+	}
 	if b := f.git("for-each-ref", "refs/heads/litterbox/"+name); b != "" {
 		f.fatalf("branch of %s left: %s", name, b)
 	}

@@ -291,7 +291,7 @@ func (b *bench) caseList(ctx context.Context) error {
 		}
 		list, floor = append(list, d), append(floor, f)
 	}
-	b.rows = append(b.rows, row(fmt.Sprintf("list (%d sandboxes)", b.listCount), list, floor, maxRatio(1.5)))
+	b.rows = append(b.rows, row(fmt.Sprintf("list (%d sandboxes)", b.listCount), list, floor, maxRatio(1.2)))
 	return nil
 }
 

@@ -148,6 +148,12 @@ type Selector struct {
 	// Report are the label keys List fills in: engines that cannot list
 	// every label of an object safely (docker) read them one by one.
 	Report []string
+	// ContainersOnly lists the containers alone, not the networks an
+	// engine keeps apart from them (Docker's: one engine call less). A
+	// container's network is then named, but not its id (Ref.NetworkID),
+	// and a network whose container is gone is not listed: for what is
+	// shown, never for what is removed.
+	ContainersOnly bool
 }
 
 // Network modes of a sandbox.

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -251,15 +252,45 @@ func (c *Client) Unpause(ctx context.Context, name string) (already bool, err er
 // bridge, so concurrent deletes hit it; one at a time, with the cleanup of
 // each done before the next leave, they cannot.
 func (c *Client) Remove(ctx context.Context, name string) error {
+	missing, err := c.RemoveAll(ctx, name)
+	if err == nil && len(missing) > 0 {
+		return provider.ErrNotFound
+	}
+	return err
+}
+
+// RemoveAll force-removes containers with their anonymous volumes in one
+// engine call (`docker rm --force --volumes A B`), in one removal turn (see
+// Remove); missing are those of names that were gone already. The engine
+// removes them side by side: only containers that do not share a network
+// may go in one call (a sandbox and its gateway do not: the sandbox has
+// none).
+func (c *Client) RemoveAll(ctx context.Context, names ...string) (missing []string, err error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
 	if c.dialect().SharedNetwork != "" {
 		unlock := c.removalTurn()
 		defer unlock()
 	}
-	res, err := c.Run(ctx, c.Cmd("rm", "--force", "--volumes", name))
-	if err == nil && strings.Contains(strings.ToLower(string(res.Stderr)), "no such container") {
-		return provider.ErrNotFound
+	res, err := c.Run(ctx, c.Cmd(append([]string{"rm", "--force", "--volumes"}, names...)...))
+	if err != nil {
+		return nil, err
 	}
-	return err
+	// Docker says "No such container: NAME", Podman "no container with
+	// name or ID "NAME" found: no such container" (of one name alone, the
+	// words are enough).
+	for _, line := range strings.Split(string(res.Stderr), "\n") {
+		if !strings.Contains(strings.ToLower(line), "no such container") {
+			continue
+		}
+		for _, n := range names {
+			if len(names) == 1 || (strings.HasSuffix(strings.TrimSpace(line), ": "+n) || strings.Contains(line, `"`+n+`"`)) && !slices.Contains(missing, n) {
+				missing = append(missing, n)
+			}
+		}
+	}
+	return missing, nil
 }
 
 // removalSettle is how long after a removal the next one waits: the

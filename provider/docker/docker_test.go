@@ -316,3 +316,23 @@ func TestClientPS(t *testing.T) {
 func psArgv(filters, keys []string) []string {
 	return append([]string{"docker"}, PSArgs(filters, keys)...)
 }
+
+// TestRemoveAll: a sandbox and its gateway go in one docker rm; the one of
+// them that was gone already is named (by Docker's words and Podman's),
+// and a name that merely ends like another's is not taken for it.
+func TestRemoveAll(t *testing.T) {
+	ctx := context.Background()
+	f := &runnertest.Fake{}
+	c := &Client{R: f}
+	f.ExpectStderr([]string{"docker", "rm", "--force", "--volumes", "sb", "sb-gw"}, "sb\n", "Error response from daemon: No such container: sb-gw\n", nil)
+	f.ExpectStderr([]string{"docker", "rm", "--force", "--volumes", "sb", "sb-gw"}, "sb-gw\n", `Error: no container with name or ID "sb" found: no such container`+"\n", nil)
+	f.Expect([]string{"docker", "rm", "--force", "--volumes", "sb", "sb-gw"}, "sb\nsb-gw\n", nil)
+	for _, want := range [][]string{{"sb-gw"}, {"sb"}, nil} {
+		if missing, err := c.RemoveAll(ctx, "sb", "sb-gw"); err != nil || !slices.Equal(missing, want) {
+			t.Errorf("RemoveAll = %q, %v; want %q", missing, err, want)
+		}
+	}
+	if err := f.Check(); err != nil {
+		t.Error(err)
+	}
+}

@@ -312,9 +312,12 @@ func (p *Provider) List(ctx context.Context, sel provider.Selector) ([]provider.
 		psErr, netsErr error
 		wg             sync.WaitGroup
 	)
-	wg.Add(2)
+	wg.Add(1)
 	go func() { defer wg.Done(); cts, psErr = p.c.PS(ctx, filters, sel.Report) }()
-	go func() { defer wg.Done(); nets, netsErr = p.c.NetworkList(ctx, filters, sel.Report) }()
+	if !sel.ContainersOnly {
+		wg.Add(1)
+		go func() { defer wg.Done(); nets, netsErr = p.c.NetworkList(ctx, filters, sel.Report) }()
+	}
 	wg.Wait()
 	// One error is enough: when the engine cannot be reached, both say so.
 	if err := cmp.Or(psErr, netsErr); err != nil {
@@ -337,6 +340,9 @@ func (p *Provider) List(ctx context.Context, sel provider.Selector) ([]provider.
 			}
 			if name != "" && (name == shared || name == common) {
 				sb.Network = name // not its own: no NetworkID, never removed with it
+			} else if sel.ContainersOnly && name != "" && name != "none" && name != "host" {
+				sb.Network = name // its own, by name: the networks were not listed
+				break
 			}
 		}
 		out = append(out, sb)

@@ -8,6 +8,8 @@ package inventory
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -66,7 +68,13 @@ func (inv *Inventory) withGateways(ctx context.Context, r *core.Repo, slug strin
 // (of r, or of every repository when r is nil), Found by the same list; a
 // Lookup of one slug in a repository that has claimed none finds no pool.
 func (inv *Inventory) Objects(ctx context.Context, r *core.Repo, slug string) (sbs, members []provider.Sandbox, err error) {
-	sel := provider.Selector{Labels: map[string]string{core.LabelSlug: slug}, Report: core.LabelKeys}
+	return inv.objects(ctx, r, slug, false)
+}
+
+// objects is Objects; containersOnly lists no networks (see
+// provider.Selector), for what is shown only.
+func (inv *Inventory) objects(ctx context.Context, r *core.Repo, slug string, containersOnly bool) (sbs, members []provider.Sandbox, err error) {
+	sel := provider.Selector{Labels: map[string]string{core.LabelSlug: slug}, Report: core.LabelKeys, ContainersOnly: containersOnly}
 	for k, v := range inv.ExtraLabels {
 		sel.Labels[k] = v
 	}
@@ -131,7 +139,9 @@ func (inv *Inventory) List(ctx context.Context, r *core.Repo) ([]Sandbox, error)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		sbs, listErr = inv.withGateways(ctx, r, "")
+		// In one repository, the networks are listed only when
+		// something of it may have left one (see needNetworks).
+		sbs, _, listErr = inv.objects(ctx, r, "", r != nil)
 	}()
 	if r != nil {
 		wg.Add(1)
@@ -144,8 +154,49 @@ func (inv *Inventory) List(ctx context.Context, r *core.Repo) ([]Sandbox, error)
 	if err := errors.Join(listErr, refErr); err != nil {
 		return nil, err
 	}
+	if r != nil && needNetworks(r, sbs, own) {
+		var err error
+		if sbs, _, err = inv.Objects(ctx, r, ""); err != nil {
+			return nil, err
+		}
+	}
 	gws := GatewayStates(sbs)
 	return inv.assemble(ctx, r, slices.DeleteFunc(sbs, netgate.IsGateway), own, gws)
+}
+
+// needNetworks says whether a list of r, whose engine list (objs, of r
+// alone) named its containers only, must list the engine's networks too:
+// a network outlives its sandbox's container only when something host-side
+// still names the sandbox (a create makes its journal first, a delete
+// clears its state last; a user who removes a container by hand leaves its
+// branch), or when a fill of the warm pool may have left one (pool.d).
+// Then a branch or state directory of a sandbox with no container says so.
+func needNetworks(r *core.Repo, objs []provider.Sandbox, own map[string]string) bool {
+	has := map[string]bool{}
+	for _, o := range objs {
+		if o.State != provider.StateNone && !netgate.IsGateway(o) {
+			has[o.Labels[core.LabelSlug]] = true
+		}
+	}
+	for ref := range own {
+		if !has[strings.TrimPrefix(ref, "refs/heads/"+core.BranchPrefix)] {
+			return true
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(r.Git.CommonDir, "litterbox"))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case !e.IsDir():
+		case name == pool.DirName:
+			return true
+		case !strings.Contains(name, ".") && !has[name]:
+			return true // a slug's state (slugs have no dot)
+		}
+	}
+	return false
 }
 
 // GatewayStates are the states of the egress gateways among objs, by
@@ -184,11 +235,14 @@ func (inv *Inventory) ListDir(ctx context.Context, dir string) (*core.Repo, []Sa
 	}()
 	go func() {
 		defer wg.Done()
-		sbs, members, listErr = inv.Objects(ctx, nil, "")
+		sbs, members, listErr = inv.objects(ctx, nil, "", true)
 	}()
 	wg.Wait()
 	if repErr != nil {
 		return nil, nil, nil, repErr
+	}
+	if listErr == nil && needNetworks(r, slices.DeleteFunc(slices.Clone(sbs), func(sb provider.Sandbox) bool { return !r.Owns(sb.Labels) }), own) {
+		sbs, members, listErr = inv.Objects(ctx, nil, "")
 	}
 	if listErr != nil {
 		return nil, nil, nil, listErr

@@ -37,6 +37,8 @@ type Found struct {
 	// early is the removal of its ready container that Delete started
 	// before the lookup ended; nil when none.
 	early *earlyRemoval
+	// phases times the delete's phases for the debug log.
+	phases *core.Phases
 }
 
 // Lookup finds a sandbox's container and branch in parallel. A name with
@@ -128,6 +130,8 @@ func (inv *Inventory) Delete(ctx context.Context, r *core.Repo, name string, for
 	if err != nil {
 		return nil, err
 	}
+	ph := core.StartPhases(inv.Log, "delete")
+	defer ph.End()
 	// Taken before looking, so a create of the name cannot be halfway
 	// through while this removes its parts.
 	_, statErr := os.Stat(r.StateDir(slug))
@@ -177,6 +181,8 @@ func (inv *Inventory) Delete(ctx context.Context, r *core.Repo, name string, for
 			return nil, core.NewError(core.ErrUnmerged, "Sandbox '%s' has %d commit(s) on %s%s %s; deleting it would lose them. Review them with `litterbox diff %s`, bring them in with `litterbox merge %s` or `litterbox apply %s`, or delete anyway with `litterbox delete --force %s`.", slug, n, core.BranchPrefix, slug, beyond, slug, slug, slug, slug)
 		}
 	}
+	ph.Done("checks and lookup (the containers' removal started beside them)")
+	f.phases = ph
 	remove := state.Remove
 	if lockErr != nil {
 		remove = state.Clear // --force past a running create: its lock stays its own
@@ -194,10 +200,18 @@ func (inv *Inventory) Delete(ctx context.Context, r *core.Repo, name string, for
 func (inv *Inventory) RemoveSandbox(ctx context.Context, r *core.Repo, f *Found, clearState func() error) (*DeleteReport, error) {
 	slug := f.Slug
 	rep := &DeleteReport{Name: slug, Removed: []string{}}
+	ph := f.phases
+	if ph == nil {
+		ph = core.StartPhases(inv.Log, "remove")
+		defer ph.End()
+	}
 	if e := f.early; e != nil {
 		<-e.done
-		if e.err != nil && !errors.Is(e.err, provider.ErrNotFound) {
-			return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s': could not remove its container: %v\nNothing was removed; run `litterbox delete %s` again.", slug, core.ErrText(e.err), slug)
+		if e.err != nil {
+			if e.gateway == "" {
+				return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s': could not remove its container: %v\nNothing was removed; run `litterbox delete %s` again.", slug, core.ErrText(e.err), slug)
+			}
+			return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s': could not remove its container and its gateway's (one engine call removes both: either may be gone now): %v\nRun `litterbox delete %s` again; it removes what is left.", slug, core.ErrText(e.err), slug)
 		}
 		// Removed before the lookup listed it, or not: named either way,
 		// by the lookup's name, else the mark's.
@@ -207,15 +221,18 @@ func (inv *Inventory) RemoveSandbox(ctx context.Context, r *core.Repo, f *Found,
 				name = c.Name
 			}
 		}
-		if e.err == nil {
+		if slices.Contains(e.removed, e.id) {
 			rep.Removed = append(rep.Removed, "container "+name)
+		}
+		if e.gateway != "" && slices.Contains(e.removed, e.gateway) {
+			rep.Removed = append(rep.Removed, "container "+e.gateway)
 		}
 		if err := pool.Forget(r.Git.CommonDir, e.id); err != nil {
 			inv.Log.Warn("could not remove the pool's record of the container", "container", e.id, "err", err)
 		}
 	}
 	for _, c := range f.Objects {
-		if c.State == provider.StateNone || (f.early != nil && c.Ref.ID == f.early.id) {
+		if c.State == provider.StateNone || f.early.took(c) {
 			continue
 		}
 		if err := inv.Provider.Remove(ctx, provider.Ref{ID: c.Ref.ID}); err != nil {
@@ -232,6 +249,7 @@ func (inv *Inventory) RemoveSandbox(ctx context.Context, r *core.Repo, f *Found,
 			}
 		}
 	}
+	ph.Done("containers")
 	var left []string
 	// A gateway's volume, once its containers are gone: the record names
 	// it, and so does a gateway's container (its volume has its name).
@@ -251,6 +269,7 @@ func (inv *Inventory) RemoveSandbox(ctx context.Context, r *core.Repo, f *Found,
 			rep.Removed = append(rep.Removed, "volume "+v)
 		}
 	}
+	ph.Done("volumes")
 	for _, n := range f.Objects {
 		if n.Ref.NetworkID == "" {
 			continue
@@ -261,6 +280,7 @@ func (inv *Inventory) RemoveSandbox(ctx context.Context, r *core.Repo, f *Found,
 			rep.Removed = append(rep.Removed, "network "+n.Network)
 		}
 	}
+	ph.Done("networks")
 	if len(left) == 0 {
 		// The state goes once nothing on the engine needs it; with
 		// anything left it stays, so a new delete finds the sandbox.
@@ -270,12 +290,14 @@ func (inv *Inventory) RemoveSandbox(ctx context.Context, r *core.Repo, f *Found,
 			rep.Removed = append(rep.Removed, "leftover state in "+r.StateDir(slug))
 		}
 	}
+	ph.Done("state")
 	if f.BranchID != "" {
 		if err := r.Git.DeleteRef(ctx, core.BranchRef(slug), f.BranchID); err != nil {
 			left = append(left, fmt.Sprintf("branch %s%s (%s)", core.BranchPrefix, slug, core.ErrText(err)))
 		} else {
 			rep.Removed = append(rep.Removed, "branch "+core.BranchPrefix+slug)
 		}
+		ph.Done("branch")
 	}
 	if len(left) > 0 {
 		return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s' was partial; still present:\n  %s\nRun `litterbox delete %s` again, or remove them by hand.", slug, strings.Join(left, "\n  "), slug)
@@ -388,15 +410,23 @@ func (inv *Inventory) RemoveLeftovers(ctx context.Context, r *core.Repo, slug st
 }
 
 // earlyRemoval is a delete's removal of the container its sandbox's ready
-// mark names, started beside the lookup that finds whatever else the
-// sandbox has (networks, what earlier creates left): a delete then costs
-// about one docker rm, not a lookup and then a docker rm.
+// mark names and of the gateway its record names, in one engine call,
+// started beside the lookup that finds whatever else the sandbox has
+// (networks, what earlier creates left): a delete then costs about one
+// docker rm, not a lookup and then a docker rm for each container.
 type earlyRemoval struct {
 	id, name string
+	gateway  string        // the gateway's container name, "" for none
 	decided  chan struct{} // closed once started is known
 	started  bool          // the checks passed, and the removal began
 	done     chan struct{} // closed once the removal ended, or never began
+	removed  []string      // of id and gateway, those that were there
 	err      error
+}
+
+// took says c is a container the early removal removed, or found gone.
+func (e *earlyRemoval) took(c provider.Sandbox) bool {
+	return e != nil && e.err == nil && (c.Ref.ID == e.id || (e.gateway != "" && c.Name == e.gateway))
 }
 
 // startEarlyRemoval removes the ready container of slug unless its branch
@@ -409,6 +439,9 @@ func (inv *Inventory) startEarlyRemoval(ctx context.Context, r *core.Repo, slug 
 		return nil
 	}
 	e := &earlyRemoval{id: id, name: cmp.Or(name, r.ContainerName(slug)), decided: make(chan struct{}), done: make(chan struct{})}
+	if rec, ok, _ := netgate.Read(r.Git.CommonDir, slug); ok {
+		e.gateway = rec.Gateway
+	}
 	go func() {
 		defer close(e.done)
 		decide := func(ok bool) {
@@ -424,7 +457,7 @@ func (inv *Inventory) startEarlyRemoval(ctx context.Context, r *core.Repo, slug 
 			}
 		}
 		decide(true)
-		e.err = inv.Provider.Remove(ctx, provider.Ref{ID: id})
+		e.removed, e.err = inv.gate.RemoveWithGateway(ctx, id, e.gateway)
 		if e.err == nil {
 			// The mark names a container no more: a delete run again
 			// (this one partial) does not remove, and name, it twice.

@@ -389,6 +389,32 @@ func (g *Gate) RemoveVolume(ctx context.Context, name string) error {
 	return c.VolumeRemove(ctx, name)
 }
 
+// RemoveWithGateway removes a sandbox's container (by id or name) and its
+// gateway's in one engine call where the engine's CLI takes both (`docker
+// rm --force --volumes A B`), one after the other elsewhere; gone already
+// is removed. removed are those of the two that were there.
+func (g *Gate) RemoveWithGateway(ctx context.Context, container, gateway string) (removed []string, err error) {
+	names := slices.DeleteFunc([]string{container, gateway}, func(n string) bool { return n == "" })
+	c, ok, err := up(ctx, g.Provider)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		for _, n := range names {
+			if err := g.Provider.Remove(ctx, provider.Ref{ID: n}); err != nil {
+				return removed, err
+			}
+			removed = append(removed, n)
+		}
+		return removed, nil
+	}
+	missing, err := c.RemoveAll(ctx, names...)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(names, func(n string) bool { return slices.Contains(missing, n) }), nil
+}
+
 // IsGateway says an engine object is a gateway (its container, or its
 // volume), not a sandbox.
 func IsGateway(sb provider.Sandbox) bool { return sb.Labels[egress.LabelGatewayOf] != "" }

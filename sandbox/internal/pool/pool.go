@@ -54,8 +54,8 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
-// poolDirName is the pool's directory under <common git dir>/litterbox.
-const poolDirName = "pool.d"
+// DirName is the pool's directory under <common git dir>/litterbox.
+const DirName = "pool.d"
 
 // poolFillStale is how long a member may go without its record before a fill
 // takes it for one cut short and removes it.
@@ -80,7 +80,7 @@ func New(c *core.Common, g *guest.Guest, iso *isolation.Checker, gate *netgate.G
 	return &Pool{Common: c, guest: g, iso: iso, gate: gate}
 }
 
-func poolDir(gitDir string) string { return filepath.Join(gitDir, "litterbox", poolDirName) }
+func poolDir(gitDir string) string { return filepath.Join(gitDir, "litterbox", DirName) }
 
 // Record is what the host records of a filled member.
 type Record struct {

@@ -153,23 +153,37 @@ type Created struct {
 // incomplete and no operation uses it; the next create of the name removes it
 // first, when its branch holds nothing beyond its base.
 func (pv *Provisioner) Create(ctx context.Context, r *core.Repo, name string, opts CreateOptions) (*Created, error) {
+	ph := core.StartPhases(pv.Log, "create")
+	defer ph.End()
 	c, err := pv.beginCreate(ctx, r, name, opts)
 	if err != nil {
 		return nil, err
 	}
+	c.phases = ph
+	ph.Done("checks")
 	defer c.end()
-	for _, step := range []func(context.Context) error{
-		c.checkIsolation, // the engine keeps sandboxes apart, or the user allows it
-		c.writeJournal,   // from here on, whatever a kill leaves is known as an unfinished create
-		c.startGateway,   // a confined sandbox's gateway, beside the rest (egress.go)
-		c.claimBranch,    // litterbox/<slug> at HEAD, unless recreating from it
-		c.startContainer, // the engine makes the network and starts the container
-		c.fill,           // HEAD into /src, then setup; services and ports meanwhile
+	for _, step := range []struct {
+		phase string
+		run   func(context.Context) error
+	}{
+		{"isolation", c.checkIsolation}, // the engine keeps sandboxes apart, or the user allows it
+		{"journal", c.writeJournal},     // from here on, whatever a kill leaves is known as an unfinished create
+		{"gateway", c.startGateway},     // a confined sandbox's gateway, beside the rest (egress.go)
+		{"branch", c.claimBranch},       // litterbox/<slug> at HEAD, unless recreating from it
+		{"container", c.startContainer}, // the engine makes the network and starts the container
+		{"", c.fill},                    // HEAD into /src, then setup; services and ports meanwhile (its phases are its own)
 	} {
-		if err := step(ctx); err != nil {
+		if err := step.run(ctx); err != nil {
 			return nil, c.fail(ctx, err)
 		}
+		switch {
+		case step.phase == "container" && c.pooled != nil:
+			ph.Done("claim of a pooled container")
+		case step.phase != "":
+			ph.Done(step.phase)
+		}
 	}
+	defer ph.Done("ready")
 	return c.finish(ctx)
 }
 
@@ -231,6 +245,8 @@ type creation struct {
 	// the commit's (bootstrap.go); nil for none.
 	bootstrap    []git.ArchiveFile
 	bootstrapped []string
+	// phases times the create's phases for the debug log.
+	phases *core.Phases
 }
 
 // beginCreate checks everything that can be checked before anything is made
@@ -727,8 +743,10 @@ func (c *creation) fill(ctx context.Context) error {
 		c.stamp = guest.TakeStamp(&so)
 	}
 	c.out.SetupOutput = so.String() + se.String()
+	c.phases.Done("copy and setup")
 	xerr := extras()
 	gerr := c.gatewayReady()
+	c.phases.Done("gateway ready, ports and services")
 	dead := func(err error) bool {
 		return errors.Is(err, provider.ErrNotFound) || errors.Is(err, provider.ErrStopped) || errors.Is(err, provider.ErrPaused)
 	}

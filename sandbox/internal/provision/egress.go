@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/provider"
@@ -28,10 +27,11 @@ import (
 // it is made from (a fork, a recreate), which `litterbox net` changes.
 
 // gatePrep is what a gateway needs from the engine before it is made: the
-// engine host's addresses (its policy refuses them) and the gateway image.
+// engine host's addresses (its policy refuses them). The gateway image is
+// asked for by the create that makes a gateway (startGateway), not by one
+// that claims a pooled sandbox's: that claim costs no image inspect.
 type gatePrep struct {
 	addrs netgate.Reach
-	image string
 	err   error
 }
 
@@ -65,13 +65,8 @@ func (c *creation) planEgress(ctx context.Context, inherited bool) error {
 	c.net = &rec
 	c.host = make(chan gatePrep, 1)
 	go func() {
-		var p gatePrep
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() { defer wg.Done(); p.image, p.err = c.pv.gate.Image(ctx) }()
 		a, err := c.pv.gate.Reach(ctx)
-		wg.Wait()
-		c.host <- gatePrep{a, p.image, errors.Join(p.err, err)}
+		c.host <- gatePrep{a, err}
 	}()
 	return nil
 }
@@ -125,6 +120,15 @@ func (c *creation) startGateway(ctx context.Context) error {
 	c.undo.push("volume "+name, func(ctx context.Context) error { return dc.VolumeRemove(ctx, name) })
 	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, provider.Ref{ID: name}) })
 	c.volumeMade, c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1), make(chan error, 1)
+	type imageResult struct {
+		tag string
+		err error
+	}
+	image := make(chan imageResult, 1)
+	go func() {
+		tag, err := c.pv.gate.Image(ctx)
+		image <- imageResult{tag, err}
+	}()
 	go func() {
 		var err error
 		if !atMount {
@@ -141,16 +145,17 @@ func (c *creation) startGateway(ctx context.Context) error {
 		if err == nil {
 			h := <-c.host
 			c.host <- h
+			img := <-image
 			// The policy with the engine host's addresses, in a plan of
 			// the goroutine's own: the sandbox's start reads c.confined
 			// (the first plan's) meanwhile.
 			var gp egress.Plan
-			if err = h.err; err == nil {
+			if err = errors.Join(h.err, img.err); err == nil {
 				gp, err = egress.Confine(sp, core.DefaultImage, c.net.Policy(c.slug, h.addrs), sp.Labels)
 			}
 			if err == nil {
 				nameGateway(&gp, name, dc)
-				gp.FromImage(h.image)
+				gp.FromImage(img.tag)
 				err = c.makeGateway(ctx, gp.Gateway)
 				if aerr := c.armSecrets(ctx, err); err == nil && aerr == nil {
 					// It holds all it should: it opens its sockets,
