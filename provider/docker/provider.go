@@ -55,6 +55,11 @@ type Options struct {
 	// every ssh command reads (-F) instead of the user's: the VM engine
 	// (provider/vm) names its VM's address, key and host key there.
 	SSHConfig string
+	// SSHConnectTimeout bounds how long ssh waits for the endpoint's host to
+	// connect and send its banner: 15 s when zero. The VM engine gives its
+	// VM longer: an emulated VM's sshd on a loaded machine answered after
+	// more than 15 s.
+	SSHConnectTimeout time.Duration
 }
 
 // New returns the provider o describes.
@@ -73,7 +78,7 @@ func New(o Options) (*Provider, error) {
 	}
 	c.ep = ResolveEndpoint(c.Host)
 	if c.ep.Scheme() == "ssh" {
-		t, err := newSSHTunnel(c.ep, o.Runner, o.SSHConfig)
+		t, err := newSSHTunnel(c.ep, o.Runner, o.SSHConfig, cmp.Or(o.SSHConnectTimeout, 15*time.Second))
 		if err != nil {
 			return nil, err
 		}

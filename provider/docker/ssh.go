@@ -53,6 +53,8 @@ type sshTunnel struct {
 	ctl, sock, lock string
 	// config, when set, is the ssh configuration file (-F).
 	config string
+	// connectTimeout bounds ssh's connection and banner exchange.
+	connectTimeout time.Duration
 
 	mu  sync.Mutex
 	up  bool  // the socket answered since the last reset
@@ -63,7 +65,7 @@ type sshTunnel struct {
 }
 
 // newSSHTunnel prepares (without connecting) the tunnel to an ssh endpoint.
-func newSSHTunnel(ep Endpoint, r runner.Runner, config string) (*sshTunnel, error) {
+func newSSHTunnel(ep Endpoint, r runner.Runner, config string, connect time.Duration) (*sshTunnel, error) {
 	u, err := url.Parse(ep.URL)
 	if err != nil || u.Hostname() == "" {
 		return nil, fmt.Errorf("ssh endpoint %s: not of the form ssh://[user@]host[:port]", ep)
@@ -75,7 +77,7 @@ func newSSHTunnel(ep Endpoint, r runner.Runner, config string) (*sshTunnel, erro
 	sum := sha256.Sum256([]byte(ep.URL))
 	base := filepath.Join(dir, "ssh-"+hex.EncodeToString(sum[:6]))
 	t := &sshTunnel{ep: ep, r: r, user: u.User.Username(), port: u.Port(), host: u.Hostname(),
-		path: u.Path, ctl: base + ".ctl", sock: base + ".sock", lock: base + ".lock", config: config}
+		path: u.Path, ctl: base + ".ctl", sock: base + ".sock", lock: base + ".lock", config: config, connectTimeout: connect}
 	if t.path == "/" {
 		t.path = ""
 	}
@@ -168,7 +170,7 @@ func (t *sshTunnel) connect(ctx context.Context) error {
 			// with stdin not a terminal. Keys come from the agent or
 			// from files without a passphrase.
 			"-o", "BatchMode=yes",
-			"-o", "ConnectTimeout=15",
+			"-o", "ConnectTimeout=" + strconv.Itoa(int(t.connectTimeout.Seconds())),
 			"-o", "ServerAliveInterval=30",
 			"-o", "StreamLocalBindUnlink=yes",
 		})

@@ -3,6 +3,7 @@ package vm
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
@@ -29,7 +30,10 @@ var (
 
 // NewProvider returns the provider of the VM m, running commands with r.
 func NewProvider(m *Machine, r runner.Runner) (*Provider, error) {
-	d, err := docker.New(docker.Options{Engine: docker.EngineDocker, Host: m.Endpoint(), SSHConfig: m.SSHConfig(), Runner: r})
+	// The VM is on this machine: a slow answer is an emulated VM on a busy
+	// host, not a lost network, so ssh waits for it longer than for a
+	// remote engine.
+	d, err := docker.New(docker.Options{Engine: docker.EngineDocker, Host: m.Endpoint(), SSHConfig: m.SSHConfig(), SSHConnectTimeout: 45 * time.Second, Runner: r})
 	if err != nil {
 		return nil, err
 	}
