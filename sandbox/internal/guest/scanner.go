@@ -238,7 +238,14 @@ if command -v sha256sum >/dev/null 2>&1; then
 	s=$(sha256sum <"$t"); s=${s%% *}
 	if [ "$s" != "$3" ]; then echo "litterbox: the scanner's copy is not the scanner (SHA-256 $s, want $3); nothing was installed" >&2; exit 1; fi
 fi
-chmod 0711 "$t"
+# Execute-only, so the kernel starts it non-dumpable and the command it runs
+# cannot open its stream through /proc. gVisor's kernel will not execute a
+# file its user cannot read (exit 126): there the scanner is readable and
+# makes itself non-dumpable as it starts (PR_SET_DUMPABLE).
+case "$(uname -r)" in
+*gvisor*) chmod 0755 "$t" ;;
+*) chmod 0711 "$t" ;;
+esac
 mv -f "$t" "$1"`
 
 // MissingImage is an image the engine does not hold. Litterbox pulls no

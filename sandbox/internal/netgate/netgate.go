@@ -26,6 +26,7 @@ import (
 	"github.com/litterbox-dev/litterbox/internal/gatewaybin"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
+	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/provider/vm"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
@@ -263,11 +264,25 @@ func engineNets(ctx context.Context, c *docker.Client) ([]string, error) {
 		return nil, nil
 	}
 	res, err = c.Run(ctx, c.Cmd(append([]string{"network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}} {{end}}"}, ids...)...))
-	if err != nil {
-		// A network removed between the two: the next probe has it.
+	if err != nil && !onlyGone(runner.Stderr(err)) {
 		return nil, err
 	}
+	// A network removed between the two calls (another sandbox deleted
+	// meanwhile) is only missing from the answer: the inspect still prints
+	// every other one, and a network that is gone needs no refusing.
 	return egress.ParseSubnets(res.Stdout), nil
+}
+
+// onlyGone reports whether every line of an inspect's stderr says an
+// object was not found.
+func onlyGone(stderr string) bool {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	for _, l := range lines {
+		if !strings.Contains(l, "not found") && !strings.Contains(l, "No such network") {
+			return false
+		}
+	}
+	return len(lines) > 0 && lines[0] != ""
 }
 
 // hostCache is the file the host's addresses are kept in, per endpoint.
