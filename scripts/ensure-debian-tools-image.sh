@@ -30,11 +30,11 @@ if [ -s "$TARBALL" ] && docker load -q -i "$TARBALL" >/dev/null 2>&1 &&
   exit 0
 fi
 bash "$(dirname "$0")/ensure-debian-image.sh"
-log "apt-get install curl git ca-certificates python3-requests into $TOOLS_IMAGE"
+log "installing curl, git, ca-certificates and python3-requests into $TOOLS_IMAGE (in its own build)"
 docker build -q -t "$TOOLS_IMAGE" - >/dev/null <<DOCKERFILE
 FROM $BASE
-RUN apt-get update -qq \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends curl git ca-certificates python3-requests >/dev/null \
+RUN apt-get -o DPkg::Lock::Timeout=900 update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends curl git ca-certificates python3-requests >/dev/null \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
 DOCKERFILE
 mkdir -p "$CACHE"

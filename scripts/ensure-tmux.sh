@@ -15,7 +15,7 @@ if command -v tmux >/dev/null 2>&1; then
   exit 0
 fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-  log "tmux is missing: install it (apt-get install tmux, brew install tmux), then run this again"
+  log "tmux is missing: install Debian's tmux package (or brew install tmux), then run this again"
   exit 1
 fi
 . "$(dirname "${BASH_SOURCE[0]}")/apt.sh"

@@ -97,7 +97,7 @@ mount -t sysfs sys "$root/sys"
 mount --bind /dev "$root/dev"
 mount --bind /dev/pts "$root/dev/pts"
 log "installing $PACKAGES"
-chroot "$root" apt-get install -y -q --no-install-recommends $PACKAGES >"$work/apt.log" 2>&1 ||
+chroot "$root" apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends $PACKAGES >"$work/apt.log" 2>&1 ||
   { tail -n 30 "$work/apt.log" >&2; exit 1; }
 for m in dev/pts dev proc sys; do umount -l "$root/$m"; done
 rm -f "$root/usr/sbin/policy-rc.d"
