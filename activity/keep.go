@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/internal/atomicfile"
 )
 
 // The stores of kept events: what flooding a record cannot rotate away.
@@ -116,11 +118,7 @@ func (r Record) keep(e Event, chains []chain, heads []head, lf *os.File) error {
 		return nil
 	}
 	n := readCount(r.morePath(class)) + 1
-	tmp := r.morePath(class) + ".tmp"
-	if err := os.WriteFile(tmp, []byte(strconv.FormatInt(n, 10)+"\n"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, r.morePath(class))
+	return atomicfile.Write(r.morePath(class), []byte(strconv.FormatInt(n, 10)+"\n"), 0o644)
 }
 
 // keptLine is e slimmed (KeptLimits) as a store keeps it, following prev.

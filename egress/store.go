@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/internal/atomicfile"
 )
 
 // Cursor is how far the host has collected a gateway's records: its run
@@ -98,11 +99,7 @@ func (s Store) Append(b gateway.Batch) error {
 		}
 	}
 	cb, _ := json.Marshal(c)
-	tmp := s.File + ".cursor." + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, cb, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, s.File+".cursor")
+	return atomicfile.Write(s.File+".cursor", cb, 0o644)
 }
 
 // Records returns the last n records kept (all of them for n <= 0),
@@ -312,14 +309,7 @@ func (s Store) MergeRefusals(t gateway.Refusals) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := os.MkdirAll(filepath.Dir(s.File), 0o755); err != nil {
-		return 0, err
-	}
-	tmp := s.BookFile() + "." + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return 0, err
-	}
-	return added, os.Rename(tmp, s.BookFile())
+	return added, atomicfile.Write(s.BookFile(), data, 0o644)
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/litterbox-dev/litterbox/internal/atomicfile"
 )
 
 // Names are the harnesses setup knows, as the command line spells them.
@@ -191,21 +193,7 @@ func Write(root string, plan []File) error {
 				return err
 			}
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-		if err != nil {
-			return err
-		}
-		_, werr := tmp.Write(f.New)
-		cerr := tmp.Close()
-		if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), mode)); err != nil {
-			os.Remove(tmp.Name())
-			return err
-		}
-		if err := os.Rename(tmp.Name(), path); err != nil {
-			os.Remove(tmp.Name())
+		if err := atomicfile.Write(path, f.New, mode); err != nil {
 			return err
 		}
 	}

@@ -18,8 +18,8 @@ const module = "github.com/litterbox-dev/litterbox"
 // order says which may use which; a new package gets a line here.
 var layers = [][]string{
 	// leaves: no package of the module, or only runner's command value
-	{"internal/buildinfo", "internal/flock", "internal/termtext", "internal/textcap", "internal/staticbin", "internal/egresstest", "internal/tomlkeys", "internal/harnessconf", "internal/fsname"},
-	{"runner", "scanner", "gateway", "activity", "internal/staticbin/bintest"},
+	{"internal/buildinfo", "internal/flock", "internal/termtext", "internal/textcap", "internal/staticbin", "internal/egresstest", "internal/tomlkeys", "internal/fsname", "internal/atomicfile"},
+	{"runner", "scanner", "gateway", "activity", "internal/staticbin/bintest", "internal/harnessconf"},
 	{"git", "provider", "runner/runnertest", "internal/scanbin", "internal/gatewaybin", "internal/secretdecl"},
 	{"provider/docker", "provider/kubernetes", "provider/fake", "provider/contract", "sandbox/config"},
 	{"provider/vm", "egress", "internal/testutil", "internal/testutil/standin"},

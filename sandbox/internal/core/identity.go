@@ -3,11 +3,12 @@ package core
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/litterbox-dev/litterbox/internal/atomicfile"
 )
 
 // A repository is known to the engine by a random id, not by its path: a
@@ -87,32 +88,10 @@ func EnsureRepoID(r *Repo) error {
 		return err
 	}
 	id := hex.EncodeToString(b)
+	// Of two creates (an MCP server's side by side) one writes the id; both
+	// then read it.
 	path := repoIDPath(r.Git.CommonDir)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("record this repository's id: %w", err)
-	}
-	// A temporary name of its own: creates in one process (an MCP server's
-	// side by side) race here too, and one named by the pid was removed by
-	// one of them before another linked it.
-	f, err := os.CreateTemp(filepath.Dir(path), "repo.id.*.tmp")
-	if err != nil {
-		return fmt.Errorf("record this repository's id: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.WriteString(id + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("record this repository's id: %w", err)
-	}
-	err = os.Link(tmp, path)
-	os.Remove(tmp)
-	if err != nil && !errors.Is(err, os.ErrExist) {
+	if _, err := atomicfile.Create(path, []byte(id+"\n"), 0o644); err != nil {
 		return fmt.Errorf("record this repository's id: %w", err)
 	}
 	if r.ID = ReadRepoID(r.Git.CommonDir); r.ID == "" {

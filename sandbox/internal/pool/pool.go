@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/egress"
+	"github.com/litterbox-dev/litterbox/internal/atomicfile"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
@@ -154,20 +155,7 @@ func ClaimMember(gitDir, id string, c Claim) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	f, err := os.CreateTemp(poolDir(gitDir), id+".*.tmp")
-	if err != nil {
-		return false, err
-	}
-	defer os.Remove(f.Name())
-	_, werr := f.Write(append(data, '\n'))
-	if err := errors.Join(werr, f.Close()); err != nil {
-		return false, err
-	}
-	err = os.Link(f.Name(), claimPath(gitDir, id))
-	if errors.Is(err, os.ErrExist) {
-		return false, nil
-	}
-	return err == nil, err
+	return atomicfile.Create(claimPath(gitDir, id), append(data, '\n'), 0o644)
 }
 
 // Forget removes the host's record of container id.

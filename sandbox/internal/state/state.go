@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/internal/atomicfile"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
@@ -72,25 +73,7 @@ func File(gitDir, slug, name string) string {
 // WriteAtomic replaces path with data, so a reader (or a kill) never sees it
 // half written.
 func WriteAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	// A temp file of its own, not one named by the pid: two goroutines of
-	// one process (an MCP server) may write the same file at once.
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	if err := errors.Join(werr, f.Chmod(0o644), f.Close()); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return atomicfile.Write(path, data, 0o644)
 }
 
 // MarkReady records that container id (named name) holds a complete copy.
