@@ -10,9 +10,9 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 BUILDINFO = github.com/litterbox-dev/litterbox/internal/buildinfo
 LDFLAGS = -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT)
-# Packages whose tests need no Docker engine: everything but the root
-# package, which holds the testscript end-to-end suite.
-UNIT_PKGS = $(shell $(GO) list ./... | grep -v '^github.com/litterbox-dev/litterbox$$')
+# Packages whose tests need no Docker engine: everything but e2e/, which
+# holds the testscript end-to-end suite.
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v '^github.com/litterbox-dev/litterbox/e2e$$')
 
 # Pinned, and run from the module proxy: no tool to install first.
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -58,7 +58,7 @@ test-unit:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m $(UNIT_PKGS)
 
 test-e2e:
-	$(GO) test -count=1 -timeout 45m .
+	$(GO) test -count=1 -timeout 45m ./e2e
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -76,7 +76,7 @@ clean-test:
 	bash scripts/clean-test-leftovers.sh $(VALUE)
 
 demo: setup
-	$(GO) run ./demo
+	$(GO) run ./cmd/demo
 
 bench: setup
 	bash scripts/bench.sh

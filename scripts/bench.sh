@@ -19,6 +19,6 @@ if ! docker info >/dev/null 2>&1; then
 fi
 # Static, like `make build`: snapshots copy litterbox into the busybox sandbox.
 CGO_ENABLED=0 go build -o "$tmp/litterbox" .
-go build -o "$tmp/bench" ./bench
+go build -o "$tmp/bench" ./cmd/bench
 export LITTERBOX_LABELS="${LITTERBOX_LABELS:-dev.litterbox.test=bench-$$}"
 "$tmp/bench" -bin "$tmp/litterbox" "$@"

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -12,97 +14,171 @@ import (
 // module is the import path every package below is relative to.
 const module = "github.com/litterbox-dev/litterbox"
 
-// layers are the module's packages from the bottom up: a package may
-// import packages of the layers below its own, never of its own or one
-// above. Each concern of the sandbox service is a layer of its own, so the
-// order says which may use which; a new package gets a line here.
-var layers = [][]string{
-	// leaves: no package of the module, or only runner's command value
-	{"internal/buildinfo", "internal/flock", "internal/termtext", "internal/textcap", "internal/staticbin", "internal/egresstest", "internal/tomlkeys", "internal/fsname", "internal/atomicfile"},
-	{"runner", "scanner", "gateway", "activity", "internal/staticbin/bintest", "internal/harnessconf"},
-	{"git", "provider", "runner/runnertest", "internal/scanbin", "internal/gatewaybin", "internal/secretdecl"},
-	{"provider/docker", "provider/kubernetes", "provider/fake", "provider/contract", "sandbox/config"},
-	{"provider/vm", "egress", "internal/testutil", "internal/testutil/standin"},
-	{"secrets"},
-	{"harness"},
-	// the sandbox service, concern by concern (docs/architecture.md)
-	{"sandbox/internal/core"},
-	{"sandbox/internal/state"},
-	{"sandbox/internal/spec"},
-	{"sandbox/internal/netgate"},
-	{"sandbox/internal/guest"},
-	{"sandbox/internal/services"},
-	{"sandbox/internal/sandboxtest"},
-	{"sandbox/internal/isolation"},
-	{"sandbox/internal/pool"},
-	{"sandbox/internal/inventory"},
-	{"sandbox/internal/recording"},
-	{"sandbox/internal/files"},
-	{"sandbox/internal/provision"},
-	{"sandbox/internal/pause"},
-	{"sandbox/internal/review"},
-	{"sandbox/internal/doctor"},
-	{"sandbox"},
-	// the front ends, and the programs
-	{"mcp", "ui"},
-	{"commands"},
-	{"", "bench", "demo", "scanner/cmd/litterbox-scan", "gateway/cmd/litterbox-gateway", "internal/scanbin/gen", "internal/layers", "scripts"},
-}
+// tiers are the module's packages from the bottom up, in the manner of Go's
+// go/build/deps_test.go: the tiers are separated by "<", the packages of a
+// tier by commas or line ends, "#" starts a comment and "." is the module's
+// own main package. A package may import packages of the tiers below its
+// own, never one of its own tier (siblings stay apart) or of one above. A new
+// package gets a name in the lowest tier above everything it imports; a
+// package that must import a sibling moves up a tier.
+const tiers = `
+# leaves: no package of the module
+internal/buildinfo, internal/flock, internal/atomicfile, internal/fsname, internal/termtext,
+internal/textcap, internal/staticbin, internal/tomlkeys, internal/egresstest,
+internal/testutil, internal/testutil/standin,
+runner
 
-type pkg struct {
-	ImportPath string
-	Imports    []string
-}
+# over the leaves: git and the engine seam, the activity record, the
+# programs' libraries and their embedded builds, the harnesses' settings files
+< git, provider, activity, scanner, gateway, runner/runnertest,
+  internal/staticbin/bintest, internal/scanbin, internal/gatewaybin, internal/harnessconf
 
-// TestLayers fails when a package imports a package of its own layer or of
-// one above, or is in no layer.
-func TestLayers(t *testing.T) {
-	rank := map[string]int{}
-	for i, layer := range layers {
-		for _, p := range layer {
-			if p != "" {
-				p = "/" + p
+# the engines, and the declarations of secrets
+< provider/docker, provider/kubernetes, provider/fake, provider/contract,
+  internal/secretdecl
+
+# the VM engine (over Docker), the configuration, the gateway's host side
+< provider/vm, sandbox/config, egress, secrets
+
+# the sandbox service's vocabulary, and the harnesses
+< sandbox/internal/core, harness
+
+# the service's concerns (docs/architecture.md), each tier over those below
+< sandbox/internal/state, sandbox/internal/spec
+< sandbox/internal/guest, sandbox/internal/netgate
+< sandbox/internal/isolation, sandbox/internal/services
+< sandbox/internal/pool, sandbox/internal/doctor, sandbox/internal/sandboxtest
+< sandbox/internal/inventory
+< sandbox/internal/recording, sandbox/internal/review
+< sandbox/internal/files, sandbox/internal/pause, sandbox/internal/provision
+
+# the façade, the front ends over it, the command line over those
+< sandbox
+< mcp, ui
+< commands
+< internal/cli
+
+# the programs, and the tests of the whole
+< ., cmd/bench, cmd/demo, scanner/cmd/litterbox-scan, gateway/cmd/litterbox-gateway,
+  internal/scanbin/gen, e2e, internal/layers, scripts
+`
+
+// parseTiers reads rules (see tiers) into each package's tier, counted from
+// 0 at the bottom, by full import path.
+func parseTiers(rules string) (map[string]int, error) {
+	tier := map[string]int{}
+	for i, t := range strings.Split(stripComments(rules), "<") {
+		for _, p := range strings.FieldsFunc(t, func(r rune) bool { return r == ',' || r == '\n' }) {
+			p = strings.TrimSpace(p)
+			if p == "" {
+				continue
 			}
-			if _, dup := rank[module+p]; dup {
-				t.Fatalf("%s is in two layers", module+p)
+			path := module + "/" + p
+			if p == "." {
+				path = module
 			}
-			rank[module+p] = i
+			if _, dup := tier[path]; dup {
+				return nil, fmt.Errorf("%s is in two tiers", p)
+			}
+			tier[path] = i
 		}
+	}
+	return tier, nil
+}
+
+func stripComments(rules string) string {
+	lines := strings.Split(rules, "\n")
+	for i, l := range lines {
+		lines[i], _, _ = strings.Cut(l, "#")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// check returns what breaks the tiers in imports (a package's path to the
+// paths it imports): an import of a sibling or of a tier above, a package in
+// no tier.
+func check(tier map[string]int, imports map[string][]string) []string {
+	var errs []string
+	for _, p := range slices.Sorted(maps.Keys(imports)) {
+		t, ok := tier[p]
+		if !ok {
+			errs = append(errs, fmt.Sprintf("%s is in no tier: add it to tiers", short(p)))
+			continue
+		}
+		for _, imp := range imports[p] {
+			it, mine := tier[imp]
+			switch {
+			case !mine:
+				// the standard library or another module
+			case it == t:
+				errs = append(errs, fmt.Sprintf("%s imports %s, a sibling of its own tier", short(p), short(imp)))
+			case it > t:
+				errs = append(errs, fmt.Sprintf("%s imports %s, a package %d tier(s) above its own", short(p), short(imp), it-t))
+			}
+		}
+	}
+	return errs
+}
+
+// TestLayers fails when a package of the module imports a package of its
+// own tier or of one above, or is in no tier.
+func TestLayers(t *testing.T) {
+	tier, err := parseTiers(tiers)
+	if err != nil {
+		t.Fatal(err)
 	}
 	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
+	imports := map[string][]string{}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	for {
-		var p pkg
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
 		if err := dec.Decode(&p); err == io.EOF {
 			break
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		r, ok := rank[p.ImportPath]
-		if !ok {
-			t.Errorf("%s has no layer: add it to layers", p.ImportPath)
-			continue
-		}
-		for _, imp := range p.Imports {
-			ir, mine := rank[imp]
-			if !mine {
-				continue // the standard library or another module
-			}
-			if ir >= r {
-				t.Errorf("%s imports %s, %s", short(p.ImportPath), short(imp), relation(ir, r))
-			}
-		}
+		imports[p.ImportPath] = p.Imports
+	}
+	for _, e := range check(tier, imports) {
+		t.Error(e)
 	}
 }
 
-func relation(imported, importer int) string {
-	if imported == importer {
-		return "a package of its own layer"
+// TestLayersCatch shows what the check reports: an upward import, a sibling
+// import, a package in no tier, a package named twice.
+func TestLayersCatch(t *testing.T) {
+	tier, err := parseTiers(`
+		a, b   # the bottom
+		< c
+		< d`)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return fmt.Sprintf("a package %d layer(s) above its own", imported-importer)
+	m := func(p string) string { return module + "/" + p }
+	got := check(tier, map[string][]string{
+		m("a"): {m("c")},         // up one tier
+		m("b"): {m("a"), "fmt"},  // a sibling; fmt is not the module's
+		m("c"): {m("a"), m("b")}, // fine
+		m("d"): {m("a"), m("c")}, // fine: any tier below
+		m("e"): nil,              // in no tier
+	})
+	want := []string{
+		"a imports c, a package 1 tier(s) above its own",
+		"b imports a, a sibling of its own tier",
+		"e is in no tier: add it to tiers",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("check = %q, want %q", got, want)
+	}
+	if _, err := parseTiers("a < b, a"); err == nil || err.Error() != "a is in two tiers" {
+		t.Errorf("a package in two tiers: err = %v", err)
+	}
 }
 
 func short(p string) string {

@@ -1,0 +1,14 @@
+package e2e
+
+import (
+	"os/exec"
+)
+
+// debianImage is the real Debian userland of scripts/ensure-debian-image.sh
+// (debootstrap minbase with python3, imported offline).
+const debianImage = "litterbox-test/debian-python:bookworm"
+
+// condDebianImage is the script condition debianimage (scriptcmds_test.go).
+func condDebianImage() (bool, error) {
+	return neededInCI(exec.Command("docker", "image", "inspect", debianImage).Run() == nil, "CI=true but the engine has no %s: run scripts/ensure-debian-image.sh first (as root; it needs Debian's mirror once, then its cache)", debianImage)
+}

@@ -1,0 +1,52 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/litterbox-dev/litterbox/internal/testutil/standin"
+)
+
+// The run_*.txtar scripts run the harnesses inside sandboxes with
+// `litterbox run` (docs/run.md): the stand-in model API is then reached
+// from the sandbox, through its egress gateway, which adds the API key.
+
+func cmdStandinTLS(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: standin-tls HARNESS TURNS")
+	}
+	host := docker0Addr(ts)
+	cert := hostCert(ts, host, "standin-ca.pem")
+	startStandin(ts, args[0], args[1], func(turns []standin.Turn, record string) (*standin.Server, error) {
+		l, err := net.Listen("tcp4", "0.0.0.0:0")
+		if err != nil {
+			return nil, err
+		}
+		return standin.StartTLS(turns, record, l, cert)
+	})
+	// httptest names the listener's address (0.0.0.0): the certificate's
+	// is the one a sandbox's gateway reaches.
+	u, err := url.Parse(ts.Getenv("STANDIN_URL"))
+	ts.Check(err)
+	u.Host = net.JoinHostPort(host, u.Port())
+	ts.Setenv("STANDIN_URL", u.String())
+	ts.Setenv("STANDIN_HOST", u.Host)
+}
+
+func cmdStandinKeys(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: standin-keys")
+	}
+	v, ok := standins.Load(ts)
+	if !ok {
+		ts.Fatalf("standin-keys: no standin started")
+	}
+	keys, err := standin.Keys(v.(*standinRun).record)
+	ts.Check(err)
+	for _, k := range keys {
+		fmt.Fprintln(ts.Stdout(), k)
+	}
+}

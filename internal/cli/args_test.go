@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/litterbox-dev/litterbox/provider/docker"
+	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox"
+)
+
+// Arguments are bytes: a path or a message that is not UTF-8 reaches the
+// command as given. kong's own string decoder goes through JSON and turned
+// such bytes into U+FFFD, so `litterbox cp 'box:bad\xffname' .` looked for
+// a file that does not exist.
+func TestArgumentsKeepTheirBytes(t *testing.T) {
+	var c cli
+	parser, err := newParser(&c, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parser.Parse([]string{"cp", "box:dir/bad\xffname\xe9", "out/\xfe"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Cp.Src != "box:dir/bad\xffname\xe9" || c.Cp.Dst != "out/\xfe" {
+		t.Errorf("cp got %q %q", c.Cp.Src, c.Cp.Dst)
+	}
+	c = cli{}
+	if _, err := parser.Parse([]string{"snapshot", "box", "-m", "caf\xe9"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Snapshot.Message != "caf\xe9" {
+		t.Errorf("snapshot -m got %q", c.Snapshot.Message)
+	}
+}
+
+// A bad argument the service refuses (a path, a count out of its range) is
+// a usage error, as a bad flag is: exit 2, not the generic 1.
+func TestBadArgumentsAreUsageErrors(t *testing.T) {
+	_, pathErr := sandbox.ContainerPath("../../etc/passwd")
+	engine, err := docker.New(docker.Options{Runner: runner.Exec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, poolErr := sandbox.New(engine, runner.Exec{}, nil, sandbox.Options{}).FillPool(context.Background(), nil, 17)
+	for _, err := range []error{pathErr, poolErr} {
+		if err == nil {
+			t.Fatal("no error")
+		}
+		if got := exitCode(err, exitFailed); got != exitUsage {
+			t.Errorf("%v: exit code %d, want %d", err, got, exitUsage)
+		}
+	}
+}
+
+// A command's --help shows its own arguments and flags first; the global
+// flags follow on a line that names them and says where they are
+// described, as gh lists inherited flags after a command's own.
+func TestCommandHelpShowsItsOwnFlagsFirst(t *testing.T) {
+	var out strings.Builder
+	if code := run([]string{"create", "--help"}, &out, io.Discard); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	help := out.String()
+	own, global := strings.Index(help, "--from-branch"), strings.Index(help, "Global flags")
+	if own < 0 || global < own {
+		t.Fatalf("create's flags do not come before the global flags:\n%s", help)
+	}
+	if i := strings.Index(help, "--engine"); i < global {
+		t.Errorf("--engine is shown before the global flags line:\n%s", help)
+	}
+	if !strings.Contains(help[global:], "litterbox --help") {
+		t.Errorf("the global flags line does not say where they are described:\n%s", help)
+	}
+	if n := strings.Count(help, "\n"); n > 40 {
+		t.Errorf("create --help is %d lines:\n%s", n, help)
+	}
+}
