@@ -185,7 +185,7 @@ const DirName = "activity.d"
 // is gitDir.
 func Dir(gitDir string) string { return filepath.Join(gitDir, "litterbox", DirName) }
 
-// slugRE is what a sandbox name is once slugified (sandbox.Slugify): the
+// slugRE is what a sandbox name is once slugified (api.Slugify): the
 // only names a record may have, so none reaches outside Dir.
 var slugRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,62})$`)
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Audit checks the activity records (docs/security.md).
@@ -28,7 +28,7 @@ func (a *AuditVerify) Validate() error {
 	if a.Name == "" {
 		return nil
 	}
-	_, err := sandbox.Slugify(a.Name)
+	_, err := api.Slugify(a.Name)
 	return err
 }
 
@@ -45,9 +45,9 @@ func (a *AuditVerify) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if a.Name != "" {
-		slug, _ := sandbox.Slugify(a.Name)
+		slug, _ := api.Slugify(a.Name)
 		if !slices.Contains(names, slug) {
-			return &sandbox.Error{Kind: sandbox.ErrBadArgument, Msg: fmt.Sprintf("no sandbox named %s has recorded anything in %s: `litterbox audit verify` with no name verifies every record there is", a.Name, r.Root())}
+			return &api.Error{Kind: api.ErrBadArgument, Msg: fmt.Sprintf("no sandbox named %s has recorded anything in %s: `litterbox audit verify` with no name verifies every record there is", a.Name, r.Root())}
 		}
 		names = []string{slug}
 	}

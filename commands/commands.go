@@ -5,14 +5,14 @@ package commands
 import (
 	"context"
 	"fmt"
+	"github.com/mattn/go-isatty"
 	"io"
 	"os"
-
-	"github.com/mattn/go-isatty"
 
 	"github.com/litterbox-dev/litterbox/internal/buildinfo"
 	"github.com/litterbox-dev/litterbox/provider/vm"
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Env is what every command runs with: the sandboxes, the repository directory
@@ -28,12 +28,12 @@ type Env struct {
 }
 
 // Repo opens the repository the command works on.
-func (e *Env) Repo(ctx context.Context) (*sandbox.Repo, error) {
+func (e *Env) Repo(ctx context.Context) (*api.Repo, error) {
 	return e.Sandboxes.OpenRepo(ctx, e.RepoDir)
 }
 
 // Handle resolves a running sandbox of the repository.
-func (e *Env) Handle(ctx context.Context, name string) (*sandbox.Handle, error) {
+func (e *Env) Handle(ctx context.Context, name string) (*api.Handle, error) {
 	r, err := e.Repo(ctx)
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ type sandboxName struct {
 
 // Validate refuses a bad name before anything runs.
 func (n *sandboxName) Validate() error {
-	_, err := sandbox.Slugify(n.Name)
+	_, err := api.Slugify(n.Name)
 	return err
 }
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/internal/termtext"
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Cp copies files between the host and a sandbox.
@@ -39,7 +39,7 @@ func (c *Cp) Validate() error {
 	if out {
 		name = srcName
 	}
-	_, err := sandbox.Slugify(name)
+	_, err := api.Slugify(name)
 	return err
 }
 
@@ -59,7 +59,7 @@ func (c *Cp) Run(ctx context.Context, env *Env) error {
 		}
 		env.outf("Copied %s to %s:%s (%d entries)\n", termtext.Quote(c.Src), h.Slug, termtext.Quote(res.Path), res.Entries)
 		if snap != nil && snap.Committed {
-			env.outf("Committed %s on %s%s\n", snap.Commit, sandbox.BranchPrefix, h.Slug)
+			env.outf("Committed %s on %s%s\n", snap.Commit, api.BranchPrefix, h.Slug)
 		}
 		return err
 	}
@@ -84,10 +84,10 @@ type Fork struct {
 
 // Validate refuses bad names before anything runs.
 func (c *Fork) Validate() error {
-	if _, err := sandbox.Slugify(c.Name); err != nil {
+	if _, err := api.Slugify(c.Name); err != nil {
 		return err
 	}
-	_, err := sandbox.Slugify(c.New)
+	_, err := api.Slugify(c.New)
 	return err
 }
 
@@ -98,7 +98,7 @@ func (c *Fork) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	p := newProgress(env)
-	f, err := env.Sandboxes.Fork(ctx, r, c.Name, c.New, sandbox.CreateOptions{Progress: p.step})
+	f, err := env.Sandboxes.Fork(ctx, r, c.Name, c.New, api.CreateOptions{Progress: p.step})
 	p.done()
 	if f == nil {
 		return err
@@ -141,7 +141,7 @@ func (c *Rewind) Run(ctx context.Context, env *Env) error {
 		env.outf("Sandbox %s already holds the files of %s; nothing to rewind\n", res.Name, shortID(res.To))
 		return err
 	}
-	env.outf("Rewound %s to %s: committed %s on %s%s\n", res.Name, shortID(res.To), res.Commit, sandbox.BranchPrefix, res.Name)
+	env.outf("Rewound %s to %s: committed %s on %s%s\n", res.Name, shortID(res.To), res.Commit, api.BranchPrefix, res.Name)
 	if len(res.Restarted) > 0 {
 		env.outf("Restarted services: %s\n", strings.Join(res.Restarted, ", "))
 	}

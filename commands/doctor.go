@@ -6,7 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/litterbox-dev/litterbox/internal/termtext"
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Doctor checks what litterbox needs on this machine.
@@ -20,7 +20,7 @@ func (d *Doctor) Run(ctx context.Context, env *Env) error {
 	checks := env.Sandboxes.Doctor(ctx, env.RepoDir)
 	ok := true
 	for _, c := range checks {
-		if c.Status == sandbox.CheckFail {
+		if c.Status == api.CheckFail {
 			ok = false
 		}
 	}
@@ -32,7 +32,7 @@ func (d *Doctor) Run(ctx context.Context, env *Env) error {
 		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 		for _, c := range checks {
 			line := fmt.Sprintf("%s\t%s\t%s", c.Status, c.Name, termtext.EscapeText(c.Detail))
-			if c.Fix != "" && c.Status != sandbox.CheckOK {
+			if c.Fix != "" && c.Status != api.CheckOK {
 				line += "; to fix: " + termtext.EscapeText(c.Fix)
 			}
 			fmt.Fprintln(tw, line)

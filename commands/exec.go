@@ -5,7 +5,7 @@ import (
 	"errors"
 	"os"
 
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // ExitCodeError carries the exit code of a command run in a sandbox, so main
@@ -40,7 +40,7 @@ func (e *Exec) Validate() error {
 	if len(e.Cmd) > 0 && e.Cmd[0] == "--" {
 		e.Cmd = e.Cmd[1:]
 	}
-	if _, err := sandbox.Slugify(e.Name); err != nil {
+	if _, err := api.Slugify(e.Name); err != nil {
 		return err
 	}
 	if len(e.Cmd) == 0 {
@@ -60,7 +60,7 @@ func runIn(ctx context.Context, env *Env, name string, cmd []string) error {
 		return err
 	}
 	tty := isTerminal(os.Stdin) && isTerminal(os.Stdout)
-	code, err := env.Sandboxes.Exec(ctx, r, name, sandbox.ExecOptions{
+	code, err := env.Sandboxes.Exec(ctx, r, name, api.ExecOptions{
 		Cmd: cmd, TTY: tty, Interactive: true,
 		Stdin: os.Stdin, Stdout: env.Stdout, Stderr: env.Stderr,
 	})

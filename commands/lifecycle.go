@@ -16,7 +16,7 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/runner"
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
 
@@ -38,7 +38,7 @@ type Create struct {
 
 // Validate refuses a bad name before anything runs.
 func (c *Create) Validate() error {
-	if _, err := sandbox.Slugify(c.Name); err != nil {
+	if _, err := api.Slugify(c.Name); err != nil {
 		return err
 	}
 	return validImageRuntime(c.Image, c.Runtime, "busybox:latest")
@@ -64,7 +64,7 @@ func (c *Create) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	p := newProgress(env)
-	created, err := env.Sandboxes.Create(ctx, r, c.Name, sandbox.CreateOptions{Progress: p.step, FromBranch: c.FromBranch, From: c.From, Image: c.Image, NoPool: c.NoPool, Runtime: c.Runtime})
+	created, err := env.Sandboxes.Create(ctx, r, c.Name, api.CreateOptions{Progress: p.step, FromBranch: c.FromBranch, From: c.From, Image: c.Image, NoPool: c.NoPool, Runtime: c.Runtime})
 	p.done()
 	if created != nil {
 		if created.RemovedIncomplete {
@@ -133,8 +133,8 @@ type List struct {
 
 // Run prints the table or JSON.
 func (l *List) Run(ctx context.Context, env *Env) error {
-	var list []sandbox.Sandbox
-	var pool []sandbox.PoolEntry
+	var list []api.Sandbox
+	var pool []api.PoolEntry
 	var err error
 	if l.AllRepos {
 		list, err = env.Sandboxes.List(ctx, nil)
@@ -149,7 +149,7 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 	}
 	if l.JSON {
 		if list == nil {
-			list = []sandbox.Sandbox{}
+			list = []api.Sandbox{}
 		}
 		if !l.AllRepos {
 			if r, err := env.Repo(ctx); err == nil {
@@ -179,7 +179,7 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 	}
 	// The RUNTIME column shows once a sandbox runs under another runtime
 	// than the engine's default.
-	runtimes := slices.ContainsFunc(list, func(sb sandbox.Sandbox) bool { return sb.Runtime != "" })
+	runtimes := slices.ContainsFunc(list, func(sb api.Sandbox) bool { return sb.Runtime != "" })
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	head := "NAME\tSTATUS\tBRANCH\tCONTAINER\tAGE"
 	if runtimes {
@@ -245,7 +245,7 @@ func (t *toggleFlags) validate() error {
 		return errors.New("give exactly one of NAME, --all-envs or --all-repos")
 	}
 	if t.Name != "" {
-		_, err := sandbox.Slugify(t.Name)
+		_, err := api.Slugify(t.Name)
 		return err
 	}
 	return nil
@@ -256,24 +256,24 @@ func (t *toggleFlags) run(ctx context.Context, env *Env, pause, force bool) erro
 	one, all := env.Sandboxes.Resume, env.Sandboxes.ResumeAll
 	if pause {
 		verb, already = "Paused", "already paused"
-		one = func(ctx context.Context, r *sandbox.Repo, name string) (sandbox.Outcome, error) {
+		one = func(ctx context.Context, r *api.Repo, name string) (api.Outcome, error) {
 			return env.Sandboxes.Pause(ctx, r, name, force)
 		}
-		all = func(ctx context.Context, r *sandbox.Repo) ([]sandbox.Outcome, error) {
+		all = func(ctx context.Context, r *api.Repo) ([]api.Outcome, error) {
 			return env.Sandboxes.PauseAll(ctx, r, force)
 		}
 	}
-	var r *sandbox.Repo
+	var r *api.Repo
 	if !t.AllRepos {
 		var err error
 		if r, err = env.Repo(ctx); err != nil {
 			return err
 		}
 	}
-	var outs []sandbox.Outcome
+	var outs []api.Outcome
 	var err error
 	if t.Name != "" {
-		var o sandbox.Outcome
+		var o api.Outcome
 		o, err = one(ctx, r, t.Name)
 		if err == nil {
 			outs = append(outs, o)
@@ -354,10 +354,10 @@ func (d *Delete) Validate() error {
 	case d.Pool:
 		return nil
 	case d.Name == "":
-		_, err := sandbox.Slugify(d.Name)
+		_, err := api.Slugify(d.Name)
 		return fmt.Errorf("%w Give the name of a sandbox (`litterbox list` shows them), or --pool to delete the warm pool", err)
 	}
-	_, err := sandbox.Slugify(d.Name)
+	_, err := api.Slugify(d.Name)
 	return err
 }
 

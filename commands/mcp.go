@@ -10,6 +10,7 @@ import (
 	"github.com/litterbox-dev/litterbox/internal/buildinfo"
 	lbmcp "github.com/litterbox-dev/litterbox/mcp"
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // MCP serves the agent tools over MCP on stdio.
@@ -42,7 +43,7 @@ func (m *MCP) Run(ctx context.Context, env *Env) error {
 // kick during a fill makes one more fill after it.
 type refiller struct {
 	sandboxes *sandbox.Sandboxes
-	r         *sandbox.Repo
+	r         *api.Repo
 	size      int
 
 	mu      sync.Mutex

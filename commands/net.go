@@ -12,6 +12,7 @@ import (
 	"github.com/litterbox-dev/litterbox/gateway"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Net shows or changes a sandbox's way out (docs/egress.md): only the
@@ -31,7 +32,7 @@ func (n *Net) Validate() error {
 	default:
 		return fmt.Errorf("usage: litterbox net NAME | net NAME allow|deny HOST[:PORT] | net NAME requests | net NAME approve|refuse HOST | net log NAME")
 	}
-	_, err := sandbox.Slugify(n.name())
+	_, err := api.Slugify(n.name())
 	return err
 }
 
@@ -118,7 +119,7 @@ func (n *Net) Run(ctx context.Context, env *Env) error {
 }
 
 // requests lists the agent's requests for hosts, the pending first.
-func (n *Net) requests(ctx context.Context, env *Env, r *sandbox.Repo, name string) error {
+func (n *Net) requests(ctx context.Context, env *Env, r *api.Repo, name string) error {
 	qs, dropped, err := env.Sandboxes.NetRequests(ctx, r, name)
 	if err != nil {
 		return err
@@ -155,7 +156,7 @@ func (n *Net) requests(ctx context.Context, env *Env, r *sandbox.Repo, name stri
 }
 
 // answer approves (allows) or refuses a request.
-func (n *Net) answer(ctx context.Context, env *Env, r *sandbox.Repo, name string) error {
+func (n *Net) answer(ctx context.Context, env *Env, r *api.Repo, name string) error {
 	approve := n.Args[1] == "approve"
 	st, live, q, err := env.Sandboxes.AnswerNet(ctx, r, name, n.Args[2], approve)
 	if err != nil {

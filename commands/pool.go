@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Pool fills or shows the repository's warm pool.
@@ -20,7 +20,7 @@ func (p *Pool) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	var entries []sandbox.PoolEntry
+	var entries []api.PoolEntry
 	if p.Size >= 0 {
 		entries, err = env.Sandboxes.FillPool(ctx, r, p.Size)
 	} else {
@@ -31,7 +31,7 @@ func (p *Pool) Run(ctx context.Context, env *Env) error {
 	}
 	if p.JSON {
 		if entries == nil {
-			entries = []sandbox.PoolEntry{}
+			entries = []api.PoolEntry{}
 		}
 		return writeJSON(env, entries)
 	}
@@ -55,7 +55,7 @@ func (p *Pool) Run(ctx context.Context, env *Env) error {
 }
 
 // printPoolLine is list's last line when the repository has a warm pool.
-func printPoolLine(env *Env, pool []sandbox.PoolEntry) {
+func printPoolLine(env *Env, pool []api.PoolEntry) {
 	ready := 0
 	for _, e := range pool {
 		if e.State == "ready" {

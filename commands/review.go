@@ -10,6 +10,7 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
 
@@ -161,7 +162,7 @@ func (m *Merge) Run(ctx context.Context, env *Env) error {
 	if res != nil {
 		switch {
 		case res.NothingToMerge:
-			env.outf("Nothing to merge: %s%s has no commits that are not in %s.\n", sandbox.BranchPrefix, res.Name, res.Into)
+			env.outf("Nothing to merge: %s%s has no commits that are not in %s.\n", api.BranchPrefix, res.Name, res.Into)
 		case res.FastForward:
 			env.outf("Merged sandbox %s into %s (fast-forward to %s, %d file(s) changed)\n", res.Name, res.Into, shortID(res.Commit), len(res.Files))
 		default:

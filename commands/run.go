@@ -11,6 +11,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/harness"
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Run runs an agent harness inside a sandbox (docs/run.md).
@@ -56,7 +57,7 @@ func (c *Run) Validate() error {
 		}
 	}
 	if c.Name != "" {
-		if _, err := sandbox.Slugify(c.Name); err != nil {
+		if _, err := api.Slugify(c.Name); err != nil {
 			return err
 		}
 	}
@@ -87,7 +88,7 @@ func (c *Run) Run(ctx context.Context, env *Env) error {
 			cache = harness.DefaultCache(os.Getenv)
 		}
 		if build, err = h.Build(cache); err != nil {
-			return &sandbox.Error{Kind: sandbox.ErrBadArgument, Msg: err.Error() + ". Nothing was made."}
+			return &api.Error{Kind: api.ErrBadArgument, Msg: err.Error() + ". Nothing was made."}
 		}
 	}
 	name := c.Name
@@ -100,8 +101,8 @@ func (c *Run) Run(ctx context.Context, env *Env) error {
 	p := newProgress(env)
 	res, err := env.Sandboxes.RunHarness(ctx, r, name, sandbox.HarnessOptions{
 		Harness: h, Build: build, Args: c.Args, Getenv: os.Getenv, Every: c.CommitEvery, Remove: c.Rm,
-		Create: sandbox.CreateOptions{Progress: p.step, Image: c.Image, From: c.From, Runtime: c.Runtime},
-		Notef:  env.errf, Created: func(cr *sandbox.Created) {
+		Create: api.CreateOptions{Progress: p.step, Image: c.Image, From: c.From, Runtime: c.Runtime},
+		Notef:  env.errf, Created: func(cr *api.Created) {
 			p.done()
 			env.errf("Created sandbox %s (image %s); %s runs in it, in /src.\n", cr.Name, cr.Image, h.Name)
 		},
@@ -142,7 +143,7 @@ func afterDashes(argv []string, arg string) bool {
 
 // freeName is base, or base-2, base-3... the first that no sandbox of r
 // holds.
-func freeName(ctx context.Context, env *Env, r *sandbox.Repo, base string) (string, error) {
+func freeName(ctx context.Context, env *Env, r *api.Repo, base string) (string, error) {
 	list, err := env.Sandboxes.List(ctx, r)
 	if err != nil {
 		return "", err
@@ -151,7 +152,7 @@ func freeName(ctx context.Context, env *Env, r *sandbox.Repo, base string) (stri
 	for _, sb := range list {
 		taken[sb.Name] = true
 	}
-	slug, err := sandbox.Slugify(base)
+	slug, err := api.Slugify(base)
 	if err != nil {
 		return "", err
 	}

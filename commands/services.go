@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/litterbox-dev/litterbox/internal/termtext"
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Ports shows a sandbox's named ports.
@@ -31,7 +31,7 @@ func (p *Ports) Run(ctx context.Context, env *Env) error {
 		return writeJSON(env, res)
 	}
 	if len(res.Ports) == 0 {
-		env.errf("Sandbox %s has no named ports. Define them under [ports] in %s.\n", res.Sandbox, sandbox.ConfigFile)
+		env.errf("Sandbox %s has no named ports. Define them under [ports] in %s.\n", res.Sandbox, api.ConfigFile)
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
@@ -75,7 +75,7 @@ func (c *ServiceCmd) Run(ctx context.Context, env *Env) error {
 	if c.JSON {
 		return writeJSON(env, res)
 	}
-	if c.Action == sandbox.ActionLogs {
+	if c.Action == api.ActionLogs {
 		env.outf("%s", termtext.EscapeText(res.Log))
 		if res.Log != "" && !strings.HasSuffix(res.Log, "\n") {
 			env.outf("\n")
@@ -92,7 +92,7 @@ func (c *ServiceCmd) Run(ctx context.Context, env *Env) error {
 
 // printCreatedExtras adds a new sandbox's ports and autostarted services to
 // create's summary.
-func printCreatedExtras(env *Env, c *sandbox.Created) {
+func printCreatedExtras(env *Env, c *api.Created) {
 	for _, p := range c.Ports {
 		env.outf("  port:      %s %d -> %s\n", p.Name, p.ContainerPort, orDash(p.URL))
 		if p.Note != "" {

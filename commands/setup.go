@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/internal/harnessconf"
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Setup writes a harness's project configuration: litterbox as its MCP
@@ -34,7 +34,7 @@ func (s *Setup) Run(ctx context.Context, env *Env) error {
 	}
 	plan, err := harnessconf.Plan(r.Root(), s.Harness)
 	if errors.Is(err, harnessconf.ErrInvalidFile) {
-		return &sandbox.Error{Kind: sandbox.ErrBadArgument, Msg: err.Error()}
+		return &api.Error{Kind: api.ErrBadArgument, Msg: err.Error()}
 	}
 	if err != nil {
 		return err

@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/litterbox-dev/litterbox/internal/termtext"
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/scanner"
 )
 
@@ -29,7 +29,7 @@ func (c *Snapshot) Run(ctx context.Context, env *Env) error {
 	}
 	saySkipped(env, res.Skipped)
 	if res.Committed {
-		env.outf("Committed %s on %s%s\n", res.Commit, sandbox.BranchPrefix, h.Slug)
+		env.outf("Committed %s on %s%s\n", res.Commit, api.BranchPrefix, h.Slug)
 	} else {
 		env.outf("No changes\n")
 	}
@@ -37,7 +37,7 @@ func (c *Snapshot) Run(ctx context.Context, env *Env) error {
 }
 
 // saySkipped names the files a snapshot left out, and why, on stderr.
-func saySkipped(env *Env, skipped []sandbox.Skipped) {
+func saySkipped(env *Env, skipped []api.Skipped) {
 	for _, sk := range skipped {
 		env.errf("skipped %s: %s\n", termtext.Quote(sk.Path), termtext.Escape(sk.Reason))
 	}

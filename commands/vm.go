@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/provider/vm"
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // VM shows or controls the repository's VM (--engine vm).
@@ -24,7 +24,7 @@ var errNoVM = errors.New("litterbox vm works only with --engine vm (or LITTERBOX
 // Run shows, suspends or stops the VM.
 func (v *VM) Run(ctx context.Context, env *Env) error {
 	if env.VM == nil {
-		return &sandbox.Error{Kind: sandbox.ErrBadArgument, Msg: errNoVM.Error()}
+		return &api.Error{Kind: api.ErrBadArgument, Msg: errNoVM.Error()}
 	}
 	r, err := env.Repo(ctx)
 	if err != nil {
@@ -54,7 +54,7 @@ func (v *VM) Run(ctx context.Context, env *Env) error {
 
 // stopVM powers the VM off, refusing while sandboxes run in it unless
 // forced: their /src lives in the VM's memory.
-func stopVM(ctx context.Context, env *Env, r *sandbox.Repo, force bool) error {
+func stopVM(ctx context.Context, env *Env, r *api.Repo, force bool) error {
 	st := env.VM.Status()
 	switch st.State {
 	case vm.StateStopped:
@@ -71,7 +71,7 @@ func stopVM(ctx context.Context, env *Env, r *sandbox.Repo, force bool) error {
 		}
 		if len(names) > 0 {
 			return fmt.Errorf("%w: sandboxes run in the VM (%s): a power-off loses their /src (their branches stay). Suspend it instead (`litterbox vm suspend`, which keeps everything), delete them, or stop it with --force",
-				sandbox.ErrWouldLose, strings.Join(names, ", "))
+				api.ErrWouldLose, strings.Join(names, ", "))
 		}
 	}
 	if err := env.VM.Stop(ctx); err != nil {
@@ -83,7 +83,7 @@ func stopVM(ctx context.Context, env *Env, r *sandbox.Repo, force bool) error {
 
 // stopIdleVM stops the VM once the repository has no sandbox in it, after
 // a delete: nothing is left that needs it.
-func stopIdleVM(ctx context.Context, env *Env, r *sandbox.Repo) {
+func stopIdleVM(ctx context.Context, env *Env, r *api.Repo) {
 	if env.VM == nil || env.VM.Status().State != vm.StateRunning {
 		return
 	}
@@ -101,7 +101,7 @@ func stopIdleVM(ctx context.Context, env *Env, r *sandbox.Repo) {
 }
 
 // inVM names r's sandboxes that have a container in the VM.
-func inVM(ctx context.Context, env *Env, r *sandbox.Repo) ([]string, error) {
+func inVM(ctx context.Context, env *Env, r *api.Repo) ([]string, error) {
 	list, err := env.Sandboxes.List(ctx, r)
 	var names []string
 	for _, sb := range list {

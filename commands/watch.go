@@ -20,7 +20,7 @@ import (
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Watch follows the activity records of sandboxes as they are written.
@@ -37,7 +37,7 @@ type Watch struct {
 // Validate checks the names and the time before anything runs.
 func (w *Watch) Validate() error {
 	for _, n := range w.Names {
-		slug, err := sandbox.Slugify(n)
+		slug, err := api.Slugify(n)
 		if err != nil {
 			return err
 		}
@@ -121,7 +121,7 @@ func (w *Watch) allRepos(ctx context.Context, env *Env, p *eventPrinter) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	followed := map[string]bool{} // by common git dir
-	follow := func(r *sandbox.Repo) {
+	follow := func(r *api.Repo) {
 		dir := activity.Dir(r.Git.CommonDir)
 		if followed[dir] {
 			return

@@ -14,7 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // cmdHTTPGet is the script command httpget (scriptcmds_test.go).
@@ -69,7 +69,7 @@ func cmdPortURL(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: porturl VAR PORTNAME")
 	}
-	var res sandbox.PortsResult
+	var res api.PortsResult
 	ts.Check(json.Unmarshal([]byte(ts.ReadFile("stdout")), &res))
 	for _, p := range res.Ports {
 		if p.Name == args[1] {
@@ -143,7 +143,7 @@ func cmdDistinctPorts(ts *testscript.TestScript, neg bool, args []string) {
 		if err != nil {
 			ts.Fatalf("litterbox ports %s: %v", name, err)
 		}
-		var res sandbox.PortsResult
+		var res api.PortsResult
 		ts.Check(json.Unmarshal(out, &res))
 		url := ""
 		for _, p := range res.Ports {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/activity"
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // This file puts each tool call in the activity record of the sandbox it
@@ -28,7 +28,7 @@ func (s *Server) recordCall(ctx context.Context, tool string, args map[string]an
 		return
 	}
 	name, _ := args["sandbox"].(string)
-	slug, serr := sandbox.Slugify(name)
+	slug, serr := api.Slugify(name)
 	if serr != nil {
 		return
 	}
@@ -90,7 +90,7 @@ func servicesOwn(tool string, args map[string]any) bool {
 		return true
 	case "sandbox-service":
 		switch args["action"] {
-		case sandbox.ActionStart, sandbox.ActionStop, sandbox.ActionRestart:
+		case api.ActionStart, api.ActionStop, api.ActionRestart:
 			return true
 		}
 	}

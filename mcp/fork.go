@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // sandbox-fork
@@ -20,7 +20,7 @@ type ForkArgs struct {
 }
 
 func (s *Server) fork(ctx context.Context, a ForkArgs) (*CreateResult, error) {
-	f, err := s.sandboxes.Fork(ctx, s.repo, a.Sandbox, a.Name, sandbox.CreateOptions{ByAgent: true})
+	f, err := s.sandboxes.Fork(ctx, s.repo, a.Sandbox, a.Name, api.CreateOptions{ByAgent: true})
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ type RewindArgs struct {
 // RewindResult is rewind's result.
 type RewindResult struct {
 	plain
-	sandbox.RewindResult
+	api.RewindResult
 }
 
 func (r *RewindResult) blocks() []string {
@@ -58,7 +58,7 @@ func (r *RewindResult) blocks() []string {
 func (s *Server) rewind(ctx context.Context, a RewindArgs) (*RewindResult, error) {
 	// Once begun, a rewind completes, as milestone does.
 	ctx = context.WithoutCancel(ctx)
-	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*RewindResult, error) {
+	return withSandbox(ctx, s, a.Sandbox, func(h *api.Handle) (*RewindResult, error) {
 		l := s.lock(h.Slug)
 		l.Lock()
 		defer l.Unlock()

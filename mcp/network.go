@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // network-request: the agent asks the user for a host; only the user
@@ -47,7 +48,7 @@ func (r *NetworkRequestResult) blocks() []string {
 }
 
 func (s *Server) networkRequest(ctx context.Context, a NetworkRequestArgs) (*NetworkRequestResult, error) {
-	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*NetworkRequestResult, error) {
+	return withSandbox(ctx, s, a.Sandbox, func(h *api.Handle) (*NetworkRequestResult, error) {
 		q, err := s.sandboxes.AskNet(ctx, h.Repo, h.Slug, a.Host, a.Reason)
 		if err != nil {
 			return nil, err

@@ -21,31 +21,32 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Sandboxes is what the server needs of the sandbox service.
 type Sandboxes interface {
-	Create(ctx context.Context, r *sandbox.Repo, name string, opts sandbox.CreateOptions) (*sandbox.Created, error)
-	Handle(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.Handle, error)
-	Milestone(ctx context.Context, h *sandbox.Handle, message string) (*sandbox.MilestoneResult, error)
-	Read(ctx context.Context, h *sandbox.Handle, p string, o sandbox.ReadOptions) (*sandbox.ReadResult, error)
-	Write(ctx context.Context, h *sandbox.Handle, p string, content []byte) (*sandbox.WriteResult, *sandbox.SnapshotResult, error)
-	Patch(ctx context.Context, h *sandbox.Handle, p, diff string) (*sandbox.PatchResult, *sandbox.SnapshotResult, error)
-	Bash(ctx context.Context, h *sandbox.Handle, command string, o sandbox.BashOptions) (*sandbox.BashResult, *sandbox.SnapshotResult, error)
-	Ls(ctx context.Context, h *sandbox.Handle, p string, recursive bool) (*sandbox.LsResult, error)
-	Glob(ctx context.Context, h *sandbox.Handle, pattern, p string) (*sandbox.GlobResult, error)
-	Grep(ctx context.Context, h *sandbox.Handle, pattern, p, include string) (*sandbox.GrepResult, error)
-	Ports(ctx context.Context, h *sandbox.Handle) (*sandbox.PortsResult, error)
-	ServiceAction(ctx context.Context, h *sandbox.Handle, name, action string, lines int) (*sandbox.ServiceResult, error)
-	Fork(ctx context.Context, r *sandbox.Repo, name, newName string, opts sandbox.CreateOptions) (*sandbox.Forked, error)
-	Rewind(ctx context.Context, h *sandbox.Handle, rev string) (*sandbox.RewindResult, error)
-	AskNet(ctx context.Context, r *sandbox.Repo, name, host, reason string) (sandbox.NetRequest, error)
+	Create(ctx context.Context, r *api.Repo, name string, opts api.CreateOptions) (*api.Created, error)
+	Handle(ctx context.Context, r *api.Repo, name string) (*api.Handle, error)
+	Milestone(ctx context.Context, h *api.Handle, message string) (*api.MilestoneResult, error)
+	Read(ctx context.Context, h *api.Handle, p string, o api.ReadOptions) (*api.ReadResult, error)
+	Write(ctx context.Context, h *api.Handle, p string, content []byte) (*api.WriteResult, *api.SnapshotResult, error)
+	Patch(ctx context.Context, h *api.Handle, p, diff string) (*api.PatchResult, *api.SnapshotResult, error)
+	Bash(ctx context.Context, h *api.Handle, command string, o api.BashOptions) (*api.BashResult, *api.SnapshotResult, error)
+	Ls(ctx context.Context, h *api.Handle, p string, recursive bool) (*api.LsResult, error)
+	Glob(ctx context.Context, h *api.Handle, pattern, p string) (*api.GlobResult, error)
+	Grep(ctx context.Context, h *api.Handle, pattern, p, include string) (*api.GrepResult, error)
+	Ports(ctx context.Context, h *api.Handle) (*api.PortsResult, error)
+	ServiceAction(ctx context.Context, h *api.Handle, name, action string, lines int) (*api.ServiceResult, error)
+	Fork(ctx context.Context, r *api.Repo, name, newName string, opts api.CreateOptions) (*api.Forked, error)
+	Rewind(ctx context.Context, h *api.Handle, rev string) (*api.RewindResult, error)
+	AskNet(ctx context.Context, r *api.Repo, name, host, reason string) (sandbox.NetRequest, error)
 }
 
 // Server serves the tools for one repository.
 type Server struct {
 	sandboxes Sandboxes
-	repo      *sandbox.Repo
+	repo      *api.Repo
 	log       *log.Logger
 
 	// MaxOutput caps every response, in bytes of JSON (DefaultMaxOutput;
@@ -63,18 +64,18 @@ type Server struct {
 	maxRequest, maxHeld int
 
 	mu      sync.Mutex
-	handles map[string]*sandbox.Handle // by slug
-	locks   map[string]*sync.Mutex     // by slug: one file mutation at a time
+	handles map[string]*api.Handle // by slug
+	locks   map[string]*sync.Mutex // by slug: one file mutation at a time
 }
 
 // New builds a server over sandboxes for the repository r.
-func New(sandboxes Sandboxes, r *sandbox.Repo, logger *log.Logger) *Server {
+func New(sandboxes Sandboxes, r *api.Repo, logger *log.Logger) *Server {
 	if logger == nil {
 		logger = log.Default()
 	}
 	return &Server{sandboxes: sandboxes, repo: r, log: logger, MaxOutput: DefaultMaxOutput, ProgressInterval: DefaultProgressInterval,
 		maxRequest: MaxRequestBytes, maxHeld: MaxHeldBytes,
-		handles: map[string]*sandbox.Handle{}, locks: map[string]*sync.Mutex{}}
+		handles: map[string]*api.Handle{}, locks: map[string]*sync.Mutex{}}
 }
 
 // Defaults and bounds of the server's settings.
@@ -157,8 +158,8 @@ func (s *Server) progress(ctx context.Context, req mcp.CallToolRequest, tool str
 }
 
 // handle resolves a sandbox name to a running sandbox, once per slug.
-func (s *Server) handle(ctx context.Context, name string) (*sandbox.Handle, error) {
-	slug, err := sandbox.Slugify(name)
+func (s *Server) handle(ctx context.Context, name string) (*api.Handle, error) {
+	slug, err := api.Slugify(name)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +180,7 @@ func (s *Server) handle(ctx context.Context, name string) (*sandbox.Handle, erro
 }
 
 // forget drops a cached handle whose container docker no longer knows.
-func (s *Server) forget(h *sandbox.Handle) {
+func (s *Server) forget(h *api.Handle) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.handles[h.Slug] == h {
@@ -203,14 +204,14 @@ func (s *Server) lock(slug string) *sync.Mutex {
 // withSandbox resolves name and runs fn with its handle. When docker says the
 // container is gone, the cached handle is dropped and the sandbox resolved
 // again once: it may have been recreated under the same name.
-func withSandbox[R any](ctx context.Context, s *Server, name string, fn func(h *sandbox.Handle) (R, error)) (R, error) {
+func withSandbox[R any](ctx context.Context, s *Server, name string, fn func(h *api.Handle) (R, error)) (R, error) {
 	h, err := s.handle(ctx, name)
 	if err != nil {
 		var zero R
 		return zero, err
 	}
 	r, err := fn(h)
-	if errors.Is(err, sandbox.ErrNotFound) {
+	if errors.Is(err, api.ErrNotFound) {
 		s.forget(h)
 		if h, err = s.handle(ctx, name); err != nil {
 			return r, err
@@ -222,7 +223,7 @@ func withSandbox[R any](ctx context.Context, s *Server, name string, fn func(h *
 
 // snapshotInfo shapes a mutation's snapshot outcome for its result. A failed
 // snapshot does not fail the tool: the mutation happened.
-func (s *Server) snapshotInfo(h *sandbox.Handle, res *sandbox.SnapshotResult, err error) SnapshotInfo {
+func (s *Server) snapshotInfo(h *api.Handle, res *api.SnapshotResult, err error) SnapshotInfo {
 	if err == nil && res == nil {
 		err = errors.New("no snapshot result")
 	}
@@ -237,7 +238,7 @@ func (s *Server) snapshotInfo(h *sandbox.Handle, res *sandbox.SnapshotResult, er
 		info.Skipped, info.SkippedMore = info.Skipped[:maxSkipped], n-maxSkipped
 	}
 	for i, sk := range info.Skipped {
-		info.Skipped[i] = sandbox.Skipped{Path: clip(sk.Path, 512), Reason: clip(sk.Reason, 512)}
+		info.Skipped[i] = api.Skipped{Path: clip(sk.Path, 512), Reason: clip(sk.Reason, 512)}
 	}
 	return info
 }
@@ -259,9 +260,9 @@ func clip(s string, n int) string {
 
 // SnapshotInfo is the snapshot part of a mutation's result.
 type SnapshotInfo struct {
-	Committed bool              `json:"committed"`
-	Commit    string            `json:"commit,omitempty"`
-	Skipped   []sandbox.Skipped `json:"skipped,omitempty"`
+	Committed bool          `json:"committed"`
+	Commit    string        `json:"commit,omitempty"`
+	Skipped   []api.Skipped `json:"skipped,omitempty"`
 	// SkippedMore counts skipped files past those named.
 	SkippedMore int    `json:"skippedMore,omitempty"`
 	Error       string `json:"error,omitempty"`
@@ -316,8 +317,8 @@ func bashMessage(command string) string {
 
 // toolError is the message an agent sees for err.
 func toolError(err error) string {
-	var se *sandbox.Error
-	var setup *sandbox.SetupError
+	var se *api.Error
+	var setup *api.SetupError
 	switch {
 	case errors.As(err, &setup):
 		return setup.AgentMessage()
@@ -325,13 +326,13 @@ func toolError(err error) string {
 		switch {
 		case se.Agent != "":
 			return se.Agent
-		case errors.Is(err, sandbox.ErrPaused), errors.Is(err, sandbox.ErrStopped):
+		case errors.Is(err, api.ErrPaused), errors.Is(err, api.ErrStopped):
 			return se.Msg + " You cannot do this yourself: ask the user to run that command."
-		case errors.Is(err, sandbox.ErrNotFound):
+		case errors.Is(err, api.ErrNotFound):
 			return se.Msg + " Check the name, or create it with sandbox-create."
 		}
 		return se.Msg
-	case errors.Is(err, sandbox.ErrUnavailable):
+	case errors.Is(err, api.ErrUnavailable):
 		return err.Error() + " (you cannot fix this from the sandbox: ask the user to get the engine answering)"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return "the call was cancelled or ran out of time: " + err.Error()

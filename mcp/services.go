@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/internal/textcap"
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // The service and port tools (docs/services.md). Neither snapshots: what a
@@ -25,7 +25,7 @@ type PortsArgs struct {
 // PortsResult is sandbox-ports' result.
 type PortsResult struct {
 	plain
-	sandbox.PortsResult
+	api.PortsResult
 }
 
 func (r *PortsResult) blocks() []string { return []string{r.text()} }
@@ -49,9 +49,9 @@ func (r *PortsResult) text() string {
 }
 
 func (s *Server) ports(ctx context.Context, a PortsArgs) (*PortsResult, error) {
-	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.PortsResult, error) {
+	return query(ctx, s, a.Sandbox, func(h *api.Handle) (*api.PortsResult, error) {
 		return s.sandboxes.Ports(ctx, h)
-	}, func(r sandbox.PortsResult) *PortsResult { return &PortsResult{PortsResult: r} })
+	}, func(r api.PortsResult) *PortsResult { return &PortsResult{PortsResult: r} })
 }
 
 // sandbox-service
@@ -70,11 +70,11 @@ type ServiceArgs struct {
 
 // ServiceResult is sandbox-service's result.
 type ServiceResult struct {
-	Sandbox string                `json:"sandbox"`
-	Action  string                `json:"action"`
-	Message string                `json:"message,omitempty"`
-	Status  sandbox.ServiceStatus `json:"status"`
-	Log     string                `json:"log,omitempty" jsonschema:"For logs: the service's last lines of output"`
+	Sandbox string            `json:"sandbox"`
+	Action  string            `json:"action"`
+	Message string            `json:"message,omitempty"`
+	Status  api.ServiceStatus `json:"status"`
+	Log     string            `json:"log,omitempty" jsonschema:"For logs: the service's last lines of output"`
 }
 
 func (r *ServiceResult) fit(budget int) { r.Log = cutText(r.Log, budget, "the log") }
@@ -87,7 +87,7 @@ func (r *ServiceResult) blocks() []string {
 		fmt.Fprintf(&b, "%s: %s\n", r.Status.Name, r.Message)
 	}
 	b.WriteString(r.Status.String() + "\n")
-	if r.Action == sandbox.ActionLogs {
+	if r.Action == api.ActionLogs {
 		if r.Log == "" {
 			b.WriteString("(no output yet)\n")
 		} else {
@@ -101,9 +101,9 @@ func (s *Server) service(ctx context.Context, a ServiceArgs) (*ServiceResult, er
 	if a.Lines < 0 || a.Lines > maxLogLines {
 		return nil, fmt.Errorf("lines must be between 1 and %d (leave it out for 100)", maxLogLines)
 	}
-	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.ServiceResult, error) {
+	return query(ctx, s, a.Sandbox, func(h *api.Handle) (*api.ServiceResult, error) {
 		return s.sandboxes.ServiceAction(ctx, h, a.Name, a.Action, a.Lines)
-	}, func(r sandbox.ServiceResult) *ServiceResult {
+	}, func(r api.ServiceResult) *ServiceResult {
 		return &ServiceResult{Sandbox: r.Sandbox, Action: r.Action, Message: r.Message, Status: r.Status, Log: r.Log}
 	})
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Limits of the stdio transport (docs/mcp.md, "Limits" and "Conventions").
@@ -295,7 +295,7 @@ func callSandbox(msg []byte) string {
 	if json.Unmarshal(arg, &name) != nil {
 		return ""
 	}
-	if slug, err := sandbox.Slugify(name); err == nil {
+	if slug, err := api.Slugify(name); err == nil {
 		return slug
 	}
 	return name
@@ -461,7 +461,7 @@ func (t *transport) refuseOversize(big *oversize) {
 	}
 	msg := fmt.Sprintf("the request is %d bytes, over the limit of %d bytes for one request; it was not read, and nothing was done.", big.n, t.maxRequest)
 	if big.method == string(mcp.MethodToolsCall) {
-		msg += fmt.Sprintf(" write and patch take at most %d bytes: write a big file in parts with bash (cat >> file, each part under 1 MiB), or make it with a command in the sandbox.", sandbox.MaxWriteBytes)
+		msg += fmt.Sprintf(" write and patch take at most %d bytes: write a big file in parts with bash (cat >> file, each part under 1 MiB), or make it with a command in the sandbox.", api.MaxWriteBytes)
 		t.write(rpcResult(big.id, mcp.NewToolResultError(msg)))
 		return
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/charmbracelet/log"
 
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // holdSvc stands in for the sandbox service: a bash command "hold" runs
@@ -36,11 +36,11 @@ func newHoldSvc() *holdSvc {
 	return &holdSvc{release: make(chan struct{}), started: map[string]bool{}, running: map[string]int{}}
 }
 
-func (f *holdSvc) Handle(_ context.Context, _ *sandbox.Repo, name string) (*sandbox.Handle, error) {
-	return &sandbox.Handle{Slug: name}, nil
+func (f *holdSvc) Handle(_ context.Context, _ *api.Repo, name string) (*api.Handle, error) {
+	return &api.Handle{Slug: name}, nil
 }
 
-func (f *holdSvc) Bash(ctx context.Context, h *sandbox.Handle, command string, _ sandbox.BashOptions) (*sandbox.BashResult, *sandbox.SnapshotResult, error) {
+func (f *holdSvc) Bash(ctx context.Context, h *api.Handle, command string, _ api.BashOptions) (*api.BashResult, *api.SnapshotResult, error) {
 	f.mu.Lock()
 	f.started[h.Slug+":"+command] = true
 	f.running[h.Slug]++
@@ -62,7 +62,7 @@ func (f *holdSvc) Bash(ctx context.Context, h *sandbox.Handle, command string, _
 			return nil, nil, ctx.Err()
 		}
 	}
-	return &sandbox.BashResult{}, &sandbox.SnapshotResult{}, nil
+	return &api.BashResult{}, &api.SnapshotResult{}, nil
 }
 
 func (f *holdSvc) count(fn func() int) int {

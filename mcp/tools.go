@@ -15,7 +15,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/internal/textcap"
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 type tool struct {
@@ -216,7 +216,7 @@ type MilestoneArgs struct {
 // MilestoneResult is milestone's result.
 type MilestoneResult struct {
 	plain
-	sandbox.MilestoneResult
+	api.MilestoneResult
 }
 
 func (r *MilestoneResult) blocks() []string {
@@ -230,7 +230,7 @@ func (s *Server) milestone(ctx context.Context, a MilestoneArgs) (*MilestoneResu
 	// Once begun, a milestone completes: its response is dropped if the
 	// client cancelled, but the branch is never left half done.
 	ctx = context.WithoutCancel(ctx)
-	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*MilestoneResult, error) {
+	return withSandbox(ctx, s, a.Sandbox, func(h *api.Handle) (*MilestoneResult, error) {
 		l := s.lock(h.Slug)
 		l.Lock()
 		defer l.Unlock()
@@ -273,8 +273,8 @@ type CreateResult struct {
 	// SetupOutput is that output, cut (and saying so) when it does not fit.
 	SetupOutput string `json:"setupOutput,omitempty" jsonschema:"The startup command's output"`
 	// Ports and Services: see sandbox-ports and sandbox-service.
-	Ports    []sandbox.PortInfo      `json:"ports,omitempty"`
-	Services []sandbox.ServiceStatus `json:"services,omitempty"`
+	Ports    []api.PortInfo      `json:"ports,omitempty"`
+	Services []api.ServiceStatus `json:"services,omitempty"`
 	// CopiedIn are the first copiedInShown of the user's ignored files
 	// copied into /src beside the commit; CopiedInCount counts them all.
 	CopiedIn      []string `json:"copiedIn,omitempty" jsonschema:"The user's files git ignores (a .env) copied into /src; changes to them are never committed"`
@@ -306,7 +306,7 @@ func (r *CreateResult) blocks() []string {
 }
 
 func (s *Server) create(ctx context.Context, a CreateArgs) (*CreateResult, error) {
-	c, err := s.sandboxes.Create(ctx, s.repo, a.Name, sandbox.CreateOptions{From: a.BaseRef, Image: a.Image, ByAgent: true})
+	c, err := s.sandboxes.Create(ctx, s.repo, a.Name, api.CreateOptions{From: a.BaseRef, Image: a.Image, ByAgent: true})
 	if err != nil {
 		return nil, err
 	}
@@ -317,8 +317,8 @@ func (s *Server) create(ctx context.Context, a CreateArgs) (*CreateResult, error
 }
 
 // createResult shapes a new sandbox (of sandbox-create or sandbox-fork).
-func createResult(c *sandbox.Created) *CreateResult {
-	return &CreateResult{Sandbox: c.Name, Branch: c.Branch, Container: c.Container, Status: string(c.Status), Image: c.Image, Workdir: sandbox.Workdir, Base: c.Base,
+func createResult(c *api.Created) *CreateResult {
+	return &CreateResult{Sandbox: c.Name, Branch: c.Branch, Container: c.Container, Status: string(c.Status), Image: c.Image, Workdir: api.Workdir, Base: c.Base,
 		SetupOutputBytes: len(c.SetupOutput), SetupOutput: c.SetupOutput, Ports: c.Ports, Services: c.Services,
 		CopiedIn: c.Bootstrapped[:min(len(c.Bootstrapped), copiedInShown)], CopiedInCount: len(c.Bootstrapped)}
 }
@@ -384,9 +384,9 @@ func (r *ReadResult) blocks() []string {
 }
 
 func (s *Server) read(ctx context.Context, a ReadArgs) (*ReadResult, error) {
-	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.ReadResult, error) {
-		return s.sandboxes.Read(ctx, h, a.Path, sandbox.ReadOptions{Offset: a.Offset, Limit: a.Limit})
-	}, func(r sandbox.ReadResult) *ReadResult {
+	return query(ctx, s, a.Sandbox, func(h *api.Handle) (*api.ReadResult, error) {
+		return s.sandboxes.Read(ctx, h, a.Path, api.ReadOptions{Offset: a.Offset, Limit: a.Limit})
+	}, func(r api.ReadResult) *ReadResult {
 		return &ReadResult{Path: r.Path, Offset: r.Offset, Lines: r.Lines, TotalLines: r.TotalLines, More: r.More, Content: r.Content}
 	})
 }
@@ -406,7 +406,7 @@ type WriteArgs struct {
 // WriteResult is write's result.
 type WriteResult struct {
 	plain
-	sandbox.WriteResult
+	api.WriteResult
 	Snapshot SnapshotInfo `json:"snapshot"`
 }
 
@@ -422,7 +422,7 @@ func (s *Server) write(ctx context.Context, a WriteArgs) (*WriteResult, error) {
 	// A write is short and whole: once begun it completes and is committed
 	// (a cancel drops only its response).
 	ctx = context.WithoutCancel(ctx)
-	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*WriteResult, error) {
+	return withSandbox(ctx, s, a.Sandbox, func(h *api.Handle) (*WriteResult, error) {
 		l := s.lock(h.Slug)
 		l.Lock()
 		r, snap, err := s.sandboxes.Write(ctx, h, a.Path, []byte(a.Content))
@@ -450,7 +450,7 @@ type PatchArgs struct {
 // PatchResult is patch's result.
 type PatchResult struct {
 	plain
-	sandbox.PatchResult
+	api.PatchResult
 	Snapshot SnapshotInfo `json:"snapshot"`
 }
 
@@ -460,7 +460,7 @@ func (r *PatchResult) blocks() []string {
 
 func (s *Server) patch(ctx context.Context, a PatchArgs) (*PatchResult, error) {
 	ctx = context.WithoutCancel(ctx) // as write
-	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*PatchResult, error) {
+	return withSandbox(ctx, s, a.Sandbox, func(h *api.Handle) (*PatchResult, error) {
 		l := s.lock(h.Slug)
 		l.Lock()
 		r, snap, err := s.sandboxes.Patch(ctx, h, a.Path, a.Diff)
@@ -557,11 +557,11 @@ const bashReserve = 8 << 10
 func (s *Server) bashOutputCap() int { return (s.MaxOutput - bashReserve) / 2 }
 
 func (s *Server) bash(ctx context.Context, a BashArgs) (*BashResult, error) {
-	if a.Timeout < 0 || a.Timeout > sandbox.MaxBashTimeout.Seconds() {
-		return nil, fmt.Errorf("timeout must be between 0 and %d seconds", int(sandbox.MaxBashTimeout.Seconds()))
+	if a.Timeout < 0 || a.Timeout > api.MaxBashTimeout.Seconds() {
+		return nil, fmt.Errorf("timeout must be between 0 and %d seconds", int(api.MaxBashTimeout.Seconds()))
 	}
-	return withSandbox(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*BashResult, error) {
-		r, snap, err := s.sandboxes.Bash(ctx, h, a.Command, sandbox.BashOptions{
+	return withSandbox(ctx, s, a.Sandbox, func(h *api.Handle) (*BashResult, error) {
+		r, snap, err := s.sandboxes.Bash(ctx, h, a.Command, api.BashOptions{
 			Workdir: a.Workdir, Timeout: time.Duration(a.Timeout * float64(time.Second)), Message: bashMessage(a.Command),
 			OutputCap: s.bashOutputCap(),
 		})
@@ -597,9 +597,9 @@ type LsResult struct {
 }
 
 func (s *Server) ls(ctx context.Context, a LsArgs) (*LsResult, error) {
-	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.LsResult, error) {
+	return query(ctx, s, a.Sandbox, func(h *api.Handle) (*api.LsResult, error) {
 		return s.sandboxes.Ls(ctx, h, a.Path, a.Recursive)
-	}, func(r sandbox.LsResult) *LsResult {
+	}, func(r api.LsResult) *LsResult {
 		res := &LsResult{Path: r.Path, Entries: r.Entries}
 		res.list = newList(&res.Entries, r.Truncated, "(empty folder)")
 		return res
@@ -626,9 +626,9 @@ type GlobResult struct {
 }
 
 func (s *Server) glob(ctx context.Context, a GlobArgs) (*GlobResult, error) {
-	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.GlobResult, error) {
+	return query(ctx, s, a.Sandbox, func(h *api.Handle) (*api.GlobResult, error) {
 		return s.sandboxes.Glob(ctx, h, a.Pattern, a.Path)
-	}, func(r sandbox.GlobResult) *GlobResult {
+	}, func(r api.GlobResult) *GlobResult {
 		res := &GlobResult{Pattern: r.Pattern, Matches: r.Matches}
 		res.list = newList(&res.Matches, r.Truncated, "(no files match)")
 		return res
@@ -656,9 +656,9 @@ type GrepResult struct {
 }
 
 func (s *Server) grep(ctx context.Context, a GrepArgs) (*GrepResult, error) {
-	return query(ctx, s, a.Sandbox, func(h *sandbox.Handle) (*sandbox.GrepResult, error) {
+	return query(ctx, s, a.Sandbox, func(h *api.Handle) (*api.GrepResult, error) {
 		return s.sandboxes.Grep(ctx, h, a.Pattern, a.Path, a.Include)
-	}, func(r sandbox.GrepResult) *GrepResult {
+	}, func(r api.GrepResult) *GrepResult {
 		res := &GrepResult{Pattern: r.Pattern, Matches: r.Matches}
 		res.list = newList(&res.Matches, r.Truncated, "(no matches)")
 		return res
@@ -666,8 +666,8 @@ func (s *Server) grep(ctx context.Context, a GrepArgs) (*GrepResult, error) {
 }
 
 // query runs a read-only service call on a sandbox and wraps its result.
-func query[T, R any](ctx context.Context, s *Server, name string, fn func(h *sandbox.Handle) (*T, error), wrap func(T) R) (R, error) {
-	return withSandbox(ctx, s, name, func(h *sandbox.Handle) (R, error) {
+func query[T, R any](ctx context.Context, s *Server, name string, fn func(h *api.Handle) (*T, error), wrap func(T) R) (R, error) {
+	return withSandbox(ctx, s, name, func(h *api.Handle) (R, error) {
 		r, err := fn(h)
 		if err != nil {
 			var zero R

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/activity"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // The façade records each operation it hands over in the sandbox's
@@ -32,7 +32,7 @@ import (
 // zero, the time since start. A failed operation is noted only in a record
 // that exists, and one that found no sandbox not at all: naming sandboxes
 // that do not exist makes no records.
-func (s *Sandboxes) note(ctx context.Context, r *Repo, slug string, e activity.Event, start time.Time, err error) {
+func (s *Sandboxes) note(ctx context.Context, r *api.Repo, slug string, e activity.Event, start time.Time, err error) {
 	if r == nil || r.Git == nil {
 		return
 	}
@@ -51,7 +51,7 @@ func (s *Sandboxes) noteIn(ctx context.Context, gitDir, slug string, e activity.
 	}
 	rec := activity.Record{Dir: activity.Dir(gitDir), Sandbox: slug}
 	if err != nil {
-		if errors.Is(err, core.ErrNotFound) || errors.Is(err, core.ErrInvalidName) {
+		if errors.Is(err, api.ErrNotFound) || errors.Is(err, api.ErrInvalidName) {
 			return
 		}
 		if _, serr := os.Stat(rec.Path()); serr != nil {
@@ -72,7 +72,7 @@ func (s *Sandboxes) noteIn(ctx context.Context, gitDir, slug string, e activity.
 
 // changed is the files commit changed against its parent, for an event:
 // one git call, made only when an operation made a commit.
-func (s *Sandboxes) changed(ctx context.Context, r *Repo, commit string) []string {
+func (s *Sandboxes) changed(ctx context.Context, r *api.Repo, commit string) []string {
 	if commit == "" || r == nil || r.Git == nil {
 		return nil
 	}
@@ -87,7 +87,7 @@ func (s *Sandboxes) changed(ctx context.Context, r *Repo, commit string) []strin
 
 // slugOf is name's slug, or "" when it is not a valid name.
 func slugOf(name string) string {
-	slug, err := core.Slugify(name)
+	slug, err := api.Slugify(name)
 	if err != nil {
 		return ""
 	}
@@ -100,7 +100,7 @@ func slugOf(name string) string {
 // service action). The status comes from state files the agent can
 // write (services.Status), so the event says where it comes from; it is
 // about the agent's own sandbox and holds only checked fields.
-func (s *Sandboxes) noteExit(ctx context.Context, h *Handle, st ServiceStatus) {
+func (s *Sandboxes) noteExit(ctx context.Context, h *api.Handle, st api.ServiceStatus) {
 	if st.LastExitCode == nil || (st.State != "exited" && st.State != "backoff" && st.State != "dead") {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/activity"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // events is what sandbox slug's record holds, as "kind/by" (plus the
@@ -39,7 +40,7 @@ func TestOperationsRecorded(t *testing.T) {
 	mcp := activity.WithActor(f.ctx, activity.ByMCP)
 	cli := activity.WithActor(f.ctx, activity.ByCLI)
 	ui := activity.WithActor(f.ctx, activity.ByUI)
-	if _, err := f.s.Create(mcp, f.r, "x", CreateOptions{}); err != nil {
+	if _, err := f.s.Create(mcp, f.r, "x", api.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.s.Pause(cli, f.r, "x", false); err != nil {
@@ -51,7 +52,7 @@ func TestOperationsRecorded(t *testing.T) {
 	if _, err := f.s.ResumeAll(ui, nil); err != nil { // every repository's: the labels name the record
 		t.Fatal(err)
 	}
-	if code, err := f.s.Exec(cli, f.r, "x", ExecOptions{Cmd: []string{"true"}}); err != nil || code != 0 {
+	if code, err := f.s.Exec(cli, f.r, "x", api.ExecOptions{Cmd: []string{"true"}}); err != nil || code != 0 {
 		t.Fatalf("exec = %d, %v", code, err)
 	}
 	if _, err := f.s.Delete(cli, f.r, "nosuch", true); err == nil {
@@ -102,9 +103,9 @@ func TestServiceExitRecordedOnce(t *testing.T) {
 	code := 4
 	run := time.Date(2026, 11, 26, 13, 38, 22, 0, time.UTC)
 	for _, state := range []string{"dead", "exited", "exited"} {
-		f.s.noteExit(f.ctx, h, ServiceStatus{Name: "oneshot", State: state, LastExitCode: &code, StartedAt: run})
+		f.s.noteExit(f.ctx, h, api.ServiceStatus{Name: "oneshot", State: state, LastExitCode: &code, StartedAt: run})
 	}
-	f.s.noteExit(f.ctx, h, ServiceStatus{Name: "oneshot", State: "exited", LastExitCode: &code, StartedAt: run.Add(time.Minute)})
+	f.s.noteExit(f.ctx, h, api.ServiceStatus{Name: "oneshot", State: "exited", LastExitCode: &code, StartedAt: run.Add(time.Minute)})
 	if got, want := f.events("x"), "create/litterbox service/litterbox/exit service/litterbox/exit"; got != want {
 		t.Errorf("the record holds %q, want %q", got, want)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/activity"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 )
 
@@ -16,8 +16,8 @@ type NetStatus = netgate.Status
 
 // Net is sandbox name's policy and its last n connection attempts (all
 // kept for n <= 0), collected from its gateway first.
-func (s *Sandboxes) Net(ctx context.Context, r *Repo, name string, n int) (*NetStatus, error) {
-	slug, err := core.Slugify(name)
+func (s *Sandboxes) Net(ctx context.Context, r *api.Repo, name string, n int) (*NetStatus, error) {
+	slug, err := api.Slugify(name)
 	if err != nil {
 		return nil, err
 	}
@@ -27,8 +27,8 @@ func (s *Sandboxes) Net(ctx context.Context, r *Repo, name string, n int) (*NetS
 // NetChange allows (allow) or denies entry for sandbox name, at once in
 // its running gateway and in its record. Only the user calls it: no MCP
 // tool does. live is false when the gateway did not take it now.
-func (s *Sandboxes) NetChange(ctx context.Context, r *Repo, name, entry string, allow bool) (st *NetStatus, live bool, err error) {
-	slug, err := core.Slugify(name)
+func (s *Sandboxes) NetChange(ctx context.Context, r *api.Repo, name, entry string, allow bool) (st *NetStatus, live bool, err error) {
+	slug, err := api.Slugify(name)
 	if err != nil {
 		return nil, false, err
 	}
@@ -58,8 +58,8 @@ const (
 // AskNet records a request for host for sandbox name, with the asker's
 // reason: pending until the user answers (AnswerNet), or refused at once
 // for a host no request may have. It changes no policy.
-func (s *Sandboxes) AskNet(ctx context.Context, r *Repo, name, host, reason string) (NetRequest, error) {
-	slug, err := core.Slugify(name)
+func (s *Sandboxes) AskNet(ctx context.Context, r *api.Repo, name, host, reason string) (NetRequest, error) {
+	slug, err := api.Slugify(name)
 	if err != nil {
 		return NetRequest{}, err
 	}
@@ -80,8 +80,8 @@ func (s *Sandboxes) AskNet(ctx context.Context, r *Repo, name, host, reason stri
 
 // NetRequests are sandbox name's requests, oldest first, and how many were
 // refused because too many waited.
-func (s *Sandboxes) NetRequests(ctx context.Context, r *Repo, name string) ([]NetRequest, int, error) {
-	slug, err := core.Slugify(name)
+func (s *Sandboxes) NetRequests(ctx context.Context, r *api.Repo, name string) ([]NetRequest, int, error) {
+	slug, err := api.Slugify(name)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -93,8 +93,8 @@ func (s *Sandboxes) NetRequests(ctx context.Context, r *Repo, name string) ([]Ne
 
 // AnswerNet approves (as NetChange allows) or refuses sandbox name's
 // request for host, as whoever ctx says acts.
-func (s *Sandboxes) AnswerNet(ctx context.Context, r *Repo, name, host string, approve bool) (st *NetStatus, live bool, q NetRequest, err error) {
-	slug, err := core.Slugify(name)
+func (s *Sandboxes) AnswerNet(ctx context.Context, r *api.Repo, name, host string, approve bool) (st *NetStatus, live bool, q NetRequest, err error) {
+	slug, err := api.Slugify(name)
 	if err != nil {
 		return nil, false, q, err
 	}
@@ -115,7 +115,7 @@ func (s *Sandboxes) AnswerNet(ctx context.Context, r *Repo, name, host string, a
 // that have one and sets each one's Egress.Refused to the refusals
 // collected (-1 when its gateway did not answer): list --json's. r is nil
 // for list --all-repos.
-func (s *Sandboxes) CollectRefused(ctx context.Context, r *Repo, list []Sandbox) {
+func (s *Sandboxes) CollectRefused(ctx context.Context, r *api.Repo, list []api.Sandbox) {
 	done := make(chan struct{}, len(list))
 	n := 0
 	for i := range list {

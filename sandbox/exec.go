@@ -2,31 +2,18 @@ package sandbox
 
 import (
 	"context"
-	"io"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
-// ExecOptions describe a command to run in a sandbox for a human: streams are
-// passed through and the exit code is returned.
-type ExecOptions struct {
-	Cmd         []string
-	TTY         bool
-	Interactive bool // attach the caller's stdin
-	Stdin       io.Reader
-	Stdout      io.Writer
-	Stderr      io.Writer
-	// Env is added to the sandbox's environment for this command.
-	Env []string
-}
-
 // Exec runs a command in a running sandbox, in /src, as the sandbox user, and
 // returns its exit code. Only failures to run it at all are errors.
-func (s *Sandboxes) Exec(ctx context.Context, r *Repo, name string, o ExecOptions) (int, error) {
+func (s *Sandboxes) Exec(ctx context.Context, r *api.Repo, name string, o api.ExecOptions) (int, error) {
 	f, err := s.inv.Running(ctx, r, name)
 	if err != nil {
 		return 0, err
@@ -35,7 +22,7 @@ func (s *Sandboxes) Exec(ctx context.Context, r *Repo, name string, o ExecOption
 }
 
 // execIn is Exec in sandbox slug, found running as ref.
-func (s *Sandboxes) execIn(ctx context.Context, r *Repo, slug string, ref provider.Ref, o ExecOptions) (int, error) {
+func (s *Sandboxes) execIn(ctx context.Context, r *api.Repo, slug string, ref provider.Ref, o api.ExecOptions) (int, error) {
 	// A session can last hours (a shell): its start is an event of its
 	// own, so the feed shows someone is in the sandbox meanwhile.
 	start := time.Now()
@@ -45,7 +32,7 @@ func (s *Sandboxes) execIn(ctx context.Context, r *Repo, slug string, ref provid
 	e.Action, e.Start = "end", start
 	res, err := s.Provider.Exec(ctx, provider.ExecRequest{
 		Kind: runner.Stream, // the user's command: it runs until done or Ctrl-C
-		Ref:  ref, Cmd: o.Cmd, Workdir: Workdir, Env: append(core.SandboxEnv(slug), o.Env...),
+		Ref:  ref, Cmd: o.Cmd, Workdir: api.Workdir, Env: append(core.SandboxEnv(slug), o.Env...),
 		TTY: o.TTY, Interactive: o.Interactive, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
 	if serr := core.StateError(slug, err); serr != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // BenchmarkFiles measures the agent file operations on a sandbox of a
@@ -43,13 +44,13 @@ func BenchmarkFiles(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := New(p, runner.Exec{Log: logger}, logger, Options{})
+	s := New(p, runner.Exec{Log: logger}, logger, api.Options{})
 	s.ExtraLabels["dev.litterbox.test"] = fmt.Sprintf("bench-%d", os.Getpid())
 	r, err := s.OpenRepo(ctx, repo)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := s.Create(ctx, r, "bench", CreateOptions{}); err != nil {
+	if _, err := s.Create(ctx, r, "bench", api.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	defer s.Delete(context.Background(), r, "bench", true)
@@ -68,7 +69,7 @@ func BenchmarkFiles(b *testing.B) {
 	})
 	b.Run("bash-true", func(b *testing.B) {
 		for b.Loop() {
-			if _, _, err := s.Bash(ctx, h, "true", BashOptions{Message: "bash: true"}); err != nil {
+			if _, _, err := s.Bash(ctx, h, "true", api.BashOptions{Message: "bash: true"}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -82,7 +83,7 @@ func BenchmarkFiles(b *testing.B) {
 	})
 	b.Run("read-10KB", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := s.Read(ctx, h, "bench/ten.txt", ReadOptions{}); err != nil {
+			if _, err := s.Read(ctx, h, "bench/ten.txt", api.ReadOptions{}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/fake"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/sandboxtest"
 )
 
@@ -32,7 +33,7 @@ type fixture struct {
 	ctx context.Context
 	p   *sandboxtest.Engine
 	s   *Sandboxes
-	r   *Repo
+	r   *api.Repo
 	// cleanup, when set, undoes what a test did to the repository.
 	cleanup func()
 }
@@ -41,7 +42,7 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 	t.Helper()
 	dir := sandboxtest.Repo(t, files)
 	f := &fixture{t: t, ctx: context.Background(), p: sandboxtest.NewEngine()}
-	f.s = New(f.p, runner.Exec{}, log.New(io.Discard), Options{})
+	f.s = New(f.p, runner.Exec{}, log.New(io.Discard), api.Options{})
 	f.s.ExtraLabels = map[string]string{}
 	r, err := f.s.OpenRepo(f.ctx, dir)
 	if err != nil {
@@ -64,8 +65,8 @@ func (f *fixture) nothingLeft(slug string) {
 	if objs := f.p.Objects(); len(objs) > 0 {
 		f.t.Errorf("the engine still holds %+v", objs)
 	}
-	if _, err := f.git("rev-parse", "--verify", "--quiet", BranchRef(slug)); err == nil {
-		f.t.Errorf("branch %s%s is left", BranchPrefix, slug)
+	if _, err := f.git("rev-parse", "--verify", "--quiet", api.BranchRef(slug)); err == nil {
+		f.t.Errorf("branch %s%s is left", api.BranchPrefix, slug)
 	}
 	if _, err := os.Stat(f.r.StateDir(slug)); !errors.Is(err, os.ErrNotExist) {
 		f.t.Errorf("state %s is left (%v)", f.r.StateDir(slug), err)
@@ -73,7 +74,7 @@ func (f *fixture) nothingLeft(slug string) {
 }
 
 // status is what list says of slug, "" when it does not list it.
-func (f *fixture) status(slug string) Status {
+func (f *fixture) status(slug string) api.Status {
 	f.t.Helper()
 	list, err := f.s.List(f.ctx, f.r)
 	if err != nil {
@@ -87,9 +88,9 @@ func (f *fixture) status(slug string) Status {
 	return ""
 }
 
-func (f *fixture) mustCreate(name string) *Created {
+func (f *fixture) mustCreate(name string) *api.Created {
 	f.t.Helper()
-	c, err := f.s.Create(f.ctx, f.r, name, CreateOptions{})
+	c, err := f.s.Create(f.ctx, f.r, name, api.CreateOptions{})
 	if err != nil {
 		f.t.Fatalf("create %s: %v", name, err)
 	}
@@ -100,14 +101,14 @@ func (f *fixture) mustCreate(name string) *Created {
 func TestLifecycleOnFake(t *testing.T) {
 	f := newFixture(t, map[string]string{})
 	c := f.mustCreate("X")
-	if c.Name != "x" || c.Container != "litterbox-repo-x" || c.Status != StatusActive || !strings.Contains(c.SetupOutput, "hello world") {
+	if c.Name != "x" || c.Container != "litterbox-repo-x" || c.Status != api.StatusActive || !strings.Contains(c.SetupOutput, "hello world") {
 		t.Errorf("created %+v", c)
 	}
 	objs := f.p.Objects()
-	if len(objs) != 1 || objs[0].Network != "litterbox-repo-x" || objs[0].Labels[LabelBranch] != "litterbox/x" || objs[0].Labels[LabelGitDir] != f.r.Git.CommonDir {
+	if len(objs) != 1 || objs[0].Network != "litterbox-repo-x" || objs[0].Labels[api.LabelBranch] != "litterbox/x" || objs[0].Labels[api.LabelGitDir] != f.r.Git.CommonDir {
 		t.Errorf("engine holds %+v", objs)
 	}
-	if st := f.status("x"); st != StatusActive {
+	if st := f.status("x"); st != api.StatusActive {
 		t.Errorf("status = %s", st)
 	}
 	if out, err := f.s.Pause(f.ctx, f.r, "x", false); err != nil || out.Already {
@@ -116,10 +117,10 @@ func TestLifecycleOnFake(t *testing.T) {
 	if out, err := f.s.Pause(f.ctx, f.r, "x", false); err != nil || !out.Already {
 		t.Errorf("pause again = %+v, %v; want already", out, err)
 	}
-	if st := f.status("x"); st != StatusPaused {
+	if st := f.status("x"); st != api.StatusPaused {
 		t.Errorf("status = %s", st)
 	}
-	if _, err := f.s.Exec(f.ctx, f.r, "x", ExecOptions{Cmd: []string{"true"}}); !errors.Is(err, ErrPaused) {
+	if _, err := f.s.Exec(f.ctx, f.r, "x", api.ExecOptions{Cmd: []string{"true"}}); !errors.Is(err, api.ErrPaused) {
 		t.Errorf("exec in a paused sandbox = %v", err)
 	}
 	if out, err := f.s.Resume(f.ctx, f.r, "x"); err != nil || out.Already {
@@ -135,8 +136,8 @@ func TestLifecycleOnFake(t *testing.T) {
 // A failure at any step of create leaves nothing behind: not on the engine,
 // not in git, not in the state directory.
 func TestCreateFailsAtEachStep(t *testing.T) {
-	ports := map[string]string{ConfigFile: "[ports]\nweb = 8080\n"}
-	service := map[string]string{ConfigFile: "[services.web]\ncommand = [\"httpd\", \"-f\"]\nautostart = true\n"}
+	ports := map[string]string{api.ConfigFile: "[ports]\nweb = 8080\n"}
+	service := map[string]string{api.ConfigFile: "[services.web]\ncommand = [\"httpd\", \"-f\"]\nautostart = true\n"}
 	for _, tc := range []struct {
 		name   string
 		files  map[string]string
@@ -189,7 +190,7 @@ func TestCreateFailsAtEachStep(t *testing.T) {
 			ctx, cancel := context.WithCancel(f.ctx)
 			defer cancel()
 			tc.inject(f, cancel)
-			_, err := f.s.Create(ctx, f.r, "x", CreateOptions{})
+			_, err := f.s.Create(ctx, f.r, "x", api.CreateOptions{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("create = %v; want an error with %q", err, tc.want)
 			}
@@ -213,14 +214,14 @@ func TestCreateRollbackFails(t *testing.T) {
 	f := newFixture(t, map[string]string{})
 	f.p.CopyFails = true
 	f.p.Fail(fake.StepRemove, errors.New("engine hiccup"))
-	_, err := f.s.Create(f.ctx, f.r, "x", CreateOptions{})
+	_, err := f.s.Create(f.ctx, f.r, "x", api.CreateOptions{})
 	if err == nil || !strings.Contains(err.Error(), "rollback could not remove: container litterbox-repo-x") {
 		t.Fatalf("create = %v", err)
 	}
-	if st := f.status("x"); st != StatusIncomplete {
+	if st := f.status("x"); st != api.StatusIncomplete {
 		t.Errorf("status = %s, want incomplete", st)
 	}
-	if _, err := f.s.Exec(f.ctx, f.r, "x", ExecOptions{Cmd: []string{"true"}}); !errors.Is(err, ErrIncomplete) {
+	if _, err := f.s.Exec(f.ctx, f.r, "x", api.ExecOptions{Cmd: []string{"true"}}); !errors.Is(err, api.ErrIncomplete) {
 		t.Errorf("exec in an incomplete sandbox = %v", err)
 	}
 	if _, err := f.s.Delete(f.ctx, f.r, "x", false); err != nil {
@@ -233,12 +234,12 @@ func TestCreateRollbackFails(t *testing.T) {
 func TestCreateSetupFails(t *testing.T) {
 	f := newFixture(t, map[string]string{})
 	f.p.SetupExit = 3
-	c, err := f.s.Create(f.ctx, f.r, "x", CreateOptions{})
-	var se *SetupError
-	if !errors.As(err, &se) || se.ExitCode != 3 || c == nil || c.Status != StatusFailedSetup {
+	c, err := f.s.Create(f.ctx, f.r, "x", api.CreateOptions{})
+	var se *api.SetupError
+	if !errors.As(err, &se) || se.ExitCode != 3 || c == nil || c.Status != api.StatusFailedSetup {
 		t.Fatalf("create = %+v, %v", c, err)
 	}
-	if st := f.status("x"); st != StatusFailedSetup {
+	if st := f.status("x"); st != api.StatusFailedSetup {
 		t.Errorf("status = %s", st)
 	}
 	if _, err := f.s.Delete(f.ctx, f.r, "x", false); err != nil {
@@ -251,8 +252,8 @@ func TestCreateSetupFails(t *testing.T) {
 // of another repository that holds the name is never touched.
 func TestCreateWhereTheNameIsTaken(t *testing.T) {
 	f := newFixture(t, map[string]string{})
-	f.p.AddNetwork("litterbox-repo-x", map[string]string{LabelSlug: "x", LabelGitDir: f.r.Git.CommonDir, LabelRepo: f.r.Root()})
-	if st := f.status("x"); st != StatusNoSandbox {
+	f.p.AddNetwork("litterbox-repo-x", map[string]string{api.LabelSlug: "x", api.LabelGitDir: f.r.Git.CommonDir, api.LabelRepo: f.r.Root()})
+	if st := f.status("x"); st != api.StatusNoSandbox {
 		t.Errorf("status of a network alone = %s", st)
 	}
 	f.mustCreate("x")
@@ -262,26 +263,26 @@ func TestCreateWhereTheNameIsTaken(t *testing.T) {
 
 	// Another repository's network holds the plain name: the sandbox gets
 	// the name with this repository's id as a suffix.
-	other := f.p.AddNetwork("litterbox-repo-y", map[string]string{LabelSlug: "y", LabelGitDir: "/elsewhere/.git", LabelRepo: "/elsewhere", LabelRepoID: strings.Repeat("e", 32)})
-	c, err := f.s.Create(f.ctx, f.r, "y", CreateOptions{})
+	other := f.p.AddNetwork("litterbox-repo-y", map[string]string{api.LabelSlug: "y", api.LabelGitDir: "/elsewhere/.git", api.LabelRepo: "/elsewhere", api.LabelRepoID: strings.Repeat("e", 32)})
+	c, err := f.s.Create(f.ctx, f.r, "y", api.CreateOptions{})
 	if err != nil || c.Container != "litterbox-repo-y-"+f.r.ID[:8] {
 		t.Errorf("create over another repository's network = %+v, %v", c, err)
 	}
 	if !slices.ContainsFunc(f.p.Objects(), func(sb provider.Sandbox) bool { return sb.Ref == other }) {
 		t.Error("the other repository's network was removed")
 	}
-	if st := f.status("y"); st != StatusActive {
+	if st := f.status("y"); st != api.StatusActive {
 		t.Errorf("status of y = %s", st)
 	}
 
 	// Both names taken: refused, and nothing is left.
-	f.p.AddNetwork("litterbox-repo-z", map[string]string{LabelSlug: "z", LabelRepo: "/elsewhere", LabelRepoID: strings.Repeat("e", 32)})
-	f.p.AddNetwork("litterbox-repo-z-"+f.r.ID[:8], map[string]string{LabelSlug: "z", LabelRepo: "/third", LabelRepoID: strings.Repeat("d", 32)})
-	_, err = f.s.Create(f.ctx, f.r, "z", CreateOptions{})
-	if !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "the container name litterbox-repo-z-"+f.r.ID[:8]+" is taken by the sandbox 'z' of /third") {
+	f.p.AddNetwork("litterbox-repo-z", map[string]string{api.LabelSlug: "z", api.LabelRepo: "/elsewhere", api.LabelRepoID: strings.Repeat("e", 32)})
+	f.p.AddNetwork("litterbox-repo-z-"+f.r.ID[:8], map[string]string{api.LabelSlug: "z", api.LabelRepo: "/third", api.LabelRepoID: strings.Repeat("d", 32)})
+	_, err = f.s.Create(f.ctx, f.r, "z", api.CreateOptions{})
+	if !errors.Is(err, api.ErrExists) || !strings.Contains(err.Error(), "the container name litterbox-repo-z-"+f.r.ID[:8]+" is taken by the sandbox 'z' of /third") {
 		t.Errorf("create where both names are taken = %v", err)
 	}
-	if _, err := f.git("rev-parse", "--verify", "--quiet", BranchRef("z")); err == nil {
+	if _, err := f.git("rev-parse", "--verify", "--quiet", api.BranchRef("z")); err == nil {
 		t.Error("branch litterbox/z is left")
 	}
 }
@@ -291,32 +292,32 @@ func TestListLeftovers(t *testing.T) {
 	f := newFixture(t, map[string]string{})
 	f.mustCreate("ok")
 	f.mustCreate("nobranch")
-	if _, err := f.git("branch", "-D", BranchPrefix+"nobranch"); err != nil {
+	if _, err := f.git("branch", "-D", api.BranchPrefix+"nobranch"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.git("branch", BranchPrefix+"branchonly"); err != nil {
+	if _, err := f.git("branch", api.BranchPrefix+"branchonly"); err != nil {
 		t.Fatal(err)
 	}
-	f.p.AddNetwork("litterbox-repo-net", map[string]string{LabelSlug: "net", LabelGitDir: f.r.Git.CommonDir, LabelRepo: f.r.Root()})
+	f.p.AddNetwork("litterbox-repo-net", map[string]string{api.LabelSlug: "net", api.LabelGitDir: f.r.Git.CommonDir, api.LabelRepo: f.r.Root()})
 	stopped := f.mustCreate("stopped")
 	for _, sb := range f.p.Objects() {
 		if sb.Name == stopped.Container {
 			f.p.SetState(sb.Ref, provider.StateStopped)
 		}
 	}
-	want := map[string]Status{"ok": StatusActive, "nobranch": StatusNoBranch, "branchonly": StatusNoContainer, "net": StatusNoSandbox, "stopped": StatusStopped}
+	want := map[string]api.Status{"ok": api.StatusActive, "nobranch": api.StatusNoBranch, "branchonly": api.StatusNoContainer, "net": api.StatusNoSandbox, "stopped": api.StatusStopped}
 	for slug, st := range want {
 		if got := f.status(slug); got != st {
 			t.Errorf("%s: status %s, want %s", slug, got, st)
 		}
 	}
-	if _, err := f.s.Pause(f.ctx, f.r, "stopped", false); !errors.Is(err, ErrStopped) {
+	if _, err := f.s.Pause(f.ctx, f.r, "stopped", false); !errors.Is(err, api.ErrStopped) {
 		t.Errorf("pause of a stopped sandbox = %v", err)
 	}
-	if _, err := f.s.Pause(f.ctx, f.r, "branchonly", false); !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "has no container") {
+	if _, err := f.s.Pause(f.ctx, f.r, "branchonly", false); !errors.Is(err, api.ErrStopped) || !strings.Contains(err.Error(), "has no container") {
 		t.Errorf("pause of a branch alone = %v", err)
 	}
-	if _, err := f.s.Pause(f.ctx, f.r, "ghost", false); !errors.Is(err, ErrNotFound) {
+	if _, err := f.s.Pause(f.ctx, f.r, "ghost", false); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("pause of nothing = %v", err)
 	}
 	for slug := range want {
@@ -337,10 +338,10 @@ func TestDeletePartial(t *testing.T) {
 	f.mustCreate("x")
 	f.p.Fail(fake.StepRemoveNet, errors.New("network has active endpoints"))
 	_, err := f.s.Delete(f.ctx, f.r, "x", false)
-	if !errors.Is(err, ErrPartialDelete) || !strings.Contains(err.Error(), "network litterbox-repo-x (") || !strings.Contains(err.Error(), "network has active endpoints") {
+	if !errors.Is(err, api.ErrPartialDelete) || !strings.Contains(err.Error(), "network litterbox-repo-x (") || !strings.Contains(err.Error(), "network has active endpoints") {
 		t.Fatalf("delete = %v", err)
 	}
-	if st := f.status("x"); st != StatusNoSandbox {
+	if st := f.status("x"); st != api.StatusNoSandbox {
 		t.Errorf("status = %s, want orphan-network", st)
 	}
 	rep, err := f.s.Delete(f.ctx, f.r, "x", false)
@@ -352,10 +353,10 @@ func TestDeletePartial(t *testing.T) {
 	// A container the engine will not remove: nothing is removed at all.
 	f.mustCreate("y")
 	f.p.Fail(fake.StepRemove, errors.New("device busy"))
-	if _, err := f.s.Delete(f.ctx, f.r, "y", false); !errors.Is(err, ErrPartialDelete) || !strings.Contains(err.Error(), "Nothing was removed") {
+	if _, err := f.s.Delete(f.ctx, f.r, "y", false); !errors.Is(err, api.ErrPartialDelete) || !strings.Contains(err.Error(), "Nothing was removed") {
 		t.Errorf("delete = %v", err)
 	}
-	if st := f.status("y"); st != StatusActive {
+	if st := f.status("y"); st != api.StatusActive {
 		t.Errorf("status = %s, want active", st)
 	}
 }
@@ -374,11 +375,11 @@ func TestPauseAllParallel(t *testing.T) {
 	}
 	paused := 0
 	for _, n := range []string{"a", "b", "c", "d"} {
-		if f.status(n) == StatusPaused {
+		if f.status(n) == api.StatusPaused {
 			paused++
 		}
 	}
-	done := slices.DeleteFunc(outs, func(o Outcome) bool { return o.Name == "" })
+	done := slices.DeleteFunc(outs, func(o api.Outcome) bool { return o.Name == "" })
 	if paused != 3 || len(done) != 3 {
 		t.Errorf("%d paused, %d outcomes (%+v); want 3", paused, len(done), outs)
 	}
@@ -391,18 +392,18 @@ func TestPauseAllParallel(t *testing.T) {
 // Invalid names are refused before any git or engine call.
 func TestInvalidNameRunsNothing(t *testing.T) {
 	p := &fake.Provider{}
-	s := New(p, runner.Exec{}, log.New(io.Discard), Options{})
-	r := &Repo{Slug: "r"} // no git: a git call would crash
+	s := New(p, runner.Exec{}, log.New(io.Discard), api.Options{})
+	r := &api.Repo{Slug: "r"} // no git: a git call would crash
 	ctx := context.Background()
 	long := strings.Repeat("a", 64)
 	for _, name := range []string{"", "!!!", long} {
-		if _, err := s.Create(ctx, r, name, CreateOptions{}); !errors.Is(err, ErrInvalidName) {
+		if _, err := s.Create(ctx, r, name, api.CreateOptions{}); !errors.Is(err, api.ErrInvalidName) {
 			t.Errorf("Create(%q) = %v", name, err)
 		}
-		if _, err := s.Pause(ctx, r, name, false); !errors.Is(err, ErrInvalidName) {
+		if _, err := s.Pause(ctx, r, name, false); !errors.Is(err, api.ErrInvalidName) {
 			t.Errorf("Pause(%q) = %v", name, err)
 		}
-		if _, err := s.Delete(ctx, r, name, true); !errors.Is(err, ErrInvalidName) {
+		if _, err := s.Delete(ctx, r, name, true); !errors.Is(err, api.ErrInvalidName) {
 			t.Errorf("Delete(%q) = %v", name, err)
 		}
 	}
@@ -422,10 +423,10 @@ func TestCreateImageChoice(t *testing.T) {
 		"team/tool:2": {ID: "sha256:b", OS: "linux", Arch: "amd64"},
 	}
 	c := f.mustCreate("cfg")
-	if objs := f.p.Objects(); c.Image != "team/app:1" || len(objs) != 1 || objs[0].Labels[LabelImage] != "team/app:1" {
+	if objs := f.p.Objects(); c.Image != "team/app:1" || len(objs) != 1 || objs[0].Labels[api.LabelImage] != "team/app:1" {
 		t.Errorf("created %+v on %+v; want the configuration's image", c, objs)
 	}
-	c, err := f.s.Create(f.ctx, f.r, "flag", CreateOptions{Image: "team/tool:2"})
+	c, err := f.s.Create(f.ctx, f.r, "flag", api.CreateOptions{Image: "team/tool:2"})
 	if err != nil || c.Image != "team/tool:2" {
 		t.Errorf("create --image = %+v, %v; want the flag's image", c, err)
 	}
@@ -435,22 +436,22 @@ func TestCreateImageChoice(t *testing.T) {
 		}
 	}
 
-	_, err = f.s.Create(f.ctx, f.r, "missing", CreateOptions{Image: "team/nope:3"})
-	if !errors.Is(err, ErrImage) || !strings.Contains(err.Error(), "The image team/nope:3 is not on the engine") || !strings.Contains(err.Error(), "docker pull team/nope:3") {
+	_, err = f.s.Create(f.ctx, f.r, "missing", api.CreateOptions{Image: "team/nope:3"})
+	if !errors.Is(err, api.ErrImage) || !strings.Contains(err.Error(), "The image team/nope:3 is not on the engine") || !strings.Contains(err.Error(), "docker pull team/nope:3") {
 		t.Errorf("create with a missing image = %v", err)
 	}
 	f.nothingLeft("missing")
 
-	_, err = f.s.Create(f.ctx, f.r, "agent", CreateOptions{Image: "team/tool:2", ByAgent: true})
-	var e *Error
-	if !errors.As(err, &e) || !errors.Is(err, ErrImage) || !strings.Contains(e.Agent, "not one you may pick") {
+	_, err = f.s.Create(f.ctx, f.r, "agent", api.CreateOptions{Image: "team/tool:2", ByAgent: true})
+	var e *api.Error
+	if !errors.As(err, &e) || !errors.Is(err, api.ErrImage) || !strings.Contains(e.Agent, "not one you may pick") {
 		t.Errorf("agent's image not in agent_images = %v", err)
 	}
 	f.nothingLeft("agent")
 	if err := os.WriteFile(filepath.Join(f.r.Root(), ".litterbox.local.toml"), []byte("agent_images = [\"team/tool:2\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := f.s.Create(f.ctx, f.r, "agent", CreateOptions{Image: "team/tool:2", ByAgent: true}); err != nil || c.Image != "team/tool:2" {
+	if c, err := f.s.Create(f.ctx, f.r, "agent", api.CreateOptions{Image: "team/tool:2", ByAgent: true}); err != nil || c.Image != "team/tool:2" {
 		t.Errorf("agent's image listed in agent_images = %+v, %v", c, err)
 	}
 
@@ -459,8 +460,8 @@ func TestCreateImageChoice(t *testing.T) {
 	}
 	// An image carrying litterbox's own labels would hand them to its
 	// sandboxes: refused. Its VOLUMEs are covered read-only.
-	f.p.Images["team/forged:1"] = provider.Image{ID: "sha256:c", OS: "linux", Arch: "amd64", Labels: map[string]string{LabelRepoID: "someone-else", "org.example": "x"}}
-	if _, err := f.s.Create(f.ctx, f.r, "forged", CreateOptions{Image: "team/forged:1"}); !errors.Is(err, ErrImage) || !strings.Contains(err.Error(), "carries litterbox's own labels ("+LabelRepoID+")") {
+	f.p.Images["team/forged:1"] = provider.Image{ID: "sha256:c", OS: "linux", Arch: "amd64", Labels: map[string]string{api.LabelRepoID: "someone-else", "org.example": "x"}}
+	if _, err := f.s.Create(f.ctx, f.r, "forged", api.CreateOptions{Image: "team/forged:1"}); !errors.Is(err, api.ErrImage) || !strings.Contains(err.Error(), "carries litterbox's own labels ("+api.LabelRepoID+")") {
 		t.Errorf("image with litterbox's labels = %v", err)
 	}
 	f.nothingLeft("forged")

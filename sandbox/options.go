@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"os"
 	"strconv"
 	"strings"
@@ -19,8 +20,8 @@ import (
 //
 // LITTERBOX_ALLOW_UNISOLATED is the --allow-unisolated flag's, which main
 // sets.
-func EnvOptions() Options {
-	return Options{
+func EnvOptions() api.Options {
+	return api.Options{
 		Image:       os.Getenv("LITTERBOX_IMAGE"),
 		ExtraLabels: parseLabels(os.Getenv("LITTERBOX_LABELS")),
 		Scanner:     os.Getenv("LITTERBOX_SCANNER"),

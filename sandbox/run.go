@@ -18,6 +18,7 @@ import (
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/harness"
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
@@ -37,7 +38,7 @@ type HarnessOptions struct {
 	// Args pass through to it.
 	Args []string
 	// Create makes the sandbox when name is free (its image, --from...).
-	Create CreateOptions
+	Create api.CreateOptions
 	// Getenv reads the user's environment (the key, the base URL).
 	Getenv func(string) string
 	// Every is how often what changed is committed while it runs.
@@ -47,7 +48,7 @@ type HarnessOptions struct {
 	Remove bool
 	// Created, when set, is told of the sandbox the run made, before the
 	// harness starts.
-	Created func(*Created)
+	Created func(*api.Created)
 	// Notef tells the user what litterbox does (stderr).
 	Notef func(format string, args ...any)
 	TTY   bool
@@ -60,14 +61,14 @@ type HarnessOptions struct {
 type HarnessRun struct {
 	// Name is the sandbox's; Created is set when the run made it.
 	Name    string
-	Created *Created
+	Created *api.Created
 	// Exit is the harness's exit code.
 	Exit int
 	// Commits are the commits the run added to the branch.
 	Commits int
 	// Skipped are the files its snapshots left out (too large, over the
 	// record limit, unreadable): they are in the sandbox only.
-	Skipped []Skipped
+	Skipped []api.Skipped
 	// Removed: --rm deleted the sandbox. Kept, when --rm did not, says
 	// why: work the branch does not hold (its last snapshot failed, or
 	// left files out).
@@ -86,8 +87,8 @@ const harnessHome = "/tmp/litterbox-home"
 // one it makes. Everything that can be refused is refused before anything
 // is made: an unknown harness, a build not cached (the caller), a key
 // neither declared nor set, an image that cannot run the build.
-func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o HarnessOptions) (*HarnessRun, error) {
-	slug, err := core.Slugify(name)
+func (s *Sandboxes) RunHarness(ctx context.Context, r *api.Repo, name string, o HarnessOptions) (*HarnessRun, error) {
+	slug, err := api.Slugify(name)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +99,7 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 		if err := s.checkHarnessSandbox(ctx, hd, o); err != nil {
 			return nil, err
 		}
-	} else if !errors.Is(err, core.ErrNotFound) {
+	} else if !errors.Is(err, api.ErrNotFound) {
 		return nil, err
 	} else if out.Created, err = s.createForHarness(ctx, r, slug, o); err != nil {
 		return nil, err
@@ -170,7 +171,7 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 		}
 	}()
 	cmd := append([]string{"sh", "-c", h.Wrapper(), "litterbox-run"}, h.Argv(o.Args, o.Getenv)...)
-	exit, runErr := s.execIn(ctx, r, slug, hd.Ref, ExecOptions{
+	exit, runErr := s.execIn(ctx, r, slug, hd.Ref, api.ExecOptions{
 		Cmd: cmd, TTY: o.TTY, Interactive: true, Env: h.RunEnv(harnessHome, o.Getenv),
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
@@ -204,7 +205,7 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *Repo, name string, o Harn
 	default:
 		if _, err := s.Delete(final, r, slug, false); err == nil {
 			out.Removed = true
-		} else if !errors.Is(err, core.ErrUnmerged) {
+		} else if !errors.Is(err, api.ErrUnmerged) {
 			return out, err
 		}
 	}
@@ -218,7 +219,7 @@ type runGoing struct{ pid, name string }
 // carry harness.RunMark), read as the sandbox's user: what they say is the
 // agent's, so only a pid of digits and a mark of Mark's letters are kept.
 // A failure to look finds none.
-func (s *Sandboxes) runsGoing(ctx context.Context, hd *Handle) []runGoing {
+func (s *Sandboxes) runsGoing(ctx context.Context, hd *api.Handle) []runGoing {
 	script := `for d in /proc/[0-9]*; do n=$(grep -ao '` + harness.RunMark + `=[A-Za-z0-9._-]*' "$d/environ" 2>/dev/null | head -n 1) && [ -n "$n" ] && echo "${d#/proc/} ${n#*=}"; done; true`
 	res, err := s.Common.ExecCapped(ctx, provider.ExecRequest{Ref: hd.Ref, Cmd: []string{"sh", "-c", script}}, 64<<10)
 	if err != nil {
@@ -242,7 +243,7 @@ func validRunField(s, allowed string) bool {
 // createForHarness makes the sandbox a harness runs in: its build mounted,
 // the model's key bound to the model API's host and that host allowed, an
 // image that can run it.
-func (s *Sandboxes) createForHarness(ctx context.Context, r *Repo, slug string, o HarnessOptions) (*Created, error) {
+func (s *Sandboxes) createForHarness(ctx context.Context, r *api.Repo, slug string, o HarnessOptions) (*api.Created, error) {
 	h := o.Harness
 	co := o.Create
 	if o.Build != "" {
@@ -255,7 +256,7 @@ func (s *Sandboxes) createForHarness(ctx context.Context, r *Repo, slug string, 
 		}
 		extra, allow, err := h.Key(declared, o.Getenv)
 		if err != nil {
-			return nil, core.NewError(core.ErrConfig, "Sandbox '%s' was not created: %v. Nothing was made.", slug, err)
+			return nil, core.NewError(api.ErrConfig, "Sandbox '%s' was not created: %v. Nothing was made.", slug, err)
 		}
 		co.Secrets = append(slices.Clone(co.Secrets), extra...)
 		co.Allow = append(slices.Clone(co.Allow), allow...)
@@ -267,7 +268,7 @@ func (s *Sandboxes) createForHarness(ctx context.Context, r *Repo, slug string, 
 // checkHarnessSandbox checks that an existing sandbox can run the harness:
 // it holds its build and the key's placeholder (a sandbox a run made for
 // it; a build and a secret are fixed when a sandbox is made).
-func (s *Sandboxes) checkHarnessSandbox(ctx context.Context, hd *Handle, o HarnessOptions) error {
+func (s *Sandboxes) checkHarnessSandbox(ctx context.Context, hd *api.Handle, o HarnessOptions) error {
 	h, slug := o.Harness, hd.Slug
 	again := fmt.Sprintf("run it in a new sandbox instead: `litterbox run %s NEWNAME`", h.Name)
 	if h.KeyEnv != "" {
@@ -276,7 +277,7 @@ func (s *Sandboxes) checkHarnessSandbox(ctx context.Context, hd *Handle, o Harne
 			return err
 		}
 		if !slices.ContainsFunc(bs, func(b netgate.Bound) bool { return b.Env == h.KeyEnv }) {
-			return core.NewError(core.ErrBadArgument, "Sandbox '%s' holds no placeholder for %s (it was not made by `litterbox run %s`; a sandbox's secrets are fixed when it is made): %s.", slug, h.KeyEnv, h.Name, again)
+			return core.NewError(api.ErrBadArgument, "Sandbox '%s' holds no placeholder for %s (it was not made by `litterbox run %s`; a sandbox's secrets are fixed when it is made): %s.", slug, h.KeyEnv, h.Name, again)
 		}
 	}
 	if o.Build == "" {
@@ -287,7 +288,7 @@ func (s *Sandboxes) checkHarnessSandbox(ctx context.Context, hd *Handle, o Harne
 		return err
 	}
 	if res.ExitCode != 0 {
-		return core.NewError(core.ErrBadArgument, "Sandbox '%s' holds no build of %s (a build is mounted when `litterbox run %s` makes the sandbox): %s.", slug, h.Name, h.Name, again)
+		return core.NewError(api.ErrBadArgument, "Sandbox '%s' holds no build of %s (a build is mounted when `litterbox run %s` makes the sandbox): %s.", slug, h.Name, h.Name, again)
 	}
 	return nil
 }
@@ -342,7 +343,7 @@ func (s *Sandboxes) checkHarnessImage(ctx context.Context, slug string, h *harne
 		_ = os.WriteFile(kept, []byte(image+" has "+string(h.Needs)+"\n"), 0o600)
 	}
 	if res.ExitCode != 0 {
-		return core.NewError(core.ErrImage, "Sandbox '%s' was not created: %s needs %s, which the image %s lacks. Use an image that has it, such as %s: `litterbox run --image IMAGE %s`, or image = \"IMAGE\" in .litterbox.toml (docs/run.md). Nothing was made.", slug, h.Name, h.Needs, image, harnessImages[h.Needs], h.Name)
+		return core.NewError(api.ErrImage, "Sandbox '%s' was not created: %s needs %s, which the image %s lacks. Use an image that has it, such as %s: `litterbox run --image IMAGE %s`, or image = \"IMAGE\" in .litterbox.toml (docs/run.md). Nothing was made.", slug, h.Name, h.Needs, image, harnessImages[h.Needs], h.Name)
 	}
 	return nil
 }

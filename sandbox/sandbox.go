@@ -22,6 +22,7 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/doctor"
@@ -72,16 +73,16 @@ func newSandboxes(c *core.Common) *Sandboxes {
 // Options are what the service is made with besides its engine, runner
 // and log (see core.Options); main reads them from the environment once
 // (EnvOptions).
-type Options = core.Options
+type Options = api.Options
 
 // New builds the Sandboxes that run sandboxes with p and git with r, with
 // opts. A nil logger is the default one.
-func New(p provider.Provider, r runner.Runner, logger *log.Logger, opts Options) *Sandboxes {
+func New(p provider.Provider, r runner.Runner, logger *log.Logger, opts api.Options) *Sandboxes {
 	if logger == nil {
 		logger = log.Default()
 	}
 	if opts.Image == "" {
-		opts.Image = DefaultImage
+		opts.Image = api.DefaultImage
 	}
 	if opts.ExtraLabels == nil {
 		opts.ExtraLabels = map[string]string{}
@@ -103,14 +104,14 @@ func RepoID(ctx context.Context, run runner.Runner, dir string) (string, error) 
 }
 
 // OpenRepo finds the git repository containing dir.
-func (s *Sandboxes) OpenRepo(ctx context.Context, dir string) (*Repo, error) {
+func (s *Sandboxes) OpenRepo(ctx context.Context, dir string) (*api.Repo, error) {
 	return core.OpenRepo(ctx, s.Runner, dir)
 }
 
 // ContainerSpec is the container Create starts for sandbox slug of r at commit
 // base, with the default configuration. The benchmark's floor runs this very
 // spec, so the two stay in step.
-func (s *Sandboxes) ContainerSpec(r *Repo, slug, base string) provider.Spec {
+func (s *Sandboxes) ContainerSpec(r *api.Repo, slug, base string) provider.Spec {
 	return spec.For(s.Options, r, slug, base, config.Default())
 }
 
@@ -118,39 +119,39 @@ func (s *Sandboxes) ContainerSpec(r *Repo, slug, base string) provider.Spec {
 var DefaultSetup = config.DefaultSetup
 
 // Pool lists r's unclaimed pooled containers.
-func (s *Sandboxes) Pool(ctx context.Context, r *Repo) ([]PoolEntry, error) {
+func (s *Sandboxes) Pool(ctx context.Context, r *api.Repo) ([]api.PoolEntry, error) {
 	return s.pool.List(ctx, r)
 }
 
 // FillPool brings r's pool to size ready members made from HEAD with its
 // configuration (see pool.Fill).
-func (s *Sandboxes) FillPool(ctx context.Context, r *Repo, size int) ([]PoolEntry, error) {
+func (s *Sandboxes) FillPool(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry, error) {
 	return s.pool.Fill(ctx, r, size)
 }
 
 // DeletePool removes every unclaimed pooled container of r and its record;
 // it returns their names.
-func (s *Sandboxes) DeletePool(ctx context.Context, r *Repo) ([]string, error) {
+func (s *Sandboxes) DeletePool(ctx context.Context, r *api.Repo) ([]string, error) {
 	return s.pool.Delete(ctx, r)
 }
 
 // List returns the sandboxes of r, or of every repository when r is nil
 // (see inventory.List).
-func (s *Sandboxes) List(ctx context.Context, r *Repo) ([]Sandbox, error) {
+func (s *Sandboxes) List(ctx context.Context, r *api.Repo) ([]api.Sandbox, error) {
 	return s.inv.List(ctx, r)
 }
 
 // ListDir lists the sandboxes of the repository containing dir, at about
 // the cost of one engine list. It first finishes an interrupted merge or
 // apply of this working tree (see review.RecoverWorktree).
-func (s *Sandboxes) ListDir(ctx context.Context, dir string) ([]Sandbox, error) {
+func (s *Sandboxes) ListDir(ctx context.Context, dir string) ([]api.Sandbox, error) {
 	sbs, _, err := s.ListDirPool(ctx, dir)
 	return sbs, err
 }
 
 // ListDirPool is ListDir, plus the repository's warm pool (from the same
 // engine list).
-func (s *Sandboxes) ListDirPool(ctx context.Context, dir string) ([]Sandbox, []PoolEntry, error) {
+func (s *Sandboxes) ListDirPool(ctx context.Context, dir string) ([]api.Sandbox, []api.PoolEntry, error) {
 	r, list, members, err := s.inv.ListDir(ctx, dir)
 	if err != nil {
 		return nil, nil, err
@@ -164,14 +165,14 @@ func (s *Sandboxes) ListDirPool(ctx context.Context, dir string) ([]Sandbox, []P
 
 // Handle resolves a running sandbox. Missing, incomplete, paused and stopped
 // sandboxes are errors that say what to do.
-func (s *Sandboxes) Handle(ctx context.Context, r *Repo, name string) (*Handle, error) {
+func (s *Sandboxes) Handle(ctx context.Context, r *api.Repo, name string) (*api.Handle, error) {
 	return s.inv.Handle(ctx, r, name)
 }
 
 // Delete removes a sandbox's container, networks, branch and host-side
 // state, refusing to lose unmerged work unless force (see
 // inventory.Delete).
-func (s *Sandboxes) Delete(ctx context.Context, r *Repo, name string, force bool) (*DeleteReport, error) {
+func (s *Sandboxes) Delete(ctx context.Context, r *api.Repo, name string, force bool) (*api.DeleteReport, error) {
 	start := time.Now()
 	rep, err := s.inv.Delete(ctx, r, name, force)
 	e := activity.Event{Kind: activity.KindDelete}
@@ -184,16 +185,16 @@ func (s *Sandboxes) Delete(ctx context.Context, r *Repo, name string, force bool
 
 // Prune removes the containers and networks of sandboxes whose repository
 // no longer exists.
-func (s *Sandboxes) Prune(ctx context.Context) ([]Pruned, error) {
+func (s *Sandboxes) Prune(ctx context.Context) ([]api.Pruned, error) {
 	return s.inv.Prune(ctx)
 }
 
 // ServiceAction runs one action on a service of a running sandbox: start,
 // stop, restart, status or logs (see services.Do).
-func (s *Sandboxes) ServiceAction(ctx context.Context, h *Handle, name, action string, lines int) (*ServiceResult, error) {
+func (s *Sandboxes) ServiceAction(ctx context.Context, h *api.Handle, name, action string, lines int) (*api.ServiceResult, error) {
 	start := time.Now()
 	res, err := s.services.Do(ctx, h, name, action, lines)
-	if action == ActionStart || action == ActionStop || action == ActionRestart {
+	if action == api.ActionStart || action == api.ActionStop || action == api.ActionRestart {
 		e := activity.Event{Kind: activity.KindService, Service: name, Action: action}
 		if res != nil {
 			e.Message = res.Message
@@ -208,13 +209,13 @@ func (s *Sandboxes) ServiceAction(ctx context.Context, h *Handle, name, action s
 
 // Ports lists the named ports of a running sandbox with the host URL of
 // each.
-func (s *Sandboxes) Ports(ctx context.Context, h *Handle) (*PortsResult, error) {
+func (s *Sandboxes) Ports(ctx context.Context, h *api.Handle) (*api.PortsResult, error) {
 	return s.services.Ports(ctx, h)
 }
 
 // Snapshot commits whatever changed in the sandbox's /src since the last
 // snapshot to its branch, with message, when something changed.
-func (s *Sandboxes) Snapshot(ctx context.Context, h *Handle, message string) (*SnapshotResult, error) {
+func (s *Sandboxes) Snapshot(ctx context.Context, h *api.Handle, message string) (*api.SnapshotResult, error) {
 	start := time.Now()
 	res, err := s.rec.Snapshot(ctx, h, message)
 	s.noteSnapshot(ctx, h, message, res, start, err)
@@ -223,7 +224,7 @@ func (s *Sandboxes) Snapshot(ctx context.Context, h *Handle, message string) (*S
 
 // noteSnapshot records a snapshot made outside an agent's tool call, when
 // it committed or failed.
-func (s *Sandboxes) noteSnapshot(ctx context.Context, h *Handle, message string, res *SnapshotResult, start time.Time, err error) {
+func (s *Sandboxes) noteSnapshot(ctx context.Context, h *api.Handle, message string, res *api.SnapshotResult, start time.Time, err error) {
 	e := activity.Event{Kind: activity.KindSnapshot, Message: message}
 	if err == nil && (res == nil || !res.Committed) {
 		return
@@ -236,7 +237,7 @@ func (s *Sandboxes) noteSnapshot(ctx context.Context, h *Handle, message string,
 
 // Milestone snapshots pending changes, then squashes the commits since the
 // previous milestone (or the base) into one commit with message.
-func (s *Sandboxes) Milestone(ctx context.Context, h *Handle, message string) (*MilestoneResult, error) {
+func (s *Sandboxes) Milestone(ctx context.Context, h *api.Handle, message string) (*api.MilestoneResult, error) {
 	start := time.Now()
 	res, err := s.rec.Milestone(ctx, h, message)
 	if err != nil || (res != nil && res.Commit != "") {
@@ -251,7 +252,7 @@ func (s *Sandboxes) Milestone(ctx context.Context, h *Handle, message string) (*
 
 // Rewind puts the sandbox's /src back to rev, a commit of its branch, and
 // records that as a new commit (see recording.Rewind).
-func (s *Sandboxes) Rewind(ctx context.Context, h *Handle, rev string) (*RewindResult, error) {
+func (s *Sandboxes) Rewind(ctx context.Context, h *api.Handle, rev string) (*api.RewindResult, error) {
 	start := time.Now()
 	res, err := s.rec.Rewind(ctx, h, rev)
 	e := activity.Event{Kind: activity.KindRewind, Target: rev}
@@ -266,46 +267,46 @@ func (s *Sandboxes) Rewind(ctx context.Context, h *Handle, rev string) (*RewindR
 		// The services running are restarted on the files put back:
 		// litterbox's doing, not the caller's.
 		for _, name := range res.Restarted {
-			s.note(ctx, h.Repo, h.Slug, activity.Event{Kind: activity.KindService, By: activity.ByLitterbox, Service: name, Action: ActionRestart, Message: "after the rewind"}, time.Time{}, nil)
+			s.note(ctx, h.Repo, h.Slug, activity.Event{Kind: activity.KindService, By: activity.ByLitterbox, Service: name, Action: api.ActionRestart, Message: "after the rewind"}, time.Time{}, nil)
 		}
 	}
 	return res, err
 }
 
 // Read returns lines of a text file with one exec.
-func (s *Sandboxes) Read(ctx context.Context, h *Handle, p string, o ReadOptions) (*ReadResult, error) {
+func (s *Sandboxes) Read(ctx context.Context, h *api.Handle, p string, o api.ReadOptions) (*api.ReadResult, error) {
 	return s.files.Read(ctx, h, p, o)
 }
 
 // Write creates or overwrites a file and snapshots it, with one exec.
-func (s *Sandboxes) Write(ctx context.Context, h *Handle, p string, content []byte) (*WriteResult, *SnapshotResult, error) {
+func (s *Sandboxes) Write(ctx context.Context, h *api.Handle, p string, content []byte) (*api.WriteResult, *api.SnapshotResult, error) {
 	return s.files.Write(ctx, h, p, content)
 }
 
 // Patch applies a unified diff to one file and snapshots the result.
-func (s *Sandboxes) Patch(ctx context.Context, h *Handle, p, diff string) (*PatchResult, *SnapshotResult, error) {
+func (s *Sandboxes) Patch(ctx context.Context, h *api.Handle, p, diff string) (*api.PatchResult, *api.SnapshotResult, error) {
 	return s.files.Patch(ctx, h, p, diff)
 }
 
 // Ls lists a folder (recursively when asked), leaving hidden entries out.
-func (s *Sandboxes) Ls(ctx context.Context, h *Handle, p string, recursive bool) (*LsResult, error) {
+func (s *Sandboxes) Ls(ctx context.Context, h *api.Handle, p string, recursive bool) (*api.LsResult, error) {
 	return s.files.Ls(ctx, h, p, recursive)
 }
 
 // Glob finds files under p whose path relative to p matches pattern.
-func (s *Sandboxes) Glob(ctx context.Context, h *Handle, pattern, p string) (*GlobResult, error) {
+func (s *Sandboxes) Glob(ctx context.Context, h *api.Handle, pattern, p string) (*api.GlobResult, error) {
 	return s.files.Glob(ctx, h, pattern, p)
 }
 
 // Grep searches files under p (or the file p) for an extended regular
 // expression; include narrows the files by name.
-func (s *Sandboxes) Grep(ctx context.Context, h *Handle, pattern, p, include string) (*GrepResult, error) {
+func (s *Sandboxes) Grep(ctx context.Context, h *api.Handle, pattern, p, include string) (*api.GrepResult, error) {
 	return s.files.Grep(ctx, h, pattern, p, include)
 }
 
 // Bash runs a shell command for an agent and snapshots what it changed, in
 // one exec.
-func (s *Sandboxes) Bash(ctx context.Context, h *Handle, command string, o BashOptions) (*BashResult, *SnapshotResult, error) {
+func (s *Sandboxes) Bash(ctx context.Context, h *api.Handle, command string, o api.BashOptions) (*api.BashResult, *api.SnapshotResult, error) {
 	res, snap, err := s.files.Bash(ctx, h, command, o)
 	if res != nil {
 		// What the command tried to reach and the gateway refused: its
@@ -321,7 +322,7 @@ func (s *Sandboxes) Bash(ctx context.Context, h *Handle, command string, o BashO
 
 // CopyIn copies src, a host file or folder (or a tar stream on in when src
 // is "-"), to dst in the sandbox, and snapshots it.
-func (s *Sandboxes) CopyIn(ctx context.Context, h *Handle, src string, in io.Reader, dst string) (*CopyResult, *SnapshotResult, error) {
+func (s *Sandboxes) CopyIn(ctx context.Context, h *api.Handle, src string, in io.Reader, dst string) (*api.CopyResult, *api.SnapshotResult, error) {
 	start := time.Now()
 	res, snap, err := s.files.CopyIn(ctx, h, src, in, dst)
 	if res != nil {
@@ -332,14 +333,14 @@ func (s *Sandboxes) CopyIn(ctx context.Context, h *Handle, src string, in io.Rea
 
 // CopyOut copies src, a file or folder in the sandbox, to dst on the host
 // (or as a tar stream to w when dst is "-").
-func (s *Sandboxes) CopyOut(ctx context.Context, h *Handle, src, dst string, w io.Writer) (*CopyResult, error) {
+func (s *Sandboxes) CopyOut(ctx context.Context, h *api.Handle, src, dst string, w io.Writer) (*api.CopyResult, error) {
 	return s.files.CopyOut(ctx, h, src, dst, w)
 }
 
 // Create makes a sandbox: branch litterbox/<slug> at HEAD (or opts.From)
 // and a hardened container holding a copy of it, set up (see
 // provision.Create).
-func (s *Sandboxes) Create(ctx context.Context, r *Repo, name string, opts CreateOptions) (*Created, error) {
+func (s *Sandboxes) Create(ctx context.Context, r *api.Repo, name string, opts api.CreateOptions) (*api.Created, error) {
 	start := time.Now()
 	created, err := s.prov.Create(ctx, r, name, opts)
 	if created != nil {
@@ -357,7 +358,7 @@ func (s *Sandboxes) Create(ctx context.Context, r *Repo, name string, opts Creat
 
 // noteCreated records a sandbox made (how says from what), then the
 // services its configuration started: litterbox's doing.
-func (s *Sandboxes) noteCreated(ctx context.Context, r *Repo, c *Created, how []string, start time.Time, err error) {
+func (s *Sandboxes) noteCreated(ctx context.Context, r *api.Repo, c *api.Created, how []string, start time.Time, err error) {
 	if c.Pooled {
 		how = append(how, "taken from the warm pool")
 	}
@@ -372,12 +373,12 @@ func (s *Sandboxes) noteCreated(ctx context.Context, r *Repo, c *Created, how []
 		s.note(ctx, r, c.Name, activity.Event{Kind: activity.KindCreate, Message: "setup"}, time.Time{}, err)
 	}
 	for _, st := range c.Services {
-		s.note(ctx, r, c.Name, activity.Event{Kind: activity.KindService, By: activity.ByLitterbox, Service: st.Name, Action: ActionStart, Message: "autostart"}, time.Time{}, nil)
+		s.note(ctx, r, c.Name, activity.Event{Kind: activity.KindService, By: activity.ByLitterbox, Service: st.Name, Action: api.ActionStart, Message: "autostart"}, time.Time{}, nil)
 	}
 }
 
 // Fork creates the sandbox newName from the tip of name's branch.
-func (s *Sandboxes) Fork(ctx context.Context, r *Repo, name, newName string, opts CreateOptions) (*Forked, error) {
+func (s *Sandboxes) Fork(ctx context.Context, r *api.Repo, name, newName string, opts api.CreateOptions) (*api.Forked, error) {
 	start := time.Now()
 	f, err := s.prov.Fork(ctx, r, name, newName, opts)
 	from := slugOf(name)
@@ -398,19 +399,19 @@ func shortCommit(id string) string { return id[:min(len(id), 12)] }
 
 // History lists the commits of a sandbox's branch since its base, newest
 // first (litterbox log).
-func (s *Sandboxes) History(ctx context.Context, r *Repo, name string) (*History, error) {
+func (s *Sandboxes) History(ctx context.Context, r *api.Repo, name string) (*api.History, error) {
 	return s.review.History(ctx, r, name)
 }
 
 // Diff writes the sandbox's changes against its base to w.
-func (s *Sandboxes) Diff(ctx context.Context, r *Repo, name string, opts git.DiffOptions, w io.Writer) (*DiffResult, error) {
+func (s *Sandboxes) Diff(ctx context.Context, r *api.Repo, name string, opts git.DiffOptions, w io.Writer) (*api.DiffResult, error) {
 	return s.review.Diff(ctx, r, name, opts, w)
 }
 
 // Apply puts the sandbox's changes into the working tree, uncommitted, and
 // keeps the sandbox (see review.Apply); at, when set, is the commit a
 // review showed, which it applies or refuses.
-func (s *Sandboxes) Apply(ctx context.Context, r *Repo, name, at string) (*ApplyResult, error) {
+func (s *Sandboxes) Apply(ctx context.Context, r *api.Repo, name, at string) (*api.ApplyResult, error) {
 	start := time.Now()
 	res, err := s.review.Apply(ctx, r, name, at)
 	e := activity.Event{Kind: activity.KindApply}
@@ -430,7 +431,7 @@ func (s *Sandboxes) Apply(ctx context.Context, r *Repo, name, at string) (*Apply
 // Merge merges a sandbox's branch into the current branch, then deletes the
 // sandbox (see review.Merge); at, when set, is the commit a review showed,
 // which it merges or refuses.
-func (s *Sandboxes) Merge(ctx context.Context, r *Repo, name, at string) (*MergeResult, error) {
+func (s *Sandboxes) Merge(ctx context.Context, r *api.Repo, name, at string) (*api.MergeResult, error) {
 	start := time.Now()
 	res, err := s.review.Merge(ctx, r, name, at)
 	e := activity.Event{Kind: activity.KindMerge}
@@ -450,7 +451,7 @@ func ConfigRole(p string) string { return review.ConfigRole(p) }
 
 // Pause freezes a sandbox's processes, keeping all its state (see
 // pause.Pause).
-func (s *Sandboxes) Pause(ctx context.Context, r *Repo, name string, force bool) (Outcome, error) {
+func (s *Sandboxes) Pause(ctx context.Context, r *api.Repo, name string, force bool) (api.Outcome, error) {
 	start := time.Now()
 	o, err := s.pause.Pause(ctx, r, name, force)
 	s.notePause(ctx, r, slugOf(name), activity.KindPause, o, start, err)
@@ -458,7 +459,7 @@ func (s *Sandboxes) Pause(ctx context.Context, r *Repo, name string, force bool)
 }
 
 // Resume thaws a paused sandbox.
-func (s *Sandboxes) Resume(ctx context.Context, r *Repo, name string) (Outcome, error) {
+func (s *Sandboxes) Resume(ctx context.Context, r *api.Repo, name string) (api.Outcome, error) {
 	start := time.Now()
 	o, err := s.pause.Resume(ctx, r, name)
 	s.notePause(ctx, r, slugOf(name), activity.KindResume, o, start, err)
@@ -466,7 +467,7 @@ func (s *Sandboxes) Resume(ctx context.Context, r *Repo, name string) (Outcome, 
 }
 
 // PauseAll pauses every sandbox of r, or of every repository when r is nil.
-func (s *Sandboxes) PauseAll(ctx context.Context, r *Repo, force bool) ([]Outcome, error) {
+func (s *Sandboxes) PauseAll(ctx context.Context, r *api.Repo, force bool) ([]api.Outcome, error) {
 	start := time.Now()
 	outs, err := s.pause.PauseAll(ctx, r, force)
 	s.notePauseAll(ctx, r, activity.KindPause, outs, start)
@@ -475,7 +476,7 @@ func (s *Sandboxes) PauseAll(ctx context.Context, r *Repo, force bool) ([]Outcom
 
 // ResumeAll resumes every sandbox of r, or of every repository when r is
 // nil.
-func (s *Sandboxes) ResumeAll(ctx context.Context, r *Repo) ([]Outcome, error) {
+func (s *Sandboxes) ResumeAll(ctx context.Context, r *api.Repo) ([]api.Outcome, error) {
 	start := time.Now()
 	outs, err := s.pause.ResumeAll(ctx, r)
 	s.notePauseAll(ctx, r, activity.KindResume, outs, start)
@@ -483,7 +484,7 @@ func (s *Sandboxes) ResumeAll(ctx context.Context, r *Repo) ([]Outcome, error) {
 }
 
 // notePause records a pause or resume that changed something, or failed.
-func (s *Sandboxes) notePause(ctx context.Context, r *Repo, slug string, kind activity.Kind, o Outcome, start time.Time, err error) {
+func (s *Sandboxes) notePause(ctx context.Context, r *api.Repo, slug string, kind activity.Kind, o api.Outcome, start time.Time, err error) {
 	if err == nil && (o.Already || o.Skipped != "") {
 		return
 	}
@@ -497,7 +498,7 @@ func (s *Sandboxes) notePause(ctx context.Context, r *Repo, slug string, kind ac
 // notePauseAll records each sandbox that PauseAll or ResumeAll paused or
 // resumed, in its own repository's record (the one its labels name when
 // r is nil).
-func (s *Sandboxes) notePauseAll(ctx context.Context, r *Repo, kind activity.Kind, outs []Outcome, start time.Time) {
+func (s *Sandboxes) notePauseAll(ctx context.Context, r *api.Repo, kind activity.Kind, outs []api.Outcome, start time.Time) {
 	for _, o := range outs {
 		if o.Name == "" {
 			continue // not done: its error is among those returned
@@ -512,6 +513,10 @@ func (s *Sandboxes) notePauseAll(ctx context.Context, r *Repo, kind activity.Kin
 
 // Doctor checks what litterbox needs (the engine, the image, git, the
 // repository dir is in, disk space); every problem is a check.
-func (s *Sandboxes) Doctor(ctx context.Context, dir string) []Check {
+func (s *Sandboxes) Doctor(ctx context.Context, dir string) []api.Check {
 	return s.doctor.Run(ctx, dir)
 }
+
+// ContainerPath turns a path an agent gave into a clean absolute path in
+// the container (see core.ContainerPath).
+func ContainerPath(p string) (string, error) { return core.ContainerPath(p) }

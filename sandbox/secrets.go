@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
@@ -18,7 +19,7 @@ type SecretRow = secrets.Row
 // whose container exists); then secrets sandboxes hold that are no longer
 // declared (docs/secrets.md). Never a value or a placeholder. name, when
 // not "", keeps that secret's row only.
-func (s *Sandboxes) Secrets(ctx context.Context, r *Repo, name string) ([]SecretRow, error) {
+func (s *Sandboxes) Secrets(ctx context.Context, r *api.Repo, name string) ([]SecretRow, error) {
 	declared, err := s.declaredSecrets(ctx, r)
 	if err != nil {
 		return nil, err
@@ -46,12 +47,12 @@ func (s *Sandboxes) Secrets(ctx context.Context, r *Repo, name string) ([]Secret
 			return []SecretRow{row}, nil
 		}
 	}
-	return nil, core.NewError(core.ErrBadArgument, "no secret %s is declared (in %s or %s) or bound to a sandbox: `litterbox secrets` lists them (see docs/secrets.md)", name, config.LocalFile, secrets.UserFile())
+	return nil, core.NewError(api.ErrBadArgument, "no secret %s is declared (in %s or %s) or bound to a sandbox: `litterbox secrets` lists them (see docs/secrets.md)", name, config.LocalFile, secrets.UserFile())
 }
 
 // declaredSecrets are the secrets the user declared for r (the local
 // file's over their own file's).
-func (s *Sandboxes) declaredSecrets(ctx context.Context, r *Repo) ([]secrets.Declaration, error) {
+func (s *Sandboxes) declaredSecrets(ctx context.Context, r *api.Repo) ([]secrets.Declaration, error) {
 	local, err := config.Local(ctx, r.Git, s.Warn)
 	if err != nil {
 		return nil, err

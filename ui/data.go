@@ -14,7 +14,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/git"
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // What the UI reads, each in a command of its own, and the messages that
@@ -22,19 +22,19 @@ import (
 
 // listMsg is the engine's list of sandboxes.
 type listMsg struct {
-	sbs []sandbox.Sandbox
+	sbs []api.Sandbox
 	err error
 	// repo is the repository opened again: it had no id yet when the UI
 	// started, and its first create made one, which every lookup selects
 	// by (sandbox/identity.go).
-	repo *sandbox.Repo
+	repo *api.Repo
 }
 
 // repoMsg is a repository opened (every repository's view finds them in
 // the list).
 type repoMsg struct {
 	root string
-	r    *sandbox.Repo
+	r    *api.Repo
 	err  error
 }
 
@@ -67,7 +67,7 @@ type statsMsg struct {
 // limits held of the patch.
 type diffMsg struct {
 	key sbKey
-	res *sandbox.DiffResult
+	res *api.DiffResult
 	err error
 }
 
@@ -84,7 +84,7 @@ type commitDiffMsg struct {
 type landMsg struct {
 	key    sbKey
 	action string // m or a
-	res    *sandbox.DiffResult
+	res    *api.DiffResult
 	err    error
 }
 
@@ -110,11 +110,11 @@ type refreshMsg struct{}
 // pollMsg is the periodic ask; seq tells the latest from older timers.
 type pollMsg struct{ seq int }
 
-func listCmd(ctx context.Context, svc Sandboxes, r *sandbox.Repo) tea.Cmd {
+func listCmd(ctx context.Context, svc Sandboxes, r *api.Repo) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
-		var again *sandbox.Repo
+		var again *api.Repo
 		if r != nil && r.ID == "" {
 			if r2, err := svc.OpenRepo(ctx, r.Root()); err == nil && r2.ID != "" {
 				r, again = r2, r2
@@ -161,12 +161,12 @@ func historyCmd(keys map[sbKey]string, full bool) tea.Cmd {
 
 // statsCmd measures the branches whose tip moved since known: one
 // for-each-ref, then two git calls per moved branch, a few at a time.
-func statsCmd(ctx context.Context, r *sandbox.Repo, sbs []sandbox.Sandbox, known map[string]string) tea.Cmd {
+func statsCmd(ctx context.Context, r *api.Repo, sbs []api.Sandbox, known map[string]string) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 		msg := statsMsg{repo: r.Root(), tips: map[string]string{}, stats: map[string]sbStats{}}
-		refs, err := r.Git.Refs(ctx, "refs/heads/"+sandbox.BranchPrefix)
+		refs, err := r.Git.Refs(ctx, "refs/heads/"+api.BranchPrefix)
 		if err != nil {
 			return msg
 		}
@@ -176,7 +176,7 @@ func statsCmd(ctx context.Context, r *sandbox.Repo, sbs []sandbox.Sandbox, known
 			sem = make(chan struct{}, 4)
 		)
 		for _, sb := range sbs {
-			tip := refs[sandbox.BranchRef(sb.Name)]
+			tip := refs[api.BranchRef(sb.Name)]
 			if tip == "" || tip == known[sb.Name] {
 				continue
 			}
@@ -221,7 +221,7 @@ func measure(ctx context.Context, g *git.Repo, base, tip string) (sbStats, bool)
 	return sbStats{commits: n, files: s.Files, added: s.Added, deleted: s.Deleted}, true
 }
 
-func diffCmd(ctx context.Context, svc Sandboxes, r *sandbox.Repo, key sbKey) tea.Cmd {
+func diffCmd(ctx context.Context, svc Sandboxes, r *api.Repo, key sbKey) tea.Cmd {
 	return func() tea.Msg {
 		lim := git.DefaultPatchLimits
 		res, err := svc.Diff(ctx, r, key.name, git.DiffOptions{Hold: &lim}, io.Discard)
@@ -232,14 +232,14 @@ func diffCmd(ctx context.Context, svc Sandboxes, r *sandbox.Repo, key sbKey) tea
 // landCmd lists the files of a sandbox's branch as it is now, and the
 // commit, for the question before a merge or apply of a diff not shown:
 // the list only, no patch.
-func landCmd(ctx context.Context, svc Sandboxes, r *sandbox.Repo, key sbKey, action string) tea.Cmd {
+func landCmd(ctx context.Context, svc Sandboxes, r *api.Repo, key sbKey, action string) tea.Cmd {
 	return func() tea.Msg {
 		res, err := svc.Diff(ctx, r, key.name, git.DiffOptions{Hold: &git.PatchLimits{}}, io.Discard)
 		return landMsg{key: key, action: action, res: res, err: err}
 	}
 }
 
-func commitDiffCmd(ctx context.Context, r *sandbox.Repo, commit string) tea.Cmd {
+func commitDiffCmd(ctx context.Context, r *api.Repo, commit string) tea.Cmd {
 	return func() tea.Msg {
 		lim := git.DefaultPatchLimits
 		files, err := r.Git.ListFiles(ctx, commit+"^", commit, lim.Files, lim.NameBytes)
@@ -276,7 +276,7 @@ func waitInbox(ctx context.Context, inbox <-chan tea.Msg) tea.Cmd {
 
 // followCmd starts following a repository's records, and watching its
 // sandboxes' state, for as long as ctx lasts.
-func followCmd(ctx context.Context, r *sandbox.Repo, since time.Time, inbox chan<- tea.Msg) tea.Cmd {
+func followCmd(ctx context.Context, r *api.Repo, since time.Time, inbox chan<- tea.Msg) tea.Cmd {
 	return func() tea.Msg {
 		root := r.Root()
 		f := &activity.Follower{Dir: activity.Dir(r.Git.CommonDir), Since: since}

@@ -12,14 +12,14 @@ import (
 
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // row is one sandbox as the list shows it: what the engine said, with what
 // the records and git add.
 type row struct {
 	key     sbKey
-	sb      sandbox.Sandbox
+	sb      api.Sandbox
 	last    *activity.Event // its latest event, nil when none is known
 	stats   *sbStats        // nil until measured
 	svcs    map[string]string
@@ -207,13 +207,13 @@ func services(r row) string {
 	return s
 }
 
-func statusStyle(st styles, s sandbox.Status) lipgloss.Style {
+func statusStyle(st styles, s api.Status) lipgloss.Style {
 	switch s {
-	case sandbox.StatusActive:
+	case api.StatusActive:
 		return st.ok
-	case sandbox.StatusPaused, sandbox.StatusStopped:
+	case api.StatusPaused, api.StatusStopped:
 		return st.warn
-	case sandbox.StatusCreating:
+	case api.StatusCreating:
 		return st.info
 	}
 	return st.err

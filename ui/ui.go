@@ -30,22 +30,23 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Sandboxes is what the UI needs of the sandbox service: the operations the
 // CLI runs for the same keys. *sandbox.Sandboxes implements it.
 type Sandboxes interface {
-	OpenRepo(ctx context.Context, dir string) (*sandbox.Repo, error)
-	List(ctx context.Context, r *sandbox.Repo) ([]sandbox.Sandbox, error)
-	Diff(ctx context.Context, r *sandbox.Repo, name string, opts git.DiffOptions, w io.Writer) (*sandbox.DiffResult, error)
-	Pause(ctx context.Context, r *sandbox.Repo, name string, force bool) (sandbox.Outcome, error)
-	Resume(ctx context.Context, r *sandbox.Repo, name string) (sandbox.Outcome, error)
-	Merge(ctx context.Context, r *sandbox.Repo, name, at string) (*sandbox.MergeResult, error)
-	Apply(ctx context.Context, r *sandbox.Repo, name, at string) (*sandbox.ApplyResult, error)
-	Delete(ctx context.Context, r *sandbox.Repo, name string, force bool) (*sandbox.DeleteReport, error)
-	Handle(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.Handle, error)
-	Milestone(ctx context.Context, h *sandbox.Handle, message string) (*sandbox.MilestoneResult, error)
-	Exec(ctx context.Context, r *sandbox.Repo, name string, o sandbox.ExecOptions) (int, error)
+	OpenRepo(ctx context.Context, dir string) (*api.Repo, error)
+	List(ctx context.Context, r *api.Repo) ([]api.Sandbox, error)
+	Diff(ctx context.Context, r *api.Repo, name string, opts git.DiffOptions, w io.Writer) (*api.DiffResult, error)
+	Pause(ctx context.Context, r *api.Repo, name string, force bool) (api.Outcome, error)
+	Resume(ctx context.Context, r *api.Repo, name string) (api.Outcome, error)
+	Merge(ctx context.Context, r *api.Repo, name, at string) (*api.MergeResult, error)
+	Apply(ctx context.Context, r *api.Repo, name, at string) (*api.ApplyResult, error)
+	Delete(ctx context.Context, r *api.Repo, name string, force bool) (*api.DeleteReport, error)
+	Handle(ctx context.Context, r *api.Repo, name string) (*api.Handle, error)
+	Milestone(ctx context.Context, h *api.Handle, message string) (*api.MilestoneResult, error)
+	Exec(ctx context.Context, r *api.Repo, name string, o api.ExecOptions) (int, error)
 }
 
 var _ Sandboxes = (*sandbox.Sandboxes)(nil)
@@ -54,7 +55,7 @@ var _ Sandboxes = (*sandbox.Sandboxes)(nil)
 type Options struct {
 	// Repo is the repository whose sandboxes it shows; with AllRepos, every
 	// repository's (Repo may then be nil).
-	Repo     *sandbox.Repo
+	Repo     *api.Repo
 	AllRepos bool
 	// Refresh is how often the engine is asked when nothing tells the UI
 	// that something changed (DefaultRefresh when 0).
@@ -109,7 +110,7 @@ type Model struct {
 	now           time.Time
 
 	repos     map[string]*repoState // by root
-	sandboxes []sandbox.Sandbox
+	sandboxes []api.Sandbox
 	info      map[sbKey]*sbInfo
 	listErr   error
 
@@ -148,7 +149,7 @@ type Model struct {
 
 // repoState is a repository the UI shows.
 type repoState struct {
-	r         *sandbox.Repo
+	r         *api.Repo
 	following bool
 	tips      map[string]string // branch tips measured, by sandbox
 	measuring bool
@@ -546,7 +547,7 @@ func (m *Model) measure(rs *repoState) tea.Cmd {
 		return nil
 	}
 	rs.measuring, rs.remeasure = true, false
-	var sbs []sandbox.Sandbox
+	var sbs []api.Sandbox
 	for _, sb := range m.sandboxes {
 		if sb.Repo == rs.r.Root() {
 			sbs = append(sbs, sb)
@@ -769,7 +770,7 @@ func (m *Model) detailLines() ([]string, []int, []string) {
 }
 
 // selectedRepo is the repository and row of the selected sandbox.
-func (m *Model) selectedRepo() (row, *sandbox.Repo, bool) {
+func (m *Model) selectedRepo() (row, *api.Repo, bool) {
 	sel, ok := m.list.selected()
 	if !ok {
 		return row{}, nil, false
@@ -896,7 +897,7 @@ func (m *Model) action(key string) tea.Cmd {
 		if key == "p" {
 			// Never --force: a pause that would lose files is refused,
 			// and the refusal says what to do.
-			pause := func(ctx context.Context, r *sandbox.Repo, name string) (sandbox.Outcome, error) {
+			pause := func(ctx context.Context, r *api.Repo, name string) (api.Outcome, error) {
 				return m.svc.Pause(ctx, r, name, false)
 			}
 			verb, done, already, op = "pausing", "Paused", "paused", pause
@@ -989,8 +990,8 @@ func (m *Model) landAsked(msg landMsg) tea.Cmd {
 // landQuestion is the question before a merge (action m) or apply (a) of
 // sandbox name at the commit d names; read says the diff view showed it.
 // A yes lands that commit or nothing: the service refuses when the branch
-// moved since (sandbox.ErrMoved).
-func (m *Model) landQuestion(action string, r *sandbox.Repo, name string, d shownDiff, read bool) dialog {
+// moved since (api.ErrMoved).
+func (m *Model) landQuestion(action string, r *api.Repo, name string, d shownDiff, read bool) dialog {
 	at := activity.ShortID(d.tip)
 	files := fmt.Sprintf("%d files", d.files)
 	if d.files == 1 {
@@ -1001,7 +1002,7 @@ func (m *Model) landQuestion(action string, r *sandbox.Repo, name string, d show
 		what = fmt.Sprintf("%s at %s (%s, diff not read)", name, at, files)
 	}
 	moved := func(err error, verb string) error {
-		if errors.Is(err, sandbox.ErrMoved) {
+		if errors.Is(err, api.ErrMoved) {
 			return fmt.Errorf("nothing was %s: %s moved since %s (the commit asked about); press d to read what it holds now", verb, name, at)
 		}
 		return err
@@ -1040,7 +1041,7 @@ func (m *Model) landQuestion(action string, r *sandbox.Repo, name string, d show
 type shellExec struct {
 	ctx            context.Context
 	svc            Sandboxes
-	r              *sandbox.Repo
+	r              *api.Repo
 	name           string
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -1053,7 +1054,7 @@ func (c *shellExec) SetStderr(w io.Writer) { c.stderr = w }
 // Run runs sh in the sandbox's /src until it exits.
 func (c *shellExec) Run() error {
 	fmt.Fprintf(c.stderr, "litterbox: a shell in %s; exit it to come back to the UI.\n", c.name)
-	_, err := c.svc.Exec(c.ctx, c.r, c.name, sandbox.ExecOptions{
+	_, err := c.svc.Exec(c.ctx, c.r, c.name, api.ExecOptions{
 		Cmd: []string{"sh"}, TTY: true, Interactive: true, Stdin: c.stdin, Stdout: c.stdout, Stderr: c.stderr,
 	})
 	return err

@@ -19,7 +19,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/git"
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // fakeService records the actions asked of it.
@@ -48,18 +48,18 @@ func (f *fakeService) called() string {
 	return strings.Join(f.calls, ",")
 }
 
-func (f *fakeService) OpenRepo(ctx context.Context, dir string) (*sandbox.Repo, error) {
+func (f *fakeService) OpenRepo(ctx context.Context, dir string) (*api.Repo, error) {
 	return nil, f.call(ctx, "open "+dir)
 }
-func (f *fakeService) List(ctx context.Context, r *sandbox.Repo) ([]sandbox.Sandbox, error) {
+func (f *fakeService) List(ctx context.Context, r *api.Repo) ([]api.Sandbox, error) {
 	return nil, f.call(ctx, "list")
 }
-func (f *fakeService) Diff(ctx context.Context, r *sandbox.Repo, name string, opts git.DiffOptions, w io.Writer) (*sandbox.DiffResult, error) {
+func (f *fakeService) Diff(ctx context.Context, r *api.Repo, name string, opts git.DiffOptions, w io.Writer) (*api.DiffResult, error) {
 	list := &git.FileList{Files: f.files, Total: len(f.files)}
 	for _, c := range f.files {
 		list.Added, list.Deleted = list.Added+c.Added, list.Deleted+c.Deleted
 	}
-	res := &sandbox.DiffResult{Name: name, Tip: cmp.Or(f.tip, strings.Repeat("7", 40)), Base: strings.Repeat("b", 40), Files: list, Empty: len(f.files) == 0}
+	res := &api.DiffResult{Name: name, Tip: cmp.Or(f.tip, strings.Repeat("7", 40)), Base: strings.Repeat("b", 40), Files: list, Empty: len(f.files) == 0}
 	if opts.Hold != nil {
 		res.Patch = git.NewPatchCutter(f.files, false, *opts.Hold)
 		res.Patch.Write([]byte(f.diff))
@@ -67,31 +67,31 @@ func (f *fakeService) Diff(ctx context.Context, r *sandbox.Repo, name string, op
 	}
 	return res, f.call(ctx, "diff "+name)
 }
-func (f *fakeService) Pause(ctx context.Context, r *sandbox.Repo, name string, force bool) (sandbox.Outcome, error) {
-	return sandbox.Outcome{Name: name}, f.call(ctx, "pause "+name)
+func (f *fakeService) Pause(ctx context.Context, r *api.Repo, name string, force bool) (api.Outcome, error) {
+	return api.Outcome{Name: name}, f.call(ctx, "pause "+name)
 }
-func (f *fakeService) Resume(ctx context.Context, r *sandbox.Repo, name string) (sandbox.Outcome, error) {
-	return sandbox.Outcome{Name: name}, f.call(ctx, "resume "+name)
+func (f *fakeService) Resume(ctx context.Context, r *api.Repo, name string) (api.Outcome, error) {
+	return api.Outcome{Name: name}, f.call(ctx, "resume "+name)
 }
-func (f *fakeService) Merge(ctx context.Context, r *sandbox.Repo, name, at string) (*sandbox.MergeResult, error) {
+func (f *fakeService) Merge(ctx context.Context, r *api.Repo, name, at string) (*api.MergeResult, error) {
 	if err := f.call(ctx, "merge "+name+" at "+at[:4]); err != nil {
 		return nil, err
 	}
-	return &sandbox.MergeResult{Name: name, Into: "main", Files: []string{"a"}}, nil
+	return &api.MergeResult{Name: name, Into: "main", Files: []string{"a"}}, nil
 }
-func (f *fakeService) Apply(ctx context.Context, r *sandbox.Repo, name, at string) (*sandbox.ApplyResult, error) {
-	return &sandbox.ApplyResult{Name: name}, f.call(ctx, "apply "+name+" at "+at[:4])
+func (f *fakeService) Apply(ctx context.Context, r *api.Repo, name, at string) (*api.ApplyResult, error) {
+	return &api.ApplyResult{Name: name}, f.call(ctx, "apply "+name+" at "+at[:4])
 }
-func (f *fakeService) Delete(ctx context.Context, r *sandbox.Repo, name string, force bool) (*sandbox.DeleteReport, error) {
-	return &sandbox.DeleteReport{Name: name}, f.call(ctx, "delete "+name)
+func (f *fakeService) Delete(ctx context.Context, r *api.Repo, name string, force bool) (*api.DeleteReport, error) {
+	return &api.DeleteReport{Name: name}, f.call(ctx, "delete "+name)
 }
-func (f *fakeService) Handle(ctx context.Context, r *sandbox.Repo, name string) (*sandbox.Handle, error) {
-	return &sandbox.Handle{}, f.call(ctx, "handle "+name)
+func (f *fakeService) Handle(ctx context.Context, r *api.Repo, name string) (*api.Handle, error) {
+	return &api.Handle{}, f.call(ctx, "handle "+name)
 }
-func (f *fakeService) Milestone(ctx context.Context, h *sandbox.Handle, message string) (*sandbox.MilestoneResult, error) {
-	return &sandbox.MilestoneResult{Commit: "abc", Squashed: 2}, f.call(ctx, "milestone "+message)
+func (f *fakeService) Milestone(ctx context.Context, h *api.Handle, message string) (*api.MilestoneResult, error) {
+	return &api.MilestoneResult{Commit: "abc", Squashed: 2}, f.call(ctx, "milestone "+message)
 }
-func (f *fakeService) Exec(ctx context.Context, r *sandbox.Repo, name string, o sandbox.ExecOptions) (int, error) {
+func (f *fakeService) Exec(ctx context.Context, r *api.Repo, name string, o api.ExecOptions) (int, error) {
 	return 0, f.call(ctx, "exec "+name)
 }
 
@@ -113,16 +113,16 @@ func newTest(t *testing.T, w, h int, color bool) (*Model, *fakeService) {
 	if color {
 		r.SetColorProfile(termenv.ANSI256)
 	}
-	repo := &sandbox.Repo{Git: &git.Repo{Root: root, CommonDir: t.TempDir()}}
+	repo := &api.Repo{Git: &git.Repo{Root: root, CommonDir: t.TempDir()}}
 	m := New(context.Background(), svc, Options{Repo: repo}, r)
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return m, svc
 }
 
 func sandboxes(names ...string) listMsg {
-	var sbs []sandbox.Sandbox
+	var sbs []api.Sandbox
 	for _, n := range names {
-		sbs = append(sbs, sandbox.Sandbox{Name: n, Status: sandbox.StatusActive, Repo: root, Created: time.Now().Add(-time.Minute)})
+		sbs = append(sbs, api.Sandbox{Name: n, Status: api.StatusActive, Repo: root, Created: time.Now().Add(-time.Minute)})
 	}
 	return listMsg{sbs: sbs}
 }
@@ -643,7 +643,7 @@ func TestLandWhatTheDiffShowed(t *testing.T) {
 		t.Errorf("calls = %q, want the merge of the commit shown", got)
 	}
 	// refused as moved: said so, with what to do
-	svc.calls, svc.err = nil, fmt.Errorf("cannot: %w", sandbox.ErrMoved)
+	svc.calls, svc.err = nil, fmt.Errorf("cannot: %w", api.ErrMoved)
 	keys(m, "a")
 	if q := m.dialog.question; !strings.Contains(q, "Apply work at aaaaaaaaaaaa (1 file, as the diff showed), uncommitted?") {
 		t.Errorf("the question: %q", q)

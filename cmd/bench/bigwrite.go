@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // bigShape is one big-file case: Files files of MiB mebibytes each, written
@@ -93,7 +93,7 @@ func (b *bench) caseBigWrite(ctx context.Context) error {
 }
 
 func (b *bench) bigWrite(ctx context.Context, dir, name string, shape bigShape) ([]Row, error) {
-	write := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do i=$((i+1)); head -c %d /dev/urandom > %s/big$i.bin || exit 1; done`, shape.Files, shape.MiB<<20, sandbox.Workdir)
+	write := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do i=$((i+1)); head -c %d /dev/urandom > %s/big$i.bin || exit 1; done`, shape.Files, shape.MiB<<20, api.Workdir)
 	if _, err := b.litterbox(dir, "exec", name, "--", "sh", "-c", write).run(ctx); err != nil {
 		return nil, err
 	}

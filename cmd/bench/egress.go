@@ -24,6 +24,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/secrets"
 )
 
@@ -127,7 +128,7 @@ func (b *bench) caseEgress(ctx context.Context) (err error) {
 	}
 	k, v, _ := strings.Cut(b.label, "=")
 	labels := map[string]string{k: v}
-	base := provider.Spec{Image: sandbox.DefaultImage, User: "1000:1000", Labels: labels, Workdir: "/tmp",
+	base := provider.Spec{Image: api.DefaultImage, User: "1000:1000", Labels: labels, Workdir: "/tmp",
 		Tmpfs:        []provider.Tmpfs{{Path: "/tmp", Exec: true, Mode: 0o1777, Size: 512 << 20}},
 		ReadOnlyRoot: true, Init: true, DropCaps: true, NoNewPrivileges: true, NoHealthcheck: true,
 		Limits: provider.Limits{Pids: 1024, Memory: 2 << 30}, Cmd: []string{"sleep", "infinity"}}
@@ -155,7 +156,7 @@ func (b *bench) caseEgress(ctx context.Context) (err error) {
 	policy := gateway.Policy{Sandbox: "bench", Mode: gateway.ModeAllowlist, Allow: []string{"big.test", "bound.test"}}
 	confined := base
 	confined.Name = fmt.Sprintf("litterbox-bench-egress-gw-%d", os.Getpid())
-	plan, err := egress.Confine(confined, sandbox.DefaultImage, policy, labels)
+	plan, err := egress.Confine(confined, api.DefaultImage, policy, labels)
 	if err != nil {
 		return err
 	}
@@ -332,7 +333,7 @@ func (b *bench) egressCreate(ctx context.Context, p *docker.Provider, program []
 	copyIn := func(name string) error {
 		return pipe(ctx,
 			proc{args: []string{"git", "-C", dir, "archive", "--format=tar", head}},
-			proc{args: []string{"docker", "exec", "-i", name, "tar", "-x", "-f", "-", "-C", sandbox.Workdir}})
+			proc{args: []string{"docker", "exec", "-i", name, "tar", "-x", "-f", "-", "-C", api.Workdir}})
 	}
 	remove := func(names ...string) {
 		_ = runCmd(context.WithoutCancel(ctx), append([]string{"docker", "rm", "-f"}, names...)...)
@@ -348,7 +349,7 @@ func (b *bench) egressCreate(ctx context.Context, p *docker.Provider, program []
 		// that is full, as the provider does), copy, startup.
 		var made *provider.Sandbox
 		d, err := timed(func() error {
-			if err := runCmd(ctx, "git", "-C", dir, "branch", sandbox.BranchPrefix+slug, head); err != nil {
+			if err := runCmd(ctx, "git", "-C", dir, "branch", api.BranchPrefix+slug, head); err != nil {
 				return err
 			}
 			var err error
@@ -366,12 +367,12 @@ func (b *bench) egressCreate(ctx context.Context, p *docker.Provider, program []
 			}
 			_ = p.Remove(context.WithoutCancel(ctx), made.Ref)
 		}
-		_ = runCmd(ctx, "git", "-C", dir, "branch", "-D", sandbox.BranchPrefix+slug)
+		_ = runCmd(ctx, "git", "-C", dir, "branch", "-D", api.BranchPrefix+slug)
 		if err != nil {
 			return err
 		}
 		// With a gateway.
-		plan, err := egress.Confine(spec, sandbox.DefaultImage, gateway.Policy{Sandbox: slug, Mode: gateway.ModeAllowlist, Registries: true}, labels)
+		plan, err := egress.Confine(spec, api.DefaultImage, gateway.Policy{Sandbox: slug, Mode: gateway.ModeAllowlist, Registries: true}, labels)
 		if err != nil {
 			return err
 		}
@@ -385,7 +386,7 @@ func (b *bench) egressCreate(ctx context.Context, p *docker.Provider, program []
 			go func() { defer wg.Done(); volErr = p.Client().VolumeCreate(ctx, plan.Volume) }()
 			go func() {
 				defer wg.Done()
-				branchErr = runCmd(ctx, "git", "-C", dir, "branch", sandbox.BranchPrefix+slug, head)
+				branchErr = runCmd(ctx, "git", "-C", dir, "branch", api.BranchPrefix+slug, head)
 			}()
 			wg.Wait()
 			if err := cmpErr(volErr, branchErr); err != nil {
@@ -440,7 +441,7 @@ func (b *bench) egressCreate(ctx context.Context, p *docker.Provider, program []
 			_ = p.Remove(context.WithoutCancel(ctx), gwMade.Ref)
 		}
 		_ = p.Client().VolumeRemove(ctx, plan.Volume.Name)
-		_ = runCmd(ctx, "git", "-C", dir, "branch", "-D", sandbox.BranchPrefix+slug)
+		_ = runCmd(ctx, "git", "-C", dir, "branch", "-D", api.BranchPrefix+slug)
 		if err != nil {
 			return err
 		}

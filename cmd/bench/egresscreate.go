@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // egressCreateCases are the rows of egressCreates: what a user waits for.
@@ -121,7 +121,7 @@ func (b *bench) egressCreates(ctx context.Context) error {
 	// its gateway, at once) where an open one makes one.
 	var two, single []time.Duration
 	run := func() ([]byte, error) {
-		return proc{args: []string{"docker", "run", "-d", "--label", b.label, sandbox.DefaultImage, "sleep", "infinity"}}.run(ctx)
+		return proc{args: []string{"docker", "run", "-d", "--label", b.label, api.DefaultImage, "sleep", "infinity"}}.run(ctx)
 	}
 	for i := 0; i <= b.n; i++ {
 		var ids []string

@@ -10,6 +10,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // caseCreate times `litterbox create` and `litterbox delete` on the big and
@@ -127,7 +128,7 @@ func (b *bench) pooledCreates(ctx context.Context, dir string, spec repoSpec) er
 		var id []byte
 		f, err := timed(func() error {
 			var err error
-			id, err = (proc{args: []string{"docker", "run", "-d", "--label", b.label, sandbox.DefaultImage, "sleep", "infinity"}}).run(ctx)
+			id, err = (proc{args: []string{"docker", "run", "-d", "--label", b.label, api.DefaultImage, "sleep", "infinity"}}).run(ctx)
 			return err
 		})
 		if err != nil {
@@ -177,11 +178,11 @@ func (b *bench) parallelCreates(ctx context.Context, dir string, spec repoSpec, 
 // branch, a network of its own, the hardened `docker run` Create uses (from
 // sandbox's ContainerSpec, so it stays in step), `git archive | docker exec
 // -i tar -x`, and the startup command.
-func (b *bench) floorCreate(ctx context.Context, dir string, r *sandbox.Repo, head, slug string) error {
+func (b *bench) floorCreate(ctx context.Context, dir string, r *api.Repo, head, slug string) error {
 	spec := b.svc.ContainerSpec(r, slug, head)
 	spec.Network = provider.NetworkOwn
 	name := r.ContainerName(slug)
-	if err := runCmd(ctx, "git", "-C", dir, "branch", sandbox.BranchPrefix+slug, head); err != nil {
+	if err := runCmd(ctx, "git", "-C", dir, "branch", api.BranchPrefix+slug, head); err != nil {
 		return err
 	}
 	if err := runCmd(ctx, append([]string{"docker"}, docker.NetworkCreateArgs(name, spec.Labels)...)...); err != nil {
@@ -196,7 +197,7 @@ func (b *bench) floorCreate(ctx context.Context, dir string, r *sandbox.Repo, he
 	}
 	if err := pipe(ctx,
 		proc{args: []string{"git", "-C", dir, "archive", "--format=tar", head}},
-		proc{args: []string{"docker", "exec", "-i", name, "tar", "-x", "-f", "-", "-C", sandbox.Workdir}},
+		proc{args: []string{"docker", "exec", "-i", name, "tar", "-x", "-f", "-", "-C", api.Workdir}},
 	); err != nil {
 		return err
 	}
@@ -204,11 +205,11 @@ func (b *bench) floorCreate(ctx context.Context, dir string, r *sandbox.Repo, he
 }
 
 // floorDelete is `docker rm -f` and `git branch -D` (issue 13's floor).
-func (b *bench) floorDelete(ctx context.Context, dir string, r *sandbox.Repo, slug string) error {
+func (b *bench) floorDelete(ctx context.Context, dir string, r *api.Repo, slug string) error {
 	if err := runCmd(ctx, "docker", "rm", "-f", r.ContainerName(slug)); err != nil {
 		return err
 	}
-	return runCmd(ctx, "git", "-C", dir, "branch", "-D", sandbox.BranchPrefix+slug)
+	return runCmd(ctx, "git", "-C", dir, "branch", "-D", api.BranchPrefix+slug)
 }
 
 // casePause times `litterbox pause` and `resume` of one sandbox against bare
@@ -272,7 +273,7 @@ func (b *bench) caseList(ctx context.Context) error {
 		return err
 	})
 	var list, floor []time.Duration
-	ps := proc{args: []string{"docker", "ps", "-a", "--no-trunc", "--filter", "label=" + sandbox.LabelGitDir + "=" + r.Git.CommonDir, "--format", "{{json .}}"}}
+	ps := proc{args: []string{"docker", "ps", "-a", "--no-trunc", "--filter", "label=" + api.LabelGitDir + "=" + r.Git.CommonDir, "--format", "{{json .}}"}}
 	for i := 0; i <= b.n; i++ {
 		var out []byte
 		d, err := timed(func() error { var err error; out, err = b.litterbox(dir, "list").run(ctx); return err })

@@ -25,6 +25,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // groups of cases, in the order they run.
@@ -143,8 +144,8 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	if err := runCmd(ctx, "docker", "image", "inspect", "--format", "{{.Id}}", sandbox.DefaultImage); err != nil {
-		fmt.Fprintf(os.Stderr, "bench: %s is not available (run scripts/ensure-docker.sh and scripts/ensure-busybox.sh): %v\n", sandbox.DefaultImage, err)
+	if err := runCmd(ctx, "docker", "image", "inspect", "--format", "{{.Id}}", api.DefaultImage); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %s is not available (run scripts/ensure-docker.sh and scripts/ensure-busybox.sh): %v\n", api.DefaultImage, err)
 		return 1
 	}
 
@@ -240,7 +241,7 @@ func (b *bench) repo(ctx context.Context, spec repoSpec) (string, error) {
 }
 
 // openRepo returns a generated repository of spec's shape, opened.
-func (b *bench) openRepo(ctx context.Context, spec repoSpec) (string, *sandbox.Repo, error) {
+func (b *bench) openRepo(ctx context.Context, spec repoSpec) (string, *api.Repo, error) {
 	dir, err := b.repo(ctx, spec)
 	if err != nil {
 		return "", nil, err

@@ -15,7 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // mcpSession is one `litterbox mcp` process driven by mcp-go's stdio client,
@@ -23,7 +23,7 @@ import (
 type mcpSession struct {
 	c     *client.Client
 	cmd   *exec.Cmd
-	repo  *sandbox.Repo
+	repo  *api.Repo
 	tools map[string]bool
 }
 
@@ -205,13 +205,13 @@ func (b *bench) caseMCP(ctx context.Context) error {
 				_, err := s.call(ctx, "read", map[string]any{"sandbox": name, "path": readFile})
 				return err
 			}},
-			{&fRead, func() error { return runCmd(ctx, "docker", "exec", c, "cat", sandbox.Workdir+"/"+readFile) }},
+			{&fRead, func() error { return runCmd(ctx, "docker", "exec", c, "cat", api.Workdir+"/"+readFile) }},
 			{&write, func() error {
 				_, err := s.call(ctx, "write", map[string]any{"sandbox": name, "path": "bench/written.txt", "content": fmt.Sprintf("%d\n%s", i, content)})
 				return err
 			}},
 			{&fWrite, func() error {
-				_, err := proc{args: []string{"docker", "exec", "-i", c, "sh", "-c", "cat > " + sandbox.Workdir + "/bench/floor.txt"},
+				_, err := proc{args: []string{"docker", "exec", "-i", c, "sh", "-c", "cat > " + api.Workdir + "/bench/floor.txt"},
 					stdin: strings.NewReader(content)}.run(ctx)
 				return err
 			}},
@@ -219,7 +219,7 @@ func (b *bench) caseMCP(ctx context.Context) error {
 				_, err := s.call(ctx, "grep", map[string]any{"sandbox": name, "pattern": needle, "path": "."})
 				return err
 			}},
-			{&fGrep, func() error { return runCmd(ctx, "docker", "exec", c, "grep", "-rn", needle, sandbox.Workdir) }},
+			{&fGrep, func() error { return runCmd(ctx, "docker", "exec", c, "grep", "-rn", needle, api.Workdir) }},
 		}
 		for _, st := range steps {
 			d, err := timed(st.fn)
@@ -373,7 +373,7 @@ func (b *bench) caseSnapshot(ctx context.Context) error {
 		}
 		write = append(write, d)
 		f, err := timed(func() error {
-			_, err := proc{args: []string{"docker", "exec", "-i", c, "sh", "-c", "cat > " + sandbox.Workdir + "/bench/snap.txt"},
+			_, err := proc{args: []string{"docker", "exec", "-i", c, "sh", "-c", "cat > " + api.Workdir + "/bench/snap.txt"},
 				stdin: strings.NewReader(content)}.run(ctx)
 			return err
 		})
@@ -406,7 +406,7 @@ func (b *bench) changeOne(ctx context.Context, spec repoSpec, label string) (flo
 			reported = append(reported, time.Duration(v*float64(time.Millisecond)))
 		}
 		f, err := timed(func() error {
-			return runCmd(ctx, "docker", "exec", "-w", sandbox.Workdir, c, "sh", "-c", fmt.Sprintf("echo f%d >> README.md", i))
+			return runCmd(ctx, "docker", "exec", "-w", api.Workdir, c, "sh", "-c", fmt.Sprintf("echo f%d >> README.md", i))
 		})
 		if err != nil {
 			return 0, Row{}, err

@@ -9,6 +9,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Arguments are bytes: a path or a message that is not UTF-8 reaches the
@@ -44,7 +45,7 @@ func TestBadArgumentsAreUsageErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, poolErr := sandbox.New(engine, runner.Exec{}, nil, sandbox.Options{}).FillPool(context.Background(), nil, 17)
+	_, poolErr := sandbox.New(engine, runner.Exec{}, nil, api.Options{}).FillPool(context.Background(), nil, 17)
 	for _, err := range []error{pathErr, poolErr} {
 		if err == nil {
 			t.Fatal("no error")

@@ -29,6 +29,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider/vm"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Exit codes, documented in docs/cli.md.
@@ -292,23 +293,23 @@ func completionEnv() *commands.Env {
 // exitCode maps the outcomes callers branch on to documented exit codes.
 func exitCode(err error, fallback int) int {
 	switch {
-	case errors.Is(err, sandbox.ErrConfig), errors.Is(err, sandbox.ErrNoService), errors.Is(err, sandbox.ErrImage), errors.Is(err, sandbox.ErrNoRuntime):
+	case errors.Is(err, api.ErrConfig), errors.Is(err, api.ErrNoService), errors.Is(err, api.ErrImage), errors.Is(err, api.ErrNoRuntime):
 		return exitUsage
-	case errors.Is(err, sandbox.ErrInvalidName), errors.Is(err, sandbox.ErrBadRef), errors.Is(err, git.ErrNotRepository), errors.Is(err, git.ErrNoCommits):
+	case errors.Is(err, api.ErrInvalidName), errors.Is(err, api.ErrBadRef), errors.Is(err, git.ErrNotRepository), errors.Is(err, git.ErrNoCommits):
 		return exitUsage
-	case errors.Is(err, sandbox.ErrBadArgument), errors.Is(err, sandbox.ErrBadPath):
+	case errors.Is(err, api.ErrBadArgument), errors.Is(err, api.ErrBadPath):
 		return exitUsage
-	case errors.Is(err, sandbox.ErrNotFound):
+	case errors.Is(err, api.ErrNotFound):
 		return exitNotFound
-	case errors.Is(err, sandbox.ErrExists):
+	case errors.Is(err, api.ErrExists):
 		return exitExists
-	case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, runner.ErrTimeout):
+	case errors.Is(err, api.ErrUnavailable), errors.Is(err, runner.ErrTimeout):
 		return exitUnavailable
-	case errors.Is(err, sandbox.ErrSetupFailed):
+	case errors.Is(err, api.ErrSetupFailed):
 		return exitSetup
-	case errors.Is(err, sandbox.ErrUnmerged), errors.Is(err, sandbox.ErrWouldLose), errors.Is(err, sandbox.ErrConflict), errors.Is(err, sandbox.ErrMoved), errors.Is(err, sandbox.ErrBadArchive), errors.Is(err, sandbox.ErrUnisolated), errors.Is(err, sandbox.ErrPortRange):
+	case errors.Is(err, api.ErrUnmerged), errors.Is(err, api.ErrWouldLose), errors.Is(err, api.ErrConflict), errors.Is(err, api.ErrMoved), errors.Is(err, api.ErrBadArchive), errors.Is(err, api.ErrUnisolated), errors.Is(err, api.ErrPortRange):
 		return exitRefused
-	case errors.Is(err, sandbox.ErrPaused), errors.Is(err, sandbox.ErrStopped), errors.Is(err, sandbox.ErrIncomplete):
+	case errors.Is(err, api.ErrPaused), errors.Is(err, api.ErrStopped), errors.Is(err, api.ErrIncomplete):
 		return exitState
 	}
 	return fallback

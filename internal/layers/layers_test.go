@@ -40,7 +40,10 @@ runner
 # the VM engine (over Docker), the configuration, the gateway's host side
 < provider/vm, sandbox/config, egress, secrets
 
-# the sandbox service's vocabulary, and the harnesses
+# the sandbox service's vocabulary, which its concerns and front ends share
+< sandbox/api
+
+# what the service's concerns share, and the harnesses
 < sandbox/internal/core, harness
 
 # the service's concerns (docs/architecture.md), each tier over those below

@@ -6,61 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/charmbracelet/log"
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
-
-// Options are what the service is made with besides its engine, runner and
-// log: what the environment or the command line set (main reads them once).
-// The zero value is the documented default.
-type Options struct {
-	// Image is what sandboxes are made from unless the configuration's
-	// image or create's names another: DefaultImage when "".
-	Image string
-	// ExtraLabels go on every resource made, and narrow every lookup: the
-	// test suite uses them to find and remove what it made.
-	ExtraLabels map[string]string
-	// AllowUnisolated lets create go on an engine whose sandboxes can reach
-	// each other, with a warning.
-	AllowUnisolated bool
-	// Scanner is a host file to copy into sandboxes as the snapshot
-	// scanner instead of the embedded one (for tests); "" for the embedded.
-	Scanner string
-	// NoJournal makes every scan walk the whole tree instead of following
-	// the change journal.
-	NoJournal bool
-	// MaxFileSize is the largest file a snapshot records, in bytes; 0 for
-	// the default.
-	MaxFileSize int64
-	// CacheDir is where the isolation check and the harness image check
-	// keep their verdicts; "" for the user's cache directory.
-	CacheDir string
-}
-
-// CacheSub is the directory name under the cache (CacheDir, else the
-// user's cache directory's litterbox), made when missing.
-func (o Options) CacheSub(name string) (string, error) {
-	base := o.CacheDir
-	if base == "" {
-		d, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("find a cache directory (set LITTERBOX_CACHE_DIR): %w", err)
-		}
-		base = filepath.Join(d, "litterbox")
-	}
-	dir := filepath.Join(base, name)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	return dir, nil
-}
 
 // Common is what every concern of the service shares: the engine, the
 // runner of host commands (git), the log and the options. Each concern's
@@ -69,14 +23,14 @@ type Common struct {
 	Provider provider.Provider
 	Runner   runner.Runner
 	Log      *log.Logger
-	Options
+	api.Options
 }
 
 // Warn logs what the user should know of their configuration.
 func (c *Common) Warn(msg string) { c.Log.Warn(msg) }
 
 // LoadConfig reads the configuration of commit of r (see config.Load).
-func (c *Common) LoadConfig(ctx context.Context, r *Repo, commit string) (*config.Config, error) {
+func (c *Common) LoadConfig(ctx context.Context, r *api.Repo, commit string) (*config.Config, error) {
 	return config.Load(ctx, r.Git, commit, c.Warn)
 }
 
@@ -105,7 +59,7 @@ func NoRuntimeError(err error) error {
 	if !strings.Contains(msg, "ensure-gvisor.sh") {
 		msg += ". For gVisor, `scripts/ensure-gvisor.sh` in the litterbox repository builds runsc and registers it with the engine"
 	}
-	return &Error{Kind: ErrNoRuntime,
+	return &api.Error{Kind: api.ErrNoRuntime,
 		Msg:   "The sandbox was not created: " + msg + " (docs/kernels.md). Set the runtime with `runtime` in .litterbox.toml or .litterbox.local.toml, or `litterbox create --runtime NAME`. Nothing was made.",
 		Agent: "The sandbox was not created: the engine cannot run the runtime the user configured for sandboxes (" + msg + "). Tell the user; nothing was made."}
 }
@@ -175,7 +129,7 @@ func (c *Common) ExecCapped(ctx context.Context, req provider.ExecRequest, limit
 
 // ExecError turns a failed exec in h's sandbox into an error that says
 // what to do.
-func ExecError(h *Handle, what string, err error) error {
+func ExecError(h *api.Handle, what string, err error) error {
 	if serr := StateError(h.Slug, err); serr != nil {
 		return serr
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,17 +25,9 @@ import (
 // goes by it. Objects made before ids existed have no such label: they
 // belong to the repository whose common git dir their LabelGitDir names.
 
-// LabelRepoID is the label holding the id of the repository a sandbox belongs
-// to.
-const LabelRepoID = LabelPrefix + "repo-id"
-
 // repoIDFile is the file holding a clone's id. Its name holds a dot, which no
 // slug does, so it never meets a sandbox's state directory.
 const repoIDFile = "repo.id"
-
-// idSuffixLen is how much of the id a container name takes when its plain
-// name belongs to another repository.
-const idSuffixLen = 8
 
 func repoIDPath(gitDir string) string {
 	return filepath.Join(gitDir, "litterbox", repoIDFile)
@@ -75,7 +68,7 @@ func validRepoID(id string) bool {
 // file is linked into place, which fails when it exists; the loser reads the
 // winner's). The id is never removed: objects that carry it would be lost
 // to every lookup.
-func EnsureRepoID(r *Repo) error {
+func EnsureRepoID(r *api.Repo) error {
 	if r.ID != "" {
 		return nil
 	}
@@ -99,22 +92,3 @@ func EnsureRepoID(r *Repo) error {
 	}
 	return nil
 }
-
-// Owns reports whether an object with labels belongs to r: it carries r's
-// id, or, made before ids existed, no id and r's common git dir.
-func (r *Repo) Owns(labels map[string]string) bool {
-	if id := labels[LabelRepoID]; id != "" {
-		return id == r.ID
-	}
-	return labels[LabelGitDir] == r.Git.CommonDir
-}
-
-// SuffixedName is the container name of a sandbox whose plain name is held
-// by another repository's.
-func (r *Repo) SuffixedName(slug string) string {
-	return r.ContainerName(slug) + "-" + r.ShortID()
-}
-
-// ShortID is the start of r's id that names take where r's must be told
-// apart from another repository's.
-func (r *Repo) ShortID() string { return r.ID[:idSuffixLen] }

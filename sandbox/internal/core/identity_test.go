@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Processes that make a repository's first id at once all end up with the
@@ -19,7 +20,7 @@ func TestEnsureRepoIDOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := &Repo{Git: &git.Repo{CommonDir: dir}}
+			r := &api.Repo{Git: &git.Repo{CommonDir: dir}}
 			if err := EnsureRepoID(r); err != nil {
 				t.Error(err)
 			}
@@ -51,16 +52,16 @@ func TestEnsureRepoIDOnce(t *testing.T) {
 // An object belongs to the repository of its id; one made before ids existed
 // to the repository at its git dir.
 func TestOwns(t *testing.T) {
-	r := &Repo{Git: &git.Repo{CommonDir: "/r/.git"}, ID: "aaaa"}
+	r := &api.Repo{Git: &git.Repo{CommonDir: "/r/.git"}, ID: "aaaa"}
 	for _, tt := range []struct {
 		labels map[string]string
 		want   bool
 	}{
-		{map[string]string{LabelRepoID: "aaaa", LabelGitDir: "/elsewhere/.git"}, true}, // moved
-		{map[string]string{LabelRepoID: "bbbb", LabelGitDir: "/r/.git"}, false},        // another repository, same path
-		{map[string]string{LabelGitDir: "/r/.git"}, true},                              // before ids
-		{map[string]string{LabelGitDir: "/other/.git"}, false},                         // before ids, elsewhere
-		{map[string]string{LabelRepoID: "", LabelGitDir: "/r/.git"}, true},             // an empty id is none
+		{map[string]string{api.LabelRepoID: "aaaa", api.LabelGitDir: "/elsewhere/.git"}, true}, // moved
+		{map[string]string{api.LabelRepoID: "bbbb", api.LabelGitDir: "/r/.git"}, false},        // another repository, same path
+		{map[string]string{api.LabelGitDir: "/r/.git"}, true},                                  // before ids
+		{map[string]string{api.LabelGitDir: "/other/.git"}, false},                             // before ids, elsewhere
+		{map[string]string{api.LabelRepoID: "", api.LabelGitDir: "/r/.git"}, true},             // an empty id is none
 	} {
 		if got := r.Owns(tt.labels); got != tt.want {
 			t.Errorf("owns(%v) = %v, want %v", tt.labels, got, tt.want)

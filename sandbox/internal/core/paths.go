@@ -1,6 +1,7 @@
 package core
 
 import (
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"path"
 	"strings"
 )
@@ -19,17 +20,17 @@ func ContainerPath(p string) (string, error) {
 		return "", err
 	}
 	if strings.ContainsAny(p, "\x00\n") {
-		return "", NewError(ErrBadPath, "Path %q holds a NUL or newline character; give a plain path, absolute in the sandbox or relative to %s.", p, Workdir)
+		return "", NewError(api.ErrBadPath, "Path %q holds a NUL or newline character; give a plain path, absolute in the sandbox or relative to %s.", p, api.Workdir)
 	}
 	if p == "" {
-		return Workdir, nil
+		return api.Workdir, nil
 	}
 	if path.IsAbs(p) {
 		return path.Clean(p), nil
 	}
-	joined := path.Join(Workdir, p)
-	if joined != Workdir && !strings.HasPrefix(joined, Workdir+"/") {
-		return "", NewError(ErrBadPath, "Path %q climbs out of %s; give a path inside it, or an absolute path in the sandbox.", p, Workdir)
+	joined := path.Join(api.Workdir, p)
+	if joined != api.Workdir && !strings.HasPrefix(joined, api.Workdir+"/") {
+		return "", NewError(api.ErrBadPath, "Path %q climbs out of %s; give a path inside it, or an absolute path in the sandbox.", p, api.Workdir)
 	}
 	return joined, nil
 }
@@ -49,10 +50,10 @@ func Hidden(p string) bool {
 // DisplayPath is how results show a container path: relative to /src when
 // it is inside it, absolute otherwise. Agents can pass either form back.
 func DisplayPath(p string) string {
-	if p == Workdir {
+	if p == api.Workdir {
 		return "."
 	}
-	if rest, ok := strings.CutPrefix(p, Workdir+"/"); ok {
+	if rest, ok := strings.CutPrefix(p, api.Workdir+"/"); ok {
 		return rest
 	}
 	return p
@@ -71,5 +72,5 @@ func AgentPath(p string) (string, error) {
 }
 
 func hiddenError(p string) error {
-	return NewError(ErrHidden, "Path %q is hidden (a component starts with '.'). Hidden files are not available to agents; work with the project's other files.", p)
+	return NewError(api.ErrHidden, "Path %q is hidden (a component starts with '.'). Hidden files are not available to agents; work with the project's other files.", p)
 }

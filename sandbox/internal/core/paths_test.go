@@ -3,6 +3,8 @@ package core
 import (
 	"errors"
 	"testing"
+
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 func TestContainerPath(t *testing.T) {
@@ -16,11 +18,11 @@ func TestContainerPath(t *testing.T) {
 		{"./a//b/../c", "/src/a/c", nil},
 		{"/etc/passwd", "/etc/passwd", nil},
 		{"/src/../etc", "/etc", nil},
-		{"../../etc/shadow", "", ErrBadPath},
-		{"a/../../x", "", ErrBadPath},
-		{"..", "", ErrBadPath},
-		{"a\x00b", "", ErrBadPath},
-		{"a\nb", "", ErrBadPath},
+		{"../../etc/shadow", "", api.ErrBadPath},
+		{"a/../../x", "", api.ErrBadPath},
+		{"..", "", api.ErrBadPath},
+		{"a\x00b", "", api.ErrBadPath},
+		{"a\nb", "", api.ErrBadPath},
 	} {
 		got, err := ContainerPath(tc.in)
 		if !errors.Is(err, tc.err) || got != tc.want {

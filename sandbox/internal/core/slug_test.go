@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"regexp"
 	"strings"
 	"testing"
@@ -38,10 +39,10 @@ func TestSlugify(t *testing.T) {
 		{strings.Repeat("a-", 32) + "b", ""},                       // 65
 	}
 	for _, tt := range tests {
-		got, err := Slugify(tt.name)
+		got, err := api.Slugify(tt.name)
 		if tt.want == "" {
-			var ie *InvalidNameError
-			if !errors.As(err, &ie) || !errors.Is(err, ErrInvalidName) {
+			var ie *api.InvalidNameError
+			if !errors.As(err, &ie) || !errors.Is(err, api.ErrInvalidName) {
 				t.Errorf("Slugify(%q) = %q, %v; want an *InvalidNameError", tt.name, got, err)
 			}
 			if got != "" {
@@ -61,7 +62,7 @@ func TestInvalidNameMessage(t *testing.T) {
 		{"!!!", `Invalid sandbox name "!!!" (it has no letters or digits).`},
 		{strings.Repeat("x", 64), "(its slug is 64 characters long)"},
 	} {
-		_, err := Slugify(tt.name)
+		_, err := api.Slugify(tt.name)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Slugify(%q) error = %v; want it to contain %q", tt.name, err, tt.want)
 		}
@@ -90,11 +91,11 @@ func TestRepoSlug(t *testing.T) {
 
 func TestContainerName(t *testing.T) {
 	// Repository my-repo and sandbox my-feature.
-	r := &Repo{Slug: repoSlug("my-repo")}
+	r := &api.Repo{Slug: repoSlug("my-repo")}
 	if got := r.ContainerName("my-feature"); got != "litterbox-my-repo-my-feature" {
 		t.Errorf("ContainerName = %q", got)
 	}
-	if got := BranchRef("my-feature"); got != "refs/heads/litterbox/my-feature" {
+	if got := api.BranchRef("my-feature"); got != "refs/heads/litterbox/my-feature" {
 		t.Errorf("BranchRef = %q", got)
 	}
 }
@@ -110,9 +111,9 @@ func FuzzSlugify(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		got, err := Slugify(name)
+		got, err := api.Slugify(name)
 		if err != nil {
-			var ie *InvalidNameError
+			var ie *api.InvalidNameError
 			if !errors.As(err, &ie) {
 				t.Fatalf("Slugify(%q) error %T %v; want *InvalidNameError", name, err, err)
 			}
@@ -121,10 +122,10 @@ func FuzzSlugify(f *testing.F) {
 			}
 			return
 		}
-		if len(got) < 1 || len(got) > MaxNameLen || !validSlug.MatchString(got) {
+		if len(got) < 1 || len(got) > api.MaxNameLen || !validSlug.MatchString(got) {
 			t.Fatalf("Slugify(%q) = %q, not a valid slug", name, got)
 		}
-		if again, err := Slugify(got); err != nil || again != got {
+		if again, err := api.Slugify(got); err != nil || again != got {
 			t.Fatalf("Slugify(%q) = %q, %v; a slug must be its own slug", got, again, err)
 		}
 	})

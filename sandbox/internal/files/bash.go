@@ -7,58 +7,28 @@ import (
 	"strings"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 )
-
-// Limits of Bash.
-const (
-	// MaxBashTimeout is the longest timeout allowed.
-	MaxBashTimeout = time.Hour
-	// MaxCommandBytes is the longest command.
-	MaxCommandBytes = 1 << 20
-)
-
-// BashOptions tune Bash.
-type BashOptions struct {
-	Workdir string        // absolute or relative to /src; default /src
-	Timeout time.Duration // default DefaultRunTimeout
-	Message string        // snapshot commit message
-	// OutputCap is how much output the result shows, both streams
-	// together, as JSON bytes; the whole of a stream cut is kept in a file
-	// under OutputDir. 0 means DefaultOutputCap.
-	OutputCap int
-}
-
-// BashResult is what a command did. A non-zero exit is a result, not an
-// error.
-type BashResult struct {
-	recording.RunResult
-	Workdir    string `json:"workdir"`
-	DurationMs int64  `json:"durationMs"`
-	// RefusedHosts are the connections the sandbox's gateway refused
-	// during the command, each "host:port (why)": the agent learns why a
-	// connection failed, and that only the user can allow it.
-	RefusedHosts []string `json:"refusedHosts,omitempty"`
-}
 
 // Bash runs a shell command for an agent and snapshots what it changed, in
 // one exec (see Run), and marks timeouts in the text so an agent
 // cannot miss them. The snapshot's error, when the command ran, comes with
 // its result rather than instead of it. When ctx ends the command is
 // stopped, and what it changed is still committed (see Run).
-func (f *Files) Bash(ctx context.Context, h *core.Handle, command string, o BashOptions) (*BashResult, *recording.SnapshotResult, error) {
+func (f *Files) Bash(ctx context.Context, h *api.Handle, command string, o api.BashOptions) (*api.BashResult, *api.SnapshotResult, error) {
 	if strings.TrimSpace(command) == "" {
-		return nil, nil, core.NewError(core.ErrBadArgument, "give a command to run")
+		return nil, nil, core.NewError(api.ErrBadArgument, "give a command to run")
 	}
-	if err := core.CheckLen("command", command, MaxCommandBytes); err != nil {
+	if err := core.CheckLen("command", command, api.MaxCommandBytes); err != nil {
 		return nil, nil, err
 	}
 	if i := strings.IndexByte(command, 0); i >= 0 {
 		// An argument of exec is a C string: the shell could not even
 		// start, and Go's error would pass for a missing workdir.
-		return nil, nil, core.NewError(core.ErrBadArgument, "The command holds a NUL byte (at byte %d), which a shell cannot run; nothing was run or changed. Remove it; to write a NUL byte, use printf '\\0' in the command.", i)
+		return nil, nil, core.NewError(api.ErrBadArgument, "The command holds a NUL byte (at byte %d), which a shell cannot run; nothing was run or changed. Remove it; to write a NUL byte, use printf '\\0' in the command.", i)
 	}
 	wd, err := core.ContainerPath(o.Workdir)
 	if err != nil {
@@ -66,10 +36,10 @@ func (f *Files) Bash(ctx context.Context, h *core.Handle, command string, o Bash
 	}
 	timeout := o.Timeout
 	if timeout <= 0 {
-		timeout = recording.DefaultRunTimeout
+		timeout = api.DefaultRunTimeout
 	}
-	if timeout > MaxBashTimeout {
-		return nil, nil, core.NewError(core.ErrBadArgument, "timeout %s is over the limit of %s", timeout, MaxBashTimeout)
+	if timeout > api.MaxBashTimeout {
+		return nil, nil, core.NewError(api.ErrBadArgument, "timeout %s is over the limit of %s", timeout, api.MaxBashTimeout)
 	}
 	spec := recording.RunSpec{Command: command, Workdir: wd, Timeout: timeout, Cap: o.OutputCap, KeepOutput: true, Message: o.Message}
 	var gw *netgate.Record
@@ -91,9 +61,9 @@ func (f *Files) Bash(ctx context.Context, h *core.Handle, command string, o Bash
 	if run.ExitCode == 127 && run.Stdout == "" && strings.HasPrefix(run.Stderr, "fork/exec /bin/sh:") {
 		// The shell could not start: in a busybox sandbox that means the
 		// workdir is missing, and Go's error names the shell instead.
-		return nil, nil, core.NewError(core.ErrNoFile, "workdir %s does not exist or is not a directory. Use ls to find it.", core.DisplayPath(wd))
+		return nil, nil, core.NewError(api.ErrNoFile, "workdir %s does not exist or is not a directory. Use ls to find it.", core.DisplayPath(wd))
 	}
-	res := &BashResult{RunResult: *run, Workdir: core.DisplayPath(wd), DurationMs: time.Since(start).Milliseconds()}
+	res := &api.BashResult{RunResult: *run, Workdir: core.DisplayPath(wd), DurationMs: time.Since(start).Milliseconds()}
 	if gw != nil {
 		res.RefusedHosts = f.refused(ctx, h, gw, run, start)
 	}
@@ -109,7 +79,7 @@ func (f *Files) Bash(ctx context.Context, h *core.Handle, command string, o Bash
 // before the file, something in the sandbox put in its place, or the
 // gateway emptied it during the run), what the gateway's refusals table
 // answers, asked by an exec of its own.
-func (f *Files) refused(ctx context.Context, h *core.Handle, gw *netgate.Record, run *recording.RunResult, start time.Time) []string {
+func (f *Files) refused(ctx context.Context, h *api.Handle, gw *netgate.Record, run *api.RunResult, start time.Time) []string {
 	if run.RefusalsRead {
 		if hosts, ok := netgate.RefusedIn(run.Refusals); ok {
 			return hosts

@@ -14,8 +14,8 @@ import (
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 )
 
 // cp copies files between the host and a sandbox, both ways, as docker cp
@@ -73,29 +73,19 @@ func encodePath(p string) string {
 // can have (a newline too), and hidden paths are the user's to copy.
 func cpPath(p string) (string, error) {
 	if strings.ContainsRune(p, 0) {
-		return "", core.NewError(core.ErrBadPath, "Path %q holds a NUL character.", p)
+		return "", core.NewError(api.ErrBadPath, "Path %q holds a NUL character.", p)
 	}
 	if p == "" || p == "." {
-		return core.Workdir, nil
+		return api.Workdir, nil
 	}
 	abs := p
 	if !path.IsAbs(p) {
-		abs = path.Join(core.Workdir, p)
-		if abs != core.Workdir && !strings.HasPrefix(abs, core.Workdir+"/") {
-			return "", core.NewError(core.ErrBadPath, "Path %q climbs out of %s; give a path inside it, or an absolute path in the sandbox.", p, core.Workdir)
+		abs = path.Join(api.Workdir, p)
+		if abs != api.Workdir && !strings.HasPrefix(abs, api.Workdir+"/") {
+			return "", core.NewError(api.ErrBadPath, "Path %q climbs out of %s; give a path inside it, or an absolute path in the sandbox.", p, api.Workdir)
 		}
 	}
 	return path.Clean(abs), nil
-}
-
-// CopyResult says what a copy did.
-type CopyResult struct {
-	// Path is where the copy landed: in the sandbox (as DisplayPath shows
-	// it) for a copy in, on the host for a copy out ("-" for stdout).
-	Path    string         `json:"path"`
-	Entries int            `json:"entries"`
-	Bytes   int64          `json:"bytes,omitempty"`
-	Skipped []SkippedEntry `json:"skipped,omitempty"`
 }
 
 // CopyIn copies src, a host file or folder, to dst in the sandbox, as
@@ -106,7 +96,7 @@ type CopyResult struct {
 // stream before anything is copied. Modes are kept, links are copied as
 // links. Then /src is snapshotted with the message "cp: PATH". A snapshot
 // error comes with the result: the copy happened.
-func (f *Files) CopyIn(ctx context.Context, h *core.Handle, src string, in io.Reader, dst string) (*CopyResult, *recording.SnapshotResult, error) {
+func (f *Files) CopyIn(ctx context.Context, h *api.Handle, src string, in io.Reader, dst string) (*api.CopyResult, *api.SnapshotResult, error) {
 	abs, err := cpPath(dst)
 	if err != nil {
 		return nil, nil, err
@@ -117,7 +107,7 @@ func (f *Files) CopyIn(ctx context.Context, h *core.Handle, src string, in io.Re
 	}
 	defer os.Remove(spool.Name())
 	defer spool.Close()
-	res := &CopyResult{}
+	res := &api.CopyResult{}
 	mode, top := "into", ""
 	if src == "-" {
 		if res.Entries, err = cleanArchive(in, spool); err != nil {
@@ -126,11 +116,11 @@ func (f *Files) CopyIn(ctx context.Context, h *core.Handle, src string, in io.Re
 	} else {
 		clean := filepath.Clean(src)
 		if _, err := os.Lstat(clean); err != nil {
-			return nil, nil, core.NewError(core.ErrNoFile, "%s: %v; nothing was copied.", src, err)
+			return nil, nil, core.NewError(api.ErrNoFile, "%s: %v; nothing was copied.", src, err)
 		}
 		mode, top = "as", filepath.Base(clean)
 		if top == string(filepath.Separator) || top == "." {
-			return nil, nil, core.NewError(core.ErrBadPath, "copy a folder by its name, not %q", src)
+			return nil, nil, core.NewError(api.ErrBadPath, "copy a folder by its name, not %q", src)
 		}
 		if res.Entries, res.Skipped, err = archiveHost(clean, top, spool); err != nil {
 			return nil, nil, fmt.Errorf("read %s: %w; nothing was copied", src, err)
@@ -148,7 +138,7 @@ func (f *Files) CopyIn(ctx context.Context, h *core.Handle, src string, in io.Re
 		Cmd: []string{"sh", "-c", cpInSh, "sh", encodePath(abs), mode, encodePath(top), mustDir}})
 	if err != nil {
 		if runner.ExitCode(err) == codeMissing {
-			return nil, nil, core.NewError(core.ErrNoFile, "the folder %q does not exist in sandbox '%s'; make it first (litterbox exec %s -- mkdir -p DIR), or give an existing one. Nothing was copied.", strings.TrimSpace(errOut.String()), h.Slug, h.Slug)
+			return nil, nil, core.NewError(api.ErrNoFile, "the folder %q does not exist in sandbox '%s'; make it first (litterbox exec %s -- mkdir -p DIR), or give an existing one. Nothing was copied.", strings.TrimSpace(errOut.String()), h.Slug, h.Slug)
 		}
 		return nil, nil, core.ExecError(h, "copy into the sandbox", core.WithStderr(err, errOut.String()))
 	}
@@ -170,20 +160,20 @@ func (f *Files) CopyIn(ctx context.Context, h *core.Handle, src string, in io.Re
 // the target and put in place only when the whole stream was read and the
 // sandbox's side ended well: a copy that fails leaves nothing. Entries left
 // out are in the result's Skipped, and the error is then ErrBadArchive.
-func (f *Files) CopyOut(ctx context.Context, h *core.Handle, src, dst string, w io.Writer) (*CopyResult, error) {
+func (f *Files) CopyOut(ctx context.Context, h *api.Handle, src, dst string, w io.Writer) (*api.CopyResult, error) {
 	abs, err := cpPath(src)
 	if err != nil {
 		return nil, err
 	}
 	if abs == "/" {
-		return nil, core.NewError(core.ErrBadPath, "copy a folder by its name, not /")
+		return nil, core.NewError(api.ErrBadPath, "copy a folder by its name, not /")
 	}
 	run := func(out io.Writer) error {
 		var errOut bytes.Buffer
 		_, err := f.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Kind: runner.Stream, Stdout: out, Stderr: &errOut,
 			Cmd: []string{"sh", "-c", cpOutSh, "sh", encodePath(abs)}})
 		if runner.ExitCode(err) == codeMissing {
-			return core.NewError(core.ErrNoFile, "%s does not exist in sandbox '%s'; nothing was copied. List it with `litterbox exec %s -- ls -la DIR`.", core.DisplayPath(abs), h.Slug, h.Slug)
+			return core.NewError(api.ErrNoFile, "%s does not exist in sandbox '%s'; nothing was copied. List it with `litterbox exec %s -- ls -la DIR`.", core.DisplayPath(abs), h.Slug, h.Slug)
 		}
 		if err != nil {
 			return core.ExecError(h, "copy out of the sandbox", core.WithStderr(err, errOut.String()))
@@ -191,7 +181,7 @@ func (f *Files) CopyOut(ctx context.Context, h *core.Handle, src, dst string, w 
 		return nil
 	}
 	if dst == "-" {
-		return &CopyResult{Path: "-"}, run(w)
+		return &api.CopyResult{Path: "-"}, run(w)
 	}
 	dir, name := dst, path.Base(abs)
 	st, err := os.Stat(dst)
@@ -200,7 +190,7 @@ func (f *Files) CopyOut(ctx context.Context, h *core.Handle, src, dst string, w 
 	case err == nil || errors.Is(err, fs.ErrNotExist):
 		dir, name = filepath.Dir(dst), filepath.Base(dst)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return nil, core.NewError(core.ErrNoFile, "the folder %s does not exist; make it first, or give an existing one. Nothing was copied.", dir)
+			return nil, core.NewError(api.ErrNoFile, "the folder %s does not exist; make it first, or give an existing one. Nothing was copied.", dir)
 		}
 	default:
 		return nil, err
@@ -230,9 +220,9 @@ func (f *Files) CopyOut(ctx context.Context, h *core.Handle, src, dst string, w 
 		return nil, fmt.Errorf("copy %s out of sandbox '%s': %w", core.DisplayPath(abs), h.Slug, xerr)
 	}
 	xr := x.res
-	res := &CopyResult{Path: filepath.Join(dir, name), Entries: xr.Entries, Bytes: xr.Bytes, Skipped: xr.Skipped}
+	res := &api.CopyResult{Path: filepath.Join(dir, name), Entries: xr.Entries, Bytes: xr.Bytes, Skipped: xr.Skipped}
 	if len(res.Skipped) > 0 {
-		return res, core.NewError(core.ErrBadArchive, "%d entries of %s were not copied, since they could have written outside %s:\n%s", len(res.Skipped), core.DisplayPath(abs), res.Path, skippedList(res.Skipped))
+		return res, core.NewError(api.ErrBadArchive, "%d entries of %s were not copied, since they could have written outside %s:\n%s", len(res.Skipped), core.DisplayPath(abs), res.Path, skippedList(res.Skipped))
 	}
 	return res, nil
 }

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Diff is a unified diff of one file, as git diff or diff -u print it.
@@ -83,7 +83,7 @@ func ParseDiff(text string) (*Diff, error) {
 				}
 				continue
 			default:
-				return nil, fmt.Errorf("line %d of the diff is not part of a hunk (lines start with ' ', '-' or '+'): %s", i+1, core.Quote(l))
+				return nil, fmt.Errorf("line %d of the diff is not part of a hunk (lines start with ' ', '-' or '+'): %s", i+1, api.Quote(l))
 			}
 			if oldLeft < 0 || newLeft < 0 {
 				return nil, tooLong(len(d.Hunks), cur)
@@ -118,13 +118,13 @@ func ParseDiff(text string) (*Diff, error) {
 			}
 			m := hunkHeader.FindStringSubmatch(l)
 			if m == nil {
-				return nil, fmt.Errorf("line %d: bad hunk header %s (want @@ -a,b +c,d @@)", i+1, core.Quote(l))
+				return nil, fmt.Errorf("line %d: bad hunk header %s (want @@ -a,b +c,d @@)", i+1, api.Quote(l))
 			}
 			start, err1 := strconv.Atoi(m[1])
 			oldN, err2 := headerCount(m[2])
 			newN, err3 := headerCount(m[4])
 			if err := errors.Join(err1, err2, err3); err != nil {
-				return nil, fmt.Errorf("line %d: bad hunk header %s: %v", i+1, core.Quote(l), err)
+				return nil, fmt.Errorf("line %d: bad hunk header %s: %v", i+1, api.Quote(l), err)
 			}
 			d.Hunks = append(d.Hunks, Hunk{Header: strings.TrimSpace(m[0]), OldStart: start, OldLines: oldN, NewLines: newN})
 			cur = &d.Hunks[len(d.Hunks)-1]
@@ -144,7 +144,7 @@ func ParseDiff(text string) (*Diff, error) {
 		case l[0] == ' ' || l[0] == '-' || l[0] == '+':
 			return nil, tooLong(len(d.Hunks), cur)
 		default:
-			return nil, fmt.Errorf("line %d of the diff is not part of a hunk (lines start with ' ', '-' or '+'): %s", i+1, core.Quote(l))
+			return nil, fmt.Errorf("line %d of the diff is not part of a hunk (lines start with ' ', '-' or '+'): %s", i+1, api.Quote(l))
 		}
 	}
 	if err := closeHunk(); err != nil {
@@ -164,7 +164,7 @@ func ParseDiff(text string) (*Diff, error) {
 // marker (git: "corrupt patch").
 func markNoEOL(h *Hunk, n, i int, l string) error {
 	if !strings.HasPrefix(l, `\ `) || len(l) < 11 {
-		return fmt.Errorf("line %d of the diff starts with a backslash but is not \"\\ No newline at end of file\": %s", i+1, core.Quote(l))
+		return fmt.Errorf("line %d of the diff starts with a backslash but is not \"\\ No newline at end of file\": %s", i+1, api.Quote(l))
 	}
 	if len(h.Lines) == 0 {
 		return fmt.Errorf("line %d: \"\\ No newline at end of file\" starts hunk #%d (%s), so it marks no line; put it right after the line it marks, the last of the old or the new file", i+1, n, h.Header)

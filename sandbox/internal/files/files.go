@@ -20,6 +20,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
@@ -41,10 +42,7 @@ func New(c *core.Common, rec *recording.Recorder, gate *netgate.Gate) *Files {
 	return &Files{Common: c, rec: rec, budget: newByteBudget(outputBudgetBytes), gate: gate}
 }
 
-// Limits of the file operations.
 const (
-	// MaxReadBytes is the largest file read returns.
-	MaxReadBytes = 16 << 20
 	// MaxListEntries caps ls and glob results.
 	MaxListEntries = 1000
 	// maxScanEntries caps what glob scans in the container.
@@ -68,8 +66,6 @@ const (
 	readFirst = 256 << 10
 	// pathSlack is room for the resolved path a script prints first.
 	pathSlack = 16 << 10
-	// MaxWriteBytes is the most write and patch put in a file.
-	MaxWriteBytes = MaxReadBytes
 	// FileOpTimeout bounds every file operation in the container.
 	FileOpTimeout = time.Minute
 )
@@ -167,7 +163,7 @@ exec sh -c "$s" sh "$@"`, int(FileOpTimeout.Seconds()))
 // fileExec runs one of the scripts above in the sandbox with args, within
 // FileOpTimeout, and reads at most limit bytes of its output (reserved from
 // the output budget first): past that it fails with ErrTooMuchOutput.
-func (f *Files) fileExec(ctx context.Context, h *core.Handle, script string, stdin io.Reader, limit int, args ...string) ([]byte, error) {
+func (f *Files) fileExec(ctx context.Context, h *api.Handle, script string, stdin io.Reader, limit int, args ...string) ([]byte, error) {
 	release, err := f.budget.acquire(ctx, limit)
 	if err != nil {
 		return nil, err
@@ -182,7 +178,7 @@ func (f *Files) fileExec(ctx context.Context, h *core.Handle, script string, std
 		return nil, fmt.Errorf("sandbox '%s' answered a file operation with %w", h.Slug, err)
 	}
 	if runner.ExitCode(err) == 137 {
-		return nil, core.NewError(core.ErrTooSlow, "the operation was stopped after %s; narrow it (a smaller path, an include, a simpler pattern).", FileOpTimeout)
+		return nil, core.NewError(api.ErrTooSlow, "the operation was stopped after %s; narrow it (a smaller path, an include, a simpler pattern).", FileOpTimeout)
 	}
 	if err != nil {
 		return res.Stdout, core.ExecError(h, "run a file operation", err)
@@ -194,7 +190,7 @@ func (f *Files) fileExec(ctx context.Context, h *core.Handle, script string, std
 // one exec (see Run). A failed put is an error and its snapshot is
 // dropped; a failed snapshot after a good put comes back as err beside the
 // put's output.
-func (f *Files) putExec(ctx context.Context, h *core.Handle, content []byte, message string, args ...string) ([]byte, *recording.SnapshotResult, error) {
+func (f *Files) putExec(ctx context.Context, h *api.Handle, content []byte, message string, args ...string) ([]byte, *api.SnapshotResult, error) {
 	run, snap, err := f.rec.Run(ctx, h, recording.RunSpec{Command: putSh, Args: args, Stdin: content, Message: message})
 	if run == nil {
 		return nil, nil, err
@@ -211,19 +207,19 @@ func scriptError(p string, err error) error {
 	detail := strings.TrimSpace(runner.Stderr(err))
 	switch runner.ExitCode(err) {
 	case codeMissing:
-		return core.NewError(core.ErrNoFile, "%s does not exist. Use ls or glob to find the right path.", p)
+		return core.NewError(api.ErrNoFile, "%s does not exist. Use ls or glob to find the right path.", p)
 	case codeHidden:
-		return core.NewError(core.ErrHidden, "%s resolves to the hidden path %s. Hidden files are not available to agents.", p, detail)
+		return core.NewError(api.ErrHidden, "%s resolves to the hidden path %s. Hidden files are not available to agents.", p, detail)
 	case codeIsDir:
-		return core.NewError(core.ErrIsDir, "%s is a directory. Use ls to list it.", p)
+		return core.NewError(api.ErrIsDir, "%s is a directory. Use ls to list it.", p)
 	case codeNotFile:
-		return core.NewError(core.ErrNoFile, "%s is not a regular file (a device, socket or pipe).", p)
+		return core.NewError(api.ErrNoFile, "%s is not a regular file (a device, socket or pipe).", p)
 	case codeNotDir:
-		return core.NewError(core.ErrNotDir, "%s is not a directory. Use read to read a file.", p)
+		return core.NewError(api.ErrNotDir, "%s is not a directory. Use read to read a file.", p)
 	case codeTooBig:
-		return core.NewError(core.ErrTooLarge, "%s is %s bytes, over the %d MiB read limit. Look at parts of it with bash (head, tail, sed -n '100,200p', grep).", p, detail, MaxReadBytes>>20)
+		return core.NewError(api.ErrTooLarge, "%s is %s bytes, over the %d MiB read limit. Look at parts of it with bash (head, tail, sed -n '100,200p', grep).", p, detail, api.MaxReadBytes>>20)
 	case codeChanged:
-		return core.NewError(core.ErrPatch, "%s changed while the patch was being applied; nothing was written. Read it again and retry.", p)
+		return core.NewError(api.ErrPatch, "%s changed while the patch was being applied; nothing was written. Read it again and retry.", p)
 	}
 	if ee := (*runner.ExitError)(nil); errors.As(err, &ee) && detail != "" {
 		switch {
@@ -237,58 +233,42 @@ func scriptError(p string, err error) error {
 	return err
 }
 
-// ReadOptions select lines of a file: Offset is 0-based, Limit 0 means all.
-type ReadOptions struct {
-	Offset int
-	Limit  int
-}
-
-// ReadResult is a slice of a text file.
-type ReadResult struct {
-	Path       string `json:"path"`
-	Content    string `json:"content"`
-	Offset     int    `json:"offset"`
-	Lines      int    `json:"lines"`      // lines returned
-	TotalLines int    `json:"totalLines"` // lines in the file
-	More       bool   `json:"more"`       // lines remain after this slice
-}
-
 // Read returns lines of a text file with one exec. Binary files (a NUL
 // byte or invalid UTF-8), directories, missing and hidden files are errors.
-func (f *Files) Read(ctx context.Context, h *core.Handle, p string, o ReadOptions) (*ReadResult, error) {
+func (f *Files) Read(ctx context.Context, h *api.Handle, p string, o api.ReadOptions) (*api.ReadResult, error) {
 	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, err
 	}
 	if o.Offset < 0 || o.Limit < 0 {
-		return nil, core.NewError(core.ErrBadArgument, "offset and limit must not be negative")
+		return nil, core.NewError(api.ErrBadArgument, "offset and limit must not be negative")
 	}
 	data, err := f.readFile(ctx, h, abs)
 	if err != nil {
 		return nil, scriptError(p, err)
 	}
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
-		return nil, core.NewError(core.ErrBinary, "%s is a binary file (%d bytes), not text. Inspect it with bash, e.g. `od -c %s | head`.", p, len(data), abs)
+		return nil, core.NewError(api.ErrBinary, "%s is a binary file (%d bytes), not text. Inspect it with bash, e.g. `od -c %s | head`.", p, len(data), abs)
 	}
 	content, total, n := SliceLines(textOf(data), o.Offset, o.Limit)
-	return &ReadResult{Path: core.DisplayPath(abs), Content: content, Offset: o.Offset, Lines: n, TotalLines: total, More: o.Offset+n < total}, nil
+	return &api.ReadResult{Path: core.DisplayPath(abs), Content: content, Offset: o.Offset, Lines: n, TotalLines: total, More: o.Offset+n < total}, nil
 }
 
 // readFile reads the file abs, of at most MaxReadBytes: up to readFirst
 // bytes with one exec, a bigger file with a second once its size is
 // reserved, so reads in parallel hold at most the output budget. A file that
 // grows under it is measured again, at most twice.
-func (f *Files) readFile(ctx context.Context, h *core.Handle, abs string) ([]byte, error) {
+func (f *Files) readFile(ctx context.Context, h *api.Handle, abs string) ([]byte, error) {
 	send := readFirst
 	for try := 0; ; try++ {
-		out, err := f.fileExec(ctx, h, readSh, nil, send+pathSlack, abs, strconv.Itoa(MaxReadBytes), strconv.Itoa(send))
+		out, err := f.fileExec(ctx, h, readSh, nil, send+pathSlack, abs, strconv.Itoa(api.MaxReadBytes), strconv.Itoa(send))
 		larger := false
 		if runner.ExitCode(err) == codeBigger {
 			n, perr := strconv.Atoi(strings.TrimSpace(runner.Stderr(err)))
 			if perr != nil || n <= send {
 				return nil, err
 			}
-			send, larger, err = min(n, MaxReadBytes), true, nil
+			send, larger, err = min(n, api.MaxReadBytes), true, nil
 		}
 		if err != nil {
 			return nil, err
@@ -298,10 +278,10 @@ func (f *Files) readFile(ctx context.Context, h *core.Handle, abs string) ([]byt
 			if len(data) <= send {
 				return data, nil
 			}
-			send = MaxReadBytes // it grew since it was measured
+			send = api.MaxReadBytes // it grew since it was measured
 		}
 		if try == 2 {
-			return nil, core.NewError(core.ErrNoFile, "%s kept changing size while it was read; read it again once it is written.", abs)
+			return nil, core.NewError(api.ErrNoFile, "%s kept changing size while it was read; read it again once it is written.", abs)
 		}
 	}
 }
@@ -334,54 +314,40 @@ func SliceLines(text string, offset, limit int) (slice string, total, n int) {
 	return text[start:end], total, n
 }
 
-// WriteResult says what a write did.
-type WriteResult struct {
-	Path    string `json:"path"`
-	Bytes   int    `json:"bytes"`
-	Created bool   `json:"created"` // the file did not exist before
-}
-
 // Write creates or overwrites a file, making its parent folders, and
 // snapshots it, with one exec. The content travels as data, never
 // through a shell string, so every byte arrives as given. An existing file
 // keeps its mode. A snapshot error comes with the result: the write happened.
-func (f *Files) Write(ctx context.Context, h *core.Handle, p string, content []byte) (*WriteResult, *recording.SnapshotResult, error) {
+func (f *Files) Write(ctx context.Context, h *api.Handle, p string, content []byte) (*api.WriteResult, *api.SnapshotResult, error) {
 	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(content) > MaxWriteBytes {
-		return nil, nil, core.NewError(core.ErrTooLong, "the content is %d bytes, over the limit of %d. Write a big file in parts with bash (cat >> file).", len(content), MaxWriteBytes)
+	if len(content) > api.MaxWriteBytes {
+		return nil, nil, core.NewError(api.ErrTooLong, "the content is %d bytes, over the limit of %d. Write a big file in parts with bash (cat >> file).", len(content), api.MaxWriteBytes)
 	}
 	out, snap, err := f.putExec(ctx, h, content, "write: "+core.DisplayPath(abs), abs, "", "write")
 	if out == nil {
 		return nil, nil, scriptError(p, err)
 	}
-	return &WriteResult{Path: core.DisplayPath(abs), Bytes: len(content), Created: strings.TrimSpace(string(out)) == "created"}, snap, err
-}
-
-// PatchResult says what a patch did.
-type PatchResult struct {
-	Path   string `json:"path"`
-	Action string `json:"action"` // created, modified or deleted
-	Hunks  int    `json:"hunks"`
+	return &api.WriteResult{Path: core.DisplayPath(abs), Bytes: len(content), Created: strings.TrimSpace(string(out)) == "created"}, snap, err
 }
 
 // Patch applies a unified diff to one file with two execs: it reads
 // the file, applies the hunks on the host, and writes the result (and
 // snapshots it) only if the file is still what was read. A diff that does not
 // apply changes nothing and the error names the failing hunk.
-func (f *Files) Patch(ctx context.Context, h *core.Handle, p, diff string) (*PatchResult, *recording.SnapshotResult, error) {
+func (f *Files) Patch(ctx context.Context, h *api.Handle, p, diff string) (*api.PatchResult, *api.SnapshotResult, error) {
 	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := core.CheckLen("diff", diff, MaxWriteBytes); err != nil {
+	if err := core.CheckLen("diff", diff, api.MaxWriteBytes); err != nil {
 		return nil, nil, err
 	}
 	d, err := ParseDiff(diff)
 	if err != nil {
-		return nil, nil, core.NewError(core.ErrPatch, "%s: %v; nothing was changed.", p, err)
+		return nil, nil, core.NewError(api.ErrPatch, "%s: %v; nothing was changed.", p, err)
 	}
 	old, err := f.readFile(ctx, h, abs)
 	exists := true
@@ -393,13 +359,13 @@ func (f *Files) Patch(ctx context.Context, h *core.Handle, p, diff string) (*Pat
 	}
 	switch {
 	case d.Create && exists:
-		return nil, nil, core.NewError(core.ErrPatch, "%s: the diff creates the file, but it exists; nothing was changed. Read it and send a diff against its content.", p)
+		return nil, nil, core.NewError(api.ErrPatch, "%s: the diff creates the file, but it exists; nothing was changed. Read it and send a diff against its content.", p)
 	case !d.Create && !exists:
-		return nil, nil, core.NewError(core.ErrPatch, "%s does not exist, and the diff modifies it; nothing was changed. Use a diff from /dev/null to create it, or write.", p)
+		return nil, nil, core.NewError(api.ErrPatch, "%s does not exist, and the diff modifies it; nothing was changed. Use a diff from /dev/null to create it, or write.", p)
 	}
 	result, err := d.Apply(string(old))
 	if err != nil {
-		return nil, nil, core.NewError(core.ErrPatch, "%s: %v; nothing was changed. Read the file and send a diff against its current content.", p, err)
+		return nil, nil, core.NewError(api.ErrPatch, "%s: %v; nothing was changed. Read the file and send a diff against its current content.", p, err)
 	}
 	expect := "-"
 	if exists {
@@ -417,19 +383,12 @@ func (f *Files) Patch(ctx context.Context, h *core.Handle, p, diff string) (*Pat
 	if out == nil {
 		return nil, nil, scriptError(p, err)
 	}
-	return &PatchResult{Path: core.DisplayPath(abs), Action: action, Hunks: len(d.Hunks)}, snap, err
-}
-
-// LsResult lists a folder.
-type LsResult struct {
-	Path      string   `json:"path"`
-	Entries   []string `json:"entries"` // relative to Path; folders end in "/"
-	Truncated bool     `json:"truncated"`
+	return &api.PatchResult{Path: core.DisplayPath(abs), Action: action, Hunks: len(d.Hunks)}, snap, err
 }
 
 // Ls lists a folder (recursively when asked) with one exec, leaving
 // hidden entries out.
-func (f *Files) Ls(ctx context.Context, h *core.Handle, p string, recursive bool) (*LsResult, error) {
+func (f *Files) Ls(ctx context.Context, h *api.Handle, p string, recursive bool) (*api.LsResult, error) {
 	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, err
@@ -443,7 +402,7 @@ func (f *Files) Ls(ctx context.Context, h *core.Handle, p string, recursive bool
 		return nil, scriptError(p, err)
 	}
 	root, lines, cut := splitListing(out, lsBytes)
-	res := &LsResult{Path: core.DisplayPath(root), Entries: []string{}, Truncated: cut}
+	res := &api.LsResult{Path: core.DisplayPath(root), Entries: []string{}, Truncated: cut}
 	for _, l := range lines {
 		if rel, ok := relTo(root, l); ok {
 			res.Entries = append(res.Entries, rel)
@@ -453,30 +412,23 @@ func (f *Files) Ls(ctx context.Context, h *core.Handle, p string, recursive bool
 	return res, nil
 }
 
-// GlobResult is the files matching a pattern.
-type GlobResult struct {
-	Pattern   string   `json:"pattern"`
-	Matches   []string `json:"matches"`
-	Truncated bool     `json:"truncated"`
-}
-
 // Glob finds files (not folders) under p whose path relative to p matches
 // pattern, where ** spans folders and {a,b} alternates. One exec lists
 // the non-hidden files; matching runs on the host.
-func (f *Files) Glob(ctx context.Context, h *core.Handle, pattern, p string) (*GlobResult, error) {
+func (f *Files) Glob(ctx context.Context, h *api.Handle, pattern, p string) (*api.GlobResult, error) {
 	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, err
 	}
 	m, err := CompileGlob(pattern)
 	if err != nil {
-		return nil, core.NewError(core.ErrBadPattern, "glob pattern %s: %v", core.Quote(pattern), err)
+		return nil, core.NewError(api.ErrBadPattern, "glob pattern %s: %v", api.Quote(pattern), err)
 	}
 	root, lines, cut, err := f.listFiles(ctx, h, p, abs)
 	if err != nil {
 		return nil, err
 	}
-	res := &GlobResult{Pattern: pattern, Matches: []string{}, Truncated: cut}
+	res := &api.GlobResult{Pattern: pattern, Matches: []string{}, Truncated: cut}
 	for _, l := range lines {
 		rel, ok := relTo(root, l)
 		if !ok || strings.HasSuffix(rel, "/") {
@@ -500,26 +452,19 @@ func sortedCapped(list []string, cut bool) ([]string, bool) {
 	return list, cut
 }
 
-// GrepResult is the lines matching a pattern.
-type GrepResult struct {
-	Pattern   string   `json:"pattern"`
-	Matches   []string `json:"matches"` // path:line:text
-	Truncated bool     `json:"truncated"`
-}
-
 // Grep searches files under p (or the file p) for an extended regular
 // expression with one exec, skipping hidden files and folders.
 // include, a glob over file names (*.go, *.{ts,tsx}), narrows the files.
-func (f *Files) Grep(ctx context.Context, h *core.Handle, pattern, p, include string) (*GrepResult, error) {
+func (f *Files) Grep(ctx context.Context, h *api.Handle, pattern, p, include string) (*api.GrepResult, error) {
 	abs, err := core.AgentPath(p)
 	if err != nil {
 		return nil, err
 	}
 	if pattern == "" {
-		return nil, core.NewError(core.ErrBadPattern, "give a pattern to search for")
+		return nil, core.NewError(api.ErrBadPattern, "give a pattern to search for")
 	}
 	if err := checkPattern("pattern", pattern); err != nil {
-		return nil, core.NewError(core.ErrBadPattern, "%v.", err)
+		return nil, core.NewError(api.ErrBadPattern, "%v.", err)
 	}
 	var out []byte
 	if include == "" {
@@ -528,12 +473,12 @@ func (f *Files) Grep(ctx context.Context, h *core.Handle, pattern, p, include st
 		out, err = f.grepIncluded(ctx, h, pattern, p, abs, include)
 	}
 	if runner.ExitCode(err) == codeBadRegex {
-		return nil, core.NewError(core.ErrBadPattern, "%s is not a valid extended regular expression (POSIX ERE, as grep -E).", core.Quote(pattern))
+		return nil, core.NewError(api.ErrBadPattern, "%s is not a valid extended regular expression (POSIX ERE, as grep -E).", api.Quote(pattern))
 	}
 	if err != nil {
 		return nil, scriptError(p, err)
 	}
-	res := &GrepResult{Pattern: pattern, Matches: []string{}}
+	res := &api.GrepResult{Pattern: pattern, Matches: []string{}}
 	for _, l := range strings.Split(string(out), "\n") {
 		if l == "" {
 			continue
@@ -550,13 +495,13 @@ func (f *Files) Grep(ctx context.Context, h *core.Handle, pattern, p, include st
 // grepIncluded greps the files under abs whose names match include: one
 // exec lists the files, the host picks them (braces are never expanded, see
 // glob.go), and a second exec greps those. A file path ignores include.
-func (f *Files) grepIncluded(ctx context.Context, h *core.Handle, pattern, p, abs, include string) ([]byte, error) {
+func (f *Files) grepIncluded(ctx context.Context, h *api.Handle, pattern, p, abs, include string) ([]byte, error) {
 	inc, err := CompileInclude(include)
 	if err != nil {
-		return nil, core.NewError(core.ErrBadPattern, "include %s: %v", core.Quote(include), err)
+		return nil, core.NewError(api.ErrBadPattern, "include %s: %v", api.Quote(include), err)
 	}
 	root, lines, _, err := f.listFiles(ctx, h, p, abs)
-	if errors.Is(err, core.ErrNotDir) {
+	if errors.Is(err, api.ErrNotDir) {
 		return f.fileExec(ctx, h, grepSh, nil, grepOutput, abs, pattern, strconv.Itoa(MaxGrepMatches+1), strconv.Itoa(grepCut+1))
 	}
 	if err != nil {
@@ -575,7 +520,7 @@ func (f *Files) grepIncluded(ctx context.Context, h *core.Handle, pattern, p, ab
 // listFiles lists the non-hidden files under the folder abs (p as the agent
 // gave it), at most maxScanEntries and listBytes: the folder resolved,
 // absolute paths, and whether the listing was cut.
-func (f *Files) listFiles(ctx context.Context, h *core.Handle, p, abs string) (string, []string, bool, error) {
+func (f *Files) listFiles(ctx context.Context, h *api.Handle, p, abs string) (string, []string, bool, error) {
 	out, err := f.fileExec(ctx, h, lsSh, nil, listBytes+pathSlack, abs, "", strconv.Itoa(maxScanEntries), "files", strconv.Itoa(listBytes))
 	if err != nil {
 		return "", nil, false, scriptError(p, err)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
@@ -23,12 +24,6 @@ import (
 // or from stdin) is trusted. Every name is checked before it is used, every
 // write goes through an os.Root (which cannot leave its directory), and no
 // entry is written through a symbolic link the same archive made.
-
-// SkippedEntry is an archive entry cp left out, with the reason.
-type SkippedEntry struct {
-	Name   string `json:"name"`
-	Reason string `json:"reason"`
-}
 
 // entryName cleans a tar entry's name into a relative slash path: a leading
 // "./" goes, and a name that is absolute, climbs with "..", or is empty is
@@ -102,18 +97,18 @@ func (l linkSet) checkHeader(h *tar.Header) (name, reason string) {
 func cleanArchive(in io.Reader, out io.Writer) (entries int, err error) {
 	tr, tw := tar.NewReader(in), tar.NewWriter(out)
 	links := linkSet{}
-	var bad []SkippedEntry
+	var bad []api.SkippedEntry
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return 0, core.NewError(core.ErrBadArchive, "the archive on stdin is not a readable tar stream: %v; nothing was copied.", err)
+			return 0, core.NewError(api.ErrBadArchive, "the archive on stdin is not a readable tar stream: %v; nothing was copied.", err)
 		}
 		name, reason := links.checkHeader(h)
 		if reason != "" {
-			bad = append(bad, SkippedEntry{Name: name, Reason: reason})
+			bad = append(bad, api.SkippedEntry{Name: name, Reason: reason})
 			continue
 		}
 		if len(bad) > 0 {
@@ -136,7 +131,7 @@ func cleanArchive(in io.Reader, out io.Writer) (entries int, err error) {
 		entries++
 	}
 	if len(bad) > 0 {
-		return 0, core.NewError(core.ErrBadArchive, "the archive on stdin holds entries that could write outside the destination, so nothing was copied:\n%s", skippedList(bad))
+		return 0, core.NewError(api.ErrBadArchive, "the archive on stdin holds entries that could write outside the destination, so nothing was copied:\n%s", skippedList(bad))
 	}
 	return entries, tw.Close()
 }
@@ -159,7 +154,7 @@ func writeEntry(tw *tar.Writer, h *tar.Header, r io.Reader) error {
 	return nil
 }
 
-func skippedList(s []SkippedEntry) string {
+func skippedList(s []api.SkippedEntry) string {
 	var b strings.Builder
 	for i, e := range s {
 		if i == 20 {
@@ -175,7 +170,7 @@ func skippedList(s []SkippedEntry) string {
 // whose top entry is named top. Symbolic links are stored as links, never
 // followed; modes are kept. Sockets, devices and pipes are left out and
 // reported.
-func archiveHost(src, top string, w io.Writer) (entries int, skipped []SkippedEntry, err error) {
+func archiveHost(src, top string, w io.Writer) (entries int, skipped []api.SkippedEntry, err error) {
 	tw := tar.NewWriter(w)
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -202,7 +197,7 @@ func archiveHost(src, top string, w io.Writer) (entries int, skipped []SkippedEn
 				return err
 			}
 		default:
-			skipped = append(skipped, SkippedEntry{Name: name, Reason: "not a file, folder or link"})
+			skipped = append(skipped, api.SkippedEntry{Name: name, Reason: "not a file, folder or link"})
 			return nil
 		}
 		var f *os.File
@@ -228,7 +223,7 @@ func archiveHost(src, top string, w io.Writer) (entries int, skipped []SkippedEn
 type extractResult struct {
 	Entries int
 	Bytes   int64
-	Skipped []SkippedEntry
+	Skipped []api.SkippedEntry
 }
 
 // maxTrailer bounds what may follow an archive's end: tar pads its output
@@ -284,7 +279,7 @@ func (x *extraction) read(r io.Reader) error {
 	tr := tar.NewReader(r)
 	links := linkSet{}
 	made := map[string]bool{} // files this archive made, by clean name
-	skip := func(n, why string) { res.Skipped = append(res.Skipped, SkippedEntry{Name: n, Reason: why}) }
+	skip := func(n, why string) { res.Skipped = append(res.Skipped, api.SkippedEntry{Name: n, Reason: why}) }
 	top := x.top
 	for {
 		h, err := tr.Next()
@@ -477,9 +472,9 @@ func (x *extraction) mergeInto(from, to string) error {
 		case e.IsDir() && fi.IsDir():
 			err = x.mergeInto(src, dst)
 		case e.IsDir():
-			x.res.Skipped = append(x.res.Skipped, SkippedEntry{Name: x.top + "/" + dst, Reason: "a file or link of that name is in the way"})
+			x.res.Skipped = append(x.res.Skipped, api.SkippedEntry{Name: x.top + "/" + dst, Reason: "a file or link of that name is in the way"})
 		case fi.IsDir():
-			x.res.Skipped = append(x.res.Skipped, SkippedEntry{Name: x.top + "/" + dst, Reason: "a folder of that name is in the way"})
+			x.res.Skipped = append(x.res.Skipped, api.SkippedEntry{Name: x.top + "/" + dst, Reason: "a folder of that name is in the way"})
 		default:
 			err = x.stageIn.Rename(src, dst)
 		}

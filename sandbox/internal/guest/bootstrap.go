@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 	"github.com/litterbox-dev/litterbox/scanner"
 )
@@ -42,7 +42,7 @@ const (
 // Bootstrap is the list of files a new sandbox of r gets beside its
 // commit, read from the working tree: those .worktreeinclude and include
 // name that git ignores. None when neither names any.
-func Bootstrap(ctx context.Context, r *core.Repo, include []string) ([]git.ArchiveFile, error) {
+func Bootstrap(ctx context.Context, r *api.Repo, include []string) ([]git.ArchiveFile, error) {
 	from := WorktreeInclude
 	if _, err := os.Lstat(filepath.Join(r.Root(), from)); err != nil {
 		from = ""
@@ -65,18 +65,18 @@ const bootstrapSources = WorktreeInclude + " and [bootstrap] include in " + conf
 // refuses or one with a control character, and anything but a regular
 // file are refused, as are more than BootstrapMaxFiles files or
 // BootstrapMaxBytes in all. A file gone meanwhile is left out.
-func BootstrapFiles(r *core.Repo, paths []string) ([]git.ArchiveFile, error) {
+func BootstrapFiles(r *api.Repo, paths []string) ([]git.ArchiveFile, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
 	refuse := func(format string, args ...any) error {
-		return &core.Error{Kind: core.ErrConfig,
+		return &api.Error{Kind: api.ErrConfig,
 			Msg:   fmt.Sprintf(format, args...) + " Nothing was made.",
 			Agent: fmt.Sprintf(format, args...) + " Nothing was made; tell the user, who sets what goes in."}
 	}
 	if len(paths) > BootstrapMaxFiles {
 		return nil, refuse("%s name %d ignored files of your working tree to copy into the sandbox (%s, ...); at most %d are copied (the bootstrap's bound). Name fewer: a dependency or build directory is better made by the setup command.",
-			bootstrapSources, len(paths), core.Quote(paths[0]), BootstrapMaxFiles)
+			bootstrapSources, len(paths), api.Quote(paths[0]), BootstrapMaxFiles)
 	}
 	root, err := os.OpenRoot(r.Root())
 	if err != nil {
@@ -87,7 +87,7 @@ func BootstrapFiles(r *core.Repo, paths []string) ([]git.ArchiveFile, error) {
 	var total int64
 	for _, p := range paths {
 		if !scanner.SafePath(p) || strings.ContainsFunc(p, func(c rune) bool { return c < ' ' || c == 0x7f }) {
-			return nil, refuse("%s name %s, a file name litterbox refuses (git refuses it, or it holds a control character). Rename it, or take it out of the list.", bootstrapSources, core.Quote(p))
+			return nil, refuse("%s name %s, a file name litterbox refuses (git refuses it, or it holds a control character). Rename it, or take it out of the list.", bootstrapSources, api.Quote(p))
 		}
 		fi, err := root.Stat(p)
 		if errors.Is(err, os.ErrNotExist) {
@@ -96,24 +96,24 @@ func BootstrapFiles(r *core.Repo, paths []string) ([]git.ArchiveFile, error) {
 			}
 		}
 		if err != nil {
-			return nil, refuse("%s name %s, a symbolic link that leads out of the repository or nowhere: no file outside the repository goes into a sandbox. Put the file itself in the repository (ignored), or take it out of the list.", bootstrapSources, core.Quote(p))
+			return nil, refuse("%s name %s, a symbolic link that leads out of the repository or nowhere: no file outside the repository goes into a sandbox. Put the file itself in the repository (ignored), or take it out of the list.", bootstrapSources, api.Quote(p))
 		}
 		if !fi.Mode().IsRegular() {
-			return nil, refuse("%s name %s, which is not a regular file. Take it out of the list.", bootstrapSources, core.Quote(p))
+			return nil, refuse("%s name %s, which is not a regular file. Take it out of the list.", bootstrapSources, api.Quote(p))
 		}
 		total += fi.Size()
 		if total > BootstrapMaxBytes {
 			return nil, refuse("%s name more than %d MiB of ignored files to copy into the sandbox (past the bootstrap's bound at %s). Name fewer or smaller files: a dependency or build directory is better made by the setup command.",
-				bootstrapSources, BootstrapMaxBytes>>20, core.Quote(p))
+				bootstrapSources, BootstrapMaxBytes>>20, api.Quote(p))
 		}
 		f, err := root.Open(p)
 		if err != nil {
-			return nil, fmt.Errorf("read %s for the sandbox: %w", core.Quote(p), err)
+			return nil, fmt.Errorf("read %s for the sandbox: %w", api.Quote(p), err)
 		}
 		data, err := io.ReadAll(io.LimitReader(f, fi.Size()))
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("read %s for the sandbox: %w", core.Quote(p), err)
+			return nil, fmt.Errorf("read %s for the sandbox: %w", api.Quote(p), err)
 		}
 		files = append(files, git.ArchiveFile{Path: p, Executable: fi.Mode()&0o100 != 0, Data: data})
 	}
@@ -132,7 +132,7 @@ func Paths(files []git.ArchiveFile) []string {
 // Rebootstrap is the bootstrap of sandbox slug read again from the working
 // tree, for a container made anew from its branch (a resume that found
 // /src gone): the files its record lists, as they are now.
-func Rebootstrap(r *core.Repo, slug string) ([]git.ArchiveFile, error) {
+func Rebootstrap(r *api.Repo, slug string) ([]git.ArchiveFile, error) {
 	set, err := state.Bootstrapped(r, slug)
 	if err != nil || len(set) == 0 {
 		return nil, err

@@ -13,12 +13,12 @@ import (
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/runner"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // bootstrapRepo is a git repository whose .gitignore ignores ".env*" and
 // "*.bin", with .worktreeinclude listing them; files are written under it.
-func bootstrapRepo(t *testing.T, files map[string]string) *core.Repo {
+func bootstrapRepo(t *testing.T, files map[string]string) *api.Repo {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
@@ -37,7 +37,7 @@ func bootstrapRepo(t *testing.T, files map[string]string) *core.Repo {
 			t.Fatal(err)
 		}
 	}
-	return &core.Repo{Git: &git.Repo{R: runner.Exec{}, Root: dir, CommonDir: filepath.Join(dir, ".git")}}
+	return &api.Repo{Git: &git.Repo{R: runner.Exec{}, Root: dir, CommonDir: filepath.Join(dir, ".git")}}
 }
 
 // TestBootstrap: the listed ignored files are read whole, a link inside
@@ -70,7 +70,7 @@ func TestBootstrap(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := Bootstrap(ctx, r, nil)
-			if !errors.Is(err, core.ErrConfig) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "Nothing was made") {
+			if !errors.Is(err, api.ErrConfig) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "Nothing was made") {
 				t.Errorf("err = %v, want ErrConfig saying %q", err, want)
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
@@ -23,7 +24,7 @@ type Archive struct {
 
 // StartArchive starts archiving commit's tree, then the extra files, into
 // a buffered pipe.
-func StartArchive(ctx context.Context, r *core.Repo, commit string, extra []git.ArchiveFile) *Archive {
+func StartArchive(ctx context.Context, r *api.Repo, commit string, extra []git.ArchiveFile) *Archive {
 	a := &Archive{pipe: newBufferedPipe(), done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
@@ -115,7 +116,7 @@ shift; [ $# -eq 0 ] || exec "$@"`
 	_, err := g.Exec(ctx, provider.ExecRequest{
 		Kind:  kind,
 		Ref:   ref,
-		Cmd:   append([]string{"sh", "-c", script, "sh", core.Workdir}, setup...),
+		Cmd:   append([]string{"sh", "-c", script, "sh", api.Workdir}, setup...),
 		Stdin: a.pipe, Stdout: stdout, Stderr: stderr,
 	})
 	// tar stops at the archive's end-of-archive blocks, or at an end of
@@ -128,7 +129,7 @@ shift; [ $# -eq 0 ] || exec "$@"`
 	missing, lacks := Missing(runner.ExitCode(err), stderr.String())
 	switch {
 	case lacks:
-		return core.NewError(core.ErrImage, "The image %s lacks what litterbox needs in a sandbox: %s (see the guest contract, docs/architecture.md). Use an image that has them, such as one built FROM busybox.",
+		return core.NewError(api.ErrImage, "The image %s lacks what litterbox needs in a sandbox: %s (see the guest contract, docs/architecture.md). Use an image that has them, such as one built FROM busybox.",
 			image, strings.Join(missing, ", "))
 	case runner.ExitCode(err) == CopyExitCode && strings.Contains(stderr.String(), CopyMarker):
 		return &CopyError{fmt.Errorf("%w: %s", err, core.CapText(stderr.String()))}
@@ -153,7 +154,7 @@ func (g *Guest) SetupOnly(ctx context.Context, ref provider.Ref, slug string, fi
 		}
 		script := `tar -x -f - -C "$1" || { echo "` + CopyMarker + `" >&2; exit ` + fmt.Sprint(CopyExitCode) + `; }
 shift; [ $# -eq 0 ] || exec "$@"`
-		req.Cmd = append([]string{"sh", "-c", script, "sh", core.Workdir}, setup...)
+		req.Cmd = append([]string{"sh", "-c", script, "sh", api.Workdir}, setup...)
 		req.Stdin = &tarred
 	}
 	_, err := g.Exec(ctx, req)

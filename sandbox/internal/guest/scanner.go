@@ -22,6 +22,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/internal/scanbin"
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
@@ -51,20 +52,20 @@ func (g *Guest) ImageInfo(ctx context.Context, image string) (string, provider.I
 		return "", provider.Image{}, err
 	}
 	if !scanbin.Supported(img.OS, img.Arch) {
-		return "", img, core.NewError(core.ErrImage, "The image %s is for %s/%s, but litterbox can record work only in %s sandboxes. Use an image for one of those.",
+		return "", img, core.NewError(api.ErrImage, "The image %s is for %s/%s, but litterbox can record work only in %s sandboxes. Use an image for one of those.",
 			image, img.OS, img.Arch, strings.Join(scanbin.Platforms, " or "))
 	}
 	var ours []string
 	for k := range img.Labels {
 		// The extra labels (LITTERBOX_LABELS) are set on every sandbox,
 		// over the image's: a test suite labels its images with them.
-		if _, extra := g.ExtraLabels[k]; strings.HasPrefix(k, core.LabelPrefix) && !extra {
+		if _, extra := g.ExtraLabels[k]; strings.HasPrefix(k, api.LabelPrefix) && !extra {
 			ours = append(ours, k)
 		}
 	}
 	if len(ours) > 0 {
 		sort.Strings(ours)
-		return "", img, core.NewError(core.ErrImage, "The image %s carries litterbox's own labels (%s), which its sandboxes would inherit: rebuild it without them.", image, strings.Join(ours, ", "))
+		return "", img, core.NewError(api.ErrImage, "The image %s carries litterbox's own labels (%s), which its sandboxes would inherit: rebuild it without them.", image, strings.Join(ours, ", "))
 	}
 	return img.OS + "/" + img.Arch, img, nil
 }
@@ -113,7 +114,7 @@ func New(c *core.Common) *Guest {
 // ScannerFor is the scanner for h's container: LITTERBOX_SCANNER when set
 // (a static build of litterbox or of litterbox-scan, for tests), else the
 // embedded one of the container's platform.
-func (g *Guest) ScannerFor(ctx context.Context, h *core.Handle) (Scanner, error) {
+func (g *Guest) ScannerFor(ctx context.Context, h *api.Handle) (Scanner, error) {
 	if g.Scanner != "" {
 		return g.override()
 	}
@@ -131,7 +132,7 @@ func (g *Guest) ScannerFor(ctx context.Context, h *core.Handle) (Scanner, error)
 		if err != nil {
 			return Scanner{}, fmt.Errorf("sandbox '%s': %w", h.Slug, err)
 		}
-		return Scanner{Path: core.RunDir + "/scan-" + sum[:16], platform: platform, size: size, sum: sum}, nil
+		return Scanner{Path: api.RunDir + "/scan-" + sum[:16], platform: platform, size: size, sum: sum}, nil
 	}))
 	return f.(func() (Scanner, error))()
 }
@@ -139,7 +140,7 @@ func (g *Guest) ScannerFor(ctx context.Context, h *core.Handle) (Scanner, error)
 // containerPlatform is the platform its create recorded, else (the engine
 // pulled the image at create) the platform of its image now, asked once per
 // container.
-func (g *Guest) containerPlatform(ctx context.Context, h *core.Handle) (string, error) {
+func (g *Guest) containerPlatform(ctx context.Context, h *api.Handle) (string, error) {
 	if h.Platform != "" {
 		return h.Platform, nil
 	}
@@ -187,7 +188,7 @@ func (g *Guest) overrideScanner() (Scanner, error) {
 	if err != nil {
 		return Scanner{}, fmt.Errorf("LITTERBOX_SCANNER: %w", err)
 	}
-	return Scanner{host: p, Path: fmt.Sprintf("%s/lb-%x-%x", core.RunDir, fi.Size(), fi.ModTime().UnixNano()), size: size, sum: hex.EncodeToString(h.Sum(nil))}, nil
+	return Scanner{host: p, Path: fmt.Sprintf("%s/lb-%x-%x", api.RunDir, fi.Size(), fi.ModTime().UnixNano()), size: size, sum: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // InstallScanner copies the scanner into the container's root-owned RunDir,
@@ -205,7 +206,7 @@ func (g *Guest) overrideScanner() (Scanner, error) {
 // RunDir is a small tmpfs (runDirSize), and the first tool calls of a new
 // sandbox, made at once, each found the scanner missing and wrote a copy of
 // their own until it was full.
-func (g *Guest) InstallScanner(ctx context.Context, h *core.Handle, bin Scanner) error {
+func (g *Guest) InstallScanner(ctx context.Context, h *api.Handle, bin Scanner) error {
 	mu, _ := g.installs.LoadOrStore(h.Ref.ID, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
@@ -253,7 +254,7 @@ mv -f "$t" "$1"`
 // agent's branch can change) or on the command line is used only once the
 // user has put it on the engine.
 func MissingImage(image string) error {
-	return core.NewError(core.ErrImage, "The image %s is not on the engine, and litterbox does not pull the images you name. Get it with `docker pull %s`, or build it with `docker build -t %s .` (see docs/images.md), then create again.", image, image, image)
+	return core.NewError(api.ErrImage, "The image %s is not on the engine, and litterbox does not pull the images you name. Get it with `docker pull %s`, or build it with `docker build -t %s .` (see docs/images.md), then create again.", image, image, image)
 }
 
 // ProbeScanner is the scanner program for the probe sandboxes' image: the

@@ -21,6 +21,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
@@ -34,7 +35,7 @@ func TestInstallCutShort(t *testing.T) {
 	ctx := context.Background()
 	label := fmt.Sprintf("dev.litterbox.test=guest-%d", os.Getpid())
 	out, err := exec.Command("docker", "run", "-d", "--rm", "--label", label,
-		"--tmpfs", core.RunDir+":exec,mode=755", "busybox:latest", "sleep", "300").Output()
+		"--tmpfs", api.RunDir+":exec,mode=755", "busybox:latest", "sleep", "300").Output()
 	if err != nil {
 		t.Fatalf("docker run: %v", err)
 	}
@@ -45,7 +46,7 @@ func TestInstallCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := New(&core.Common{Provider: p, Runner: runner.Exec{}, Log: log.New(io.Discard)})
-	h := &core.Handle{Slug: "cut", Ref: provider.Ref{ID: id}}
+	h := &api.Handle{Slug: "cut", Ref: provider.Ref{ID: id}}
 
 	whole, err := scanbin.For("linux", runtime.GOARCH)
 	if err != nil {
@@ -60,7 +61,7 @@ func TestInstallCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(whole)
-	bin := Scanner{Path: core.RunDir + "/scan-test", host: full, size: int64(len(whole)), sum: hex.EncodeToString(sum[:])}
+	bin := Scanner{Path: api.RunDir + "/scan-test", host: full, size: int64(len(whole)), sum: hex.EncodeToString(sum[:])}
 	cut := bin
 	cut.host = half
 	in := func(script string) string {
@@ -75,8 +76,8 @@ func TestInstallCutShort(t *testing.T) {
 	if err := g.InstallScanner(ctx, h, cut); err == nil || !strings.Contains(err.Error(), "cut short") {
 		t.Errorf("an install whose stream ended at half the scanner: %v, want an error saying it was cut short", err)
 	}
-	if got := in(`ls -A ` + core.RunDir); got != "" {
-		t.Fatalf("the cut install left %q in %s, want nothing", got, core.RunDir)
+	if got := in(`ls -A ` + api.RunDir); got != "" {
+		t.Fatalf("the cut install left %q in %s, want nothing", got, api.RunDir)
 	}
 	// An install whose litterbox is stopped mid-copy (its context
 	// cancelled: the docker CLI is killed) leaves nothing either.
@@ -98,14 +99,14 @@ func TestInstallCutShort(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- g.InstallScanner(cctx, h, stalled) }()
-	in(fmt.Sprintf(`until [ "$(cat %s/scan-test.* 2>/dev/null | wc -c)" -ge %d ]; do sleep 0.05; done`, core.RunDir, len(whole)/2))
+	in(fmt.Sprintf(`until [ "$(cat %s/scan-test.* 2>/dev/null | wc -c)" -ge %d ]; do sleep 0.05; done`, api.RunDir, len(whole)/2))
 	cancel()
 	if err := <-done; err == nil {
 		t.Error("an install stopped mid-copy returned no error")
 	}
-	in(`i=0; while ls ` + core.RunDir + `/scan-test.* >/dev/null 2>&1 && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done`)
-	if got := in(`ls -A ` + core.RunDir); got != "" {
-		t.Fatalf("the stopped install left %q in %s, want nothing", got, core.RunDir)
+	in(`i=0; while ls ` + api.RunDir + `/scan-test.* >/dev/null 2>&1 && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done`)
+	if got := in(`ls -A ` + api.RunDir); got != "" {
+		t.Fatalf("the stopped install left %q in %s, want nothing", got, api.RunDir)
 	}
 
 	// The next one installs it whole, and it runs.
@@ -115,8 +116,8 @@ func TestInstallCutShort(t *testing.T) {
 	if got := in(`sha256sum ` + bin.Path); !strings.HasPrefix(got, bin.sum) {
 		t.Errorf("installed scanner: %s, want sum %s", got, bin.sum)
 	}
-	if got := in(`ls -A ` + core.RunDir); got != "scan-test" {
-		t.Errorf("%s holds %q, want the scanner only", core.RunDir, got)
+	if got := in(`ls -A ` + api.RunDir); got != "scan-test" {
+		t.Errorf("%s holds %q, want the scanner only", api.RunDir, got)
 	}
 	// (it runs, and asks for its request on stdin)
 	out, _ = exec.Command("docker", "exec", id, bin.Path, "scan-internal", "--root", "/tmp").CombinedOutput()

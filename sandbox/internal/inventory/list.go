@@ -14,10 +14,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
@@ -52,14 +52,14 @@ func New(c *core.Common, p *pool.Pool, g *netgate.Gate) *Inventory {
 // it is known from its claim (pool.go). So a list of every sandbox, and a
 // Lookup in a repository that has claimed any, select by the git dir label
 // instead, which both carry, and tell them apart here.
-func (inv *Inventory) Sandboxes(ctx context.Context, r *core.Repo, slug string) ([]provider.Sandbox, error) {
+func (inv *Inventory) Sandboxes(ctx context.Context, r *api.Repo, slug string) ([]provider.Sandbox, error) {
 	sbs, _, err := inv.Objects(ctx, r, slug)
 	return slices.DeleteFunc(sbs, netgate.IsGateway), err
 }
 
 // withGateways is Sandboxes with the sandboxes' egress gateways, which go
 // where their sandbox goes.
-func (inv *Inventory) withGateways(ctx context.Context, r *core.Repo, slug string) ([]provider.Sandbox, error) {
+func (inv *Inventory) withGateways(ctx context.Context, r *api.Repo, slug string) ([]provider.Sandbox, error) {
 	sbs, _, err := inv.Objects(ctx, r, slug)
 	return sbs, err
 }
@@ -67,14 +67,14 @@ func (inv *Inventory) withGateways(ctx context.Context, r *core.Repo, slug strin
 // Objects is sandboxes, plus the pooled containers that no create claimed
 // (of r, or of every repository when r is nil), Found by the same list; a
 // Lookup of one slug in a repository that has claimed none finds no pool.
-func (inv *Inventory) Objects(ctx context.Context, r *core.Repo, slug string) (sbs, members []provider.Sandbox, err error) {
+func (inv *Inventory) Objects(ctx context.Context, r *api.Repo, slug string) (sbs, members []provider.Sandbox, err error) {
 	return inv.objects(ctx, r, slug, false)
 }
 
 // objects is Objects; containersOnly lists no networks (see
 // provider.Selector), for what is shown only.
-func (inv *Inventory) objects(ctx context.Context, r *core.Repo, slug string, containersOnly bool) (sbs, members []provider.Sandbox, err error) {
-	sel := provider.Selector{Labels: map[string]string{core.LabelSlug: slug}, Report: core.LabelKeys, ContainersOnly: containersOnly}
+func (inv *Inventory) objects(ctx context.Context, r *api.Repo, slug string, containersOnly bool) (sbs, members []provider.Sandbox, err error) {
+	sel := provider.Selector{Labels: map[string]string{api.LabelSlug: slug}, Report: core.LabelKeys, ContainersOnly: containersOnly}
 	for k, v := range inv.ExtraLabels {
 		sel.Labels[k] = v
 	}
@@ -82,16 +82,16 @@ func (inv *Inventory) objects(ctx context.Context, r *core.Repo, slug string, co
 	if inv.pool.Enabled() && (slug == "" || r == nil || pool.HasClaims(r.Git.CommonDir)) {
 		// Sandboxes and pooled containers both carry the git dir label:
 		// one engine list finds them all.
-		delete(sel.Labels, core.LabelSlug)
-		sel.Labels[core.LabelGitDir] = ""
-		sel.Report = append(slices.Clone(core.LabelKeys), core.LabelPool, core.LabelPoolMember)
+		delete(sel.Labels, api.LabelSlug)
+		sel.Labels[api.LabelGitDir] = ""
+		sel.Report = append(slices.Clone(core.LabelKeys), api.LabelPool, core.LabelPoolMember)
 		all, err := inv.Provider.List(ctx, sel)
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, o := range all {
-			switch l := o.Labels[core.LabelSlug]; {
-			case o.Labels[core.LabelPool] != "":
+			switch l := o.Labels[api.LabelSlug]; {
+			case o.Labels[api.LabelPool] != "":
 				pooled = append(pooled, o)
 			case l != "" && (slug == "" || l == slug):
 				sbs = append(sbs, o)
@@ -106,7 +106,7 @@ func (inv *Inventory) objects(ctx context.Context, r *core.Repo, slug string, co
 	for _, p := range pooled {
 		var c *pool.Claim
 		if id := pool.ClaimID(p); id != "" {
-			c, _ = pool.ReadClaim(p.Labels[core.LabelGitDir], id)
+			c, _ = pool.ReadClaim(p.Labels[api.LabelGitDir], id)
 		}
 		switch {
 		case c == nil:
@@ -128,7 +128,7 @@ func (inv *Inventory) objects(ctx context.Context, r *core.Repo, slug string, co
 // networks without either are listed too, as orphans. Across repositories, a
 // repository is Found through its containers and networks: one whose
 // Sandboxes all lost both is not Found, since nothing else records it.
-func (inv *Inventory) List(ctx context.Context, r *core.Repo) ([]Sandbox, error) {
+func (inv *Inventory) List(ctx context.Context, r *api.Repo) ([]api.Sandbox, error) {
 	var (
 		sbs     []provider.Sandbox
 		listErr error
@@ -147,7 +147,7 @@ func (inv *Inventory) List(ctx context.Context, r *core.Repo) ([]Sandbox, error)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			own, refErr = r.Git.Refs(ctx, "refs/heads/"+core.BranchPrefix)
+			own, refErr = r.Git.Refs(ctx, "refs/heads/"+api.BranchPrefix)
 		}()
 	}
 	wg.Wait()
@@ -171,15 +171,15 @@ func (inv *Inventory) List(ctx context.Context, r *core.Repo) ([]Sandbox, error)
 // clears its state last; a user who removes a container by hand leaves its
 // branch), or when a fill of the warm pool may have left one (pool.d).
 // Then a branch or state directory of a sandbox with no container says so.
-func needNetworks(r *core.Repo, objs []provider.Sandbox, own map[string]string) bool {
+func needNetworks(r *api.Repo, objs []provider.Sandbox, own map[string]string) bool {
 	has := map[string]bool{}
 	for _, o := range objs {
 		if o.State != provider.StateNone && !netgate.IsGateway(o) {
-			has[o.Labels[core.LabelSlug]] = true
+			has[o.Labels[api.LabelSlug]] = true
 		}
 	}
 	for ref := range own {
-		if !has[strings.TrimPrefix(ref, "refs/heads/"+core.BranchPrefix)] {
+		if !has[strings.TrimPrefix(ref, "refs/heads/"+api.BranchPrefix)] {
 			return true
 		}
 	}
@@ -216,10 +216,10 @@ func GatewayStates(objs []provider.Sandbox) map[string]provider.State {
 // pool.Entries). Finding the repository (git) runs beside the engine list,
 // which asks for every sandbox and are filtered here: list costs about one
 // engine list.
-func (inv *Inventory) ListDir(ctx context.Context, dir string) (*core.Repo, []Sandbox, []provider.Sandbox, error) {
+func (inv *Inventory) ListDir(ctx context.Context, dir string) (*api.Repo, []api.Sandbox, []provider.Sandbox, error) {
 	var (
 		members []provider.Sandbox
-		r       *core.Repo
+		r       *api.Repo
 		repErr  error
 		own     map[string]string
 		sbs     []provider.Sandbox
@@ -230,7 +230,7 @@ func (inv *Inventory) ListDir(ctx context.Context, dir string) (*core.Repo, []Sa
 	go func() {
 		defer wg.Done()
 		if r, repErr = core.OpenRepo(ctx, inv.Runner, dir); repErr == nil {
-			own, repErr = r.Git.Refs(ctx, "refs/heads/"+core.BranchPrefix)
+			own, repErr = r.Git.Refs(ctx, "refs/heads/"+api.BranchPrefix)
 		}
 	}()
 	go func() {
@@ -257,7 +257,7 @@ func (inv *Inventory) ListDir(ctx context.Context, dir string) (*core.Repo, []Sa
 // branches into list rows; own are r's branches (r may be nil when listing
 // every repository); gws are the states of the gateways the engine holds,
 // by name.
-func (inv *Inventory) assemble(ctx context.Context, r *core.Repo, sbs []provider.Sandbox, own map[string]string, gws map[string]provider.State) ([]Sandbox, error) {
+func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.Sandbox, own map[string]string, gws map[string]provider.State) ([]api.Sandbox, error) {
 	var wg sync.WaitGroup
 	// Every repository that has a sandbox container or network, with its
 	// branches.
@@ -283,7 +283,7 @@ func (inv *Inventory) assemble(ctx context.Context, r *core.Repo, sbs []provider
 		go func() {
 			defer wg.Done()
 			g := &git.Repo{R: inv.Runner, Root: o.root, CommonDir: o.gitDir}
-			refs, err := g.Refs(ctx, "refs/heads/"+core.BranchPrefix)
+			refs, err := g.Refs(ctx, "refs/heads/"+api.BranchPrefix)
 			if err != nil {
 				// The repository may be gone; its containers and networks
 				// then show as orphans, which is the truth.
@@ -297,14 +297,14 @@ func (inv *Inventory) assemble(ctx context.Context, r *core.Repo, sbs []provider
 	wg.Wait()
 
 	type key struct{ owner, slug string }
-	rows := map[key]*Sandbox{}
+	rows := map[key]*api.Sandbox{}
 	var order []key
-	row := func(o *owner, slug string) *Sandbox {
+	row := func(o *owner, slug string) *api.Sandbox {
 		k := key{o.key, slug}
 		if sb := rows[k]; sb != nil {
 			return sb
 		}
-		sb := &Sandbox{Name: slug, Branch: core.BranchPrefix + slug, Repo: o.root}
+		sb := &api.Sandbox{Name: slug, Branch: api.BranchPrefix + slug, Repo: o.root}
 		rows[k] = sb
 		order = append(order, k)
 		return sb
@@ -315,7 +315,7 @@ func (inv *Inventory) assemble(ctx context.Context, r *core.Repo, sbs []provider
 	}
 	states := map[key]seen{} // of the container, for the status
 	for i, c := range sbs {
-		o, slug := objOwner[i], c.Labels[core.LabelSlug]
+		o, slug := objOwner[i], c.Labels[api.LabelSlug]
 		sb := row(o, slug)
 		if sb.Network == "" {
 			sb.Network = c.Network
@@ -323,19 +323,19 @@ func (inv *Inventory) assemble(ctx context.Context, r *core.Repo, sbs []provider
 		if c.State == provider.StateNone || sb.Container != "" {
 			continue // a leftover network, or an older second container (the newest comes first)
 		}
-		sb.Container, sb.Base, sb.Created, sb.Runtime = c.Name, c.Labels[core.LabelBase], c.Created, c.Labels[core.LabelRuntime]
+		sb.Container, sb.Base, sb.Created, sb.Runtime = c.Name, c.Labels[api.LabelBase], c.Created, c.Labels[api.LabelRuntime]
 		states[key{o.key, slug}] = seen{c.State, o.gitDir != "" && state.IsReady(o.gitDir, slug, c.Ref.ID)}
 	}
 	for _, o := range repos {
 		for ref := range o.refs {
-			row(o, strings.TrimPrefix(ref, "refs/heads/"+core.BranchPrefix))
+			row(o, strings.TrimPrefix(ref, "refs/heads/"+api.BranchPrefix))
 		}
 	}
-	out := make([]Sandbox, 0, len(order))
+	out := make([]api.Sandbox, 0, len(order))
 	for _, k := range order {
 		sb := rows[k]
 		o := repos[k.owner]
-		hasBranch := o.refs[core.BranchRef(k.slug)] != ""
+		hasBranch := o.refs[api.BranchRef(k.slug)] != ""
 		st := states[k]
 		sb.Status = status(o.gitDir, k.slug, sb.Container != "", st.state, st.ready, hasBranch)
 		if o.gitDir != "" {
@@ -359,23 +359,23 @@ func (inv *Inventory) assemble(ctx context.Context, r *core.Repo, sbs []provider
 // starts again where the engine runs gateways, and a usable sandbox whose
 // gateway is not running (its way out is gone until resume starts it), or
 // is gone (a recreate makes one).
-func (inv *Inventory) note(sb *Sandbox, gws map[string]provider.State) {
+func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 	restart := inv.gate != nil && inv.gate.Supported()
 	switch sb.Status {
-	case StatusStopped:
+	case api.StatusStopped:
 		if restart {
 			sb.Note = "its container stopped (an engine restart stops them): `litterbox resume " + sb.Name + "` starts it again and fills /src from its branch"
 		}
-	case StatusActive, StatusPaused, StatusFailedSetup:
+	case api.StatusActive, api.StatusPaused, api.StatusFailedSetup:
 		if sb.Egress == nil || sb.Egress.Gateway == "" || !restart {
 			return
 		}
 		switch st, ok := gws[sb.Egress.Gateway]; {
 		case !ok:
-			sb.Status = StatusGatewayDown
+			sb.Status = api.StatusGatewayDown
 			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is gone, and with it its way out: " + netgate.Recreate(sb.Name, sb.Container)
 		case st != provider.StateRunning:
-			sb.Status = StatusGatewayDown
+			sb.Status = api.StatusGatewayDown
 			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is " + string(st) + ", so it cannot reach the network: `litterbox resume " + sb.Name + "` starts it again"
 		}
 	}
@@ -401,12 +401,12 @@ const selfKey = "self"
 // holds that id. An object made before ids existed belongs to whatever
 // repository is at its git dir now, as Repo.owns has it. ids caches the
 // id files read.
-func ownerOf(r *core.Repo, labels map[string]string, ids map[string]string) owner {
-	root := labels[core.LabelRepo]
+func ownerOf(r *api.Repo, labels map[string]string, ids map[string]string) owner {
+	root := labels[api.LabelRepo]
 	if r != nil && r.Owns(labels) {
 		return owner{key: selfKey, gitDir: r.Git.CommonDir, root: r.Root()}
 	}
-	gd, id := labels[core.LabelGitDir], labels[core.LabelRepoID]
+	gd, id := labels[api.LabelGitDir], labels[api.LabelRepoID]
 	there, ok := ids[gd]
 	if !ok {
 		there = core.ReadRepoID(gd)
@@ -430,128 +430,58 @@ func ownerOf(r *core.Repo, labels map[string]string, ids map[string]string) owne
 // it may pass for a usable sandbox, nor for an orphan with work on it.
 //
 // A gitDir of "" means the state files are not known (see owner).
-func status(gitDir, slug string, container bool, cstate provider.State, ready, branch bool) Status {
+func status(gitDir, slug string, container bool, cstate provider.State, ready, branch bool) api.Status {
 	known := gitDir != ""
 	switch {
 	case known && state.BeingCreated(gitDir, slug):
-		return StatusCreating
+		return api.StatusCreating
 	case container && ready:
 		if !branch {
-			return StatusNoBranch
+			return api.StatusNoBranch
 		}
 		return containerStatus(cstate, gitDir, slug)
 	case container && (branch || known && state.ReadJournal(gitDir, slug) != nil):
-		return StatusIncomplete
+		return api.StatusIncomplete
 	case container:
-		return StatusNoBranch
+		return api.StatusNoBranch
 	case known && state.ReadJournal(gitDir, slug) != nil:
-		return StatusIncomplete
+		return api.StatusIncomplete
 	case branch:
-		return StatusNoContainer
+		return api.StatusNoContainer
 	}
-	return StatusNoSandbox
+	return api.StatusNoSandbox
 }
 
-func containerStatus(cstate provider.State, gitDir, slug string) Status {
+func containerStatus(cstate provider.State, gitDir, slug string) api.Status {
 	switch cstate {
 	case provider.StateRunning:
 		if gitDir != "" && state.SetupFailed(gitDir, slug) {
-			return StatusFailedSetup
+			return api.StatusFailedSetup
 		}
-		return StatusActive
+		return api.StatusActive
 	case provider.StatePaused:
-		return StatusPaused
+		return api.StatusPaused
 	default:
-		return StatusStopped
+		return api.StatusStopped
 	}
 }
 
-// Status is what list shows for a sandbox.
-type Status string
-
-// Statuses. The orphan states are shown, never repaired automatically;
-// delete removes them.
-const (
-	StatusActive      Status = "active"
-	StatusPaused      Status = "paused"
-	StatusStopped     Status = "stopped"
-	StatusFailedSetup Status = "failed-setup"
-	// StatusGatewayDown: a confined sandbox whose egress gateway is not
-	// running, or gone: it has no way out (Sandbox.Note says what to do).
-	StatusGatewayDown Status = "gateway-down"
-	// StatusCreating: a create of this sandbox is running right now.
-	StatusCreating Status = "creating"
-	// StatusIncomplete: a create was cut short (killed, the engine failed)
-	// before the copy of the repository was verified complete. Whatever is
-	// left (container, branch, network) is unusable and holds no work.
-	StatusIncomplete  Status = "incomplete"
-	StatusNoContainer Status = "orphan-branch"    // branch without container
-	StatusNoBranch    Status = "orphan-container" // container without branch
-	StatusNoSandbox   Status = "orphan-network"   // network without container or branch
-)
-
-// Sandbox is one sandbox as list and create report it.
-type Sandbox struct {
-	Name      string    `json:"name"`
-	Status    Status    `json:"status"`
-	Branch    string    `json:"branch"`
-	Container string    `json:"container,omitempty"`
-	Network   string    `json:"network,omitempty"`
-	Repo      string    `json:"repo"`
-	Base      string    `json:"base,omitempty"`
-	Created   time.Time `json:"created,omitzero"`
-	// Egress is the policy of the sandbox's gateway; nil when it has
-	// none (network none, egress open).
-	Egress *Egress `json:"egress,omitempty"`
-	// GitDir is the common git dir of its repository, where its state is;
-	// "" when that is not known (the repository is gone).
-	GitDir string `json:"-"`
-	// Secrets are the secrets the sandbox's gateway adds for it
-	// (docs/secrets.md): names and hosts, never a value or a placeholder.
-	Secrets []Secret `json:"secrets,omitempty"`
-	// Runtime is the engine's runtime the sandbox runs under ("runsc" for
-	// gVisor on Docker); "" for the engine's default.
-	Runtime string `json:"runtime,omitempty"`
-	// Note says what the user can do about its status (a stopped
-	// sandbox, a gateway down); "" when nothing.
-	Note string `json:"note,omitempty"`
-}
-
-// Secret is a secret a sandbox is bound to, as list shows it.
-type Secret struct {
-	Name  string   `json:"name"`
-	Env   string   `json:"env"`
-	Hosts []string `json:"hosts"`
-}
-
 // SecretsOf are sandbox slug's secrets, from its record; nil for none.
-func SecretsOf(gitDir, slug string) []Secret {
+func SecretsOf(gitDir, slug string) []api.Secret {
 	bs, _, _ := netgate.ReadSecrets(gitDir, slug)
-	var out []Secret
+	var out []api.Secret
 	for _, b := range bs {
-		out = append(out, Secret{Name: b.Name, Env: b.Env, Hosts: append([]string{}, b.Hosts...)})
+		out = append(out, api.Secret{Name: b.Name, Env: b.Env, Hosts: append([]string{}, b.Hosts...)})
 	}
 	return out
 }
 
-// Egress is a sandbox's way out as list shows it (docs/egress.md).
-type Egress struct {
-	Mode       string   `json:"mode"`
-	Allow      []string `json:"allow"`
-	Deny       []string `json:"deny"`
-	Registries bool     `json:"registries"`
-	Gateway    string   `json:"gateway"`
-	// Refused counts the refusals the gateway recorded since the last
-	// collection (list --json collects first); -1 when unknown.
-	Refused int `json:"refused"`
-}
-
 // EgressOf is sandbox slug's way out, from its record; nil when it has no
 // gateway.
-func EgressOf(gitDir, slug string) *Egress {
+func EgressOf(gitDir, slug string) *api.Egress {
 	rec, ok, _ := netgate.Read(gitDir, slug)
 	if !ok {
 		return nil
 	}
-	return &Egress{Mode: rec.Mode, Allow: append([]string{}, rec.Allow...), Deny: append([]string{}, rec.Deny...), Registries: rec.Registries, Gateway: rec.Gateway}
+	return &api.Egress{Mode: rec.Mode, Allow: append([]string{}, rec.Allow...), Deny: append([]string{}, rec.Deny...), Registries: rec.Registries, Gateway: rec.Gateway}
 }

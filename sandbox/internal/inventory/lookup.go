@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
@@ -43,7 +44,7 @@ type Found struct {
 
 // Lookup finds a sandbox's container and branch in parallel. A name with
 // neither is ErrNotFound.
-func (inv *Inventory) Lookup(ctx context.Context, r *core.Repo, name string) (*Found, error) {
+func (inv *Inventory) Lookup(ctx context.Context, r *api.Repo, name string) (*Found, error) {
 	f, err := inv.find(ctx, r, name)
 	if err == nil && f.Container == nil && f.BranchID == "" {
 		return nil, core.NotFoundError(f.Slug)
@@ -54,7 +55,7 @@ func (inv *Inventory) Lookup(ctx context.Context, r *core.Repo, name string) (*F
 // lookupAll finds whatever a sandbox left: containers, networks and branch;
 // hasState tells whether it has a state directory. A name with none of these is
 // ErrNotFound.
-func (inv *Inventory) lookupAll(ctx context.Context, r *core.Repo, name string, hasState bool) (*Found, error) {
+func (inv *Inventory) lookupAll(ctx context.Context, r *api.Repo, name string, hasState bool) (*Found, error) {
 	f, err := inv.find(ctx, r, name)
 	if err != nil {
 		return nil, err
@@ -66,8 +67,8 @@ func (inv *Inventory) lookupAll(ctx context.Context, r *core.Repo, name string, 
 	return f, nil
 }
 
-func (inv *Inventory) find(ctx context.Context, r *core.Repo, name string) (*Found, error) {
-	slug, err := core.Slugify(name)
+func (inv *Inventory) find(ctx context.Context, r *api.Repo, name string) (*Found, error) {
+	slug, err := api.Slugify(name)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +82,7 @@ func (inv *Inventory) find(ctx context.Context, r *core.Repo, name string) (*Fou
 	}()
 	go func() {
 		defer wg.Done()
-		f.BranchID, _, refErr = r.Git.ResolveRef(ctx, core.BranchRef(slug))
+		f.BranchID, _, refErr = r.Git.ResolveRef(ctx, api.BranchRef(slug))
 	}()
 	wg.Wait()
 	if err := errors.Join(listErr, refErr); err != nil {
@@ -112,12 +113,6 @@ func (f *Found) Usable(gitDir string) error {
 	return state.IncompleteError(gitDir, f.Slug)
 }
 
-// DeleteReport says what Delete removed.
-type DeleteReport struct {
-	Name    string   `json:"name"`
-	Removed []string `json:"removed"`
-}
-
 // Delete removes a sandbox's container, networks, branch and host-side state
 // and whatever part of them an interrupted create or delete left. It
 // refuses, changing nothing, when the branch has commits that are not in HEAD
@@ -125,8 +120,8 @@ type DeleteReport struct {
 // is set: that work would be lost. Every removal is idempotent, and the state
 // directory goes last, only once everything else is gone: a delete cut short
 // at any point is finished by running it again.
-func (inv *Inventory) Delete(ctx context.Context, r *core.Repo, name string, force bool) (*DeleteReport, error) {
-	slug, err := core.Slugify(name)
+func (inv *Inventory) Delete(ctx context.Context, r *api.Repo, name string, force bool) (*api.DeleteReport, error) {
+	slug, err := api.Slugify(name)
 	if err != nil {
 		return nil, err
 	}
@@ -136,9 +131,9 @@ func (inv *Inventory) Delete(ctx context.Context, r *core.Repo, name string, for
 	// through while this removes its parts.
 	_, statErr := os.Stat(r.StateDir(slug))
 	unlock, lockErr := state.LockCreate(ctx, r, slug)
-	if lockErr != nil && (!force || !errors.Is(lockErr, core.ErrIncomplete)) {
-		if errors.Is(lockErr, core.ErrIncomplete) {
-			return nil, core.NewError(core.ErrIncomplete, "Sandbox '%s' is being created by another litterbox process right now. Wait for it to finish, then delete it; or delete it now with `litterbox delete --force %s`, which makes that create fail.", slug, slug)
+	if lockErr != nil && (!force || !errors.Is(lockErr, api.ErrIncomplete)) {
+		if errors.Is(lockErr, api.ErrIncomplete) {
+			return nil, core.NewError(api.ErrIncomplete, "Sandbox '%s' is being created by another litterbox process right now. Wait for it to finish, then delete it; or delete it now with `litterbox delete --force %s`, which makes that create fail.", slug, slug)
 		}
 		return nil, lockErr
 	}
@@ -154,7 +149,7 @@ func (inv *Inventory) Delete(ctx context.Context, r *core.Repo, name string, for
 		if early != nil {
 			<-early.done
 		}
-		if errors.Is(err, core.ErrNotFound) && os.IsNotExist(statErr) && lockErr == nil {
+		if errors.Is(err, api.ErrNotFound) && os.IsNotExist(statErr) && lockErr == nil {
 			_ = state.Remove(r, slug) // made by lockCreate just now
 		}
 		return nil, err
@@ -175,10 +170,10 @@ func (inv *Inventory) Delete(ctx context.Context, r *core.Repo, name string, for
 		}
 		n, err := r.Git.CountCommits(ctx, base, f.BranchID)
 		if err != nil {
-			return nil, fmt.Errorf("count unmerged commits of %s%s: %w", core.BranchPrefix, slug, err)
+			return nil, fmt.Errorf("count unmerged commits of %s%s: %w", api.BranchPrefix, slug, err)
 		}
 		if n > 0 {
-			return nil, core.NewError(core.ErrUnmerged, "Sandbox '%s' has %d commit(s) on %s%s %s; deleting it would lose them. Review them with `litterbox diff %s`, bring them in with `litterbox merge %s` or `litterbox apply %s`, or delete anyway with `litterbox delete --force %s`.", slug, n, core.BranchPrefix, slug, beyond, slug, slug, slug, slug)
+			return nil, core.NewError(api.ErrUnmerged, "Sandbox '%s' has %d commit(s) on %s%s %s; deleting it would lose them. Review them with `litterbox diff %s`, bring them in with `litterbox merge %s` or `litterbox apply %s`, or delete anyway with `litterbox delete --force %s`.", slug, n, api.BranchPrefix, slug, beyond, slug, slug, slug, slug)
 		}
 	}
 	ph.Done("checks and lookup (the containers' removal started beside them)")
@@ -197,9 +192,9 @@ func (inv *Inventory) Delete(ctx context.Context, r *core.Repo, name string, for
 // stays whole rather than half gone; otherwise it removes what it can and
 // names what is left. The branch goes last: a removal cut short at any point
 // leaves something list shows and a new delete finds.
-func (inv *Inventory) RemoveSandbox(ctx context.Context, r *core.Repo, f *Found, clearState func() error) (*DeleteReport, error) {
+func (inv *Inventory) RemoveSandbox(ctx context.Context, r *api.Repo, f *Found, clearState func() error) (*api.DeleteReport, error) {
 	slug := f.Slug
-	rep := &DeleteReport{Name: slug, Removed: []string{}}
+	rep := &api.DeleteReport{Name: slug, Removed: []string{}}
 	ph := f.phases
 	if ph == nil {
 		ph = core.StartPhases(inv.Log, "remove")
@@ -209,9 +204,9 @@ func (inv *Inventory) RemoveSandbox(ctx context.Context, r *core.Repo, f *Found,
 		<-e.done
 		if e.err != nil {
 			if e.gateway == "" {
-				return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s': could not remove its container: %v\nNothing was removed; run `litterbox delete %s` again.", slug, core.ErrText(e.err), slug)
+				return rep, core.NewError(api.ErrPartialDelete, "delete sandbox '%s': could not remove its container: %v\nNothing was removed; run `litterbox delete %s` again.", slug, core.ErrText(e.err), slug)
 			}
-			return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s': could not remove its container and its gateway's (one engine call removes both: either may be gone now): %v\nRun `litterbox delete %s` again; it removes what is left.", slug, core.ErrText(e.err), slug)
+			return rep, core.NewError(api.ErrPartialDelete, "delete sandbox '%s': could not remove its container and its gateway's (one engine call removes both: either may be gone now): %v\nRun `litterbox delete %s` again; it removes what is left.", slug, core.ErrText(e.err), slug)
 		}
 		// Removed before the lookup listed it, or not: named either way,
 		// by the lookup's name, else the mark's.
@@ -237,12 +232,12 @@ func (inv *Inventory) RemoveSandbox(ctx context.Context, r *core.Repo, f *Found,
 		}
 		if err := inv.Provider.Remove(ctx, provider.Ref{ID: c.Ref.ID}); err != nil {
 			if len(rep.Removed) == 0 {
-				return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s': could not remove container %s: %v\nNothing was removed; run `litterbox delete %s` again.", slug, c.Name, core.ErrText(err), slug)
+				return rep, core.NewError(api.ErrPartialDelete, "delete sandbox '%s': could not remove container %s: %v\nNothing was removed; run `litterbox delete %s` again.", slug, c.Name, core.ErrText(err), slug)
 			}
-			return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s' was partial: could not remove container %s: %v\nRun `litterbox delete %s` again.", slug, c.Name, core.ErrText(err), slug)
+			return rep, core.NewError(api.ErrPartialDelete, "delete sandbox '%s' was partial: could not remove container %s: %v\nRun `litterbox delete %s` again.", slug, c.Name, core.ErrText(err), slug)
 		}
 		rep.Removed = append(rep.Removed, "container "+c.Name)
-		if c.Labels[core.LabelPool] != "" {
+		if c.Labels[api.LabelPool] != "" {
 			// A container of the warm pool: its claim goes with it.
 			if err := pool.Forget(r.Git.CommonDir, c.Ref.ID); err != nil {
 				inv.Log.Warn("could not remove the pool's record of the container", "container", c.Name, "err", err)
@@ -292,25 +287,17 @@ func (inv *Inventory) RemoveSandbox(ctx context.Context, r *core.Repo, f *Found,
 	}
 	ph.Done("state")
 	if f.BranchID != "" {
-		if err := r.Git.DeleteRef(ctx, core.BranchRef(slug), f.BranchID); err != nil {
-			left = append(left, fmt.Sprintf("branch %s%s (%s)", core.BranchPrefix, slug, core.ErrText(err)))
+		if err := r.Git.DeleteRef(ctx, api.BranchRef(slug), f.BranchID); err != nil {
+			left = append(left, fmt.Sprintf("branch %s%s (%s)", api.BranchPrefix, slug, core.ErrText(err)))
 		} else {
-			rep.Removed = append(rep.Removed, "branch "+core.BranchPrefix+slug)
+			rep.Removed = append(rep.Removed, "branch "+api.BranchPrefix+slug)
 		}
 		ph.Done("branch")
 	}
 	if len(left) > 0 {
-		return rep, core.NewError(core.ErrPartialDelete, "delete sandbox '%s' was partial; still present:\n  %s\nRun `litterbox delete %s` again, or remove them by hand.", slug, strings.Join(left, "\n  "), slug)
+		return rep, core.NewError(api.ErrPartialDelete, "delete sandbox '%s' was partial; still present:\n  %s\nRun `litterbox delete %s` again, or remove them by hand.", slug, strings.Join(left, "\n  "), slug)
 	}
 	return rep, nil
-}
-
-// Pruned is a container or network Prune removed.
-type Pruned struct {
-	Kind    string `json:"kind"` // "container" or "network"
-	Name    string `json:"name"`
-	Sandbox string `json:"sandbox"`
-	Repo    string `json:"repo"`
 }
 
 // Prune removes the containers and networks of sandboxes whose repository no
@@ -319,7 +306,7 @@ type Pruned struct {
 // more, and delete, which works in a repository, cannot reach them. list
 // --all-repos shows them first, as orphans. Extra labels narrow it as they do
 // every lookup.
-func (inv *Inventory) Prune(ctx context.Context) ([]Pruned, error) {
+func (inv *Inventory) Prune(ctx context.Context) ([]api.Pruned, error) {
 	sbs, members, err := inv.Objects(ctx, nil, "")
 	if err != nil {
 		return nil, err
@@ -327,13 +314,13 @@ func (inv *Inventory) Prune(ctx context.Context) ([]Pruned, error) {
 	// The warm pools of those repositories go too.
 	sbs = append(sbs, members...)
 	name := func(labels map[string]string) string {
-		if labels[core.LabelSlug] == "" && labels[core.LabelPool] != "" {
+		if labels[api.LabelSlug] == "" && labels[api.LabelPool] != "" {
 			return "(warm pool)"
 		}
-		return labels[core.LabelSlug]
+		return labels[api.LabelSlug]
 	}
 	gone := func(labels map[string]string) bool {
-		gd := labels[core.LabelGitDir]
+		gd := labels[api.LabelGitDir]
 		if gd == "" {
 			return false
 		}
@@ -342,11 +329,11 @@ func (inv *Inventory) Prune(ctx context.Context) ([]Pruned, error) {
 			return true
 		}
 		// Another repository (another id) is at that path now.
-		id := labels[core.LabelRepoID]
+		id := labels[api.LabelRepoID]
 		there := core.ReadRepoID(gd)
 		return err == nil && id != "" && there != "" && there != id
 	}
-	out := []Pruned{}
+	out := []api.Pruned{}
 	var errs []error
 	var gateways []provider.Sandbox
 	// Containers first: a network is in use while its container exists.
@@ -358,7 +345,7 @@ func (inv *Inventory) Prune(ctx context.Context) ([]Pruned, error) {
 			errs = append(errs, fmt.Errorf("remove container %s: %s", c.Name, core.ErrText(err)))
 			continue
 		}
-		out = append(out, Pruned{Kind: "container", Name: c.Name, Sandbox: name(c.Labels), Repo: c.Labels[core.LabelRepo]})
+		out = append(out, api.Pruned{Kind: "container", Name: c.Name, Sandbox: name(c.Labels), Repo: c.Labels[api.LabelRepo]})
 		if netgate.IsGateway(c) {
 			gateways = append(gateways, c)
 		}
@@ -369,7 +356,7 @@ func (inv *Inventory) Prune(ctx context.Context) ([]Pruned, error) {
 		if err := inv.gate.RemoveVolume(ctx, c.Name); err != nil {
 			errs = append(errs, err)
 		} else {
-			out = append(out, Pruned{Kind: "volume", Name: c.Name, Sandbox: name(c.Labels), Repo: c.Labels[core.LabelRepo]})
+			out = append(out, api.Pruned{Kind: "volume", Name: c.Name, Sandbox: name(c.Labels), Repo: c.Labels[api.LabelRepo]})
 		}
 	}
 	for _, n := range sbs {
@@ -380,7 +367,7 @@ func (inv *Inventory) Prune(ctx context.Context) ([]Pruned, error) {
 			errs = append(errs, fmt.Errorf("remove network %s: %s", n.Network, core.ErrText(err)))
 			continue
 		}
-		out = append(out, Pruned{Kind: "network", Name: n.Network, Sandbox: name(n.Labels), Repo: n.Labels[core.LabelRepo]})
+		out = append(out, api.Pruned{Kind: "network", Name: n.Network, Sandbox: name(n.Labels), Repo: n.Labels[api.LabelRepo]})
 	}
 	if len(errs) > 0 {
 		return out, fmt.Errorf("prune was partial: %w\nRun `litterbox prune` again", errors.Join(errs...))
@@ -391,7 +378,7 @@ func (inv *Inventory) Prune(ctx context.Context) ([]Pruned, error) {
 // RemoveLeftovers removes whatever the engine holds of sandbox slug of r,
 // but the containers named in keep (a create's own gateway, made already);
 // removed says whether there was anything.
-func (inv *Inventory) RemoveLeftovers(ctx context.Context, r *core.Repo, slug string, keep ...string) (removed bool, err error) {
+func (inv *Inventory) RemoveLeftovers(ctx context.Context, r *api.Repo, slug string, keep ...string) (removed bool, err error) {
 	sbs, err := inv.withGateways(ctx, r, slug)
 	if err != nil {
 		return false, err
@@ -433,7 +420,7 @@ func (e *earlyRemoval) took(c provider.Sandbox) bool {
 // holds commits HEAD lacks (and force is not set), or a create of it never
 // finished (its journal is there: what a delete then removes is Found by
 // the lookup alone). nil when there is no such container.
-func (inv *Inventory) startEarlyRemoval(ctx context.Context, r *core.Repo, slug string, force bool) *earlyRemoval {
+func (inv *Inventory) startEarlyRemoval(ctx context.Context, r *api.Repo, slug string, force bool) *earlyRemoval {
 	id, name := state.ReadyMark(r.Git.CommonDir, slug)
 	if id == "" || state.ReadJournal(r.Git.CommonDir, slug) != nil {
 		return nil
@@ -451,7 +438,7 @@ func (inv *Inventory) startEarlyRemoval(ctx context.Context, r *core.Repo, slug 
 		if !force {
 			// One git call: a branch that is not there fails it, and
 			// leaves the decision to the lookup.
-			if n, err := r.Git.CountCommits(ctx, "HEAD", core.BranchRef(slug)); err != nil || n > 0 {
+			if n, err := r.Git.CountCommits(ctx, "HEAD", api.BranchRef(slug)); err != nil || n > 0 {
 				decide(false)
 				return
 			}
@@ -469,7 +456,7 @@ func (inv *Inventory) startEarlyRemoval(ctx context.Context, r *core.Repo, slug 
 
 // Running finds a sandbox whose container is running. Missing, incomplete,
 // paused and stopped sandboxes are errors that say what to do.
-func (inv *Inventory) Running(ctx context.Context, r *core.Repo, name string) (*Found, error) {
+func (inv *Inventory) Running(ctx context.Context, r *api.Repo, name string) (*Found, error) {
 	f, err := inv.Lookup(ctx, r, name)
 	if err != nil {
 		return nil, err
@@ -491,7 +478,7 @@ func (inv *Inventory) Running(ctx context.Context, r *core.Repo, name string) (*
 
 // Handle resolves a running sandbox. Missing, incomplete, paused and stopped
 // Sandboxes are errors that say what to do.
-func (inv *Inventory) Handle(ctx context.Context, r *core.Repo, name string) (*core.Handle, error) {
+func (inv *Inventory) Handle(ctx context.Context, r *api.Repo, name string) (*api.Handle, error) {
 	f, err := inv.Running(ctx, r, name)
 	if err != nil {
 		return nil, err

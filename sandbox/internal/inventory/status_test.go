@@ -7,13 +7,13 @@ import (
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
-func stateRepo(t *testing.T) *core.Repo {
+func stateRepo(t *testing.T) *api.Repo {
 	dir := t.TempDir()
-	return &core.Repo{Git: &git.Repo{Root: dir, CommonDir: filepath.Join(dir, ".git")}, Slug: "r"}
+	return &api.Repo{Git: &git.Repo{Root: dir, CommonDir: filepath.Join(dir, ".git")}, Slug: "r"}
 }
 
 // TestStatus: what list says for each combination of what a sandbox left.
@@ -41,23 +41,23 @@ func TestStatus(t *testing.T) {
 		state     provider.State
 		ready     bool
 		branch    bool
-		want      Status
+		want      api.Status
 	}{
-		{"ok", true, "running", true, true, StatusActive},
-		{"ok", true, "paused", true, true, StatusPaused},
-		{"ok", true, "exited", true, true, StatusStopped},
-		{"fs", true, "running", true, true, StatusFailedSetup},
-		{"ok", true, "running", true, false, StatusNoBranch},
-		{"ok", false, "", false, true, StatusNoContainer},
-		{"ok", false, "", false, false, StatusNoSandbox},
+		{"ok", true, "running", true, true, api.StatusActive},
+		{"ok", true, "paused", true, true, api.StatusPaused},
+		{"ok", true, "exited", true, true, api.StatusStopped},
+		{"fs", true, "running", true, true, api.StatusFailedSetup},
+		{"ok", true, "running", true, false, api.StatusNoBranch},
+		{"ok", false, "", false, true, api.StatusNoContainer},
+		{"ok", false, "", false, false, api.StatusNoSandbox},
 		// no ready mark: incomplete, with or without a journal, once there
 		// is a branch; a container alone is an orphan
-		{"j", true, "running", false, true, StatusIncomplete},
-		{"x", true, "running", false, true, StatusIncomplete},
-		{"j", true, "created", false, false, StatusIncomplete},
-		{"x", true, "running", false, false, StatusNoBranch},
-		{"j", false, "", false, true, StatusIncomplete},
-		{"j", false, "", false, false, StatusIncomplete},
+		{"j", true, "running", false, true, api.StatusIncomplete},
+		{"x", true, "running", false, true, api.StatusIncomplete},
+		{"j", true, "created", false, false, api.StatusIncomplete},
+		{"x", true, "running", false, false, api.StatusNoBranch},
+		{"j", false, "", false, true, api.StatusIncomplete},
+		{"j", false, "", false, false, api.StatusIncomplete},
 	}
 	for _, tc := range tests {
 		if got := status(gd, tc.slug, tc.container, tc.state, tc.ready, tc.branch); got != tc.want {
@@ -69,11 +69,11 @@ func TestStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := status(gd, "j", true, "running", false, true); got != StatusCreating {
+	if got := status(gd, "j", true, "running", false, true); got != api.StatusCreating {
 		t.Errorf("status while creating = %s", got)
 	}
 	unlock()
-	if got := status(gd, "j", true, "running", false, true); got != StatusIncomplete {
+	if got := status(gd, "j", true, "running", false, true); got != api.StatusIncomplete {
 		t.Errorf("status after the create let go = %s", got)
 	}
 	if !state.IsReady(gd, "ok", id) || state.IsReady(gd, "ok", id[:12]) || state.IsReady(gd, "j", id) {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
@@ -325,7 +326,7 @@ func (c *Checker) refuse(v *Verdict, allowedBy string) error {
 		c.Log.Warn(fmt.Sprintf("sandboxes on %s are not isolated from each other (%s); going on, as %s allows", v.Endpoint, v.Detail, allowedBy))
 		return nil
 	}
-	return &core.Error{Kind: core.ErrUnisolated,
+	return &api.Error{Kind: api.ErrUnisolated,
 		Msg: fmt.Sprintf("Refusing to create a sandbox: sandboxes on the engine at %s are not isolated from each other: %s. "+
 			"Its firewall does not separate its networks (a dockerd started with --iptables=false does this; so does a Kubernetes cluster whose network plugin does not enforce NetworkPolicy, such as the bridge CNI); fix the engine and restart it, "+
 			"or accept it with `litterbox --allow-unisolated` (LITTERBOX_ALLOW_UNISOLATED=1) or allow_unisolated = true in %s. "+

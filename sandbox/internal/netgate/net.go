@@ -10,6 +10,7 @@ import (
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
 	"github.com/litterbox-dev/litterbox/internal/flock"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
@@ -39,7 +40,7 @@ func lock(ctx context.Context, gitDir, slug string) (func(), error) {
 
 // NoGateway is the error of a sandbox without a gateway.
 func NoGateway(slug string) error {
-	return core.NewError(core.ErrNotFound, "Sandbox '%s' has no egress gateway: it has no network (network = \"none\"), an open one ([network] egress = \"open\"), or was made before gateways. Its network is as the engine makes it (docs/egress.md).", slug)
+	return core.NewError(api.ErrNotFound, "Sandbox '%s' has no egress gateway: it has no network (network = \"none\"), an open one ([network] egress = \"open\"), or was made before gateways. Its network is as the engine makes it (docs/egress.md).", slug)
 }
 
 // Show is slug's policy and its last n records, collected first when the
@@ -88,9 +89,9 @@ func (g *Gate) CollectLocked(ctx context.Context, gitDir, slug string, rec *Reco
 // reverse; doing it twice changes nothing more. live is false when the
 // gateway did not take it (not running): it takes the record when it
 // starts.
-func (g *Gate) Change(ctx context.Context, r *core.Repo, slug, entry string, allow bool) (st *Status, live bool, err error) {
+func (g *Gate) Change(ctx context.Context, r *api.Repo, slug, entry string, allow bool) (st *Status, live bool, err error) {
 	if _, err := gateway.ParseEntry(entry); err != nil {
-		return nil, false, core.NewError(core.ErrBadArgument, "%v: give a name (api.example.com, *.example.org), a name and a port (git.example.net:8443), an address or a CIDR (10.1.2.3, 10.0.0.0/8:5432)", err)
+		return nil, false, core.NewError(api.ErrBadArgument, "%v: give a name (api.example.com, *.example.org), a name and a port (git.example.net:8443), an address or a CIDR (10.1.2.3, 10.0.0.0/8:5432)", err)
 	}
 	gitDir := r.Git.CommonDir
 	unlock, err := lock(ctx, gitDir, slug)

@@ -28,6 +28,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/provider/vm"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
@@ -81,7 +82,7 @@ func Read(gitDir, slug string) (rec *Record, ok bool, err error) {
 }
 
 // Write records rec as sandbox slug's.
-func Write(r *core.Repo, slug string, rec *Record) error {
+func Write(r *api.Repo, slug string, rec *Record) error {
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
@@ -175,9 +176,9 @@ func (g *Gate) Image(ctx context.Context) (string, error) {
 // buildImage makes the gateway image tag from DefaultImage, with the
 // program of the engine's platform.
 func (g *Gate) buildImage(ctx context.Context, c *docker.Client, tag string) error {
-	img, err := g.Provider.Image(ctx, core.DefaultImage)
+	img, err := g.Provider.Image(ctx, api.DefaultImage)
 	if errors.Is(err, provider.ErrNoImage) {
-		return fmt.Errorf("%w: the egress gateway runs from %s, which the engine must hold (`docker pull %s`)", err, core.DefaultImage, core.DefaultImage)
+		return fmt.Errorf("%w: the egress gateway runs from %s, which the engine must hold (`docker pull %s`)", err, api.DefaultImage, api.DefaultImage)
 	}
 	if err != nil {
 		return err
@@ -186,8 +187,8 @@ func (g *Gate) buildImage(ctx context.Context, c *docker.Client, tag string) err
 	if err != nil {
 		return err
 	}
-	g.Log.Debug("making the egress gateway's image", "image", tag, "from", core.DefaultImage)
-	return egress.BuildImage(ctx, c, core.DefaultImage, tag, bin)
+	g.Log.Debug("making the egress gateway's image", "image", tag, "from", api.DefaultImage)
+	return egress.BuildImage(ctx, c, api.DefaultImage, tag, bin)
 }
 
 // New is the gate of c's engine.
@@ -236,7 +237,7 @@ func (g *Gate) Reach(ctx context.Context) (Reach, error) {
 	var netErr error
 	done := make(chan struct{})
 	go func() { defer close(done); nets, netErr = engineNets(ctx, c) }()
-	res, err := c.Run(ctx, c.Cmd(egress.HostProbeArgs(core.DefaultImage)...))
+	res, err := c.Run(ctx, c.Cmd(egress.HostProbeArgs(api.DefaultImage)...))
 	<-done
 	if err != nil {
 		return Reach{}, fmt.Errorf("find the engine host's addresses (which sandboxes may not reach): %w", err)

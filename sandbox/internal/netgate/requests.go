@@ -12,6 +12,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/gateway"
 	"github.com/litterbox-dev/litterbox/internal/textcap"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
@@ -126,10 +127,10 @@ func never(e gateway.Entry, rec *Record) string {
 // Ask records an agent's request for host, with its reason: pending, or,
 // for a host no request may have, refused at once with why. Asking again
 // for a host gives its request as it stands (its answer, once given).
-func (g *Gate) Ask(ctx context.Context, r *core.Repo, slug, host, reason string) (Request, error) {
+func (g *Gate) Ask(ctx context.Context, r *api.Repo, slug, host, reason string) (Request, error) {
 	e, err := gateway.ParseEntry(host)
 	if err != nil {
-		return Request{}, core.NewError(core.ErrBadArgument, "%v: ask for a name (api.example.com), a name and a port (git.example.net:8443) or an address", err)
+		return Request{}, core.NewError(api.ErrBadArgument, "%v: ask for a name (api.example.com), a name and a port (git.example.net:8443) or an address", err)
 	}
 	gitDir := r.Git.CommonDir
 	unlock, err := lock(ctx, gitDir, slug)
@@ -177,7 +178,7 @@ func (g *Gate) Ask(ctx context.Context, r *core.Repo, slug, host, reason string)
 		if err := writeRequests(gitDir, slug, rs); err != nil {
 			return Request{}, err
 		}
-		return Request{}, core.NewError(core.ErrBadArgument, "%d requests of sandbox '%s' wait for the user already: ask again once they are answered", MaxPending, slug)
+		return Request{}, core.NewError(api.ErrBadArgument, "%d requests of sandbox '%s' wait for the user already: ask again once they are answered", MaxPending, slug)
 	}
 	rs.Requests = append(rs.Requests, q)
 	for len(rs.Requests) > MaxKeptRequests {
@@ -190,10 +191,10 @@ func (g *Gate) Ask(ctx context.Context, r *core.Repo, slug, host, reason string)
 // Answer approves or refuses slug's request for host, for by (cli, ui):
 // approving allows it as Change does, then marks the request. A host no
 // request asked for is refused: `litterbox net allow` allows any.
-func (g *Gate) Answer(ctx context.Context, r *core.Repo, slug, host string, approve bool, by string) (st *Status, live bool, q Request, err error) {
+func (g *Gate) Answer(ctx context.Context, r *api.Repo, slug, host string, approve bool, by string) (st *Status, live bool, q Request, err error) {
 	e, err := gateway.ParseEntry(host)
 	if err != nil {
-		return nil, false, q, core.NewError(core.ErrBadArgument, "%v", err)
+		return nil, false, q, core.NewError(api.ErrBadArgument, "%v", err)
 	}
 	gitDir := r.Git.CommonDir
 	rs, err := readRequests(gitDir, slug)
@@ -201,7 +202,7 @@ func (g *Gate) Answer(ctx context.Context, r *core.Repo, slug, host string, appr
 		return nil, false, q, err
 	}
 	if !slices.ContainsFunc(rs.Requests, func(q Request) bool { return q.Host == e.Text }) {
-		return nil, false, q, core.NewError(core.ErrNotFound, "sandbox '%s' has no request for %s (`litterbox net %s requests` lists them; `litterbox net %s allow %s` allows a host unasked)", slug, e.Text, slug, slug, e.Text)
+		return nil, false, q, core.NewError(api.ErrNotFound, "sandbox '%s' has no request for %s (`litterbox net %s requests` lists them; `litterbox net %s allow %s` allows a host unasked)", slug, e.Text, slug, slug, e.Text)
 	}
 	if approve {
 		if st, live, err = g.Change(ctx, r, slug, e.Text, true); err != nil {

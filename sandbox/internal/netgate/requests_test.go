@@ -8,14 +8,14 @@ import (
 	"testing"
 
 	"github.com/litterbox-dev/litterbox/git"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // requestRepo is a repository whose sandbox box has a gateway record
 // allowing ok.example and denying bad.example.
-func requestRepo(t *testing.T) *core.Repo {
+func requestRepo(t *testing.T) *api.Repo {
 	t.Helper()
-	r := &core.Repo{Git: &git.Repo{CommonDir: t.TempDir()}}
+	r := &api.Repo{Git: &git.Repo{CommonDir: t.TempDir()}}
 	if err := Write(r, "box", &Record{Mode: "allowlist", Allow: []string{"ok.example"}, Deny: []string{"bad.example"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestAskAnsweredAtOnceOrPending(t *testing.T) {
 		t.Errorf("asked again: %+v, %v", q, err)
 	}
 	before, _, _ := Requests(r.Git.CommonDir, "box")
-	if _, err := g.Ask(ctx, r, "box", "not a host!", ""); !errors.Is(err, core.ErrBadArgument) {
+	if _, err := g.Ask(ctx, r, "box", "not a host!", ""); !errors.Is(err, api.ErrBadArgument) {
 		t.Errorf("a bad host: %v", err)
 	}
 	if after, _, _ := Requests(r.Git.CommonDir, "box"); len(after) != len(before) {
@@ -65,7 +65,7 @@ func TestAskAnsweredAtOnceOrPending(t *testing.T) {
 	if q, _ := g.Ask(ctx, r, "box", "pypi.org", ""); q.State != Refused || q.By != "cli" {
 		t.Errorf("asked after the refusal: %+v", q)
 	}
-	if _, _, _, err := g.Answer(ctx, r, "box", "never.asked", true, "cli"); !errors.Is(err, core.ErrNotFound) {
+	if _, _, _, err := g.Answer(ctx, r, "box", "never.asked", true, "cli"); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("answering a request never made: %v", err)
 	}
 }

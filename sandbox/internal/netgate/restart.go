@@ -9,6 +9,7 @@ import (
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/secrets"
@@ -36,7 +37,7 @@ func (g *Gate) GatewayState(ctx context.Context, rec *Record) (provider.State, e
 // GoneError is the error of a sandbox whose gateway container is gone: it
 // has no way out, and only a recreate makes one.
 func GoneError(slug, container string, rec *Record) error {
-	return core.NewError(core.ErrStopped, "Sandbox '%s' cannot be resumed: its egress gateway %s is gone (removed), and with it the sandbox's way out. To bring both back, %s, with the policy `litterbox net %s` shows.", slug, rec.Gateway, Recreate(slug, container), slug)
+	return core.NewError(api.ErrStopped, "Sandbox '%s' cannot be resumed: its egress gateway %s is gone (removed), and with it the sandbox's way out. To bring both back, %s, with the policy `litterbox net %s` shows.", slug, rec.Gateway, Recreate(slug, container), slug)
 }
 
 // Recreate says how to bring back a sandbox whose gateway is gone: its
@@ -52,7 +53,7 @@ func Recreate(slug, container string) string {
 // secrets. The gateway is running once it returns, even when a secret
 // could not be had (the error names it); it serves the sandbox only when
 // Start returns no error.
-func (g *Gate) Start(ctx context.Context, r *core.Repo, slug string, rec *Record, decls []secrets.Declaration) (ca string, err error) {
+func (g *Gate) Start(ctx context.Context, r *api.Repo, slug string, rec *Record, decls []secrets.Declaration) (ca string, err error) {
 	c, ok, err := up(ctx, g.Provider)
 	if err != nil {
 		return "", err
@@ -89,7 +90,7 @@ func (g *Gate) Start(ctx context.Context, r *core.Repo, slug string, rec *Record
 	for _, b := range bs {
 		i := slices.IndexFunc(decls, func(d secrets.Declaration) bool { return d.Name == b.Name })
 		if i < 0 {
-			return "", core.NewError(core.ErrConfig, "Sandbox '%s' holds secret %q, which is no longer declared: declare it again in %s or %s and run `litterbox resume %s` again (see docs/secrets.md). Until then its gateway serves it nothing: the sandbox reaches no host.", slug, b.Name, config.LocalFile, secrets.UserFile(), slug)
+			return "", core.NewError(api.ErrConfig, "Sandbox '%s' holds secret %q, which is no longer declared: declare it again in %s or %s and run `litterbox resume %s` again (see docs/secrets.md). Until then its gateway serves it nothing: the sandbox reaches no host.", slug, b.Name, config.LocalFile, secrets.UserFile(), slug)
 		}
 		ds = append(ds, decls[i])
 	}
@@ -99,7 +100,7 @@ func (g *Gate) Start(ctx context.Context, r *core.Repo, slug string, rec *Record
 		prepared, err = secrets.Prepare(ctx, g.Runner, ds, Bindings(bs), roots)
 	}
 	if err != nil {
-		return "", core.NewError(core.ErrConfig, "Sandbox '%s': %v. Fix the source and run `litterbox resume %s` again; until then its gateway serves it nothing: the sandbox reaches no host.", slug, err, slug)
+		return "", core.NewError(api.ErrConfig, "Sandbox '%s': %v. Fix the source and run `litterbox resume %s` again; until then its gateway serves it nothing: the sandbox reaches no host.", slug, err, slug)
 	}
 	info, err := g.SetSecrets(ctx, rec, prepared)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 	"github.com/litterbox-dev/litterbox/secrets"
 )
@@ -54,7 +54,7 @@ func ReadSecrets(gitDir, slug string) (bs []Bound, ok bool, err error) {
 }
 
 // WriteSecrets records bs as sandbox slug's bindings.
-func WriteSecrets(r *core.Repo, slug string, bs []Bound) error {
+func WriteSecrets(r *api.Repo, slug string, bs []Bound) error {
 	data, err := json.MarshalIndent(struct {
 		Secrets []Bound `json:"secrets"`
 	}{bs}, "", "  ")

@@ -10,9 +10,9 @@ import (
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
@@ -33,13 +33,13 @@ func (ps *Pauser) pauseEnds() bool {
 
 // ownerRepo is the repository of c: r, or, when r is nil (every
 // repository), the one at c's repo label, provided it owns c.
-func (ps *Pauser) ownerRepo(ctx context.Context, r *core.Repo, c provider.Sandbox) (*core.Repo, error) {
+func (ps *Pauser) ownerRepo(ctx context.Context, r *api.Repo, c provider.Sandbox) (*api.Repo, error) {
 	if r != nil {
 		return r, nil
 	}
-	r, err := core.OpenRepo(ctx, ps.Runner, c.Labels[core.LabelRepo])
+	r, err := core.OpenRepo(ctx, ps.Runner, c.Labels[api.LabelRepo])
 	if err != nil || !r.Owns(c.Labels) {
-		return nil, fmt.Errorf("sandbox %q: its repository %s is not where its labels say (%v): pause or resume it from its repository", c.Labels[core.LabelSlug], c.Labels[core.LabelRepo], err)
+		return nil, fmt.Errorf("sandbox %q: its repository %s is not where its labels say (%v): pause or resume it from its repository", c.Labels[api.LabelSlug], c.Labels[api.LabelRepo], err)
 	}
 	return r, nil
 }
@@ -48,7 +48,7 @@ func (ps *Pauser) ownerRepo(ctx context.Context, r *core.Repo, c provider.Sandbo
 // its pause ends it, and says what the branch still lacks (lost). Unless
 // force, a pause that would lose any of it is refused (ErrWouldLose),
 // naming it; nothing is paused then.
-func (ps *Pauser) snapshotBeforePause(ctx context.Context, r *core.Repo, c provider.Sandbox, force bool) (lost []recording.Skipped, err error) {
+func (ps *Pauser) snapshotBeforePause(ctx context.Context, r *api.Repo, c provider.Sandbox, force bool) (lost []api.Skipped, err error) {
 	all := r == nil
 	r, err = ps.ownerRepo(ctx, r, c)
 	if err != nil {
@@ -69,13 +69,13 @@ const maxNamedLost = 20
 
 // wouldLoseError says which files a pause of h would lose, and what to do.
 // all: the pause was one of --all-envs or --all-repos.
-func wouldLoseError(h *core.Handle, lost []recording.Skipped, all bool) error {
+func wouldLoseError(h *api.Handle, lost []api.Skipped, all bool) error {
 	var b strings.Builder
 	lb := "litterbox"
 	if all {
 		lb += " --repo " + runner.Quote(h.Repo.Git.Root)
 	}
-	slices.SortFunc(lost, func(a, b recording.Skipped) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(lost, func(a, b api.Skipped) int { return strings.Compare(a.Path, b.Path) })
 	folders := 0
 	for _, l := range lost {
 		if strings.HasSuffix(l.Path, "/") {
@@ -89,15 +89,15 @@ func wouldLoseError(h *core.Handle, lost []recording.Skipped, all bool) error {
 	case folders > 0:
 		what += " and " + plural(folders, "folder")
 	}
-	fmt.Fprintf(&b, "Pausing %s would lose %s its branch %s%s does not hold: on this engine a pause ends the sandbox, and resume fills /src from the branch. It was not paused (what could be recorded is committed).\n", h.Slug, what, core.BranchPrefix, h.Slug)
+	fmt.Fprintf(&b, "Pausing %s would lose %s its branch %s%s does not hold: on this engine a pause ends the sandbox, and resume fills /src from the branch. It was not paused (what could be recorded is committed).\n", h.Slug, what, api.BranchPrefix, h.Slug)
 	b.WriteString(lostList(lost))
 	fmt.Fprintf(&b, "To keep them, make them recordable and pause again: shrink, split or remove files over the size cap (or raise LITTERBOX_SNAPSHOT_MAX_FILE_SIZE), or copy them out first (`%s cp %s:PATH DIR`); make files readable (chmod u+r) and folders readable and searchable (chmod u+rx); rename names git refuses. To pause anyway, losing them: `%s pause --force %s`.", lb, h.Slug, lb, h.Slug)
-	return core.NewError(core.ErrWouldLose, "%s", b.String())
+	return core.NewError(api.ErrWouldLose, "%s", b.String())
 }
 
 // lostList is lost as indented lines, names quoted as git quotes them, at
 // most maxNamedLost of them.
-func lostList(lost []recording.Skipped) string {
+func lostList(lost []api.Skipped) string {
 	var b strings.Builder
 	for i, l := range lost {
 		if i == maxNamedLost {
@@ -118,19 +118,19 @@ func plural(n int, what string) string {
 
 // refillAfterResume copies c's branch into the /src of its new sandbox,
 // records the scan stamp, and installs its services' definitions again.
-func (ps *Pauser) refillAfterResume(ctx context.Context, r *core.Repo, c provider.Sandbox) error {
+func (ps *Pauser) refillAfterResume(ctx context.Context, r *api.Repo, c provider.Sandbox) error {
 	r, err := ps.ownerRepo(ctx, r, c)
 	if err != nil {
 		return err
 	}
 	h := core.HandleOf(r, c)
-	tip, ok, err := r.Git.ResolveRef(ctx, core.BranchRef(h.Slug))
+	tip, ok, err := r.Git.ResolveRef(ctx, api.BranchRef(h.Slug))
 	if err != nil || !ok {
-		return fmt.Errorf("resume: read branch %s%s (%v): the sandbox runs with an empty %s; delete it and create it again from the branch", core.BranchPrefix, h.Slug, err, core.Workdir)
+		return fmt.Errorf("resume: read branch %s%s (%v): the sandbox runs with an empty %s; delete it and create it again from the branch", api.BranchPrefix, h.Slug, err, api.Workdir)
 	}
 	var so, se bytes.Buffer
 	if err := ps.guest.CopyAndSetup(ctx, ps.branchArchive(ctx, r, h.Slug, tip), c.Ref, h.Image, nil, &so, &se); err != nil {
-		return fmt.Errorf("resume: copy branch %s%s into %s: %w", core.BranchPrefix, h.Slug, core.Workdir, err)
+		return fmt.Errorf("resume: copy branch %s%s into %s: %w", api.BranchPrefix, h.Slug, api.Workdir, err)
 	}
 	if err := state.WriteSince(r, h.Slug, guest.TakeStamp(&so)); err != nil {
 		ps.Log.Warn("could not record the scan stamp; the next snapshot will scan all of /src", "err", err)
@@ -144,7 +144,7 @@ func (ps *Pauser) refillAfterResume(ctx context.Context, r *core.Repo, c provide
 // branchArchive is the copy of sandbox slug's branch tip for a container
 // whose /src is gone, with its bootstrap read again from the working tree
 // (guest/bootstrap.go): one that cannot be read is left out, with a warning.
-func (ps *Pauser) branchArchive(ctx context.Context, r *core.Repo, slug, tip string) *guest.Archive {
+func (ps *Pauser) branchArchive(ctx context.Context, r *api.Repo, slug, tip string) *guest.Archive {
 	extra, err := guest.Rebootstrap(r, slug)
 	if err != nil {
 		ps.Log.Warn("the files copied in at create from your working tree are not copied in again", "sandbox", slug, "err", err)

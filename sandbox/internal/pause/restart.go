@@ -8,6 +8,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
@@ -36,8 +37,8 @@ type way struct {
 }
 
 // wayOut is c's gateway record, nil for a sandbox without one.
-func (ps *Pauser) wayOut(r *core.Repo, c provider.Sandbox) (*way, error) {
-	slug := c.Labels[core.LabelSlug]
+func (ps *Pauser) wayOut(r *api.Repo, c provider.Sandbox) (*way, error) {
+	slug := c.Labels[api.LabelSlug]
 	rec, ok, err := netgate.Read(r.Git.CommonDir, slug)
 	if err != nil || !ok {
 		return nil, err
@@ -47,7 +48,7 @@ func (ps *Pauser) wayOut(r *core.Repo, c provider.Sandbox) (*way, error) {
 
 // startGateway starts w's gateway with what it held; ca is its new CA when
 // the sandbox holds secrets.
-func (ps *Pauser) startGateway(ctx context.Context, r *core.Repo, w *way) (ca string, err error) {
+func (ps *Pauser) startGateway(ctx context.Context, r *api.Repo, w *way) (ca string, err error) {
 	head, err := r.Git.Head(ctx)
 	if err != nil {
 		return "", err
@@ -79,7 +80,7 @@ func (ps *Pauser) armSandbox(ctx context.Context, ref provider.Ref, w *way, ca s
 // engine started it again by itself: it waits for its policy and
 // secrets); fixed says it did. On an engine whose pause ends the sandbox
 // there is no gateway.
-func (ps *Pauser) resumeGateway(ctx context.Context, r *core.Repo, c provider.Sandbox, gws map[string]provider.State) (fixed bool, err error) {
+func (ps *Pauser) resumeGateway(ctx context.Context, r *api.Repo, c provider.Sandbox, gws map[string]provider.State) (fixed bool, err error) {
 	if !ps.canStart() {
 		return false, nil
 	}
@@ -105,7 +106,7 @@ func (ps *Pauser) resumeGateway(ctx context.Context, r *core.Repo, c provider.Sa
 
 // restartGateway brings back the dead gateway of a running (or paused)
 // sandbox c: its own relay still runs, and takes the new gateway's sockets.
-func (ps *Pauser) restartGateway(ctx context.Context, r *core.Repo, c provider.Sandbox, w *way) error {
+func (ps *Pauser) restartGateway(ctx context.Context, r *api.Repo, c provider.Sandbox, w *way) error {
 	ca, err := ps.startGateway(ctx, r, w)
 	if err != nil {
 		return err
@@ -119,8 +120,8 @@ func (ps *Pauser) restartGateway(ctx context.Context, r *core.Repo, c provider.S
 // start brings back the stopped sandbox c: its gateway first, then its
 // container, its /src from its branch, its services' definitions, and its
 // way out.
-func (ps *Pauser) start(ctx context.Context, r *core.Repo, c provider.Sandbox) (Outcome, error) {
-	out := Outcome{Name: c.Labels[core.LabelSlug], Repo: c.Labels[core.LabelRepo], GitDir: c.Labels[core.LabelGitDir]}
+func (ps *Pauser) start(ctx context.Context, r *api.Repo, c provider.Sandbox) (api.Outcome, error) {
+	out := api.Outcome{Name: c.Labels[api.LabelSlug], Repo: c.Labels[api.LabelRepo], GitDir: c.Labels[api.LabelGitDir]}
 	r, err := ps.ownerRepo(ctx, r, c)
 	if err != nil {
 		return out, err
@@ -134,9 +135,9 @@ func (ps *Pauser) start(ctx context.Context, r *core.Repo, c provider.Sandbox) (
 	if err != nil {
 		return out, err
 	}
-	tip, ok, err := r.Git.ResolveRef(ctx, core.BranchRef(h.Slug))
+	tip, ok, err := r.Git.ResolveRef(ctx, api.BranchRef(h.Slug))
 	if err != nil || !ok {
-		return out, fmt.Errorf("resume sandbox '%s': read its branch %s%s (%v), which /src is filled from: recreate it with `litterbox create --from-branch %s`", h.Slug, core.BranchPrefix, h.Slug, err, h.Slug)
+		return out, fmt.Errorf("resume sandbox '%s': read its branch %s%s (%v), which /src is filled from: recreate it with `litterbox create --from-branch %s`", h.Slug, api.BranchPrefix, h.Slug, err, h.Slug)
 	}
 	ca := ""
 	if w != nil {
@@ -169,7 +170,7 @@ func (ps *Pauser) start(ctx context.Context, r *core.Repo, c provider.Sandbox) (
 		return out, netgate.NotListening(h.Slug, w.rec, err)
 	}
 	if err != nil {
-		return out, fmt.Errorf("resume sandbox '%s': copy its branch %s%s into %s: %w", h.Slug, core.BranchPrefix, h.Slug, core.Workdir, err)
+		return out, fmt.Errorf("resume sandbox '%s': copy its branch %s%s into %s: %w", h.Slug, api.BranchPrefix, h.Slug, api.Workdir, err)
 	}
 	if err := state.WriteSince(r, h.Slug, guest.TakeStamp(&so)); err != nil {
 		ps.Log.Warn("could not record the scan stamp; the next snapshot will scan all of /src", "err", err)

@@ -46,6 +46,7 @@ import (
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/internal/atomicfile"
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
@@ -194,7 +195,7 @@ func (p *Pool) Enabled() bool {
 // containers lists every pooled container on the engine (of every
 // repository, within the extra labels), claimed or not.
 func (p *Pool) containers(ctx context.Context) ([]provider.Sandbox, error) {
-	sel := provider.Selector{Labels: map[string]string{core.LabelPool: ""}, Report: append(slices.Clone(core.LabelKeys), core.LabelPool, core.LabelPoolMember)}
+	sel := provider.Selector{Labels: map[string]string{api.LabelPool: ""}, Report: append(slices.Clone(core.LabelKeys), api.LabelPool, core.LabelPoolMember)}
 	for k, v := range p.ExtraLabels {
 		sel.Labels[k] = v
 	}
@@ -218,9 +219,9 @@ func isGateway(p provider.Sandbox) bool { return p.Labels[core.LabelGatewayOf] !
 // claim's slug and base as labels.
 func AsClaimed(p provider.Sandbox, c *Claim) provider.Sandbox {
 	p.Labels = cloneLabels(p.Labels)
-	p.Labels[core.LabelSlug] = c.Slug
-	p.Labels[core.LabelBranch] = core.BranchPrefix + c.Slug
-	p.Labels[core.LabelBase] = c.Base
+	p.Labels[api.LabelSlug] = c.Slug
+	p.Labels[api.LabelBranch] = api.BranchPrefix + c.Slug
+	p.Labels[api.LabelBase] = c.Base
 	p.Created = c.Claimed // the sandbox's age, not the fill's
 	return p
 }
@@ -267,31 +268,19 @@ func (p *Pool) egressOf(cfg *config.Config) *netgate.Record {
 func memberSpec(sp provider.Spec, name string) provider.Spec {
 	sp.Name, sp.Hostname = name, "litterbox"
 	l := cloneLabels(sp.Labels)
-	delete(l, core.LabelSlug)
-	delete(l, core.LabelBranch)
-	delete(l, core.LabelBase)
-	delete(l, core.LabelPool)
-	delete(l, core.LabelPlatform)
+	delete(l, api.LabelSlug)
+	delete(l, api.LabelBranch)
+	delete(l, api.LabelBase)
+	delete(l, api.LabelPool)
+	delete(l, api.LabelPlatform)
 	sp.Labels = l
 	sp.Env = slices.DeleteFunc(slices.Clone(sp.Env), func(e string) bool { return strings.HasPrefix(e, "LITTERBOX_SANDBOX=") })
 	sp.Tmpfs = slices.Clone(sp.Tmpfs)
 	return sp
 }
 
-// Entry is one pooled container, as `litterbox pool` and `list` show it.
-type Entry struct {
-	Container string `json:"container"`
-	// State is "ready" (HEAD copied in, waiting to be claimed), "filling"
-	// (being made, or a fill cut short), "stale" (made for another
-	// configuration or commit; the next fill replaces it), "removing" (a
-	// removal cut short), or the container's state when it does not run.
-	State   string    `json:"state"`
-	Commit  string    `json:"commit,omitempty"`
-	Created time.Time `json:"created"`
-}
-
 // List lists r's unclaimed pooled containers.
-func (p *Pool) List(ctx context.Context, r *core.Repo) ([]Entry, error) {
+func (p *Pool) List(ctx context.Context, r *api.Repo) ([]api.PoolEntry, error) {
 	if !p.Enabled() {
 		return nil, nil
 	}
@@ -308,8 +297,8 @@ func (p *Pool) List(ctx context.Context, r *core.Repo) ([]Entry, error) {
 
 // poolEntries describes members; one made for another key or commit than
 // key and head is stale.
-func poolEntries(ms []member, key, head string) []Entry {
-	out := make([]Entry, 0, len(ms))
+func poolEntries(ms []member, key, head string) []api.PoolEntry {
+	out := make([]api.PoolEntry, 0, len(ms))
 	for _, m := range ms {
 		e := m.entry()
 		if e.State == "ready" && (m.rec.Key != key || m.rec.Commit != head) {
@@ -323,8 +312,8 @@ func poolEntries(ms []member, key, head string) []Entry {
 // Entries describes the pooled containers of objs that r owns and no create
 // claimed (list shows them; objs is what the engine holds, claimed or not).
 // A member's gateway is part of the member, not an entry.
-func Entries(r *core.Repo, objs []provider.Sandbox) []Entry {
-	var out []Entry
+func Entries(r *api.Repo, objs []provider.Sandbox) []api.PoolEntry {
+	var out []api.PoolEntry
 	for _, o := range objs {
 		if !r.Owns(o.Labels) || isGateway(o) {
 			continue
@@ -364,8 +353,8 @@ func newMember(gitDir string, c provider.Sandbox) (m member, claimed bool) {
 // before, removing when a removal was cut short, and the container's state
 // when it does not run (an engine restart stops them; the next fill
 // replaces it).
-func (m member) entry() Entry {
-	e := Entry{Container: m.c.Name, State: "filling", Created: m.c.Created}
+func (m member) entry() api.PoolEntry {
+	e := api.PoolEntry{Container: m.c.Name, State: "filling", Created: m.c.Created}
 	switch {
 	case m.c.State != provider.StateRunning:
 		e.State = string(m.c.State)
@@ -382,7 +371,7 @@ func (m member) entry() Entry {
 
 // unclaimed are r's pooled containers that no create claimed, oldest first
 // (members' gateways aside: they go with their members).
-func (p *Pool) unclaimed(ctx context.Context, r *core.Repo) ([]member, []provider.Sandbox, error) {
+func (p *Pool) unclaimed(ctx context.Context, r *api.Repo) ([]member, []provider.Sandbox, error) {
 	all, err := p.containers(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -403,7 +392,7 @@ func (p *Pool) unclaimed(ctx context.Context, r *core.Repo) ([]member, []provide
 // poolConfig is the configuration and commit pooled sandboxes are made
 // with: HEAD's, with the service's image unless the configuration names one,
 // and its runtime as the engine names it.
-func (p *Pool) poolConfig(ctx context.Context, r *core.Repo) (*config.Config, string, error) {
+func (p *Pool) poolConfig(ctx context.Context, r *api.Repo) (*config.Config, string, error) {
 	head, err := r.Git.Head(ctx)
 	if err != nil {
 		return nil, "", err
@@ -430,12 +419,12 @@ func (p *Pool) poolConfig(ctx context.Context, r *core.Repo) (*config.Config, st
 // configuration, fills cut short, members beyond size, and the records of
 // containers that are gone, then makes the missing ones, two at a time.
 // Fills of one repository take turns.
-func (p *Pool) Fill(ctx context.Context, r *core.Repo, size int) ([]Entry, error) {
+func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry, error) {
 	if !p.Enabled() {
-		return nil, core.NewError(core.ErrBadArgument, "This engine cannot keep a warm pool (it cannot rename a container); create makes each sandbox anew.")
+		return nil, core.NewError(api.ErrBadArgument, "This engine cannot keep a warm pool (it cannot rename a container); create makes each sandbox anew.")
 	}
 	if size < 0 || size > MaxSize {
-		return nil, core.NewError(core.ErrBadArgument, "A pool holds 0 to %d sandboxes, not %d: each keeps a copy of the repository in memory.", MaxSize, size)
+		return nil, core.NewError(api.ErrBadArgument, "A pool holds 0 to %d sandboxes, not %d: each keeps a copy of the repository in memory.", MaxSize, size)
 	}
 	if err := core.EnsureRepoID(r); err != nil {
 		return nil, err
@@ -509,8 +498,8 @@ func (p *Pool) Fill(ctx context.Context, r *core.Repo, size int) ([]Entry, error
 	errs = append(errs, p.dropOrphanGateways(ctx, r.Git.CommonDir, all, gws))
 	forgetGone(r.Git.CommonDir, all)
 	sp := memberSpec(full, "")
-	sp.Labels[core.LabelPool] = key
-	sp.Labels[core.LabelPlatform] = platform
+	sp.Labels[api.LabelPool] = key
+	sp.Labels[api.LabelPlatform] = platform
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
@@ -549,13 +538,13 @@ type gatePrep struct {
 // confined one gets its gateway (named after it, with the policy the
 // pool's key names: the claim gives it the sandbox's name), which is made
 // once the container is, beside the copy.
-func (p *Pool) makeMember(ctx context.Context, r *core.Repo, sp provider.Spec, head, platform string, volumes []string, gw gatePrep) (err error) {
+func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, head, platform string, volumes []string, gw gatePrep) (err error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	sp.Name = "litterbox-pool-" + r.ShortID() + "-" + hex.EncodeToString(b[:])
 	var plan *egress.Plan
 	if gw.net != nil {
-		pl, err := egress.Confine(sp, core.DefaultImage, gw.net.Policy(sp.Name, gw.host), sp.Labels)
+		pl, err := egress.Confine(sp, api.DefaultImage, gw.net.Policy(sp.Name, gw.host), sp.Labels)
 		if err != nil {
 			return err
 		}
@@ -616,7 +605,7 @@ func (p *Pool) makeMember(ctx context.Context, r *core.Repo, sp provider.Spec, h
 		err = fmt.Errorf("its egress gateway: %w", gerr)
 	}
 	if err == nil {
-		rec := Record{Key: sp.Labels[core.LabelPool], Name: sp.Name, Ref: sb.Ref, Commit: head, Stamp: stamp,
+		rec := Record{Key: sp.Labels[api.LabelPool], Name: sp.Name, Ref: sb.Ref, Commit: head, Stamp: stamp,
 			Image: sp.Image, Platform: platform, Volumes: volumes, Filled: time.Now().UTC()}
 		if plan != nil {
 			rec.Gateway, rec.Ports = plan.Gateway.Name, plan.Ports
@@ -632,7 +621,7 @@ func (p *Pool) makeMember(ctx context.Context, r *core.Repo, sp provider.Spec, h
 
 // gatewaysOf are r's members' gateways in all (the engine's pooled
 // containers), by the id of their member.
-func gatewaysOf(r *core.Repo, all []provider.Sandbox) map[string][]provider.Sandbox {
+func gatewaysOf(r *api.Repo, all []provider.Sandbox) map[string][]provider.Sandbox {
 	out := map[string][]provider.Sandbox{}
 	for _, c := range all {
 		if r.Owns(c.Labels) && isGateway(c) {
@@ -736,7 +725,7 @@ func forgetGone(gitDir string, all []provider.Sandbox) {
 
 // Delete removes every unclaimed pooled container of r and its record;
 // it returns their names.
-func (p *Pool) Delete(ctx context.Context, r *core.Repo) ([]string, error) {
+func (p *Pool) Delete(ctx context.Context, r *api.Repo) ([]string, error) {
 	if !p.Enabled() {
 		return []string{}, nil
 	}

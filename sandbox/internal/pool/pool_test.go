@@ -15,6 +15,7 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/fake"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
@@ -67,18 +68,18 @@ func TestClaimMemberOnce(t *testing.T) {
 // The pool key names the configuration, not the sandbox: sandboxes of other
 // names and bases share it, another image or memory limit does not.
 func TestPoolKey(t *testing.T) {
-	s := New(&core.Common{Options: core.Options{Image: core.DefaultImage}}, nil, nil, nil)
-	r := &core.Repo{Slug: "repo", ID: "0123456789abcdef0123456789abcdef", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
-	cfg := &config.Config{Image: core.DefaultImage}
+	s := New(&core.Common{Options: api.Options{Image: api.DefaultImage}}, nil, nil, nil)
+	r := &api.Repo{Slug: "repo", ID: "0123456789abcdef0123456789abcdef", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
+	cfg := &config.Config{Image: api.DefaultImage}
 	k := Key(spec.For(s.Options, r, "a", "base1", cfg), nil)
 	if k2 := Key(spec.For(s.Options, r, "other", "base2", cfg), nil); k2 != k {
 		t.Errorf("key differs by name and base: %s vs %s", k, k2)
 	}
 	for name, c := range map[string]*config.Config{
 		"image":   {Image: "debian:12"},
-		"memory":  {Image: core.DefaultImage, Memory: "512m"},
-		"network": {Image: core.DefaultImage, Network: config.NetworkNone},
-		"ports":   {Image: core.DefaultImage, Ports: []config.Port{{Name: "web", ContainerPort: 8080}}},
+		"memory":  {Image: api.DefaultImage, Memory: "512m"},
+		"network": {Image: api.DefaultImage, Network: config.NetworkNone},
+		"ports":   {Image: api.DefaultImage, Ports: []config.Port{{Name: "web", ContainerPort: 8080}}},
 	} {
 		if Key(spec.For(s.Options, r, "a", "base1", c), nil) == k {
 			t.Errorf("another %s gives the same key", name)
@@ -106,7 +107,7 @@ func TestPoolKey(t *testing.T) {
 		}
 	}
 	sp := memberSpec(spec.For(s.Options, r, "a", "base1", cfg), "litterbox-pool-x")
-	for _, l := range []string{core.LabelSlug, core.LabelBranch, core.LabelBase} {
+	for _, l := range []string{api.LabelSlug, api.LabelBranch, api.LabelBase} {
 		if _, ok := sp.Labels[l]; ok {
 			t.Errorf("pooled spec carries %s", l)
 		}

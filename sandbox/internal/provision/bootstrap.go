@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
@@ -24,10 +24,10 @@ import (
 // refuses the create here.
 func (c *creation) planBootstrap(ctx context.Context) error {
 	files, err := guest.Bootstrap(ctx, c.r, c.cfg.BootstrapInclude)
-	var e *core.Error
+	var e *api.Error
 	if errors.As(err, &e) {
 		what := fmt.Sprintf("Cannot create sandbox '%s': ", c.slug)
-		return &core.Error{Kind: e.Kind, Msg: what + e.Msg, Agent: what + e.Agent}
+		return &api.Error{Kind: e.Kind, Msg: what + e.Msg, Agent: what + e.Agent}
 	}
 	if err != nil {
 		return fmt.Errorf("create sandbox %q: %w", c.slug, err)

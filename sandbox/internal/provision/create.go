@@ -22,6 +22,7 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
@@ -56,90 +57,6 @@ func New(c *core.Common, g *guest.Guest, iso *isolation.Checker, p *pool.Pool, i
 	return &Provisioner{Common: c, guest: g, iso: iso, pool: p, inv: inv, services: sv, rec: rec, gate: gate}
 }
 
-// CreateOptions tune Create. The zero value is the documented default.
-type CreateOptions struct {
-	// Setup is the startup command, as argv; nil means the configuration's
-	// (see Config), which defaults to DefaultSetup.
-	Setup []string
-	// Config is the sandbox configuration; nil means LoadConfig's.
-	Config *config.Config
-	// Progress, when set, is told each step as it starts.
-	Progress func(step string)
-	// Image is the image to make the sandbox from (`create --image`); ""
-	// means the configuration's, else the service's default. An image
-	// other than DefaultImage must be on the engine: it is never pulled.
-	Image string
-	// ByAgent says an agent asks (MCP): an Image it names must be one the
-	// user lists in agent_images, and From must be a commit the user lets
-	// agents start from (trust.go).
-	ByAgent bool
-	// FromBranch recreates a sandbox whose container is gone from its
-	// existing branch: the container holds the branch tip, the branch is
-	// kept (never made, never removed on rollback), and the base is the
-	// merge base of HEAD and the branch.
-	FromBranch bool
-	// From, when set, is the branch, tag or commit the sandbox starts from
-	// instead of HEAD: its commit is copied in and is the sandbox's base,
-	// which diff, log, apply and merge compare with. A name that resolves
-	// to no commit is ErrBadRef, before anything is made.
-	From string
-	// NoPool makes a new container even when the warm pool holds one
-	// (pool.go).
-	NoPool bool
-	// Runtime is the engine's runtime to run the sandbox under (`create
-	// --runtime`: "gvisor", or a name the engine offers); "" means the
-	// configuration's, else the engine's default. A sandbox made from
-	// another's work without one runs under the runtime its source was
-	// made with (trust.go). One the engine lacks is refused before
-	// anything is made.
-	Runtime string
-	// Binds are host directories mounted read-only (a harness's build,
-	// `litterbox run`); a sandbox with any is not taken from the pool.
-	Binds []provider.Bind
-	// Secrets are declared for this sandbox beside the user's (the model's
-	// API key of `litterbox run`, from the user's environment); one the
-	// user declared of the same name wins. A sandbox that could not hold
-	// them (no gateway) is refused.
-	Secrets []secrets.Declaration
-	// Allow are egress allowlist entries added to the configuration's
-	// for this sandbox (the model API's host of `litterbox run`).
-	Allow []string
-	// CheckImage, when set, is asked whether the image (the one the
-	// sandbox would be made from) can run what the caller will run in it,
-	// before anything is made: `litterbox run`'s harness needs glibc or
-	// node.
-	CheckImage func(ctx context.Context, image string) error
-	// forkOf is the sandbox Fork makes this one from: its settings are
-	// taken, and From (its branch tip) is not checked as an agent's.
-	forkOf string
-}
-
-// Created is the result of Create.
-type Created struct {
-	inventory.Sandbox
-	// Image is the image the sandbox runs.
-	Image string `json:"image"`
-	// SetupOutput is what the startup command printed (stdout then stderr).
-	SetupOutput string `json:"setupOutput"`
-	// Uncommitted is set when the working tree had uncommitted changes to
-	// tracked files: the sandbox holds HEAD, so those changes are not in it.
-	Uncommitted bool `json:"uncommittedChangesNotCopied,omitempty"`
-	// Ports are the named ports with their host URLs.
-	Ports []services.PortInfo `json:"ports,omitempty"`
-	// Services are the services started because of autostart.
-	Services []services.Status `json:"services,omitempty"`
-	// RemovedIncomplete: an incomplete sandbox of this name, left by an
-	// interrupted create, was removed first.
-	RemovedIncomplete bool `json:"removedIncomplete,omitempty"`
-	// Pooled: the sandbox is a container of the warm pool, made ahead of
-	// time with the commit already copied in.
-	Pooled bool `json:"pooled,omitempty"`
-	// Bootstrapped are the ignored files of the working tree copied in
-	// beside the commit (.worktreeinclude, [bootstrap] include), which no
-	// snapshot records.
-	Bootstrapped []string `json:"bootstrapped,omitempty"`
-}
-
 // Create makes a sandbox: it validates the name before any git or engine
 // call, takes the sandbox's create lock, claims the branch litterbox/<slug> at
 // HEAD (atomically, so a name that is taken is refused), has the engine make
@@ -152,7 +69,7 @@ type Created struct {
 // its create journal behind and no ready mark, so list shows what is left as
 // incomplete and no operation uses it; the next create of the name removes it
 // first, when its branch holds nothing beyond its base.
-func (pv *Provisioner) Create(ctx context.Context, r *core.Repo, name string, opts CreateOptions) (*Created, error) {
+func (pv *Provisioner) Create(ctx context.Context, r *api.Repo, name string, opts api.CreateOptions) (*api.Created, error) {
 	ph := core.StartPhases(pv.Log, "create")
 	defer ph.End()
 	c, err := pv.beginCreate(ctx, r, name, opts)
@@ -190,9 +107,9 @@ func (pv *Provisioner) Create(ctx context.Context, r *core.Repo, name string, op
 // creation is one Create on its way.
 type creation struct {
 	pv       *Provisioner
-	r        *core.Repo
+	r        *api.Repo
 	slug     string
-	opts     CreateOptions
+	opts     api.CreateOptions
 	progress func(step string)
 	// head is the base label; start the commit copied into /src (the branch
 	// tip when recreating from it).
@@ -201,7 +118,7 @@ type creation struct {
 	// settings is the record of what cfg was made from (trust.go).
 	settings *state.Settings
 	setup    []string
-	out      *Created
+	out      *api.Created
 	unlock   func()
 	undo     undoStack
 	// Whether tracked files are dirty is only reported, so it runs beside
@@ -252,8 +169,8 @@ type creation struct {
 // beginCreate checks everything that can be checked before anything is made
 // (the name, HEAD, what an earlier sandbox of the name left, the
 // configuration), takes the create lock, and starts the side work.
-func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name string, opts CreateOptions) (*creation, error) {
-	slug, err := core.Slugify(name)
+func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string, opts api.CreateOptions) (*creation, error) {
+	slug, err := api.Slugify(name)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +232,7 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name strin
 	c.settings.Image, c.settings.ImageByAgent = image, byAgent && image != ""
 	switch {
 	case image != "" && byAgent && !slices.Contains(c.cfg.AgentImages, image):
-		return nil, &core.Error{Kind: core.ErrImage,
+		return nil, &api.Error{Kind: api.ErrImage,
 			Msg:   fmt.Sprintf("An agent asked for the image %s, which agent_images in %s does not list: agents may pick only the images you list there (see docs/mcp.md).", image, config.LocalFile),
 			Agent: fmt.Sprintf("The image %s is not one you may pick: the user lists the images agents may use in agent_images in %s. Create the sandbox without image (it gets the project's image), or ask the user to allow this one.", image, config.LocalFile)}
 	case image != "":
@@ -379,8 +296,8 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *core.Repo, name strin
 			return nil, err
 		}
 	}
-	c.out = &Created{Sandbox: inventory.Sandbox{
-		Name: slug, Status: inventory.StatusActive, Branch: core.BranchPrefix + slug,
+	c.out = &api.Created{Sandbox: api.Sandbox{
+		Name: slug, Status: api.StatusActive, Branch: api.BranchPrefix + slug,
 		Container: r.ContainerName(slug), Repo: r.Root(), Base: c.head, Created: time.Now().UTC(),
 		Runtime: c.cfg.Runtime,
 	}, Image: c.cfg.Image, RemovedIncomplete: cleaned, Bootstrapped: c.bootstrapped}
@@ -505,7 +422,7 @@ func (c *creation) inspectImage(ctx context.Context) error {
 		return err
 	}
 	c.platform, c.volumes = platform, img.Volumes
-	if c.platform == "" && c.cfg.Image != core.DefaultImage {
+	if c.platform == "" && c.cfg.Image != api.DefaultImage {
 		return guest.MissingImage(c.cfg.Image)
 	}
 	return nil
@@ -520,25 +437,25 @@ func (c *creation) startArchive(ctx context.Context) {
 
 // createBase is the commit a new sandbox starts from: HEAD, or the commit
 // opts.From names.
-func (pv *Provisioner) createBase(ctx context.Context, r *core.Repo, slug string, opts CreateOptions) (string, error) {
+func (pv *Provisioner) createBase(ctx context.Context, r *api.Repo, slug string, opts api.CreateOptions) (string, error) {
 	if opts.From == "" {
 		return r.Git.Head(ctx)
 	}
 	if opts.FromBranch {
-		return "", core.NewError(core.ErrBadRef, "Cannot create sandbox '%s': --from-branch recreates a sandbox from its own branch, so it takes no other starting point; drop --from.", slug)
+		return "", core.NewError(api.ErrBadRef, "Cannot create sandbox '%s': --from-branch recreates a sandbox from its own branch, so it takes no other starting point; drop --from.", slug)
 	}
 	id, ok, err := r.Git.ResolveRef(ctx, opts.From)
 	if err != nil {
-		return "", fmt.Errorf("resolve %s: %w", core.Quote(opts.From), err)
+		return "", fmt.Errorf("resolve %s: %w", api.Quote(opts.From), err)
 	}
 	if !ok {
-		return "", &core.Error{Kind: core.ErrBadRef,
-			Msg:   fmt.Sprintf("Cannot create sandbox '%s': %s names no commit in this repository. Give a branch, a tag or a commit id (`git log --oneline --all` lists them); nothing was created.", slug, core.Quote(opts.From)),
-			Agent: fmt.Sprintf("Cannot create sandbox '%s': base_ref %s names no commit in this repository. Give a branch, a tag or a commit id, or leave base_ref out to start from HEAD; nothing was created.", slug, core.Quote(opts.From))}
+		return "", &api.Error{Kind: api.ErrBadRef,
+			Msg:   fmt.Sprintf("Cannot create sandbox '%s': %s names no commit in this repository. Give a branch, a tag or a commit id (`git log --oneline --all` lists them); nothing was created.", slug, api.Quote(opts.From)),
+			Agent: fmt.Sprintf("Cannot create sandbox '%s': base_ref %s names no commit in this repository. Give a branch, a tag or a commit id, or leave base_ref out to start from HEAD; nothing was created.", slug, api.Quote(opts.From))}
 	}
 	// A fork's starting point is its source's branch tip, which Fork
 	// chose; an agent's own base_ref must be one the user lets it use.
-	if opts.ByAgent && opts.forkOf == "" {
+	if opts.ByAgent && opts.ForkOf == "" {
 		if err := pv.agentMayStartFrom(ctx, r, slug, opts.From, id); err != nil {
 			return "", err
 		}
@@ -601,7 +518,7 @@ func (c *creation) claimBranch(ctx context.Context) error {
 		return nil
 	}
 	c.progress("creating branch " + c.out.Branch)
-	if err := c.r.Git.CreateRef(core.Made(ctx), core.BranchRef(c.slug), c.head, "litterbox: create sandbox "+c.slug); err != nil {
+	if err := c.r.Git.CreateRef(core.Made(ctx), api.BranchRef(c.slug), c.head, "litterbox: create sandbox "+c.slug); err != nil {
 		if errors.Is(err, git.ErrRefExists) {
 			// Made since clearLeftovers looked, by something else than
 			// litterbox (creates of a name take turns): not ours.
@@ -610,7 +527,7 @@ func (c *creation) claimBranch(ctx context.Context) error {
 		return fmt.Errorf("create branch %s: %w", c.out.Branch, err)
 	}
 	c.undo.push("branch "+c.out.Branch, func(ctx context.Context) error {
-		return c.r.Git.DeleteRef(ctx, core.BranchRef(c.slug), c.head)
+		return c.r.Git.DeleteRef(ctx, api.BranchRef(c.slug), c.head)
 	})
 	return ctx.Err()
 }
@@ -695,7 +612,7 @@ func (c *creation) sandboxSpec() provider.Spec {
 	sp.Tmpfs = append(sp.Tmpfs, spec.VolumeMasks(c.volumes)...)
 	sp.Binds = slices.Clone(c.opts.Binds)
 	if c.platform != "" {
-		sp.Labels[core.LabelPlatform] = c.platform
+		sp.Labels[api.LabelPlatform] = c.platform
 	}
 	return sp
 }
@@ -703,7 +620,7 @@ func (c *creation) sandboxSpec() provider.Spec {
 // portRangeError is a create that found no free host port in the range.
 func (c *creation) portRangeError(err error) error {
 	r := c.cfg.HostPorts
-	return &core.Error{Kind: core.ErrPortRange,
+	return &api.Error{Kind: api.ErrPortRange,
 		Msg: fmt.Sprintf("Sandbox '%s' was not created: no host port in %s is free for its %d port(s) (the range in [ports] of the configuration); other sandboxes or programs hold them. Delete sandboxes you no longer need (`litterbox list`), or widen the range. Nothing was made.\nThe engine said: %s",
 			c.slug, r, len(c.cfg.Ports), core.CapText(runner.Stderr(err))),
 		Agent: fmt.Sprintf("Sandbox '%s' was not created: every host port of the range %s that the user configured is taken by other sandboxes. Tell the user; nothing was made.", c.slug, r)}
@@ -737,7 +654,7 @@ func (c *creation) fill(ctx context.Context) error {
 		}
 		c.stamp = c.pooled.Stamp
 	} else {
-		c.progress("copying " + core.Short(c.start) + " into " + core.Workdir + ", then running setup: " + runner.Quote(c.setup...))
+		c.progress("copying " + core.Short(c.start) + " into " + api.Workdir + ", then running setup: " + runner.Quote(c.setup...))
 		c.startTrust(ctx)
 		err = c.pv.guest.CopyAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.setupArgv(), &so, &se)
 		c.stamp = guest.TakeStamp(&so)
@@ -768,10 +685,10 @@ func (c *creation) fill(ctx context.Context) error {
 	}
 	var ce *guest.CopyError
 	switch {
-	case errors.Is(err, core.ErrImage):
+	case errors.Is(err, api.ErrImage):
 		return err
 	case errors.As(err, &ce):
-		return fmt.Errorf("copy %s into %s: %w", core.Short(c.start), core.Workdir, err)
+		return fmt.Errorf("copy %s into %s: %w", core.Short(c.start), api.Workdir, err)
 	case errors.Is(err, provider.ErrPaused), errors.Is(err, provider.ErrStopped), errors.Is(err, provider.ErrNotFound):
 		// The engine itself failed the exec (the container was paused,
 		// stopped or removed meanwhile): that is no verdict on the setup
@@ -782,10 +699,10 @@ func (c *creation) fill(ctx context.Context) error {
 	case c.stamp == 0:
 		// The copy step always prints the stamp once tar has succeeded;
 		// without it nothing says the copy is complete.
-		return fmt.Errorf("copy %s into %s: the copy did not report completion (%v)", core.Short(c.start), core.Workdir, err)
+		return fmt.Errorf("copy %s into %s: the copy did not report completion (%v)", core.Short(c.start), api.Workdir, err)
 	}
 	if err != nil {
-		c.setupErr = &SetupError{Slug: c.slug, Command: c.setup, ExitCode: runner.ExitCode(err), Output: c.out.SetupOutput}
+		c.setupErr = &api.SetupError{Slug: c.slug, Command: c.setup, ExitCode: runner.ExitCode(err), Output: c.out.SetupOutput}
 	}
 	return nil
 }
@@ -793,7 +710,7 @@ func (c *creation) fill(ctx context.Context) error {
 // finish records the stamp and the setup's outcome and then, last, the ready
 // mark that makes the sandbox usable; then it starts the services that start
 // by themselves.
-func (c *creation) finish(ctx context.Context) (*Created, error) {
+func (c *creation) finish(ctx context.Context) (*api.Created, error) {
 	if c.renamed != nil {
 		<-c.renamed
 		if c.renamedTo != "" {
@@ -806,7 +723,7 @@ func (c *creation) finish(ctx context.Context) (*Created, error) {
 		c.pv.Log.Warn("could not record the scan stamp; the first snapshot will scan all of /src", "err", err)
 	}
 	if c.setupErr != nil {
-		c.out.Status = inventory.StatusFailedSetup
+		c.out.Status = api.StatusFailedSetup
 		if err := state.MarkSetupFailed(c.r, c.slug, c.out.SetupOutput); err != nil {
 			c.pv.Log.Warn("could not record failed setup", "sandbox", c.slug, "err", err)
 		}
@@ -843,15 +760,15 @@ func (c *creation) finish(ctx context.Context) (*Created, error) {
 // fresh says the sandbox had no state directory: then only a branch can be
 // in the way (a container or network of the name is refused or reused by
 // the create itself), and a rev-parse instead of an engine list tells.
-func (pv *Provisioner) clearLeftovers(ctx context.Context, r *core.Repo, slug string, fresh bool) (removed bool, err error) {
+func (pv *Provisioner) clearLeftovers(ctx context.Context, r *api.Repo, slug string, fresh bool) (removed bool, err error) {
 	if fresh {
-		_, ok, err := r.Git.ResolveRef(ctx, core.BranchRef(slug))
+		_, ok, err := r.Git.ResolveRef(ctx, api.BranchRef(slug))
 		if err != nil || !ok {
 			return false, err
 		}
 	}
 	f, err := pv.inv.Lookup(ctx, r, slug)
-	if errors.Is(err, core.ErrNotFound) {
+	if errors.Is(err, api.ErrNotFound) {
 		return false, state.Clear(r, slug)
 	}
 	if err != nil {
@@ -863,17 +780,17 @@ func (pv *Provisioner) clearLeftovers(ctx context.Context, r *core.Repo, slug st
 		case f.Container != nil && !f.Ready:
 			return false, core.ExistsError(slug, "it is incomplete: its container "+f.Container.Name+" never got a complete copy")
 		case f.BranchID != "":
-			return false, core.ExistsError(slug, "its branch "+core.BranchPrefix+slug+" exists")
+			return false, core.ExistsError(slug, "its branch "+api.BranchPrefix+slug+" exists")
 		}
 		return false, core.ExistsError(slug, "its container "+f.Container.Name+" exists")
 	}
 	if f.BranchID != "" {
 		n, err := r.Git.CountCommits(ctx, j.Base, f.BranchID)
 		if err != nil {
-			return false, fmt.Errorf("count the commits of %s%s: %w", core.BranchPrefix, slug, err)
+			return false, fmt.Errorf("count the commits of %s%s: %w", api.BranchPrefix, slug, err)
 		}
 		if n > 0 {
-			return false, core.NewError(core.ErrExists, "Sandbox '%s' is incomplete (its create was interrupted), but its branch %s%s holds %d commit(s) beyond the commit it was made at, so it is not removed for you. Review them with `litterbox log %s`, then remove it with `litterbox delete --force %s` and create it again.", slug, core.BranchPrefix, slug, n, slug, slug)
+			return false, core.NewError(api.ErrExists, "Sandbox '%s' is incomplete (its create was interrupted), but its branch %s%s holds %d commit(s) beyond the commit it was made at, so it is not removed for you. Review them with `litterbox log %s`, then remove it with `litterbox delete --force %s` and create it again.", slug, api.BranchPrefix, slug, n, slug, slug)
 		}
 	}
 	if _, err := pv.inv.RemoveSandbox(ctx, r, f, func() error { return state.Clear(r, slug) }); err != nil {
@@ -882,46 +799,16 @@ func (pv *Provisioner) clearLeftovers(ctx context.Context, r *core.Repo, slug st
 	return true, nil
 }
 
-// SetupError is a startup command that failed. The sandbox exists, marked
-// failed-setup.
-type SetupError struct {
-	Slug     string
-	Command  []string
-	ExitCode int
-	Output   string
-}
-
-func (e *SetupError) Error() string {
-	return e.what() + fmt.Sprintf("\nInspect it with `litterbox shell %s`, or delete it with `litterbox delete %s`.", e.Slug, e.Slug)
-}
-
-// AgentMessage is the message for an agent, which has no shell or delete
-// command but can use the sandbox with its tools.
-func (e *SetupError) AgentMessage() string {
-	return e.what() + fmt.Sprintf("\nThe sandbox exists and its tools work: investigate with bash (sandbox=%q), for example by running the setup command yourself, or tell the user.", e.Slug)
-}
-
-func (e *SetupError) what() string {
-	msg := fmt.Sprintf("Sandbox '%s' was created, but its setup command `%s` failed with exit code %d; it is marked failed-setup.", e.Slug, runner.Quote(e.Command...), e.ExitCode)
-	if out := strings.TrimSpace(e.Output); out != "" {
-		msg += "\nsetup output:\n" + out
-	}
-	return msg
-}
-
-// Is makes errors.Is(err, ErrSetupFailed) hold.
-func (e *SetupError) Is(target error) bool { return target == core.ErrSetupFailed }
-
 // nameTaken explains a container or network name that is already used: by a
 // container of this repository left without its branch, or by a sandbox of
 // another repository whose directory has the same name (containers are named
 // after the directory, not its path). It looks past the extra
 // labels: the other sandbox need not carry them.
 func (pv *Provisioner) nameTaken(ctx context.Context, slug, container string) error {
-	sbs, _ := pv.Provider.List(ctx, provider.Selector{Labels: map[string]string{core.LabelSlug: slug}, Report: core.LabelKeys})
+	sbs, _ := pv.Provider.List(ctx, provider.Selector{Labels: map[string]string{api.LabelSlug: slug}, Report: core.LabelKeys})
 	for _, sb := range sbs {
-		if sb.Name == container && sb.Labels[core.LabelRepo] != "" {
-			return core.NewError(core.ErrExists, "Sandbox '%s' cannot be created: the container name %s is taken by the sandbox '%s' of %s. Please choose a different name.", slug, container, slug, sb.Labels[core.LabelRepo])
+		if sb.Name == container && sb.Labels[api.LabelRepo] != "" {
+			return core.NewError(api.ErrExists, "Sandbox '%s' cannot be created: the container name %s is taken by the sandbox '%s' of %s. Please choose a different name.", slug, container, slug, sb.Labels[api.LabelRepo])
 		}
 	}
 	return core.ExistsError(slug, "container or network "+container+" exists")
@@ -979,16 +866,16 @@ func (u *undoStack) run(ctx context.Context, logger *log.Logger, cause error) er
 // diff, apply and merge measure the work from). It refuses while the
 // sandbox's container runs or is paused; a stopped one is removed first. It
 // clears a failed-setup mark left by the old container.
-func (pv *Provisioner) recoverStart(ctx context.Context, r *core.Repo, slug string) (tip, base string, err error) {
+func (pv *Provisioner) recoverStart(ctx context.Context, r *api.Repo, slug string) (tip, base string, err error) {
 	f, err := pv.inv.Lookup(ctx, r, slug)
-	if errors.Is(err, core.ErrNotFound) {
-		return "", "", core.NewError(core.ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from. Create a new sandbox with `litterbox create %s`.", slug, core.BranchPrefix, slug, slug)
+	if errors.Is(err, api.ErrNotFound) {
+		return "", "", core.NewError(api.ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from. Create a new sandbox with `litterbox create %s`.", slug, api.BranchPrefix, slug, slug)
 	}
 	if err != nil {
 		return "", "", err
 	}
 	if f.BranchID == "" {
-		return "", "", core.NewError(core.ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from.", slug, core.BranchPrefix, slug)
+		return "", "", core.NewError(api.ErrNotFound, "Sandbox '%s' has no branch %s%s to recreate it from.", slug, api.BranchPrefix, slug)
 	}
 	base, ok, err := r.Git.CommonAncestor(ctx, "HEAD", f.BranchID)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
@@ -44,7 +45,7 @@ func (c *creation) planEgress(ctx context.Context, inherited bool) error {
 	}
 	if !c.pv.gate.Supported() {
 		if c.cfg.Egress.Mode != "" {
-			return core.NewError(core.ErrConfig, "Sandbox '%s' was not created: [network] egress = %q needs a gateway beside the sandbox, which this engine cannot run (gateways run on Docker, Podman, ssh and VM engines; see docs/egress.md). Set egress = \"open\" in %s to create it with the engine's own network (on Kubernetes: the public internet only, by the pod's NetworkPolicy), or use another engine. Nothing was made.", c.slug, c.cfg.Egress.Mode, config.LocalFile)
+			return core.NewError(api.ErrConfig, "Sandbox '%s' was not created: [network] egress = %q needs a gateway beside the sandbox, which this engine cannot run (gateways run on Docker, Podman, ssh and VM engines; see docs/egress.md). Set egress = \"open\" in %s to create it with the engine's own network (on Kubernetes: the public internet only, by the pod's NetworkPolicy), or use another engine. Nothing was made.", c.slug, c.cfg.Egress.Mode, config.LocalFile)
 		}
 		c.pv.Log.Warn("this engine cannot run an egress gateway: the sandbox's network is open, as the engine makes it (on Kubernetes: the public internet only, by the pod's NetworkPolicy; docs/egress.md)", "sandbox", c.slug)
 		return nil
@@ -97,7 +98,7 @@ func (c *creation) startGateway(ctx context.Context) error {
 		// The placeholders, and the CA bundle the gateway's CA goes in.
 		sp.Env = slices.Concat(sp.Env, secrets.Env(netgate.Bindings(c.secrets.bound)), egress.TrustEnv())
 	}
-	plan, err := egress.Confine(sp, core.DefaultImage, c.net.Policy(c.slug, netgate.Reach{}), sp.Labels)
+	plan, err := egress.Confine(sp, api.DefaultImage, c.net.Policy(c.slug, netgate.Reach{}), sp.Labels)
 	if err != nil {
 		return err
 	}
@@ -151,7 +152,7 @@ func (c *creation) startGateway(ctx context.Context) error {
 			// (the first plan's) meanwhile.
 			var gp egress.Plan
 			if err = errors.Join(h.err, img.err); err == nil {
-				gp, err = egress.Confine(sp, core.DefaultImage, c.net.Policy(c.slug, h.addrs), sp.Labels)
+				gp, err = egress.Confine(sp, api.DefaultImage, c.net.Policy(c.slug, h.addrs), sp.Labels)
 			}
 			if err == nil {
 				nameGateway(&gp, name, dc)
@@ -275,7 +276,7 @@ func (c *creation) gatewayReady() error {
 		return c.portRangeError(err)
 	}
 	if err != nil && errors.Is(err, provider.ErrNoImage) {
-		return fmt.Errorf("%w: the egress gateway runs from %s, which the engine must hold (`docker pull %s`)", err, core.DefaultImage, core.DefaultImage)
+		return fmt.Errorf("%w: the egress gateway runs from %s, which the engine must hold (`docker pull %s`)", err, api.DefaultImage, api.DefaultImage)
 	}
 	return err
 }
@@ -303,7 +304,7 @@ func (c *creation) notReady(stderr string) error {
 	if c.net == nil || !egress.NotReady(stderr) {
 		return nil
 	}
-	return &core.Error{Msg: fmt.Sprintf("Sandbox '%s' was not created: its egress relay and gateway %s did not listen within 30 s (`docker logs %s` shows the gateway's side). Nothing was made.", c.slug, c.net.Gateway, c.net.Gateway)}
+	return &api.Error{Msg: fmt.Sprintf("Sandbox '%s' was not created: its egress relay and gateway %s did not listen within 30 s (`docker logs %s` shows the gateway's side). Nothing was made.", c.slug, c.net.Gateway, c.net.Gateway)}
 }
 
 // checkRelayRuntime refuses, before anything is made, a confined sandbox
@@ -320,7 +321,7 @@ func (c *creation) checkRelayRuntime(ctx context.Context) error {
 	if err != nil || able {
 		return err
 	}
-	return core.NewError(core.ErrNoRuntime, "Sandbox '%s' was not created: runtime %s (gVisor) keeps a sandbox from the host's unix sockets, and a confined sandbox reaches its network gateway through one. "+
+	return core.NewError(api.ErrNoRuntime, "Sandbox '%s' was not created: runtime %s (gVisor) keeps a sandbox from the host's unix sockets, and a confined sandbox reaches its network gateway through one. "+
 		"Run runsc with --host-uds=all: add \"runtimeArgs\": [\"--host-uds=all\"] to its entry under \"runtimes\" in /etc/docker/daemon.json and reload the engine (in the litterbox repository `scripts/ensure-gvisor.sh` does; docs/kernels.md), "+
 		"or set egress = \"open\" under [network] in %s for a sandbox on gVisor's own network. Nothing was made.", c.slug, c.cfg.Runtime, config.LocalFile)
 }

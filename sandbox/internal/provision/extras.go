@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 )
 
@@ -16,7 +16,7 @@ import (
 // starts automatically, and reads the host ports of a new container, while
 // /src is being filled; it returns a func that waits for all that. So named
 // ports and services add little to create's time.
-func (pv *Provisioner) prepareExtras(ctx context.Context, r *core.Repo, ref provider.Ref, cfg *config.Config, out *Created, portsAfter func() error) func() error {
+func (pv *Provisioner) prepareExtras(ctx context.Context, r *api.Repo, ref provider.Ref, cfg *config.Config, out *api.Created, portsAfter func() error) func() error {
 	done := make(chan error, 2)
 	n := 0
 	archive, err := services.Save(r, out.Name, cfg)
@@ -43,7 +43,7 @@ func (pv *Provisioner) prepareExtras(ctx context.Context, r *core.Repo, ref prov
 					return
 				}
 			}
-			res, err := pv.services.Ports(ctx, &core.Handle{Repo: r, Ref: ref, Slug: out.Name})
+			res, err := pv.services.Ports(ctx, &api.Handle{Repo: r, Ref: ref, Slug: out.Name})
 			if err != nil {
 				done <- err
 				return

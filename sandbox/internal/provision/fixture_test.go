@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
@@ -29,14 +30,14 @@ type fixture struct {
 	ctx context.Context
 	p   *sandboxtest.Engine
 	s   *Provisioner
-	r   *core.Repo
+	r   *api.Repo
 }
 
 func newFixture(t *testing.T, files map[string]string) *fixture {
 	t.Helper()
 	dir := sandboxtest.Repo(t, files)
 	f := &fixture{t: t, ctx: context.Background(), p: sandboxtest.NewEngine()}
-	c := &core.Common{Provider: f.p, Runner: runner.Exec{}, Log: log.New(io.Discard), Options: core.Options{Image: core.DefaultImage, ExtraLabels: map[string]string{}}}
+	c := &core.Common{Provider: f.p, Runner: runner.Exec{}, Log: log.New(io.Discard), Options: api.Options{Image: api.DefaultImage, ExtraLabels: map[string]string{}}}
 	g := guest.New(c)
 	iso := isolation.New(c, g)
 	gate := netgate.New(c)
@@ -58,9 +59,9 @@ func (f *fixture) git(args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
-func (f *fixture) mustCreate(name string) *Created {
+func (f *fixture) mustCreate(name string) *api.Created {
 	f.t.Helper()
-	c, err := f.s.Create(f.ctx, f.r, name, CreateOptions{})
+	c, err := f.s.Create(f.ctx, f.r, name, api.CreateOptions{})
 	if err != nil {
 		f.t.Fatalf("create %s: %v", name, err)
 	}

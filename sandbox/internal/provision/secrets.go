@@ -8,6 +8,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
@@ -62,7 +63,7 @@ func (c *creation) planSecrets(ctx context.Context, inherited bool) error {
 		for _, b := range old {
 			i := slices.IndexFunc(decls, func(d secrets.Declaration) bool { return d.Name == b.Name })
 			if i < 0 {
-				return core.NewError(core.ErrConfig, "Sandbox '%s' was not created: sandbox '%s' holds secret %q, which is no longer declared: declare it again in %s or %s (see docs/secrets.md). Nothing was made.", c.slug, src, b.Name, config.LocalFile, secrets.UserFile())
+				return core.NewError(api.ErrConfig, "Sandbox '%s' was not created: sandbox '%s' holds secret %q, which is no longer declared: declare it again in %s or %s (see docs/secrets.md). Nothing was made.", c.slug, src, b.Name, config.LocalFile, secrets.UserFile())
 			}
 			from = append(from, decls[i])
 		}
@@ -72,7 +73,7 @@ func (c *creation) planSecrets(ctx context.Context, inherited bool) error {
 		return nil
 	}
 	if c.net == nil && len(c.opts.Secrets) > 0 {
-		return core.NewError(core.ErrConfig, "Sandbox '%s' was not created: it needs secret %q held outside it, by an egress gateway, and it would have none (egress = \"open\", network = \"none\", or an engine that runs none): use [network] egress = \"allowlist\" (the default) in %s (see docs/egress.md). Nothing was made.", c.slug, c.opts.Secrets[0].Name, config.LocalFile)
+		return core.NewError(api.ErrConfig, "Sandbox '%s' was not created: it needs secret %q held outside it, by an egress gateway, and it would have none (egress = \"open\", network = \"none\", or an engine that runs none): use [network] egress = \"allowlist\" (the default) in %s (see docs/egress.md). Nothing was made.", c.slug, c.opts.Secrets[0].Name, config.LocalFile)
 	}
 	if c.net == nil {
 		names := make([]string, 0, len(decls))
@@ -115,7 +116,7 @@ func (c *creation) secretsFetched() error {
 	}
 	<-c.secrets.fetched
 	if c.secrets.err != nil {
-		return core.NewError(core.ErrConfig, "Sandbox '%s' was not created: %v. Nothing was made.", c.slug, c.secrets.err)
+		return core.NewError(api.ErrConfig, "Sandbox '%s' was not created: %v. Nothing was made.", c.slug, c.secrets.err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
@@ -30,19 +31,19 @@ import (
 // for a fork; its own, for a recreate; the one a --from names by its
 // branch), else the committed file of the commit it starts from when that
 // commit is the user's, else HEAD's. inherited says it is a record's.
-func (pv *Provisioner) createSettings(ctx context.Context, r *core.Repo, slug string, opts CreateOptions, start, base string) (cfg *config.Config, rec *state.Settings, inherited bool, err error) {
+func (pv *Provisioner) createSettings(ctx context.Context, r *api.Repo, slug string, opts api.CreateOptions, start, base string) (cfg *config.Config, rec *state.Settings, inherited bool, err error) {
 	source := ""
 	switch {
 	case opts.FromBranch:
 		source = slug
-	case opts.forkOf != "":
-		source = opts.forkOf
+	case opts.ForkOf != "":
+		source = opts.ForkOf
 	case opts.From != "":
 		name, err := r.Git.FullRefName(ctx, opts.From)
 		if err != nil {
 			return nil, nil, false, err
 		}
-		source, _ = strings.CutPrefix(name, "refs/heads/"+core.BranchPrefix)
+		source, _ = strings.CutPrefix(name, "refs/heads/"+api.BranchPrefix)
 		if source == name {
 			source = ""
 		}
@@ -69,7 +70,7 @@ func (pv *Provisioner) createSettings(ctx context.Context, r *core.Repo, slug st
 	if opts.FromBranch {
 		commit = base
 	}
-	if opts.From != "" || opts.FromBranch || opts.forkOf != "" {
+	if opts.From != "" || opts.FromBranch || opts.ForkOf != "" {
 		mine, err := pv.usersCommit(ctx, r, commit, nil)
 		if err != nil {
 			return nil, nil, false, err
@@ -91,7 +92,7 @@ func (pv *Provisioner) createSettings(ctx context.Context, r *core.Repo, slug st
 // usersCommit reports whether commit is one of the user's: on a local
 // branch (not a sandbox's), a tag or a remote-tracking branch, or HEAD or
 // before it; or on a ref also allows.
-func (pv *Provisioner) usersCommit(ctx context.Context, r *core.Repo, commit string, also func(ref string) bool) (bool, error) {
+func (pv *Provisioner) usersCommit(ctx context.Context, r *api.Repo, commit string, also func(ref string) bool) (bool, error) {
 	refs, err := r.Git.RefsContaining(ctx, commit)
 	if err != nil {
 		return false, fmt.Errorf("find the refs that hold %s: %w", core.Short(commit), err)
@@ -113,7 +114,7 @@ func (pv *Provisioner) usersCommit(ctx context.Context, r *core.Repo, commit str
 // changes), notes, or anything else under refs/.
 func usersRef(ref string) bool {
 	switch {
-	case strings.HasPrefix(ref, "refs/heads/"+core.BranchPrefix):
+	case strings.HasPrefix(ref, "refs/heads/"+api.BranchPrefix):
 		return false
 	case strings.HasPrefix(ref, "refs/heads/"), strings.HasPrefix(ref, "refs/tags/"), strings.HasPrefix(ref, "refs/remotes/"):
 		return true
@@ -136,7 +137,7 @@ func matchRef(patterns []string, ref string) bool {
 // agentMayStartFrom refuses a base_ref an agent gave that the user does
 // not let agents start from: commit (what from resolved to) must be one of
 // the user's, or on a ref agent_base_refs in .litterbox.local.toml lists.
-func (pv *Provisioner) agentMayStartFrom(ctx context.Context, r *core.Repo, slug, from, commit string) error {
+func (pv *Provisioner) agentMayStartFrom(ctx context.Context, r *api.Repo, slug, from, commit string) error {
 	local, err := config.Local(ctx, r.Git, pv.Warn)
 	if err != nil {
 		return err
@@ -149,11 +150,11 @@ func (pv *Provisioner) agentMayStartFrom(ctx context.Context, r *core.Repo, slug
 	if err != nil {
 		return err
 	}
-	e := &core.Error{Kind: core.ErrBadRef,
-		Msg:   fmt.Sprintf("Cannot create sandbox '%s': an agent asked to start it from %s, which is not on your branches, tags or remote-tracking branches. Agents start only from those and the commits they hold, unless agent_base_refs in %s lists more (see docs/mcp.md); nothing was created.", slug, core.Quote(from), config.LocalFile),
-		Agent: fmt.Sprintf("Cannot create sandbox '%s': base_ref %s is not one you may start from. You may start from the user's branches, tags and remote-tracking branches (e.g. HEAD, main, v1.0, origin/main) or a commit they hold, or leave base_ref out to start from HEAD. Nothing was created.", slug, core.Quote(from))}
-	if other, ok := strings.CutPrefix(name, "refs/heads/"+core.BranchPrefix); ok {
-		e.Agent = fmt.Sprintf("Cannot create sandbox '%s': base_ref %s is another sandbox's branch: to build on its work, use sandbox-fork with sandbox %q, which keeps its settings. Otherwise start from the user's branches, tags or a commit they hold, or leave base_ref out to start from HEAD. Nothing was created.", slug, core.Quote(from), other)
+	e := &api.Error{Kind: api.ErrBadRef,
+		Msg:   fmt.Sprintf("Cannot create sandbox '%s': an agent asked to start it from %s, which is not on your branches, tags or remote-tracking branches. Agents start only from those and the commits they hold, unless agent_base_refs in %s lists more (see docs/mcp.md); nothing was created.", slug, api.Quote(from), config.LocalFile),
+		Agent: fmt.Sprintf("Cannot create sandbox '%s': base_ref %s is not one you may start from. You may start from the user's branches, tags and remote-tracking branches (e.g. HEAD, main, v1.0, origin/main) or a commit they hold, or leave base_ref out to start from HEAD. Nothing was created.", slug, api.Quote(from))}
+	if other, ok := strings.CutPrefix(name, "refs/heads/"+api.BranchPrefix); ok {
+		e.Agent = fmt.Sprintf("Cannot create sandbox '%s': base_ref %s is another sandbox's branch: to build on its work, use sandbox-fork with sandbox %q, which keeps its settings. Otherwise start from the user's branches, tags or a commit they hold, or leave base_ref out to start from HEAD. Nothing was created.", slug, api.Quote(from), other)
 	}
 	return e
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/litterbox-dev/litterbox/provider"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
@@ -20,8 +20,8 @@ func (f *fixture) agentCommits(slug, content string) string {
 	f.t.Helper()
 	blob := f.mustGit("hash-object-stdin", content)
 	tree := f.mustGit("mktree", "100644 blob "+blob+"\t.litterbox.toml\n")
-	tip := f.mustGit("commit-tree", tree, "-p", core.BranchRef(slug), "-m", "bash: agent")
-	f.mustGit("update-ref", core.BranchRef(slug), tip)
+	tip := f.mustGit("commit-tree", tree, "-p", api.BranchRef(slug), "-m", "bash: agent")
+	f.mustGit("update-ref", api.BranchRef(slug), tip)
 	return tip
 }
 
@@ -53,7 +53,7 @@ func TestSettingsComeFromTheUser(t *testing.T) {
 	f := newFixture(t, map[string]string{".litterbox.toml": "[limits]\npids = 64\n"})
 	f.mustCreate("a")
 	tip := f.agentCommits("a", "[limits]\npids = 4000000\n")
-	pids := func(opts CreateOptions, start string) (int, string) {
+	pids := func(opts api.CreateOptions, start string) (int, string) {
 		t.Helper()
 		cfg, rec, _, err := f.s.createSettings(f.ctx, f.r, "new", opts, start, start)
 		if err != nil {
@@ -61,26 +61,26 @@ func TestSettingsComeFromTheUser(t *testing.T) {
 		}
 		return cfg.Pids, rec.From
 	}
-	if n, from := pids(CreateOptions{forkOf: "a", From: tip}, tip); n != 64 || from != "sandbox a" {
+	if n, from := pids(api.CreateOptions{ForkOf: "a", From: tip}, tip); n != 64 || from != "sandbox a" {
 		t.Errorf("a fork of a: pids %d from %q, want 64 from a's record", n, from)
 	}
-	if n, from := pids(CreateOptions{From: "litterbox/a"}, tip); n != 64 || from != "sandbox a" {
+	if n, from := pids(api.CreateOptions{From: "litterbox/a"}, tip); n != 64 || from != "sandbox a" {
 		t.Errorf("--from litterbox/a: pids %d from %q, want 64 from a's record", n, from)
 	}
 	head, _ := f.git("rev-parse", "HEAD")
-	if n, from := pids(CreateOptions{From: tip}, tip); n != 64 || from != head {
+	if n, from := pids(api.CreateOptions{From: tip}, tip); n != 64 || from != head {
 		t.Errorf("--from the agent's commit: pids %d from %q, want 64 from HEAD", n, from)
 	}
 	// A sandbox made before settings were recorded.
 	if err := os.Remove(state.File(f.r.Git.CommonDir, "a", state.SettingsFile)); err != nil {
 		t.Fatal(err)
 	}
-	if n, from := pids(CreateOptions{forkOf: "a", From: tip}, tip); n != 64 || from != head {
+	if n, from := pids(api.CreateOptions{ForkOf: "a", From: tip}, tip); n != 64 || from != head {
 		t.Errorf("a fork of a without a record: pids %d from %q, want 64 from HEAD", n, from)
 	}
 	// Once the user merges the branch, its file is theirs.
-	f.mustGit("merge", "-q", "--ff-only", core.BranchPrefix+"a")
-	if n, _ := pids(CreateOptions{From: tip}, tip); n != 4000000 {
+	f.mustGit("merge", "-q", "--ff-only", api.BranchPrefix+"a")
+	if n, _ := pids(api.CreateOptions{From: tip}, tip); n != 4000000 {
 		t.Errorf("--from a commit the user merged: pids %d, want its own 4000000", n)
 	}
 }
@@ -90,32 +90,32 @@ func TestSettingsComeFromTheUser(t *testing.T) {
 func TestForkKeepsTheImage(t *testing.T) {
 	f := newFixture(t, map[string]string{})
 	f.p.Images = map[string]provider.Image{
-		core.DefaultImage: {ID: "sha256:a", OS: "linux", Arch: "amd64"},
-		"team/tool:2":     {ID: "sha256:b", OS: "linux", Arch: "amd64"},
+		api.DefaultImage: {ID: "sha256:a", OS: "linux", Arch: "amd64"},
+		"team/tool:2":    {ID: "sha256:b", OS: "linux", Arch: "amd64"},
 	}
 	local := filepath.Join(f.r.Root(), ".litterbox.local.toml")
 	if err := os.WriteFile(local, []byte("agent_images = [\"team/tool:2\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.s.Create(f.ctx, f.r, "p", CreateOptions{Image: "team/tool:2", ByAgent: true}); err != nil {
+	if _, err := f.s.Create(f.ctx, f.r, "p", api.CreateOptions{Image: "team/tool:2", ByAgent: true}); err != nil {
 		t.Fatal(err)
 	}
 	// Stopped, so the fork takes no snapshot (the fake engine runs no scanner).
 	for _, sb := range f.p.Objects() {
 		f.p.SetState(sb.Ref, provider.StateStopped)
 	}
-	c, err := f.s.Fork(f.ctx, f.r, "p", "q", CreateOptions{ByAgent: true})
+	c, err := f.s.Fork(f.ctx, f.r, "p", "q", api.CreateOptions{ByAgent: true})
 	if err != nil || c.Image != "team/tool:2" {
 		t.Fatalf("fork of p = %+v, %v; want p's image", c, err)
 	}
 	if err := os.Remove(local); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.s.Fork(f.ctx, f.r, "p", "r", CreateOptions{})
-	if !errors.Is(err, core.ErrImage) {
+	_, err = f.s.Fork(f.ctx, f.r, "p", "r", api.CreateOptions{})
+	if !errors.Is(err, api.ErrImage) {
 		t.Errorf("fork once agent_images no longer lists p's image = %v, want ErrImage", err)
 	}
-	if _, err := f.git("rev-parse", "--verify", "--quiet", core.BranchRef("r")); err == nil {
+	if _, err := f.git("rev-parse", "--verify", "--quiet", api.BranchRef("r")); err == nil {
 		t.Errorf("the refused fork left its branch")
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"path"
 	"slices"
 
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Lost commits what changed in h's /src to its branch, before the engine
@@ -14,26 +14,26 @@ import (
 // lacks: files no snapshot can record (over the size cap, unreadable, in a
 // folder that cannot be read, a name git refuses), and files that kept
 // changing while they were recorded. message is the snapshot's.
-func (rec *Recorder) Lost(ctx context.Context, h *core.Handle, message string) (lost []Skipped, err error) {
-	var res *SnapshotResult
+func (rec *Recorder) Lost(ctx context.Context, h *api.Handle, message string) (lost []api.Skipped, err error) {
+	var res *api.SnapshotResult
 	// A file written during the snapshot is not recorded from that read;
 	// the next snapshot would take it, so take it now.
 	for try := 0; try < 3; try++ {
 		if res, err = rec.Snapshot(ctx, h, message); err != nil {
 			return nil, fmt.Errorf("snapshot before pausing (nothing was paused): %w", err)
 		}
-		if len(res.torn) == 0 && !res.incomplete {
+		if len(res.Torn) == 0 && !res.Incomplete {
 			break
 		}
 	}
 	if lost, err = rec.unrecordable(ctx, h); err != nil {
 		return nil, fmt.Errorf("look for what the pause would lose (nothing was paused): %w", err)
 	}
-	for _, p := range res.torn {
-		lost = append(lost, Skipped{Path: p, Reason: "it kept changing while it was recorded: stop what writes it"})
+	for _, p := range res.Torn {
+		lost = append(lost, api.Skipped{Path: p, Reason: "it kept changing while it was recorded: stop what writes it"})
 	}
-	if res.incomplete {
-		lost = append(lost, Skipped{Path: ".", Reason: "files kept appearing while they were recorded: stop what writes them"})
+	if res.Incomplete {
+		lost = append(lost, api.Skipped{Path: ".", Reason: "files kept appearing while they were recorded: stop what writes them"})
 	}
 	return lost, nil
 }
@@ -42,7 +42,7 @@ func (rec *Recorder) Lost(ctx context.Context, h *core.Handle, message string) (
 // lacks and no snapshot can record: a file the audit names is lost unless
 // the branch holds it as it is (a big file the user committed), or it is
 // ignored and untracked (ignored files are not kept, by design).
-func (rec *Recorder) unrecordable(ctx context.Context, h *core.Handle) ([]Skipped, error) {
+func (rec *Recorder) unrecordable(ctx context.Context, h *api.Handle) ([]api.Skipped, error) {
 	o := rec.scanOptions(ctx, h)
 	o.Audit, o.Journal = true, false
 	sc, err := rec.scan(ctx, h, o, nil)
@@ -54,9 +54,9 @@ func (rec *Recorder) unrecordable(ctx context.Context, h *core.Handle) ([]Skippe
 	if len(sc.meta.Unrecordable) == 0 {
 		return lost, nil
 	}
-	tip, ok, err := h.Repo.Git.ResolveRef(ctx, core.BranchRef(h.Slug))
+	tip, ok, err := h.Repo.Git.ResolveRef(ctx, api.BranchRef(h.Slug))
 	if err != nil || !ok {
-		return nil, fmt.Errorf("read branch %s%s: %v", core.BranchPrefix, h.Slug, err)
+		return nil, fmt.Errorf("read branch %s%s: %v", api.BranchPrefix, h.Slug, err)
 	}
 	var dirs []string
 	for _, u := range sc.meta.Unrecordable {
@@ -73,7 +73,7 @@ func (rec *Recorder) unrecordable(ctx context.Context, h *core.Handle) ([]Skippe
 		if u.Ignored && !tracked || tracked && u.ID != "" && u.ID == te.ID && te.Mode != "120000" {
 			continue
 		}
-		lost = append(lost, Skipped{Path: u.Path, Reason: u.Reason})
+		lost = append(lost, api.Skipped{Path: u.Path, Reason: u.Reason})
 	}
 	return lost, nil
 }

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/internal/termtext"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // Calls that change a sandbox (bash, write, patch) can overlap, from one
@@ -29,7 +29,7 @@ import (
 // for up to an hour. See docs/snapshots.md.
 
 // callsDir is where the calls in flight on a sandbox register.
-func callsDir(h *core.Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "calls") }
+func callsDir(h *api.Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "calls") }
 
 // callEntry is one registered call.
 type callEntry struct {
@@ -49,7 +49,7 @@ type callKey struct{}
 // context that carries it (so its own commit does not name it) and the func
 // that ends it. A call that cannot register still runs: the record matters
 // more than its attribution.
-func beginCall(ctx context.Context, h *core.Handle, message string) (context.Context, func()) {
+func beginCall(ctx context.Context, h *api.Handle, message string) (context.Context, func()) {
 	dir := callsDir(h)
 	name := fmt.Sprintf("%d-%d", os.Getpid(), callSeq.Add(1))
 	data, _ := json.Marshal(callEntry{Message: message, PID: os.Getpid(), Start: time.Now().UnixNano()})
@@ -61,7 +61,7 @@ func beginCall(ctx context.Context, h *core.Handle, message string) (context.Con
 
 // concurrentCalls lists the other calls in flight on h, oldest first,
 // dropping the entries of processes that died.
-func concurrentCalls(ctx context.Context, h *core.Handle) []callEntry {
+func concurrentCalls(ctx context.Context, h *api.Handle) []callEntry {
 	dir := callsDir(h)
 	self, _ := ctx.Value(callKey{}).(string)
 	entries, err := os.ReadDir(dir)
@@ -106,7 +106,7 @@ const concurrentTrailer = "Litterbox-Concurrent"
 // on h besides the one in ctx follow: the subject says how many, the body
 // names each on an indented line, and the one trailer, litterbox's own,
 // counts them.
-func withConcurrent(ctx context.Context, h *core.Handle, message string) string {
+func withConcurrent(ctx context.Context, h *api.Handle, message string) string {
 	subject := termtext.Escape(message)
 	others := concurrentCalls(ctx, h)
 	if len(others) == 0 {

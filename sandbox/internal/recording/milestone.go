@@ -7,12 +7,10 @@ import (
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/internal/termtext"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
-
-// MaxMessageBytes is the longest milestone message.
-const MaxMessageBytes = 64 << 10
 
 // milestoneTrailer marks milestone commits, so the next milestone knows where
 // to start squashing. Only litterbox writes it, as the last paragraph of a
@@ -21,23 +19,16 @@ const MaxMessageBytes = 64 << 10
 // so an agent cannot make a boundary by writing it (isMilestone).
 const milestoneTrailer = "Litterbox-Milestone: true"
 
-// MilestoneResult says what a milestone squashed.
-type MilestoneResult struct {
-	Squashed int    `json:"squashed"` // snapshot commits folded into one
-	Commit   string `json:"commit,omitempty"`
-	Note     string `json:"note,omitempty"`
-}
-
 // Milestone first snapshots pending changes, then squashes the commits since
 // the previous milestone (or since the base) into one commit with message.
 // The tree does not change, only the history: the branch stays linear and
 // every milestone is one reviewable commit.
-func (rec *Recorder) Milestone(ctx context.Context, h *core.Handle, message string) (*MilestoneResult, error) {
+func (rec *Recorder) Milestone(ctx context.Context, h *api.Handle, message string) (*api.MilestoneResult, error) {
 	message = strings.TrimSpace(message)
 	if message == "" {
-		return nil, core.NewError(core.ErrInvalidName, "a milestone needs a message that says what the work so far does")
+		return nil, core.NewError(api.ErrInvalidName, "a milestone needs a message that says what the work so far does")
 	}
-	if err := core.CheckLen("message", message, MaxMessageBytes); err != nil {
+	if err := core.CheckLen("message", message, api.MaxMessageBytes); err != nil {
 		return nil, err
 	}
 	// The agent's words reach the user's terminal through git log as they
@@ -54,7 +45,7 @@ func (rec *Recorder) Milestone(ctx context.Context, h *core.Handle, message stri
 	defer unlock()
 
 	g := h.Repo.Git
-	ref := core.BranchRef(h.Slug)
+	ref := api.BranchRef(h.Slug)
 	tip, ok, err := g.ResolveRef(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -68,7 +59,7 @@ func (rec *Recorder) Milestone(ctx context.Context, h *core.Handle, message stri
 		if base, found, err = g.CommonAncestor(ctx, "HEAD", tip); err != nil {
 			return nil, err
 		} else if !found {
-			return nil, fmt.Errorf("the branch %s%s shares no history with HEAD", core.BranchPrefix, h.Slug)
+			return nil, fmt.Errorf("the branch %s%s shares no history with HEAD", api.BranchPrefix, h.Slug)
 		}
 	}
 	commits, err := g.Messages(ctx, base, tip)
@@ -84,7 +75,7 @@ func (rec *Recorder) Milestone(ctx context.Context, h *core.Handle, message stri
 		n++
 	}
 	if n == 0 {
-		return &MilestoneResult{Note: "nothing to squash: no commits since the last milestone"}, nil
+		return &api.MilestoneResult{Note: "nothing to squash: no commits since the last milestone"}, nil
 	}
 	id, err := g.CommitTree(ctx, tip+"^{tree}", parent, message+"\n\n"+milestoneTrailer, "Litterbox", "litterbox@localhost")
 	if err != nil {
@@ -93,7 +84,7 @@ func (rec *Recorder) Milestone(ctx context.Context, h *core.Handle, message stri
 	if err := g.UpdateRef(ctx, ref, id, tip, "litterbox: milestone"); err != nil {
 		return nil, err
 	}
-	return &MilestoneResult{Squashed: n, Commit: id}, nil
+	return &api.MilestoneResult{Squashed: n, Commit: id}, nil
 }
 
 // isMilestone reports whether a commit message is a milestone's: its last

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 	"github.com/litterbox-dev/litterbox/scanner"
 )
@@ -37,12 +37,6 @@ import (
 // only grows (a rewind or a milestone leaves the objects in the
 // repository until git gc); delete removes it with the rest.
 
-// DefaultRecordLimit is a sandbox's record limit without [limits] record:
-// far above what source work records (the benchmark's largest honest case
-// writes 912 MiB of random files in one sandbox), and a disk cost a
-// runaway agent cannot multiply past it.
-const DefaultRecordLimit = 1 << 30
-
 // maxPending bounds the paths kept for recording once the limit allows.
 const maxPending = 10000
 
@@ -52,17 +46,17 @@ const maxPending = 10000
 // committed .litterbox.toml cannot set it (an agent's branch can change
 // that file). A local file that does not parse leaves the default, with a
 // warning.
-func (rec *Recorder) recordLimit(r *core.Repo) int64 {
+func (rec *Recorder) recordLimit(r *api.Repo) int64 {
 	p := filepath.Join(r.Git.Root, config.LocalFile)
 	fi, err := os.Stat(p)
 	if err != nil {
-		return DefaultRecordLimit
+		return api.DefaultRecordLimit
 	}
 	key := localStamp{p, fi.Size(), fi.ModTime()}
 	if v, ok := rec.localLimits.Load(key); ok {
 		return v.(int64)
 	}
-	limit := int64(DefaultRecordLimit)
+	limit := int64(api.DefaultRecordLimit)
 	data, err := os.ReadFile(p)
 	if err == nil {
 		var cfg *config.Config
@@ -83,10 +77,10 @@ type localStamp struct {
 	mod  time.Time
 }
 
-func recordedPath(h *core.Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "recorded") }
+func recordedPath(h *api.Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "recorded") }
 
 // readRecorded is what h's snapshots have recorded so far, in bytes.
-func readRecorded(h *core.Handle) int64 {
+func readRecorded(h *api.Handle) int64 {
 	data, err := os.ReadFile(recordedPath(h))
 	if err != nil {
 		return 0
@@ -117,7 +111,7 @@ type recordBudget struct {
 	over     map[string]int64 // files declined, by path
 }
 
-func (rec *Recorder) newRecordBudget(h *core.Handle) *recordBudget {
+func (rec *Recorder) newRecordBudget(h *api.Handle) *recordBudget {
 	return &recordBudget{res: rec.reserved, key: h.Repo.StateDir(h.Slug), limit: rec.recordLimit(h.Repo), recorded: readRecorded(h),
 		paths: map[string]int64{}, written: map[string]int64{}, over: map[string]int64{}}
 }
@@ -185,7 +179,7 @@ func withBudget(ctx context.Context, b *recordBudget) context.Context {
 }
 
 // budgetOf is the budget ctx carries (shared), else a new one.
-func (rec *Recorder) budgetOf(ctx context.Context, h *core.Handle) (b *recordBudget, shared bool) {
+func (rec *Recorder) budgetOf(ctx context.Context, h *api.Handle) (b *recordBudget, shared bool) {
 	if b, ok := ctx.Value(budgetKey{}).(*recordBudget); ok {
 		return b, true
 	}
@@ -202,7 +196,7 @@ func overLimitReason(size, limit, used int64) string {
 // trees the branch's, nil when the comparison was not reached) and keeps
 // the files it skipped for the limit for a later snapshot; requested are
 // the kept paths it asked the scanner for. It runs under the state lock.
-func (rec *Recorder) settleRecord(h *core.Handle, b *recordBudget, sc *scanned, trees map[string]map[string]git.TreeEntry, requested map[string]bool) {
+func (rec *Recorder) settleRecord(h *api.Handle, b *recordBudget, sc *scanned, trees map[string]map[string]git.TreeEntry, requested map[string]bool) {
 	if b == nil {
 		return
 	}
@@ -255,11 +249,11 @@ type pendingFile struct {
 	Size int64
 }
 
-func pendingPath(h *core.Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "over-limit") }
+func pendingPath(h *api.Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "over-limit") }
 
 // readPending reads the files skipped for the record limit: records of a
 // path then its size (scan's byte-exact format: names are bytes).
-func readPending(h *core.Handle) []pendingFile {
+func readPending(h *api.Handle) []pendingFile {
 	data, err := os.ReadFile(pendingPath(h))
 	if err != nil {
 		return nil
@@ -284,7 +278,7 @@ func readPending(h *core.Handle) []pendingFile {
 	return out
 }
 
-func (rec *Recorder) writePending(h *core.Handle, files []pendingFile) {
+func (rec *Recorder) writePending(h *api.Handle, files []pendingFile) {
 	if len(files) == 0 {
 		if err := os.Remove(pendingPath(h)); err != nil && !os.IsNotExist(err) {
 			rec.Log.Warn("cannot clear the files kept for the record limit", "sandbox", h.Slug, "err", err)
@@ -303,7 +297,7 @@ func (rec *Recorder) writePending(h *core.Handle, files []pendingFile) {
 
 // pendingToAsk are the kept files that fit in what the limit leaves, for
 // the scanner to send whatever their times.
-func (rec *Recorder) pendingToAsk(h *core.Handle) []string {
+func (rec *Recorder) pendingToAsk(h *api.Handle) []string {
 	files := readPending(h)
 	if len(files) == 0 {
 		return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
@@ -17,7 +18,7 @@ import (
 // then computes it again).
 func TestRecordFilesRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	h := &core.Handle{Slug: "s", Repo: &core.Repo{Git: &git.Repo{Root: dir, CommonDir: filepath.Join(dir, ".git")}}}
+	h := &api.Handle{Slug: "s", Repo: &api.Repo{Git: &git.Repo{Root: dir, CommonDir: filepath.Join(dir, ".git")}}}
 	st := recordState{Tip: "abc", Excludes: "e1", Ignored: []string{"node_modules", "b\xffad"}, Tracked: []string{"node_modules"}, Unread: []string{""}, Linked: []string{"x/y"}}
 	if err := writeRecordState(h, st); err != nil {
 		t.Fatal(err)

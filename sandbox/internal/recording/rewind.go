@@ -9,21 +9,9 @@ import (
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
-
-// RewindResult is the result of Rewind.
-type RewindResult struct {
-	Name string `json:"name"`
-	// To is the commit whose files /src now holds.
-	To string `json:"to"`
-	// Commit is the new commit that records the rewind; "" when /src
-	// already held To's files (Unchanged).
-	Commit    string `json:"commit,omitempty"`
-	Unchanged bool   `json:"unchanged,omitempty"`
-	// Restarted are the services that were running and were restarted.
-	Restarted []string `json:"restarted,omitempty"`
-}
 
 // rewindRemoveSh: the paths to remove from /src on stdin, NUL-separated.
 // Folders in the way (where the rewind puts a file) go too, then folders
@@ -41,7 +29,7 @@ done`
 // old tip undoes it. What /src held is snapshotted first. Ignored files stay.
 // Services that were running are restarted, so they serve the rewound
 // files. A rev not on the branch is ErrBadRef, and nothing changes.
-func (rec *Recorder) Rewind(ctx context.Context, h *core.Handle, rev string) (*RewindResult, error) {
+func (rec *Recorder) Rewind(ctx context.Context, h *api.Handle, rev string) (*api.RewindResult, error) {
 	// rev is checked before anything is recorded, and the snapshot's
 	// message names the commit it resolved to, never rev as given.
 	rv, err := rec.inv.ResolveBranch(ctx, h.Repo, h.Slug)
@@ -49,9 +37,9 @@ func (rec *Recorder) Rewind(ctx context.Context, h *core.Handle, rev string) (*R
 		return nil, err
 	}
 	notOnBranch := func() error {
-		return &core.Error{Kind: core.ErrBadRef,
-			Msg:   fmt.Sprintf("Cannot rewind sandbox '%s': %s is not a commit of its branch %s%s since its base %s. `litterbox log %s` lists them; nothing was changed.", h.Slug, core.Quote(rev), core.BranchPrefix, h.Slug, core.Short(rv.Base), h.Slug),
-			Agent: fmt.Sprintf("Cannot rewind sandbox '%s': %s is not one of its commits. Give the id of one of its snapshot commits (a tool result's snapshot.commit), or its base %s; nothing was changed.", h.Slug, core.Quote(rev), rv.Base)}
+		return &api.Error{Kind: api.ErrBadRef,
+			Msg:   fmt.Sprintf("Cannot rewind sandbox '%s': %s is not a commit of its branch %s%s since its base %s. `litterbox log %s` lists them; nothing was changed.", h.Slug, api.Quote(rev), api.BranchPrefix, h.Slug, core.Short(rv.Base), h.Slug),
+			Agent: fmt.Sprintf("Cannot rewind sandbox '%s': %s is not one of its commits. Give the id of one of its snapshot commits (a tool result's snapshot.commit), or its base %s; nothing was changed.", h.Slug, api.Quote(rev), rv.Base)}
 	}
 	to, ok, err := h.Repo.Git.ResolveRef(ctx, rev)
 	if err != nil {
@@ -77,7 +65,7 @@ func (rec *Recorder) Rewind(ctx context.Context, h *core.Handle, rev string) (*R
 	if rv, err = rec.inv.ResolveBranch(ctx, h.Repo, h.Slug); err != nil {
 		return nil, err
 	}
-	res := &RewindResult{Name: h.Slug, To: to}
+	res := &api.RewindResult{Name: h.Slug, To: to}
 	changes, err := h.Repo.Git.RawDiff(ctx, rv.Tip, to)
 	if err != nil {
 		return nil, err
@@ -98,7 +86,7 @@ func (rec *Recorder) Rewind(ctx context.Context, h *core.Handle, rev string) (*R
 	// they are in git, over what is left.
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(h.Repo.Git.TreeArchive(ctx, to, pw)) }()
-	err = rec.execOK(ctx, h, []string{"tar", "-x", "-o", "-f", "-", "-C", core.Workdir}, pr, "put the files of "+core.Short(to)+" back")
+	err = rec.execOK(ctx, h, []string{"tar", "-x", "-o", "-f", "-", "-C", api.Workdir}, pr, "put the files of "+core.Short(to)+" back")
 	pr.CloseWithError(errors.New("rewind abandoned"))
 	if err != nil {
 		return nil, err
@@ -119,7 +107,7 @@ func (rec *Recorder) Rewind(ctx context.Context, h *core.Handle, rev string) (*R
 }
 
 // execOK runs cmd with stdin in the sandbox and fails on a non-zero exit.
-func (rec *Recorder) execOK(ctx context.Context, h *core.Handle, cmd []string, stdin io.Reader, what string) error {
+func (rec *Recorder) execOK(ctx context.Context, h *api.Handle, cmd []string, stdin io.Reader, what string) error {
 	var errOut bytes.Buffer
 	_, err := rec.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Kind: runner.Stream, Cmd: cmd, Stdin: stdin, Stderr: &errOut})
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/scanner"
 )
 
@@ -21,15 +21,6 @@ import (
 
 // RunSpec is one shell command for Service.Run; the scanner runs it.
 type RunSpec = scanner.RunSpec
-
-// RunResult is what the command did.
-type RunResult = scanner.RunResult
-
-// Defaults of RunSpec.
-const (
-	DefaultRunTimeout = 2 * time.Minute
-	DefaultOutputCap  = 1 << 20
-)
 
 // cancelGrace is how long a cancelled command's exec may take to stop the
 // command and scan before it is abandoned (a scanner that does not answer
@@ -46,15 +37,15 @@ const cancelGrace = time.Minute
 // any process carrying its LITTERBOX_RUN mark), then scans as usual. The exec
 // and the snapshot run on past ctx, so what the command changed is
 // committed under its own message; the result says Cancelled.
-func (rec *Recorder) Run(ctx context.Context, h *core.Handle, spec RunSpec) (*RunResult, *SnapshotResult, error) {
+func (rec *Recorder) Run(ctx context.Context, h *api.Handle, spec RunSpec) (*api.RunResult, *api.SnapshotResult, error) {
 	if spec.Timeout <= 0 {
-		spec.Timeout = DefaultRunTimeout
+		spec.Timeout = api.DefaultRunTimeout
 	}
 	if spec.Cap <= 0 {
-		spec.Cap = DefaultOutputCap
+		spec.Cap = api.DefaultOutputCap
 	}
 	if spec.Workdir == "" {
-		spec.Workdir = core.Workdir
+		spec.Workdir = api.Workdir
 	}
 	if spec.ID == "" {
 		spec.ID = newRunID()

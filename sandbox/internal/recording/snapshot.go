@@ -28,6 +28,7 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
@@ -68,33 +69,7 @@ func New(c *core.Common, g *guest.Guest, inv *inventory.Inventory, sv *services.
 	return &Recorder{Common: c, guest: g, inv: inv, services: sv, reserved: &reservations{m: map[string]int64{}}}
 }
 
-// DefaultMaxFileSize is the largest file a snapshot commits; larger ones are
-// skipped and named (LITTERBOX_SNAPSHOT_MAX_FILE_SIZE overrides it, in bytes).
-const DefaultMaxFileSize = 50 << 20
-
-// SnapshotResult says what a snapshot committed to the sandbox's branch.
-type SnapshotResult struct {
-	Committed bool      `json:"committed"`
-	Commit    string    `json:"commit,omitempty"`
-	Skipped   []Skipped `json:"skipped,omitempty"` // files left out, never silently
-	// Ms is what the snapshot took, in milliseconds: the scan in the
-	// sandbox and the commit (for bash, not the command before them).
-	Ms float64 `json:"ms"`
-	// Files are the paths the commit changed (a directory removed whole
-	// is its own path), for the activity record without a git call.
-	Files []string `json:"-"`
-	// torn are files that changed while they were read, and incomplete
-	// says /src kept changing past the follow-up scans: neither is on the
-	// branch yet, and the next snapshot takes them (a pause that ends the
-	// sandbox has no next one).
-	torn       []string
-	incomplete bool
-}
-
 func millis(d time.Duration) float64 { return math.Round(float64(d)/1e5) / 10 }
-
-// Skipped is a file a snapshot could not commit, with the reason.
-type Skipped = scanner.Skipped
 
 // snapshotAuthor is the identity of snapshot and milestone commits: the
 // agent's work, recognisable in the user's history once merged.
@@ -105,7 +80,7 @@ const snapshotAuthor = "Litterbox <litterbox@localhost>"
 // when something changed. One snapshot per sandbox runs at a time, across
 // processes. A snapshot cut short (a killed process) leaves the branch at a
 // whole commit; the next one catches up, because it compares with the branch.
-func (rec *Recorder) Snapshot(ctx context.Context, h *core.Handle, message string) (*SnapshotResult, error) {
+func (rec *Recorder) Snapshot(ctx context.Context, h *api.Handle, message string) (*api.SnapshotResult, error) {
 	began := time.Now()
 	opts := rec.scanOptions(ctx, h)
 	sc, err := rec.scan(ctx, h, opts, nil)
@@ -123,14 +98,14 @@ func (rec *Recorder) Snapshot(ctx context.Context, h *core.Handle, message strin
 // walking the ignored directories the branch tracks files under. When the
 // repository-wide excludes changed since the last snapshot, the whole tree
 // is listed, so files they no longer ignore are found.
-func (rec *Recorder) scanOptions(ctx context.Context, h *core.Handle) scanner.Options {
+func (rec *Recorder) scanOptions(ctx context.Context, h *api.Handle) scanner.Options {
 	st := readRecordState(h)
 	since, token := state.ReadSince(sincePath(h))
 	o := scanner.Options{
-		Root:         core.Workdir,
+		Root:         api.Workdir,
 		Since:        since,
 		Excludes:     rec.excludes(ctx, h.Repo),
-		MaxSize:      cmp.Or(rec.MaxFileSize, DefaultMaxFileSize),
+		MaxSize:      cmp.Or(rec.MaxFileSize, api.DefaultMaxFileSize),
 		Tracked:      st.Tracked,
 		Journal:      !rec.NoJournal,
 		JournalToken: token,
@@ -146,7 +121,7 @@ func (rec *Recorder) scanOptions(ctx context.Context, h *core.Handle) scanner.Op
 	return o
 }
 
-func sincePath(h *core.Handle) string { return state.SinceFile(h.Repo, h.Slug) }
+func sincePath(h *api.Handle) string { return state.SinceFile(h.Repo, h.Slug) }
 
 // maxFollowUps bounds the extra scans of one snapshot. Each asks for what
 // the one before found missing; a tree that keeps changing under them could
@@ -158,7 +133,7 @@ const maxFollowUps = 3
 // calls can scan at once; under the lock, a scan older than the last one
 // committed is replaced by a fresh one, so stale content never overwrites
 // newer. opts are the options sc was scanned with.
-func (rec *Recorder) commitScan(ctx context.Context, h *core.Handle, sc *scanned, opts scanner.Options, message string) (*SnapshotResult, error) {
+func (rec *Recorder) commitScan(ctx context.Context, h *api.Handle, sc *scanned, opts scanner.Options, message string) (*api.SnapshotResult, error) {
 	// Its rescans share its share of the record limit (recordlimit.go).
 	budget := sc.budget
 	defer budget.release()
@@ -196,7 +171,7 @@ func (rec *Recorder) commitScan(ctx context.Context, h *core.Handle, sc *scanned
 		// tree to look for files they no longer ignore.
 		rs.Excludes = excludesHash(opts.Excludes)
 	}
-	res := &SnapshotResult{Skipped: sc.meta.Skipped, torn: sc.meta.Torn}
+	res := &api.SnapshotResult{Skipped: sc.meta.Skipped, Torn: sc.meta.Torn}
 	if len(sc.files) == 0 && len(sc.meta.Dirs) == 0 && len(sc.meta.IgnoredChanged) == 0 && len(sc.meta.Torn) == 0 &&
 		slices.Equal(sc.meta.Ignored, rs.Ignored) && slices.Equal(sc.meta.Linked, rs.Linked) && rs.Excludes == excludesHash(opts.Excludes) {
 		// Nothing changed: no git, and no new stamp either, since nothing
@@ -204,13 +179,13 @@ func (rec *Recorder) commitScan(ctx context.Context, h *core.Handle, sc *scanned
 		return res, nil
 	}
 
-	ref := core.BranchRef(h.Slug)
+	ref := api.BranchRef(h.Slug)
 	tip, ok, err := h.Repo.Git.ResolveRef(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, core.NewError(core.ErrNotFound, "the branch %s%s of sandbox '%s' is gone, so its changes cannot be recorded. Ask the user to check `litterbox list`.", core.BranchPrefix, h.Slug, h.Slug)
+		return nil, core.NewError(api.ErrNotFound, "the branch %s%s of sandbox '%s' is gone, so its changes cannot be recorded. Ask the user to check `litterbox list`.", api.BranchPrefix, h.Slug, h.Slug)
 	}
 
 	complete := false
@@ -283,9 +258,9 @@ func (rec *Recorder) commitScan(ctx context.Context, h *core.Handle, sc *scanned
 	if err := writeRecordState(h, rs); err != nil {
 		return nil, err
 	}
-	res.torn = sc.meta.Torn
+	res.Torn = sc.meta.Torn
 	if !complete {
-		res.incomplete = true
+		res.Incomplete = true
 		return res, nil
 	}
 	return res, state.WriteSinceToken(h.Repo, h.Slug, sc.meta.Start, sc.meta.Journal)
@@ -293,7 +268,7 @@ func (rec *Recorder) commitScan(ctx context.Context, h *core.Handle, sc *scanned
 
 // unreadDirs are the directories among skipped (named with a trailing
 // slash) that could not be read.
-func unreadDirs(skipped []Skipped) []string {
+func unreadDirs(skipped []api.Skipped) []string {
 	var dirs []string
 	for _, sk := range skipped {
 		if d, ok := strings.CutSuffix(sk.Path, "/"); ok && (d == "" || scanner.SafePath(d)) {
@@ -308,14 +283,14 @@ func unreadDirs(skipped []Skipped) []string {
 // .gitmodules whose URL or path looks like a command-line option, or whose
 // submodule name climbs out with "..", would make the branch fail
 // `git fsck --strict`, and git itself refuses to fetch such a tree.
-func (rec *Recorder) checkGitmodules(ctx context.Context, h *core.Handle, changes []git.Change) ([]git.Change, []Skipped, error) {
+func (rec *Recorder) checkGitmodules(ctx context.Context, h *api.Handle, changes []git.Change) ([]git.Change, []api.Skipped, error) {
 	kept := changes[:0]
-	var refused []Skipped
+	var refused []api.Skipped
 	for _, ch := range changes {
 		if !ch.Delete && ch.Mode != "120000" && scanner.IsDotGitmodules(path.Base(ch.Path)) {
 			var fe *git.FsckError
 			if err := h.Repo.Git.CheckGitmodules(ctx, ch.ID); errors.As(err, &fe) {
-				refused = append(refused, Skipped{Path: ch.Path, Reason: "a .gitmodules that git fsck refuses: " + fe.Msg})
+				refused = append(refused, api.Skipped{Path: ch.Path, Reason: "a .gitmodules that git fsck refuses: " + fe.Msg})
 				continue
 			} else if err != nil {
 				return nil, nil, err
@@ -330,16 +305,16 @@ func (rec *Recorder) checkGitmodules(ctx context.Context, h *core.Handle, change
 // the user's working tree (state.Bootstrapped): git ignored them when they
 // came, and they are never recorded, even once the sandbox's .gitignore
 // stops ignoring them. Each is reported, as every file left out is.
-func leaveBootstrapped(h *core.Handle, changes []git.Change) ([]git.Change, []Skipped, error) {
+func leaveBootstrapped(h *api.Handle, changes []git.Change) ([]git.Change, []api.Skipped, error) {
 	set, err := state.Bootstrapped(h.Repo, h.Slug)
 	if err != nil || len(set) == 0 {
 		return changes, nil, err
 	}
 	kept := changes[:0]
-	var left []Skipped
+	var left []api.Skipped
 	for _, ch := range changes {
 		if set[ch.Path] {
-			left = append(left, Skipped{Path: ch.Path, Reason: "copied in from the user's working tree at create (.worktreeinclude, [bootstrap] include): never recorded"})
+			left = append(left, api.Skipped{Path: ch.Path, Reason: "copied in from the user's working tree at create (.worktreeinclude, [bootstrap] include): never recorded"})
 			continue
 		}
 		kept = append(kept, ch)
@@ -362,7 +337,7 @@ func appendNew(list []string, add ...string) []string {
 type scanned struct {
 	files map[string]git.Change // by path: mode and blob id
 	meta  scanner.Meta
-	run   *RunResult // set when the scan ran a command first
+	run   *api.RunResult // set when the scan ran a command first
 	// budget is the share of the record limit its snapshot holds
 	// (recordlimit.go).
 	budget *recordBudget
@@ -520,7 +495,7 @@ func parentDir(p string) string {
 // A non-nil run holds a RunSpec: the scanner runs it before scanning. The
 // scan streams: file contents go from the exec's output straight into git
 // as blobs.
-func (rec *Recorder) scan(ctx context.Context, h *core.Handle, o scanner.Options, run *runInput) (*scanned, error) {
+func (rec *Recorder) scan(ctx context.Context, h *api.Handle, o scanner.Options, run *runInput) (*scanned, error) {
 	bin, err := rec.guest.ScannerFor(ctx, h)
 	if err != nil {
 		return nil, err
@@ -569,7 +544,7 @@ const journalRetry = time.Minute
 // engine that cannot exec as its user, its place taken), scans walk the
 // whole tree, as they would anyway. It runs as scanner.WatchUID (see
 // journal.go).
-func (rec *Recorder) startJournal(ctx context.Context, h *core.Handle, bin guest.Scanner) {
+func (rec *Recorder) startJournal(ctx context.Context, h *api.Handle, bin guest.Scanner) {
 	now := time.Now()
 	if last, ok := rec.journalStarts.Load(h.Ref.ID); ok && now.Sub(last.(time.Time)) < journalRetry {
 		return
@@ -578,7 +553,7 @@ func (rec *Recorder) startJournal(ctx context.Context, h *core.Handle, bin guest
 	uid := strconv.Itoa(scanner.WatchUID)
 	_, err := rec.Common.Exec(ctx, provider.ExecRequest{
 		Ref: h.Ref, User: uid + ":" + uid,
-		Cmd: []string{bin.Path, "scan-internal", "watch", "--root", core.Workdir},
+		Cmd: []string{bin.Path, "scan-internal", "watch", "--root", api.Workdir},
 	})
 	if err != nil {
 		rec.Log.Debug("no change journal: scans walk the whole tree", "sandbox", h.Slug, "err", err)
@@ -587,7 +562,7 @@ func (rec *Recorder) startJournal(ctx context.Context, h *core.Handle, bin guest
 
 // scanOnce runs the scanner once and reads its stream as it comes. stdin
 // makes the exec's input, and frees it once the exec is over.
-func (rec *Recorder) scanOnce(ctx context.Context, h *core.Handle, args []string, stdin func() (io.Reader, func(), error), kind runner.Kind) (*scanned, error) {
+func (rec *Recorder) scanOnce(ctx context.Context, h *api.Handle, args []string, stdin func() (io.Reader, func(), error), kind runner.Kind) (*scanned, error) {
 	in, release, err := stdin()
 	if err != nil {
 		return nil, err
@@ -651,7 +626,7 @@ func (rec *Recorder) scanOnce(ctx context.Context, h *core.Handle, args []string
 // takes precedence: it comes later). They are passed as git reads them: a
 // UTF-8 byte order mark dropped, one line per newline, a line cut at a NUL;
 // the scanner's parser does the rest (comments, CR, trailing spaces).
-func (rec *Recorder) excludes(ctx context.Context, r *core.Repo) []string {
+func (rec *Recorder) excludes(ctx context.Context, r *api.Repo) []string {
 	var lines []string
 	add := func(p string) {
 		data, err := os.ReadFile(p)
@@ -706,9 +681,9 @@ type recordState struct {
 	trackedFiles []string
 }
 
-func recordStatePath(h *core.Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "record") }
+func recordStatePath(h *api.Handle) string { return filepath.Join(h.Repo.StateDir(h.Slug), "record") }
 
-func readRecordState(h *core.Handle) recordState {
+func readRecordState(h *api.Handle) recordState {
 	var st recordState
 	data, err := os.ReadFile(recordStatePath(h))
 	if err != nil {
@@ -739,7 +714,7 @@ func readRecordState(h *core.Handle) recordState {
 	return st
 }
 
-func writeRecordState(h *core.Handle, st recordState) error {
+func writeRecordState(h *api.Handle, st recordState) error {
 	var b bytes.Buffer
 	scanner.PutRecord(&b, 'C', st.Tip)
 	scanner.PutRecord(&b, 'E', st.Excludes)
@@ -750,7 +725,7 @@ func writeRecordState(h *core.Handle, st recordState) error {
 	return state.WriteAtomic(recordStatePath(h), b.Bytes())
 }
 
-func (rec *Recorder) excludesFile(ctx context.Context, r *core.Repo) string {
+func (rec *Recorder) excludesFile(ctx context.Context, r *api.Repo) string {
 	if p, ok := rec.excludesFiles.Load(r.Git.CommonDir); ok {
 		return p.(string)
 	}

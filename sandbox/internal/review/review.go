@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
@@ -37,51 +38,21 @@ type Reviewer struct {
 // New is the review of c's sandboxes.
 func New(c *core.Common, inv *inventory.Inventory) *Reviewer { return &Reviewer{Common: c, inv: inv} }
 
-// History is a sandbox's branch since its base.
-type History struct {
-	Name    string       `json:"name"`
-	Branch  string       `json:"branch"`
-	Base    string       `json:"base"`
-	Commits []git.Commit `json:"commits"` // newest first
-}
-
 // History lists the snapshot and milestone commits of a sandbox's branch
 // since its base, newest first (litterbox log).
-func (rw *Reviewer) History(ctx context.Context, r *core.Repo, name string) (*History, error) {
+func (rw *Reviewer) History(ctx context.Context, r *api.Repo, name string) (*api.History, error) {
 	rv, err := rw.inv.ResolveBranch(ctx, r, name)
 	if err != nil {
 		return nil, err
 	}
 	commits, err := r.Git.Log(ctx, rv.Base, rv.Tip)
 	if err != nil {
-		return nil, fmt.Errorf("log of %s%s: %w", core.BranchPrefix, rv.Slug, err)
+		return nil, fmt.Errorf("log of %s%s: %w", api.BranchPrefix, rv.Slug, err)
 	}
 	if commits == nil {
 		commits = []git.Commit{}
 	}
-	return &History{Name: rv.Slug, Branch: core.BranchPrefix + rv.Slug, Base: rv.Base, Commits: commits}, nil
-}
-
-// DiffResult says what Diff compared.
-type DiffResult struct {
-	Name string
-	Base string
-	// Tip is the commit the diff shows: what `merge --at` and `apply --at`
-	// take to land exactly what was read.
-	Tip   string
-	Empty bool // the branch changes nothing; nothing was written
-	// Paths are every file the diff changes (renames as two); only for a
-	// diff written.
-	Paths []string
-	// Files lists the files with their entries and line counts, in the
-	// order the patch shows them (as far as the limits keep them), and
-	// Patch is what was held of the patch; only for a diff asked to hold
-	// it (DiffOptions.Hold).
-	Files *git.FileList
-	Patch *git.PatchCutter
-	// ConfigFiles are the changed files that steer git or litterbox (see
-	// configFiles): a human should read them before landing the branch.
-	ConfigFiles []string
+	return &api.History{Name: rv.Slug, Branch: api.BranchPrefix + rv.Slug, Base: rv.Base, Commits: commits}, nil
 }
 
 // Diff writes the sandbox's changes against its base to w, as git diff shows
@@ -89,12 +60,12 @@ type DiffResult struct {
 // then holds what the limits allow of the patch in res.Patch. The branch
 // is resolved once: what is shown is the diff of res.Tip, even when the
 // branch moves meanwhile.
-func (rw *Reviewer) Diff(ctx context.Context, r *core.Repo, name string, opts git.DiffOptions, w io.Writer) (*DiffResult, error) {
+func (rw *Reviewer) Diff(ctx context.Context, r *api.Repo, name string, opts git.DiffOptions, w io.Writer) (*api.DiffResult, error) {
 	rv, err := rw.inv.ResolveBranch(ctx, r, name)
 	if err != nil {
 		return nil, err
 	}
-	res := &DiffResult{Name: rv.Slug, Base: rv.Base, Tip: rv.Tip}
+	res := &api.DiffResult{Name: rv.Slug, Base: rv.Base, Tip: rv.Tip}
 	if opts.Hold != nil {
 		res.Files, err = r.Git.ListFiles(ctx, rv.Base, rv.Tip, opts.Hold.Files, opts.Hold.NameBytes)
 		if err != nil {
@@ -124,20 +95,6 @@ func (rw *Reviewer) Diff(ctx context.Context, r *core.Repo, name string, opts gi
 	return res, r.Git.Diff(ctx, rv.Base, rv.Tip, opts, w)
 }
 
-// ApplyResult says what Apply did.
-type ApplyResult struct {
-	Name  string   `json:"name"`
-	Base  string   `json:"base"`
-	Tip   string   `json:"tip"`
-	Files []string `json:"files"` // paths changed in the working tree
-	// Empty: the branch changes nothing, so nothing was applied.
-	Empty bool `json:"empty,omitempty"`
-	// Already: the working tree already holds the changes; nothing was applied.
-	Already bool `json:"alreadyApplied,omitempty"`
-	// ConfigFiles are the changed files that steer git or litterbox.
-	ConfigFiles []string `json:"configFiles,omitempty"`
-}
-
 // Apply puts the sandbox's changes (base..branch) into the working tree,
 // uncommitted, and keeps the sandbox. The index and HEAD are left alone, so
 // the user reviews and stages the result as their own edit.
@@ -155,13 +112,13 @@ type ApplyResult struct {
 // line): Apply refuses with ErrMoved unless the branch is there, and then
 // applies exactly that commit's changes, since the patch is made of it
 // and not of the branch.
-func (rw *Reviewer) Apply(ctx context.Context, r *core.Repo, name, at string) (*ApplyResult, error) {
+func (rw *Reviewer) Apply(ctx context.Context, r *api.Repo, name, at string) (*api.ApplyResult, error) {
 	rv, unlock, err := rw.writeFrom(ctx, r, name, "apply", at)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	res := &ApplyResult{Name: rv.Slug, Base: rv.Base, Tip: rv.Tip}
+	res := &api.ApplyResult{Name: rv.Slug, Base: rv.Base, Tip: rv.Tip}
 	var (
 		changes           []git.RawChange
 		dirty             []string
@@ -224,8 +181,8 @@ func (rw *Reviewer) Apply(ctx context.Context, r *core.Repo, name, at string) (*
 		if len(bad) == 0 {
 			files = "  " + strings.ReplaceAll(msg, "\n", "\n  ")
 		}
-		return nil, core.NewError(core.ErrConflict, "Cannot apply sandbox '%s': its changes do not apply to your working tree, which differs from the sandbox's base %s in:\n%s\nMerge it instead with `litterbox merge %s` (a three-way merge that refuses conflicts before changing anything), or with git: `git merge %s%s`. Nothing was changed.",
-			rv.Slug, core.Short(rv.Base), files, rv.Slug, core.BranchPrefix, rv.Slug)
+		return nil, core.NewError(api.ErrConflict, "Cannot apply sandbox '%s': its changes do not apply to your working tree, which differs from the sandbox's base %s in:\n%s\nMerge it instead with `litterbox merge %s` (a three-way merge that refuses conflicts before changing anything), or with git: `git merge %s%s`. Nothing was changed.",
+			rv.Slug, core.Short(rv.Base), files, rv.Slug, api.BranchPrefix, rv.Slug)
 	}
 	// The journal names each path with its content before and after, so a
 	// kill while git writes the files is rolled back by the next merge,
@@ -263,7 +220,7 @@ func (rw *Reviewer) Apply(ctx context.Context, r *core.Repo, name, at string) (*
 // merge/apply lock, waiting for another merge or apply to end, first
 // finishes one that was cut short, and resolves the sandbox's branch and
 // base, refusing with ErrMoved when at is set and the branch is not there.
-func (rw *Reviewer) writeFrom(ctx context.Context, r *core.Repo, name, verb, at string) (*inventory.Branch, func(), error) {
+func (rw *Reviewer) writeFrom(ctx context.Context, r *api.Repo, name, verb, at string) (*inventory.Branch, func(), error) {
 	if err := checkAt(verb, at); err != nil {
 		return nil, nil, err
 	}
@@ -293,20 +250,20 @@ func checkAt(verb, at string) error {
 		return nil
 	}
 	if len(at) < 7 || len(at) > 64 || strings.Trim(at, "0123456789abcdef") != "" {
-		return core.NewError(core.ErrBadArgument, "Cannot %s at %q: --at takes the commit id a review showed (`litterbox diff NAME` prints it: 7 to 64 hex digits), not a name, which could move. Nothing was changed.", verb, at)
+		return core.NewError(api.ErrBadArgument, "Cannot %s at %q: --at takes the commit id a review showed (`litterbox diff NAME` prints it: 7 to 64 hex digits), not a name, which could move. Nothing was changed.", verb, at)
 	}
 	return nil
 }
 
 // pinned checks that the branch rv is at the commit at names, and refuses
 // with ErrMoved, saying how it moved, when it is not.
-func (rw *Reviewer) pinned(ctx context.Context, r *core.Repo, verb string, rv *inventory.Branch, at string) error {
+func (rw *Reviewer) pinned(ctx context.Context, r *api.Repo, verb string, rv *inventory.Branch, at string) error {
 	id, ok, err := r.Git.ResolveRef(ctx, at)
 	if err != nil {
 		return fmt.Errorf("%s sandbox %q at %s: %w", verb, rv.Slug, at, err)
 	}
 	if !ok || !strings.HasPrefix(id, at) {
-		return core.NewError(core.ErrBadArgument, "Cannot %s sandbox '%s' at %s: no commit here has the id %s. `litterbox diff %s` prints the commit it shows. Nothing was changed.", verb, rv.Slug, at, at, rv.Slug)
+		return core.NewError(api.ErrBadArgument, "Cannot %s sandbox '%s' at %s: no commit here has the id %s. `litterbox diff %s` prints the commit it shows. Nothing was changed.", verb, rv.Slug, at, at, rv.Slug)
 	}
 	if id == rv.Tip {
 		return nil
@@ -316,9 +273,9 @@ func (rw *Reviewer) pinned(ctx context.Context, r *core.Repo, verb string, rv *i
 
 // moved is the refusal of an apply or merge of commit id (at, as given)
 // when the branch is at tip ("" when gone); when says when it moved.
-func (rw *Reviewer) moved(ctx context.Context, r *core.Repo, verb, slug, at, id, tip, when string) error {
+func (rw *Reviewer) moved(ctx context.Context, r *api.Repo, verb, slug, at, id, tip, when string) error {
 	if tip == "" {
-		return core.NewError(core.ErrMoved, "Cannot %s sandbox '%s' at %s: its branch %s%s was deleted %s. Nothing was changed.", verb, slug, at, core.BranchPrefix, slug, when)
+		return core.NewError(api.ErrMoved, "Cannot %s sandbox '%s' at %s: its branch %s%s was deleted %s. Nothing was changed.", verb, slug, at, api.BranchPrefix, slug, when)
 	}
 	how := "it does not hold that commit (a milestone or rewind rewrote it, or the id is of another branch)"
 	if ok, err := r.Git.IsAncestor(ctx, id, tip); err == nil && ok {
@@ -326,13 +283,13 @@ func (rw *Reviewer) moved(ctx context.Context, r *core.Repo, verb, slug, at, id,
 			how = fmt.Sprintf("%d commit(s) were added since", n)
 		}
 	}
-	return core.NewError(core.ErrMoved, "Cannot %s sandbox '%s' at %s: its branch %s%s moved %s: it is now at %s, and %s. Nothing was changed.\nRead what it holds now with `litterbox diff %s`, then %s exactly that with `litterbox %s %s --at %s`.",
-		verb, slug, at, core.BranchPrefix, slug, when, core.Short(tip), how, slug, verb, verb, slug, core.Short(tip))
+	return core.NewError(api.ErrMoved, "Cannot %s sandbox '%s' at %s: its branch %s%s moved %s: it is now at %s, and %s. Nothing was changed.\nRead what it holds now with `litterbox diff %s`, then %s exactly that with `litterbox %s %s --at %s`.",
+		verb, slug, at, api.BranchPrefix, slug, when, core.Short(tip), how, slug, verb, verb, slug, core.Short(tip))
 }
 
 // undoWrite rolls back a merge or apply whose write step failed, and returns
 // cause with what became of the working tree.
-func (rw *Reviewer) undoWrite(ctx context.Context, r *core.Repo, t *worktreeTxn, cause error) error {
+func (rw *Reviewer) undoWrite(ctx context.Context, r *api.Repo, t *worktreeTxn, cause error) error {
 	ctx = context.WithoutCancel(ctx)
 	rescued, err := rw.rollback(ctx, r, t, t.Started)
 	if err != nil {
@@ -349,7 +306,7 @@ func (rw *Reviewer) undoWrite(ctx context.Context, r *core.Repo, t *worktreeTxn,
 
 // fillOld sets the before side of t's paths to their HEAD entries, which is
 // what a working tree whose files are clean holds.
-func (rw *Reviewer) fillOld(ctx context.Context, r *core.Repo, t *worktreeTxn) error {
+func (rw *Reviewer) fillOld(ctx context.Context, r *api.Repo, t *worktreeTxn) error {
 	paths := make([]string, len(t.Paths))
 	for i, p := range t.Paths {
 		paths[i] = string(p.Path)
@@ -362,32 +319,6 @@ func (rw *Reviewer) fillOld(ctx context.Context, r *core.Repo, t *worktreeTxn) e
 		t.Paths[i].Old = idx[paths[i]]
 	}
 	return nil
-}
-
-// MergeResult says what Merge did.
-type MergeResult struct {
-	Name   string `json:"name"`
-	Into   string `json:"into"`   // the branch merged into, e.g. main
-	From   string `json:"from"`   // the branch's tip before the merge
-	Commit string `json:"commit"` // the branch's new tip
-	// Tip is the sandbox's commit that was merged: all of it, and nothing
-	// the branch gained after.
-	Tip         string   `json:"merged"`
-	FastForward bool     `json:"fastForward,omitempty"`
-	Files       []string `json:"files"`
-	// NothingToMerge: the branch's commits were all in HEAD already.
-	NothingToMerge bool `json:"nothingToMerge,omitempty"`
-	// Unsigned: commit.gpgSign is on but signing failed, so the merge commit
-	// was made unsigned rather than not at all.
-	Unsigned    bool   `json:"unsigned,omitempty"`
-	SignFailure string `json:"signFailure,omitempty"`
-	// ConfigFiles are the merged files that steer git or litterbox.
-	ConfigFiles []string `json:"configFiles,omitempty"`
-	// Unnormalized are merged files git stores otherwise than the branch
-	// holds them (line endings .gitattributes converts): git status shows
-	// them modified until their normalized form is committed.
-	Unnormalized []string                `json:"unnormalized,omitempty"`
-	Deleted      *inventory.DeleteReport `json:"deleted,omitempty"`
 }
 
 // Merge merges a sandbox's branch into the current branch, then deletes the
@@ -414,7 +345,7 @@ type MergeResult struct {
 // refuses with ErrMoved unless the branch is there; and the move of HEAD
 // is one git transaction with a check that the branch is still there, so
 // a snapshot landing during the merge makes it refuse (rolled back) too.
-func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name, at string) (*MergeResult, error) {
+func (rw *Reviewer) Merge(ctx context.Context, r *api.Repo, name, at string) (*api.MergeResult, error) {
 	rv, unlock, err := rw.writeFrom(ctx, r, name, "merge", at)
 	if err != nil {
 		return nil, err
@@ -425,17 +356,17 @@ func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name, at string) (*
 		return nil, err
 	}
 	if !attached {
-		return nil, core.NewError(core.ErrConflict, "Cannot merge sandbox '%s': HEAD is detached, so there is no branch to merge into. Switch to one (`git switch BRANCH`) and run `litterbox merge %s` again. Nothing was changed.", rv.Slug, rv.Slug)
+		return nil, core.NewError(api.ErrConflict, "Cannot merge sandbox '%s': HEAD is detached, so there is no branch to merge into. Switch to one (`git switch BRANCH`) and run `litterbox merge %s` again. Nothing was changed.", rv.Slug, rv.Slug)
 	}
-	if ref == core.BranchRef(rv.Slug) {
-		return nil, core.NewError(core.ErrConflict, "Cannot merge sandbox '%s' into its own branch: switch to the branch to merge into and run `litterbox merge %s` again. Nothing was changed.", rv.Slug, rv.Slug)
+	if ref == api.BranchRef(rv.Slug) {
+		return nil, core.NewError(api.ErrConflict, "Cannot merge sandbox '%s' into its own branch: switch to the branch to merge into and run `litterbox merge %s` again. Nothing was changed.", rv.Slug, rv.Slug)
 	}
 	into := strings.TrimPrefix(ref, "refs/heads/")
 	head, err := r.Git.Head(ctx)
 	if err != nil {
 		return nil, err
 	}
-	res := &MergeResult{Name: rv.Slug, Into: into, From: head, Commit: head, Tip: rv.Tip, Files: []string{}}
+	res := &api.MergeResult{Name: rv.Slug, Into: into, From: head, Commit: head, Tip: rv.Tip, Files: []string{}}
 
 	merged, err := r.Git.IsAncestor(ctx, rv.Tip, head)
 	if err != nil {
@@ -455,8 +386,8 @@ func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name, at string) (*
 		ff = false // merge.ff=false: the user wants a merge commit every time
 	case "only":
 		if !ff {
-			return nil, core.NewError(core.ErrConflict, "Cannot merge sandbox '%s' into %s: merge.ff=only is set and %s has moved on since the sandbox started, so it cannot be fast-forwarded. Rebase the branch with git (`git rebase %s %s%s`), or merge it with `git merge --no-ff %s%s`. Nothing was changed.",
-				rv.Slug, into, into, into, core.BranchPrefix, rv.Slug, core.BranchPrefix, rv.Slug)
+			return nil, core.NewError(api.ErrConflict, "Cannot merge sandbox '%s' into %s: merge.ff=only is set and %s has moved on since the sandbox started, so it cannot be fast-forwarded. Rebase the branch with git (`git rebase %s %s%s`), or merge it with `git merge --no-ff %s%s`. Nothing was changed.",
+				rv.Slug, into, into, into, api.BranchPrefix, rv.Slug, api.BranchPrefix, rv.Slug)
 		}
 	}
 	target := rv.Tip // the tree the working tree moves to
@@ -466,8 +397,8 @@ func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name, at string) (*
 			return nil, fmt.Errorf("merge sandbox %q: %w", rv.Slug, err)
 		}
 		if len(conflicts) > 0 {
-			return nil, core.NewError(core.ErrConflict, "Cannot merge sandbox '%s' into %s: both changed the same lines in:\n%s\nResolve it with git: `git merge %s%s`, fix the conflicts and commit, then `litterbox delete %s`. Nothing was changed.",
-				rv.Slug, into, bullets(conflicts), core.BranchPrefix, rv.Slug, rv.Slug)
+			return nil, core.NewError(api.ErrConflict, "Cannot merge sandbox '%s' into %s: both changed the same lines in:\n%s\nResolve it with git: `git merge %s%s`, fix the conflicts and commit, then `litterbox delete %s`. Nothing was changed.",
+				rv.Slug, into, bullets(conflicts), api.BranchPrefix, rv.Slug, rv.Slug)
 		}
 		target = tree
 	}
@@ -511,7 +442,7 @@ func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name, at string) (*
 		return nil, fmt.Errorf("merge sandbox %q (nothing was changed): %w", rv.Slug, err)
 	}
 	if hidden := t.hidden(); len(hidden) > 0 {
-		return nil, core.NewError(core.ErrConflict, "Cannot merge sandbox '%s': it changes files whose content in your working tree differs from what git has, although git status shows nothing (they are marked --skip-worktree or --assume-unchanged, see `git ls-files -v`):\n%s\nThe merge would write over that content. Keep a copy of each, clear its mark (`git update-index --no-skip-worktree FILE` for an S in `git ls-files -v`, `git update-index --no-assume-unchanged FILE` for a lowercase letter), commit or stash the change, and run `litterbox merge %s` again. Nothing was changed.",
+		return nil, core.NewError(api.ErrConflict, "Cannot merge sandbox '%s': it changes files whose content in your working tree differs from what git has, although git status shows nothing (they are marked --skip-worktree or --assume-unchanged, see `git ls-files -v`):\n%s\nThe merge would write over that content. Keep a copy of each, clear its mark (`git update-index --no-skip-worktree FILE` for an S in `git ls-files -v`, `git update-index --no-assume-unchanged FILE` for a lowercase letter), commit or stash the change, and run `litterbox merge %s` again. Nothing was changed.",
 			rv.Slug, bullets(hidden), rv.Slug)
 	}
 	commit := rv.Tip
@@ -526,7 +457,7 @@ func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name, at string) (*
 		return nil, fmt.Errorf("merge sandbox %q (nothing was changed): %w", rv.Slug, err)
 	}
 	if err := r.Git.CheckoutTree(ctx, head, commit); err != nil {
-		cause := core.NewError(core.ErrConflict, "Cannot merge sandbox '%s': git refused to update the working tree:\n  %s\nCommit or stash your changes and run `litterbox merge %s` again.",
+		cause := core.NewError(api.ErrConflict, "Cannot merge sandbox '%s': git refused to update the working tree:\n  %s\nCommit or stash your changes and run `litterbox merge %s` again.",
 			rv.Slug, strings.ReplaceAll(core.ErrText(err), "\n", "\n  "), rv.Slug)
 		return nil, rw.undoWrite(ctx, r, t, cause)
 	}
@@ -534,13 +465,13 @@ func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name, at string) (*
 	if ff {
 		msg += "fast-forward"
 	} else {
-		msg += "merge " + core.BranchPrefix + rv.Slug
+		msg += "merge " + api.BranchPrefix + rv.Slug
 	}
-	if err := r.Git.UpdateRefIf(ctx, "HEAD", commit, head, core.BranchRef(rv.Slug), rv.Tip, msg); err != nil {
+	if err := r.Git.UpdateRefIf(ctx, "HEAD", commit, head, api.BranchRef(rv.Slug), rv.Tip, msg); err != nil {
 		// HEAD or the sandbox's branch moved under us: put the working
 		// tree back where it was.
-		cause := core.NewError(core.ErrConflict, "Cannot merge sandbox '%s': %s moved while merging (%s); run `litterbox merge %s` again.", rv.Slug, into, core.ErrText(err), rv.Slug)
-		if now, ok, rerr := r.Git.ResolveRef(ctx, core.BranchRef(rv.Slug)); rerr == nil && (!ok || now != rv.Tip) {
+		cause := core.NewError(api.ErrConflict, "Cannot merge sandbox '%s': %s moved while merging (%s); run `litterbox merge %s` again.", rv.Slug, into, core.ErrText(err), rv.Slug)
+		if now, ok, rerr := r.Git.ResolveRef(ctx, api.BranchRef(rv.Slug)); rerr == nil && (!ok || now != rv.Tip) {
 			cause = rw.moved(ctx, r, "merge", rv.Slug, core.Short(rv.Tip), rv.Tip, now, "while merging")
 		}
 		return nil, rw.undoWrite(ctx, r, t, cause)
@@ -557,8 +488,8 @@ func (rw *Reviewer) Merge(ctx context.Context, r *core.Repo, name, at string) (*
 // commit.gpgSign, but when signing fails (no key, no agent) it makes the
 // commit unsigned instead and says so in res: the merge is the user's
 // request and nothing has been written yet that signing could protect.
-func (rw *Reviewer) mergeCommit(ctx context.Context, r *core.Repo, res *MergeResult, tree, head, tip string) (string, error) {
-	msg := fmt.Sprintf("Merge branch '%s%s'", core.BranchPrefix, res.Name)
+func (rw *Reviewer) mergeCommit(ctx context.Context, r *api.Repo, res *api.MergeResult, tree, head, tip string) (string, error) {
+	msg := fmt.Sprintf("Merge branch '%s%s'", api.BranchPrefix, res.Name)
 	if r.Git.SignsCommits(ctx) {
 		id, err := r.Git.CommitMerge(ctx, tree, msg, true, head, tip)
 		if err == nil {
@@ -577,7 +508,7 @@ func (rw *Reviewer) mergeCommit(ctx context.Context, r *core.Repo, res *MergeRes
 // deleteMerged deletes a sandbox whose branch is now in HEAD. Delete checks
 // again that no commit would be lost, so a snapshot that landed during the
 // merge keeps the sandbox.
-func (rw *Reviewer) deleteMerged(ctx context.Context, r *core.Repo, res *MergeResult) (*MergeResult, error) {
+func (rw *Reviewer) deleteMerged(ctx context.Context, r *api.Repo, res *api.MergeResult) (*api.MergeResult, error) {
 	rep, err := rw.inv.Delete(ctx, r, res.Name, false)
 	res.Deleted = rep
 	if err != nil {
@@ -592,7 +523,7 @@ func (rw *Reviewer) deleteMerged(ctx context.Context, r *core.Repo, res *MergeRe
 
 // inTheWay refuses an apply or merge whose files have local changes.
 func inTheWay(verb, slug string, paths []string) error {
-	return core.NewError(core.ErrConflict, "Cannot %s sandbox '%s': it changes files that have uncommitted changes, or are untracked, in your working tree:\n%s\nCommit or stash them (`git stash --include-untracked`), then run `litterbox %s %s` again. Nothing was changed.",
+	return core.NewError(api.ErrConflict, "Cannot %s sandbox '%s': it changes files that have uncommitted changes, or are untracked, in your working tree:\n%s\nCommit or stash them (`git stash --include-untracked`), then run `litterbox %s %s` again. Nothing was changed.",
 		verb, slug, bullets(paths), verb, slug)
 }
 
@@ -660,8 +591,8 @@ func refuseLocalSettings(verb, slug string, paths []string) error {
 		return nil
 	}
 	first := termtext.Quote(found[0])
-	return core.NewError(core.ErrConflict, "Cannot %s sandbox '%s': its branch changes your local settings (%s, or a file that is %s on a case-insensitive file system):\n%s\nOnly you write that file: it decides what agents may do (agent_images, allow_unisolated), so litterbox never takes it from a sandbox, and never reads one git tracks. Nothing was changed.\nRead it with `git show %s%s:%s` and copy what you want into your own by hand. To %s the rest, delete it in the sandbox (`litterbox exec %s -- rm -f %s`, then `litterbox snapshot %s`) and run `litterbox %s %s` again.",
-		verb, slug, config.LocalFile, config.LocalFile, bullets(found), core.BranchPrefix, slug, first, verb, slug, first, slug, verb, slug)
+	return core.NewError(api.ErrConflict, "Cannot %s sandbox '%s': its branch changes your local settings (%s, or a file that is %s on a case-insensitive file system):\n%s\nOnly you write that file: it decides what agents may do (agent_images, allow_unisolated), so litterbox never takes it from a sandbox, and never reads one git tracks. Nothing was changed.\nRead it with `git show %s%s:%s` and copy what you want into your own by hand. To %s the rest, delete it in the sandbox (`litterbox exec %s -- rm -f %s`, then `litterbox snapshot %s`) and run `litterbox %s %s` again.",
+		verb, slug, config.LocalFile, config.LocalFile, bullets(found), api.BranchPrefix, slug, first, verb, slug, first, slug, verb, slug)
 }
 
 // untrackedInTheWay lists where the changes would write over what git does
@@ -671,7 +602,7 @@ func refuseLocalSettings(verb, slug string, paths []string) error {
 // would replace it with a directory). Paths in the index are left to the
 // other checks (a staged file is dirty; a committed one makes the patch
 // fail). Its cost follows the number of added paths.
-func (rw *Reviewer) untrackedInTheWay(ctx context.Context, r *core.Repo, changes []git.RawChange) ([]string, error) {
+func (rw *Reviewer) untrackedInTheWay(ctx context.Context, r *api.Repo, changes []git.RawChange) ([]string, error) {
 	removed := map[string]bool{}
 	for _, c := range changes {
 		if c.Old.Present() && !c.New.Present() {
@@ -772,7 +703,7 @@ func holdsUntracked(root, dir string, removed map[string]bool) (bool, error) {
 // untrackedError refuses an apply or merge that would overwrite files of the
 // user's that git does not track.
 func untrackedError(verb, slug string, paths []string) error {
-	return core.NewError(core.ErrConflict, "Cannot %s sandbox '%s': it adds files where your working tree has files of your own that git ignores or does not track (a .env, a virtualenv, build output...), which it would overwrite:\n%s\nNothing was changed. Review the sandbox's files with `litterbox diff %s`; to take them, move yours aside first (`mv FILE FILE.mine`), then run `litterbox %s %s` again.",
+	return core.NewError(api.ErrConflict, "Cannot %s sandbox '%s': it adds files where your working tree has files of your own that git ignores or does not track (a .env, a virtualenv, build output...), which it would overwrite:\n%s\nNothing was changed. Review the sandbox's files with `litterbox diff %s`; to take them, move yours aside first (`mv FILE FILE.mine`), then run `litterbox %s %s` again.",
 		verb, slug, bullets(paths), slug, verb, slug)
 }
 
@@ -783,7 +714,7 @@ func untrackedError(verb, slug string, paths []string) error {
 // so a file the agent wrote with CRLF endings where .gitattributes says
 // `text eol=crlf` is one. It is a warning, so a failure to tell is only
 // logged.
-func (rw *Reviewer) unnormalized(ctx context.Context, r *core.Repo, changes []git.RawChange) []string {
+func (rw *Reviewer) unnormalized(ctx context.Context, r *api.Repo, changes []git.RawChange) []string {
 	var files, ids []string
 	for _, c := range changes {
 		if c.New.Mode == "100644" || c.New.Mode == "100755" {

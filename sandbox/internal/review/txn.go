@@ -14,7 +14,7 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
@@ -73,10 +73,10 @@ func (p txnPath) before() git.Entry {
 	return p.Old
 }
 
-func txnFile(r *core.Repo) string { return filepath.Join(worktreeGitDir(r), "litterbox-worktree.json") }
-func txnLock(r *core.Repo) string { return filepath.Join(worktreeGitDir(r), "litterbox-worktree.lock") }
+func txnFile(r *api.Repo) string { return filepath.Join(worktreeGitDir(r), "litterbox-worktree.json") }
+func txnLock(r *api.Repo) string { return filepath.Join(worktreeGitDir(r), "litterbox-worktree.lock") }
 
-func worktreeGitDir(r *core.Repo) string {
+func worktreeGitDir(r *api.Repo) string {
 	if r.Git.GitDir != "" {
 		return r.Git.GitDir
 	}
@@ -96,7 +96,7 @@ func txnPaths(changes []git.RawChange, known bool) []txnPath {
 // as a blob, to be written back. A merge stores nothing: it refuses such
 // content (hidden) before it writes, and a user's local secret has no
 // business in the object database.
-func (rw *Reviewer) fillDisk(ctx context.Context, r *core.Repo, t *worktreeTxn, store bool) error {
+func (rw *Reviewer) fillDisk(ctx context.Context, r *api.Repo, t *worktreeTxn, store bool) error {
 	paths := t.paths()
 	cur, err := rw.onDisk(ctx, r, paths)
 	if err != nil {
@@ -159,7 +159,7 @@ func (t *worktreeTxn) paths() []string {
 	return out
 }
 
-func writeTxn(r *core.Repo, t *worktreeTxn) error {
+func writeTxn(r *api.Repo, t *worktreeTxn) error {
 	data, err := json.Marshal(t)
 	if err != nil {
 		return err
@@ -170,7 +170,7 @@ func writeTxn(r *core.Repo, t *worktreeTxn) error {
 	return nil
 }
 
-func readTxn(r *core.Repo) (*worktreeTxn, time.Time, error) {
+func readTxn(r *api.Repo) (*worktreeTxn, time.Time, error) {
 	p := txnFile(r)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
@@ -190,7 +190,7 @@ func readTxn(r *core.Repo) (*worktreeTxn, time.Time, error) {
 	return &t, st.ModTime(), nil
 }
 
-func removeTxn(r *core.Repo) error {
+func removeTxn(r *api.Repo) error {
 	err := os.Remove(txnFile(r))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -201,7 +201,7 @@ func removeTxn(r *core.Repo) error {
 // lockWorktree takes the working tree's merge/apply lock, waiting while
 // another litterbox merge or apply of it runs. The kernel drops the lock of a
 // killed process, so a journal found under the lock has no live writer.
-func lockWorktree(ctx context.Context, r *core.Repo, wait bool) (unlock func(), ok bool, err error) {
+func lockWorktree(ctx context.Context, r *api.Repo, wait bool) (unlock func(), ok bool, err error) {
 	if !wait {
 		return flock.TryLock(txnLock(r))
 	}
@@ -211,7 +211,7 @@ func lockWorktree(ctx context.Context, r *core.Repo, wait bool) (unlock func(), 
 
 // RecoverWorktree finishes an interrupted merge or apply of r's working tree,
 // if there is one and nobody is running it. list calls it.
-func (rw *Reviewer) RecoverWorktree(ctx context.Context, r *core.Repo) error {
+func (rw *Reviewer) RecoverWorktree(ctx context.Context, r *api.Repo) error {
 	if _, err := os.Stat(txnFile(r)); err != nil {
 		return nil // the common case: one stat
 	}
@@ -225,7 +225,7 @@ func (rw *Reviewer) RecoverWorktree(ctx context.Context, r *core.Repo) error {
 
 // recoverLocked finishes an interrupted merge or apply; the caller holds the
 // working tree lock.
-func (rw *Reviewer) recoverLocked(ctx context.Context, r *core.Repo) error {
+func (rw *Reviewer) recoverLocked(ctx context.Context, r *api.Repo) error {
 	t, since, err := readTxn(r)
 	if err != nil || t == nil {
 		return err
@@ -276,7 +276,7 @@ func (rf rescuedFiles) text() string {
 // rollback puts every path of t back to what the working tree held before
 // t (and, for a merge, the index entry). since is when the journal was
 // written. It returns the files it copied aside.
-func (rw *Reviewer) rollback(ctx context.Context, r *core.Repo, t *worktreeTxn, since time.Time) (rescued rescuedFiles, err error) {
+func (rw *Reviewer) rollback(ctx context.Context, r *api.Repo, t *worktreeTxn, since time.Time) (rescued rescuedFiles, err error) {
 	g := r.Git
 	if t.Index {
 		// A read-tree killed midway leaves index.lock behind, and then every
@@ -359,7 +359,7 @@ func (rw *Reviewer) rollback(ctx context.Context, r *core.Repo, t *worktreeTxn, 
 
 // onDisk returns the entry each path has in the working tree now: the zero
 // Entry when it is missing, Mode "dir" for a directory.
-func (rw *Reviewer) onDisk(ctx context.Context, r *core.Repo, paths []string) ([]git.Entry, error) {
+func (rw *Reviewer) onDisk(ctx context.Context, r *api.Repo, paths []string) ([]git.Entry, error) {
 	out := make([]git.Entry, len(paths))
 	var files []string
 	var idx []int

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
@@ -22,7 +23,7 @@ import (
 // directory, changes a mode, and touches names that are not UTF-8 or hold a
 // newline. The working tree holds "from" plus an unrelated local change and
 // an untracked file.
-func txnRepo(t *testing.T) (s *Reviewer, r *core.Repo, from, to string) {
+func txnRepo(t *testing.T) (s *Reviewer, r *api.Repo, from, to string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("needs git")
@@ -74,7 +75,7 @@ func txnRepo(t *testing.T) (s *Reviewer, r *core.Repo, from, to string) {
 	write("keep.txt", "a local change\n", 0o644)
 	write("untracked.txt", "untracked\n", 0o644)
 
-	s = New(&core.Common{Runner: runner.Exec{}, Log: log.New(&bytes.Buffer{}), Options: core.Options{Image: core.DefaultImage}}, nil)
+	s = New(&core.Common{Runner: runner.Exec{}, Log: log.New(&bytes.Buffer{}), Options: api.Options{Image: api.DefaultImage}}, nil)
 	r, err := core.OpenRepo(context.Background(), s.Runner, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func txnRepo(t *testing.T) (s *Reviewer, r *core.Repo, from, to string) {
 
 // checkout describes what the user sees: HEAD, the index entries and every
 // file's mode and content (.git left out).
-func checkout(t *testing.T, r *core.Repo) string {
+func checkout(t *testing.T, r *api.Repo) string {
 	t.Helper()
 	var lines []string
 	for _, args := range [][]string{{"rev-parse", "HEAD"}, {"ls-files", "--stage", "-z"}} {
@@ -114,7 +115,7 @@ func checkout(t *testing.T, r *core.Repo) string {
 	return strings.Join(lines, "\n")
 }
 
-func mergeTxn(t *testing.T, r *core.Repo, from, to string) *worktreeTxn {
+func mergeTxn(t *testing.T, r *api.Repo, from, to string) *worktreeTxn {
 	t.Helper()
 	changes, err := r.Git.RawDiff(context.Background(), from, to)
 	if err != nil {

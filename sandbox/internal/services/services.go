@@ -23,6 +23,7 @@ import (
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
@@ -45,28 +46,9 @@ func New(c *core.Common) *Supervisor { return &Supervisor{Common: c} }
 
 // Paths of the supervisor inside the container.
 const (
-	svcPath     = core.RunDir + "/svc"
-	svcStateDir = core.RunDir + "/state"
+	svcPath     = api.RunDir + "/svc"
+	svcStateDir = api.RunDir + "/state"
 )
-
-// ErrUnknown is a service name the sandbox does not define.
-var ErrUnknown = errors.New("no such service")
-
-// Service actions.
-const (
-	ActionStart   = "start"
-	ActionStop    = "stop"
-	ActionRestart = "restart"
-	ActionStatus  = "status"
-	ActionLogs    = "logs"
-)
-
-// Actions are the actions Do takes, in the order shown to
-// users.
-var Actions = []string{ActionStart, ActionStop, ActionRestart, ActionStatus, ActionLogs}
-
-// DefaultLogLines is how many log lines the logs action returns by default.
-const DefaultLogLines = 100
 
 // serviceStates are the states svc.sh reports. Its state file is the
 // agent's to write (see docs/services.md), so anything else is StateUnknown.
@@ -76,81 +58,29 @@ var serviceStates = []string{"not-started", "starting", "running", "backoff", "e
 // the supervisor never writes: someone in the sandbox edited it.
 const StateUnknown = "unknown"
 
-// Status is what the supervisor knows about one service. It comes
-// from state files the agent can write: every field is checked (the name is
-// the one asked for, the state one of the supervisor's, numbers digits in
-// range), so it may lie but holds no byte a terminal acts on.
-type Status struct {
-	Name string `json:"name"`
-	// State is not-started, starting, running, backoff (crashed, waiting to
-	// be restarted), exited (ended and not restarted by its policy),
-	// stopped, dead (its supervisor was killed), unsupervised (its
-	// supervisor was killed but it still runs; start or stop it) or
-	// unknown (its state file was tampered with).
-	State string `json:"state"`
-	// PID is the service's pid in the container while it runs.
-	PID int `json:"pid,omitempty"`
-	// Restarts counts the times the supervisor started it again since the
-	// last start action (after a crash or a restart action).
-	Restarts int `json:"restarts"`
-	// LastExitCode is the exit code of its last run; 128+N means signal N.
-	LastExitCode *int `json:"lastExitCode,omitempty"`
-	// StartedAt is when its current (or last) run began.
-	StartedAt time.Time `json:"startedAt,omitzero"`
-}
-
-// String renders a status on one line, as the CLI prints it:
-// "web running pid=12 restarts=1 last-exit=143 up=2m3s".
-func (st Status) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", st.Name, st.State)
-	if st.PID != 0 {
-		fmt.Fprintf(&b, " pid=%d", st.PID)
-	}
-	fmt.Fprintf(&b, " restarts=%d", st.Restarts)
-	if st.LastExitCode != nil {
-		fmt.Fprintf(&b, " last-exit=%d", *st.LastExitCode)
-	}
-	if st.PID != 0 && !st.StartedAt.IsZero() {
-		fmt.Fprintf(&b, " up=%s", time.Since(st.StartedAt).Truncate(time.Second))
-	}
-	return b.String()
-}
-
-// Result is the outcome of one service action.
-type Result struct {
-	Sandbox string `json:"sandbox"`
-	Action  string `json:"action"`
-	// Message says what the action did ("started", "already running", ...).
-	Message string `json:"message,omitempty"`
-	Status  Status `json:"status"`
-	// Log holds the last lines of the service's output (logs action only).
-	Log string `json:"log,omitempty"`
-}
-
 // Do runs one action on a service of a running sandbox: start,
 // stop, restart, status or logs (the last lines lines; 0 means
 // DefaultLogLines). It runs as the sandbox user and never snapshots: what a
 // service writes reaches the branch only with the next write, patch or bash.
-func (sv *Supervisor) Do(ctx context.Context, h *core.Handle, name, action string, lines int) (*Result, error) {
+func (sv *Supervisor) Do(ctx context.Context, h *api.Handle, name, action string, lines int) (*api.ServiceResult, error) {
 	if !config.ValidServiceName(name) {
-		return nil, core.NewError(ErrUnknown, "%q is not a service name.", name)
+		return nil, core.NewError(api.ErrNoService, "%q is not a service name.", name)
 	}
 	args := []string{svcPath, action, name}
 	switch action {
-	case ActionStart, ActionStop, ActionRestart, ActionStatus:
-	case ActionLogs:
+	case api.ActionStart, api.ActionStop, api.ActionRestart, api.ActionStatus:
+	case api.ActionLogs:
 		if lines <= 0 {
-			lines = DefaultLogLines
+			lines = api.DefaultLogLines
 		}
 		args = append(args, strconv.Itoa(lines))
 	default:
-		return nil, fmt.Errorf("unknown service action %q (one of %s)", action, strings.Join(Actions, ", "))
+		return nil, fmt.Errorf("unknown service action %q (one of %s)", action, strings.Join(api.ServiceActions, ", "))
 	}
 	out := capWriter{max: maxSupervisorOutput}
 	call := func() error {
 		out.Reset()
-		res, err := sv.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, User: core.User, Cmd: args, Env: core.SandboxEnv(h.Slug)})
+		res, err := sv.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, User: api.User, Cmd: args, Env: core.SandboxEnv(h.Slug)})
 		out.Write(res.Stdout)
 		return err
 	}
@@ -173,17 +103,17 @@ func (sv *Supervisor) Do(ctx context.Context, h *core.Handle, name, action strin
 		case 3:
 			known := slices.DeleteFunc(strings.Fields(parseKV(out.String())["services"]), func(n string) bool { return !config.ValidServiceName(n) })
 			if len(known) == 0 {
-				return nil, core.NewError(ErrUnknown, "Sandbox '%s' has no services. Define them under [services.NAME] in %s; they are set up when a sandbox is created.", h.Slug, core.ConfigFile)
+				return nil, core.NewError(api.ErrNoService, "Sandbox '%s' has no services. Define them under [services.NAME] in %s; they are set up when a sandbox is created.", h.Slug, api.ConfigFile)
 			}
-			return nil, core.NewError(ErrUnknown, "Sandbox '%s' has no service %q; its services: %s.", h.Slug, name, strings.Join(known, ", "))
+			return nil, core.NewError(api.ErrNoService, "Sandbox '%s' has no service %q; its services: %s.", h.Slug, name, strings.Join(known, ", "))
 		case 126, 127:
-			return nil, core.NewError(ErrUnknown, "Sandbox '%s' has no services. Define them under [services.NAME] in %s; they are set up when a sandbox is created.", h.Slug, core.ConfigFile)
+			return nil, core.NewError(api.ErrNoService, "Sandbox '%s' has no services. Define them under [services.NAME] in %s; they are set up when a sandbox is created.", h.Slug, api.ConfigFile)
 		}
 		return nil, fmt.Errorf("%s service %q in sandbox %q: %w", action, name, h.Slug, err)
 	}
-	res := &Result{Sandbox: h.Slug, Action: action}
+	res := &api.ServiceResult{Sandbox: h.Slug, Action: action}
 	text := out.String()
-	if action == ActionLogs {
+	if action == api.ActionLogs {
 		head, log, _ := strings.Cut(text, "--- log\n")
 		text, res.Log = head, log
 		if out.cut {
@@ -241,8 +171,8 @@ func parseKV(s string) map[string]string {
 // values come from state files the agent can write, so each is checked: a
 // state that is none of the supervisor's is StateUnknown, a number that is
 // not plain digits in its range is left out.
-func parseStatus(name string, kv map[string]string) Status {
-	st := Status{Name: name, State: kv["state"]}
+func parseStatus(name string, kv map[string]string) api.ServiceStatus {
+	st := api.ServiceStatus{Name: name, State: kv["state"]}
 	if !slices.Contains(serviceStates, st.State) {
 		st.State = StateUnknown
 	}
@@ -292,7 +222,7 @@ const servicesFile = "services.tar"
 // Save writes cfg's services archive to the sandbox's state
 // directory, or removes a stale one (from an earlier sandbox of that name)
 // when cfg has no services.
-func Save(r *core.Repo, slug string, cfg *config.Config) ([]byte, error) {
+func Save(r *api.Repo, slug string, cfg *config.Config) ([]byte, error) {
 	path := filepath.Join(r.StateDir(slug), servicesFile)
 	if len(cfg.Services) == 0 {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -315,11 +245,11 @@ func Save(r *core.Repo, slug string, cfg *config.Config) ([]byte, error) {
 // reading the file it opened, so two installs racing cannot corrupt it.
 // busybox tar does not restore the sticky bit under a umask, hence chmod.
 const InstallScript = `set -e
-t=$(mktemp -d ` + core.RunDir + `/.install.XXXXXX)
+t=$(mktemp -d ` + api.RunDir + `/.install.XXXXXX)
 tar -x -f - -C "$t"
-mkdir -p ` + core.RunDir + `/services ` + svcStateDir + `
+mkdir -p ` + api.RunDir + `/services ` + svcStateDir + `
 chmod 1777 ` + svcStateDir + `
-for f in "$t"/services/*; do mv -f "$f" ` + core.RunDir + `/services/; done
+for f in "$t"/services/*; do mv -f "$f" ` + api.RunDir + `/services/; done
 mv -f "$t/svc" ` + svcPath + `
 rm -rf "$t"`
 
@@ -338,7 +268,7 @@ func (sv *Supervisor) Install(ctx context.Context, ref provider.Ref, archive []b
 
 // InstallSaved installs the archive Save kept for h. ok is false when
 // the sandbox has no services.
-func (sv *Supervisor) InstallSaved(ctx context.Context, h *core.Handle) (ok bool, err error) {
+func (sv *Supervisor) InstallSaved(ctx context.Context, h *api.Handle) (ok bool, err error) {
 	archive, err := os.ReadFile(filepath.Join(h.Repo.StateDir(h.Slug), servicesFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
@@ -393,7 +323,7 @@ func servicesArchive(cfg *config.Config) ([]byte, error) {
 func serviceSpec(sc config.Service) string {
 	var b strings.Builder
 	q := func(s string) string { return runner.Quote(s) }
-	fmt.Fprintf(&b, "# %s: written by litterbox at create, from %s\n", sc.Name, core.ConfigFile)
+	fmt.Fprintf(&b, "# %s: written by litterbox at create, from %s\n", sc.Name, api.ConfigFile)
 	fmt.Fprintf(&b, "STOP=%s\nRESTART_SIG=%s\nTIMEOUT=%d\nPOLICY=%s\nWORKDIR=%s\nCMDLINE=%s\n",
 		q(sc.StopSignal), q(sc.RestartSignal), sc.StopTimeout, q(sc.Restart), q(sc.Workdir), q(runner.Quote(sc.Command...)))
 	b.WriteString("service_exec() {\n")
@@ -410,8 +340,8 @@ func serviceSpec(sc config.Service) string {
 }
 
 // Autostart starts the services configured with Autostart, with one exec.
-func (sv *Supervisor) Autostart(ctx context.Context, ref provider.Ref, slug string, cfg *config.Config) ([]Status, error) {
-	args := []string{svcPath, ActionStart}
+func (sv *Supervisor) Autostart(ctx context.Context, ref provider.Ref, slug string, cfg *config.Config) ([]api.ServiceStatus, error) {
+	args := []string{svcPath, api.ActionStart}
 	for _, sc := range cfg.Services {
 		if sc.Autostart {
 			args = append(args, sc.Name)
@@ -420,7 +350,7 @@ func (sv *Supervisor) Autostart(ctx context.Context, ref provider.Ref, slug stri
 	if len(args) == 2 {
 		return nil, nil
 	}
-	res, err := sv.Common.Exec(ctx, provider.ExecRequest{Ref: ref, User: core.User, Cmd: args, Env: core.SandboxEnv(slug)})
+	res, err := sv.Common.Exec(ctx, provider.ExecRequest{Ref: ref, User: api.User, Cmd: args, Env: core.SandboxEnv(slug)})
 	if err != nil {
 		return nil, err
 	}
@@ -437,7 +367,7 @@ func (sv *Supervisor) Autostart(ctx context.Context, ref provider.Ref, slug stri
 			blocks[len(blocks)-1] += l
 		}
 	}
-	var sts []Status
+	var sts []api.ServiceStatus
 	for i, block := range blocks[:min(len(blocks), len(args)-2)] {
 		sts = append(sts, parseStatus(args[i+2], parseKV(block)))
 	}
@@ -446,16 +376,16 @@ func (sv *Supervisor) Autostart(ctx context.Context, ref provider.Ref, slug stri
 
 // restartRunningSh restarts the services that are running, and prints
 // their names.
-const restartRunningSh = `cd ` + core.RunDir + `/services 2>/dev/null || exit 0
+const restartRunningSh = `cd ` + api.RunDir + `/services 2>/dev/null || exit 0
 for f in *.spec; do [ -e "$f" ] || continue; n=${f%.spec}
-  case "$(cat ` + core.RunDir + `/state/$n/state 2>/dev/null)" in running|starting|backoff) ;; *) continue;; esac
+  case "$(cat ` + api.RunDir + `/state/$n/state 2>/dev/null)" in running|starting|backoff) ;; *) continue;; esac
   ` + svcPath + ` restart "$n" >/dev/null && echo "$n"
 done`
 
 // RestartRunning restarts the services of h that are running (after a
 // rewind, so that they serve the rewound files) and names them.
-func (sv *Supervisor) RestartRunning(ctx context.Context, h *core.Handle) ([]string, error) {
-	out, err := sv.Exec(ctx, provider.ExecRequest{Ref: h.Ref, User: core.User, Cmd: []string{"sh", "-c", restartRunningSh}})
+func (sv *Supervisor) RestartRunning(ctx context.Context, h *api.Handle) ([]string, error) {
+	out, err := sv.Exec(ctx, provider.ExecRequest{Ref: h.Ref, User: api.User, Cmd: []string{"sh", "-c", restartRunningSh}})
 	if err != nil {
 		return nil, err
 	}

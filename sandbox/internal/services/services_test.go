@@ -20,6 +20,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/fake"
 	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
@@ -73,7 +74,7 @@ func TestParseServiceStatus(t *testing.T) {
 	kv := parseKV(out)
 	st := parseStatus("web", kv)
 	code := 143
-	want := Status{Name: "web", State: "running", PID: 42, Restarts: 3, LastExitCode: &code, StartedAt: time.Unix(1763766000, 0).UTC()}
+	want := api.ServiceStatus{Name: "web", State: "running", PID: 42, Restarts: 3, LastExitCode: &code, StartedAt: time.Unix(1763766000, 0).UTC()}
 	if !reflect.DeepEqual(st, want) || kv["message"] != "started" {
 		t.Errorf("got %+v", st)
 	}
@@ -91,18 +92,18 @@ func TestParseServiceStatusHostile(t *testing.T) {
 	future := strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)
 	for _, tc := range []struct {
 		out  string
-		want Status
+		want api.ServiceStatus
 	}{
 		{"name=\x1b]0;PWNED\a\nstate=\x1b[2Jrunning\npid=\x1b[31m\nrestarts=1\x1b\nexit=\x1b]0;x\a\nstarted=1\x1b[2J\n",
-			Status{Name: "web", State: StateUnknown}},
+			api.ServiceStatus{Name: "web", State: StateUnknown}},
 		{"name=web\nstate=running\npid=-1\nrestarts=+3\nexit=256\nstarted=" + future + "\n",
-			Status{Name: "web", State: "running"}},
+			api.ServiceStatus{Name: "web", State: "running"}},
 		{"name=web\nstate=running\npid=0\nrestarts= 3\nexit=-1\nstarted=0\n",
-			Status{Name: "web", State: "running"}},
+			api.ServiceStatus{Name: "web", State: "running"}},
 		{"name=web\nstate=stopped\npid=99999999\nrestarts=99999999999999999999\nexit=0143\nstarted=1e9\n",
-			Status{Name: "web", State: "stopped"}},
+			api.ServiceStatus{Name: "web", State: "stopped"}},
 		{"name=web\nstate=stopped\npid=4194304\nrestarts=0\nexit=255\nstarted=1\n",
-			Status{Name: "web", State: "stopped", PID: 4194304, LastExitCode: ptr(255), StartedAt: time.Unix(1, 0).UTC()}},
+			api.ServiceStatus{Name: "web", State: "stopped", PID: 4194304, LastExitCode: ptr(255), StartedAt: time.Unix(1, 0).UTC()}},
 	} {
 		if got := parseStatus("web", parseKV(tc.out)); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%q:\n got %+v\nwant %+v", tc.out, got, tc.want)
@@ -145,7 +146,7 @@ func TestServiceAction(t *testing.T) {
 	p := &fake.Provider{}
 	p.Run = func(_ context.Context, req provider.ExecRequest) (provider.ExecResult, error) {
 		res, ok := answers[strings.Join(req.Cmd, " ")]
-		if !ok || req.User != core.User {
+		if !ok || req.User != api.User {
 			t.Errorf("unexpected exec %q as %q", req.Cmd, req.User)
 		}
 		_, _ = req.Stdout.Write(res.Stdout)
@@ -156,36 +157,36 @@ func TestServiceAction(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := New(&core.Common{Provider: p, Runner: runner.Exec{}, Log: log.New(io.Discard)})
-	h := &core.Handle{Slug: "s1", Ref: sb.Ref}
+	h := &api.Handle{Slug: "s1", Ref: sb.Ref}
 	ctx := context.Background()
 
-	res, err := s.Do(ctx, h, "web", ActionLogs, 5)
+	res, err := s.Do(ctx, h, "web", api.ActionLogs, 5)
 	if err != nil || res.Log != "line 1\nline 2\n" || res.Status.PID != 9 {
 		t.Errorf("logs: %+v %v", res, err)
 	}
-	res, err = s.Do(ctx, h, "web", ActionStop, 0)
+	res, err = s.Do(ctx, h, "web", api.ActionStop, 0)
 	if err != nil || res.Message != "stopped" || res.Status.State != "stopped" || *res.Status.LastExitCode != 143 {
 		t.Errorf("stop: %+v %v", res, err)
 	}
-	_, err = s.Do(ctx, h, "db", ActionStatus, 0)
-	if !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), "its services: web, worker") {
+	_, err = s.Do(ctx, h, "db", api.ActionStatus, 0)
+	if !errors.Is(err, api.ErrNoService) || !strings.Contains(err.Error(), "its services: web, worker") {
 		t.Errorf("unknown service: %v", err)
 	}
 	if _, err := s.Do(ctx, h, "web", "reload", 0); err == nil {
 		t.Error("unknown action accepted")
 	}
-	if _, err := s.Do(ctx, h, "../x", ActionStatus, 0); !errors.Is(err, ErrUnknown) {
+	if _, err := s.Do(ctx, h, "../x", api.ActionStatus, 0); !errors.Is(err, api.ErrNoService) {
 		t.Errorf("bad name: %v", err)
 	}
 	p.SetState(sb.Ref, provider.StatePaused)
-	if _, err := s.Do(ctx, h, "web", ActionStatus, 0); !errors.Is(err, core.ErrPaused) {
+	if _, err := s.Do(ctx, h, "web", api.ActionStatus, 0); !errors.Is(err, api.ErrPaused) {
 		t.Errorf("paused: %v", err)
 	}
 }
 
 func TestSaveServices(t *testing.T) {
 	dir := t.TempDir()
-	r := &core.Repo{Git: &git.Repo{Root: dir, CommonDir: dir}}
+	r := &api.Repo{Git: &git.Repo{Root: dir, CommonDir: dir}}
 	path := filepath.Join(r.StateDir("s1"), servicesFile)
 	cfg := &config.Config{Services: []config.Service{{Name: "web", Command: []string{"httpd"}, StopSignal: "TERM", Restart: config.RestartNo, Workdir: "/src"}}}
 	archive, err := Save(r, "s1", cfg)

@@ -13,20 +13,20 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // labels are the labels of a sandbox's resources.
-func labels(o core.Options, r *core.Repo, slug, base, image string) map[string]string {
+func labels(o api.Options, r *api.Repo, slug, base, image string) map[string]string {
 	l := map[string]string{
-		core.LabelSlug:   slug,
-		core.LabelRepo:   r.Root(),
-		core.LabelGitDir: r.Git.CommonDir,
-		core.LabelRepoID: r.ID,
-		core.LabelBranch: core.BranchPrefix + slug,
-		core.LabelBase:   base,
-		core.LabelImage:  image,
+		api.LabelSlug:   slug,
+		api.LabelRepo:   r.Root(),
+		api.LabelGitDir: r.Git.CommonDir,
+		api.LabelRepoID: r.ID,
+		api.LabelBranch: api.BranchPrefix + slug,
+		api.LabelBase:   base,
+		api.LabelImage:  image,
 	}
 	for k, v := range o.ExtraLabels {
 		l[k] = v
@@ -45,8 +45,8 @@ func labels(o core.Options, r *core.Repo, slug, base, image string) map[string]s
 // of what the image itself says (its USER, ENTRYPOINT, CMD, VOLUMEs,
 // EXPOSEd ports, WORKDIR, HEALTHCHECK) weakens the hardening: the provider
 // sets each of those explicitly (see docs/images.md).
-func For(o core.Options, r *core.Repo, slug, base string, cfg *config.Config) provider.Spec {
-	image := cmp.Or(o.Image, core.DefaultImage)
+func For(o api.Options, r *api.Repo, slug, base string, cfg *config.Config) provider.Spec {
+	image := cmp.Or(o.Image, api.DefaultImage)
 	if cfg.Image != "" {
 		image = cfg.Image
 	}
@@ -59,7 +59,7 @@ func For(o core.Options, r *core.Repo, slug, base string, cfg *config.Config) pr
 		Image:           image,
 		Network:         provider.NetworkIsolated,
 		Hostname:        slug,
-		User:            core.User,
+		User:            api.User,
 		Workdir:         config.Workdir,
 		Labels:          labels(o, r, slug, base, image),
 		Env:             []string{"HOME=/tmp", "LITTERBOX_SANDBOX=" + slug},
@@ -74,7 +74,7 @@ func For(o core.Options, r *core.Repo, slug, base string, cfg *config.Config) pr
 	}
 	if cfg.Runtime != "" {
 		sp.Runtime = cfg.Runtime
-		sp.Labels[core.LabelRuntime] = cfg.Runtime
+		sp.Labels[api.LabelRuntime] = cfg.Runtime
 	}
 	switch cfg.Network {
 	case config.NetworkNone:
@@ -112,9 +112,9 @@ const runDirSize = 64 << 20
 // on device" instead, and there is memory left to clean up. A memory of 0
 // (no limit) or one that does not parse leaves the sizes to the engine.
 func tmpfsMounts(memory string) []provider.Tmpfs {
-	src := provider.Tmpfs{Path: config.Workdir, Exec: true, Owner: core.User, Mode: 0o755}
+	src := provider.Tmpfs{Path: config.Workdir, Exec: true, Owner: api.User, Mode: 0o755}
 	tmp := provider.Tmpfs{Path: "/tmp", Exec: true, Mode: 0o1777}
-	run := provider.Tmpfs{Path: core.RunDir, Exec: true, Mode: 0o755, Size: runDirSize}
+	run := provider.Tmpfs{Path: api.RunDir, Exec: true, Mode: 0o755, Size: runDirSize}
 	if n := config.Bytes(memory); n > 0 {
 		src.Size, tmp.Size = n/2, n/4
 	}
@@ -130,7 +130,7 @@ func VolumeMasks(volumes []string) []provider.Tmpfs {
 	var out []provider.Tmpfs
 	for _, v := range volumes {
 		switch path.Clean(v) {
-		case core.Workdir, "/tmp", core.RunDir:
+		case api.Workdir, "/tmp", api.RunDir:
 			continue
 		}
 		out = append(out, provider.Tmpfs{Path: path.Clean(v), Mode: 0o755, Size: 4096, ReadOnly: true})
@@ -144,12 +144,12 @@ func VolumeMasks(volumes []string) []provider.Tmpfs {
 // /tmp of tmp bytes, memory bytes of memory, and a main process that ends
 // after life.
 func Probe(extra map[string]string, kind, name, image, network string, tmp, memory int64, life time.Duration) provider.Spec {
-	labels := map[string]string{core.LabelProbe: kind}
+	labels := map[string]string{api.LabelProbe: kind}
 	for k, v := range extra {
 		labels[k] = v
 	}
 	return provider.Spec{
-		Name: name, Image: image, Hostname: name, Labels: labels, User: core.User, Workdir: "/tmp",
+		Name: name, Image: image, Hostname: name, Labels: labels, User: api.User, Workdir: "/tmp",
 		Tmpfs:        []provider.Tmpfs{{Path: "/tmp", Exec: true, Mode: 0o1777, Size: tmp}},
 		ReadOnlyRoot: true, Init: true, DropCaps: true, NoNewPrivileges: true, NoHealthcheck: true,
 		Limits:  provider.Limits{Pids: 64, Memory: memory, Log: provider.DefaultLog},

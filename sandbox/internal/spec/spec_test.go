@@ -8,8 +8,8 @@ import (
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 func TestSpecFromConfig(t *testing.T) {
@@ -17,8 +17,8 @@ func TestSpecFromConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := core.Options{Image: core.DefaultImage}
-	r := &core.Repo{Slug: "repo", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
+	o := api.Options{Image: api.DefaultImage}
+	r := &api.Repo{Slug: "repo", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
 	sp := For(o, r, "x", "base", cfg)
 	if want := []provider.PortSpec{{Name: "api", Port: 3000}, {Name: "web", Port: 8080}}; !reflect.DeepEqual(sp.Ports, want) {
 		t.Errorf("ports = %+v", sp.Ports)
@@ -33,12 +33,12 @@ func TestSpecFromConfig(t *testing.T) {
 	if sizes := []int64{sp.Tmpfs[0].Size, sp.Tmpfs[1].Size, sp.Tmpfs[2].Size}; !reflect.DeepEqual(sizes, []int64{512 << 20, 256 << 20, 64 << 20}) {
 		t.Errorf("tmpfs = %+v", sp.Tmpfs)
 	}
-	if sp.Image != core.DefaultImage || sp.Labels[core.LabelImage] != core.DefaultImage || sp.HostPorts != (provider.PortRange{}) {
-		t.Errorf("image %q (label %q), host ports %+v; want the service's image and no range", sp.Image, sp.Labels[core.LabelImage], sp.HostPorts)
+	if sp.Image != api.DefaultImage || sp.Labels[api.LabelImage] != api.DefaultImage || sp.HostPorts != (provider.PortRange{}) {
+		t.Errorf("image %q (label %q), host ports %+v; want the service's image and no range", sp.Image, sp.Labels[api.LabelImage], sp.HostPorts)
 	}
 	// The configuration's image and host port range go into the sp.
 	img, _ := config.Parse([]byte("image = \"litterbox-test/x:1\"\n[ports]\nweb = 80\nrange = \"20000-20001\"\n"), nil)
-	if sp := For(o, r, "x", "base", img); sp.Image != "litterbox-test/x:1" || sp.Labels[core.LabelImage] != "litterbox-test/x:1" || sp.HostPorts != (provider.PortRange{First: 20000, Last: 20001}) {
+	if sp := For(o, r, "x", "base", img); sp.Image != "litterbox-test/x:1" || sp.Labels[api.LabelImage] != "litterbox-test/x:1" || sp.HostPorts != (provider.PortRange{First: 20000, Last: 20001}) {
 		t.Errorf("sp = %+v", sp)
 	}
 	none, _ := config.Parse([]byte(`network = "none"`), nil)
@@ -64,10 +64,10 @@ func TestTmpfsMountsBelowMemory(t *testing.T) {
 			t.Errorf("tmpfsMounts(%q) = %+v, want /src %d and /tmp %d", tc.memory, got, tc.src, tc.tmp)
 		}
 	}
-	o := core.Options{Image: core.DefaultImage}
-	r := &core.Repo{Slug: "repo", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
-	if sp := For(o, r, "x", "base", config.Default()); sp.Tmpfs[0].Size != 1<<30 || sp.Tmpfs[0].Owner != core.User {
-		t.Errorf("default /src = %+v, want half of %s, owned by %s", sp.Tmpfs[0], DefaultMemory, core.User)
+	o := api.Options{Image: api.DefaultImage}
+	r := &api.Repo{Slug: "repo", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
+	if sp := For(o, r, "x", "base", config.Default()); sp.Tmpfs[0].Size != 1<<30 || sp.Tmpfs[0].Owner != api.User {
+		t.Errorf("default /src = %+v, want half of %s, owned by %s", sp.Tmpfs[0], DefaultMemory, api.User)
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // A sandbox's branch is the agent's writing: its .litterbox.toml is data,
@@ -41,7 +41,7 @@ type Settings struct {
 
 // ReadSettings reads the settings sandbox slug was made with; ok is false
 // when it has no record.
-func ReadSettings(r *core.Repo, slug string) (*Settings, bool, error) {
+func ReadSettings(r *api.Repo, slug string) (*Settings, bool, error) {
 	data, err := os.ReadFile(File(r.Git.CommonDir, slug, SettingsFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
@@ -57,7 +57,7 @@ func ReadSettings(r *core.Repo, slug string) (*Settings, bool, error) {
 }
 
 // WriteSettings records the settings sandbox slug is made with.
-func WriteSettings(r *core.Repo, slug string, rec *Settings) error {
+func WriteSettings(r *api.Repo, slug string, rec *Settings) error {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -73,7 +73,7 @@ const BootstrapFile = "bootstrap"
 
 // WriteBootstrap records the paths of the files copied into sandbox slug
 // from the working tree; none removes the record.
-func WriteBootstrap(r *core.Repo, slug string, paths []string) error {
+func WriteBootstrap(r *api.Repo, slug string, paths []string) error {
 	p := File(r.Git.CommonDir, slug, BootstrapFile)
 	if len(paths) == 0 {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -87,7 +87,7 @@ func WriteBootstrap(r *core.Repo, slug string, paths []string) error {
 // Bootstrapped is the set of paths copied into sandbox slug from the
 // working tree at create; empty when none were. A record that cannot be
 // read is an error: a snapshot that went on would record the files.
-func Bootstrapped(r *core.Repo, slug string) (map[string]bool, error) {
+func Bootstrapped(r *api.Repo, slug string) (map[string]bool, error) {
 	data, err := os.ReadFile(File(r.Git.CommonDir, slug, BootstrapFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/internal/flock"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // SinceFile is the file of the stamp of the last scan a snapshot committed
 // (with the change journal's token taken with it): the next scan looks at
 // what changed since.
-func SinceFile(r *core.Repo, slug string) string { return filepath.Join(r.StateDir(slug), "since") }
+func SinceFile(r *api.Repo, slug string) string { return filepath.Join(r.StateDir(slug), "since") }
 
 // ReadSince reads the stamp of the last scan committed and the change
 // journal's token taken with it, from the file p ("" when there is none:
@@ -32,13 +32,13 @@ func ReadSince(p string) (int64, string) {
 
 // WriteSince records a scan stamp without a journal token: the next scan
 // walks the whole tree.
-func WriteSince(r *core.Repo, slug string, n int64) error { return WriteSinceToken(r, slug, n, "") }
+func WriteSince(r *api.Repo, slug string, n int64) error { return WriteSinceToken(r, slug, n, "") }
 
 // WriteSinceToken records the scan stamp and the journal token the scan
 // got, only after the branch holds the scan's changes: a crash before it
 // makes the next scan look further back, which costs time but loses
 // nothing.
-func WriteSinceToken(r *core.Repo, slug string, n int64, token string) error {
+func WriteSinceToken(r *api.Repo, slug string, n int64, token string) error {
 	line := strconv.FormatInt(n, 10)
 	if token != "" {
 		line += " " + token
@@ -60,7 +60,7 @@ func Lock(ctx context.Context, dir string) (func(), error) {
 // failed setup) and its snapshot stamp: they describe a container that is
 // gone, and a new one is made from the branch. Without the stamp the first
 // snapshot compares all of /src with the branch.
-func ForgetContainer(r *core.Repo, slug string) error {
+func ForgetContainer(r *api.Repo, slug string) error {
 	for _, p := range []string{File(r.Git.CommonDir, slug, SetupFailedFile), SinceFile(r, slug), File(r.Git.CommonDir, slug, ReadyFile)} {
 		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 			return err

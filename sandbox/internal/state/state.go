@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/internal/atomicfile"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // A sandbox's host-side state lives in <common git dir>/litterbox/<slug>/
@@ -79,7 +79,7 @@ func WriteAtomic(path string, data []byte) error {
 // MarkReady records that container id (named name) holds a complete copy.
 // It is the last thing create writes about the copy, and what every
 // operation checks.
-func MarkReady(r *core.Repo, slug, id, name string) error {
+func MarkReady(r *api.Repo, slug, id, name string) error {
 	return WriteAtomic(File(r.Git.CommonDir, slug, ReadyFile), []byte(id+"\n"+name+"\n"))
 }
 
@@ -109,7 +109,7 @@ func IsReady(gitDir, slug, id string) bool {
 
 // WriteJournal writes the create journal of sandbox slug: from here on,
 // whatever a kill leaves is known as an unfinished create.
-func WriteJournal(r *core.Repo, slug string, j Journal) error {
+func WriteJournal(r *api.Repo, slug string, j Journal) error {
 	data, err := json.Marshal(j)
 	if err != nil {
 		return err
@@ -133,7 +133,7 @@ func ReadJournal(gitDir, slug string) *Journal {
 
 // RemoveJournal removes the create journal of sandbox slug, once it is
 // ready (or every step of a failed create was undone).
-func RemoveJournal(r *core.Repo, slug string) error {
+func RemoveJournal(r *api.Repo, slug string) error {
 	err := os.Remove(File(r.Git.CommonDir, slug, JournalFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -143,7 +143,7 @@ func RemoveJournal(r *core.Repo, slug string) error {
 
 // Clear removes what a sandbox of this name left in its state
 // directory, but the create lock, which the caller holds and keeps.
-func Clear(r *core.Repo, slug string) error {
+func Clear(r *api.Repo, slug string) error {
 	entries, err := os.ReadDir(r.StateDir(slug))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -164,7 +164,7 @@ func Clear(r *core.Repo, slug string) error {
 // Remove removes a sandbox's state directory, create lock included. The
 // caller holds that lock: a process waiting for it then finds the file gone
 // and takes a new one (see LockCreate), so two never hold it at once.
-func Remove(r *core.Repo, slug string) error {
+func Remove(r *api.Repo, slug string) error {
 	if err := os.RemoveAll(r.StateDir(slug)); err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ const CreateLockWait = 2 * time.Second
 // LockCreate takes the create lock of sandbox slug. It fails with
 // ErrIncomplete when another process keeps it longer than CreateLockWait:
 // that process is creating the sandbox right now.
-func LockCreate(ctx context.Context, r *core.Repo, slug string) (func(), error) {
+func LockCreate(ctx context.Context, r *api.Repo, slug string) (func(), error) {
 	p := File(r.Git.CommonDir, slug, CreateLockFile)
 	deadline := time.Now().Add(CreateLockWait)
 	for {
@@ -256,7 +256,7 @@ func BeingCreated(gitDir, slug string) bool {
 }
 
 // MarkSetupFailed records a failed startup command, with its output.
-func MarkSetupFailed(r *core.Repo, slug, output string) error {
+func MarkSetupFailed(r *api.Repo, slug, output string) error {
 	return WriteAtomic(File(r.Git.CommonDir, slug, SetupFailedFile), []byte(output))
 }
 
@@ -269,7 +269,7 @@ func SetupFailed(gitDir, slug string) bool {
 // CreatingError is the refusal of an operation on sandbox slug while
 // another process creates it.
 func CreatingError(slug string) error {
-	return &core.Error{Kind: core.ErrIncomplete,
+	return &api.Error{Kind: api.ErrIncomplete,
 		Msg:   fmt.Sprintf("Sandbox '%s' is being created by another litterbox process right now. Wait for it to finish (`litterbox list` shows it as creating until then), then try again.", slug),
 		Agent: fmt.Sprintf("Sandbox '%s' is being created right now (by another call or process). Wait a moment, then try again.", slug)}
 }
@@ -279,11 +279,11 @@ func CreatingError(slug string) error {
 // neither the agent nor a snapshot may take it for the real thing.
 func IncompleteError(gitDir, slug string) error {
 	if j := ReadJournal(gitDir, slug); j != nil && j.FromBranch {
-		return &core.Error{Kind: core.ErrIncomplete,
-			Msg:   fmt.Sprintf("Sandbox '%s' is incomplete: recreating its container from its branch was interrupted before the copy into %s was complete, so it cannot be used. Its branch %s%s keeps its work: run `litterbox create --from-branch %s` again.", slug, core.Workdir, core.BranchPrefix, slug, slug),
+		return &api.Error{Kind: api.ErrIncomplete,
+			Msg:   fmt.Sprintf("Sandbox '%s' is incomplete: recreating its container from its branch was interrupted before the copy into %s was complete, so it cannot be used. Its branch %s%s keeps its work: run `litterbox create --from-branch %s` again.", slug, api.Workdir, api.BranchPrefix, slug, slug),
 			Agent: fmt.Sprintf("Sandbox '%s' is incomplete: recreating its container was interrupted, so it cannot be used. Its branch keeps its work. Ask the user to run `litterbox create --from-branch %s`.", slug, slug)}
 	}
-	return &core.Error{Kind: core.ErrIncomplete,
-		Msg:   fmt.Sprintf("Sandbox '%s' is incomplete: its create was interrupted before the copy of the repository into %s was complete, so it cannot be used (it holds no work). Remove it with `litterbox delete %s`, then create it again; `litterbox create %s` does both.", slug, core.Workdir, slug, slug),
+	return &api.Error{Kind: api.ErrIncomplete,
+		Msg:   fmt.Sprintf("Sandbox '%s' is incomplete: its create was interrupted before the copy of the repository into %s was complete, so it cannot be used (it holds no work). Remove it with `litterbox delete %s`, then create it again; `litterbox create %s` does both.", slug, api.Workdir, slug, slug),
 		Agent: fmt.Sprintf("Sandbox '%s' is incomplete: its creation was interrupted before the copy of the repository was complete, so it cannot be used (it holds no work). Call sandbox-create with the same name to replace it, or ask the user to run `litterbox delete %s`.", slug, slug)}
 }

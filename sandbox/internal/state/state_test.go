@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
-func stateRepo(t *testing.T) *core.Repo {
+func stateRepo(t *testing.T) *api.Repo {
 	dir := t.TempDir()
-	return &core.Repo{Git: &git.Repo{Root: dir, CommonDir: filepath.Join(dir, ".git")}, Slug: "r"}
+	return &api.Repo{Git: &git.Repo{Root: dir, CommonDir: filepath.Join(dir, ".git")}, Slug: "r"}
 }
 
 // TestLockCreate: one holder at a time; a second one gives up with
@@ -28,7 +28,7 @@ func TestLockCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if _, err := LockCreate(ctx, r, "x"); !errors.Is(err, core.ErrIncomplete) {
+	if _, err := LockCreate(ctx, r, "x"); !errors.Is(err, api.ErrIncomplete) {
 		t.Errorf("second lockCreate = %v; want ErrIncomplete", err)
 	}
 	if time.Since(start) < CreateLockWait {
