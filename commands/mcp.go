@@ -27,7 +27,7 @@ func (m *MCP) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	srv := lbmcp.New(env.Sandboxes, r, env.Sandboxes.Log)
+	srv := lbmcp.New(env.Sandboxes, r, env.Sandboxes.Log())
 	srv.MaxOutput, srv.ProgressInterval = max(m.MaxOutput, lbmcp.MinMaxOutput), m.ProgressInterval
 	if m.Pool > 0 {
 		f := &refiller{sandboxes: env.Sandboxes, r: r, size: m.Pool}
@@ -35,7 +35,7 @@ func (m *MCP) Run(ctx context.Context, env *Env) error {
 		f.kick()
 		defer f.wait()
 	}
-	env.Sandboxes.Log.Info("serving MCP on stdio", "repo", r.Root(), "max-output", srv.MaxOutput, "pool", m.Pool)
+	env.Sandboxes.Log().Info("serving MCP on stdio", "repo", r.Root(), "max-output", srv.MaxOutput, "pool", m.Pool)
 	return srv.ServeStdio(ctx, buildinfo.Version(), os.Stdin, env.Stdout)
 }
 
@@ -70,7 +70,7 @@ func (f *refiller) loop() {
 		// Not the server's context: a fill cut short leaves a container
 		// that only the next fill removes.
 		if _, err := f.sandboxes.FillPool(context.Background(), f.r, f.size); err != nil {
-			f.sandboxes.Log.Warn("could not fill the warm pool", "err", err)
+			f.sandboxes.Log().Warn("could not fill the warm pool", "err", err)
 		}
 		f.mu.Lock()
 		if !f.again {

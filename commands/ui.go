@@ -50,9 +50,9 @@ func (u *UI) Run(ctx context.Context, env *Env) error {
 		o.Input = tty
 	}
 	held := &heldLog{}
-	env.Sandboxes.Log.SetOutput(held)
+	env.Sandboxes.Log().SetOutput(held)
 	defer func() {
-		env.Sandboxes.Log.SetOutput(env.Stderr)
+		env.Sandboxes.Log().SetOutput(env.Stderr)
 		held.flush(env.Stderr)
 	}()
 	return ui.Run(ctx, env.Sandboxes, o)

@@ -135,8 +135,9 @@ func TestConcurrentBash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := sandbox.New(p, runner.Exec{Log: logger}, logger, sandbox.EnvOptions())
-	svc.ExtraLabels["dev.litterbox.test"] = fmt.Sprintf("mcp-conc-%d", os.Getpid())
+	opts := sandbox.EnvOptions()
+	opts.ExtraLabels["dev.litterbox.test"] = fmt.Sprintf("mcp-conc-%d", os.Getpid())
+	svc := sandbox.New(p, runner.Exec{Log: logger}, logger, opts)
 	r, err := svc.OpenRepo(ctx, repo)
 	if err != nil {
 		t.Fatal(err)

@@ -66,7 +66,7 @@ func (s *Sandboxes) noteIn(ctx context.Context, gitDir, slug string, e activity.
 		e.Ms = time.Since(start).Milliseconds()
 	}
 	if werr := rec.Append(e); werr != nil {
-		s.Log.Warn("cannot write the activity record", "sandbox", slug, "err", werr)
+		s.c.Log.Warn("cannot write the activity record", "sandbox", slug, "err", werr)
 	}
 }
 

@@ -30,7 +30,7 @@ func (s *Sandboxes) execIn(ctx context.Context, r *api.Repo, slug string, ref pr
 	e.Action = "start"
 	s.note(ctx, r, slug, e, time.Time{}, nil)
 	e.Action, e.Start = "end", start
-	res, err := s.Provider.Exec(ctx, provider.ExecRequest{
+	res, err := s.c.Provider.Exec(ctx, provider.ExecRequest{
 		Kind: runner.Stream, // the user's command: it runs until done or Ctrl-C
 		Ref:  ref, Cmd: o.Cmd, Workdir: api.Workdir, Env: append(core.SandboxEnv(slug), o.Env...),
 		TTY: o.TTY, Interactive: o.Interactive, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,

@@ -45,7 +45,7 @@ func BenchmarkFiles(b *testing.B) {
 		b.Fatal(err)
 	}
 	s := New(p, runner.Exec{Log: logger}, logger, api.Options{})
-	s.ExtraLabels["dev.litterbox.test"] = fmt.Sprintf("bench-%d", os.Getpid())
+	s.c.ExtraLabels["dev.litterbox.test"] = fmt.Sprintf("bench-%d", os.Getpid())
 	r, err := s.OpenRepo(ctx, repo)
 	if err != nil {
 		b.Fatal(err)
@@ -62,7 +62,7 @@ func BenchmarkFiles(b *testing.B) {
 
 	b.Run("floor-docker-exec-true", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Cmd: []string{"true"}}); err != nil {
+			if _, err := s.c.Provider.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Cmd: []string{"true"}}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -90,7 +90,7 @@ func BenchmarkFiles(b *testing.B) {
 	})
 	b.Run("floor-busybox-grep", func(b *testing.B) {
 		for b.Loop() {
-			_, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Cmd: []string{"grep", "-rnE", "file 12[0-9]{2} ", "/src"}})
+			_, err := s.c.Provider.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Cmd: []string{"grep", "-rnE", "file 12[0-9]{2} ", "/src"}})
 			if err != nil {
 				b.Fatal(err)
 			}

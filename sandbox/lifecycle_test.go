@@ -43,7 +43,7 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 	dir := sandboxtest.Repo(t, files)
 	f := &fixture{t: t, ctx: context.Background(), p: sandboxtest.NewEngine()}
 	f.s = New(f.p, runner.Exec{}, log.New(io.Discard), api.Options{})
-	f.s.ExtraLabels = map[string]string{}
+	f.s.c.ExtraLabels = map[string]string{}
 	r, err := f.s.OpenRepo(f.ctx, dir)
 	if err != nil {
 		t.Fatal(err)

@@ -221,7 +221,7 @@ type runGoing struct{ pid, name string }
 // A failure to look finds none.
 func (s *Sandboxes) runsGoing(ctx context.Context, hd *api.Handle) []runGoing {
 	script := `for d in /proc/[0-9]*; do n=$(grep -ao '` + harness.RunMark + `=[A-Za-z0-9._-]*' "$d/environ" 2>/dev/null | head -n 1) && [ -n "$n" ] && echo "${d#/proc/} ${n#*=}"; done; true`
-	res, err := s.Common.ExecCapped(ctx, provider.ExecRequest{Ref: hd.Ref, Cmd: []string{"sh", "-c", script}}, 64<<10)
+	res, err := s.c.ExecCapped(ctx, provider.ExecRequest{Ref: hd.Ref, Cmd: []string{"sh", "-c", script}}, 64<<10)
 	if err != nil {
 		return nil
 	}
@@ -283,7 +283,7 @@ func (s *Sandboxes) checkHarnessSandbox(ctx context.Context, hd *api.Handle, o H
 	if o.Build == "" {
 		return nil
 	}
-	res, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: hd.Ref, Cmd: []string{"test", "-x", harness.Mount + "/" + h.Exe}})
+	res, err := s.c.Provider.Exec(ctx, provider.ExecRequest{Ref: hd.Ref, Cmd: []string{"test", "-x", harness.Mount + "/" + h.Exe}})
 	if err != nil {
 		return err
 	}
@@ -315,8 +315,8 @@ func (s *Sandboxes) checkHarnessImage(ctx context.Context, slug string, h *harne
 	// An image's content does not change under its id: a verdict that it
 	// can is kept (the check costs a container, about 0.7 s here).
 	var kept string
-	if img, err := s.Provider.Image(ctx, image); err == nil && img.ID != "" {
-		if dir, err := s.CacheSub("images"); err == nil {
+	if img, err := s.c.Provider.Image(ctx, image); err == nil && img.ID != "" {
+		if dir, err := s.c.CacheSub("images"); err == nil {
 			sum := sha256.Sum256([]byte(img.ID + "\x00" + string(h.Needs)))
 			kept = filepath.Join(dir, hex.EncodeToString(sum[:16]))
 			if _, err := os.Stat(kept); err == nil {
@@ -326,16 +326,16 @@ func (s *Sandboxes) checkHarnessImage(ctx context.Context, slug string, h *harne
 	}
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	sb, err := s.Provider.Create(ctx, spec.Probe(s.ExtraLabels, "run", "litterbox-run-check-"+hex.EncodeToString(b), image, provider.NetworkNone, 16<<20, 128<<20, 60*time.Second))
+	sb, err := s.c.Provider.Create(ctx, spec.Probe(s.c.ExtraLabels, "run", "litterbox-run-check-"+hex.EncodeToString(b), image, provider.NetworkNone, 16<<20, 128<<20, 60*time.Second))
 	if err != nil {
 		return fmt.Errorf("check that %s can run %s: %w", image, h.Name, err)
 	}
 	defer func() {
-		if err := s.Provider.Remove(context.WithoutCancel(ctx), sb.Ref); err != nil {
-			s.Log.Warn("could not remove the image check's sandbox", "name", sb.Name, "err", err)
+		if err := s.c.Provider.Remove(context.WithoutCancel(ctx), sb.Ref); err != nil {
+			s.c.Log.Warn("could not remove the image check's sandbox", "name", sb.Name, "err", err)
 		}
 	}()
-	res, err := s.Provider.Exec(ctx, provider.ExecRequest{Ref: sb.Ref, Cmd: []string{"sh", "-c", script}})
+	res, err := s.c.Provider.Exec(ctx, provider.ExecRequest{Ref: sb.Ref, Cmd: []string{"sh", "-c", script}})
 	if err != nil {
 		return fmt.Errorf("check that %s can run %s: %w", image, h.Name, err)
 	}

@@ -43,7 +43,7 @@ import (
 // Sandboxes is the sandbox service. Its zero value is not usable: build it with
 // New.
 type Sandboxes struct {
-	*core.Common
+	c        *core.Common // held, not embedded: nothing of it is the service's API
 	pool     *pool.Pool
 	inv      *inventory.Inventory
 	services *services.Supervisor
@@ -65,7 +65,7 @@ func newSandboxes(c *core.Common) *Sandboxes {
 	inv := inventory.New(c, p, gate)
 	sv := services.New(c)
 	rec := recording.New(c, g, inv, sv)
-	return &Sandboxes{Common: c, pool: p, inv: inv, services: sv, rec: rec, files: files.New(c, rec, gate),
+	return &Sandboxes{c: c, pool: p, inv: inv, services: sv, rec: rec, files: files.New(c, rec, gate),
 		prov: provision.New(c, g, iso, p, inv, sv, rec, gate), review: review.New(c, inv), pause: pause.New(c, inv, rec, g, sv, gate),
 		doctor: doctor.New(c, g, iso), gate: gate}
 }
@@ -105,14 +105,14 @@ func RepoID(ctx context.Context, run runner.Runner, dir string) (string, error) 
 
 // OpenRepo finds the git repository containing dir.
 func (s *Sandboxes) OpenRepo(ctx context.Context, dir string) (*api.Repo, error) {
-	return core.OpenRepo(ctx, s.Runner, dir)
+	return core.OpenRepo(ctx, s.c.Runner, dir)
 }
 
 // ContainerSpec is the container Create starts for sandbox slug of r at commit
 // base, with the default configuration. The benchmark's floor runs this very
 // spec, so the two stay in step.
 func (s *Sandboxes) ContainerSpec(r *api.Repo, slug, base string) provider.Spec {
-	return spec.For(s.Options, r, slug, base, config.Default())
+	return spec.For(s.c.Options, r, slug, base, config.Default())
 }
 
 // DefaultSetup is the startup command run once after the copy.
@@ -158,7 +158,7 @@ func (s *Sandboxes) ListDirPool(ctx context.Context, dir string) ([]api.Sandbox,
 	}
 	if err := s.review.RecoverWorktree(ctx, r); err != nil {
 		// The message says what to do; the list is still worth showing.
-		s.Log.Warn(err.Error())
+		s.c.Log.Warn(err.Error())
 	}
 	return list, pool.Entries(r, members), nil
 }
@@ -520,3 +520,6 @@ func (s *Sandboxes) Doctor(ctx context.Context, dir string) []api.Check {
 // ContainerPath turns a path an agent gave into a clean absolute path in
 // the container (see core.ContainerPath).
 func ContainerPath(p string) (string, error) { return core.ContainerPath(p) }
+
+// Log is the service's log, which a front end may redirect.
+func (s *Sandboxes) Log() *log.Logger { return s.c.Log }

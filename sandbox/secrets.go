@@ -53,7 +53,7 @@ func (s *Sandboxes) Secrets(ctx context.Context, r *api.Repo, name string) ([]Se
 // declaredSecrets are the secrets the user declared for r (the local
 // file's over their own file's).
 func (s *Sandboxes) declaredSecrets(ctx context.Context, r *api.Repo) ([]secrets.Declaration, error) {
-	local, err := config.Local(ctx, r.Git, s.Warn)
+	local, err := config.Local(ctx, r.Git, s.c.Warn)
 	if err != nil {
 		return nil, err
 	}
