@@ -229,20 +229,22 @@ func age(t time.Time) string { return activity.Ago(t, time.Now()) }
 
 // toggleFlags are the shared target flags of pause and resume.
 type toggleFlags struct {
-	Name     string `arg:"" optional:"" predictor:"sandbox" help:"Sandbox name."`
-	AllEnvs  bool   `name:"all-envs" help:"Every sandbox of this repository."`
-	AllRepos bool   `name:"all-repos" help:"Every sandbox of every repository."`
+	Name string `arg:"" optional:"" predictor:"sandbox" help:"Sandbox name."`
+	// All was --all-envs, still accepted (a hidden alias) so that scripts
+	// do not break.
+	All      bool `name:"all" aliases:"all-envs" help:"Every sandbox of this repository."`
+	AllRepos bool `name:"all-repos" help:"Every sandbox of every repository."`
 }
 
 func (t *toggleFlags) validate() error {
 	n := 0
-	for _, set := range []bool{t.Name != "", t.AllEnvs, t.AllRepos} {
+	for _, set := range []bool{t.Name != "", t.All, t.AllRepos} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return errors.New("give exactly one of NAME, --all-envs or --all-repos")
+		return errors.New("give exactly one of NAME, --all or --all-repos")
 	}
 	if t.Name != "" {
 		_, err := api.Slugify(t.Name)

@@ -62,7 +62,7 @@ func (n *Net) Run(ctx context.Context, env *Env) error {
 			return err
 		}
 		if n.JSON {
-			return writeJSON(env, map[string]any{"sandbox": st.Sandbox, "policy": st.Record, "live": live})
+			return writeJSON(env, map[string]any{"sandbox": st.Sandbox, "policy": st.NetFile, "live": live})
 		}
 		verb := "allowed"
 		if n.Args[1] == "deny" {

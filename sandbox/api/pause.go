@@ -5,7 +5,7 @@ type Outcome struct {
 	Name    string `json:"name"`
 	Repo    string `json:"repo"`
 	Already bool   `json:"already"` // it was already in the asked-for state
-	// Skipped says why --all-envs/--all-repos left this sandbox alone: it is
+	// Skipped says why --all/--all-repos left this sandbox alone: it is
 	// stopped (nothing to pause or resume) or its container vanished meanwhile.
 	Skipped string `json:"skipped,omitempty"`
 	// Lost are the files a forced pause that ended the sandbox (Kubernetes)

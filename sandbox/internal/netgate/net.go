@@ -18,7 +18,7 @@ import (
 // Status is a sandbox's way out, as `litterbox net` shows it.
 type Status struct {
 	Sandbox string `json:"sandbox"`
-	Record
+	NetFile
 	// Records are its recent connection attempts, oldest first.
 	Records []gateway.Record `json:"records"`
 	// Refused is every target its gateway refused, each counted, kept
@@ -53,7 +53,7 @@ func (g *Gate) Show(ctx context.Context, gitDir, slug string, n int) (*Status, e
 	if !ok {
 		return nil, NoGateway(slug)
 	}
-	st := &Status{Sandbox: slug, Record: *rec, Records: []gateway.Record{}}
+	st := &Status{Sandbox: slug, NetFile: *rec, Records: []gateway.Record{}}
 	if _, err := g.CollectLocked(ctx, gitDir, slug, rec); err != nil {
 		st.Note = "the gateway did not answer (" + core.ErrText(err) + "): these are the records the host kept"
 	} else {
@@ -74,7 +74,7 @@ func (g *Gate) Show(ctx context.Context, gitDir, slug string, n int) (*Status, e
 }
 
 // CollectLocked is Collect under the record's lock.
-func (g *Gate) CollectLocked(ctx context.Context, gitDir, slug string, rec *Record) (int, error) {
+func (g *Gate) CollectLocked(ctx context.Context, gitDir, slug string, rec *NetFile) (int, error) {
 	unlock, err := lock(ctx, gitDir, slug)
 	if err != nil {
 		return 0, err
@@ -123,7 +123,7 @@ func (g *Gate) Change(ctx context.Context, r *api.Repo, slug, entry string, allo
 	if err := Write(r, slug, rec); err != nil {
 		return nil, false, err
 	}
-	st = &Status{Sandbox: slug, Record: *rec}
+	st = &Status{Sandbox: slug, NetFile: *rec}
 	if err := g.SetPolicy(ctx, slug, rec); err != nil {
 		st.Note = fmt.Sprintf("recorded for this sandbox (a fork or a recreate of it takes it), but its gateway did not take it now: %s", core.ErrText(err))
 		return st, false, nil

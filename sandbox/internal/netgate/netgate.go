@@ -37,10 +37,10 @@ import (
 // File is the state directory's record of a confined sandbox's gateway.
 const File = "net.json"
 
-// Record is what the host keeps of a confined sandbox's way out: its
+// NetFile is net.json, what the host keeps of a confined sandbox's way out: its
 // policy (as the user set it: the configuration at create, then each
 // `litterbox net allow/deny`), and its gateway's container and volume.
-type Record struct {
+type NetFile struct {
 	Mode       string   `json:"mode"`
 	Allow      []string `json:"allow,omitempty"`
 	Deny       []string `json:"deny,omitempty"`
@@ -54,19 +54,19 @@ type Record struct {
 }
 
 // FromConfig is the policy of cfg's [network] table.
-func FromConfig(cfg *config.Config) Record {
-	return Record{Mode: cfg.EgressMode(), Allow: slices.Clone(cfg.Egress.Allow), Deny: slices.Clone(cfg.Egress.Deny), Registries: cfg.Egress.Registries}
+func FromConfig(cfg *config.Config) NetFile {
+	return NetFile{Mode: cfg.EgressMode(), Allow: slices.Clone(cfg.Egress.Allow), Deny: slices.Clone(cfg.Egress.Deny), Registries: cfg.Egress.Registries}
 }
 
 // Policy is the gateway's policy for sandbox slug, with what the engine
 // says no sandbox may reach.
-func (rec Record) Policy(slug string, r Reach) gateway.Policy {
+func (rec NetFile) Policy(slug string, r Reach) gateway.Policy {
 	return gateway.Policy{Sandbox: slug, Mode: gateway.Mode(rec.Mode), Registries: rec.Registries, Allow: rec.Allow, Deny: rec.Deny, Host: r.Host, Engine: r.Engine}
 }
 
 // Read reads sandbox slug's record; ok is false when it has none (no
 // gateway: network none, egress open, or made before egress).
-func Read(gitDir, slug string) (rec *Record, ok bool, err error) {
+func Read(gitDir, slug string) (rec *NetFile, ok bool, err error) {
 	data, err := os.ReadFile(state.File(gitDir, slug, File))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
@@ -74,7 +74,7 @@ func Read(gitDir, slug string) (rec *Record, ok bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	rec = &Record{}
+	rec = &NetFile{}
 	if err := json.Unmarshal(data, rec); err != nil {
 		return nil, false, fmt.Errorf("read the egress record of sandbox '%s', %s: %w", slug, state.File(gitDir, slug, File), err)
 	}
@@ -82,7 +82,7 @@ func Read(gitDir, slug string) (rec *Record, ok bool, err error) {
 }
 
 // Write records rec as sandbox slug's.
-func Write(r *api.Repo, slug string, rec *Record) error {
+func Write(r *api.Repo, slug string, rec *NetFile) error {
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
@@ -302,10 +302,10 @@ func (g *Gate) hostCache(c *docker.Client) string {
 
 // Ref is the gateway's ref: its container's name, which the engine takes
 // as an id.
-func (rec Record) Ref() provider.Ref { return provider.Ref{ID: rec.Gateway} }
+func (rec NetFile) Ref() provider.Ref { return provider.Ref{ID: rec.Gateway} }
 
 // SetPolicy makes rec's policy the running gateway's.
-func (g *Gate) SetPolicy(ctx context.Context, slug string, rec *Record) error {
+func (g *Gate) SetPolicy(ctx context.Context, slug string, rec *NetFile) error {
 	reach, err := g.Reach(ctx)
 	if err != nil {
 		return err
@@ -317,7 +317,7 @@ func (g *Gate) SetPolicy(ctx context.Context, slug string, rec *Record) error {
 // not, into the store, and its refusals table into the store's book (see
 // egress.Book); it returns how many refusals the gateway made since the
 // last collection.
-func (g *Gate) Collect(ctx context.Context, gitDir, slug string, rec *Record) (refused int, err error) {
+func (g *Gate) Collect(ctx context.Context, gitDir, slug string, rec *NetFile) (refused int, err error) {
 	st := Store(gitDir, slug)
 	cur, err := st.Cursor()
 	if err != nil {
@@ -379,7 +379,7 @@ func RefusedIn(lines string) (hosts []string, ok bool) {
 // of the time since start and a second more, measured on its own clock;
 // of those, the ones it timed before start (less skew, 50 ms: a local
 // engine shares the host's clock) are another call's.
-func (g *Gate) Refused(ctx context.Context, rec *Record, start time.Time) ([]string, error) {
+func (g *Gate) Refused(ctx context.Context, rec *NetFile, start time.Time) ([]string, error) {
 	rs, err := egress.Refused(ctx, g.Provider, rec.Ref(), (time.Since(start) + time.Second).Round(time.Millisecond).String())
 	if err != nil {
 		return nil, err
@@ -436,7 +436,7 @@ func (g *Gate) RemoveWithGateway(ctx context.Context, container, gateway string)
 func IsGateway(sb provider.Sandbox) bool { return sb.Labels[egress.LabelGatewayOf] != "" }
 
 // Summary is the policy in one line, for messages.
-func (rec Record) Summary() string {
+func (rec NetFile) Summary() string {
 	s := rec.Mode
 	if rec.Mode == config.EgressAllowlist {
 		var parts []string

@@ -105,7 +105,7 @@ func Requests(gitDir, slug string) ([]Request, int, error) {
 // never is why no request may have entry, "" when one may: an address
 // that is not public (the host, the engine, cloud metadata, private
 // ranges), a local name, or an entry the user denied.
-func never(e gateway.Entry, rec *Record) string {
+func never(e gateway.Entry, rec *NetFile) string {
 	if slices.Contains(rec.Deny, e.Text) {
 		return "the user denied it (litterbox net deny)"
 	}

@@ -16,7 +16,7 @@ import (
 func requestRepo(t *testing.T) *api.Repo {
 	t.Helper()
 	r := &api.Repo{Git: &git.Repo{CommonDir: t.TempDir()}}
-	if err := Write(r, "box", &Record{Mode: "allowlist", Allow: []string{"ok.example"}, Deny: []string{"bad.example"}}); err != nil {
+	if err := Write(r, "box", &NetFile{Mode: "allowlist", Allow: []string{"ok.example"}, Deny: []string{"bad.example"}}); err != nil {
 		t.Fatal(err)
 	}
 	return r

@@ -26,7 +26,7 @@ import (
 
 // GatewayState is the state of rec's gateway container, provider.StateNone
 // when it is gone.
-func (g *Gate) GatewayState(ctx context.Context, rec *Record) (provider.State, error) {
+func (g *Gate) GatewayState(ctx context.Context, rec *NetFile) (provider.State, error) {
 	c, ok, err := up(ctx, g.Provider)
 	if err != nil || !ok {
 		return provider.StateNone, err
@@ -36,7 +36,7 @@ func (g *Gate) GatewayState(ctx context.Context, rec *Record) (provider.State, e
 
 // GoneError is the error of a sandbox whose gateway container is gone: it
 // has no way out, and only a recreate makes one.
-func GoneError(slug, container string, rec *Record) error {
+func GoneError(slug, container string, rec *NetFile) error {
 	return core.NewError(api.ErrStopped, "Sandbox '%s' cannot be resumed: its egress gateway %s is gone (removed), and with it the sandbox's way out. To bring both back, %s, with the policy `litterbox net %s` shows.", slug, rec.Gateway, Recreate(slug, container), slug)
 }
 
@@ -53,7 +53,7 @@ func Recreate(slug, container string) string {
 // secrets. The gateway is running once it returns, even when a secret
 // could not be had (the error names it); it serves the sandbox only when
 // Start returns no error.
-func (g *Gate) Start(ctx context.Context, r *api.Repo, slug string, rec *Record, decls []secrets.Declaration) (ca string, err error) {
+func (g *Gate) Start(ctx context.Context, r *api.Repo, slug string, rec *NetFile, decls []secrets.Declaration) (ca string, err error) {
 	c, ok, err := up(ctx, g.Provider)
 	if err != nil {
 		return "", err
@@ -111,7 +111,7 @@ func (g *Gate) Start(ctx context.Context, r *api.Repo, slug string, rec *Record,
 
 // Ready tells rec's gateway it holds its policy and secrets: it serves
 // the sandbox from then on (egress.Ready).
-func (g *Gate) Ready(ctx context.Context, slug string, rec *Record) error {
+func (g *Gate) Ready(ctx context.Context, slug string, rec *NetFile) error {
 	if err := egress.Ready(ctx, g.Provider, rec.Ref()); err != nil {
 		return fmt.Errorf("open the egress gateway %s of sandbox '%s' to it: %w", rec.Gateway, slug, err)
 	}
@@ -120,13 +120,13 @@ func (g *Gate) Ready(ctx context.Context, slug string, rec *Record) error {
 
 // Serving says whether rec's running gateway serves its sandbox: false
 // for one the engine started again by itself, which waits for Start.
-func (g *Gate) Serving(ctx context.Context, rec *Record) (bool, error) {
+func (g *Gate) Serving(ctx context.Context, rec *NetFile) (bool, error) {
 	return egress.IsReady(ctx, g.Provider, rec.Ref())
 }
 
 // WaitRelay waits, in the running sandbox ref, until its relay and its
 // gateway listen (egress.WaitReady).
-func (g *Gate) WaitRelay(ctx context.Context, slug string, ref provider.Ref, rec *Record) error {
+func (g *Gate) WaitRelay(ctx context.Context, slug string, ref provider.Ref, rec *NetFile) error {
 	res, err := g.Provider.Exec(ctx, provider.ExecRequest{Ref: ref, Cmd: []string{"sh", "-c", egress.WaitReady}})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
@@ -139,6 +139,6 @@ func (g *Gate) WaitRelay(ctx context.Context, slug string, ref provider.Ref, rec
 
 // NotListening is the error of a sandbox whose relay and gateway did not
 // come up (egress.WaitReady failed with cause).
-func NotListening(slug string, rec *Record, cause error) error {
+func NotListening(slug string, rec *NetFile, cause error) error {
 	return fmt.Errorf("sandbox '%s': its egress relay and gateway %s did not listen within 30 s (`docker logs %s` shows the gateway's side; `litterbox resume %s` tries again): %w", slug, rec.Gateway, rec.Gateway, slug, cause)
 }

@@ -66,6 +66,6 @@ func WriteSecrets(r *api.Repo, slug string, bs []Bound) error {
 
 // SetSecrets gives the gateway of rec its secrets (egress.SetSecrets,
 // which waits for a gateway that is starting).
-func (g *Gate) SetSecrets(ctx context.Context, rec *Record, s gateway.Secrets) (gateway.SecretsInfo, error) {
+func (g *Gate) SetSecrets(ctx context.Context, rec *NetFile, s gateway.Secrets) (gateway.SecretsInfo, error) {
 	return egress.SetSecrets(ctx, g.Provider, rec.Ref(), s)
 }

@@ -68,7 +68,7 @@ func (ps *Pauser) snapshotBeforePause(ctx context.Context, r *api.Repo, c provid
 const maxNamedLost = 20
 
 // wouldLoseError says which files a pause of h would lose, and what to do.
-// all: the pause was one of --all-envs or --all-repos.
+// all: the pause was one of --all or --all-repos.
 func wouldLoseError(h *api.Handle, lost []api.Skipped, all bool) error {
 	var b strings.Builder
 	lb := "litterbox"

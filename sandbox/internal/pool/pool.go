@@ -84,8 +84,8 @@ func New(c *core.Common, g *guest.Guest, iso *isolation.Checker, gate *netgate.G
 
 func poolDir(gitDir string) string { return filepath.Join(gitDir, "litterbox", DirName) }
 
-// Record is what the host records of a filled member.
-type Record struct {
+// MemberFile is what the host records of a filled member (pool.d/ID.member).
+type MemberFile struct {
 	Key    string `json:"key"`
 	Name   string `json:"name"`
 	Ref    provider.Ref
@@ -112,12 +112,12 @@ type Claim struct {
 func memberPath(gitDir, id string) string { return filepath.Join(poolDir(gitDir), id+".member") }
 func claimPath(gitDir, id string) string  { return filepath.Join(poolDir(gitDir), id+".claim") }
 
-func readMember(gitDir, id string) *Record {
+func readMember(gitDir, id string) *MemberFile {
 	data, err := os.ReadFile(memberPath(gitDir, id))
 	if err != nil {
 		return nil
 	}
-	var m Record
+	var m MemberFile
 	if json.Unmarshal(data, &m) != nil || m.Ref.ID != id || m.Stamp == 0 {
 		return nil
 	}
@@ -239,16 +239,16 @@ func cloneLabels(m map[string]string) map[string]string {
 // LITTERBOX_SANDBOX) left out, and the policy of its egress gateway (nil for
 // none). A create claims only a member of its own key: a member's gateway
 // lets through what the create's policy would, from the claim on.
-func Key(sp provider.Spec, net *netgate.Record) string {
+func Key(sp provider.Spec, net *netgate.NetFile) string {
 	sp = memberSpec(sp, "")
 	sp.Name = ""
-	var egress *netgate.Record
+	var egress *netgate.NetFile
 	if net != nil {
-		egress = &netgate.Record{Mode: net.Mode, Allow: net.Allow, Deny: net.Deny, Registries: net.Registries}
+		egress = &netgate.NetFile{Mode: net.Mode, Allow: net.Allow, Deny: net.Deny, Registries: net.Registries}
 	}
 	b, _ := json.Marshal(struct {
 		Spec   provider.Spec
-		Egress *netgate.Record `json:",omitempty"`
+		Egress *netgate.NetFile `json:",omitempty"`
 	}{sp, egress})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
@@ -256,7 +256,7 @@ func Key(sp provider.Spec, net *netgate.Record) string {
 
 // egressOf is the way out of members made with cfg: a gateway's policy,
 // or nil when they have none.
-func (p *Pool) egressOf(cfg *config.Config) *netgate.Record {
+func (p *Pool) egressOf(cfg *config.Config) *netgate.NetFile {
 	if !cfg.Confined() || !p.gate.Supported() {
 		return nil
 	}
@@ -329,7 +329,7 @@ func Entries(r *api.Repo, objs []provider.Sandbox) []api.PoolEntry {
 // records of it.
 type member struct {
 	c   provider.Sandbox
-	rec *Record
+	rec *MemberFile
 	// removing: a removal claimed it and was cut short.
 	removing bool
 }
@@ -529,7 +529,7 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 // their gateways (nil for none), the engine host's addresses, the gateway
 // image.
 type gatePrep struct {
-	net   *netgate.Record
+	net   *netgate.NetFile
 	host  netgate.Reach
 	image string
 }
@@ -605,7 +605,7 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 		err = fmt.Errorf("its egress gateway: %w", gerr)
 	}
 	if err == nil {
-		rec := Record{Key: sp.Labels[api.LabelPool], Name: sp.Name, Ref: sb.Ref, Commit: head, Stamp: stamp,
+		rec := MemberFile{Key: sp.Labels[api.LabelPool], Name: sp.Name, Ref: sb.Ref, Commit: head, Stamp: stamp,
 			Image: sp.Image, Platform: platform, Volumes: volumes, Filled: time.Now().UTC()}
 		if plan != nil {
 			rec.Gateway, rec.Ports = plan.Gateway.Name, plan.Ports
@@ -758,7 +758,7 @@ func (p *Pool) Delete(ctx context.Context, r *api.Repo) ([]string, error) {
 
 // Take claims the first of candidates (Candidates) that no other create
 // took meanwhile, for the sandbox c names; nil when every one was taken.
-func Take(gitDir string, candidates []*Record, c Claim) (*Record, error) {
+func Take(gitDir string, candidates []*MemberFile, c Claim) (*MemberFile, error) {
 	for _, m := range candidates {
 		ok, err := ClaimMember(gitDir, m.Ref.ID, c)
 		if err != nil {
@@ -773,12 +773,12 @@ func Take(gitDir string, candidates []*Record, c Claim) (*Record, error) {
 
 // Candidates are the filled, unclaimed members recorded for key and made
 // from commit, oldest first: host files only, no engine call.
-func Candidates(gitDir, key, commit string) []*Record {
+func Candidates(gitDir, key, commit string) []*MemberFile {
 	entries, err := os.ReadDir(poolDir(gitDir))
 	if err != nil {
 		return nil
 	}
-	var out []*Record
+	var out []*MemberFile
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".member")
 		if !ok {

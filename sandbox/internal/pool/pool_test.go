@@ -88,15 +88,15 @@ func TestPoolKey(t *testing.T) {
 	// A confined member's gateway is made with the policy: another policy
 	// is another key; the gateway's names are not part of it.
 	sp0 := spec.For(s.Options, r, "a", "base1", cfg)
-	allow := &netgate.Record{Mode: "allowlist", Allow: []string{"a.example"}, Registries: true}
+	allow := &netgate.NetFile{Mode: "allowlist", Allow: []string{"a.example"}, Registries: true}
 	ka := Key(sp0, allow)
 	if ka == k {
 		t.Error("a confined member has an open one's key")
 	}
-	if Key(sp0, &netgate.Record{Mode: "allowlist", Allow: []string{"a.example"}, Registries: true, Gateway: "g", Volume: "g"}) != ka {
+	if Key(sp0, &netgate.NetFile{Mode: "allowlist", Allow: []string{"a.example"}, Registries: true, Gateway: "g", Volume: "g"}) != ka {
 		t.Error("the gateway's name changes the key")
 	}
-	for name, rec := range map[string]*netgate.Record{
+	for name, rec := range map[string]*netgate.NetFile{
 		"allow":      {Mode: "allowlist", Allow: []string{"b.example"}, Registries: true},
 		"deny":       {Mode: "allowlist", Allow: []string{"a.example"}, Deny: []string{"c.example"}, Registries: true},
 		"registries": {Mode: "allowlist", Allow: []string{"a.example"}},

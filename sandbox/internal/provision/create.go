@@ -141,8 +141,8 @@ type creation struct {
 	setupErr error
 	// pool are the warm pool's members this create may claim (pool.go);
 	// pooled the one it claimed, renamed when its rename has ended.
-	pool      []*pool.Record
-	pooled    *pool.Record
+	pool      []*pool.MemberFile
+	pooled    *pool.MemberFile
 	renamed   chan struct{}
 	renamedTo string
 	// net is the sandbox's way out through its gateway (egress.go); nil
@@ -150,7 +150,7 @@ type creation struct {
 	// once startGateway planned it; volumeMade ends with its volume made,
 	// gatewayMade with its container, gateway with both (its program is in
 	// its image); host is what the gateway needs of the engine.
-	net         *netgate.Record
+	net         *netgate.NetFile
 	confined    *provider.Spec
 	volumeMade  chan error
 	gateway     chan error

@@ -201,7 +201,7 @@ func nameGateway(plan *egress.Plan, name string, dc *docker.Client) (atMount boo
 // claimGateway takes the gateway of claimed pool member m: the record names
 // it, and the policy (the pool's key matched it) gets the sandbox's name,
 // beside the setup. A member without one was made for an open network.
-func (c *creation) claimGateway(ctx context.Context, m *pool.Record) error {
+func (c *creation) claimGateway(ctx context.Context, m *pool.MemberFile) error {
 	if c.net == nil || m.Gateway == "" {
 		return nil
 	}
