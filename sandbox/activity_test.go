@@ -103,9 +103,9 @@ func TestServiceExitRecordedOnce(t *testing.T) {
 	code := 4
 	run := time.Date(2026, 11, 26, 13, 38, 22, 0, time.UTC)
 	for _, state := range []string{"dead", "exited", "exited"} {
-		f.s.noteExit(f.ctx, h, api.ServiceStatus{Name: "oneshot", State: state, LastExitCode: &code, StartedAt: run})
+		f.s.ops.NoteExit(f.ctx, h, api.ServiceStatus{Name: "oneshot", State: state, LastExitCode: &code, StartedAt: run})
 	}
-	f.s.noteExit(f.ctx, h, api.ServiceStatus{Name: "oneshot", State: "exited", LastExitCode: &code, StartedAt: run.Add(time.Minute)})
+	f.s.ops.NoteExit(f.ctx, h, api.ServiceStatus{Name: "oneshot", State: "exited", LastExitCode: &code, StartedAt: run.Add(time.Minute)})
 	if got, want := f.events("x"), "create/litterbox service/litterbox/exit service/litterbox/exit"; got != want {
 		t.Errorf("the record holds %q, want %q", got, want)
 	}

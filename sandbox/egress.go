@@ -41,7 +41,7 @@ func (s *Sandboxes) NetChange(ctx context.Context, r *api.Repo, name, entry stri
 	if err == nil && !live {
 		e.Message = "recorded; the running gateway did not take it now"
 	}
-	s.note(ctx, r, slug, e, start, err)
+	s.ops.Note(ctx, r, slug, e, start, err)
 	return st, live, err
 }
 
@@ -73,7 +73,7 @@ func (s *Sandboxes) AskNet(ctx context.Context, r *api.Repo, name, host, reason 
 		}
 	}
 	if err != nil || q.Asked == 1 {
-		s.note(ctx, r, slug, e, start, err)
+		s.ops.Note(ctx, r, slug, e, start, err)
 	}
 	return q, err
 }
@@ -107,7 +107,7 @@ func (s *Sandboxes) AnswerNet(ctx context.Context, r *api.Repo, name, host strin
 			e.Message += "; recorded, the running gateway did not take it now"
 		}
 	}
-	s.note(ctx, r, slug, e, start, err)
+	s.ops.Note(ctx, r, slug, e, start, err)
 	return st, live, q, err
 }
 

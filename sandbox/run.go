@@ -171,7 +171,7 @@ func (s *Sandboxes) RunHarness(ctx context.Context, r *api.Repo, name string, o 
 		}
 	}()
 	cmd := append([]string{"sh", "-c", h.Wrapper(), "litterbox-run"}, h.Argv(o.Args, o.Getenv)...)
-	exit, runErr := s.execIn(ctx, r, slug, hd.Ref, api.ExecOptions{
+	exit, runErr := s.ops.ExecIn(ctx, r, slug, hd.Ref, api.ExecOptions{
 		Cmd: cmd, TTY: o.TTY, Interactive: true, Env: h.RunEnv(harnessHome, o.Getenv),
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
 	})

@@ -11,14 +11,10 @@ package sandbox
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"strings"
-	"time"
 
 	"github.com/charmbracelet/log"
 
-	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -31,6 +27,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/oplog"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pause"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/provision"
@@ -54,6 +51,7 @@ type Sandboxes struct {
 	pause    *pause.Pauser
 	doctor   *doctor.Doctor
 	gate     *netgate.Gate
+	ops      *oplog.Ops
 }
 
 // newSandboxes composes the concerns over c.
@@ -65,43 +63,27 @@ func newSandboxes(c *core.Common) *Sandboxes {
 	inv := inventory.New(c, p, gate)
 	sv := services.New(c)
 	rec := recording.New(c, g, inv, sv)
-	return &Sandboxes{c: c, pool: p, inv: inv, services: sv, rec: rec, files: files.New(c, rec, gate),
-		prov: provision.New(c, g, iso, p, inv, sv, rec, gate), review: review.New(c, inv), pause: pause.New(c, inv, rec, g, sv, gate),
-		doctor: doctor.New(c, g, iso), gate: gate}
+	fl, prov, rv := files.New(c, rec, gate), provision.New(c, g, iso, p, inv, sv, rec, gate), review.New(c, inv)
+	pz := pause.New(c, inv, rec, g, sv, gate)
+	return &Sandboxes{c: c, pool: p, inv: inv, services: sv, rec: rec, files: fl, prov: prov, review: rv, pause: pz,
+		doctor: doctor.New(c, g, iso), gate: gate, ops: oplog.New(c, inv, sv, rec, fl, prov, rv, pz)}
 }
-
-// Options are what the service is made with besides its engine, runner
-// and log (see core.Options); main reads them from the environment once
-// (EnvOptions).
-type Options = api.Options
 
 // New builds the Sandboxes that run sandboxes with p and git with r, with
 // opts. A nil logger is the default one.
 func New(p provider.Provider, r runner.Runner, logger *log.Logger, opts api.Options) *Sandboxes {
-	if logger == nil {
-		logger = log.Default()
-	}
-	if opts.Image == "" {
-		opts.Image = api.DefaultImage
-	}
-	if opts.ExtraLabels == nil {
-		opts.ExtraLabels = map[string]string{}
-	}
-	return newSandboxes(&core.Common{Provider: p, Runner: r, Log: logger, Options: opts})
+	return newSandboxes(core.NewCommon(p, r, logger, opts))
 }
 
 // RepoID is the id of the repository containing dir, made when it has none
 // yet: what an engine of its own (--engine vm) is kept under.
 func RepoID(ctx context.Context, run runner.Runner, dir string) (string, error) {
-	r, err := core.OpenRepo(ctx, run, dir)
-	if err != nil {
-		return "", err
-	}
-	if err := core.EnsureRepoID(r); err != nil {
-		return "", err
-	}
-	return r.ID, nil
+	return core.RepoIDOf(ctx, run, dir)
 }
+
+// EnvOptions are the service's options from the environment (see
+// core.EnvOptions), which main reads once, where it makes the service.
+func EnvOptions() api.Options { return core.EnvOptions() }
 
 // OpenRepo finds the git repository containing dir.
 func (s *Sandboxes) OpenRepo(ctx context.Context, dir string) (*api.Repo, error) {
@@ -114,9 +96,6 @@ func (s *Sandboxes) OpenRepo(ctx context.Context, dir string) (*api.Repo, error)
 func (s *Sandboxes) ContainerSpec(r *api.Repo, slug, base string) provider.Spec {
 	return spec.For(s.c.Options, r, slug, base, config.Default())
 }
-
-// DefaultSetup is the startup command run once after the copy.
-var DefaultSetup = config.DefaultSetup
 
 // Pool lists r's unclaimed pooled containers.
 func (s *Sandboxes) Pool(ctx context.Context, r *api.Repo) ([]api.PoolEntry, error) {
@@ -152,15 +131,7 @@ func (s *Sandboxes) ListDir(ctx context.Context, dir string) ([]api.Sandbox, err
 // ListDirPool is ListDir, plus the repository's warm pool (from the same
 // engine list).
 func (s *Sandboxes) ListDirPool(ctx context.Context, dir string) ([]api.Sandbox, []api.PoolEntry, error) {
-	r, list, members, err := s.inv.ListDir(ctx, dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := s.review.RecoverWorktree(ctx, r); err != nil {
-		// The message says what to do; the list is still worth showing.
-		s.c.Log.Warn(err.Error())
-	}
-	return list, pool.Entries(r, members), nil
+	return s.review.ListDir(ctx, dir)
 }
 
 // Handle resolves a running sandbox. Missing, incomplete, paused and stopped
@@ -173,14 +144,7 @@ func (s *Sandboxes) Handle(ctx context.Context, r *api.Repo, name string) (*api.
 // state, refusing to lose unmerged work unless force (see
 // inventory.Delete).
 func (s *Sandboxes) Delete(ctx context.Context, r *api.Repo, name string, force bool) (*api.DeleteReport, error) {
-	start := time.Now()
-	rep, err := s.inv.Delete(ctx, r, name, force)
-	e := activity.Event{Kind: activity.KindDelete}
-	if force {
-		e.Message = "forced"
-	}
-	s.note(ctx, r, slugOf(name), e, start, err)
-	return rep, err
+	return s.ops.Delete(ctx, r, name, force)
 }
 
 // Prune removes the containers and networks of sandboxes whose repository
@@ -192,19 +156,7 @@ func (s *Sandboxes) Prune(ctx context.Context) ([]api.Pruned, error) {
 // ServiceAction runs one action on a service of a running sandbox: start,
 // stop, restart, status or logs (see services.Do).
 func (s *Sandboxes) ServiceAction(ctx context.Context, h *api.Handle, name, action string, lines int) (*api.ServiceResult, error) {
-	start := time.Now()
-	res, err := s.services.Do(ctx, h, name, action, lines)
-	if action == api.ActionStart || action == api.ActionStop || action == api.ActionRestart {
-		e := activity.Event{Kind: activity.KindService, Service: name, Action: action}
-		if res != nil {
-			e.Message = res.Message
-		}
-		s.note(ctx, h.Repo, h.Slug, e, start, err)
-	}
-	if res != nil {
-		s.noteExit(ctx, h, res.Status)
-	}
-	return res, err
+	return s.ops.ServiceAction(ctx, h, name, action, lines)
 }
 
 // Ports lists the named ports of a running sandbox with the host URL of
@@ -216,61 +168,19 @@ func (s *Sandboxes) Ports(ctx context.Context, h *api.Handle) (*api.PortsResult,
 // Snapshot commits whatever changed in the sandbox's /src since the last
 // snapshot to its branch, with message, when something changed.
 func (s *Sandboxes) Snapshot(ctx context.Context, h *api.Handle, message string) (*api.SnapshotResult, error) {
-	start := time.Now()
-	res, err := s.rec.Snapshot(ctx, h, message)
-	s.noteSnapshot(ctx, h, message, res, start, err)
-	return res, err
-}
-
-// noteSnapshot records a snapshot made outside an agent's tool call, when
-// it committed or failed.
-func (s *Sandboxes) noteSnapshot(ctx context.Context, h *api.Handle, message string, res *api.SnapshotResult, start time.Time, err error) {
-	e := activity.Event{Kind: activity.KindSnapshot, Message: message}
-	if err == nil && (res == nil || !res.Committed) {
-		return
-	}
-	if res != nil && res.Committed {
-		e.Commit, e.Files = res.Commit, res.Files
-	}
-	s.note(ctx, h.Repo, h.Slug, e, start, err)
+	return s.ops.Snapshot(ctx, h, message)
 }
 
 // Milestone snapshots pending changes, then squashes the commits since the
 // previous milestone (or the base) into one commit with message.
 func (s *Sandboxes) Milestone(ctx context.Context, h *api.Handle, message string) (*api.MilestoneResult, error) {
-	start := time.Now()
-	res, err := s.rec.Milestone(ctx, h, message)
-	if err != nil || (res != nil && res.Commit != "") {
-		e := activity.Event{Kind: activity.KindMilestone, Message: message}
-		if res != nil {
-			e.Commit, e.Files = res.Commit, s.changed(ctx, h.Repo, res.Commit)
-		}
-		s.note(ctx, h.Repo, h.Slug, e, start, err)
-	}
-	return res, err
+	return s.ops.Milestone(ctx, h, message)
 }
 
 // Rewind puts the sandbox's /src back to rev, a commit of its branch, and
 // records that as a new commit (see recording.Rewind).
 func (s *Sandboxes) Rewind(ctx context.Context, h *api.Handle, rev string) (*api.RewindResult, error) {
-	start := time.Now()
-	res, err := s.rec.Rewind(ctx, h, rev)
-	e := activity.Event{Kind: activity.KindRewind, Target: rev}
-	if res != nil {
-		e.Commit, e.Files = res.Commit, s.changed(ctx, h.Repo, res.Commit)
-		if res.Unchanged {
-			e.Message = "unchanged: /src already held it"
-		}
-	}
-	s.note(ctx, h.Repo, h.Slug, e, start, err)
-	if res != nil {
-		// The services running are restarted on the files put back:
-		// litterbox's doing, not the caller's.
-		for _, name := range res.Restarted {
-			s.note(ctx, h.Repo, h.Slug, activity.Event{Kind: activity.KindService, By: activity.ByLitterbox, Service: name, Action: api.ActionRestart, Message: "after the rewind"}, time.Time{}, nil)
-		}
-	}
-	return res, err
+	return s.ops.Rewind(ctx, h, rev)
 }
 
 // Read returns lines of a text file with one exec.
@@ -307,28 +217,13 @@ func (s *Sandboxes) Grep(ctx context.Context, h *api.Handle, pattern, p, include
 // Bash runs a shell command for an agent and snapshots what it changed, in
 // one exec.
 func (s *Sandboxes) Bash(ctx context.Context, h *api.Handle, command string, o api.BashOptions) (*api.BashResult, *api.SnapshotResult, error) {
-	res, snap, err := s.files.Bash(ctx, h, command, o)
-	if res != nil {
-		// What the command tried to reach and the gateway refused: its
-		// own events, counted by the UI, each with the command that tried
-		// (the call is the MCP server's; the refusal is kept aside from
-		// the record's rotation, the call only when it failed).
-		for _, host := range res.RefusedHosts {
-			s.note(ctx, h.Repo, h.Slug, activity.Event{Kind: activity.KindEgress, Target: host, Tool: "bash", Args: command}, time.Time{}, nil)
-		}
-	}
-	return res, snap, err
+	return s.ops.Bash(ctx, h, command, o)
 }
 
 // CopyIn copies src, a host file or folder (or a tar stream on in when src
 // is "-"), to dst in the sandbox, and snapshots it.
 func (s *Sandboxes) CopyIn(ctx context.Context, h *api.Handle, src string, in io.Reader, dst string) (*api.CopyResult, *api.SnapshotResult, error) {
-	start := time.Now()
-	res, snap, err := s.files.CopyIn(ctx, h, src, in, dst)
-	if res != nil {
-		s.noteSnapshot(ctx, h, "cp: "+res.Path, snap, start, nil)
-	}
-	return res, snap, err
+	return s.ops.CopyIn(ctx, h, src, in, dst)
 }
 
 // CopyOut copies src, a file or folder in the sandbox, to dst on the host
@@ -341,61 +236,13 @@ func (s *Sandboxes) CopyOut(ctx context.Context, h *api.Handle, src, dst string,
 // and a hardened container holding a copy of it, set up (see
 // provision.Create).
 func (s *Sandboxes) Create(ctx context.Context, r *api.Repo, name string, opts api.CreateOptions) (*api.Created, error) {
-	start := time.Now()
-	created, err := s.prov.Create(ctx, r, name, opts)
-	if created != nil {
-		var how []string
-		switch {
-		case opts.FromBranch:
-			how = append(how, "recreated from its branch")
-		case opts.From != "":
-			how = append(how, "from "+opts.From)
-		}
-		s.noteCreated(ctx, r, created, how, start, err)
-	}
-	return created, err
-}
-
-// noteCreated records a sandbox made (how says from what), then the
-// services its configuration started: litterbox's doing.
-func (s *Sandboxes) noteCreated(ctx context.Context, r *api.Repo, c *api.Created, how []string, start time.Time, err error) {
-	if c.Pooled {
-		how = append(how, "taken from the warm pool")
-	}
-	if c.Image != "" {
-		how = append(how, "image "+c.Image)
-	}
-	e := activity.Event{Kind: activity.KindCreate, Message: strings.Join(how, ", ")}
-	s.note(ctx, r, c.Name, e, start, nil)
-	if err != nil {
-		// The sandbox is there (its setup failed): the failure goes in
-		// its record.
-		s.note(ctx, r, c.Name, activity.Event{Kind: activity.KindCreate, Message: "setup"}, time.Time{}, err)
-	}
-	for _, st := range c.Services {
-		s.note(ctx, r, c.Name, activity.Event{Kind: activity.KindService, By: activity.ByLitterbox, Service: st.Name, Action: api.ActionStart, Message: "autostart"}, time.Time{}, nil)
-	}
+	return s.ops.Create(ctx, r, name, opts)
 }
 
 // Fork creates the sandbox newName from the tip of name's branch.
 func (s *Sandboxes) Fork(ctx context.Context, r *api.Repo, name, newName string, opts api.CreateOptions) (*api.Forked, error) {
-	start := time.Now()
-	f, err := s.prov.Fork(ctx, r, name, newName, opts)
-	from := slugOf(name)
-	if f == nil {
-		s.note(ctx, r, from, activity.Event{Kind: activity.KindFork, Target: newName}, start, err)
-		return f, err
-	}
-	e := activity.Event{Kind: activity.KindFork, Target: f.Name}
-	if f.Snapshot != nil && f.Snapshot.Committed {
-		e.Commit = f.Snapshot.Commit
-	}
-	s.note(ctx, r, from, e, start, nil)
-	s.noteCreated(ctx, r, &f.Created, []string{"forked from " + from + " at " + shortCommit(f.Base)}, start, err)
-	return f, err
+	return s.ops.Fork(ctx, r, name, newName, opts)
 }
-
-func shortCommit(id string) string { return id[:min(len(id), 12)] }
 
 // History lists the commits of a sandbox's branch since its base, newest
 // first (litterbox log).
@@ -412,37 +259,14 @@ func (s *Sandboxes) Diff(ctx context.Context, r *api.Repo, name string, opts git
 // keeps the sandbox (see review.Apply); at, when set, is the commit a
 // review showed, which it applies or refuses.
 func (s *Sandboxes) Apply(ctx context.Context, r *api.Repo, name, at string) (*api.ApplyResult, error) {
-	start := time.Now()
-	res, err := s.review.Apply(ctx, r, name, at)
-	e := activity.Event{Kind: activity.KindApply}
-	if res != nil {
-		e.Files = res.Files
-		switch {
-		case res.Already:
-			e.Message = "already applied"
-		case res.Empty:
-			e.Message = "nothing to apply"
-		}
-	}
-	s.note(ctx, r, slugOf(name), e, start, err)
-	return res, err
+	return s.ops.Apply(ctx, r, name, at)
 }
 
 // Merge merges a sandbox's branch into the current branch, then deletes the
 // sandbox (see review.Merge); at, when set, is the commit a review showed,
 // which it merges or refuses.
 func (s *Sandboxes) Merge(ctx context.Context, r *api.Repo, name, at string) (*api.MergeResult, error) {
-	start := time.Now()
-	res, err := s.review.Merge(ctx, r, name, at)
-	e := activity.Event{Kind: activity.KindMerge}
-	if res != nil {
-		e.Target, e.Commit, e.Files = res.Into, res.Commit, res.Files
-		if res.NothingToMerge {
-			e.Message = "nothing to merge: its commits were all there"
-		}
-	}
-	s.note(ctx, r, slugOf(name), e, start, err)
-	return res, err
+	return s.ops.Merge(ctx, r, name, at)
 }
 
 // ConfigRole says what the file at path p decides, when it is one that
@@ -452,63 +276,23 @@ func ConfigRole(p string) string { return review.ConfigRole(p) }
 // Pause freezes a sandbox's processes, keeping all its state (see
 // pause.Pause).
 func (s *Sandboxes) Pause(ctx context.Context, r *api.Repo, name string, force bool) (api.Outcome, error) {
-	start := time.Now()
-	o, err := s.pause.Pause(ctx, r, name, force)
-	s.notePause(ctx, r, slugOf(name), activity.KindPause, o, start, err)
-	return o, err
+	return s.ops.Pause(ctx, r, name, force)
 }
 
 // Resume thaws a paused sandbox.
 func (s *Sandboxes) Resume(ctx context.Context, r *api.Repo, name string) (api.Outcome, error) {
-	start := time.Now()
-	o, err := s.pause.Resume(ctx, r, name)
-	s.notePause(ctx, r, slugOf(name), activity.KindResume, o, start, err)
-	return o, err
+	return s.ops.Resume(ctx, r, name)
 }
 
 // PauseAll pauses every sandbox of r, or of every repository when r is nil.
 func (s *Sandboxes) PauseAll(ctx context.Context, r *api.Repo, force bool) ([]api.Outcome, error) {
-	start := time.Now()
-	outs, err := s.pause.PauseAll(ctx, r, force)
-	s.notePauseAll(ctx, r, activity.KindPause, outs, start)
-	return outs, err
+	return s.ops.PauseAll(ctx, r, force)
 }
 
 // ResumeAll resumes every sandbox of r, or of every repository when r is
 // nil.
 func (s *Sandboxes) ResumeAll(ctx context.Context, r *api.Repo) ([]api.Outcome, error) {
-	start := time.Now()
-	outs, err := s.pause.ResumeAll(ctx, r)
-	s.notePauseAll(ctx, r, activity.KindResume, outs, start)
-	return outs, err
-}
-
-// notePause records a pause or resume that changed something, or failed.
-func (s *Sandboxes) notePause(ctx context.Context, r *api.Repo, slug string, kind activity.Kind, o api.Outcome, start time.Time, err error) {
-	if err == nil && (o.Already || o.Skipped != "") {
-		return
-	}
-	e := activity.Event{Kind: kind}
-	if len(o.Lost) > 0 {
-		e.Message = fmt.Sprintf("forced: %d file(s) its branch does not hold were lost", len(o.Lost))
-	}
-	s.note(ctx, r, slug, e, start, err)
-}
-
-// notePauseAll records each sandbox that PauseAll or ResumeAll paused or
-// resumed, in its own repository's record (the one its labels name when
-// r is nil).
-func (s *Sandboxes) notePauseAll(ctx context.Context, r *api.Repo, kind activity.Kind, outs []api.Outcome, start time.Time) {
-	for _, o := range outs {
-		if o.Name == "" {
-			continue // not done: its error is among those returned
-		}
-		if r != nil {
-			s.notePause(ctx, r, o.Name, kind, o, start, nil)
-		} else if o.GitDir != "" && !o.Already && o.Skipped == "" {
-			s.noteIn(ctx, o.GitDir, o.Name, activity.Event{Kind: kind}, start, nil)
-		}
-	}
+	return s.ops.ResumeAll(ctx, r)
 }
 
 // Doctor checks what litterbox needs (the engine, the image, git, the
@@ -523,3 +307,9 @@ func ContainerPath(p string) (string, error) { return core.ContainerPath(p) }
 
 // Log is the service's log, which a front end may redirect.
 func (s *Sandboxes) Log() *log.Logger { return s.c.Log }
+
+// Exec runs a command in a running sandbox, in /src, as the sandbox user, and
+// returns its exit code. Only failures to run it at all are errors.
+func (s *Sandboxes) Exec(ctx context.Context, r *api.Repo, name string, o api.ExecOptions) (int, error) {
+	return s.ops.Exec(ctx, r, name, o)
+}

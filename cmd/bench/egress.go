@@ -23,8 +23,8 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/runner"
-	"github.com/litterbox-dev/litterbox/sandbox"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/secrets"
 )
 
@@ -359,7 +359,7 @@ func (b *bench) egressCreate(ctx context.Context, p *docker.Provider, program []
 			if err := copyIn(spec.Name); err != nil {
 				return err
 			}
-			return runCmd(ctx, append([]string{"docker", "exec", spec.Name}, sandbox.DefaultSetup...)...)
+			return runCmd(ctx, append([]string{"docker", "exec", spec.Name}, config.DefaultSetup...)...)
 		})
 		if made != nil {
 			if made.Ref.NetworkID != "" && i > 0 {
@@ -416,7 +416,7 @@ func (b *bench) egressCreate(ctx context.Context, p *docker.Provider, program []
 				// The default setup command needs no network: it runs
 				// beside the gateway's install (one a user sets would
 				// wait for the relay first: egress.WaitRelay).
-				sbErr = runCmd(ctx, append([]string{"docker", "exec", plan.Sandbox.Name}, sandbox.DefaultSetup...)...)
+				sbErr = runCmd(ctx, append([]string{"docker", "exec", plan.Sandbox.Name}, config.DefaultSetup...)...)
 			}()
 			wg.Wait()
 			return cmpErr(gwErr, sbErr)

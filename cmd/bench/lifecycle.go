@@ -9,8 +9,8 @@ import (
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
-	"github.com/litterbox-dev/litterbox/sandbox"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
 
 // caseCreate times `litterbox create` and `litterbox delete` on the big and
@@ -201,7 +201,7 @@ func (b *bench) floorCreate(ctx context.Context, dir string, r *api.Repo, head, 
 	); err != nil {
 		return err
 	}
-	return runCmd(ctx, append([]string{"docker", "exec", name}, sandbox.DefaultSetup...)...)
+	return runCmd(ctx, append([]string{"docker", "exec", name}, config.DefaultSetup...)...)
 }
 
 // floorDelete is `docker rm -f` and `git branch -D` (issue 13's floor).

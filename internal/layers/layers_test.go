@@ -54,6 +54,7 @@ runner
 < sandbox/internal/inventory
 < sandbox/internal/recording, sandbox/internal/review
 < sandbox/internal/files, sandbox/internal/pause, sandbox/internal/provision
+< sandbox/internal/oplog
 
 # the façade, the front ends over it, the command line over those
 < sandbox

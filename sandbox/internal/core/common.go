@@ -206,3 +206,18 @@ func WithStderr(err error, stderr string) error {
 	}
 	return err
 }
+
+// NewCommon is what the concerns share: engine p, git's runner r, logger
+// (the default one when nil) and opts, with their defaults filled in.
+func NewCommon(p provider.Provider, r runner.Runner, logger *log.Logger, opts api.Options) *Common {
+	if logger == nil {
+		logger = log.Default()
+	}
+	if opts.Image == "" {
+		opts.Image = api.DefaultImage
+	}
+	if opts.ExtraLabels == nil {
+		opts.ExtraLabels = map[string]string{}
+	}
+	return &Common{Provider: p, Runner: r, Log: logger, Options: opts}
+}

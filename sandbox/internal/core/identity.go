@@ -1,15 +1,17 @@
 package core
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/internal/atomicfile"
+	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // A repository is known to the engine by a random id, not by its path: a
@@ -91,4 +93,17 @@ func EnsureRepoID(r *api.Repo) error {
 		return fmt.Errorf("record this repository's id: %s holds no valid id: remove it and try again", path)
 	}
 	return nil
+}
+
+// RepoIDOf is the id of the repository containing dir, made when it has
+// none yet: what an engine of its own (--engine vm) is kept under.
+func RepoIDOf(ctx context.Context, run runner.Runner, dir string) (string, error) {
+	r, err := OpenRepo(ctx, run, dir)
+	if err != nil {
+		return "", err
+	}
+	if err := EnsureRepoID(r); err != nil {
+		return "", err
+	}
+	return r.ID, nil
 }

@@ -1,9 +1,10 @@
 package core
 
 import (
-	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"path"
 	"strings"
+
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // MaxPathBytes is the longest path an agent may give, Linux's PATH_MAX.

@@ -2,8 +2,9 @@ package core
 
 import (
 	"errors"
-	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"strings"
+
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // repoSlug slugifies a repository's directory name for container names

@@ -2,10 +2,11 @@ package core
 
 import (
 	"errors"
-	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 func TestSlugify(t *testing.T) {

@@ -42,7 +42,7 @@ func (f *Files) Bash(ctx context.Context, h *api.Handle, command string, o api.B
 		return nil, nil, core.NewError(api.ErrBadArgument, "timeout %s is over the limit of %s", timeout, api.MaxBashTimeout)
 	}
 	spec := recording.RunSpec{Command: command, Workdir: wd, Timeout: timeout, Cap: o.OutputCap, KeepOutput: true, Message: o.Message}
-	var gw *netgate.Record
+	var gw *netgate.NetFile
 	if h.Repo != nil {
 		if rec, ok, _ := netgate.Read(h.Repo.Git.CommonDir, h.Slug); ok {
 			// The run reads what the gateway refused during it.
@@ -79,7 +79,7 @@ func (f *Files) Bash(ctx context.Context, h *api.Handle, command string, o api.B
 // before the file, something in the sandbox put in its place, or the
 // gateway emptied it during the run), what the gateway's refusals table
 // answers, asked by an exec of its own.
-func (f *Files) refused(ctx context.Context, h *api.Handle, gw *netgate.Record, run *api.RunResult, start time.Time) []string {
+func (f *Files) refused(ctx context.Context, h *api.Handle, gw *netgate.NetFile, run *api.RunResult, start time.Time) []string {
 	if run.RefusalsRead {
 		if hosts, ok := netgate.RefusedIn(run.Refusals); ok {
 			return hosts

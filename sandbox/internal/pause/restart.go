@@ -33,7 +33,7 @@ func (ps *Pauser) canStart() bool {
 // way is what resume does for a confined sandbox's way out.
 type way struct {
 	slug string
-	rec  *netgate.Record
+	rec  *netgate.NetFile
 }
 
 // wayOut is c's gateway record, nil for a sandbox without one.

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"io"
 	"io/fs"
 	"os"
@@ -22,10 +23,10 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
-	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
 )
 
 // Reviewer reviews c's sandboxes' branches; inv finds a sandbox's branch
@@ -37,6 +38,21 @@ type Reviewer struct {
 
 // New is the review of c's sandboxes.
 func New(c *core.Common, inv *inventory.Inventory) *Reviewer { return &Reviewer{Common: c, inv: inv} }
+
+// ListDir lists the sandboxes of the repository containing dir and its
+// warm pool, at about the cost of one engine list. It first finishes an
+// interrupted merge or apply of this working tree (RecoverWorktree).
+func (rw *Reviewer) ListDir(ctx context.Context, dir string) ([]api.Sandbox, []api.PoolEntry, error) {
+	r, list, members, err := rw.inv.ListDir(ctx, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := rw.RecoverWorktree(ctx, r); err != nil {
+		// The message says what to do; the list is still worth showing.
+		rw.Log.Warn(err.Error())
+	}
+	return list, pool.Entries(r, members), nil
+}
 
 // History lists the snapshot and milestone commits of a sandbox's branch
 // since its base, newest first (litterbox log).
