@@ -11,7 +11,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/litterbox-dev/litterbox/internal/testutil/standin"
+	"github.com/litterbox-dev/litterbox/internal/enginetest/standin"
 )
 
 // The harness_*.txtar scripts run the agent harnesses people use (Claude

@@ -8,7 +8,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/litterbox-dev/litterbox/internal/testutil"
+	"github.com/litterbox-dev/litterbox/internal/enginetest"
 )
 
 // kubernetesScript reports whether a script is one of the Kubernetes
@@ -21,7 +21,7 @@ func kubernetesScript(name string) bool { return strings.HasPrefix(name, "kubern
 // scripts/ensure-kubernetes.sh, in a namespace of its own. With CI=true a
 // cluster that does not answer fails the test.
 func TestScriptsKubernetes(t *testing.T) {
-	k := testutil.KubernetesOrSkip(t)
+	k := enginetest.KubernetesOrSkip(t)
 	ns := k.Namespace(t)
 	testscript.Run(t, scriptParams(t, kubernetesScript,
 		"LITTERBOX_ENGINE=kubernetes", "LITTERBOX_KUBECONFIG="+k.Kubeconfig, "LITTERBOX_KUBECTL="+k.Kubectl, "LITTERBOX_NAMESPACE="+ns))

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/litterbox-dev/litterbox/internal/testutil"
+	"github.com/litterbox-dev/litterbox/internal/enginetest"
 )
 
 // TestVersionGoBuild builds litterbox the way `go build` or `go install` from
@@ -23,7 +23,7 @@ import (
 func TestVersionGoBuild(t *testing.T) {
 	src := t.TempDir()
 	copySource(t, src)
-	testutil.CommitRepo(t, src)
+	enginetest.CommitRepo(t, src)
 	head := gitOut(t, src, "rev-parse", "HEAD")
 
 	bin := filepath.Join(t.TempDir(), "litterbox")

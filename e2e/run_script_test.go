@@ -7,7 +7,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/litterbox-dev/litterbox/internal/testutil/standin"
+	"github.com/litterbox-dev/litterbox/internal/enginetest/standin"
 )
 
 // The run_*.txtar scripts run the harnesses inside sandboxes with

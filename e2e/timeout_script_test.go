@@ -9,7 +9,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/litterbox-dev/litterbox/internal/testutil"
+	"github.com/litterbox-dev/litterbox/internal/enginetest"
 )
 
 // hangScript stands in for a program that never answers, like a docker CLI
@@ -47,10 +47,10 @@ func cmdHang(ts *testscript.TestScript, neg bool, args []string) {
 		for _, field := range all {
 			pid, err := strconv.Atoi(field)
 			ts.Check(err)
-			for testutil.ProcessAlive(pid) && time.Now().Before(deadline) {
+			for enginetest.ProcessAlive(pid) && time.Now().Before(deadline) {
 				time.Sleep(20 * time.Millisecond)
 			}
-			if testutil.ProcessAlive(pid) {
+			if enginetest.ProcessAlive(pid) {
 				ts.Fatalf("process %d that the hanging stand-in started is still running", pid)
 			}
 		}

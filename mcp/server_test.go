@@ -15,7 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/litterbox-dev/litterbox/internal/testutil"
+	"github.com/litterbox-dev/litterbox/internal/enginetest"
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
@@ -124,11 +124,11 @@ func initialize(t *testing.T, c *client.Client) {
 // TestConcurrentBash runs ten bash calls at once on two sandboxes and checks
 // each gets its own output, and that the calls overlap rather than queue.
 func TestConcurrentBash(t *testing.T) {
-	testutil.DockerOrSkip(t)
+	enginetest.DockerOrSkip(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	repo := filepath.Join(dir, fmt.Sprintf("conc-%d", os.Getpid()))
-	testutil.CommitRepo(t, repo)
+	enginetest.CommitRepo(t, repo)
 	logger := log.New(os.Stderr)
 	logger.SetLevel(log.WarnLevel)
 	p, err := docker.New(docker.Options{Runner: runner.Exec{Log: logger}})

@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/litterbox-dev/litterbox/internal/testutil"
+	"github.com/litterbox-dev/litterbox/internal/enginetest"
 )
 
 func TestQuote(t *testing.T) {
@@ -92,10 +92,10 @@ func TestTimeoutKillsTheCommandAndItsChildren(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	// The kill is sent before Run returns; dying takes the kernel a moment.
-	for i := 0; i < 100 && testutil.ProcessAlive(pid); i++ {
+	for i := 0; i < 100 && enginetest.ProcessAlive(pid); i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if testutil.ProcessAlive(pid) {
+	if enginetest.ProcessAlive(pid) {
 		t.Errorf("the command's child %d is still running", pid)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}

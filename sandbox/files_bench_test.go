@@ -11,7 +11,7 @@ import (
 
 	"github.com/charmbracelet/log"
 
-	"github.com/litterbox-dev/litterbox/internal/testutil"
+	"github.com/litterbox-dev/litterbox/internal/enginetest"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -23,7 +23,7 @@ import (
 // for bash, busybox grep run with docker exec for grep. Run with
 // go test -run XXX -bench Files ./sandbox/ (needs Docker).
 func BenchmarkFiles(b *testing.B) {
-	testutil.DockerOrSkip(b)
+	enginetest.DockerOrSkip(b)
 	ctx := context.Background()
 	dir := b.TempDir()
 	repo := filepath.Join(dir, fmt.Sprintf("bench-%d", os.Getpid()))
@@ -37,7 +37,7 @@ func BenchmarkFiles(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	testutil.CommitRepo(b, repo)
+	enginetest.CommitRepo(b, repo)
 	logger := log.New(os.Stderr)
 	logger.SetLevel(log.ErrorLevel)
 	p, err := docker.New(docker.Options{Runner: runner.Exec{Log: logger}})

@@ -41,7 +41,7 @@ clean() {
   log "$name: removed ${#containers[@]} container(s), ${#networks[@]} network(s), ${#volumes[@]} volume(s) labelled $key"
 }
 
-# The namespaces the Kubernetes tests made (testutil.Kubernetes.Namespace), in
+# The namespaces the Kubernetes tests made (enginetest.Kubernetes.Namespace), in
 # the cluster of scripts/ensure-kubernetes.sh when it runs; deleting one
 # deletes its pods.
 k8s=/run/litterbox-k8s

@@ -36,7 +36,7 @@ set -euo pipefail
 K8S_VERSION=${LITTERBOX_K8S_VERSION:-v1.34.4}
 CACHE=${LITTERBOX_K8S_CACHE:-/var/cache/litterbox/k8s}
 # One cluster per machine: the namespace, the addresses and $DIR are fixed
-# (internal/testutil looks for the kubeconfig in $DIR).
+# (internal/enginetest looks for the kubeconfig in $DIR).
 DIR=/run/litterbox-k8s
 NETNS=litterbox-k8s
 IMAGE=${LITTERBOX_TEST_IMAGE:-busybox:latest}

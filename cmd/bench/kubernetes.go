@@ -18,7 +18,7 @@ var kubernetesCases = []string{
 }
 
 // kubeCluster finds the test cluster: its kubeconfig and the kubectl built
-// with it, as internal/testutil does.
+// with it, as internal/enginetest does.
 func kubeCluster(ctx context.Context) (kubeconfig, kubectl string, err error) {
 	kubeconfig = os.Getenv("LITTERBOX_TEST_KUBECONFIG")
 	if kubeconfig == "" {

@@ -25,7 +25,7 @@ const tiers = `
 # leaves: no package of the module
 internal/buildinfo, internal/flock, internal/atomicfile, internal/fsname, internal/termtext,
 internal/textcap, internal/staticbin, internal/tomlkeys, internal/egresstest,
-internal/testutil, internal/testutil/standin,
+internal/enginetest, internal/enginetest/standin,
 runner
 
 # over the leaves: git and the engine seam, the activity record, the

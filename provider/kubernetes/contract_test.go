@@ -9,7 +9,7 @@ import (
 
 	"github.com/charmbracelet/log"
 
-	"github.com/litterbox-dev/litterbox/internal/testutil"
+	"github.com/litterbox-dev/litterbox/internal/enginetest"
 	"github.com/litterbox-dev/litterbox/provider/contract"
 	"github.com/litterbox-dev/litterbox/provider/kubernetes"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -34,7 +34,7 @@ current-context: dead
 // scripts/ensure-kubernetes.sh, in a namespace of its own. With CI=true a
 // cluster that does not answer fails the test.
 func TestContract(t *testing.T) {
-	k := testutil.KubernetesOrSkip(t)
+	k := enginetest.KubernetesOrSkip(t)
 	ns := k.Namespace(t)
 	run := runner.Exec{Log: log.New(io.Discard)}
 	p, err := kubernetes.New(kubernetes.Options{Kubectl: k.Kubectl, Kubeconfig: k.Kubeconfig, Namespace: ns, Runner: run, StateDir: t.TempDir()})

@@ -10,7 +10,7 @@ import (
 
 	"github.com/charmbracelet/log"
 
-	"github.com/litterbox-dev/litterbox/internal/testutil"
+	"github.com/litterbox-dev/litterbox/internal/enginetest"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/kubernetes"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -38,7 +38,7 @@ const nodeAPI = "the API server on the node"
 // policy selects, beside it, reaches every one of them, so each refusal is
 // the policy's. Its policy used to let it reach all but other sandboxes.
 func TestEgress(t *testing.T) {
-	k := testutil.KubernetesOrSkip(t)
+	k := enginetest.KubernetesOrSkip(t)
 	ns, other := k.Namespace(t), k.Namespace(t)
 	ctx := context.Background()
 	p, err := kubernetes.New(kubernetes.Options{Kubectl: k.Kubectl, Kubeconfig: k.Kubeconfig, Namespace: ns,

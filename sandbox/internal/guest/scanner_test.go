@@ -16,8 +16,8 @@ import (
 
 	"github.com/charmbracelet/log"
 
+	"github.com/litterbox-dev/litterbox/internal/enginetest"
 	"github.com/litterbox-dev/litterbox/internal/scanbin"
-	"github.com/litterbox-dev/litterbox/internal/testutil"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -31,7 +31,7 @@ import (
 // no scanner behind, so the next snapshot installs it whole; a truncated
 // one in place would crash every scan (exit 139).
 func TestInstallCutShort(t *testing.T) {
-	testutil.DockerOrSkip(t)
+	enginetest.DockerOrSkip(t)
 	ctx := context.Background()
 	label := fmt.Sprintf("dev.litterbox.test=guest-%d", os.Getpid())
 	out, err := exec.Command("docker", "run", "-d", "--rm", "--label", label,

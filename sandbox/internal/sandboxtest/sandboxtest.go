@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/litterbox-dev/litterbox/internal/testutil"
+	"github.com/litterbox-dev/litterbox/internal/enginetest"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/fake"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
@@ -77,6 +77,6 @@ func Repo(t testing.TB, files map[string]string) string {
 			t.Fatal(err)
 		}
 	}
-	testutil.CommitRepo(t, dir)
+	enginetest.CommitRepo(t, dir)
 	return dir
 }

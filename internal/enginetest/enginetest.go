@@ -1,5 +1,6 @@
-// Package testutil holds what tests against a real Docker engine share.
-package testutil
+// Package enginetest holds what tests against a real engine (Docker,
+// Kubernetes) share.
+package enginetest
 
 import (
 	"bytes"
