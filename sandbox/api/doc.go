@@ -12,6 +12,7 @@
 // here changes what scripts and agents read.
 //
 // Each file holds the words of one concern: core.go those every concern
-// shares (the repository, the handle, labels, names, errors), files.go
-// the file tools', inventory.go list's, provision.go create's and so on.
+// shares (the repository, the handle, labels, names, the options),
+// errors.go the outcomes, files.go the file tools', inventory.go list's,
+// provision.go create's and so on.
 package api

@@ -3,11 +3,12 @@ package api
 import (
 	"context"
 	"fmt"
+	"strings"
+
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/secrets"
-	"strings"
 )
 
 // CreateOptions tune Create. The zero value is the documented default.

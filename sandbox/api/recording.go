@@ -1,8 +1,9 @@
 package api
 
 import (
-	"github.com/litterbox-dev/litterbox/scanner"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/scanner"
 )
 
 // MaxMessageBytes is the longest milestone message.
