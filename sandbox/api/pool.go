@@ -4,7 +4,7 @@ import (
 	"time"
 )
 
-// Entry is one pooled container, as `litterbox pool` and `list` show it.
+// PoolEntry is one pooled container, as `litterbox pool` and `list` show it.
 type PoolEntry struct {
 	Container string `json:"container"`
 	// State is "ready" (HEAD copied in, waiting to be claimed), "filling"

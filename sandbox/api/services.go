@@ -28,7 +28,7 @@ type PortsResult struct {
 	Ports   []PortInfo `json:"ports"`
 }
 
-// ErrUnknown is a service name the sandbox does not define.
+// ErrNoService is a service name the sandbox does not define.
 var ErrNoService = errors.New("no such service")
 
 // Service actions.
@@ -40,14 +40,14 @@ const (
 	ActionLogs    = "logs"
 )
 
-// Actions are the actions Do takes, in the order shown to
+// ServiceActions are the actions services.Do takes, in the order shown to
 // users.
 var ServiceActions = []string{ActionStart, ActionStop, ActionRestart, ActionStatus, ActionLogs}
 
 // DefaultLogLines is how many log lines the logs action returns by default.
 const DefaultLogLines = 100
 
-// Status is what the supervisor knows about one service. It comes
+// ServiceStatus is what the supervisor knows about one service. It comes
 // from state files the agent can write: every field is checked (the name is
 // the one asked for, the state one of the supervisor's, numbers digits in
 // range), so it may lie but holds no byte a terminal acts on.
@@ -70,7 +70,7 @@ type ServiceStatus struct {
 	StartedAt time.Time `json:"startedAt,omitzero"`
 }
 
-// Result is the outcome of one service action.
+// ServiceResult is the outcome of one service action.
 type ServiceResult struct {
 	Sandbox string `json:"sandbox"`
 	Action  string `json:"action"`

@@ -337,7 +337,7 @@ func (op *Ops) notePauseAll(ctx context.Context, r *api.Repo, kind activity.Kind
 	}
 }
 
-// note appends e to the activity record of sandbox slug of r, by the actor
+// Note appends e to the activity record of sandbox slug of r, by the actor
 // of ctx unless e.By is set, with err as its error and, when start is not
 // zero, the time since start. A failed operation is noted only in a record
 // that exists, and one that found no sandbox not at all: naming sandboxes
@@ -404,11 +404,11 @@ func slugOf(name string) string {
 	return slug
 }
 
-// noteExit records that a service ended by itself, once, when litterbox
+// NoteExit records that a service ended by itself, once, when litterbox
 // learns of it: a service exits inside the sandbox, where no litterbox
 // process watches, so its exit is known when a status comes back (any
 // service action). The status comes from state files the agent can
-// write (services.Status), so the event says where it comes from; it is
+// write (api.ServiceStatus), so the event says where it comes from; it is
 // about the agent's own sandbox and holds only checked fields.
 func (op *Ops) NoteExit(ctx context.Context, h *api.Handle, st api.ServiceStatus) {
 	if st.LastExitCode == nil || (st.State != "exited" && st.State != "backoff" && st.State != "dead") {
@@ -448,7 +448,7 @@ func (op *Ops) Exec(ctx context.Context, r *api.Repo, name string, o api.ExecOpt
 	return op.ExecIn(ctx, r, f.Slug, f.Container.Ref, o)
 }
 
-// execIn is Exec in sandbox slug, found running as ref.
+// ExecIn is Exec in sandbox slug, found running as ref.
 func (op *Ops) ExecIn(ctx context.Context, r *api.Repo, slug string, ref provider.Ref, o api.ExecOptions) (int, error) {
 	// A session can last hours (a shell): its start is an event of its
 	// own, so the feed shows someone is in the sandbox meanwhile.
