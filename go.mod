@@ -19,9 +19,11 @@ require (
 	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/posener/complete v1.2.3
 	github.com/rogpeppe/go-internal v1.16.0
+	go.opentelemetry.io/proto/slim/otlp v1.11.1
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
 	golang.org/x/sys v0.38.0
 	golang.org/x/text v0.14.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (

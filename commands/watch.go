@@ -18,6 +18,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/litterbox-dev/litterbox/activity"
+	"github.com/litterbox-dev/litterbox/activity/otlp"
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
@@ -27,7 +28,9 @@ import (
 type Watch struct {
 	Names    []string `arg:"" optional:"" predictor:"sandbox" help:"Sandboxes to follow (default: every sandbox of the repository, those made later too)."`
 	AllRepos bool     `name:"all-repos" help:"Follow the sandboxes of every repository, found through their containers' labels as list --all-repos finds them."`
-	JSON     bool     `name:"json" help:"Print each event as one line of JSON, with its repository: for scripts."`
+	JSON     bool     `name:"json" help:"Print each event as one line of JSON, with its repository: for scripts (--format json)."`
+	Format   string   `name:"format" enum:"text,json,otlp-json" default:"text" help:"What stdout carries: text, one line an event; json, as --json; otlp-json, each batch of events as one OpenTelemetry export request a line (OTLP/JSON, the collector's file format)."`
+	OTLP     string   `name:"otlp" placeholder:"URL" help:"Also send every event to the OpenTelemetry collector at URL, as log records over OTLP/HTTP (http://HOST:4318, or its /v1/logs); OTEL_EXPORTER_OTLP_HEADERS adds headers. An unreachable collector is an error at start; later failures are said on stderr, never block."`
 	Since    string   `name:"since" placeholder:"WHEN" help:"First show what was recorded since WHEN: a duration (30s, 10m, 2h, 3d) or a time (15:04, 2006-01-02, 2006-01-02T15:04:05Z). Default: only what happens from now on."`
 
 	since time.Time
@@ -45,6 +48,19 @@ func (w *Watch) Validate() error {
 	}
 	if w.AllRepos && len(w.Names) > 0 {
 		return errors.New("give sandbox names or --all-repos, not both")
+	}
+	if w.JSON && w.Format != "text" && w.Format != "json" {
+		return fmt.Errorf("--json is --format json: give one of them, not --json with --format %s", w.Format)
+	}
+	if w.JSON {
+		w.Format = "json"
+	}
+	if w.OTLP != "" {
+		u, err := otlp.Endpoint(w.OTLP)
+		if err != nil {
+			return err
+		}
+		w.OTLP = u
 	}
 	since, err := parseSince(w.Since, time.Now())
 	if err != nil {
@@ -84,9 +100,25 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 
 // Run prints events until Ctrl-C.
 func (w *Watch) Run(ctx context.Context, env *Env) error {
-	p := &eventPrinter{out: bufio.NewWriter(env.Stdout), errOut: env.Stderr, json: w.JSON, repoNames: w.AllRepos}
-	if f, ok := env.Stdout.(*os.File); ok && !w.JSON && isTerminal(f) {
+	p := &eventPrinter{out: bufio.NewWriter(env.Stdout), errOut: env.Stderr, format: w.Format, repoNames: w.AllRepos}
+	if f, ok := env.Stdout.(*os.File); ok && w.Format == "text" && isTerminal(f) {
 		p.term = f
+	}
+	if w.OTLP != "" {
+		x, err := w.exporter(ctx, env)
+		if err != nil {
+			return err
+		}
+		p.export = x
+		defer func() {
+			// What the collector has not taken yet gets a few seconds
+			// after Ctrl-C, not more: watch ends when asked.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if n := x.Close(cctx); n > 0 {
+				env.errf("litterbox watch: %d events were not sent to %s before watch ended\n", n, w.OTLP)
+			}
+		}()
 	}
 	if !w.AllRepos {
 		r, err := env.Repo(ctx)
@@ -109,6 +141,20 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 		return f.Run(ctx, func(evs []activity.Event) { p.print(r.Root(), evs) })
 	}
 	return w.allRepos(ctx, env, p)
+}
+
+// exporter is the --otlp collector's, checked to answer before anything
+// is watched.
+func (w *Watch) exporter(ctx context.Context, env *Env) (*otlp.Exporter, error) {
+	h, err := otlp.Headers(os.Getenv("OTEL_EXPORTER_OTLP_HEADERS"))
+	if err != nil {
+		return nil, err
+	}
+	x := &otlp.Exporter{URL: w.OTLP, Headers: h, Errs: env.Stderr}
+	if err := x.Check(ctx); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // repoRescan is how often watch --all-repos asks the engine for
@@ -177,8 +223,9 @@ type eventPrinter struct {
 	out       *bufio.Writer
 	errOut    io.Writer // where a loss is told
 	term      *os.File  // stdout, when it is a terminal and the form text
-	json      bool
-	repoNames bool // name the repository of each event
+	format    string    // text, json, otlp-json (Watch.Format)
+	repoNames bool      // name the repository of each event
+	export    *otlp.Exporter
 }
 
 // jsonEvent is an event as watch --json prints it.
@@ -190,6 +237,13 @@ type jsonEvent struct {
 func (p *eventPrinter) print(repo string, evs []activity.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	var records []otlp.LogRecord
+	if p.export != nil || p.format == "otlp-json" {
+		records = otlp.Records(repo, evs, time.Now())
+	}
+	if p.export != nil {
+		p.export.Add(records)
+	}
 	width := 0
 	if p.term != nil {
 		if w, _, err := term.GetSize(p.term.Fd()); err == nil && w > 0 {
@@ -202,17 +256,20 @@ func (p *eventPrinter) print(repo string, evs []activity.Event) {
 			// stalled; the JSON stream holds it too, as a record.
 			fmt.Fprintf(p.errOut, "litterbox watch: missed %d event%s of %s (numbers %d to %d): the record rotated them away before watch read them; the refused connections and failed operations among them are kept aside (`litterbox watch --since` and `litterbox ui` show them)\n",
 				e.Missed, map[bool]string{true: "", false: "s"}[e.Missed == 1], termtext.Escape(e.Sandbox), e.Seq, e.Seq+e.Missed-1)
-			if !p.json {
+			if p.format != "json" {
 				continue
 			}
 		}
 		if e.Kind == activity.KindBroken {
 			fmt.Fprintf(p.errOut, "litterbox watch: %s\n", activity.Line(e))
-			if !p.json {
+			if p.format != "json" {
 				continue
 			}
 		}
-		if p.json {
+		if p.format == "otlp-json" {
+			continue
+		}
+		if p.format == "json" {
 			line, err := json.Marshal(jsonEvent{Repo: repo, Event: e})
 			if err != nil {
 				continue
@@ -229,6 +286,10 @@ func (p *eventPrinter) print(repo string, evs []activity.Event) {
 			line = ansi.Truncate(line, width, "…")
 		}
 		p.out.WriteString(line)
+		p.out.WriteByte('\n')
+	}
+	if p.format == "otlp-json" && len(records) > 0 {
+		p.out.Write(termtext.JSON(otlp.Encode(records)))
 		p.out.WriteByte('\n')
 	}
 	p.out.Flush()
