@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"os"
@@ -11,7 +12,39 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	logs "go.opentelemetry.io/proto/slim/otlp/logs/v1"
+
+	"github.com/litterbox-dev/litterbox/activity/otlp/otlptest"
 )
+
+func cmdOTLPCollector(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: otlpcollector FILE")
+	}
+	path := ts.MkAbs(args[0])
+	appendTo := func(p string, b []byte) {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err == nil {
+			f.Write(b)
+			f.Close()
+		}
+	}
+	appendTo(path, nil)
+	var last []byte
+	c := otlptest.Start(nil, func(r *logs.LogRecord, raw []byte, err error) {
+		if !bytes.Equal(raw, last) {
+			appendTo(path+".raw", append(raw, '\n'))
+			last = raw
+		}
+		if err != nil {
+			appendTo(path, []byte(fmt.Sprintf("undecodable: %v\n", err)))
+			return
+		}
+		appendTo(path, []byte(otlptest.Line(r)+"\n"))
+	})
+	ts.Defer(c.Close)
+	ts.Setenv("OTLPURL", c.URL)
+}
 
 func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 || (neg && args[0] != "plain" && args[0] != "pane") {

@@ -96,6 +96,15 @@ var scriptCmds = []scriptCommand{
 	// HOSTPORT to the port: a host service a sandbox must not reach unless the
 	// user allows it.
 	{"hostserve", cmdHostServe},
+	// otlpcollector FILE
+	//
+	// Starts an OTLP/HTTP logs receiver (activity/otlp/otlptest: each
+	// request decoded strictly with OpenTelemetry's own definitions) and
+	// sets $OTLPURL to it; it appends each record it takes to FILE, one
+	// line each (otlptest.Line), and each request's body to FILE.raw. A
+	// request that does not decode is a line "undecodable: ERROR" in FILE
+	// (its body in FILE.raw too). It stops when the script ends.
+	{"otlpcollector", cmdOTLPCollector},
 	// faults OP KILLS [ENGINE]
 	// runs KILLS rounds of OP (create, snapshot, delete, merge (a
 	// fast-forward), merge-true (with a merge commit) or apply) where

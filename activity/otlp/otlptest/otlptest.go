@@ -99,13 +99,15 @@ type Collector struct {
 	// 1) with instead of taking it; 0 takes it.
 	answer func(n int) int
 	n      int
-	// each, when set, is called with each record taken, in order.
-	each func(*logs.LogRecord, []byte)
+	// each, when set, is called with each record taken, in order, and
+	// with the error of each request that does not decode.
+	each func(*logs.LogRecord, []byte, error)
 }
 
 // Start starts a collector; answer (may be nil) says which requests to
-// refuse with which status, each (may be nil) sees each record taken.
-func Start(answer func(n int) int, each func(r *logs.LogRecord, raw []byte)) *Collector {
+// refuse with which status, each (may be nil) sees each record taken
+// (and the request's body) or the error of a request that did not decode.
+func Start(answer func(n int) int, each func(r *logs.LogRecord, raw []byte, err error)) *Collector {
 	c := &Collector{answer: answer, each: each}
 	c.server = httptest.NewServer(http.HandlerFunc(c.serve))
 	c.URL = c.server.URL + "/v1/logs"
@@ -142,6 +144,9 @@ func (c *Collector) serve(w http.ResponseWriter, r *http.Request) {
 	req, err := Decode(body)
 	if err != nil {
 		c.errs = append(c.errs, fmt.Errorf("request %d: %w", c.n, err))
+		if c.each != nil {
+			c.each(nil, body, err)
+		}
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -149,7 +154,7 @@ func (c *Collector) serve(w http.ResponseWriter, r *http.Request) {
 	for _, rec := range Records(req) {
 		c.records = append(c.records, rec)
 		if c.each != nil {
-			c.each(rec, body)
+			c.each(rec, body, nil)
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
