@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,8 +20,11 @@ import (
 
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/activity/otlp"
+	"github.com/litterbox-dev/litterbox/egress"
+	"github.com/litterbox-dev/litterbox/gateway"
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
+	"github.com/litterbox-dev/litterbox/sandbox"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
@@ -137,6 +141,9 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 					w.Names[i], r.Root())
 			}
 		}
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		w.connections(ctx, env, r, p, &wg)
 		f := &activity.Follower{Dir: dir, Names: w.slugs, Since: w.since}
 		return f.Run(ctx, func(evs []activity.Event) { p.print(r.Root(), evs) })
 	}
@@ -157,6 +164,62 @@ func (w *Watch) exporter(ctx context.Context, env *Env) (*otlp.Exporter, error) 
 	return x, nil
 }
 
+// connPoll is how often watch, when it exports, collects the records of
+// connections from the gateways of the sandboxes it follows: one engine
+// list and one exec in each gateway (what `litterbox net` does).
+const connPoll = 5 * time.Second
+
+// connections starts, when watch exports (--otlp, --format otlp-json), a
+// follower of r's gateways' connection records (`litterbox net log`,
+// allowed and refused), of the sandboxes named or all of them: every
+// connPoll it collects them and gives p those new since, until ctx ends.
+func (w *Watch) connections(ctx context.Context, env *Env, r *api.Repo, p *eventPrinter, wg *sync.WaitGroup) {
+	if p.export == nil && p.format != "otlp-json" {
+		return
+	}
+	tails := map[string]*egress.Tail{}
+	poll := func(first bool) {
+		list, err := env.Sandboxes.List(ctx, r)
+		if err != nil {
+			return // said by the activity's follower, or the engine is back next time
+		}
+		list = slices.DeleteFunc(list, func(sb api.Sandbox) bool {
+			return sb.Egress == nil || (len(w.slugs) > 0 && !slices.Contains(w.slugs, sb.Name))
+		})
+		env.Sandboxes.CollectRefused(ctx, r, list)
+		for _, sb := range list {
+			t := tails[sb.Name]
+			if t == nil {
+				// Those there at the start: from the end, or --since;
+				// those made later: all they have.
+				since := w.since
+				if first && w.Since == "" {
+					since = time.Time{}
+				}
+				t = &egress.Tail{Store: sandbox.NetStore(r.Git.CommonDir, sb.Name), Since: since}
+				tails[sb.Name] = t
+			}
+			rs, err := t.Next()
+			if err != nil {
+				env.errf("warning: cannot read the connections of %s: %v\n", sb.Name, err)
+			}
+			p.connections(r.Root(), sb.Name, rs)
+		}
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for first := true; ; first = false {
+			poll(first)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(connPoll):
+			}
+		}
+	}()
+}
+
 // repoRescan is how often watch --all-repos asks the engine for
 // repositories that have sandboxes, to follow those that appear.
 const repoRescan = 10 * time.Second
@@ -173,6 +236,7 @@ func (w *Watch) allRepos(ctx context.Context, env *Env, p *eventPrinter) error {
 			return
 		}
 		followed[dir] = true
+		w.connections(ctx, env, r, p, &wg)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -237,12 +301,8 @@ type jsonEvent struct {
 func (p *eventPrinter) print(repo string, evs []activity.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var records []otlp.LogRecord
 	if p.export != nil || p.format == "otlp-json" {
-		records = otlp.Records(repo, evs, time.Now())
-	}
-	if p.export != nil {
-		p.export.Add(records)
+		p.emit(otlp.Records(repo, evs, time.Now()))
 	}
 	width := 0
 	if p.term != nil {
@@ -288,9 +348,32 @@ func (p *eventPrinter) print(repo string, evs []activity.Event) {
 		p.out.WriteString(line)
 		p.out.WriteByte('\n')
 	}
-	if p.format == "otlp-json" && len(records) > 0 {
+	p.out.Flush()
+}
+
+// connections gives a sandbox's gateway's records of connections to the
+// export.
+func (p *eventPrinter) connections(repo, sandbox string, rs []gateway.Record) {
+	if len(rs) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.emit(otlp.Connections(repo, sandbox, rs, time.Now()))
+	p.out.Flush()
+}
+
+// emit sends records to the collector (--otlp) and, with --format
+// otlp-json, writes them on stdout as one export request; p.mu is held.
+func (p *eventPrinter) emit(records []otlp.LogRecord) {
+	if len(records) == 0 {
+		return
+	}
+	if p.export != nil {
+		p.export.Add(records)
+	}
+	if p.format == "otlp-json" {
 		p.out.Write(termtext.JSON(otlp.Encode(records)))
 		p.out.WriteByte('\n')
 	}
-	p.out.Flush()
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -331,4 +332,92 @@ func BookSummary(e gateway.RefusedTarget) string {
 		parts = append(parts, "secret "+e.Secret)
 	}
 	return strings.Join(append(parts, e.Reason), "  ")
+}
+
+// Tail reads the records a store gains as they are written, across its
+// rotation (File moved to File.1): each Next returns those written since
+// the one before. The first Next returns those since Since (none when
+// Since is zero: it starts at the end).
+type Tail struct {
+	Store Store
+	Since time.Time
+
+	started bool
+	file    os.FileInfo // File when last read
+	off     int64       // how far into it
+}
+
+// Next returns the records written since the last call, oldest first. A
+// line not yet whole is left for the next call.
+func (t *Tail) Next() ([]gateway.Record, error) {
+	fi, err := os.Stat(t.Store.File)
+	if errors.Is(err, os.ErrNotExist) {
+		fi, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []gateway.Record
+	read := func(path string, from int64) (int64, error) {
+		rs, n, err := readFrom(path, from)
+		out = append(out, rs...)
+		return from + n, err
+	}
+	if !t.started {
+		t.started = true
+		if t.Since.IsZero() {
+			if fi != nil {
+				t.file, t.off = fi, fi.Size()
+			}
+			return nil, nil
+		}
+		if _, err := read(t.Store.File+".1", 0); err != nil {
+			return nil, err
+		}
+		if fi != nil {
+			t.file = fi
+			if t.off, err = read(t.Store.File, 0); err != nil {
+				return nil, err
+			}
+		}
+		return slices.DeleteFunc(out, func(r gateway.Record) bool { return r.Time.Before(t.Since) }), nil
+	}
+	if fi == nil {
+		return nil, nil
+	}
+	if t.file != nil && !os.SameFile(t.file, fi) {
+		// Rotated: the rest of the file read before is File.1 now.
+		if old, err := os.Stat(t.Store.File + ".1"); err == nil && os.SameFile(old, t.file) {
+			if _, err := read(t.Store.File+".1", t.off); err != nil {
+				return out, err
+			}
+		}
+		t.off = 0
+	}
+	t.file = fi
+	t.off, err = read(t.Store.File, t.off)
+	return out, err
+}
+
+// readFrom reads the whole lines of path from offset from: their records,
+// and the bytes they took.
+func readFrom(path string, from int64) ([]gateway.Record, int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return nil, 0, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 2*DefaultMax))
+	if err != nil {
+		return nil, 0, err
+	}
+	end := bytes.LastIndexByte(b, '\n') + 1
+	rs, err := readRecords(bytes.NewReader(b[:end]))
+	return rs, int64(end), err
 }

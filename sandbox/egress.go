@@ -6,9 +6,14 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/activity"
+	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 )
+
+// NetStore is where sandbox slug's record of connections is kept on the
+// host (collected from its gateway; `litterbox net log`).
+func NetStore(gitDir, slug string) egress.Store { return netgate.Store(gitDir, slug) }
 
 // NetStatus is a sandbox's way out: its gateway's policy and recent
 // connection attempts (docs/egress.md).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/activity/otlp/otlptest"
+	"github.com/litterbox-dev/litterbox/gateway"
 )
 
 // session is an MCP session's events as a record holds them: a bash call
@@ -233,5 +234,38 @@ func TestHeaders(t *testing.T) {
 	}
 	if _, err := Headers("novalue"); err == nil || strings.Contains(err.Error(), "novalue") {
 		t.Errorf("a bad entry: %v (must not quote it: it may be a token)", err)
+	}
+}
+
+// TestConnectionsDecode: the gateway's records go as litterbox.connection
+// records, refused ones WARN, with the host, the port, the verdict and the
+// bytes, and the names of secrets, read by the definitions.
+func TestConnectionsDecode(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	rs := []gateway.Record{
+		{Seq: 7, Time: t0, Kind: "connect", Host: "api.example.com", Port: 443, Addr: "93.184.216.34:443", Allowed: true, Reason: "api.example.com", Secret: "api", Sent: 120, Received: 4096, DurationMS: 35.4},
+		{Seq: 8, Time: t0.Add(time.Second), Kind: "http", Host: "pypi.org", Port: 80, Reason: "not in the allowlist"},
+	}
+	req, err := otlptest.Decode(Encode(Connections("/r", "fix-login", rs, time.Now())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := otlptest.Records(req)
+	if len(recs) != 2 {
+		t.Fatalf("%d records", len(recs))
+	}
+	for key, want := range map[string]string{"litterbox.host": "api.example.com", "litterbox.port": "443", "litterbox.allowed": "true", "litterbox.secret": "api", "litterbox.sent": "120", "litterbox.received": "4096", "litterbox.duration_ms": "35", "litterbox.gateway_seq": "7"} {
+		if got := otlptest.Attr(recs[0], key); got != want {
+			t.Errorf("%s = %q, want %q", key, got, want)
+		}
+	}
+	if recs[0].GetEventName() != "litterbox.connection" || recs[0].GetSeverityText() != "INFO" || recs[1].GetSeverityText() != "WARN" {
+		t.Errorf("names and severities: %s %s, %s", recs[0].GetEventName(), recs[0].GetSeverityText(), recs[1].GetSeverityText())
+	}
+	if got := otlptest.Attr(recs[1], "litterbox.allowed"); got != "false" {
+		t.Errorf("refused: allowed %q", got)
+	}
+	if body := recs[1].GetBody().GetStringValue(); !strings.Contains(body, "http  pypi.org:80  refused  not in the allowlist") {
+		t.Errorf("body %q", body)
 	}
 }
