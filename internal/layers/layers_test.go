@@ -26,7 +26,7 @@ const tiers = `
 internal/buildinfo, internal/flock, internal/atomicfile, internal/fsname, internal/termtext,
 internal/textcap, internal/staticbin, internal/tomlkeys, internal/egresstest,
 internal/enginetest, internal/enginetest/standin,
-runner
+runner, activity/otlp/otlptest
 
 # over the leaves: git and the engine seam, the activity record, the
 # programs' libraries and their embedded builds, the harnesses' settings files
@@ -40,8 +40,10 @@ runner
 # the VM engine (over Docker), the configuration, the gateway's host side
 < provider/vm, sandbox/config, egress, secrets
 
-# the sandbox service's vocabulary, which its concerns and front ends share
-< sandbox/api
+# the sandbox service's vocabulary, which its concerns and front ends
+# share; the activity's export (events and the gateway's records as
+# OpenTelemetry log records)
+< sandbox/api, activity/otlp
 
 # what the service's concerns share, and the harnesses
 < sandbox/internal/core, harness
