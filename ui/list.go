@@ -27,6 +27,9 @@ type row struct {
 	// broken is the note that its record does not follow at a line
 	// (activity.KindBroken), nil when none came
 	broken *activity.Event
+	// pending counts the agents' requests for hosts that wait (w shows
+	// them).
+	pending int
 }
 
 // sbKey names a sandbox across repositories.
@@ -153,13 +156,19 @@ func (p listPane) columns(st styles, now time.Time) []column {
 		rest -= svcW + 2
 	}
 	cols = append(cols, column{"LAST ACTIVITY", max(rest, 0), func(r row) string {
+		badge, w := "", max(rest, 0)
+		if r.pending > 0 {
+			// The badge first: the row may be cut at any width.
+			b := fmt.Sprintf("%d request%s (w) ", r.pending, map[bool]string{true: "", false: "s"}[r.pending == 1])
+			badge, w = st.warn.Render(b), max(w-len(b), 0)
+		}
 		switch {
 		case r.broken != nil:
-			return st.removed.Render(summary(*r.broken, max(rest, 0)))
+			return badge + st.removed.Render(summary(*r.broken, w))
 		case r.last == nil:
-			return st.dim.Render("none recorded")
+			return badge + st.dim.Render("none recorded")
 		}
-		return summary(*r.last, max(rest, 0))
+		return badge + summary(*r.last, w)
 	}})
 	return cols
 }

@@ -47,6 +47,8 @@ type Sandboxes interface {
 	Handle(ctx context.Context, r *api.Repo, name string) (*api.Handle, error)
 	Milestone(ctx context.Context, h *api.Handle, message string) (*api.MilestoneResult, error)
 	Exec(ctx context.Context, r *api.Repo, name string, o api.ExecOptions) (int, error)
+	NetRequests(ctx context.Context, r *api.Repo, name string) ([]sandbox.NetRequest, int, error)
+	AnswerNet(ctx context.Context, r *api.Repo, name, host string, approve bool) (*sandbox.NetStatus, bool, sandbox.NetRequest, error)
 }
 
 var _ Sandboxes = (*sandbox.Sandboxes)(nil)
@@ -94,6 +96,7 @@ const (
 	mainView mode = iota
 	diffView
 	detailView
+	requestsView // the selected sandbox's requests for hosts (requests.go)
 )
 
 // Model is the root model: it routes keys to the pane that has them and
@@ -119,6 +122,8 @@ type Model struct {
 	text   textView
 	dialog dialog
 	mode   mode
+	// reqCursor is the request selected in the requests view.
+	reqCursor int
 	// textKey is the sandbox (diff) or the commit (detail) the text view
 	// shows, so a late answer for another is dropped.
 	textKey string
@@ -174,6 +179,11 @@ type sbInfo struct {
 	svcs      map[string]string
 	refused   int
 	broken    *activity.Event // the note that its record does not follow, once one came
+	// requests are the agents' requests for hosts, reqDropped how many
+	// were refused because too many waited (requests.go).
+	requests   []sandbox.NetRequest
+	reqDropped int
+	reqErr     error
 }
 
 // New builds the root model.
@@ -389,6 +399,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.text = m.text.setText(m.detailLines())
 		return m, nil
+	case requestsMsg:
+		in := m.infoOf(msg.key)
+		in.reqErr = msg.err
+		if msg.err == nil {
+			in.requests, in.reqDropped = msg.reqs, msg.dropped
+		}
+		return m, m.rows()
 	case actionMsg:
 		m.busy = ""
 		if msg.err != nil {
@@ -524,6 +541,11 @@ func (m *Model) listed(msg listMsg) tea.Cmd {
 			in.asked = true
 			history[k] = activity.Dir(rs.r.Git.CommonDir)
 		}
+		if sb.Egress != nil {
+			// A file read, no engine call: the requests an event did
+			// not announce (another asked again) show by the next list.
+			cmds = append(cmds, requestsCmd(m.ctx, m.svc, rs.r, k))
+		}
 	}
 	if len(history) > 0 {
 		cmds = append(cmds, historyCmd(history, false))
@@ -565,6 +587,7 @@ func (m *Model) measure(rs *repoState) tea.Cmd {
 // again.
 func (m *Model) recorded(msg eventsMsg) tea.Cmd {
 	refresh, remeasure := false, false
+	var reread []tea.Cmd
 	known := map[string]bool{}
 	for _, sb := range m.sandboxes {
 		if sb.Repo == msg.repo {
@@ -596,8 +619,11 @@ func (m *Model) recorded(msg eventsMsg) tea.Cmd {
 		if e.Commit != "" {
 			remeasure = true
 		}
+		if rs := m.repos[msg.repo]; e.Kind == activity.KindNet && rs != nil {
+			reread = append(reread, requestsCmd(m.ctx, m.svc, rs.r, sbKey{msg.repo, e.Sandbox}))
+		}
 	}
-	cmds := []tea.Cmd{m.rows()}
+	cmds := append([]tea.Cmd{m.rows()}, reread...)
 	if refresh {
 		cmds = append(cmds, m.requestRefresh())
 	}
@@ -693,7 +719,7 @@ func (m *Model) rows() tea.Cmd {
 	for _, sb := range m.sandboxes {
 		k := sbKey{sb.Repo, sb.Name}
 		in := m.infoOf(k)
-		r := row{key: k, sb: sb, stats: in.stats, svcs: in.svcs, refused: in.refused, broken: in.broken}
+		r := row{key: k, sb: sb, stats: in.stats, svcs: in.svcs, refused: in.refused, broken: in.broken, pending: pendingCount(in.requests)}
 		evs := in.events
 		if !in.loaded {
 			evs = in.pending
@@ -794,6 +820,9 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		m.layout()
 		return cmd
 	}
+	if m.mode == requestsView {
+		return m.requestsKey(k.String())
+	}
 	if m.mode != mainView {
 		switch k.String() {
 		case "esc", "left", "h", "backspace":
@@ -836,6 +865,8 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		return m.openEvent()
 	case "d":
 		return m.openDiff()
+	case "w":
+		return m.openRequests()
 	case "R":
 		return m.requestRefresh()
 	case "p", "r", "m", "a", "x", "X", "s", "n":
@@ -1069,6 +1100,8 @@ func (m *Model) View() string {
 	switch {
 	case m.dialog.kind == helpDialog:
 		lines = append([]string{m.title()}, helpLines...)
+	case m.mode == requestsView:
+		lines = append([]string{m.title()}, m.requestLines()...)
 	case m.mode != mainView:
 		lines = m.text.view(m.st)
 	default:
@@ -1132,13 +1165,15 @@ func (m *Model) keys() string {
 		ks = [][2]string{{"enter", "record"}, {"esc", "cancel"}}
 	case m.dialog.kind == helpDialog:
 		ks = [][2]string{{"any key", "back"}}
+	case m.mode == requestsView:
+		ks = [][2]string{{"↑↓", "select"}, {"a", "approve"}, {"A", "approve and save"}, {"x", "refuse"}, {"esc", "back"}, {"?", "help"}, {"q", "quit"}}
 	case m.mode == diffView:
 		ks = [][2]string{{"↑↓", "scroll"}, {"]/[", "next/prev file"}, {"m", "merge this"}, {"a", "apply this"}, {"esc", "back"}, {"?", "help"}, {"q", "back"}}
 	case m.mode != mainView:
 		ks = [][2]string{{"↑↓", "scroll"}, {"]/[", "next/prev file"}, {"esc", "back"}, {"?", "help"}, {"q", "quit"}}
 	default:
 		ks = [][2]string{{"↑↓", "select"}, {"tab", "activity"}, {"enter", "open"}, {"d", "diff"}, {"m", "merge"}, {"a", "apply"},
-			{"p/r", "pause/resume"}, {"x", "delete"}, {"s", "shell"}, {"n", "milestone"}, {"?", "help"}, {"q", "quit"}}
+			{"p/r", "pause/resume"}, {"x", "delete"}, {"w", "requests"}, {"s", "shell"}, {"n", "milestone"}, {"?", "help"}, {"q", "quit"}}
 	}
 	tail := 2
 	if m.mode != mainView || m.dialog.kind != noDialog {

@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/sandbox"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
@@ -32,6 +34,8 @@ type fakeService struct {
 	diff  string
 	files []git.FileChange
 	tip   string
+	// requests are what NetRequests returns.
+	requests []sandbox.NetRequest
 }
 
 func (f *fakeService) call(ctx context.Context, s string) error {
@@ -93,6 +97,13 @@ func (f *fakeService) Milestone(ctx context.Context, h *api.Handle, message stri
 }
 func (f *fakeService) Exec(ctx context.Context, r *api.Repo, name string, o api.ExecOptions) (int, error) {
 	return 0, f.call(ctx, "exec "+name)
+}
+func (f *fakeService) NetRequests(ctx context.Context, r *api.Repo, name string) ([]sandbox.NetRequest, int, error) {
+	return f.requests, 0, f.call(ctx, "requests "+name)
+}
+func (f *fakeService) AnswerNet(ctx context.Context, r *api.Repo, name, host string, approve bool) (*sandbox.NetStatus, bool, sandbox.NetRequest, error) {
+	verb := map[bool]string{true: "approve ", false: "refuse "}[approve]
+	return &sandbox.NetStatus{}, true, sandbox.NetRequest{}, f.call(ctx, verb+name+" "+host)
 }
 
 const root = "/repo"
@@ -768,5 +779,70 @@ func TestBrokenChainFlagged(t *testing.T) {
 	}
 	if !strings.Contains(v, "paused") {
 		t.Errorf("the events after the break are not shown:\n%s", v)
+	}
+}
+
+// An agent's pending request shows as a badge on its sandbox's row; w
+// lists the requests, pending first, the reason escaped, with the refused
+// connections that led to it; there a approves and x refuses the selected
+// one, as the UI's user, while on the list a and x stay apply and delete.
+func TestRequests(t *testing.T) {
+	m, svc := newTest(t, 120, 30, false)
+	list := sandboxes("net")
+	// a sandbox with a gateway, as list reads it
+	if err := json.Unmarshal([]byte(`{"egress":{"mode":"allowlist"}}`), &list.sbs[0]); err != nil || list.sbs[0].Egress == nil {
+		t.Fatal(err)
+	}
+	m.Update(list)
+	at := time.Now().Add(-time.Minute)
+	reqs := []sandbox.NetRequest{
+		{Host: "old.example", Time: at, Asked: 1, State: sandbox.RequestRefused, By: "cli"},
+		{Host: "example.com", Reason: "the docs \x1b[31m for the task", Time: at, Asked: 3, State: sandbox.RequestPending},
+	}
+	m.Update(eventsMsg{repo: root, events: []activity.Event{
+		{Time: at, Sandbox: "net", Kind: activity.KindEgress, By: activity.ByMCP, Args: "wget -q -O- http://example.com/", Target: "example.com:80 (not in the allowlist)"},
+	}})
+	m.Update(requestsMsg{key: sbKey{root, "net"}, reqs: reqs})
+	v := ansi.Strip(checkScreen(t, m, 120, 30))
+	if !strings.Contains(v, "1 request (w) ") {
+		t.Fatalf("no badge on the row:\n%s", v)
+	}
+	keys(m, "w")
+	v = ansi.Strip(checkScreen(t, m, 120, 30))
+	for _, want := range []string{
+		"requests of net for hosts: 1 pending",
+		"> example.com  pending  1m  asked 3 times  the docs \\033[31m for the task",
+		"refused " + at.Local().Format("15:04:05") + "  example.com:80 (not in the allowlist)  during  wget -q -O- http://example.com/",
+		"  old.example  refused by cli",
+		"a approve  A approve and save  x refuse",
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the requests view lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "\x1b[31m") {
+		t.Error("the reason is not escaped")
+	}
+	for _, k := range []string{"a", "x"} {
+		if cmd := keys(m, k); cmd != nil {
+			m.Update(cmd())
+		}
+	}
+	keys(m, "down")
+	if cmd := keys(m, "a"); cmd != nil {
+		t.Error("an answered request was answered again")
+	}
+	keys(m, "esc")
+	if cmd := keys(m, "a"); cmd != nil { // apply, on the list: reads what it holds
+		m.Update(cmd())
+	}
+	calls := svc.called()
+	if !strings.Contains(calls, "approve net example.com,refuse net example.com") || !strings.HasSuffix(calls, "diff net") {
+		t.Errorf("calls = %q", calls)
+	}
+	for i, a := range svc.actors {
+		if a != activity.ByUI {
+			t.Errorf("call %q acted as %q", svc.calls[i], a)
+		}
 	}
 }
