@@ -269,3 +269,19 @@ func TestConnectionsDecode(t *testing.T) {
 		t.Errorf("body %q", body)
 	}
 }
+
+// BenchmarkEncode is the cost of one full export request (MaxBatch
+// records, a bash call's fields each) made from events: what watch
+// --otlp adds per event read.
+func BenchmarkEncode(b *testing.B) {
+	e := session()[2]
+	evs := make([]activity.Event, MaxBatch)
+	for i := range evs {
+		evs[i] = e
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Encode(Records("/home/me/webapp", evs, time.Now()))
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*MaxBatch), "ns/event")
+}
