@@ -15,21 +15,12 @@ import (
 func Connections(repo, sandbox string, rs []gateway.Record, observed time.Time) []LogRecord {
 	out := make([]LogRecord, 0, len(rs))
 	for _, c := range rs {
-		r := LogRecord{
-			TimeUnixNano:         nanos(c.Time),
-			ObservedTimeUnixNano: nanos(observed),
-			SeverityNumber:       SeverityInfo,
-			SeverityText:         "INFO",
-			EventName:            "litterbox.connection",
-			Body:                 str(egress.Summary(c)),
-		}
+		severity := SeverityInfo
 		if !c.Allowed || c.Error != "" {
-			r.SeverityNumber, r.SeverityText = SeverityWarn, "WARN"
+			severity = SeverityWarn
 		}
+		r := newRecord(c.Time, observed, severity, "connection", egress.Summary(c), repo, sandbox)
 		a := &r.Attributes
-		add(a, "litterbox.repo", str(repo))
-		add(a, "litterbox.sandbox", str(sandbox))
-		add(a, "litterbox.kind", str("connection"))
 		add(a, "litterbox.connection.kind", str(c.Kind))
 		add(a, "litterbox.host", str(c.Host))
 		if c.Port > 0 {

@@ -104,25 +104,16 @@ func Records(repo string, evs []activity.Event, observed time.Time) []LogRecord 
 }
 
 func record(repo string, e activity.Event, observed time.Time) LogRecord {
-	r := LogRecord{
-		TimeUnixNano:         nanos(e.Time),
-		ObservedTimeUnixNano: nanos(observed),
-		SeverityNumber:       SeverityInfo,
-		SeverityText:         "INFO",
-		EventName:            "litterbox." + string(e.Kind),
-		Body:                 str(activity.Summary(e)),
-	}
+	severity := SeverityInfo
 	switch {
 	case e.Kind == activity.KindBroken:
-		r.SeverityNumber, r.SeverityText = SeverityError, "ERROR"
+		severity = SeverityError
 	case e.Error != "" || e.TimedOut || e.Kind == activity.KindEgress ||
 		e.Kind == activity.KindMissed || e.Kind == activity.KindUnkept:
-		r.SeverityNumber, r.SeverityText = SeverityWarn, "WARN"
+		severity = SeverityWarn
 	}
+	r := newRecord(e.Time, observed, severity, string(e.Kind), activity.Summary(e), repo, e.Sandbox)
 	a := &r.Attributes
-	add(a, "litterbox.repo", str(repo))
-	add(a, "litterbox.sandbox", str(e.Sandbox))
-	add(a, "litterbox.kind", str(string(e.Kind)))
 	if e.Seq > 0 {
 		add(a, "litterbox.seq", integer(e.Seq))
 	}
@@ -166,6 +157,23 @@ func record(repo string, e activity.Event, observed time.Time) LogRecord {
 	if e.Missed > 0 {
 		add(a, "litterbox.missed", integer(e.Missed))
 	}
+	return r
+}
+
+// newRecord is a record of kind (litterbox.KIND) at t, with its severity,
+// its body and the attributes every record has: where and what.
+func newRecord(t, observed time.Time, severity int, kind, body, repo, sandbox string) LogRecord {
+	r := LogRecord{
+		TimeUnixNano:         nanos(t),
+		ObservedTimeUnixNano: nanos(observed),
+		SeverityNumber:       severity,
+		SeverityText:         map[int]string{SeverityInfo: "INFO", SeverityWarn: "WARN", SeverityError: "ERROR"}[severity],
+		EventName:            "litterbox." + kind,
+		Body:                 str(body),
+	}
+	add(&r.Attributes, "litterbox.repo", str(repo))
+	add(&r.Attributes, "litterbox.sandbox", str(sandbox))
+	add(&r.Attributes, "litterbox.kind", str(kind))
 	return r
 }
 
