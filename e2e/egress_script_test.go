@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/litterbox-dev/litterbox/internal/egresstest"
 )
 
 // cmdHostServe is the script command hostserve (scriptcmds_test.go).
@@ -43,4 +45,20 @@ func cmdHostServe(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Defer(func() { srv.Close() })
 	ts.Setenv("HOSTADDR", host)
 	ts.Setenv("HOSTPORT", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+}
+
+// scriptTB is a script as egresstest's fixtures need a test: a failure
+// fails the script, a cleanup runs when it ends.
+type scriptTB struct{ ts *testscript.TestScript }
+
+func (s scriptTB) Helper()                           {}
+func (s scriptTB) Fatalf(format string, args ...any) { s.ts.Fatalf(format, args...) }
+func (s scriptTB) Cleanup(f func())                  { s.ts.Defer(f) }
+
+func cmdTestInternet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: testinternet")
+	}
+	in := egresstest.NewInternet(scriptTB{ts}, "", nil)
+	ts.Setenv("INETADDR", in.Addr(10))
 }

@@ -96,6 +96,15 @@ var scriptCmds = []scriptCommand{
 	// HOSTPORT to the port: a host service a sandbox must not reach unless the
 	// user allows it.
 	{"hostserve", cmdHostServe},
+	// testinternet
+	//
+	// Makes the egress tests' own internet (internal/egresstest: a network
+	// namespace joined to this one by a veth pair, its servers on
+	// 198.18.N.0/24, a range the gateway takes as public) for the rest of
+	// the script, and sets INETADDR to its web server's address, which
+	// answers "hello from ADDR" on port 80: a host out there a sandbox may
+	// reach once the user allows it. It needs root (ip netns).
+	{"testinternet", cmdTestInternet},
 	// otlpcollector FILE
 	//
 	// Starts an OTLP/HTTP logs receiver (activity/otlp/otlptest: each
