@@ -168,6 +168,7 @@ func (m *Model) requestLines() []string {
 		lines = append(lines, m.st.dim.Render("none: an agent asks with the MCP tool network-request"))
 	}
 	m.reqCursor = min(m.reqCursor, max(len(reqs)-1, 0))
+	head, selected := len(lines), 0
 	for i, q := range reqs {
 		mark := "  "
 		if i == m.reqCursor {
@@ -191,6 +192,7 @@ func (m *Model) requestLines() []string {
 		}
 		lines = append(lines, line)
 		if i == m.reqCursor {
+			selected = len(lines) - 1
 			evs := in.events
 			if !in.loaded {
 				evs = in.pending
@@ -202,6 +204,13 @@ func (m *Model) requestLines() []string {
 	}
 	if in.reqDropped > 0 {
 		lines = append(lines, "", m.st.dim.Render(fmt.Sprintf("… and %d more refused: too many were waiting (an agent asking again and again)", in.reqDropped)))
+	}
+	// Longer than the screen (the file keeps 64): the heading stays, the
+	// requests scroll so the selected one and its attempts show.
+	room := m.height - 3 - len(m.statusRows()) // the title, the status, the keys
+	if last := min(selected+maxAttempts, len(lines)-1); last >= room && room > head {
+		skip := last - room + 1
+		lines = append(lines[:head], lines[head+skip:]...)
 	}
 	return lines
 }

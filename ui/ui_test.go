@@ -846,3 +846,26 @@ func TestRequests(t *testing.T) {
 		}
 	}
 }
+
+// Requests past the screen's height scroll: the selected one shows.
+func TestRequestsScroll(t *testing.T) {
+	m, _ := newTest(t, 80, 24, false)
+	list := sandboxes("net")
+	if err := json.Unmarshal([]byte(`{"egress":{"mode":"allowlist"}}`), &list.sbs[0]); err != nil {
+		t.Fatal(err)
+	}
+	m.Update(list)
+	var reqs []sandbox.NetRequest
+	for i := range 40 {
+		reqs = append(reqs, sandbox.NetRequest{Host: fmt.Sprintf("h%02d.example", i), Time: time.Now().Add(-time.Duration(i) * time.Second), Asked: 1, State: sandbox.RequestPending})
+	}
+	m.Update(requestsMsg{key: sbKey{root, "net"}, reqs: reqs})
+	keys(m, "w")
+	for range 30 {
+		keys(m, "down")
+	}
+	v := ansi.Strip(checkScreen(t, m, 80, 24))
+	if !strings.Contains(v, "> h30.example  pending") || !strings.Contains(v, "requests of net for hosts: 40 pending") {
+		t.Errorf("the selected request is not shown:\n%s", v)
+	}
+}
