@@ -91,6 +91,9 @@ func LastActive(gitDir, slug string) time.Time {
 // MarkIdlePaused records that sandbox slug was paused after idle went by
 // without activity.
 func MarkIdlePaused(gitDir, slug string, idle time.Duration) error {
+	if _, err := os.Stat(File(gitDir, slug, "")); err != nil {
+		return err // deleted meanwhile: nothing to mark, no folder to make
+	}
 	return WriteAtomic(File(gitDir, slug, IdlePausedFile), []byte(idle.String()+"\n"))
 }
 
