@@ -8,6 +8,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/litterbox-dev/litterbox/internal/buildinfo"
 	"github.com/litterbox-dev/litterbox/provider/vm"
@@ -25,11 +26,20 @@ type Env struct {
 	RepoDir string
 	Stdout  io.Writer
 	Stderr  io.Writer
+
+	swept sync.Once
 }
 
-// Repo opens the repository the command works on.
+// Repo opens the repository the command works on. The first time, it
+// pauses the repository's sandboxes that have been idle for their idle
+// time (sandbox.SweepIdle): every command looks, so no process of its own
+// has to.
 func (e *Env) Repo(ctx context.Context) (*api.Repo, error) {
-	return e.Sandboxes.OpenRepo(ctx, e.RepoDir)
+	r, err := e.Sandboxes.OpenRepo(ctx, e.RepoDir)
+	if err == nil {
+		e.swept.Do(func() { e.Sandboxes.SweepIdle(ctx, r) })
+	}
+	return r, err
 }
 
 // Handle resolves a running sandbox of the repository.

@@ -34,6 +34,8 @@ type Create struct {
 	NoPool bool `name:"no-pool" help:"Make a new container even when the warm pool (litterbox pool) holds one for this commit."`
 	// Runtime wins over the configuration's runtime.
 	Runtime string `name:"runtime" placeholder:"NAME" help:"The engine's runtime to run the sandbox under, instead of runtime in .litterbox.toml: gvisor (runsc on Docker: a kernel of its own between the sandbox and the host), or any runtime the engine offers (litterbox doctor lists them). One the engine lacks is refused before anything is made (see docs/kernels.md)."`
+	// Idle wins over the configuration's idle.
+	Idle string `name:"idle" placeholder:"DURATION" help:"Pause the sandbox (and its gateway) after this long without activity, instead of idle in .litterbox.toml (default 15m); 0 never does. The next command or MCP call on it resumes it (see Idle sandboxes in docs/cli.md)."`
 }
 
 // Validate refuses a bad name before anything runs.
@@ -41,7 +43,23 @@ func (c *Create) Validate() error {
 	if _, err := api.Slugify(c.Name); err != nil {
 		return err
 	}
-	return validImageRuntime(c.Image, c.Runtime, "busybox:latest")
+	if err := validImageRuntime(c.Image, c.Runtime, "busybox:latest"); err != nil {
+		return err
+	}
+	_, err := idleOption(c.Idle)
+	return err
+}
+
+// idleOption is --idle as CreateOptions.Idle: nil when not given.
+func idleOption(s string) (*time.Duration, error) {
+	if s == "" {
+		return nil, nil
+	}
+	d, err := config.ParseIdle(s)
+	if err != nil {
+		return nil, fmt.Errorf("--idle %w", err)
+	}
+	return &d, nil
 }
 
 // validImageRuntime refuses an --image or --runtime that cannot be one
@@ -64,7 +82,8 @@ func (c *Create) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	p := newProgress(env)
-	created, err := env.Sandboxes.Create(ctx, r, c.Name, api.CreateOptions{Progress: p.step, FromBranch: c.FromBranch, From: c.From, Image: c.Image, NoPool: c.NoPool, Runtime: c.Runtime})
+	idle, _ := idleOption(c.Idle) // checked by Validate
+	created, err := env.Sandboxes.Create(ctx, r, c.Name, api.CreateOptions{Progress: p.step, FromBranch: c.FromBranch, From: c.From, Image: c.Image, NoPool: c.NoPool, Runtime: c.Runtime, Idle: idle})
 	p.done()
 	if created != nil {
 		if created.RemovedIncomplete {
@@ -139,6 +158,9 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 	if l.AllRepos {
 		list, err = env.Sandboxes.List(ctx, nil)
 	} else {
+		// Opening the repository pauses the sandboxes left idle first, so
+		// the list shows them paused.
+		_, _ = env.Repo(ctx)
 		list, pool, err = env.Sandboxes.ListDirPool(ctx, env.RepoDir)
 		if errors.Is(err, git.ErrNotRepository) {
 			return fmt.Errorf("%w; `litterbox list --all-repos` lists the sandboxes of every repository", err)

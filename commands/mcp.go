@@ -27,6 +27,10 @@ func (m *MCP) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	// The sandboxes left idle are paused while the server runs.
+	watch, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go env.Sandboxes.WatchIdle(watch, r)
 	srv := lbmcp.New(env.Sandboxes, r, env.Sandboxes.Log())
 	srv.MaxOutput, srv.ProgressInterval = max(m.MaxOutput, lbmcp.MinMaxOutput), m.ProgressInterval
 	if m.Pool > 0 {

@@ -36,6 +36,10 @@ func (u *UI) Run(ctx context.Context, env *Env) error {
 	switch {
 	case err == nil:
 		o.Repo = r
+		// The sandboxes left idle are paused while it shows.
+		watch, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		go env.Sandboxes.WatchIdle(watch, r)
 	case errors.Is(err, git.ErrNotRepository) && !u.AllRepos:
 		return fmt.Errorf("%w; `litterbox ui --all-repos` shows the sandboxes of every repository", err)
 	case !errors.Is(err, git.ErrNotRepository):

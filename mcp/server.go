@@ -41,6 +41,7 @@ type Sandboxes interface {
 	Fork(ctx context.Context, r *api.Repo, name, newName string, opts api.CreateOptions) (*api.Forked, error)
 	Rewind(ctx context.Context, h *api.Handle, rev string) (*api.RewindResult, error)
 	AskNet(ctx context.Context, r *api.Repo, name, host, reason string) (sandbox.NetRequest, error)
+	Wake(ctx context.Context, h *api.Handle) (bool, error)
 }
 
 // Server serves the tools for one repository.
@@ -204,8 +205,14 @@ func (s *Server) lock(slug string) *sync.Mutex {
 // withSandbox resolves name and runs fn with its handle. When docker says the
 // container is gone, the cached handle is dropped and the sandbox resolved
 // again once: it may have been recreated under the same name.
+//
+// Each call is activity on the sandbox, and resumes one paused for being
+// idle first (Wake).
 func withSandbox[R any](ctx context.Context, s *Server, name string, fn func(h *api.Handle) (R, error)) (R, error) {
 	h, err := s.handle(ctx, name)
+	if err == nil {
+		_, err = s.sandboxes.Wake(ctx, h)
+	}
 	if err != nil {
 		var zero R
 		return zero, err

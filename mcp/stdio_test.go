@@ -40,6 +40,8 @@ func (f *holdSvc) Handle(_ context.Context, _ *api.Repo, name string) (*api.Hand
 	return &api.Handle{Slug: name}, nil
 }
 
+func (f *holdSvc) Wake(context.Context, *api.Handle) (bool, error) { return false, nil }
+
 func (f *holdSvc) Bash(ctx context.Context, h *api.Handle, command string, _ api.BashOptions) (*api.BashResult, *api.SnapshotResult, error) {
 	f.mu.Lock()
 	f.started[h.Slug+":"+command] = true

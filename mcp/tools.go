@@ -58,15 +58,22 @@ func handler[A any, R result](s *Server, tool string, fn func(ctx context.Contex
 		// What the service records of this call, it records as the
 		// agent's doing.
 		ctx = activity.WithActor(ctx, activity.ByMCP)
+		ctx, woken := api.WithWoken(ctx)
 		stop := s.progress(ctx, req, tool)
 		start := time.Now()
 		res, err := fn(ctx, args)
 		stop()
 		s.recordCall(ctx, tool, req.GetArguments(), res, err, start)
+		notes := woken.Notes()
 		if err != nil {
-			return s.errorResult(toolError(err)), nil
+			return s.errorResult(strings.Join(append(notes, toolError(err)), "\n")), nil
 		}
-		return s.shape(res), nil
+		out := s.shape(res)
+		// After the payload, which clients take as the first block.
+		for _, n := range notes {
+			out.Content = append(out.Content, mcp.NewTextContent(n))
+		}
+		return out, nil
 	}
 }
 

@@ -12,6 +12,7 @@ package sandbox
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/charmbracelet/log"
 
@@ -65,6 +66,7 @@ func newSandboxes(c *core.Common) *Sandboxes {
 	rec := recording.New(c, g, inv, sv)
 	fl, prov, rv := files.New(c, rec, gate), provision.New(c, g, iso, p, inv, sv, rec, gate), review.New(c, inv)
 	pz := pause.New(c, inv, rec, g, sv, gate)
+	inv.Wake = pz.Wake
 	return &Sandboxes{c: c, pool: p, inv: inv, services: sv, rec: rec, files: fl, prov: prov, review: rv, pause: pz,
 		doctor: doctor.New(c, g, iso), gate: gate, ops: oplog.New(c, inv, sv, rec, fl, prov, rv, pz)}
 }
@@ -294,6 +296,20 @@ func (s *Sandboxes) PauseAll(ctx context.Context, r *api.Repo, force bool) ([]ap
 func (s *Sandboxes) ResumeAll(ctx context.Context, r *api.Repo) ([]api.Outcome, error) {
 	return s.ops.ResumeAll(ctx, r)
 }
+
+// Wake marks activity on h's sandbox and undoes an idle pause (see
+// pause.Wake); every MCP call starts with it.
+func (s *Sandboxes) Wake(ctx context.Context, h *api.Handle) (bool, error) {
+	return s.pause.Wake(ctx, h)
+}
+
+// SweepIdle pauses r's sandboxes that have been idle (see pause.SweepIdle).
+func (s *Sandboxes) SweepIdle(ctx context.Context, r *api.Repo) ([]string, time.Duration) {
+	return s.pause.SweepIdle(ctx, r)
+}
+
+// WatchIdle sweeps r's idle sandboxes until ctx ends (see pause.WatchIdle).
+func (s *Sandboxes) WatchIdle(ctx context.Context, r *api.Repo) { s.pause.WatchIdle(ctx, r) }
 
 // Doctor checks what litterbox needs (the engine, the image, git, the
 // repository dir is in, disk space); every problem is a check.

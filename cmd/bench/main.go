@@ -29,7 +29,7 @@ import (
 )
 
 // groups of cases, in the order they run.
-var groups = []string{"create", "pause", "list", "mcp", "hostile", "remote", "kubernetes", "snapshot", "services", "egress-create", "egress", "bigwrite", "activity", "runtimes", "vm", "run"}
+var groups = []string{"create", "pause", "idle", "list", "mcp", "hostile", "remote", "kubernetes", "snapshot", "services", "egress-create", "egress", "bigwrite", "activity", "runtimes", "vm", "run"}
 
 type bench struct {
 	bin   string   // the litterbox binary under test
@@ -158,6 +158,7 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 	cases := map[string]func(context.Context) error{
 		"create":     b.caseCreate,
 		"pause":      b.casePause,
+		"idle":       b.caseIdle,
 		"list":       b.caseList,
 		"mcp":        b.caseMCP,
 		"hostile":    b.caseHostile,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -48,6 +49,10 @@ type CreateOptions struct {
 	// made with (trust.go). One the engine lacks is refused before
 	// anything is made.
 	Runtime string
+	// Idle, when set, is how long the sandbox may go without activity
+	// before it is paused (`create --idle`; 0: never), instead of idle in
+	// the configuration.
+	Idle *time.Duration
 	// Binds are host directories mounted read-only (a harness's build,
 	// `litterbox run`); a sandbox with any is not taken from the pool.
 	Binds []provider.Bind

@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -125,6 +126,9 @@ type Config struct {
 	// HostPorts is the range published ports are bound in on the host;
 	// zero leaves the choice to the engine.
 	HostPorts PortRange
+	// Idle is how long a sandbox may go without activity before it is
+	// paused (DefaultIdle; 0: never). `create --idle` wins over it.
+	Idle time.Duration
 	// Sources are the files the configuration came from, for messages.
 	Sources []string
 	// Committed is File as it was read (from a commit, or from the
@@ -186,6 +190,7 @@ type rawConfig struct {
 	Egress      *rawEgress
 	Image       *string `toml:"image"`
 	Runtime     *string `toml:"runtime"`
+	Idle        *string `toml:"idle"`
 	// AgentImages: see Config.AgentImages.
 	AgentImages []string `toml:"agent_images"`
 	// Secrets is read by secretdecl (Parse), not here: the decoder only
@@ -268,7 +273,7 @@ type rawLimits struct {
 
 // Default is the configuration of a repository without a config file.
 func Default() *Config {
-	return &Config{Setup: DefaultSetup, Network: NetworkBridge, Egress: Egress{Registries: true}}
+	return &Config{Setup: DefaultSetup, Network: NetworkBridge, Egress: Egress{Registries: true}, Idle: DefaultIdle}
 }
 
 // TrackedLocalWarning says why a LocalFile git tracks (as name: LocalFile,
@@ -525,6 +530,7 @@ func (c *rawConfig) merge(o *rawConfig) {
 	c.Egress = mergeEgress(c.Egress, o.Egress)
 	setIf(&c.Image, o.Image)
 	setIf(&c.Runtime, o.Runtime)
+	setIf(&c.Idle, o.Idle)
 	if o.AgentBaseRefs != nil {
 		c.AgentBaseRefs = o.AgentBaseRefs
 	}
@@ -663,6 +669,13 @@ func (c *rawConfig) validate() (*Config, error) {
 			bad("runtime", "%q is not a runtime name such as \"gvisor\" or \"runsc\" (letters, digits, '.', '_' and '-'); leave it out for the engine's default", *c.Runtime)
 		}
 		cfg.Runtime = *c.Runtime
+	}
+	if c.Idle != nil {
+		d, err := ParseIdle(*c.Idle)
+		if err != nil {
+			bad("idle", "%s", err)
+		}
+		cfg.Idle = d
 	}
 	for _, im := range c.AgentImages {
 		if !imageRE.MatchString(im) {
@@ -866,6 +879,20 @@ func keyLines(data []byte) map[string]int { return tomlkeys.Lines(data) }
 
 func hasNUL(args []string) bool {
 	return slices.ContainsFunc(args, func(a string) bool { return strings.ContainsRune(a, 0) })
+}
+
+// DefaultIdle is how long a sandbox may go without activity before it is
+// paused, when neither the configuration nor create says.
+const DefaultIdle = 15 * time.Minute
+
+// ParseIdle reads an idle time as `idle` and `create --idle` take it: a
+// duration such as "15m" or "1h30m", or "0" for never.
+func ParseIdle(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not a duration such as \"15m\" or \"1h\" (\"0\" never pauses an idle sandbox)", s)
+	}
+	return d, nil
 }
 
 // ValidRuntime reports whether s reads as a runtime's name: a Docker

@@ -3,6 +3,7 @@ package config
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -100,6 +102,32 @@ func TestParseConfigRuntime(t *testing.T) {
 		}
 		if cfg.Runtime != tt.want {
 			t.Errorf("runtime of %q over %q = %q, want %q", tt.local, tt.base, cfg.Runtime, tt.want)
+		}
+	}
+}
+
+func TestParseConfigIdle(t *testing.T) {
+	for _, tt := range []struct {
+		base, local string
+		want        time.Duration
+	}{
+		{"", "", 15 * time.Minute},
+		{"idle = \"1h\"\n", "", time.Hour},
+		{"idle = \"1h\"\n", "idle = \"0\"\n", 0},
+		{"", "idle = \"90s\"\n", 90 * time.Second},
+	} {
+		cfg, err := parseTexts(tt.base, tt.local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Idle != tt.want {
+			t.Errorf("idle of %q over %q = %s, want %s", tt.local, tt.base, cfg.Idle, tt.want)
+		}
+	}
+	for _, bad := range []string{"3sec", "-1m", "15", ""} {
+		_, err := parseTexts(fmt.Sprintf("idle = %q\n", bad), "")
+		if err == nil || !strings.Contains(err.Error(), "idle: ") || !strings.Contains(err.Error(), `is not a duration such as "15m"`) {
+			t.Errorf("idle = %q: err = %v, want one naming the key and the form", bad, err)
 		}
 	}
 }

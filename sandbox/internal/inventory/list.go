@@ -8,6 +8,7 @@ package inventory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,6 +32,10 @@ type Inventory struct {
 	*core.Common
 	pool *pool.Pool
 	gate *netgate.Gate
+	// Wake, when set, starts every operation Running finds a sandbox for:
+	// it marks activity and undoes an idle pause (pause.Pauser.Wake);
+	// resumed says it resumed the sandbox.
+	Wake func(ctx context.Context, h *api.Handle) (resumed bool, err error)
 }
 
 // New is the inventory of c's engine.
@@ -367,10 +372,15 @@ func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 			sb.Note = "its container stopped (an engine restart stops them): `litterbox resume " + sb.Name + "` starts it again and fills /src from its branch"
 		}
 	case api.StatusActive, api.StatusPaused, api.StatusFailedSetup:
+		if idle, ok := state.IdlePaused(sb.GitDir, sb.Name); ok && sb.Status == api.StatusPaused && sb.GitDir != "" {
+			sb.Note = fmt.Sprintf("paused after %s without activity, with its gateway: the next command or MCP call on it resumes it", idle)
+		}
 		if sb.Egress == nil || sb.Egress.Gateway == "" || !restart {
 			return
 		}
 		switch st, ok := gws[sb.Egress.Gateway]; {
+		case st == provider.StatePaused && sb.Status == api.StatusPaused:
+			// Paused with it (an idle pause): resume resumes both.
 		case !ok:
 			sb.Status = api.StatusGatewayDown
 			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is gone, and with it its way out: " + netgate.Recreate(sb.Name, sb.Container)

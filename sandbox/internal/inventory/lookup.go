@@ -467,6 +467,15 @@ func (inv *Inventory) Running(ctx context.Context, r *api.Repo, name string) (*F
 	if f.Container == nil {
 		return nil, core.NoContainerError(f.Slug)
 	}
+	if inv.Wake != nil && (f.Container.State == provider.StateRunning || f.Container.State == provider.StatePaused) {
+		resumed, err := inv.Wake(ctx, core.HandleOf(r, *f.Container))
+		if err != nil {
+			return nil, err
+		}
+		if resumed {
+			f.Container.State = provider.StateRunning
+		}
+	}
 	switch f.Container.State {
 	case provider.StateRunning:
 		return f, nil

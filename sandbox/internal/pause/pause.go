@@ -19,6 +19,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 // Pauser pauses and resumes c's sandboxes; inv finds them, and where a
@@ -107,6 +108,10 @@ func (ps *Pauser) toggleContainer(ctx context.Context, r *api.Repo, c provider.S
 			err = ps.refillAfterResume(ctx, r, c)
 		}
 		out.Already = out.Already && !fixed
+	}
+	if err == nil && out.GitDir != "" {
+		// Paused or resumed by someone: no longer the idle pause's to undo.
+		_ = state.UnmarkIdlePaused(out.GitDir, out.Name)
 	}
 	if errors.Is(err, provider.ErrStopped) {
 		return out, core.StoppedError(out.Name)

@@ -96,6 +96,11 @@ func (ps *Pauser) resumeGateway(ctx context.Context, r *api.Repo, c provider.San
 	if w == nil {
 		return false, nil
 	}
+	if gws[w.rec.Gateway] == provider.StatePaused {
+		// The idle pause pauses a sandbox's gateway with it (idle.go).
+		_, err := ps.Provider.Resume(ctx, provider.Ref{ID: w.rec.Gateway})
+		return true, err
+	}
 	if gws[w.rec.Gateway] == provider.StateRunning {
 		if serving, err := ps.gate.Serving(ctx, w.rec); err != nil || serving {
 			return false, err

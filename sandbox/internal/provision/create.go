@@ -509,6 +509,14 @@ func (c *creation) writeJournal(context.Context) error {
 	if err := state.WriteSettings(c.r, c.slug, c.settings); err != nil {
 		return fmt.Errorf("create sandbox %q: record its settings in %s: %w", c.slug, c.r.StateDir(c.slug), err)
 	}
+	// How long it may be idle before it is paused (pause/idle.go).
+	idle := c.cfg.Idle
+	if c.opts.Idle != nil {
+		idle = *c.opts.Idle
+	}
+	if err := state.WriteIdle(c.r, c.slug, idle); err != nil {
+		return fmt.Errorf("create sandbox %q: record its idle time in %s: %w", c.slug, c.r.StateDir(c.slug), err)
+	}
 	// What it gets from the working tree, which no snapshot records.
 	return c.recordBootstrap()
 }

@@ -61,7 +61,7 @@ func Lock(ctx context.Context, dir string) (func(), error) {
 // gone, and a new one is made from the branch. Without the stamp the first
 // snapshot compares all of /src with the branch.
 func ForgetContainer(r *api.Repo, slug string) error {
-	for _, p := range []string{File(r.Git.CommonDir, slug, SetupFailedFile), SinceFile(r, slug), File(r.Git.CommonDir, slug, ReadyFile)} {
+	for _, p := range []string{File(r.Git.CommonDir, slug, SetupFailedFile), SinceFile(r, slug), File(r.Git.CommonDir, slug, ReadyFile), File(r.Git.CommonDir, slug, IdlePausedFile)} {
 		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
 			return err
 		}
