@@ -66,6 +66,11 @@ func TestPodManifest(t *testing.T) {
 		m.Annotations[LabelPorts] != "web=8080" || m.Labels[labelPod] != "litterbox-repo-x" {
 		t.Errorf("metadata = %+v", m)
 	}
+	// A value that cannot be a label's is an empty label, which a selector
+	// can ask for (the warm pool lists by the git dir's key).
+	if v, ok := m.Labels["dev.litterbox.repo"]; !ok || v != "" {
+		t.Errorf("labels = %v, want dev.litterbox.repo empty", m.Labels)
+	}
 	if s.AutomountServiceAccountToken || s.RestartPolicy != "Never" || s.Hostname != "x" || s.SecurityContext.SeccompProfile.Type != "RuntimeDefault" {
 		t.Errorf("pod spec = %+v", s)
 	}
