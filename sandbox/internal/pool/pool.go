@@ -412,7 +412,9 @@ func (p *Pool) poolConfig(ctx context.Context, r *api.Repo) (*config.Config, str
 // Fill brings r's pool to size ready members made from HEAD with its
 // configuration: it removes members made for another commit or
 // configuration, fills cut short, members beyond size, and the records of
-// containers that are gone, then makes the missing ones, two at a time.
+// containers that are gone, then makes the missing ones, four at a time
+// (most of a member's making is waiting on the engine: a pod's start on a
+// cluster), at the pace of the refill's token bucket.
 // Fills of one repository take turns.
 func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry, error) {
 	if size < 0 || size > MaxSize {
@@ -494,7 +496,7 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	sp.Labels[api.LabelPlatform] = platform
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
+	sem := make(chan struct{}, 4)
 	for i := ready; i < size; i++ {
 		wg.Add(1)
 		go func() {
