@@ -383,23 +383,29 @@ func (c *creation) rename(ctx context.Context, rn provider.Renamer) {
 }
 
 // replacePooled: the claimed container died after it was filled (an engine
-// restart stops them all). It is removed, and the create makes a container
-// of its own after all.
+// restart stops them all; a pod deleted behind litterbox's back). It is
+// removed, and the create takes another member, or makes a container of
+// its own after all. A confined one goes straight to its own: its
+// gateway's claim was this member's.
 func (c *creation) replacePooled(ctx context.Context, cause error) error {
 	if c.renamed != nil {
 		<-c.renamed
 	}
 	c.renamed, c.renamedTo = nil, ""
-	c.pv.Log.Warn("the pooled sandbox is not running; making a new container", "container", c.sandbox.Name, "err", cause)
+	c.pv.Log.Warn("the pooled sandbox is not running; taking another or making a new container", "container", c.sandbox.Name, "err", cause)
 	last := c.undo.steps[len(c.undo.steps)-1]
 	if err := last.fn(core.Made(ctx)); err != nil {
 		return fmt.Errorf("remove the dead pooled sandbox %s: %w", c.sandbox.Name, err)
 	}
 	c.undo.steps = c.undo.steps[:len(c.undo.steps)-1]
-	c.pool, c.pooled, c.out.Pooled, c.out.SetupOutput = nil, nil, false, ""
+	dead := c.pooled
+	c.pool = slices.DeleteFunc(c.pool, func(m *pool.Record) bool { return m == dead || c.net != nil })
+	c.pooled, c.out.Pooled, c.out.SetupOutput = nil, false, ""
 	c.out.Services, c.out.Ports = nil, nil
-	if err := c.unpooled(ctx); err != nil {
-		return err
+	if len(c.pool) == 0 {
+		if err := c.unpooled(ctx); err != nil {
+			return err
+		}
 	}
 	if err := c.startContainer(ctx); err != nil {
 		return err
