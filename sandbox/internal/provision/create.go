@@ -399,7 +399,7 @@ func (c *creation) replacePooled(ctx context.Context, cause error) error {
 	}
 	c.undo.steps = c.undo.steps[:len(c.undo.steps)-1]
 	dead := c.pooled
-	c.pool = slices.DeleteFunc(c.pool, func(m *pool.Record) bool { return m == dead || c.net != nil })
+	c.pool = slices.DeleteFunc(c.pool, func(m *pool.MemberFile) bool { return m == dead || c.net != nil })
 	c.pooled, c.out.Pooled, c.out.SetupOutput = nil, false, ""
 	c.out.Services, c.out.Ports = nil, nil
 	if len(c.pool) == 0 {
