@@ -28,6 +28,9 @@ var (
 	ErrNoHostPort = errors.New("no free host port in the range")
 	// ErrNoRuntime: the engine does not offer the runtime a Spec names.
 	ErrNoRuntime = errors.New("runtime not offered by the engine")
+	// ErrQuota: the engine refused to make something over a quota (a
+	// Kubernetes namespace's ResourceQuota); the message names it.
+	ErrQuota = errors.New("quota of the engine used up")
 	// ErrUnsupported: the engine cannot do what was asked.
 	ErrUnsupported = errors.New("not supported by the engine")
 	// ErrLeftBehind: a Create failed and could not remove all it had made;

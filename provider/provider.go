@@ -358,9 +358,10 @@ type PauseEnder interface {
 }
 
 // Renamer is implemented by a provider that can rename a sandbox's container
-// in place, as a warm pool needs: a pooled sandbox takes the name of the
-// sandbox it becomes once it is claimed. A name that is taken is
-// ErrConflict, a sandbox that is gone ErrNotFound.
+// in place: a warm pool's member takes the name of the sandbox it becomes
+// once it is claimed. On an engine that cannot (Kubernetes: a pod's name is
+// fixed) it keeps the pool's name, which no lookup goes by. A name that is
+// taken is ErrConflict, a sandbox that is gone ErrNotFound.
 type Renamer interface {
 	Rename(ctx context.Context, ref Ref, name string) error
 }

@@ -37,43 +37,74 @@ func kubeCluster(ctx context.Context) (kubeconfig, kubectl string, err error) {
 	return kubeconfig, kubectl, nil
 }
 
+// kubeRun is a group's namespace of its own on the test cluster, with a
+// small repository whose litterbox uses it.
+type kubeRun struct {
+	ns  string
+	k   func(...string) []string // kubectl's argv in the namespace
+	env []string                 // what makes litterbox use it
+	dir string                   // the repository
+	b   *bench
+}
+
+// lb runs litterbox in the repository, on the namespace.
+func (kr *kubeRun) lb(ctx context.Context, args ...string) ([]byte, error) {
+	p := kr.b.litterbox(kr.dir, args...)
+	p.env = append(p.env, kr.env...)
+	return p.run(ctx)
+}
+
+// done deletes the namespace, and everything in it.
+func (kr *kubeRun) done() {
+	_ = runCmd(context.Background(), kr.k("delete", "namespace", kr.ns, "--wait=false")...)
+}
+
+// kubeSetup finds the test cluster (nil, and cases skipped, without one),
+// makes a namespace of the run's own (suffix tells two groups' apart),
+// waits for its default service account, and generates a small repository.
+func (b *bench) kubeSetup(ctx context.Context, cases []string, suffix string) (*kubeRun, error) {
+	kubeconfig, kubectl, err := kubeCluster(ctx)
+	if err != nil {
+		b.skip(cases, err.Error())
+		return nil, nil
+	}
+	kr := &kubeRun{ns: fmt.Sprintf("litterbox-bench-%d%s", os.Getpid(), suffix), b: b}
+	kr.k = func(args ...string) []string {
+		return append([]string{kubectl, "--kubeconfig", kubeconfig, "--namespace", kr.ns}, args...)
+	}
+	if err := runCmd(ctx, kubectl, "--kubeconfig", kubeconfig, "create", "namespace", kr.ns); err != nil {
+		return nil, err
+	}
+	_ = runCmd(ctx, kubectl, "--kubeconfig", kubeconfig, "label", "namespace", kr.ns, b.label)
+	for i := 0; runCmd(ctx, kr.k("get", "serviceaccount", "default")...) != nil; i++ {
+		if i > 300 {
+			kr.done()
+			return nil, fmt.Errorf("namespace %s has no default service account after 60 s", kr.ns)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	kr.env = []string{"LITTERBOX_ENGINE=kubernetes", "LITTERBOX_KUBECONFIG=" + kubeconfig, "LITTERBOX_KUBECTL=" + kubectl,
+		"LITTERBOX_NAMESPACE=" + kr.ns, "LITTERBOX_ALLOW_UNISOLATED=1"}
+	if kr.dir, err = b.repo(ctx, b.small); err != nil {
+		kr.done()
+		return nil, err
+	}
+	return kr, nil
+}
+
 // caseKubernetes times, in a namespace of its own: litterbox create against
 // `kubectl run` + `kubectl wait` of a bare busybox pod; MCP `bash true`
 // against `kubectl exec POD -- true` into the same pod; litterbox delete
 // against `kubectl delete pod`. Rounds interleave litterbox and kubectl.
 func (b *bench) caseKubernetes(ctx context.Context) error {
-	kubeconfig, kubectl, err := kubeCluster(ctx)
-	if err != nil {
-		b.skip(kubernetesCases, err.Error())
-		return nil
-	}
-	ns := fmt.Sprintf("litterbox-bench-%d", os.Getpid())
-	k := func(args ...string) []string {
-		return append([]string{kubectl, "--kubeconfig", kubeconfig, "--namespace", ns}, args...)
-	}
-	if err := runCmd(ctx, kubectl, "--kubeconfig", kubeconfig, "create", "namespace", ns); err != nil {
+	kr, err := b.kubeSetup(ctx, kubernetesCases, "")
+	if kr == nil || err != nil {
 		return err
 	}
-	defer func() {
-		_ = runCmd(context.WithoutCancel(ctx), kubectl, "--kubeconfig", kubeconfig, "delete", "namespace", ns, "--wait=false")
-	}()
-	_ = runCmd(ctx, kubectl, "--kubeconfig", kubeconfig, "label", "namespace", ns, b.label)
-	for i := 0; runCmd(ctx, k("get", "serviceaccount", "default")...) != nil; i++ {
-		if i > 300 {
-			return fmt.Errorf("namespace %s has no default service account after 60 s", ns)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	env := []string{"LITTERBOX_ENGINE=kubernetes", "LITTERBOX_KUBECONFIG=" + kubeconfig, "LITTERBOX_KUBECTL=" + kubectl,
-		"LITTERBOX_NAMESPACE=" + ns, "LITTERBOX_ALLOW_UNISOLATED=1"}
-	dir, err := b.repo(ctx, b.small)
-	if err != nil {
-		return err
-	}
+	defer kr.done()
+	ns, k, env, dir := kr.ns, kr.k, kr.env, kr.dir
 	lb := func(args ...string) error {
-		p := b.litterbox(dir, args...)
-		p.env = append(p.env, env...)
-		_, err := p.run(ctx)
+		_, err := kr.lb(ctx, args...)
 		return err
 	}
 	var create, del, fCreate, fDel []time.Duration

@@ -29,7 +29,7 @@ import (
 )
 
 // groups of cases, in the order they run.
-var groups = []string{"create", "pause", "idle", "list", "mcp", "hostile", "remote", "kubernetes", "snapshot", "services", "egress-create", "egress", "bigwrite", "activity", "runtimes", "vm", "run"}
+var groups = []string{"create", "pause", "idle", "list", "mcp", "hostile", "remote", "kubernetes", "kubernetes-pool", "snapshot", "services", "egress-create", "egress", "bigwrite", "activity", "runtimes", "vm", "run"}
 
 type bench struct {
 	bin   string   // the litterbox binary under test
@@ -164,9 +164,11 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		"hostile":    b.caseHostile,
 		"remote":     b.caseRemote,
 		"kubernetes": b.caseKubernetes,
-		"snapshot":   b.caseSnapshot,
-		"services":   b.caseServices,
-		"egress":     b.caseEgress,
+		// Creates from a warm pool on the cluster: `-only kubernetes-pool`.
+		"kubernetes-pool": b.caseKubernetesPool,
+		"snapshot":        b.caseSnapshot,
+		"services":        b.caseServices,
+		"egress":          b.caseEgress,
 		// The egress group's creates through the binary: `-only egress`
 		// runs them too, `-only egress-create` alone (no root needed).
 		"egress-create": b.egressCreates,

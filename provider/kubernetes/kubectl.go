@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -137,6 +138,15 @@ func (p *Provider) classify(err error) error {
 				p.endpoint(), te.Command, te.Limit, p.Cmd("cluster-info"), te.Setting())}
 	}
 	stderr := runner.Stderr(err)
+	if m := quotaRE.FindStringSubmatch(stderr); m != nil {
+		ns := "the kubeconfig's namespace"
+		if p.o.Namespace != "" {
+			ns = "namespace " + p.o.Namespace
+		}
+		return &provider.Error{Kind: provider.ErrQuota, Err: err,
+			Msg: fmt.Sprintf("%s's ResourceQuota %s is used up (%s): delete sandboxes you no longer need (`litterbox list`; every pod of the namespace counts), or have the quota raised (`%s`)",
+				ns, m[1], m[2], p.Cmd("describe", "resourcequota", m[1]))}
+	}
 	switch {
 	case notReached(stderr):
 		return &provider.UnreachableError{Endpoint: p.endpoint(), Err: err,
@@ -152,6 +162,10 @@ func (p *Provider) classify(err error) error {
 	}
 	return err
 }
+
+// quotaRE is the apiserver's refusal of an object over a ResourceQuota:
+// the quota's name, then what was requested, used and the limit.
+var quotaRE = regexp.MustCompile(`exceeded quota: ([^,\s]+), (requested: [^\n]*)`)
 
 // notReached reports whether kubectl's stderr says it never reached the
 // apiserver: then it made nothing.

@@ -66,6 +66,11 @@ func TestPodManifest(t *testing.T) {
 		m.Annotations[LabelPorts] != "web=8080" || m.Labels[labelPod] != "litterbox-repo-x" {
 		t.Errorf("metadata = %+v", m)
 	}
+	// A value that cannot be a label's is an empty label, which a selector
+	// can ask for (the warm pool lists by the git dir's key).
+	if v, ok := m.Labels["dev.litterbox.repo"]; !ok || v != "" {
+		t.Errorf("labels = %v, want dev.litterbox.repo empty", m.Labels)
+	}
 	if s.AutomountServiceAccountToken || s.RestartPolicy != "Never" || s.Hostname != "x" || s.SecurityContext.SeccompProfile.Type != "RuntimeDefault" {
 		t.Errorf("pod spec = %+v", s)
 	}
@@ -262,6 +267,16 @@ func TestClassify(t *testing.T) {
 	if err := p.classify(&runner.NotInstalledError{Program: "kubectl"}); !errors.Is(err, provider.ErrUnreachable) || !strings.Contains(err.Error(), "LITTERBOX_KUBECTL") {
 		t.Errorf("no kubectl: %v", err)
 	}
+	// A quota: its name, what was asked and what is left, what to do, and
+	// no kubectl command line.
+	p.o.Namespace = "team"
+	err := p.classify(&runner.ExitError{Command: "kubectl --namespace team create -f - -o name", ExitCode: 1,
+		Stderr: `Error from server (Forbidden): error when creating "STDIN": pods "litterbox-r-a" is forbidden: exceeded quota: lbq, requested: pods=1, used: pods=1, limited: pods=1` + "\n"})
+	want := "namespace team's ResourceQuota lbq is used up (requested: pods=1, used: pods=1, limited: pods=1): delete sandboxes you no longer need (`litterbox list`; every pod of the namespace counts), " +
+		"or have the quota raised (`kubectl --namespace team describe resourcequota lbq`)"
+	if !errors.Is(err, provider.ErrQuota) || err.Error() != want {
+		t.Errorf("quota: %v\nwant %s", err, want)
+	}
 }
 
 func TestNormalizeImage(t *testing.T) {
@@ -288,14 +303,32 @@ func TestCreateUnknownRuntimeClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.ExpectStderr([]string{"kubectl", "get", "runtimeclass", "gvisor", "-o", "name"}, "",
-		`Error from server (NotFound): runtimeclasses.node.k8s.io "gvisor" not found`+"\n",
-		&runner.ExitError{Command: "kubectl get runtimeclass gvisor", ExitCode: 1, Stderr: `Error from server (NotFound): runtimeclasses.node.k8s.io "gvisor" not found` + "\n"})
+	f.Expect([]string{"kubectl", "get", "runtimeclass", "-o", `jsonpath={range .items[*]}{.metadata.name}={.handler}{"\n"}{end}`}, "kata=kata-qemu\n", nil)
 	spec := testSpec()
 	spec.Runtime = "gvisor"
 	_, err = p.Create(context.Background(), spec)
-	if !errors.Is(err, provider.ErrNoRuntime) || !strings.Contains(err.Error(), "RuntimeClass") {
-		t.Errorf("create with a missing RuntimeClass = %v; want ErrNoRuntime naming it", err)
+	for _, want := range []string{"no RuntimeClass for gVisor", "containerd-shim-runsc-v1", `"handler":"runsc"`, "kubectl apply -f -"} {
+		if !errors.Is(err, provider.ErrNoRuntime) || !strings.Contains(err.Error(), want) {
+			t.Errorf("create with no RuntimeClass for gVisor = %v; want ErrNoRuntime saying %q", err, want)
+		}
+	}
+}
+
+// gVisor's RuntimeClass is the one named gvisor, else one whose handler is
+// runsc; any other runtime is the class of its name.
+func TestRuntimeClass(t *testing.T) {
+	for _, c := range []struct{ classes, runtime, want string }{
+		{"gvisor=runsc\nkata=kata\n", "gvisor", "gvisor"},
+		{"sandboxed=runsc\n", "gvisor", "sandboxed"},
+		{"a=runsc\ngvisor=other\n", "gvisor", "gvisor"},
+		{"kata=kata\n", "gvisor", ""},
+		{"", "gvisor", ""},
+		{"kata=kata\nrunsc=runsc\n", "kata", "kata"},
+		{"x=runsc\n", "kata", ""},
+	} {
+		if got := runtimeClass(c.classes, c.runtime); got != c.want {
+			t.Errorf("runtimeClass(%q, %q) = %q; want %q", c.classes, c.runtime, got, c.want)
+		}
 	}
 }
 

@@ -60,7 +60,9 @@ type meta struct {
 }
 
 // objectMeta splits a spec's labels (and extra ones) into labels and
-// annotations.
+// annotations: each is an annotation, and a label too, empty when its value
+// cannot be a label's (a path), so that a selector can still ask for the
+// key (List).
 func objectMeta(name string, labels map[string]string) (meta, error) {
 	m := meta{Name: name, Labels: map[string]string{}, Annotations: map[string]string{}}
 	for k, v := range labels {
@@ -68,6 +70,7 @@ func objectMeta(name string, labels map[string]string) (meta, error) {
 			return m, fmt.Errorf("label key %q cannot be a Kubernetes annotation key", k)
 		}
 		m.Annotations[k] = v
+		m.Labels[k] = ""
 		if validLabel(k, v) {
 			m.Labels[k] = v
 		}

@@ -176,10 +176,33 @@ func (p *Provider) waitReady(ctx context.Context, name string) error {
 		if why := pod.failure(); why != "" {
 			return fmt.Errorf("pod %s cannot start: %s (see `%s`)", name, why, p.Cmd("describe", "pod", name))
 		}
+		if err := p.noHandler(ctx, pod); err != nil {
+			return err
+		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("pod %s is not ready after 3 minutes (phase %s; see `%s`)", name, pod.Status.Phase, p.Cmd("describe", "pod", name))
 		}
 	}
+}
+
+// noHandler is the error of a pod whose RuntimeClass names a handler its
+// node's container runtime lacks (a RuntimeClass made before the runtime
+// was installed): the kubelet retries making its sandbox for ever, so it
+// is refused here, naming what to install. nil for any other pod.
+func (p *Provider) noHandler(ctx context.Context, pod *podObject) error {
+	var spec struct{ RuntimeClassName string }
+	if json.Unmarshal(pod.Spec, &spec) != nil || spec.RuntimeClassName == "" {
+		return nil
+	}
+	name := pod.Metadata.Name
+	res, err := p.run(ctx, p.Cmd("get", "events", "--field-selector", "involvedObject.kind=Pod,involvedObject.name="+name+",reason=FailedCreatePodSandBox",
+		"-o", "jsonpath={.items[*].message}"))
+	if err != nil || !strings.Contains(string(res.Stdout), "no runtime for") {
+		return nil
+	}
+	return fmt.Errorf("pod %s cannot start: its node has no runtime for the handler of RuntimeClass %s (%s): install that runtime on the cluster's nodes "+
+		"(for gVisor: runsc and containerd-shim-runsc-v1, and a runsc runtime in containerd's configuration: https://gvisor.dev/docs/user_guide/containerd/quick_start/), or leave the runtime unset",
+		name, spec.RuntimeClassName, firstLine(serverMessage(string(res.Stdout))))
 }
 
 // podObject is what is read of a pod, a NetworkPolicy or a ConfigMap.
@@ -760,17 +783,49 @@ var (
 	_ provider.RuntimeChecker = (*Provider)(nil)
 )
 
-// CheckRuntime makes sure the cluster has a RuntimeClass of that name
-// ("" is the nodes' default), which is also the name a Spec carries.
+// CheckRuntime makes sure the cluster has a RuntimeClass for runtime ("" is
+// the nodes' default) and returns its name, which the Spec then carries:
+// the class of that name, or for gVisor (provider.RuntimeGVisor) one whose
+// handler is runsc, whatever its name.
 func (p *Provider) CheckRuntime(ctx context.Context, runtime string) (string, error) {
 	if runtime == "" {
 		return "", nil
 	}
-	if _, err := p.run(ctx, p.Cmd("get", "runtimeclass", runtime, "-o", "name")); errors.Is(err, provider.ErrNotFound) {
-		return "", provider.Errorf(provider.ErrNoRuntime, "the cluster has no RuntimeClass %q (`kubectl get runtimeclass` lists those it has): "+
-			"install the runtime on its nodes and make a RuntimeClass of that name (for gVisor: https://gvisor.dev/docs/user_guide/containerd/quick_start/), or leave the runtime unset", runtime)
-	} else if err != nil {
-		return "", fmt.Errorf("look up RuntimeClass %s: %w", runtime, err)
+	res, err := p.run(ctx, p.Cmd("get", "runtimeclass", "-o", `jsonpath={range .items[*]}{.metadata.name}={.handler}{"\n"}{end}`))
+	if err != nil {
+		return "", fmt.Errorf("list the cluster's RuntimeClasses: %w", err)
 	}
-	return runtime, nil
+	if name := runtimeClass(string(res.Stdout), runtime); name != "" {
+		return name, nil
+	}
+	if runtime == provider.RuntimeGVisor {
+		return "", provider.Errorf(provider.ErrNoRuntime, "the cluster has no RuntimeClass for gVisor (none named %q, none whose handler is %q; `%s` lists those it has): "+
+			"on every node install runsc and containerd-shim-runsc-v1 and add a runsc runtime to containerd's configuration (https://gvisor.dev/docs/user_guide/containerd/quick_start/), "+
+			"then make the class: `echo '{\"apiVersion\":\"node.k8s.io/v1\",\"kind\":\"RuntimeClass\",\"metadata\":{\"name\":\"gvisor\"},\"handler\":\"runsc\"}' | kubectl apply -f -`; or leave the runtime unset",
+			runtime, gvisorHandler, p.Cmd("get", "runtimeclass"))
+	}
+	return "", provider.Errorf(provider.ErrNoRuntime, "the cluster has no RuntimeClass %q (`%s` lists those it has): "+
+		"install the runtime on its nodes and make a RuntimeClass of that name, or leave the runtime unset", runtime, p.Cmd("get", "runtimeclass"))
+}
+
+// gvisorHandler is gVisor's runtime handler in containerd's configuration,
+// as its documentation names it.
+const gvisorHandler = "runsc"
+
+// runtimeClass picks the RuntimeClass for runtime among classes (lines of
+// name=handler): the one of that name, else for gVisor the first whose
+// handler is runsc; "" when none.
+func runtimeClass(classes, runtime string) string {
+	var byHandler string
+	for _, line := range strings.Split(classes, "\n") {
+		name, handler, _ := strings.Cut(strings.TrimSpace(line), "=")
+		switch {
+		case name == "":
+		case name == runtime:
+			return name
+		case runtime == provider.RuntimeGVisor && handler == gvisorHandler && byHandler == "":
+			byHandler = name
+		}
+	}
+	return byHandler
 }

@@ -36,6 +36,10 @@ type Options struct {
 	// CacheDir is where the isolation check and the harness image check
 	// keep their verdicts; "" for the user's cache directory.
 	CacheDir string
+	// PoolRefillRate is how many warm pool members this process makes per
+	// second at most once it made MaxSize (a token bucket); 0 for the
+	// default, pool.DefaultRefillRate.
+	PoolRefillRate float64
 }
 
 // Handle is a sandbox resolved once for repeated tool calls: the MCP server

@@ -56,7 +56,9 @@ func (c *Common) EngineRuntime(ctx context.Context, runtime string) (string, err
 // nothing was made.
 func NoRuntimeError(err error) error {
 	msg := err.Error()
-	if !strings.Contains(msg, "ensure-gvisor.sh") {
+	// ensure-gvisor.sh registers runsc with Docker or Podman; a cluster's
+	// refusal (it names a RuntimeClass) says itself what to install.
+	if !strings.Contains(msg, "ensure-gvisor.sh") && !strings.Contains(msg, "RuntimeClass") {
 		msg += ". For gVisor, `scripts/ensure-gvisor.sh` in the litterbox repository builds runsc and registers it with the engine"
 	}
 	return &api.Error{Kind: api.ErrNoRuntime,

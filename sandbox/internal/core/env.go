@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -29,7 +30,19 @@ func EnvOptions() api.Options {
 		NoJournal:   os.Getenv("LITTERBOX_JOURNAL") == "off",
 		MaxFileSize: positive(os.Getenv("LITTERBOX_SNAPSHOT_MAX_FILE_SIZE")),
 		CacheDir:    os.Getenv("LITTERBOX_CACHE_DIR"),
+		// LITTERBOX_POOL_REFILL_RATE: pooled sandboxes a process makes per
+		// second at most once it made 16 (docs/pool.md).
+		PoolRefillRate: positiveRate(os.Getenv("LITTERBOX_POOL_REFILL_RATE")),
 	}
+}
+
+// positiveRate reads a positive number of things per second; 0 (the
+// default) for anything else.
+func positiveRate(v string) float64 {
+	if r, err := strconv.ParseFloat(v, 64); err == nil && r > 0 && !math.IsInf(r, 1) {
+		return r
+	}
+	return 0
 }
 
 func parseLabels(s string) map[string]string {

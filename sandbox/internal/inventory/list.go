@@ -84,7 +84,7 @@ func (inv *Inventory) objects(ctx context.Context, r *api.Repo, slug string, con
 		sel.Labels[k] = v
 	}
 	var pooled []provider.Sandbox
-	if inv.pool.Enabled() && (slug == "" || r == nil || pool.HasClaims(r.Git.CommonDir)) {
+	if slug == "" || r == nil || pool.HasClaims(r.Git.CommonDir) {
 		// Sandboxes and pooled containers both carry the git dir label:
 		// one engine list finds them all.
 		delete(sel.Labels, api.LabelSlug)

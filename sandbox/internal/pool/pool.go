@@ -74,6 +74,11 @@ type Pool struct {
 	guest *guest.Guest
 	iso   *isolation.Checker
 	gate  *netgate.Gate
+
+	// refill bounds how fast this process makes members (refill.go),
+	// at the rate of the options when it is first asked.
+	refillOnce sync.Once
+	refill     *bucket
 }
 
 // New is the warm pool of c's engine, filled through g, checked with iso;
@@ -185,13 +190,6 @@ func HasClaims(gitDir string) bool {
 	return false
 }
 
-// Enabled reports whether the engine can pool (it can rename a claimed
-// container).
-func (p *Pool) Enabled() bool {
-	_, ok := p.Provider.(provider.Renamer)
-	return ok
-}
-
 // containers lists every pooled container on the engine (of every
 // repository, within the extra labels), claimed or not.
 func (p *Pool) containers(ctx context.Context) ([]provider.Sandbox, error) {
@@ -281,9 +279,6 @@ func memberSpec(sp provider.Spec, name string) provider.Spec {
 
 // List lists r's unclaimed pooled containers.
 func (p *Pool) List(ctx context.Context, r *api.Repo) ([]api.PoolEntry, error) {
-	if !p.Enabled() {
-		return nil, nil
-	}
 	ms, _, err := p.unclaimed(ctx, r)
 	if err != nil {
 		return nil, err
@@ -417,12 +412,11 @@ func (p *Pool) poolConfig(ctx context.Context, r *api.Repo) (*config.Config, str
 // Fill brings r's pool to size ready members made from HEAD with its
 // configuration: it removes members made for another commit or
 // configuration, fills cut short, members beyond size, and the records of
-// containers that are gone, then makes the missing ones, two at a time.
+// containers that are gone, then makes the missing ones, four at a time
+// (most of a member's making is waiting on the engine: a pod's start on a
+// cluster), at the pace of the refill's token bucket.
 // Fills of one repository take turns.
 func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry, error) {
-	if !p.Enabled() {
-		return nil, core.NewError(api.ErrBadArgument, "This engine cannot keep a warm pool (it cannot rename a container); create makes each sandbox anew.")
-	}
 	if size < 0 || size > MaxSize {
 		return nil, core.NewError(api.ErrBadArgument, "A pool holds 0 to %d sandboxes, not %d: each keeps a copy of the repository in memory.", MaxSize, size)
 	}
@@ -502,7 +496,7 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	sp.Labels[api.LabelPlatform] = platform
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
+	sem := make(chan struct{}, 4)
 	for i := ready; i < size; i++ {
 		wg.Add(1)
 		go func() {
@@ -539,6 +533,10 @@ type gatePrep struct {
 // pool's key names: the claim gives it the sandbox's name), which is made
 // once the container is, beside the copy.
 func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, head, platform string, volumes []string, gw gatePrep) (err error) {
+	p.refillOnce.Do(func() { p.refill = newBucket(p.PoolRefillRate, MaxSize) })
+	if err := p.refill.take(ctx); err != nil {
+		return err
+	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	sp.Name = "litterbox-pool-" + r.ShortID() + "-" + hex.EncodeToString(b[:])
@@ -726,9 +724,6 @@ func forgetGone(gitDir string, all []provider.Sandbox) {
 // Delete removes every unclaimed pooled container of r and its record;
 // it returns their names.
 func (p *Pool) Delete(ctx context.Context, r *api.Repo) ([]string, error) {
-	if !p.Enabled() {
-		return []string{}, nil
-	}
 	unlock, err := state.Lock(ctx, poolDir(r.Git.CommonDir))
 	if err != nil {
 		return nil, err
@@ -774,6 +769,34 @@ func Take(gitDir string, candidates []*MemberFile, c Claim) (*MemberFile, error)
 // Candidates are the filled, unclaimed members recorded for key and made
 // from commit, oldest first: host files only, no engine call.
 func Candidates(gitDir, key, commit string) []*MemberFile {
+	var out []*MemberFile
+	for _, m := range filled(gitDir) {
+		if m.Key == key && m.Commit == commit {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Filled.Before(out[j].Filled) })
+	return out
+}
+
+// Mismatch says why no filled, unclaimed member is a candidate for key and
+// commit (Candidates found none): how many were made for another
+// configuration (their spec or policy differ: the key), how many from
+// another commit. Both 0: the pool is empty.
+func Mismatch(gitDir, key, commit string) (otherConfig, otherCommit int) {
+	for _, m := range filled(gitDir) {
+		switch {
+		case m.Key != key:
+			otherConfig++
+		case m.Commit != commit:
+			otherCommit++
+		}
+	}
+	return otherConfig, otherCommit
+}
+
+// filled are the records of the members filled and not claimed.
+func filled(gitDir string) []*MemberFile {
 	entries, err := os.ReadDir(poolDir(gitDir))
 	if err != nil {
 		return nil
@@ -787,10 +810,9 @@ func Candidates(gitDir, key, commit string) []*MemberFile {
 		if _, taken := ReadClaim(gitDir, id); taken {
 			continue
 		}
-		if m := readMember(gitDir, id); m != nil && m.Key == key && m.Commit == commit {
+		if m := readMember(gitDir, id); m != nil {
 			out = append(out, m)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Filled.Before(out[j].Filled) })
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -177,5 +178,49 @@ func TestDropMemberRespectsClaims(t *testing.T) {
 	}
 	if dropped, err := s.dropMember(ctx, gd, half, nil); !dropped || err != nil || alive(half) {
 		t.Fatalf("dropMember after a cut-short removal: dropped %v, err %v, alive %v", dropped, err, alive(half))
+	}
+}
+
+// The refill's token bucket: a burst of MaxSize at once, then one member
+// per 1/rate seconds; a wait cut short gives its token back.
+func TestBucket(t *testing.T) {
+	now := time.Unix(0, 0)
+	var slept []time.Duration
+	b := newBucket(2, 3)
+	b.now = func() time.Time { return now }
+	b.sleep = func(ctx context.Context, d time.Duration) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		slept = append(slept, d)
+		return nil
+	}
+	for i := 0; i < 5; i++ {
+		if err := b.take(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 3 from the burst, then 0.5 s and 1 s (two queued at 2/s).
+	if want := []time.Duration{500 * time.Millisecond, time.Second}; !slices.Equal(slept, want) {
+		t.Fatalf("waits = %v, want %v", slept, want)
+	}
+	// 10 s on, the bucket is full again (burst 3), not 20 tokens.
+	now = now.Add(10 * time.Second)
+	slept = nil
+	for i := 0; i < 4; i++ {
+		_ = b.take(context.Background())
+	}
+	if want := []time.Duration{500 * time.Millisecond}; !slices.Equal(slept, want) {
+		t.Fatalf("after a rest: waits = %v, want %v", slept, want)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := b.take(ctx); err == nil {
+		t.Fatal("a cancelled wait took a token")
+	}
+	slept = nil
+	_ = b.take(context.Background())
+	if want := []time.Duration{time.Second}; !slices.Equal(slept, want) {
+		t.Fatalf("after a cancelled wait: waits = %v, want %v (its token given back)", slept, want)
 	}
 }

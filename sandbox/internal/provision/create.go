@@ -271,8 +271,15 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 	// (and, for a confined sandbox, this policy: its gateway is made with
 	// it) already holds the copy, and its record the image's platform. A
 	// sandbox with secrets is not pooled: its values are fetched for it.
-	if !opts.FromBranch && !opts.NoPool && pv.pool.Enabled() && c.secrets == nil && len(opts.Binds) == 0 {
-		c.pool = pool.Candidates(r.Git.CommonDir, pool.Key(spec.For(pv.Options, r, slug, c.head, c.cfg), c.net), c.start)
+	if !opts.FromBranch && !opts.NoPool && c.secrets == nil && len(opts.Binds) == 0 {
+		key := pool.Key(spec.For(pv.Options, r, slug, c.head, c.cfg), c.net)
+		if c.pool = pool.Candidates(r.Git.CommonDir, key, c.start); len(c.pool) == 0 {
+			// A member's spec is fixed when it is filled: say why none
+			// fits, for `--log-level debug`.
+			if cfgs, commits := pool.Mismatch(r.Git.CommonDir, key, c.start); cfgs+commits > 0 {
+				pv.Log.Debug(fmt.Sprintf("no pooled sandbox fits this create (%d made for another configuration, %d from another commit): it makes its own container", cfgs, commits), "sandbox", slug)
+			}
+		}
 	}
 	// A pooled sandbox was made after the same check passed on this
 	// engine (FillPool), and an engine restart, which may change what the
@@ -346,17 +353,19 @@ func (c *creation) claimPooled(ctx context.Context) (bool, error) {
 	if err := c.claimGateway(ctx, m); err != nil {
 		return true, err
 	}
-	c.renamed = make(chan struct{})
-	go c.rename(ctx)
+	if rn, ok := c.pv.Provider.(provider.Renamer); ok {
+		c.renamed = make(chan struct{})
+		go c.rename(ctx, rn)
+	}
 	return true, nil
 }
 
 // rename gives the claimed container the sandbox's usual name. Nothing goes
 // by that name (lookups go by the claim), so a rename that fails only
-// leaves the pool's name, with a warning.
-func (c *creation) rename(ctx context.Context) {
+// leaves the pool's name, with a warning; an engine that cannot rename
+// (Kubernetes: a pod's name is fixed) keeps it without one.
+func (c *creation) rename(ctx context.Context, rn provider.Renamer) {
 	defer close(c.renamed)
-	rn := c.pv.Provider.(provider.Renamer)
 	name := c.r.ContainerName(c.slug)
 	err := rn.Rename(core.Made(ctx), c.sandbox.Ref, name)
 	if errors.Is(err, provider.ErrConflict) {
@@ -374,21 +383,29 @@ func (c *creation) rename(ctx context.Context) {
 }
 
 // replacePooled: the claimed container died after it was filled (an engine
-// restart stops them all). It is removed, and the create makes a container
-// of its own after all.
+// restart stops them all; a pod deleted behind litterbox's back). It is
+// removed, and the create takes another member, or makes a container of
+// its own after all. A confined one goes straight to its own: its
+// gateway's claim was this member's.
 func (c *creation) replacePooled(ctx context.Context, cause error) error {
-	<-c.renamed
+	if c.renamed != nil {
+		<-c.renamed
+	}
 	c.renamed, c.renamedTo = nil, ""
-	c.pv.Log.Warn("the pooled sandbox is not running; making a new container", "container", c.sandbox.Name, "err", cause)
+	c.pv.Log.Warn("the pooled sandbox is not running; taking another or making a new container", "container", c.sandbox.Name, "err", cause)
 	last := c.undo.steps[len(c.undo.steps)-1]
 	if err := last.fn(core.Made(ctx)); err != nil {
 		return fmt.Errorf("remove the dead pooled sandbox %s: %w", c.sandbox.Name, err)
 	}
 	c.undo.steps = c.undo.steps[:len(c.undo.steps)-1]
-	c.pool, c.pooled, c.out.Pooled, c.out.SetupOutput = nil, nil, false, ""
+	dead := c.pooled
+	c.pool = slices.DeleteFunc(c.pool, func(m *pool.MemberFile) bool { return m == dead || c.net != nil })
+	c.pooled, c.out.Pooled, c.out.SetupOutput = nil, false, ""
 	c.out.Services, c.out.Ports = nil, nil
-	if err := c.unpooled(ctx); err != nil {
-		return err
+	if len(c.pool) == 0 {
+		if err := c.unpooled(ctx); err != nil {
+			return err
+		}
 	}
 	if err := c.startContainer(ctx); err != nil {
 		return err

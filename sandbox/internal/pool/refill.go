@@ -1,0 +1,69 @@
+package pool
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// DefaultRefillRate is how many members a process's fills make per second
+// at most, once the first MaxSize are made (core.Options.PoolRefillRate
+// sets another): the background refill of `mcp --pool` after a burst of
+// creates takes the engine's time at that pace, not all at once (as
+// agent-sandbox's --sandbox-warm-pool-max-refill-rate).
+const DefaultRefillRate = 2.0
+
+// bucket is a token bucket: each member a fill makes takes a token; tokens
+// come back at rate per second, up to burst. It starts full.
+type bucket struct {
+	mu     sync.Mutex
+	rate   float64
+	burst  float64
+	tokens float64
+	last   time.Time
+	now    func() time.Time
+	sleep  func(context.Context, time.Duration) error
+}
+
+func newBucket(rate float64, burst int) *bucket {
+	if rate <= 0 {
+		rate = DefaultRefillRate
+	}
+	return &bucket{rate: rate, burst: float64(burst), tokens: float64(burst), now: time.Now, sleep: sleepCtx}
+}
+
+// take waits until a token is there and takes it; the wait ends early,
+// with ctx's error, when ctx does. Waiters queue: each reserves its token
+// (the count may go below zero) and sleeps until it is due.
+func (b *bucket) take(ctx context.Context) error {
+	b.mu.Lock()
+	now := b.now()
+	if !b.last.IsZero() {
+		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+	}
+	b.last = now
+	b.tokens--
+	wait := time.Duration(-b.tokens / b.rate * float64(time.Second))
+	b.mu.Unlock()
+	if wait <= 0 {
+		return nil
+	}
+	if err := b.sleep(ctx, wait); err != nil {
+		b.mu.Lock()
+		b.tokens++ // not taken after all
+		b.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
