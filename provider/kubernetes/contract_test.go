@@ -1,6 +1,7 @@
 package kubernetes_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/litterbox-dev/litterbox/internal/enginetest"
+	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/contract"
 	"github.com/litterbox-dev/litterbox/provider/kubernetes"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -57,4 +59,40 @@ func TestContract(t *testing.T) {
 			contract.LacksNetworkNone: "a pod always has a network interface",
 		},
 	})
+}
+
+// TestListFindsEarlierPods: a sandbox made before bare keys became labels
+// too (its path-valued key only an annotation) is still listed by a
+// selector that asks for that key, as list and the pool ask.
+func TestListFindsEarlierPods(t *testing.T) {
+	k := enginetest.KubernetesOrSkip(t)
+	ns := k.Namespace(t)
+	run := runner.Exec{Log: log.New(io.Discard)}
+	p, err := kubernetes.New(kubernetes.Options{Kubectl: k.Kubectl, Kubeconfig: k.Kubeconfig, Namespace: ns, Runner: run, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("lbold-%d", os.Getpid())
+	sp := provider.Spec{
+		Name: name, Image: "busybox:latest", Hostname: "box", Workdir: "/",
+		Labels:  map[string]string{"dev.litterbox.slug": name, "dev.litterbox.git-dir": "/home/u/repo/.git"},
+		Network: provider.NetworkIsolated, Cmd: []string{"sleep", "infinity"},
+	}
+	ctx := context.Background()
+	sb, err := p.Create(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Remove(context.Background(), sb.Ref) })
+	// What an earlier litterbox made: the key as an annotation alone.
+	if out, err := k.Command("-n", ns, "label", "pod", name, "dev.litterbox.git-dir-").CombinedOutput(); err != nil {
+		t.Fatalf("kubectl label: %v: %s", err, out)
+	}
+	list, err := p.List(ctx, provider.Selector{Labels: map[string]string{"dev.litterbox.slug": name, "dev.litterbox.git-dir": ""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].Name != name || list[0].State != provider.StateRunning {
+		t.Fatalf("listed %+v, want the one running pod %s", list, name)
+	}
 }

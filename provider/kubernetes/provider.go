@@ -286,15 +286,14 @@ func (p *Provider) deleteObjects(ctx context.Context, objs ...string) error {
 // List gets the pods, NetworkPolicies and ConfigMaps that carry sel's labels
 // in one call, and joins them by name: a pod is the sandbox; a ConfigMap
 // without its pod is a paused one; a NetworkPolicy alone is a leftover
-// (StateNone). Label values Kubernetes cannot select on (a path) are matched
-// here, on the annotations.
+// (StateNone). Only a key=value Kubernetes can hold goes to kubectl's
+// selector; a bare key (any value) and a value it cannot select on (a path)
+// are matched here, on the annotations, which every object litterbox ever
+// made carries (its empty labels for bare keys came later).
 func (p *Provider) List(ctx context.Context, sel provider.Selector) ([]provider.Sandbox, error) {
 	var selector []string
 	for k, v := range sel.Labels {
-		switch {
-		case v == "" && labelKeyRE.MatchString(k):
-			selector = append(selector, k)
-		case validLabel(k, v):
+		if v != "" && validLabel(k, v) {
 			selector = append(selector, k+"="+v)
 		}
 	}
