@@ -35,7 +35,6 @@ import (
 	"github.com/litterbox-dev/litterbox/gateway"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
-	"github.com/litterbox-dev/litterbox/runner"
 )
 
 const (
@@ -287,12 +286,7 @@ func BuildImage(ctx context.Context, c *docker.Client, base, tag string, program
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	// --force-rm: no container of the build is left, even when it fails;
-	// no --pull: base is the engine's own. DOCKER_BUILDKIT=0: BuildKit
-	// asks the registry about FROM's image even when the engine holds it,
-	// and an engine may have no registry to reach; the classic builder
-	// uses what is there.
-	if _, err := c.Run(ctx, c.Cmd("build", "-q", "--force-rm", "-t", tag, "-").WithStdin(&tb).WithEnv("DOCKER_BUILDKIT=0").As(runner.Work)); err != nil {
+	if err := c.Build(ctx, tag, "Dockerfile", &tb); err != nil {
 		return fmt.Errorf("make the egress gateway's image from %s: %w", base, err)
 	}
 	return nil

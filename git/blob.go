@@ -41,3 +41,17 @@ func ParseCatFileBlob(out []byte, path string) (content []byte, ok bool, err err
 	}
 	return rest[:size], true, nil
 }
+
+// TreeAt is the id of the tree at dir ("." for the root) in commit: it
+// names the tree's whole content.
+func (g *Repo) TreeAt(ctx context.Context, commit, dir string) (string, error) {
+	spec := commit + "^{tree}"
+	if dir != "." && dir != "" {
+		spec = commit + ":" + dir
+	}
+	out, err := g.output(ctx, "rev-parse", "--verify", "--end-of-options", spec+"^{tree}")
+	if err != nil {
+		return "", fmt.Errorf("find the tree %s in %s: %w", dir, commit, err)
+	}
+	return out, nil
+}

@@ -30,6 +30,7 @@ import (
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/secretdecl"
 	"github.com/litterbox-dev/litterbox/internal/tomlkeys"
+	"github.com/litterbox-dev/litterbox/sandbox/config/devcontainer"
 )
 
 // Config file names, at the repository root. File is read from a commit of
@@ -131,6 +132,13 @@ type Config struct {
 	Idle time.Duration
 	// Sources are the files the configuration came from, for messages.
 	Sources []string
+	// Env is the container's environment a devcontainer.json gave
+	// (containerEnv), besides litterbox's own variables.
+	Env map[string]string
+	// DevContainer is the devcontainer.json the configuration took its
+	// image, setup, ports and environment from (UseDevContainer), with
+	// what it ignored; nil when none was used.
+	DevContainer *devcontainer.File
 	// Committed is File as it was read (from a commit, or from the
 	// record of a sandbox's settings); nil when there was none. The
 	// sandbox service records it, so a fork is made as its source was.
@@ -320,7 +328,14 @@ func Load(ctx context.Context, g *git.Repo, commit string, warn func(string)) (*
 	if wt, err := os.ReadFile(filepath.Join(g.Root, File)); err == nil && (!ok || !bytes.Equal(wt, base)) {
 		warn(fmt.Sprintf("%s in the working tree differs from the one in %s, which this sandbox holds and uses; commit your edits to use them", File, short(commit)))
 	}
-	return WithLocal(ctx, g, base, warn)
+	cfg, err := WithLocal(ctx, g, base, warn)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.UseDevContainer(ctx, g, commit); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }
 
 // WithLocal is the configuration of committed, File's content (nil when

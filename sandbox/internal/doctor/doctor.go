@@ -363,6 +363,9 @@ func (d *Doctor) repoChecks(ctx context.Context, dir string) []api.Check {
 		hooks.Detail = fmt.Sprintf("this repository has %d hook(s); litterbox runs none of them (core.hooksPath=/dev/null), so run your checks yourself before you push a merge", n)
 	}
 	checks = append(checks, hooks, settingsCheck(ctx, g))
+	if c, ok := devContainerCheck(ctx, g); ok {
+		checks = append(checks, c)
+	}
 	return append(checks, diskCheck(g.CommonDir))
 }
 

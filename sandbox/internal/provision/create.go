@@ -8,6 +8,7 @@ package provision
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -237,8 +238,17 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 			Agent: fmt.Sprintf("The image %s is not one you may pick: the user lists the images agents may use in agent_images in %s. Create the sandbox without image (it gets the project's image), or ask the user to allow this one.", image, config.LocalFile)}
 	case image != "":
 		c.cfg.Image = image
+	case c.cfg.Image == "" && c.cfg.DevContainer != nil && c.cfg.DevContainer.Dockerfile != "":
+		if c.cfg.Image, err = pv.devContainerImage(ctx, r, cmp.Or(c.settings.From, c.head), c.cfg.DevContainer); err != nil {
+			return nil, err
+		}
 	case c.cfg.Image == "":
 		c.cfg.Image = pv.Image
+	}
+	// What the repository's devcontainer.json asks for that the sandbox
+	// does not do, in one warning; none of it is applied.
+	if w := c.cfg.DevContainerWarning(); w != "" {
+		pv.Warn(w)
 	}
 	// The runtime: --runtime, else the one the settings taken were made
 	// with, else the configuration's; by the engine's name for it, which

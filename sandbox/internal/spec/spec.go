@@ -7,8 +7,10 @@ package spec
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"path"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -62,7 +64,7 @@ func For(o api.Options, r *api.Repo, slug, base string, cfg *config.Config) prov
 		User:            api.User,
 		Workdir:         config.Workdir,
 		Labels:          labels(o, r, slug, base, image),
-		Env:             []string{"HOME=/tmp", "LITTERBOX_SANDBOX=" + slug},
+		Env:             append(envList(cfg.Env), "HOME=/tmp", "LITTERBOX_SANDBOX="+slug),
 		Tmpfs:           tmpfsMounts(memory),
 		ReadOnlyRoot:    true,
 		Init:            true,
@@ -94,6 +96,15 @@ func For(o api.Options, r *api.Repo, slug, base string, cfg *config.Config) prov
 		sp.Limits.Pids = cfg.Pids
 	}
 	return sp
+}
+
+// envList is env as NAME=VALUE, sorted by name.
+func envList(env map[string]string) []string {
+	var list []string
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		list = append(list, k+"="+env[k])
+	}
+	return list
 }
 
 // DefaultMemory is a sandbox's memory limit unless its configuration sets one.

@@ -1,0 +1,103 @@
+package config
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/sandbox/config/devcontainer"
+)
+
+// UseDevContainer lays the repository's devcontainer.json at commit
+// (devcontainer.Files) under c when c names no image: its image (or its
+// Dockerfile, which the create builds), its postCreateCommand as the setup
+// command unless c has one, its forwardPorts as named ports beside c's, its
+// containerEnv. What the file asks for that a sandbox cannot honour, or
+// that c's own settings win over, is in c.DevContainer.Ignored, never
+// applied. It is read from the user's commit, as File is: never from an
+// agent's branch or the working tree.
+func (c *Config) UseDevContainer(ctx context.Context, g *git.Repo, commit string) error {
+	if c.Image != "" {
+		return nil
+	}
+	name, data, err := FindDevContainer(ctx, g, commit)
+	if err != nil || name == "" {
+		return err
+	}
+	f, err := devcontainer.Parse(name, data)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return c.useDevContainer(f)
+}
+
+// FindDevContainer is the name and content of the repository's
+// devcontainer.json at commit, the first of devcontainer.Files there; ""
+// when there is none.
+func FindDevContainer(ctx context.Context, g *git.Repo, commit string) (name string, data []byte, err error) {
+	for _, name := range devcontainer.Files {
+		data, ok, err := g.FileAt(ctx, commit, name)
+		if err != nil {
+			return "", nil, fmt.Errorf("read %s from %s: %w", name, short(commit), err)
+		}
+		if ok {
+			return name, data, nil
+		}
+	}
+	return "", nil, nil
+}
+
+func (c *Config) useDevContainer(f *devcontainer.File) error {
+	if f.Image != "" && !ValidImage(f.Image) {
+		return fmt.Errorf("%w: %s: image %q is not an image reference", ErrInvalid, f.Name, f.Image)
+	}
+	c.Image = f.Image
+	if f.Dockerfile != "" && f.Image != "" {
+		f.Ignored = append(f.Ignored, "build (image is set)")
+		f.Dockerfile, f.Context = "", ""
+	}
+	if f.Setup != nil {
+		if slices.Equal(c.Setup, DefaultSetup) && !hasNUL(f.Setup) {
+			c.Setup = f.Setup
+		} else {
+			f.Ignored = append(f.Ignored, "postCreateCommand (setup in "+File+" wins)")
+		}
+	}
+	for _, p := range f.Ports {
+		switch {
+		case c.Network == NetworkNone:
+			f.Ignored = append(f.Ignored, fmt.Sprintf("forwardPorts %d (network = \"none\")", p.Port))
+		case slices.ContainsFunc(c.Ports, func(q Port) bool { return q.Name == p.Name || q.ContainerPort == p.Port }):
+			// [ports] in the file already names it, or its name.
+		default:
+			c.Ports = append(c.Ports, Port{Name: p.Name, ContainerPort: p.Port})
+		}
+	}
+	slices.SortFunc(c.Ports, func(a, b Port) int { return strings.Compare(a.Name, b.Name) })
+	for _, k := range slices.Sorted(maps.Keys(f.Env)) {
+		// litterbox's own variables (docs/images.md) are not the file's.
+		if k == "HOME" || k == "LITTERBOX_SANDBOX" || strings.HasPrefix(k, "PORT_") {
+			f.Ignored = append(f.Ignored, "containerEnv."+k)
+			delete(f.Env, k)
+		}
+	}
+	if len(f.Env) > 0 {
+		c.Env = f.Env
+	}
+	slices.Sort(f.Ignored)
+	c.Sources = append(c.Sources, f.Name)
+	c.DevContainer = f
+	return nil
+}
+
+// DevContainerWarning is the one warning a create gives of what c's
+// devcontainer.json asks for that the sandbox does not do; "" when nothing.
+func (c *Config) DevContainerWarning() string {
+	if c.DevContainer == nil || len(c.DevContainer.Ignored) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: ignored, litterbox does not apply %s (see docs/images.md#devcontainerjson)", c.DevContainer.Name, strings.Join(c.DevContainer.Ignored, ", "))
+}
