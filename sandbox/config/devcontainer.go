@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/git"
@@ -31,7 +32,7 @@ func (c *Config) UseDevContainer(ctx context.Context, g *git.Repo, commit string
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	return c.useDevContainer(f)
+	return c.ApplyDevContainer(f)
 }
 
 // FindDevContainer is the name and content of the repository's
@@ -50,7 +51,12 @@ func FindDevContainer(ctx context.Context, g *git.Repo, commit string) (name str
 	return "", nil, nil
 }
 
-func (c *Config) useDevContainer(f *devcontainer.File) error {
+// ApplyDevContainer lays f, a devcontainer.json read, under c when c
+// names no image (see UseDevContainer); f is c's own from then on.
+func (c *Config) ApplyDevContainer(f *devcontainer.File) error {
+	if c.Image != "" {
+		return nil
+	}
 	if f.Image != "" && !ValidImage(f.Image) {
 		return fmt.Errorf("%w: %s: image %q is not an image reference", ErrInvalid, f.Name, f.Image)
 	}
@@ -67,19 +73,25 @@ func (c *Config) useDevContainer(f *devcontainer.File) error {
 		}
 	}
 	for _, p := range f.Ports {
+		// The label names the port when it makes a port name ("Web App"
+		// is web-app) that is free; else p<port>.
+		name := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(p.Label)), " ", "-")
+		if !portNameRE.MatchString(name) || slices.ContainsFunc(c.Ports, func(q Port) bool { return q.Name == name }) {
+			name = "p" + strconv.Itoa(p.Port)
+		}
 		switch {
 		case c.Network == NetworkNone:
 			f.Ignored = append(f.Ignored, fmt.Sprintf("forwardPorts %d (network = \"none\")", p.Port))
-		case slices.ContainsFunc(c.Ports, func(q Port) bool { return q.Name == p.Name || q.ContainerPort == p.Port }):
+		case slices.ContainsFunc(c.Ports, func(q Port) bool { return q.Name == name || q.ContainerPort == p.Port }):
 			// [ports] in the file already names it, or its name.
 		default:
-			c.Ports = append(c.Ports, Port{Name: p.Name, ContainerPort: p.Port})
+			c.Ports = append(c.Ports, Port{Name: name, ContainerPort: p.Port})
 		}
 	}
 	slices.SortFunc(c.Ports, func(a, b Port) int { return strings.Compare(a.Name, b.Name) })
 	for _, k := range slices.Sorted(maps.Keys(f.Env)) {
 		// litterbox's own variables (docs/images.md) are not the file's.
-		if k == "HOME" || k == "LITTERBOX_SANDBOX" || strings.HasPrefix(k, "PORT_") {
+		if !envNameRE.MatchString(k) || k == "HOME" || k == "LITTERBOX_SANDBOX" || strings.HasPrefix(k, "PORT_") {
 			f.Ignored = append(f.Ignored, "containerEnv."+k)
 			delete(f.Env, k)
 		}
@@ -88,6 +100,7 @@ func (c *Config) useDevContainer(f *devcontainer.File) error {
 		c.Env = f.Env
 	}
 	slices.Sort(f.Ignored)
+	f.Ignored = slices.Compact(f.Ignored) // a record applied again
 	c.Sources = append(c.Sources, f.Name)
 	c.DevContainer = f
 	return nil

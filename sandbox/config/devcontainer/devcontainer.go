@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,11 +50,11 @@ type File struct {
 	Ignored []string
 }
 
-// Port is a forwarded port and the name the sandbox gives it: its
-// portsAttributes label when that makes a port name, else p<port>.
+// Port is a forwarded port and its portsAttributes label ("" when none),
+// which package config makes its name from.
 type Port struct {
-	Name string
-	Port int
+	Port  int
+	Label string
 }
 
 // used are the keys a sandbox takes; quiet those it needs not (metadata,
@@ -63,11 +62,6 @@ type Port struct {
 var (
 	used  = []string{"image", "build", "containerEnv", "remoteUser", "postCreateCommand", "forwardPorts", "portsAttributes"}
 	quiet = []string{"name", "$schema", "customizations"}
-)
-
-var (
-	envNameRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	portNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,30}$`)
 )
 
 // Parse reads data, the content of the file name. A file that is not JSON
@@ -105,9 +99,8 @@ func Parse(name string, data []byte) (*File, error) {
 			return nil, bad("containerEnv", err)
 		}
 		for k, val := range f.Env {
-			// ${localEnv:X} would carry the host's environment in; the
-			// names are the sandbox's to check.
-			if !envNameRE.MatchString(k) || strings.Contains(val, "${") {
+			// ${localEnv:X} would carry the host's environment in.
+			if strings.Contains(val, "${") {
 				f.Ignored = append(f.Ignored, "containerEnv."+k)
 				delete(f.Env, k)
 			}
@@ -221,12 +214,8 @@ func (f *File) ports(v, attrs json.RawMessage) error {
 		if n < 1 || n > 65535 {
 			return fmt.Errorf("%v is not a port (1-65535, or \"localhost:PORT\")", p)
 		}
-		name := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(labels[strconv.Itoa(n)].Label)), " ", "-")
-		if !portNameRE.MatchString(name) || slices.ContainsFunc(f.Ports, func(q Port) bool { return q.Name == name }) {
-			name = "p" + strconv.Itoa(n)
-		}
 		if !slices.ContainsFunc(f.Ports, func(q Port) bool { return q.Port == n }) {
-			f.Ports = append(f.Ports, Port{Name: name, Port: n})
+			f.Ports = append(f.Ports, Port{Port: n, Label: labels[strconv.Itoa(n)].Label})
 		}
 	}
 	slices.SortFunc(f.Ports, func(a, b Port) int { return a.Port - b.Port })

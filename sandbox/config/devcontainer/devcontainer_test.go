@@ -41,7 +41,7 @@ const goTemplate = `// For format details, see https://aka.ms/devcontainer.json.
 // A Dockerfile build with the hardening-weakening keys a project may carry.
 const dockerfileSample = `{
   "build": { "dockerfile": "Dockerfile", "context": "..", "args": {"V": "1"} },
-  "containerEnv": { "APP_ENV": "dev", "TOKEN": "${localEnv:TOKEN}", "1BAD": "x" },
+  "containerEnv": { "APP_ENV": "dev", "TOKEN": "${localEnv:TOKEN}" },
   "postCreateCommand": "pip install -e . && echo done > /tmp/ok",
   "runArgs": ["--privileged", "--network=host"],
   "privileged": true,
@@ -62,7 +62,7 @@ func TestParseTemplate(t *testing.T) {
 		Image:      "mcr.microsoft.com/devcontainers/go:1-1.22-bookworm",
 		RemoteUser: "vscode",
 		Setup:      []string{"go", "version"},
-		Ports:      []Port{{"p5432", 5432}, {"web-app", 8080}},
+		Ports:      []Port{{5432, ""}, {8080, "Web App"}},
 		Ignored:    []string{"features", `forwardPorts "db:6379"`},
 	}
 	if !reflect.DeepEqual(f, want) {
@@ -84,7 +84,7 @@ func TestParseDockerfileRefusesHardeningKeys(t *testing.T) {
 	if !reflect.DeepEqual(f.Setup, []string{"sh", "-c", "pip install -e . && echo done > /tmp/ok"}) {
 		t.Errorf("setup = %q", f.Setup)
 	}
-	want := []string{"build.args", "capAdd", "containerEnv.1BAD", "containerEnv.TOKEN", "init", "mounts", "privileged", "remoteUser root", "runArgs", "securityOpt"}
+	want := []string{"build.args", "capAdd", "containerEnv.TOKEN", "init", "mounts", "privileged", "remoteUser root", "runArgs", "securityOpt"}
 	if !reflect.DeepEqual(f.Ignored, want) || f.RemoteUser != "" {
 		t.Errorf("ignored = %q (user %q), want %q", f.Ignored, f.RemoteUser, want)
 	}

@@ -52,8 +52,10 @@ func devContainerCheck(ctx context.Context, g *git.Repo) (c api.Check, ok bool) 
 	if slices.Equal(cfg.Setup, f.Setup) && f.Setup != nil {
 		read = append(read, "postCreateCommand as setup")
 	}
-	for _, p := range f.Ports {
-		read = append(read, fmt.Sprintf("port %s %d", p.Name, p.Port))
+	for _, p := range cfg.Ports {
+		if slices.ContainsFunc(f.Ports, func(q devcontainer.Port) bool { return q.Port == p.ContainerPort }) {
+			read = append(read, fmt.Sprintf("port %s %d", p.Name, p.ContainerPort))
+		}
 	}
 	if len(f.Env) > 0 {
 		read = append(read, "containerEnv "+strings.Join(slices.Sorted(maps.Keys(f.Env)), " "))

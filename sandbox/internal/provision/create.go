@@ -245,6 +245,13 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 	case c.cfg.Image == "":
 		c.cfg.Image = pv.Image
 	}
+	if f := c.cfg.DevContainer; f != nil {
+		rec := *f
+		if rec.Dockerfile != "" {
+			rec.Image, rec.Dockerfile, rec.Context = c.cfg.Image, "", ""
+		}
+		c.settings.DevContainer = &rec
+	}
 	// What the repository's devcontainer.json asks for that the sandbox
 	// does not do, in one warning; none of it is applied.
 	if w := c.cfg.DevContainerWarning(); w != "" {

@@ -55,6 +55,9 @@ func (pv *Provisioner) createSettings(ctx context.Context, r *api.Repo, slug str
 		}
 		if ok {
 			cfg, err := config.WithLocal(ctx, r.Git, rec.File, pv.Warn)
+			if err == nil && rec.DevContainer != nil {
+				err = cfg.ApplyDevContainer(rec.DevContainer)
+			}
 			if err != nil {
 				return nil, nil, false, fmt.Errorf("the settings sandbox '%s' was made with: %w", source, err)
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/sandbox/api"
+	"github.com/litterbox-dev/litterbox/sandbox/config/devcontainer"
 )
 
 // A sandbox's branch is the agent's writing: its .litterbox.toml is data,
@@ -37,6 +38,10 @@ type Settings struct {
 	// wins over File's and the local file's; "" when none was. A sandbox
 	// made from this one's work (a fork) runs under it too.
 	Runtime string `json:"runtime,omitempty"`
+	// DevContainer is the devcontainer.json the sandbox was made with, as
+	// it was read, with the image built from its Dockerfile in place of
+	// its build; nil when none was used. A fork is made with it too.
+	DevContainer *devcontainer.File `json:"devcontainer,omitempty"`
 }
 
 // ReadSettings reads the settings sandbox slug was made with; ok is false
