@@ -90,8 +90,9 @@ func (c *Config) ApplyDevContainer(f *devcontainer.File) error {
 	}
 	slices.SortFunc(c.Ports, func(a, b Port) int { return strings.Compare(a.Name, b.Name) })
 	for _, k := range slices.Sorted(maps.Keys(f.Env)) {
-		// litterbox's own variables (docs/images.md) are not the file's.
-		if !envNameRE.MatchString(k) || k == "HOME" || k == "LITTERBOX_SANDBOX" || strings.HasPrefix(k, "PORT_") {
+		// litterbox's own variables (docs/images.md) are not the file's, and
+		// a NUL cannot be passed to the engine.
+		if !envNameRE.MatchString(k) || k == "HOME" || k == "LITTERBOX_SANDBOX" || strings.HasPrefix(k, "PORT_") || strings.ContainsRune(f.Env[k], 0) {
 			f.Ignored = append(f.Ignored, "containerEnv."+k)
 			delete(f.Env, k)
 		}

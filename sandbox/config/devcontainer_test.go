@@ -20,7 +20,7 @@ func TestUseDevContainerLaysUnderTheFile(t *testing.T) {
 		"postCreateCommand": "make deps",
 		"forwardPorts": [3000, 8080],
 		"portsAttributes": {"3000": {"label": "web"}},
-		"containerEnv": {"HOME": "/root", "PORT_X": "1", "1BAD": "x", "NODE_ENV": "development"},
+		"containerEnv": {"HOME": "/root", "PORT_X": "1", "1BAD": "x", "NUL": "a\u0000b", "NODE_ENV": "development"},
 	}`))
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestUseDevContainerLaysUnderTheFile(t *testing.T) {
 		t.Errorf("env = %v", cfg.Env)
 	}
 	w := cfg.DevContainerWarning()
-	for _, s := range []string{"containerEnv.1BAD", "containerEnv.HOME", "containerEnv.PORT_X", "postCreateCommand (setup in .litterbox.toml wins)"} {
+	for _, s := range []string{"containerEnv.1BAD", "containerEnv.HOME", "containerEnv.NUL", "containerEnv.PORT_X", "postCreateCommand (setup in .litterbox.toml wins)"} {
 		if !strings.Contains(w, s) {
 			t.Errorf("warning %q lacks %q", w, s)
 		}
