@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -312,55 +313,16 @@ func (g *Gateway) tunnel(conn net.Conn, br *bufio.Reader, req *http.Request) {
 	// The server's bytes flow from the start (a protocol where the server
 	// speaks first works); the client's only once the first of them is
 	// judged.
-	var wg sync.WaitGroup
-	var received int64
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		received, _ = io.Copy(conn, up)
-		closeWrite(conn)
-	}()
-	sent, refused, _ := g.judgeTunnel(t, c, br, &rec)
-	if refused {
-		up.Close()
-		conn.Close()
-	} else {
-		// What was peeked and buffered first, then the connection itself,
-		// so that the kernel splices the rest.
-		n, err := g.forwardBuffered(up, br)
-		sent = n
-		if err == nil {
-			m, _ := io.Copy(up, conn)
-			sent += m
-		}
-		closeWrite(up)
-	}
-	wg.Wait()
+	sent, received, _ := carry(conn, up, br, func() bool {
+		_, refused, _ := g.judgeTunnel(t, c, br, &rec)
+		return refused
+	})
 	rec.Sent, rec.Received = sent, received
 	rec.DurationMS = msSince(start)
 	if why := t.cutReason(); why != "" {
 		rec.Error = why
 	}
 	g.Audit.Add(rec)
-}
-
-func closeWrite(c net.Conn) {
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-		return
-	}
-	c.Close()
-}
-
-func (g *Gateway) forwardBuffered(w io.Writer, br *bufio.Reader) (int64, error) {
-	n := br.Buffered()
-	if n == 0 {
-		return 0, nil
-	}
-	b, _ := br.Peek(n)
-	m, err := w.Write(b)
-	_, _ = br.Discard(m)
-	return int64(m), err
 }
 
 // tlsAccessDenied is a TLS fatal alert, access_denied: a client that is cut
@@ -497,29 +459,6 @@ func removeHopHeaders(h http.Header, keepUpgrade bool) {
 	}
 }
 
-// countWriter counts what passes.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
-// bodyBuffers are the buffers bodies are copied through: large, so that a
-// big download costs few system calls (io.Copy's own are 32 KiB).
-var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
-
-// ReadFrom copies r through a large buffer.
-func (c *countWriter) ReadFrom(r io.Reader) (int64, error) {
-	b := bodyBuffers.Get().(*[]byte)
-	defer bodyBuffers.Put(b)
-	return io.CopyBuffer(struct{ io.Writer }{c}, r, *b)
-}
-
 // forward serves one plain HTTP request: judged by the host of its URL (or
 // its Host header, for a request in origin form), sent to a checked address
 // with that host as its Host header. It returns the server connection to
@@ -636,7 +575,7 @@ func (g *Gateway) forward(conn net.Conn, br *bufio.Reader, req *http.Request, up
 		werr = writeHeader(received, resp)
 		if werr == nil {
 			var n int64
-			n, werr = copyN(received, conn, up.conn, up.br, resp.ContentLength)
+			n, werr = copyBody(received, conn, up.conn, up.br, resp.ContentLength)
 			if werr == nil && n < resp.ContentLength {
 				werr = io.ErrUnexpectedEOF
 			}
@@ -646,17 +585,11 @@ func (g *Gateway) forward(conn net.Conn, br *bufio.Reader, req *http.Request, up
 		resp.Body.Close()
 	}
 	if switching && werr == nil {
-		// A WebSocket: from now on, bytes both ways.
-		m, _ := g.forwardBuffered(up.conn, br)
-		n, _ := g.forwardBuffered(conn, up.br)
-		var wg sync.WaitGroup
-		wg.Add(1)
-		var back int64
-		go func() { defer wg.Done(); back, _ = io.Copy(conn, up.conn); closeWrite(conn) }()
-		fwd, _ := io.Copy(up.conn, conn)
-		closeWrite(up.conn)
-		wg.Wait()
-		sent.n += m + fwd
+		// A WebSocket: from now on, bytes both ways, what the server's
+		// reader holds first.
+		n, _ := writeBuffered(conn, up.br, math.MaxInt)
+		fwd, back, _ := carry(conn, up.conn, br, nil)
+		sent.n += fwd
 		received.n += n + back
 		closeAfter = true
 	}
@@ -682,26 +615,6 @@ func writeHeader(w io.Writer, resp *http.Response) error {
 	}
 	bw.WriteString("\r\n")
 	return bw.Flush()
-}
-
-// copyN copies n bytes of a body to the client: those br holds, then the
-// rest from the server's socket, which the kernel splices into the
-// client's. It counts them on counted.
-func copyN(counted *countWriter, client net.Conn, server net.Conn, br *bufio.Reader, n int64) (int64, error) {
-	k := min(int64(br.Buffered()), n)
-	var done int64
-	if k > 0 {
-		b, _ := br.Peek(int(k))
-		m, err := counted.Write(b)
-		_, _ = br.Discard(m)
-		done += int64(m)
-		if err != nil {
-			return done, err
-		}
-	}
-	m, err := io.Copy(client, &io.LimitedReader{R: server, N: n - done})
-	counted.n += m
-	return done + m, err
 }
 
 func headerHas(h http.Header, key, token string) bool {

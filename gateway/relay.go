@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -192,24 +191,6 @@ func (r *Relay) acceptPass(l net.Listener, path string) error {
 			r.logf("relay: %v", err)
 		}
 	})
-}
-
-// Pipe carries bytes both ways between a and b until both directions end,
-// closing each direction's write side when its reader ends (so a half-closed
-// connection works), and returns the bytes copied from a to b and from b to
-// a. Between sockets Go splices, so the bytes do not pass through here.
-func Pipe(a, b net.Conn) (ab, ba int64) {
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		ba, _ = io.Copy(a, b)
-		closeWrite(a)
-	}()
-	ab, _ = io.Copy(b, a)
-	closeWrite(b)
-	wg.Wait()
-	return ab, ba
 }
 
 // serveDNSPackets relays each UDP query over a stream to the gateway and its

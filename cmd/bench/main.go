@@ -29,7 +29,7 @@ import (
 )
 
 // groups of cases, in the order they run.
-var groups = []string{"create", "pause", "idle", "list", "mcp", "hostile", "remote", "kubernetes", "kubernetes-pool", "snapshot", "services", "egress-create", "egress", "bigwrite", "activity", "runtimes", "vm", "run"}
+var groups = []string{"create", "pause", "idle", "list", "mcp", "hostile", "remote", "kubernetes", "kubernetes-pool", "snapshot", "services", "egress-create", "egress", "egress-download", "bigwrite", "activity", "runtimes", "vm", "run"}
 
 type bench struct {
 	bin   string   // the litterbox binary under test
@@ -169,6 +169,8 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		"snapshot":        b.caseSnapshot,
 		"services":        b.caseServices,
 		"egress":          b.caseEgress,
+		// The egress group's downloads alone (issue 34's line rate).
+		"egress-download": b.caseEgressDownload,
 		// The egress group's creates through the binary: `-only egress`
 		// runs them too, `-only egress-create` alone (no root needed).
 		"egress-create": b.egressCreates,
@@ -182,6 +184,9 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 	for _, g := range groups {
 		if len(want) > 0 && !want[g] && !(g == "egress-create" && want["egress"]) {
 			continue
+		}
+		if g == "egress-download" && (!want[g] || want["egress"]) {
+			continue // the egress group has its downloads
 		}
 		if ctx.Err() != nil {
 			break
