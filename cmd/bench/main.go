@@ -213,7 +213,7 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		fmt.Printf("litterbox bench: median of %d runs; floor = bare docker/git commands, same run; %d CPUs; %.0f s\n\n", b.n, runtime.NumCPU(), time.Since(started).Seconds())
 		printTable(os.Stdout, b.rows)
 		if len(fast) > 0 {
-			fmt.Printf("\nissue 13 (fast): each ratio against a floor from this run\n\n")
+			fmt.Printf("\nspeed (issues 13 and 34): each ratio against a floor from this run\n\n")
 			printFast(os.Stdout, fast)
 		}
 	}
