@@ -137,7 +137,9 @@ type Event struct {
 	Exit      *int      `json:"exit,omitempty"`
 	TimedOut  bool      `json:"timedOut,omitempty"`
 	Cancelled bool      `json:"cancelled,omitempty"`
-	// Commit is the commit the event made on the sandbox's branch.
+	// Commit is the commit the event made: on the sandbox's branch, or,
+	// for a merge, Target's new tip (the sandbox's commit merged is in
+	// Message when it is another; an apply's is in Message).
 	Commit string `json:"commit,omitempty"`
 	// Files are the files it changed, the first MaxFiles of them;
 	// FilesMore counts the others.

@@ -247,11 +247,15 @@ func (op *Ops) Apply(ctx context.Context, r *api.Repo, name, at string) (*api.Ap
 	e := activity.Event{Kind: activity.KindApply}
 	if res != nil {
 		e.Files = res.Files
+		// Its commit is in the message: in Commit, the UI would show that
+		// commit's own diff, not base..commit, which is what was applied.
 		switch {
 		case res.Already:
 			e.Message = "already applied"
 		case res.Empty:
 			e.Message = "nothing to apply"
+		default:
+			e.Message = "its commit " + shortCommit(res.Tip)
 		}
 	}
 	op.Note(ctx, r, slugOf(name), e, start, err)
@@ -266,9 +270,15 @@ func (op *Ops) Merge(ctx context.Context, r *api.Repo, name, at string) (*api.Me
 	res, err := op.review.Merge(ctx, r, name, at)
 	e := activity.Event{Kind: activity.KindMerge}
 	if res != nil {
+		// Commit is Target's new tip, whose diff the UI shows: the whole
+		// merge for a merge commit. The sandbox's commit that landed is
+		// named beside it when it is another (not a fast-forward).
 		e.Target, e.Commit, e.Files = res.Into, res.Commit, res.Files
-		if res.NothingToMerge {
+		switch {
+		case res.NothingToMerge:
 			e.Message = "nothing to merge: its commits were all there"
+		case res.Commit != res.Tip:
+			e.Message = "its commit " + shortCommit(res.Tip)
 		}
 	}
 	op.Note(ctx, r, slugOf(name), e, start, err)
