@@ -118,3 +118,44 @@ func BenchmarkCommitOneBigDirectory(b *testing.B) {
 		})
 	}
 }
+
+// TestCommitBigTopDirectory: thousands of files changed at the top of the
+// repository (the root's own tree written with mktree), beside a change
+// deeper inside, make the tree `git add -A` + `write-tree` makes.
+func TestCommitBigTopDirectory(t *testing.T) {
+	g, empty := newTestRepo(t)
+	first := []Change{{Path: "deep/a", Mode: "100644", ID: emptyBlob}, {Path: "deep/b", Mode: "100644", ID: emptyBlob}}
+	c1 := bigCommit(t, g, empty, first)
+	second := []Change{{Path: "deep/a", Delete: true}}
+	for i := range bigDir {
+		second = append(second, Change{Path: fmt.Sprintf("top%05d", i), Mode: "100644", ID: emptyBlob})
+	}
+	c2 := bigCommit(t, g, c1, second)
+
+	wt := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(wt, "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"deep/b"}
+	for i := range bigDir {
+		names = append(names, fmt.Sprintf("top%05d", i))
+	}
+	for _, p := range names {
+		if err := os.WriteFile(filepath.Join(wt, p), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}} {
+		if out, err := exec.Command("git", append([]string{"-C", wt}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	want, err := exec.Command("git", "-C", wt, "write-tree").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := treeOf(t, g.Root, c2); got != strings.TrimSpace(string(want)) {
+		out, _ := exec.Command("git", "-C", g.Root, "diff", "--stat", strings.TrimSpace(string(want)), got).CombinedOutput()
+		t.Errorf("tree %s, want %s (git add -A):\n%.2000s", got, want, out)
+	}
+}
