@@ -85,19 +85,7 @@ func TestCommitBigDirectories(t *testing.T) {
 	}
 	mk("big/sub/new", "inline\n", 0o644)
 	mk("big/zz-inline", "x\n", 0o644)
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}} {
-		if out, err := exec.Command("git", append([]string{"-C", wt}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-	}
-	want, err := exec.Command("git", "-C", wt, "write-tree").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := treeOf(t, g.Root, c2); got != strings.TrimSpace(string(want)) {
-		out, _ := exec.Command("git", "-C", g.Root, "diff", "--stat", strings.TrimSpace(string(want)), got).CombinedOutput()
-		t.Errorf("tree %s, want %s (git add -A):\n%.2000s", got, want, out)
-	}
+	sameTree(t, g, c2, wt)
 }
 
 // BenchmarkCommitOneBigDirectory commits b.N times 80,000 empty files into
@@ -145,17 +133,25 @@ func TestCommitBigTopDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	sameTree(t, g, c2, wt)
+}
+
+// sameTree checks that commit's tree is the one `git add -A` + `write-tree`
+// makes of the files in wt.
+func sameTree(t *testing.T, g *Repo, commit, wt string) {
+	t.Helper()
 	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}} {
 		if out, err := exec.Command("git", append([]string{"-C", wt}, args...)...).CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v %s", args, err, out)
 		}
 	}
-	want, err := exec.Command("git", "-C", wt, "write-tree").Output()
+	out, err := exec.Command("git", "-C", wt, "write-tree").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := treeOf(t, g.Root, c2); got != strings.TrimSpace(string(want)) {
-		out, _ := exec.Command("git", "-C", g.Root, "diff", "--stat", strings.TrimSpace(string(want)), got).CombinedOutput()
+	want := strings.TrimSpace(string(out))
+	if got := treeOf(t, g.Root, commit); got != want {
+		out, _ := exec.Command("git", "-C", g.Root, "diff", "--stat", want, got).CombinedOutput()
 		t.Errorf("tree %s, want %s (git add -A):\n%.2000s", got, want, out)
 	}
 }
