@@ -9,9 +9,11 @@ import (
 )
 
 // Scrubber reads what its reader holds with every occurrence of each
-// pattern replaced by its replacement, as strings.Replacer would on the
-// whole stream (the leftmost match first; at one position, the first
-// pair), but streaming: a pattern split across reads is still found. It
+// pattern replaced by its replacement, on the whole stream: the leftmost
+// match first; at one position, the longest pattern (then the first pair),
+// so a secret whose value begins another's never leaves the rest of the
+// longer value in view. It streams: a pattern split across reads is still
+// found. It
 // holds back at most the longest pattern's length less one byte: the end
 // of what it has read that may be the start of a pattern.
 //
@@ -88,7 +90,7 @@ func scrubStep(out, in []byte, final bool, old, new [][]byte) ([]byte, []byte) {
 		}
 		at, k := -1, -1
 		for i, o := range old {
-			if j := bytes.Index(rest, o); j >= 0 && j < h && (at < 0 || j < at) {
+			if j := bytes.Index(rest, o); j >= 0 && j < h && (at < 0 || j < at || (j == at && len(o) > len(old[k]))) {
 				at, k = j, i
 			}
 		}
@@ -164,7 +166,7 @@ func ScrubText(s string, pairs ...string) string {
 	for {
 		at, k := -1, -1
 		for i, o := range old {
-			if j := strings.Index(lower[start:], o); j >= 0 && (at < 0 || j < at) {
+			if j := strings.Index(lower[start:], o); j >= 0 && (at < 0 || j < at || (j == at && len(o) > len(old[k]))) {
 				at, k = j, i
 			}
 		}

@@ -66,10 +66,12 @@ func TestScrubber(t *testing.T) {
 			}
 		})
 	}
-	// Several values: the leftmost match wins, then the first pair.
-	got := scrubAll(t, strings.NewReader("xx AB ABC"), "ABC", "3", "AB", "2")
-	if want := strings.NewReplacer("ABC", "3", "AB", "2").Replace("xx AB ABC"); got != want {
-		t.Errorf("several: got %q, want %q", got, want)
+	// Several values: the leftmost match wins, then the longest, in any
+	// order of the pairs.
+	for _, pairs := range [][]string{{"ABC", "3", "AB", "2"}, {"AB", "2", "ABC", "3"}} {
+		if got := scrubAll(t, strings.NewReader("xx AB ABC"), pairs...); got != "xx 2 3" {
+			t.Errorf("several %q: got %q, want %q", pairs, got, "xx 2 3")
+		}
 	}
 	if _, err := NewScrubber(strings.NewReader(""), "", "x"); err == nil {
 		t.Error("an empty pattern was taken")

@@ -158,8 +158,8 @@ func compileSecrets(in Secrets) (*secretSet, error) {
 			}
 		}
 	}
-	// Forms the gateway makes (Basic credentials) first: at one position
-	// the first pair wins.
+	// Forms the gateway makes (Basic credentials) first: at one position,
+	// of patterns as long, the first pair wins.
 	for _, sec := range s.list {
 		if sec.Basic != "" {
 			s.pairs = append(s.pairs, basicCred(sec.Basic, sec.Value), basicCred(sec.Basic, sec.Placeholder))

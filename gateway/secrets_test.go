@@ -285,3 +285,35 @@ type failResolver struct{}
 func (failResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
 	return nil, errors.New("no resolver in this test")
 }
+
+// TestScrubPrefixValue: when one secret's value begins another's, an
+// answer that echoes the longer one shows the sandbox its placeholder, not
+// the shorter one's placeholder and the rest of the longer value, whatever
+// order the secrets come in.
+func TestScrubPrefixValue(t *testing.T) {
+	const shortVal, longVal = "tok_ABCDEF", "tok_ABCDEF_more_secret_part"
+	shortPH, longPH := "litterbox-secret-short-a1b2c3d4e5f6g7h8i9j0", "litterbox-secret-long-k1l2m3n4o5p6q7r8s9t0u1"
+	short := Secret{Name: "short", Placeholder: shortPH, Value: shortVal, Hosts: []string{"a.example.com"}}
+	long := Secret{Name: "long", Placeholder: longPH, Value: longVal, Hosts: []string{"b.example.com"}}
+	for _, order := range [][]Secret{{short, long}, {long, short}} {
+		s, err := compileSecrets(Secrets{Secrets: order})
+		if err != nil {
+			t.Fatal(err)
+		}
+		echo := "you sent " + longVal + " and " + shortVal
+		want := "you sent " + longPH + " and " + shortPH
+		if got := ReplaceAll(echo, s.pairs...); got != want {
+			t.Errorf("%s first: ReplaceAll = %q, want %q", order[0].Name, got, want)
+		}
+		if got := ScrubText(echo, s.pairs...); got != want {
+			t.Errorf("%s first: ScrubText = %q, want %q", order[0].Name, got, want)
+		}
+		sc, err := NewScrubber(strings.NewReader(echo), s.pairs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := io.ReadAll(sc); string(got) != want {
+			t.Errorf("%s first: Scrubber = %q, want %q", order[0].Name, got, want)
+		}
+	}
+}
