@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -587,5 +588,42 @@ func TestDetailExpandsTabs(t *testing.T) {
 	}
 	if !strings.Contains(d, "  a       b\n") || !strings.Contains(d, "          z\n") {
 		t.Errorf("tabs not expanded to 8 cells:\n%s", d)
+	}
+}
+
+// TestTidyDeletedRecordGoesWhole: a deleted sandbox's record removed for
+// the folder's size goes whole, as one past its retention does: no note
+// of what Tidy removed (.pruned) stays behind for ever, no head that makes
+// `audit verify` list it, and a sandbox made again under its name starts
+// afresh.
+func TestTidyDeletedRecordGoesWhole(t *testing.T) {
+	dir := t.TempDir()
+	gone := Record{Dir: dir, Sandbox: "gone", MaxBytes: 16 << 10}
+	for i := range 100 {
+		if err := gone.Append(Event{Kind: KindCall, Args: strings.Repeat("z", 500) + strconv.Itoa(i), Error: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := gone.Append(Event{Kind: KindDelete}); err != nil {
+		t.Fatal(err)
+	}
+	live := Record{Dir: dir, Sandbox: "live", MaxBytes: 16 << 10, MaxTotal: 1}
+	if err := live.Append(Event{Kind: KindCall, Args: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	// Over the total at once: each Tidy takes what it can; a few of them
+	// take all of the deleted sandbox's record.
+	for range 3 {
+		live.Tidy(time.Now())
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "gone.*")); len(left) > 1 || (len(left) == 1 && !strings.HasSuffix(left[0], ".lock")) {
+		t.Errorf("left of the deleted sandbox's record: %v", left)
+	}
+	names, err := Audited(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(names, "gone") {
+		t.Errorf("audit verify still lists the record that went: %v", names)
 	}
 }

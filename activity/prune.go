@@ -36,7 +36,9 @@ type recFile struct {
 //   - while the folder holds more than MaxTotal, files go in this order,
 //     each oldest first: the older files (.1.jsonl) of deleted sandboxes,
 //     the older files of the others (r's own last), the kept events of
-//     deleted sandboxes, then their newest files.
+//     deleted sandboxes, then their newest files, and with the last of
+//     them what is left of the record (its notes of what Tidy removed,
+//     its chains' heads).
 //
 // So the folder holds at most MaxTotal beyond what the sandboxes that
 // still exist hold in their newest files and kept events (MaxBytes and two
@@ -131,8 +133,29 @@ func (r Record) Tidy(now time.Time) {
 		}
 		if rank(f) >= 0 && removeLocked(r.Dir, f, now) {
 			total -= f.size
+			if rank(f) == 4 {
+				total -= r.dropRest(f.slug)
+			}
 		}
 	}
+}
+
+// dropRest removes what is left of the record of slug, a deleted
+// sandbox's whose files of events all went (its newest last): the notes
+// of what Tidy removed, written as they went, and its chains' heads, as at
+// the end of its retention. Without its newest file nothing says it was
+// deleted, so what was left stayed for ever. It returns the bytes removed.
+func (r Record) dropRest(slug string) int64 {
+	gone := Record{Dir: r.Dir, Sandbox: slug}
+	var n int64
+	if fi, err := os.Stat(gone.prunedPath()); err == nil {
+		if !removeLocked(r.Dir, recFile{path: gone.prunedPath(), slug: slug}, time.Time{}) {
+			return 0 // being written: it is not gone after all
+		}
+		n = fi.Size()
+	}
+	gone.forget()
+	return n
 }
 
 // removeLocked removes f under its record's lock, unless another process
