@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -358,12 +359,19 @@ func (rw *Reviewer) rollback(ctx context.Context, r *api.Repo, t *worktreeTxn, s
 }
 
 // onDisk returns the entry each path has in the working tree now: the zero
-// Entry when it is missing, Mode "dir" for a directory.
+// Entry when it is missing, Mode "dir" for a directory. A path beyond a
+// symbolic link is missing, as git has it: what is there is outside the
+// working tree (a branch that made a directory a link to a folder of the
+// user's), and a rollback once copied such a file aside, then failed.
 func (rw *Reviewer) onDisk(ctx context.Context, r *api.Repo, paths []string) ([]git.Entry, error) {
 	out := make([]git.Entry, len(paths))
 	var files []string
 	var idx []int
+	linked := map[string]bool{} // by directory: it is, or is beyond, a link
 	for i, p := range paths {
+		if beyondLink(r.Root(), path.Dir(p), linked) {
+			continue
+		}
 		full := filepath.Join(r.Root(), p)
 		st, err := os.Lstat(full)
 		switch {
@@ -395,6 +403,25 @@ func (rw *Reviewer) onDisk(ctx context.Context, r *api.Repo, paths []string) ([]
 		out[i].ID = ids[k]
 	}
 	return out, nil
+}
+
+// beyondLink reports whether dir (relative to root, slash-separated; "."
+// for root) is a symbolic link or lies beyond one; known caches the
+// answer by directory.
+func beyondLink(root, dir string, known map[string]bool) bool {
+	if dir == "." || dir == "" {
+		return false
+	}
+	if v, ok := known[dir]; ok {
+		return v
+	}
+	v := beyondLink(root, path.Dir(dir), known)
+	if !v {
+		st, err := os.Lstat(filepath.Join(root, dir))
+		v = err == nil && st.Mode()&os.ModeSymlink != 0
+	}
+	known[dir] = v
+	return v
 }
 
 // copyAside copies the file or symlink at src to dst, making dst's parents.

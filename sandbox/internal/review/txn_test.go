@@ -301,3 +301,65 @@ func TestRecoverWaitsForALiveWriter(t *testing.T) {
 		t.Errorf("the journal of a live merge was touched: %v", err)
 	}
 }
+
+// TestRecoverMergeDirBecameLink: the sandbox's branch turns a directory
+// into a symbolic link to a folder outside the repository that holds a
+// file of the same name as the one the directory held. A merge killed
+// after read-tree is rolled back at once, and the file outside is never
+// touched (it is no path of the repository).
+func TestRecoverMergeDirBecameLink(t *testing.T) {
+	ctx := context.Background()
+	s, r, _, _ := txnRepo(t)
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "x"), []byte("the user's file outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", r.Root()}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@t")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("stash", "-q", "-u")
+	os.MkdirAll(filepath.Join(r.Root(), "dir"), 0o755)
+	os.WriteFile(filepath.Join(r.Root(), "dir", "x"), []byte("in the repository\n"), 0o644)
+	git("add", "-A")
+	git("commit", "-qm", "dir")
+	from := git("rev-parse", "HEAD")
+	git("rm", "-rq", "dir")
+	if err := os.Symlink(outside, filepath.Join(r.Root(), "dir")); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "dir")
+	git("commit", "-qm", "dir is a link")
+	to := git("rev-parse", "HEAD")
+	git("reset", "-q", "--hard", from)
+	before := checkout(t, r)
+
+	changes, err := r.Git.RawDiff(ctx, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeTxn(r, &worktreeTxn{Op: "merge", Sandbox: "x", Ref: "refs/heads/main", From: from, To: to, Index: true,
+		Started: time.Now().Add(-time.Second).UTC(), Paths: txnPaths(changes, true)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Git.CheckoutTree(ctx, from, to); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecoverWorktree(ctx, r); err != nil {
+		t.Fatalf("the first recovery: %v", err)
+	}
+	if got := checkout(t, r); got != before {
+		t.Errorf("after recovery:\n%s\nwant:\n%s", got, before)
+	}
+	if data, err := os.ReadFile(filepath.Join(outside, "x")); err != nil || string(data) != "the user's file outside\n" {
+		t.Errorf("the file outside the repository: %q, %v", data, err)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(r.Git.GitDir, "litterbox-rescued", "*")); len(dirs) != 0 {
+		t.Errorf("a file outside the repository was copied aside as the repository's: %v", dirs)
+	}
+}
