@@ -157,10 +157,15 @@ func Plan(root, harness string) ([]File, error) {
 	}
 	var out []File
 	for _, f := range files {
-		old, err := os.ReadFile(filepath.Join(root, f.path))
+		path := filepath.Join(root, f.path)
+		old, err := os.ReadFile(path)
 		existed := err == nil
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
+		}
+		if target, lerr := os.Readlink(path); !existed && lerr == nil {
+			// Write would put a file in the link's place.
+			return nil, fmt.Errorf("%w %s: it is a link to %s, which does not exist: create that file (it may be {}) or remove the link; nothing was written", ErrInvalidFile, f.path, target)
 		}
 		edit := editJSON
 		if f.format == formatTOML {

@@ -370,3 +370,24 @@ func TestWriteFollowsLink(t *testing.T) {
 		t.Errorf("the linked file holds:\n%s", got)
 	}
 }
+
+// A settings file that is a link to nothing (a dotfiles checkout that
+// lacks it) is refused, the link left as it is: writing would have put a
+// file in the link's place.
+func TestPlanRefusesBrokenLink(t *testing.T) {
+	root := t.TempDir()
+	link := filepath.Join(root, "opencode.json")
+	if err := os.Symlink(filepath.Join(t.TempDir(), "missing.json"), link); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Plan(root, "opencode")
+	if err == nil {
+		err = Write(root, p)
+	}
+	if !errors.Is(err, ErrInvalidFile) || !strings.Contains(err.Error(), "a link to") || !strings.Contains(err.Error(), "nothing was written") {
+		t.Errorf("error %v, want ErrInvalidFile naming the link", err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("opencode.json is no longer a link: %v", err)
+	}
+}
