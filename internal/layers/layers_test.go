@@ -133,24 +133,7 @@ func TestLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	imports := map[string][]string{}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	for {
-		var p struct {
-			ImportPath string
-			Imports    []string
-		}
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		imports[p.ImportPath] = p.Imports
-	}
+	imports := imports(t)
 	for _, e := range check(tier, imports) {
 		t.Error(e)
 	}
@@ -192,4 +175,56 @@ func short(p string) string {
 		return "litterbox (main)"
 	}
 	return strings.TrimPrefix(p, module+"/")
+}
+
+// imports are the module's packages, each with the packages its non-test
+// files import, as go list says.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	imports := map[string][]string{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); err == io.EOF {
+			return imports
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		imports[p.ImportPath] = p.Imports
+	}
+}
+
+// under says package p (a full import path) is the module's dir or a
+// package below it.
+func under(p, dir string) bool {
+	return p == module+"/"+dir || strings.HasPrefix(p, module+"/"+dir+"/")
+}
+
+// TestEngineSeam fails when the sandbox service or the host's side of the
+// egress gateway imports a concrete engine: they reach an engine through
+// package provider's interfaces only (the gateway's through
+// provider.Gateways), so that a new engine is one implementation, not an
+// edit of every concern.
+func TestEngineSeam(t *testing.T) {
+	engines := []string{"provider/docker", "provider/vm", "provider/kubernetes"}
+	all := imports(t)
+	for _, p := range slices.Sorted(maps.Keys(all)) {
+		if !under(p, "sandbox") && !under(p, "egress") {
+			continue
+		}
+		for _, imp := range all[p] {
+			for _, e := range engines {
+				if under(imp, e) {
+					t.Errorf("%s imports %s: a concrete engine; go through package provider's interfaces", short(p), short(imp))
+				}
+			}
+		}
+	}
 }
