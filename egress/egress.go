@@ -27,14 +27,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/gateway"
 	"github.com/litterbox-dev/litterbox/provider"
-	"github.com/litterbox-dev/litterbox/provider/docker"
 )
 
 const (
@@ -83,7 +81,7 @@ type Plan struct {
 	// ports.
 	Gateway provider.Spec
 	// Volume is the shared volume, made first.
-	Volume docker.TmpfsVolume
+	Volume provider.SharedVolume
 	// Ports are the sandbox's named ports the relay serves.
 	Ports []int
 	// serve is the gateway program's argv.
@@ -93,11 +91,11 @@ type Plan struct {
 // ImageProgram is where a gateway image (BuildImage) holds the program.
 const ImageProgram = "/usr/local/bin/litterbox-gateway"
 
-// MountOn has both containers mount the shared volume as engine c mounts
-// it: made by the first mount where c can (Docker: atMount is true), else
-// to be made by a volume create first (Podman).
-func (p *Plan) MountOn(c *docker.Client) (atMount bool) {
-	mount, atMount := c.MountMaking(p.Volume, Dir)
+// MountOn has both containers mount the shared volume as engine g mounts
+// it: made by the first mount where g can (Docker: atMount is true), else
+// to be made by g's CreateVolume first (Podman).
+func (p *Plan) MountOn(g provider.Gateways) (atMount bool) {
+	mount, atMount := g.MountShared(p.Volume, Dir)
 	p.Gateway.Volumes[0] = mount
 	p.Sandbox.Volumes[len(p.Sandbox.Volumes)-1] = mount
 	return atMount
@@ -137,7 +135,7 @@ func Confine(s provider.Spec, image string, p gateway.Policy, labels map[string]
 	gwUser := fmt.Sprintf("%d:%d", UID, gid)
 	// Sticky, as /tmp is: the sandbox's group can make files there but
 	// not remove or replace the gateway's (its refusal log, the relay).
-	vol := docker.TmpfsVolume{Name: name, Labels: l, UID: UID, GID: gid, Mode: 0o1770, Size: 32 << 20}
+	vol := provider.SharedVolume{Name: name, Labels: l, UID: UID, GID: gid, Mode: 0o1770, Size: 32 << 20}
 	mount := provider.Volume{Name: name, Path: Dir}
 
 	var ports []int
@@ -257,16 +255,14 @@ func Install(ctx context.Context, e Execer, gw provider.Ref, program io.Reader) 
 	return nil
 }
 
-// BuildImage makes image tag on the engine: base (any image: busybox) with
+// BuildImage makes image tag on engine g: base (any image: busybox) with
 // program at ImageProgram, owned by root and read-only to every other user,
 // so the gateway's user cannot change it. It runs once per engine and
 // program (the tag names the program): a build whose context (a Dockerfile
-// and the program, on stdin) only copies the program in. A build, not a
-// container committed: Podman's compatible API refuses the commit the
-// docker CLI sends ("Decode(): EOF"), and both engines build. The image
-// carries no label of litterbox's: a gateway takes its labels from its own
-// run, not from what an image made for another sandbox said.
-func BuildImage(ctx context.Context, c *docker.Client, base, tag string, program []byte) error {
+// and the program) only copies the program in. The image carries no label
+// of litterbox's: a gateway takes its labels from its own run, not from
+// what an image made for another sandbox said.
+func BuildImage(ctx context.Context, g provider.Gateways, base, tag string, program []byte) error {
 	const name = "litterbox-gateway"
 	dockerfile := []byte("FROM " + base + "\nCOPY " + name + " " + ImageProgram + "\n")
 	var tb bytes.Buffer
@@ -286,7 +282,7 @@ func BuildImage(ctx context.Context, c *docker.Client, base, tag string, program
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	if err := c.Build(ctx, tag, "Dockerfile", &tb); err != nil {
+	if err := g.BuildImage(ctx, tag, "Dockerfile", &tb); err != nil {
 		return fmt.Errorf("make the egress gateway's image from %s: %w", base, err)
 	}
 	return nil
@@ -446,39 +442,6 @@ func Refused(ctx context.Context, e Execer, gw provider.Ref, within string) ([]g
 	return rs, nil
 }
 
-// HostProbeArgs is the argv of a one-shot container on the engine host's
-// own network that lists the host's addresses (`ip -o addr`): the gateway
-// refuses them unless listed (Policy.Host). The host's loopback aside, a
-// gateway cannot tell them from the internet itself.
-func HostProbeArgs(image string) []string {
-	return []string{"run", "--rm", "--log-driver", "none", "--network", "host", "--user", "65534:65534", "--cap-drop", "ALL",
-		"--security-opt", "no-new-privileges", "--read-only", "--entrypoint", "ip", image, "-o", "addr", "show"}
-}
-
-// ParseHostAddrs reads the output of HostProbeArgs: every address but the
-// loopback's, as an address (not its network).
-func ParseHostAddrs(out []byte) []string {
-	var addrs []string
-	seen := map[string]bool{}
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		for i := 0; i+1 < len(f); i++ {
-			if f[i] != "inet" && f[i] != "inet6" {
-				continue
-			}
-			p, err := netip.ParsePrefix(f[i+1])
-			if err != nil || p.Addr().IsLoopback() || p.Addr().IsLinkLocalUnicast() {
-				continue
-			}
-			if s := p.Addr().String(); !seen[s] {
-				seen[s] = true
-				addrs = append(addrs, s)
-			}
-		}
-	}
-	return addrs
-}
-
 // Ready tells the gateway it holds what it should, the policy and the
 // secrets the user set: it opens its sockets to the sandbox then (see
 // gateway's serve), and the sandbox's relay reaches it. Every start of a
@@ -510,22 +473,4 @@ func IsReady(ctx context.Context, e Execer, gw provider.Ref) (bool, error) {
 		return false, fmt.Errorf("egress gateway state: %w", err)
 	}
 	return st.Ready, nil
-}
-
-// ParseSubnets reads the engine's networks' subnets (`docker network
-// inspect` of each, its IPAM subnets), masked, each once.
-func ParseSubnets(out []byte) []string {
-	var nets []string
-	seen := map[string]bool{}
-	for _, f := range strings.Fields(string(out)) {
-		p, err := netip.ParsePrefix(f)
-		if err != nil {
-			continue
-		}
-		if s := p.Masked().String(); !seen[s] {
-			seen[s] = true
-			nets = append(nets, s)
-		}
-	}
-	return nets
 }

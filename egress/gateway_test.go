@@ -192,11 +192,11 @@ func (r *rig) cleanup() {
 
 // hostAddrs are the engine host's addresses, from a probe container.
 func (r *rig) hostAddrs() []string {
-	out, err := r.docker(egress.HostProbeArgs(image)...)
+	addrs, err := r.p.HostAddrs(context.Background(), image)
 	if err != nil {
 		r.t.Fatalf("probe the host's addresses: %v", err)
 	}
-	return egress.ParseHostAddrs([]byte(out))
+	return addrs
 }
 
 // box is one confined sandbox and its gateway.

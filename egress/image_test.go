@@ -36,7 +36,7 @@ func TestGatewayBuildImage(t *testing.T) {
 			tag := fmt.Sprintf("litterbox-gateway-test:%d", os.Getpid())
 			t.Cleanup(func() { _, _ = c.Run(ctx, c.Cmd("rmi", "-f", tag).As(runner.Work)) })
 			program := []byte("#!/bin/sh\necho gateway program \"$@\"\n")
-			if err := egress.BuildImage(ctx, c, image, tag, program); err != nil {
+			if err := egress.BuildImage(ctx, p, image, tag, program); err != nil {
 				t.Fatalf("BuildImage: %v", err)
 			}
 			res, err := c.Run(ctx, c.Cmd("run", "--rm", "--entrypoint", "sh", tag, "-c",

@@ -71,6 +71,10 @@ type Image struct {
 	Labels map[string]string `json:"labels,omitempty"`
 }
 
+// EngineVM is the kind of engine (Info.Engine) of the VM engine
+// (provider/vm): a Docker inside one VM per repository.
+const EngineVM = "vm"
+
 // Info describes an engine.
 type Info struct {
 	// Engine is the kind of engine: "docker" or "podman".

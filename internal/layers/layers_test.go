@@ -25,7 +25,7 @@ const tiers = `
 # leaves: no package of the module
 internal/buildinfo, internal/flock, internal/atomicfile, internal/fsname, internal/termtext,
 internal/textcap, internal/staticbin, internal/tomlkeys, internal/egresstest,
-internal/enginetest, internal/enginetest/standin, sandbox/config/devcontainer,
+internal/enginetest, internal/enginetest/standin, sandbox/config/devcontainer, internal/kvm,
 runner, activity/otlp/otlptest
 
 # over the leaves: git and the engine seam, the activity record, the

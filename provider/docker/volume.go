@@ -9,22 +9,8 @@ import (
 	"github.com/litterbox-dev/litterbox/runner"
 )
 
-// TmpfsVolume is a named volume in memory, owned by one user: a sandbox and
-// its egress gateway share one (package egress). It lives while a container
-// mounts it; what it holds is gone when the last one stops.
-type TmpfsVolume struct {
-	Name   string
-	Labels map[string]string
-	// UID and GID own its root; Mode is its root's permission bits.
-	UID, GID int
-	Mode     uint32
-	// Size caps it in bytes; Podman cannot cap a volume's size (it refuses
-	// the option), so there it is left to the engine.
-	Size int64
-}
-
-// options are the local driver's options that make v.
-func (v TmpfsVolume) options(d *Dialect) map[string]string {
+// tmpfsOptions are the local driver's options that make v.
+func tmpfsOptions(v provider.SharedVolume, d *Dialect) map[string]string {
 	o := fmt.Sprintf("uid=%d,gid=%d,mode=%04o", v.UID, v.GID, v.Mode)
 	if v.Size > 0 && d.Engine != EnginePodman {
 		o += fmt.Sprintf(",size=%d", v.Size)
@@ -35,10 +21,10 @@ func (v TmpfsVolume) options(d *Dialect) map[string]string {
 // MountMaking is a mount of v at path that makes v as the container is
 // made, when it does not exist and the engine can (Dialect's
 // MountMakesVolumes); made says so, and otherwise v must be made first.
-func (c *Client) MountMaking(v TmpfsVolume, path string) (m provider.Volume, made bool) {
+func (c *Client) MountMaking(v provider.SharedVolume, path string) (m provider.Volume, made bool) {
 	m = provider.Volume{Name: v.Name, Path: path}
 	if d := c.dialect(); d.MountMakesVolumes {
-		m.Opts, m.Labels = v.options(d), v.Labels
+		m.Opts, m.Labels = tmpfsOptions(v, d), v.Labels
 		return m, true
 	}
 	return m, false
@@ -46,18 +32,18 @@ func (c *Client) MountMaking(v TmpfsVolume, path string) (m provider.Volume, mad
 
 // VolumeCreateArgs builds the argv of `docker volume create` for v in
 // dialect d.
-func VolumeCreateArgs(v TmpfsVolume, d *Dialect) []string {
+func VolumeCreateArgs(v provider.SharedVolume, d *Dialect) []string {
 	args := []string{"volume", "create"}
 	for _, kv := range SortedLabels(v.Labels) {
 		args = append(args, "--label", kv)
 	}
-	o := v.options(d)
+	o := tmpfsOptions(v, d)
 	return append(args, "--driver", "local", "--opt", "type=tmpfs", "--opt", "device=tmpfs", "--opt", "o="+o["o"], v.Name)
 }
 
 // VolumeCreate makes v. One that exists already is an error: its options
 // may not be v's.
-func (c *Client) VolumeCreate(ctx context.Context, v TmpfsVolume) error {
+func (c *Client) VolumeCreate(ctx context.Context, v provider.SharedVolume) error {
 	_, err := c.Run(ctx, c.Cmd(VolumeCreateArgs(v, c.dialect())...))
 	if err != nil {
 		return fmt.Errorf("create volume %s: %w", v.Name, err)

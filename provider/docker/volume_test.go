@@ -56,7 +56,7 @@ func TestRunArgsShared(t *testing.T) {
 // option holding commas quoted, as the CLI's CSV wants); on Podman, whose
 // --mount takes no volume options, the mount is a plain one.
 func TestMountMaking(t *testing.T) {
-	v := TmpfsVolume{Name: "c-gw", Labels: map[string]string{"dev.litterbox.slug": "x"}, UID: 65532, GID: 1000, Mode: 0o770, Size: 32 << 20}
+	v := provider.SharedVolume{Name: "c-gw", Labels: map[string]string{"dev.litterbox.slug": "x"}, UID: 65532, GID: 1000, Mode: 0o770, Size: 32 << 20}
 	c := &Client{}
 	m, made := c.MountMaking(v, "/run/litterbox-gw")
 	if !made {
@@ -77,7 +77,7 @@ func TestMountMaking(t *testing.T) {
 }
 
 func TestVolumeCreateArgs(t *testing.T) {
-	v := TmpfsVolume{Name: "c-gw", Labels: map[string]string{"dev.litterbox.slug": "x"}, UID: 65532, GID: 65532, Mode: 0o700, Size: 16 << 20}
+	v := provider.SharedVolume{Name: "c-gw", Labels: map[string]string{"dev.litterbox.slug": "x"}, UID: 65532, GID: 65532, Mode: 0o700, Size: 16 << 20}
 	want := []string{"volume", "create", "--label", "dev.litterbox.slug=x", "--driver", "local", "--opt", "type=tmpfs", "--opt", "device=tmpfs", "--opt", "o=uid=65532,gid=65532,mode=0700,size=16777216", "c-gw"}
 	if got := VolumeCreateArgs(v, DockerDialect); !slices.Equal(got, want) {
 		t.Errorf("docker: %q", got)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/charmbracelet/log"
 
+	"github.com/litterbox-dev/litterbox/internal/kvm"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/contract"
 	"github.com/litterbox-dev/litterbox/provider/vm"
@@ -158,7 +159,7 @@ func TestContract(t *testing.T) {
 	t.Logf("second boot (image cached, disk kept): %.1f s to the engine answering and a list", time.Since(start).Seconds())
 }
 
-func note(a vm.Accel) string {
+func note(a kvm.Accel) string {
 	if a.Note == "" {
 		return ""
 	}

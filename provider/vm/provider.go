@@ -11,7 +11,7 @@ import (
 )
 
 // Engine is the VM engine's kind, as Info reports it.
-const Engine = "vm"
+const Engine = provider.EngineVM
 
 // Provider runs sandboxes on the Docker engine inside a Machine: each call
 // starts the VM when it does not run (the first after an idle stop waits

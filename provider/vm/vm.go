@@ -27,7 +27,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -39,6 +38,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/internal/flock"
+	"github.com/litterbox-dev/litterbox/internal/kvm"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 )
@@ -85,46 +85,19 @@ func LoadImage(dir string) (Image, error) {
 	return img, nil
 }
 
-// Accel is how qemu runs the VM: "kvm", or "tcg" (emulation, many times
-// slower), with Note saying why not KVM.
-type Accel struct {
-	Name string `json:"name"`
-	Note string `json:"note,omitempty"`
-}
-
-// DetectAccel finds how VMs can run on this machine (for `doctor` too).
-// LITTERBOX_VM_ACCEL=kvm or tcg decides instead.
-func DetectAccel() Accel { return detectAccel("/dev/kvm", "/sys/module") }
-
 // Runnable says whether the VM engine can run on this machine with the image
 // in dir, and how (its Accel): the image and qemu are all it needs. KVM is
 // not: without a usable /dev/kvm (none, or PVM-only) the VM runs emulated
 // (TCG), slower, but it runs.
-func Runnable(dir string) (Image, Accel, error) {
+func Runnable(dir string) (Image, kvm.Accel, error) {
 	img, err := LoadImage(dir)
 	if err != nil {
-		return img, Accel{}, err
+		return img, kvm.Accel{}, err
 	}
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
-		return img, Accel{}, fmt.Errorf("qemu-system-x86_64 is not installed (Debian's qemu-system-x86): `scripts/ensure-vm-image.sh` installs it")
+		return img, kvm.Accel{}, fmt.Errorf("qemu-system-x86_64 is not installed (Debian's qemu-system-x86): `scripts/ensure-vm-image.sh` installs it")
 	}
-	return img, DetectAccel(), nil
-}
-
-func detectAccel(dev, modules string) Accel {
-	if a := os.Getenv("LITTERBOX_VM_ACCEL"); a != "" {
-		return Accel{Name: a, Note: "LITTERBOX_VM_ACCEL=" + a}
-	}
-	f, err := os.OpenFile(dev, os.O_RDWR, 0)
-	if err != nil {
-		return Accel{Name: "tcg", Note: fmt.Sprintf("no %s to use (%v): the VM runs emulated, many times slower than under KVM; enable KVM (a kvm_intel or kvm_amd module, access to %s) for speed", dev, errors.Unwrap(err), dev)}
-	}
-	f.Close()
-	exists := func(m string) bool { _, err := os.Stat(filepath.Join(modules, m)); return err == nil }
-	if exists("kvm_pvm") && !exists("kvm_intel") && !exists("kvm_amd") {
-		return Accel{Name: "tcg", Note: "KVM here is PVM (kvm_pvm), which boots only kernels built as PVM guests, and the image's Debian kernel is not one: the VM runs emulated, many times slower"}
-	}
-	return Accel{Name: "kvm"}
+	return img, kvm.Detect(), nil
 }
 
 // Config describes one VM.
@@ -141,7 +114,7 @@ type Config struct {
 	// BootTimeout bounds a boot: 90 s under KVM, 300 s emulated, when
 	// zero.
 	BootTimeout time.Duration
-	Accel       Accel
+	Accel       kvm.Accel
 	Runner      runner.Runner
 }
 
@@ -162,7 +135,7 @@ func New(c Config) *Machine {
 	c.CPUs = cmp.Or(c.CPUs, 2)
 	c.Idle = cmp.Or(c.Idle, DefaultIdle)
 	if c.Accel.Name == "" {
-		c.Accel = DetectAccel()
+		c.Accel = kvm.Detect()
 	}
 	if c.BootTimeout == 0 {
 		c.BootTimeout = 90 * time.Second
@@ -187,7 +160,7 @@ func (m *Machine) SSHConfig() string { return m.path("ssh_config") }
 func (m *Machine) Dir() string { return m.c.Dir }
 
 // Accel is how the VM runs.
-func (m *Machine) Accel() Accel { return m.c.Accel }
+func (m *Machine) Accel() kvm.Accel { return m.c.Accel }
 
 // States of a VM.
 const (
@@ -200,9 +173,9 @@ const (
 
 // Status is what `list` and `doctor` show of a VM.
 type Status struct {
-	State string `json:"state"`
-	PID   int    `json:"pid,omitempty"`
-	Accel Accel  `json:"accel"`
+	State string    `json:"state"`
+	PID   int       `json:"pid,omitempty"`
+	Accel kvm.Accel `json:"accel"`
 	// Since is when it started; LastUsed when it was last used; StopsAt
 	// when its watcher stops it unless it is used again.
 	Since    time.Time `json:"since,omitzero"`

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/internal/kvm"
 )
 
 func writeImage(t *testing.T) Image {
@@ -45,7 +47,7 @@ func TestLoadImage(t *testing.T) {
 // through fw_cfg, never on the command line.
 func TestQemuArgs(t *testing.T) {
 	img := writeImage(t)
-	m := New(Config{Dir: "/v", Image: img, MemoryMiB: 1024, CPUs: 2, Accel: Accel{Name: "kvm"}})
+	m := New(Config{Dir: "/v", Image: img, MemoryMiB: 1024, CPUs: 2, Accel: kvm.Accel{Name: "kvm"}})
 	args := m.qemuArgs(40022, false)
 	line := strings.Join(args, " ")
 	for _, want := range []string{
@@ -71,41 +73,9 @@ func TestQemuArgs(t *testing.T) {
 	if slices.Contains(args, "-enable-kvm") && m.c.Accel.Name != "kvm" {
 		t.Error("kvm asked for without kvm")
 	}
-	tcg := New(Config{Dir: "/v", Image: img, Accel: Accel{Name: "tcg"}})
+	tcg := New(Config{Dir: "/v", Image: img, Accel: kvm.Accel{Name: "tcg"}})
 	if line := strings.Join(tcg.qemuArgs(1, false), " "); !strings.Contains(line, "-accel tcg,thread=multi,tb-size=256 -cpu max") || !strings.Contains(line, "-m 2048") {
 		t.Errorf("tcg argv: %s", line)
-	}
-}
-
-// KVM is used when /dev/kvm opens; a KVM that is PVM (kvm_pvm, which boots
-// only kernels built as PVM guests, as on these machines) or none at all
-// means emulation, with a note saying why.
-func TestDetectAccel(t *testing.T) {
-	root := t.TempDir()
-	dev := filepath.Join(root, "kvm")
-	sys := filepath.Join(root, "module")
-	if a := detectAccel(dev, sys); a.Name != "tcg" || !strings.Contains(a.Note, "no "+dev) {
-		t.Errorf("without /dev/kvm: %+v", a)
-	}
-	if err := os.WriteFile(dev, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(sys, "kvm_intel"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if a := detectAccel(dev, sys); a.Name != "kvm" || a.Note != "" {
-		t.Errorf("with kvm_intel: %+v", a)
-	}
-	os.RemoveAll(filepath.Join(sys, "kvm_intel"))
-	if err := os.MkdirAll(filepath.Join(sys, "kvm_pvm"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if a := detectAccel(dev, sys); a.Name != "tcg" || !strings.Contains(a.Note, "PVM") {
-		t.Errorf("with kvm_pvm only: %+v", a)
-	}
-	t.Setenv("LITTERBOX_VM_ACCEL", "kvm")
-	if a := detectAccel(dev, sys); a.Name != "kvm" {
-		t.Errorf("LITTERBOX_VM_ACCEL=kvm: %+v", a)
 	}
 }
 

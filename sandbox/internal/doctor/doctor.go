@@ -9,8 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/litterbox-dev/litterbox/internal/termtext"
-	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,9 +17,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/internal/termtext"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
+
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/internal/kvm"
 	"github.com/litterbox-dev/litterbox/provider"
-	"github.com/litterbox-dev/litterbox/provider/vm"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
@@ -212,12 +213,12 @@ func (d *Doctor) probeKernel(ctx context.Context, image, runtime string) (string
 // kvmCheck says whether KVM can run the VM engine's VMs here: only a
 // warning with --engine vm, where its VMs run emulated without it.
 func kvmCheck(info provider.Info) api.Check {
-	a := vm.DetectAccel()
+	a := kvm.Detect()
 	if a.Name == "kvm" {
 		return api.Check{Name: "kvm", Status: api.CheckOK, Detail: "usable: the VM engine (--engine vm) runs its VMs under KVM"}
 	}
 	c := api.Check{Name: "kvm", Status: api.CheckOK, Detail: "not usable (" + a.Note + "): the VM engine (--engine vm) would run emulated (" + a.Name + ")"}
-	if info.Engine == vm.Engine {
+	if info.Engine == provider.EngineVM {
 		c.Status = api.CheckWarn
 		c.Fix = "enable KVM (a kvm_intel or kvm_amd module, access to /dev/kvm), or use another engine; see docs/kernels.md"
 	}

@@ -25,9 +25,6 @@ import (
 	"github.com/litterbox-dev/litterbox/gateway"
 	"github.com/litterbox-dev/litterbox/internal/gatewaybin"
 	"github.com/litterbox-dev/litterbox/provider"
-	"github.com/litterbox-dev/litterbox/provider/docker"
-	"github.com/litterbox-dev/litterbox/provider/vm"
-	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
@@ -95,30 +92,12 @@ func Store(gitDir, slug string) egress.Store {
 	return egress.Store{File: state.File(gitDir, slug, "net.jsonl")}
 }
 
-// Docker is the docker client of an engine that runs gateways (Docker,
-// Podman, an ssh engine, the VM engine's Docker); false for one that
-// cannot (Kubernetes, the fake).
-func Docker(p provider.Provider) (*docker.Client, bool) {
-	switch p := p.(type) {
-	case *docker.Provider:
-		return p.Client(), true
-	case *vm.Provider:
-		return p.Docker().Client(), true
-	}
-	return nil, false
-}
-
-// up is Docker's client, once the engine can answer it: the VM engine's
-// VM is started first (a call through its client does not start it,
-// unlike the provider's own calls).
-func up(ctx context.Context, p provider.Provider) (*docker.Client, bool, error) {
-	c, ok := Docker(p)
-	if v, isVM := p.(*vm.Provider); isVM {
-		if err := v.Machine().Start(ctx); err != nil {
-			return nil, false, err
-		}
-	}
-	return c, ok, nil
+// Engine is p as an engine that runs gateways (Docker, Podman, an ssh
+// engine, the VM engine's Docker); false for one that cannot (Kubernetes,
+// the fake).
+func Engine(p provider.Provider) (provider.Gateways, bool) {
+	g, ok := p.(provider.Gateways)
+	return g, ok
 }
 
 // Gate is what the service does with gateways on c's engine.
@@ -157,14 +136,14 @@ func (g *Gate) Image(ctx context.Context) (string, error) {
 	if g.image != "" {
 		return g.image, nil
 	}
-	c, ok := Docker(g.Provider)
+	e, ok := Engine(g.Provider)
 	if !ok {
 		return "", fmt.Errorf("this engine runs no egress gateway")
 	}
 	tag := imageTag()
 	_, err := g.Provider.Image(ctx, tag)
 	if errors.Is(err, provider.ErrNoImage) {
-		err = g.buildImage(ctx, c, tag)
+		err = g.buildImage(ctx, e, tag)
 	}
 	if err != nil {
 		return "", err
@@ -175,7 +154,7 @@ func (g *Gate) Image(ctx context.Context) (string, error) {
 
 // buildImage makes the gateway image tag from DefaultImage, with the
 // program of the engine's platform.
-func (g *Gate) buildImage(ctx context.Context, c *docker.Client, tag string) error {
+func (g *Gate) buildImage(ctx context.Context, e provider.Gateways, tag string) error {
 	img, err := g.Provider.Image(ctx, api.DefaultImage)
 	if errors.Is(err, provider.ErrNoImage) {
 		return fmt.Errorf("%w: the egress gateway runs from %s, which the engine must hold (`docker pull %s`)", err, api.DefaultImage, api.DefaultImage)
@@ -188,7 +167,7 @@ func (g *Gate) buildImage(ctx context.Context, c *docker.Client, tag string) err
 		return err
 	}
 	g.Log.Debug("making the egress gateway's image", "image", tag, "from", api.DefaultImage)
-	return egress.BuildImage(ctx, c, api.DefaultImage, tag, bin)
+	return egress.BuildImage(ctx, e, api.DefaultImage, tag, bin)
 }
 
 // New is the gate of c's engine.
@@ -196,7 +175,7 @@ func New(c *core.Common) *Gate { return &Gate{Common: c} }
 
 // Supported says c's engine can run gateways.
 func (g *Gate) Supported() bool {
-	_, ok := Docker(g.Provider)
+	_, ok := Engine(g.Provider)
 	return ok
 }
 
@@ -220,11 +199,11 @@ func (g *Gate) Reach(ctx context.Context) (Reach, error) {
 	if g.hostOK {
 		return g.reach, nil
 	}
-	c, ok, err := up(ctx, g.Provider)
-	if err != nil || !ok {
-		return Reach{}, err
+	e, ok := Engine(g.Provider)
+	if !ok {
+		return Reach{}, nil
 	}
-	cache := g.hostCache(c)
+	cache := g.hostCache(e)
 	if cache != "" {
 		if fi, err := os.Stat(cache); err == nil && time.Since(fi.ModTime()) < hostTTL {
 			if b, err := os.ReadFile(cache); err == nil && json.Unmarshal(b, &g.reach) == nil {
@@ -236,8 +215,8 @@ func (g *Gate) Reach(ctx context.Context) (Reach, error) {
 	var nets []string
 	var netErr error
 	done := make(chan struct{})
-	go func() { defer close(done); nets, netErr = engineNets(ctx, c) }()
-	res, err := c.Run(ctx, c.Cmd(egress.HostProbeArgs(api.DefaultImage)...))
+	go func() { defer close(done); nets, netErr = e.Subnets(ctx) }()
+	host, err := e.HostAddrs(ctx, api.DefaultImage)
 	<-done
 	if err != nil {
 		return Reach{}, fmt.Errorf("find the engine host's addresses (which sandboxes may not reach): %w", err)
@@ -245,7 +224,7 @@ func (g *Gate) Reach(ctx context.Context) (Reach, error) {
 	if netErr != nil {
 		return Reach{}, fmt.Errorf("find the engine's networks (which sandboxes may not reach): %w", netErr)
 	}
-	g.reach, g.hostOK = Reach{Host: egress.ParseHostAddrs(res.Stdout), Engine: nets}, true
+	g.reach, g.hostOK = Reach{Host: host, Engine: nets}, true
 	if cache != "" {
 		if b, err := json.Marshal(g.reach); err == nil && os.MkdirAll(filepath.Dir(cache), 0o755) == nil {
 			_ = state.WriteAtomic(cache, b)
@@ -254,40 +233,8 @@ func (g *Gate) Reach(ctx context.Context) (Reach, error) {
 	return g.reach, nil
 }
 
-// engineNets are the subnets of the engine's networks.
-func engineNets(ctx context.Context, c *docker.Client) ([]string, error) {
-	res, err := c.Run(ctx, c.Cmd("network", "ls", "-q"))
-	if err != nil {
-		return nil, err
-	}
-	ids := strings.Fields(string(res.Stdout))
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	res, err = c.Run(ctx, c.Cmd(append([]string{"network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}} {{end}}"}, ids...)...))
-	if err != nil && !onlyGone(runner.Stderr(err)) {
-		return nil, err
-	}
-	// A network removed between the two calls (another sandbox deleted
-	// meanwhile) is only missing from the answer: the inspect still prints
-	// every other one, and a network that is gone needs no refusing.
-	return egress.ParseSubnets(res.Stdout), nil
-}
-
-// onlyGone reports whether every line of an inspect's stderr says an
-// object was not found.
-func onlyGone(stderr string) bool {
-	lines := strings.Split(strings.TrimSpace(stderr), "\n")
-	for _, l := range lines {
-		if !strings.Contains(l, "not found") && !strings.Contains(l, "No such network") {
-			return false
-		}
-	}
-	return len(lines) > 0 && lines[0] != ""
-}
-
 // hostCache is the file the host's addresses are kept in, per endpoint.
-func (g *Gate) hostCache(c *docker.Client) string {
+func (g *Gate) hostCache(e provider.Gateways) string {
 	base := g.CacheDir
 	if base == "" {
 		d, err := os.UserCacheDir()
@@ -296,7 +243,7 @@ func (g *Gate) hostCache(c *docker.Client) string {
 		}
 		base = filepath.Join(d, "litterbox")
 	}
-	sum := sha256.Sum256([]byte(c.Endpoint()))
+	sum := sha256.Sum256([]byte(e.Endpoint()))
 	return filepath.Join(base, "egress-reach-"+hex.EncodeToString(sum[:8])+".json")
 }
 
@@ -398,11 +345,11 @@ func (g *Gate) RemoveVolume(ctx context.Context, name string) error {
 	if name == "" {
 		return nil
 	}
-	c, ok, err := up(ctx, g.Provider)
-	if err != nil || !ok {
-		return err
+	e, ok := Engine(g.Provider)
+	if !ok {
+		return nil
 	}
-	return c.VolumeRemove(ctx, name)
+	return e.RemoveVolume(ctx, name)
 }
 
 // RemoveWithGateway removes a sandbox's container (by id or name) and its
@@ -411,10 +358,7 @@ func (g *Gate) RemoveVolume(ctx context.Context, name string) error {
 // is removed. removed are those of the two that were there.
 func (g *Gate) RemoveWithGateway(ctx context.Context, container, gateway string) (removed []string, err error) {
 	names := slices.DeleteFunc([]string{container, gateway}, func(n string) bool { return n == "" })
-	c, ok, err := up(ctx, g.Provider)
-	if err != nil {
-		return nil, err
-	}
+	e, ok := Engine(g.Provider)
 	if !ok {
 		for _, n := range names {
 			if err := g.Provider.Remove(ctx, provider.Ref{ID: n}); err != nil {
@@ -424,7 +368,7 @@ func (g *Gate) RemoveWithGateway(ctx context.Context, container, gateway string)
 		}
 		return removed, nil
 	}
-	missing, err := c.RemoveAll(ctx, names...)
+	missing, err := e.RemoveAll(ctx, names...)
 	if err != nil {
 		return nil, err
 	}

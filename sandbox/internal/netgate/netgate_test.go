@@ -25,17 +25,3 @@ func TestRefusedInCut(t *testing.T) {
 		t.Errorf("a cut file was taken whole: %q", hosts)
 	}
 }
-
-func TestOnlyGone(t *testing.T) {
-	for stderr, want := range map[string]bool{
-		"Error response from daemon: network a3d695db524d not found":                                         true,
-		"Error response from daemon: network a not found\nError response from daemon: network b not found\n": true,
-		"": false,
-		"Cannot connect to the Docker daemon at unix:///var/run/docker.sock": false,
-		"Error response from daemon: network a not found\npermission denied": false,
-	} {
-		if got := onlyGone(stderr); got != want {
-			t.Errorf("onlyGone(%q) = %v, want %v", stderr, got, want)
-		}
-	}
-}

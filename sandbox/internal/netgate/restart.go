@@ -27,11 +27,11 @@ import (
 // GatewayState is the state of rec's gateway container, provider.StateNone
 // when it is gone.
 func (g *Gate) GatewayState(ctx context.Context, rec *NetFile) (provider.State, error) {
-	c, ok, err := up(ctx, g.Provider)
-	if err != nil || !ok {
-		return provider.StateNone, err
+	e, ok := Engine(g.Provider)
+	if !ok {
+		return provider.StateNone, nil
 	}
-	return c.ContainerState(ctx, rec.Gateway)
+	return e.State(ctx, rec.Ref())
 }
 
 // GoneError is the error of a sandbox whose gateway container is gone: it
@@ -54,10 +54,7 @@ func Recreate(slug, container string) string {
 // could not be had (the error names it); it serves the sandbox only when
 // Start returns no error.
 func (g *Gate) Start(ctx context.Context, r *api.Repo, slug string, rec *NetFile, decls []secrets.Declaration) (ca string, err error) {
-	c, ok, err := up(ctx, g.Provider)
-	if err != nil {
-		return "", err
-	}
+	e, ok := Engine(g.Provider)
 	if !ok {
 		return "", fmt.Errorf("this engine runs no egress gateway")
 	}
@@ -69,9 +66,9 @@ func (g *Gate) Start(ctx context.Context, r *api.Repo, slug string, rec *NetFile
 	case provider.StateNone:
 		return "", GoneError(slug, r.ContainerName(slug), rec)
 	case provider.StatePaused:
-		_, err = c.Unpause(ctx, rec.Gateway)
+		_, err = g.Provider.Resume(ctx, rec.Ref())
 	case provider.StateStopped:
-		err = c.Start(ctx, rec.Gateway)
+		err = e.Start(ctx, rec.Ref())
 	}
 	if err != nil {
 		return "", fmt.Errorf("start the egress gateway %s of sandbox '%s': %w", rec.Gateway, slug, err)

@@ -26,7 +26,7 @@ import (
 
 // canStart says resume can start a stopped sandbox on this engine.
 func (ps *Pauser) canStart() bool {
-	_, ok := netgate.Docker(ps.Provider)
+	_, ok := netgate.Engine(ps.Provider)
 	return ok
 }
 
@@ -150,8 +150,8 @@ func (ps *Pauser) start(ctx context.Context, r *api.Repo, c provider.Sandbox) (a
 			return out, err
 		}
 	}
-	dc, _ := netgate.Docker(ps.Provider)
-	if err := dc.Start(ctx, c.Ref.ID); err != nil {
+	eng, _ := netgate.Engine(ps.Provider)
+	if err := eng.Start(ctx, c.Ref); err != nil {
 		return out, fmt.Errorf("resume sandbox '%s': start its container %s: %w", h.Slug, c.Name, err)
 	}
 	var setup []string

@@ -546,11 +546,11 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 		if err != nil {
 			return err
 		}
-		dc, _ := netgate.Docker(p.Provider)
-		atMount := pl.MountOn(dc)
+		eng, _ := netgate.Engine(p.Provider)
+		atMount := pl.MountOn(eng)
 		pl.FromImage(gw.image)
 		if !atMount {
-			if err := dc.VolumeCreate(core.Made(ctx), pl.Volume); err != nil {
+			if err := eng.CreateVolume(core.Made(ctx), pl.Volume); err != nil {
 				return err
 			}
 		}

@@ -13,7 +13,6 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config/devcontainer"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 )
 
 // DevContainerRepo is the repository of the images made from a
@@ -27,7 +26,7 @@ const DevContainerRepo = "litterbox-devcontainer"
 // Dockerfile's path: a change to either builds anew, and every later create
 // of the same commit builds nothing.
 func (pv *Provisioner) devContainerImage(ctx context.Context, r *api.Repo, commit string, f *devcontainer.File) (string, error) {
-	c, ok := netgate.Docker(pv.Provider)
+	c, ok := pv.Provider.(provider.ImageBuilder)
 	if !ok {
 		return "", core.NewError(api.ErrImage, "%s builds its image from %s, and this engine cannot build images: build it, name it with image in .litterbox.toml, and create again. Nothing was created.", f.Name, f.Dockerfile)
 	}
@@ -50,7 +49,7 @@ func (pv *Provisioner) devContainerImage(ctx context.Context, r *api.Repo, commi
 		return "", err
 	}
 	pv.Log.Info("building the image of "+f.Name, "dockerfile", f.Dockerfile, "image", tag)
-	if err := c.Build(ctx, tag, dockerfile, &tb); err != nil {
+	if err := c.BuildImage(ctx, tag, dockerfile, &tb); err != nil {
 		return "", core.NewError(api.ErrImage, "Building %s (build.dockerfile of %s) failed: %s\nFix the Dockerfile, or name an image with image in .litterbox.toml; nothing was created.", f.Dockerfile, f.Name, core.CapText(runner.Stderr(err)))
 	}
 	return tag, nil

@@ -9,7 +9,6 @@ import (
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/provider"
-	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
@@ -105,8 +104,8 @@ func (c *creation) startGateway(ctx context.Context) error {
 	// Named with the repository's id: a gateway of the name is this
 	// sandbox's, left by an earlier create, never another repository's.
 	name := c.r.SuffixedName(c.slug) + "-gw"
-	dc, _ := netgate.Docker(c.pv.Provider)
-	atMount := nameGateway(&plan, name, dc)
+	eng, _ := netgate.Engine(c.pv.Provider)
+	atMount := nameGateway(&plan, name, eng)
 	c.net.Gateway, c.net.Volume, c.net.Ports = name, name, plan.Ports
 	if err := netgate.Write(c.r, c.slug, c.net); err != nil {
 		return fmt.Errorf("create sandbox %q: record its gateway: %w", c.slug, err)
@@ -118,7 +117,7 @@ func (c *creation) startGateway(ctx context.Context) error {
 	}
 	c.confined = &plan.Sandbox
 	c.progress("starting egress gateway " + name)
-	c.undo.push("volume "+name, func(ctx context.Context) error { return dc.VolumeRemove(ctx, name) })
+	c.undo.push("volume "+name, func(ctx context.Context) error { return eng.RemoveVolume(ctx, name) })
 	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, provider.Ref{ID: name}) })
 	c.volumeMade, c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1), make(chan error, 1)
 	type imageResult struct {
@@ -134,12 +133,12 @@ func (c *creation) startGateway(ctx context.Context) error {
 		var err error
 		if !atMount {
 			// Podman: the volume is made first.
-			if err = dc.VolumeCreate(core.Made(ctx), plan.Volume); err != nil {
+			if err = eng.CreateVolume(core.Made(ctx), plan.Volume); err != nil {
 				// What an earlier create of this sandbox left: its
 				// gateway holds the volume.
 				_ = c.pv.Provider.Remove(ctx, provider.Ref{ID: name})
-				_ = dc.VolumeRemove(ctx, name)
-				err = dc.VolumeCreate(core.Made(ctx), plan.Volume)
+				_ = eng.RemoveVolume(ctx, name)
+				err = eng.CreateVolume(core.Made(ctx), plan.Volume)
 			}
 		}
 		c.volumeMade <- err
@@ -155,7 +154,7 @@ func (c *creation) startGateway(ctx context.Context) error {
 				gp, err = egress.Confine(sp, api.DefaultImage, c.net.Policy(c.slug, h.addrs), sp.Labels)
 			}
 			if err == nil {
-				nameGateway(&gp, name, dc)
+				nameGateway(&gp, name, eng)
 				gp.FromImage(img.tag)
 				err = c.makeGateway(ctx, gp.Gateway)
 				if aerr := c.armSecrets(ctx, err); err == nil && aerr == nil {
@@ -192,10 +191,10 @@ func (c *creation) armSecrets(ctx context.Context, err error) error {
 // nameGateway gives the plan's gateway and volume their name; atMount says
 // the engine makes the volume as the first of the two containers mounts it
 // (Docker), rather than by a volume create before either (Podman).
-func nameGateway(plan *egress.Plan, name string, dc *docker.Client) (atMount bool) {
+func nameGateway(plan *egress.Plan, name string, eng provider.Gateways) (atMount bool) {
 	plan.Volume.Name = name
 	plan.Gateway.Name = name
-	return plan.MountOn(dc)
+	return plan.MountOn(eng)
 }
 
 // claimGateway takes the gateway of claimed pool member m: the record names
