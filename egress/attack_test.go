@@ -14,6 +14,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/internal/egresstest"
 	"github.com/litterbox-dev/litterbox/provider/docker"
 )
@@ -43,7 +44,7 @@ type want struct {
 func testGateway(t *testing.T, e engine) {
 	r := newRig(t, e)
 	in := r.in
-	policy := gateway.Policy{Sandbox: "alpha", Mode: gateway.ModeAllowlist, Registries: true,
+	policy := policy.Policy{Sandbox: "alpha", Mode: policy.ModeAllowlist, Registries: true,
 		Allow: []string{"allowed.test", "*.wild.test", "loop.test", "meta.test", "private.test", "v6only.test",
 			"hosty.test:" + strconv.Itoa(r.host)},
 		Host: r.hostAddrs()}

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/provider"
 )
 
@@ -115,12 +116,12 @@ func (p *Plan) FromImage(image string) {
 // do: the gateway needs only sh until its program is installed) with policy
 // p at its start. labels go on the gateway and the volume, with
 // LabelGatewayOf.
-func Confine(s provider.Spec, image string, p gateway.Policy, labels map[string]string) (Plan, error) {
-	policy, err := json.Marshal(p)
+func Confine(s provider.Spec, image string, p policy.Policy, labels map[string]string) (Plan, error) {
+	pj, err := json.Marshal(p)
 	if err != nil {
 		return Plan{}, err
 	}
-	if _, err := gateway.ParsePolicy(policy); err != nil {
+	if _, err := policy.ParsePolicy(pj); err != nil {
 		return Plan{}, err
 	}
 	gid, err := groupOf(s.User)
@@ -139,7 +140,7 @@ func Confine(s provider.Spec, image string, p gateway.Policy, labels map[string]
 	mount := provider.Volume{Name: name, Path: Dir}
 
 	var ports []int
-	serve := []string{"serve", "-dir", Dir, "-policy", string(policy)}
+	serve := []string{"serve", "-dir", Dir, "-policy", string(pj)}
 	relay := Dir + "/litterbox-relay relay -dir " + Dir + " -proxy " + ProxyAddr + " -dns 127.0.0.1:53"
 	for _, ps := range s.Ports {
 		ports = append(ports, ps.Port)
@@ -391,7 +392,7 @@ func ctlWaiting(ctx context.Context, e Execer, gw provider.Ref, stdin []byte, cr
 
 // SetPolicy makes p the gateway's policy: from its next connection on, and
 // open tunnels that p refuses are cut.
-func SetPolicy(ctx context.Context, e Execer, gw provider.Ref, p gateway.Policy) error {
+func SetPolicy(ctx context.Context, e Execer, gw provider.Ref, p policy.Policy) error {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err
@@ -401,14 +402,14 @@ func SetPolicy(ctx context.Context, e Execer, gw provider.Ref, p gateway.Policy)
 }
 
 // GetPolicy is the policy in force in the gateway.
-func GetPolicy(ctx context.Context, e Execer, gw provider.Ref) (gateway.Policy, error) {
+func GetPolicy(ctx context.Context, e Execer, gw provider.Ref) (policy.Policy, error) {
 	out, err := ctl(ctx, e, gw, nil, "get")
 	if err != nil {
-		return gateway.Policy{}, err
+		return policy.Policy{}, err
 	}
-	var p gateway.Policy
+	var p policy.Policy
 	if err := json.Unmarshal(out, &p); err != nil {
-		return gateway.Policy{}, fmt.Errorf("egress gateway get: %w", err)
+		return policy.Policy{}, fmt.Errorf("egress gateway get: %w", err)
 	}
 	return p, nil
 }

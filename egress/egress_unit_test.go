@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/provider"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestConfine(t *testing.T) {
 	s := provider.Spec{Name: "litterbox-repo-x", Image: "busybox:latest", Network: provider.NetworkIsolated, User: "1000:1000", Cmd: []string{"sleep", "infinity"},
 		Env: []string{"HOME=/tmp"}, Ports: []provider.PortSpec{{Name: "web", Port: 8080}}, HostPorts: provider.PortRange{First: 20000, Last: 20010}}
-	p, err := Confine(s, "busybox:latest", gateway.Policy{Sandbox: "x", Mode: gateway.ModeAllowlist, Allow: []string{"a.example"}}, map[string]string{"k": "v"})
+	p, err := Confine(s, "busybox:latest", policy.Policy{Sandbox: "x", Mode: policy.ModeAllowlist, Allow: []string{"a.example"}}, map[string]string{"k": "v"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestConfine(t *testing.T) {
 		!strings.Contains(img, "mv -f \"$r\" "+Dir+"/litterbox-relay") || !strings.Contains(img, "exec "+ProgramDir+`/litterbox-gateway "$@" sh serve -dir `+Dir) || !strings.Contains(img, "-port 8080") {
 		t.Errorf("gateway from its image: %q", img)
 	}
-	if _, err := Confine(s, "busybox", gateway.Policy{Mode: "wide"}, nil); err == nil {
+	if _, err := Confine(s, "busybox", policy.Policy{Mode: "wide"}, nil); err == nil {
 		t.Error("a bad policy was planned")
 	}
 }

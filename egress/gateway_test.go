@@ -19,6 +19,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/internal/egresstest"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
@@ -229,13 +230,13 @@ func sandboxSpec(name, label string) provider.Spec {
 
 // confine makes a sandbox behind a gateway, as create will: the volume,
 // then the two containers at once, then the program and the relay.
-func (r *rig) confine(name string, p gateway.Policy) *box {
+func (r *rig) confine(name string, p policy.Policy) *box {
 	r.t.Helper()
 	return r.confineSpec(sandboxSpec(name, r.label), p)
 }
 
 // confineSpec is confine of a sandbox made from spec.
-func (r *rig) confineSpec(spec provider.Spec, p gateway.Policy) *box {
+func (r *rig) confineSpec(spec provider.Spec, p policy.Policy) *box {
 	t := r.t
 	t.Helper()
 	ctx := context.Background()
@@ -338,7 +339,7 @@ func (b *box) client(args ...string) result {
 	return r
 }
 
-func (b *box) policy(p gateway.Policy) {
+func (b *box) policy(p policy.Policy) {
 	if err := egress.SetPolicy(context.Background(), b.r.p, b.gw, p); err != nil {
 		b.r.t.Fatal(err)
 	}

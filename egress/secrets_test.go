@@ -19,7 +19,7 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/litterbox-dev/litterbox/egress"
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -194,7 +194,7 @@ func TestSecrets(t *testing.T) {
 	spec := sandboxSpec(fmt.Sprintf("lbgw-e2e-%d-secrets", os.Getpid()), r.label)
 	spec.Image = toolsImage
 	spec.Env = append(append(spec.Env, secrets.Env(bindings)...), egress.TrustEnv()...)
-	policy := gateway.Policy{Sandbox: "gamma", Mode: gateway.ModeAllowlist,
+	policy := policy.Policy{Sandbox: "gamma", Mode: policy.ModeAllowlist,
 		Allow: []string{"allowed.test", "other.test", "git.test", "api.test", "sub.test", "badcert.test"}, Host: r.hostAddrs()}
 	b := r.confineSpec(spec, policy)
 

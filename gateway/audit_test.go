@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
 func TestAuditSince(t *testing.T) {
@@ -105,7 +107,7 @@ func TestAuditFlood(t *testing.T) {
 // MiB are never the limit.
 func TestAuditMemoryBound(t *testing.T) {
 	g := &Gateway{Audit: NewAudit(DefaultAuditSize, nil), Resolver: failResolver{}}
-	if err := g.SetPolicy(Policy{Sandbox: "alpha", Mode: ModeAllowlist}); err != nil {
+	if err := g.SetPolicy(policy.Policy{Sandbox: "alpha", Mode: policy.ModeAllowlist}); err != nil {
 		t.Fatal(err)
 	}
 	// One refused CONNECT with a 60 KB target, through the proxy.

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
 // CtlSocket is the gateway's control socket: an abstract unix socket, which
@@ -24,8 +26,8 @@ type CtlRequest struct {
 	// the gateway holds, values left out), "ready" (the host gave the
 	// gateway all it should hold: it opens its sockets to the sandbox) or
 	// "state".
-	Op     string  `json:"op"`
-	Policy *Policy `json:"policy,omitempty"`
+	Op     string         `json:"op"`
+	Policy *policy.Policy `json:"policy,omitempty"`
 	// Secrets hold values: the request travels on the control socket
 	// only, which the sandbox cannot reach, from `ctl secrets`'s stdin.
 	Secrets *Secrets `json:"secrets,omitempty"`
@@ -38,10 +40,10 @@ type CtlRequest struct {
 
 // CtlResponse is the answer: one JSON line.
 type CtlResponse struct {
-	Error   string   `json:"error,omitempty"`
-	Policy  *Policy  `json:"policy,omitempty"`
-	Batch   *Batch   `json:"batch,omitempty"`
-	Refused []Record `json:"refused,omitempty"`
+	Error   string         `json:"error,omitempty"`
+	Policy  *policy.Policy `json:"policy,omitempty"`
+	Batch   *Batch         `json:"batch,omitempty"`
+	Refused []Record       `json:"refused,omitempty"`
 	// Secrets are the secrets the gateway holds, without values, and its
 	// CA's certificate.
 	Secrets *SecretsInfo `json:"secrets,omitempty"`

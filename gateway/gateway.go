@@ -22,6 +22,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
 // Resolver looks names up: net.Resolver does.
@@ -41,7 +43,7 @@ type Gateway struct {
 	// Base is what the gateway found of its own networks (its addresses,
 	// its networks, its route out); the policy's Host and Engine are
 	// added to it.
-	Base Classifier
+	Base policy.Classifier
 	// Logf reports the gateway's own troubles (not connections).
 	Logf func(format string, args ...any)
 	// MaxClients bounds the connections the proxy carries at once (0:
@@ -52,7 +54,7 @@ type Gateway struct {
 	OnReady func()
 	ready   atomic.Bool
 
-	policy atomic.Pointer[compiled]
+	policy atomic.Pointer[policy.Compiled]
 	mu     sync.Mutex
 	active map[*tunnel]struct{}
 
@@ -66,12 +68,12 @@ type Gateway struct {
 // SetPolicy makes p the policy of the next connection, and closes the open
 // tunnels it refuses (by name, and by the address they connected to: no name
 // is resolved again).
-func (g *Gateway) SetPolicy(p Policy) error {
-	c, err := compile(p)
+func (g *Gateway) SetPolicy(p policy.Policy) error {
+	c, err := policy.Compile(p)
 	if err != nil {
 		return err
 	}
-	c.classifier = g.classifierFor(c)
+	c.Classifier = g.classifierFor(c)
 	g.policy.Store(c)
 	g.mu.Lock()
 	open := make([]*tunnel, 0, len(g.active))
@@ -80,14 +82,14 @@ func (g *Gateway) SetPolicy(p Policy) error {
 	}
 	g.mu.Unlock()
 	for _, t := range open {
-		v := c.judgeName(t.name, t.lit, t.port)
-		reason := v.by
-		if v.allowed {
-			if ok, why, _ := c.checkAddr(t.addr, t.port); !ok {
-				v.allowed, reason = false, why
+		v := c.JudgeName(t.name, t.lit, t.port)
+		reason := v.By
+		if v.Allowed {
+			if ok, why, _ := c.CheckAddr(t.addr, t.port); !ok {
+				v.Allowed, reason = false, why
 			}
 		}
-		if !v.allowed {
+		if !v.Allowed {
 			t.cut("closed when the policy changed: " + reason)
 		}
 	}
@@ -95,27 +97,27 @@ func (g *Gateway) SetPolicy(p Policy) error {
 }
 
 // Policy is the policy in force.
-func (g *Gateway) Policy() Policy {
+func (g *Gateway) Policy() policy.Policy {
 	if c := g.policy.Load(); c != nil {
 		return c.Policy
 	}
-	return Policy{Mode: ModeNone}
+	return policy.Policy{Mode: policy.ModeNone}
 }
 
-func (g *Gateway) current() *compiled {
+func (g *Gateway) current() *policy.Compiled {
 	if c := g.policy.Load(); c != nil {
 		return c
 	}
-	c, _ := compile(Policy{Mode: ModeNone})
-	c.classifier = g.classifierFor(c)
+	c, _ := policy.Compile(policy.Policy{Mode: policy.ModeNone})
+	c.Classifier = g.classifierFor(c)
 	return c
 }
 
-func (g *Gateway) classifierFor(c *compiled) *Classifier {
-	k := &Classifier{
+func (g *Gateway) classifierFor(c *policy.Compiled) *policy.Classifier {
+	k := &policy.Classifier{
 		Self:   g.Base.Self,
-		Engine: slices.Concat(g.Base.Engine, c.engine),
-		Host:   slices.Concat(g.Base.Host, c.host),
+		Engine: slices.Concat(g.Base.Engine, c.EnginePrefixes),
+		Host:   slices.Concat(g.Base.Host, c.HostPrefixes),
 	}
 	return k
 }
@@ -141,62 +143,34 @@ type decision struct {
 	err error
 }
 
-// checkAddr applies the address rules to a on port: the deny entries, the
-// classes refused always, and those refused unless listed by address.
-func (c *compiled) checkAddr(a netip.Addr, port int) (ok bool, reason string, listable bool) {
-	for _, e := range c.deny {
-		if e.matchesAddr(a, port) {
-			return false, fmt.Sprintf("%s is denied by %s", a, e.Text), false
-		}
-	}
-	k := c.classifier.Classify(a)
-	switch {
-	case k == ClassPublic:
-		return true, "", false
-	case k.Always():
-		return false, fmt.Sprintf("%s is %s, which a sandbox may never reach", a, k), false
-	case k == ClassHost:
-		// The host answers on every address it has, its bridges' among
-		// them: a network the user allows (10.0.0.0/8) is no consent to
-		// reach it; its own address listed is.
-		if c.listedExactly(a, port) {
-			return true, "", false
-		}
-		return false, fmt.Sprintf("%s is %s, refused unless listed by its own address (a network that holds it is not enough)", a, k), true
-	case c.listed(a, port):
-		return true, "", false
-	}
-	return false, fmt.Sprintf("%s is %s, refused unless listed by address", a, k), true
-}
-
 // decide judges a connection to host (a name, or an address: lit) on port:
 // the name first, then the addresses it resolves to (once; the caller
 // connects to those returned, never resolving again).
-func (g *Gateway) decide(ctx context.Context, c *compiled, name string, lit netip.Addr, port int) decision {
+func (g *Gateway) decide(ctx context.Context, c *policy.Compiled, name string, lit netip.Addr, port int) decision {
 	target := name
 	if name == "" {
 		target = lit.String()
 	}
 	withPort := target
-	if !slices.Contains(DefaultPorts, port) {
+	if !slices.Contains(policy.DefaultPorts, port) {
 		withPort = net.JoinHostPort(target, strconv.Itoa(port))
 	}
-	v := c.judgeName(name, lit, port)
-	if !v.allowed {
-		d := decision{reason: v.by, suggest: withPort}
+	v := c.JudgeName(name, lit, port)
+	if !v.Allowed {
+		d := decision{reason: v.By, suggest: withPort}
 		if name == "" {
 			// Say what the address is: listing 169.254.169.254 gives the
 			// sandbox a cloud's metadata service, and the loopback
 			// cannot be listed at all.
 			d.addr = lit
-			switch k := c.classifier.Classify(lit); {
+			switch k := c.Classifier.Classify(lit); {
 			case k.Always():
 				return decision{reason: fmt.Sprintf("%s is %s, which a sandbox may never reach", lit, k), addr: lit}
-			case k != ClassPublic:
-				d.reason = fmt.Sprintf("%s is %s, and %s", lit, k, v.by)
+			case k != policy.ClassPublic:
+				d.reason = fmt.Sprintf("%s is %s, and %s", lit, k, v.By)
 			}
 		}
-		if strings.HasPrefix(v.by, "denied by") {
+		if strings.HasPrefix(v.By, "denied by") {
 			d.suggest = ""
 		}
 		return d
@@ -209,7 +183,7 @@ func (g *Gateway) decide(ctx context.Context, c *compiled, name string, lit neti
 		found, err := g.Resolver.LookupNetIP(rctx, "ip", name)
 		cancel()
 		if err != nil {
-			return decision{allowed: true, reason: v.by, err: fmt.Errorf("resolve %s: %w", name, err)}
+			return decision{allowed: true, reason: v.By, err: fmt.Errorf("resolve %s: %w", name, err)}
 		}
 		for _, a := range found {
 			addrs = append(addrs, a.Unmap())
@@ -225,10 +199,10 @@ func (g *Gateway) decide(ctx context.Context, c *compiled, name string, lit neti
 			return 0
 		})
 	}
-	d := decision{allowed: true, reason: v.by}
+	d := decision{allowed: true, reason: v.By}
 	var first decision
 	for _, a := range addrs {
-		ok, why, listable := c.checkAddr(a, port)
+		ok, why, listable := c.CheckAddr(a, port)
 		if ok {
 			d.addrs = append(d.addrs, a)
 			continue
@@ -248,7 +222,7 @@ func (g *Gateway) decide(ctx context.Context, c *compiled, name string, lit neti
 	}
 	if len(d.addrs) == 0 {
 		if first.reason == "" {
-			return decision{allowed: true, reason: v.by, err: fmt.Errorf("resolve %s: no address", name)}
+			return decision{allowed: true, reason: v.By, err: fmt.Errorf("resolve %s: no address", name)}
 		}
 		return first
 	}
@@ -313,7 +287,7 @@ func serve(l net.Listener, sem chan struct{}, busy func(net.Conn), handle func(n
 
 // refusalText is what a refused client is told: the host, the sandbox, why,
 // and the command that would allow it.
-func refusalText(p Policy, target string, port int, d decision) string {
+func refusalText(p policy.Policy, target string, port int, d decision) string {
 	sandbox := p.Sandbox
 	if sandbox == "" {
 		sandbox = "NAME"

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
 // hostileServer is a bound host's server that echoes the secret's value
@@ -153,7 +155,7 @@ func TestTrailerPlaceholderRefused(t *testing.T) {
 	ip, port := localServer(t, got)
 	g := &Gateway{Audit: NewAudit(100, nil), Resolver: failResolver{}}
 	target := netip.AddrPortFrom(ip, uint16(port)).String()
-	if err := g.SetPolicy(Policy{Sandbox: "alpha", Mode: ModeAllowlist, Allow: []string{target}}); err != nil {
+	if err := g.SetPolicy(policy.Policy{Sandbox: "alpha", Mode: policy.ModeAllowlist, Allow: []string{target}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.SetSecrets(Secrets{Secrets: testSecretList}); err != nil {

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
 // upstreamServer is the real server of a bound host (example.com, the
@@ -85,7 +87,7 @@ type interceptRig struct {
 func newInterceptRig(t *testing.T, srv *httptest.Server, trustServer bool) *interceptRig {
 	t.Helper()
 	g := &Gateway{Audit: NewAudit(100, nil)}
-	if err := g.SetPolicy(Policy{Sandbox: "alpha", Mode: ModeOpen}); err != nil {
+	if err := g.SetPolicy(policy.Policy{Sandbox: "alpha", Mode: policy.ModeOpen}); err != nil {
 		t.Fatal(err)
 	}
 	in := Secrets{Secrets: []Secret{

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
 // Main runs litterbox-gateway with args (without the program name):
@@ -56,7 +58,7 @@ type portsFlag []int
 func (p *portsFlag) String() string { return fmt.Sprint(*p) }
 
 func (p *portsFlag) Set(s string) error {
-	n, err := parsePort(s)
+	n, err := policy.ParsePort(s)
 	if err != nil {
 		return err
 	}
@@ -74,7 +76,7 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	p, err := ParsePolicy([]byte(*policyJSON))
+	p, err := policy.ParsePolicy([]byte(*policyJSON))
 	if err != nil {
 		return err
 	}
@@ -283,7 +285,7 @@ func ctlMain(args []string, stdin io.Reader, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		p, err := ParsePolicy(b)
+		p, err := policy.ParsePolicy(b)
 		if err != nil {
 			return err
 		}
@@ -337,8 +339,8 @@ func (o *onlyFrom) Accept() (net.Conn, error) {
 // DetectBase finds what the gateway knows of its networks: its addresses,
 // the networks they are on (where the engine's other containers are), and
 // its default routes' next hops (the engine's host).
-func DetectBase() Classifier {
-	var k Classifier
+func DetectBase() policy.Classifier {
+	var k policy.Classifier
 	addrs, _ := net.InterfaceAddrs()
 	for _, a := range addrs {
 		ipn, ok := a.(*net.IPNet)

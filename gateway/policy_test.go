@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
 func TestParseEntry(t *testing.T) {
@@ -27,7 +29,7 @@ func TestParseEntry(t *testing.T) {
 		"xn--bcher-kva.example": "xn--bcher-kva.example",
 	}
 	for in, want := range good {
-		e, err := ParseEntry(in)
+		e, err := policy.ParseEntry(in)
 		if err != nil {
 			t.Errorf("ParseEntry(%q): %v", in, err)
 			continue
@@ -59,25 +61,25 @@ func TestParseEntry(t *testing.T) {
 		strings.Repeat("a", 64) + ".com": "63",
 	}
 	for in, want := range bad {
-		_, err := ParseEntry(in)
+		_, err := policy.ParseEntry(in)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseEntry(%q) = %v, want an error saying %q", in, err, want)
 		}
 	}
 }
 
-func mustCompile(t testing.TB, p Policy) *compiled {
+func mustCompile(t testing.TB, p policy.Policy) *policy.Compiled {
 	t.Helper()
-	c, err := compile(p)
+	c, err := policy.Compile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.classifier = &Classifier{Host: c.host, Engine: c.engine}
+	c.Classifier = &policy.Classifier{Host: c.HostPrefixes, Engine: c.EnginePrefixes}
 	return c
 }
 
 func TestJudgeName(t *testing.T) {
-	c := mustCompile(t, Policy{Mode: ModeAllowlist, Registries: true,
+	c := mustCompile(t, policy.Policy{Mode: policy.ModeAllowlist, Registries: true,
 		Allow: []string{"api.example.com", "*.example.org", "git.example.net:8443", "10.1.2.3", "192.168.0.0/16:5432"},
 		Deny:  []string{"bad.example.org", "pypi.org"}})
 	cases := []struct {
@@ -106,38 +108,38 @@ func TestJudgeName(t *testing.T) {
 		{"192.168.7.7", 443, false, "this address is not in the allowlist"},
 	}
 	for _, tc := range cases {
-		name, lit, err := NormalizeHost(tc.host)
+		name, lit, err := policy.NormalizeHost(tc.host)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := c.judgeName(name, lit, tc.port)
-		if v.allowed != tc.want || v.by != tc.by {
-			t.Errorf("%s:%d = %v %q, want %v %q", tc.host, tc.port, v.allowed, v.by, tc.want, tc.by)
+		v := c.JudgeName(name, lit, tc.port)
+		if v.Allowed != tc.want || v.By != tc.by {
+			t.Errorf("%s:%d = %v %q, want %v %q", tc.host, tc.port, v.Allowed, v.By, tc.want, tc.by)
 		}
 	}
-	none := mustCompile(t, Policy{Mode: ModeNone, Allow: []string{"api.example.com"}})
-	if v := none.judgeName("api.example.com", netip.Addr{}, 443); v.allowed || v.by != "egress is none" {
+	none := mustCompile(t, policy.Policy{Mode: policy.ModeNone, Allow: []string{"api.example.com"}})
+	if v := none.JudgeName("api.example.com", netip.Addr{}, 443); v.Allowed || v.By != "egress is none" {
 		t.Errorf("none: %+v", v)
 	}
-	open := mustCompile(t, Policy{Mode: ModeOpen, Deny: []string{"*.example.org"}})
-	if v := open.judgeName("anything.example.com", netip.Addr{}, 25); !v.allowed {
+	open := mustCompile(t, policy.Policy{Mode: policy.ModeOpen, Deny: []string{"*.example.org"}})
+	if v := open.JudgeName("anything.example.com", netip.Addr{}, 25); !v.Allowed {
 		t.Errorf("open: %+v", v)
 	}
-	if v := open.judgeName("x.example.org", netip.Addr{}, 443); v.allowed {
+	if v := open.JudgeName("x.example.org", netip.Addr{}, 443); v.Allowed {
 		t.Errorf("open with deny: %+v", v)
 	}
 }
 
 func TestCompileRefuses(t *testing.T) {
-	for _, p := range []Policy{
+	for _, p := range []policy.Policy{
 		{},
 		{Mode: "closed"},
-		{Mode: ModeAllowlist, Allow: []string{"ok.example", "not ok"}},
-		{Mode: ModeAllowlist, Host: []string{"example.com"}},
-		{Mode: ModeAllowlist, Engine: []string{"10.0.0.0/8:80"}},
+		{Mode: policy.ModeAllowlist, Allow: []string{"ok.example", "not ok"}},
+		{Mode: policy.ModeAllowlist, Host: []string{"example.com"}},
+		{Mode: policy.ModeAllowlist, Engine: []string{"10.0.0.0/8:80"}},
 	} {
-		if _, err := compile(p); err == nil {
-			t.Errorf("compile(%+v) succeeded", p)
+		if _, err := policy.Compile(p); err == nil {
+			t.Errorf("Compile(%+v) succeeded", p)
 		}
 	}
 }
@@ -146,7 +148,7 @@ func TestNormalizeHost(t *testing.T) {
 	for in, want := range map[string]string{
 		"Example.COM.": "example.com", "[::1]": "::1", "::ffff:127.0.0.1": "127.0.0.1", "10.0.0.1": "10.0.0.1",
 	} {
-		name, lit, err := NormalizeHost(in)
+		name, lit, err := policy.NormalizeHost(in)
 		got := name
 		if name == "" {
 			got = lit.String()
@@ -156,7 +158,7 @@ func TestNormalizeHost(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"", "a b", "127.1", "fe80::1%eth0", "x..y", "bücher.de"} {
-		if _, _, err := NormalizeHost(in); err == nil {
+		if _, _, err := policy.NormalizeHost(in); err == nil {
 			t.Errorf("NormalizeHost(%q) accepted", in)
 		}
 	}
@@ -196,13 +198,13 @@ func TestDecide(t *testing.T) {
 			"sixtofour.example.net": {"2002:7f00:1::1"},
 			"listed.example.net":    {"10.9.9.9"},
 		},
-		Base: Classifier{
+		Base: policy.Classifier{
 			Self:   []netip.Addr{netip.MustParseAddr("172.30.0.2")},
 			Engine: []netip.Prefix{netip.MustParsePrefix("172.30.0.0/24")},
 			Host:   []netip.Prefix{netip.MustParsePrefix("172.30.0.1/32")},
 		},
 	}
-	p := Policy{Sandbox: "demo", Mode: ModeAllowlist, Host: []string{"198.18.0.1"},
+	p := policy.Policy{Sandbox: "demo", Mode: policy.ModeAllowlist, Host: []string{"198.18.0.1"},
 		Allow: []string{"*.example.net", "10.9.9.9", "172.30.0.1:8080"}}
 	if err := g.SetPolicy(p); err != nil {
 		t.Fatal(err)
@@ -237,7 +239,7 @@ func TestDecide(t *testing.T) {
 		{"other.test", 8443, false, "", "not in the allowlist", "other.test:8443"},
 	}
 	for _, tc := range cases {
-		name, lit, err := NormalizeHost(tc.host)
+		name, lit, err := policy.NormalizeHost(tc.host)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,7 +254,7 @@ func TestDecide(t *testing.T) {
 		}
 	}
 	// open: any name, but the address rules hold.
-	p.Mode, p.Allow = ModeOpen, nil
+	p.Mode, p.Allow = policy.ModeOpen, nil
 	if err := g.SetPolicy(p); err != nil {
 		t.Fatal(err)
 	}
@@ -271,73 +273,73 @@ func TestDecide(t *testing.T) {
 // TestRefusalText: the agent is told the host, the sandbox, why, and what
 // the user can run.
 func TestRefusalText(t *testing.T) {
-	got := refusalText(Policy{Sandbox: "demo"}, "api.example.com", 8443, decision{reason: "not in the allowlist", suggest: "api.example.com:8443"})
+	got := refusalText(policy.Policy{Sandbox: "demo"}, "api.example.com", 8443, decision{reason: "not in the allowlist", suggest: "api.example.com:8443"})
 	want := "litterbox: sandbox demo may not connect to api.example.com:8443: not in the allowlist.\nThe user can allow it with: litterbox net demo allow api.example.com:8443\n"
 	if got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
-	got = refusalText(Policy{Sandbox: "demo"}, "127.0.0.1", 80, decision{reason: "127.0.0.1 is loopback"})
+	got = refusalText(policy.Policy{Sandbox: "demo"}, "127.0.0.1", 80, decision{reason: "127.0.0.1 is loopback"})
 	if !strings.Contains(got, "No policy can allow it.") {
 		t.Errorf("got %q", got)
 	}
 }
 
 func TestClassify(t *testing.T) {
-	k := &Classifier{
+	k := &policy.Classifier{
 		Self:   []netip.Addr{netip.MustParseAddr("172.30.0.2")},
 		Engine: []netip.Prefix{netip.MustParsePrefix("172.30.0.0/24"), netip.MustParsePrefix("10.213.0.0/16")},
 		Host:   []netip.Prefix{netip.MustParsePrefix("172.30.0.1/32"), netip.MustParsePrefix("203.0.113.5/32")},
 	}
-	for s, want := range map[string]Class{
-		"8.8.8.8":           ClassPublic,
-		"198.18.0.10":       ClassPublic,
-		"2606:4700::1111":   ClassPublic,
-		"0.0.0.0":           ClassUnspecified,
-		"::":                ClassUnspecified,
-		"127.0.0.1":         ClassLoopback,
-		"127.255.0.1":       ClassLoopback,
-		"::1":               ClassLoopback,
-		"::ffff:127.0.0.1":  ClassLoopback,
-		"172.30.0.2":        ClassSelf,
-		"172.30.0.9":        ClassEngine,
-		"10.213.4.4":        ClassEngine,
-		"172.30.0.1":        ClassHost,
-		"203.0.113.5":       ClassHost,
-		"203.0.113.6":       ClassReserved,
-		"169.254.169.254":   ClassLinkLocal,
-		"fe80::1":           ClassLinkLocal,
-		"fd00:ec2::254":     ClassPrivate,
-		"10.1.1.1":          ClassPrivate,
-		"172.16.0.1":        ClassPrivate,
-		"192.168.1.1":       ClassPrivate,
-		"100.64.0.1":        ClassShared,
-		"100.100.100.200":   ClassShared,
-		"224.0.0.1":         ClassMulticast,
-		"255.255.255.255":   ClassMulticast,
-		"ff02::1":           ClassMulticast,
-		"240.0.0.1":         ClassReserved,
-		"0.1.2.3":           ClassReserved,
-		"192.0.0.170":       ClassReserved,
-		"2001:db8::1":       ClassReserved,
-		"2001::1":           ClassReserved,
-		"64:ff9b::808:808":  ClassPublic,
-		"64:ff9b::a00:1":    ClassPrivate,
-		"64:ff9b::7f00:1":   ClassLoopback,
-		"2002:a9fe:a9fe::1": ClassLinkLocal,
-		"2002:808:808::1":   ClassPublic,
-		"::127.0.0.1":       ClassReserved,
-		"64:ff9b:1::a00:1":  ClassReserved,
+	for s, want := range map[string]policy.Class{
+		"8.8.8.8":           policy.ClassPublic,
+		"198.18.0.10":       policy.ClassPublic,
+		"2606:4700::1111":   policy.ClassPublic,
+		"0.0.0.0":           policy.ClassUnspecified,
+		"::":                policy.ClassUnspecified,
+		"127.0.0.1":         policy.ClassLoopback,
+		"127.255.0.1":       policy.ClassLoopback,
+		"::1":               policy.ClassLoopback,
+		"::ffff:127.0.0.1":  policy.ClassLoopback,
+		"172.30.0.2":        policy.ClassSelf,
+		"172.30.0.9":        policy.ClassEngine,
+		"10.213.4.4":        policy.ClassEngine,
+		"172.30.0.1":        policy.ClassHost,
+		"203.0.113.5":       policy.ClassHost,
+		"203.0.113.6":       policy.ClassReserved,
+		"169.254.169.254":   policy.ClassLinkLocal,
+		"fe80::1":           policy.ClassLinkLocal,
+		"fd00:ec2::254":     policy.ClassPrivate,
+		"10.1.1.1":          policy.ClassPrivate,
+		"172.16.0.1":        policy.ClassPrivate,
+		"192.168.1.1":       policy.ClassPrivate,
+		"100.64.0.1":        policy.ClassShared,
+		"100.100.100.200":   policy.ClassShared,
+		"224.0.0.1":         policy.ClassMulticast,
+		"255.255.255.255":   policy.ClassMulticast,
+		"ff02::1":           policy.ClassMulticast,
+		"240.0.0.1":         policy.ClassReserved,
+		"0.1.2.3":           policy.ClassReserved,
+		"192.0.0.170":       policy.ClassReserved,
+		"2001:db8::1":       policy.ClassReserved,
+		"2001::1":           policy.ClassReserved,
+		"64:ff9b::808:808":  policy.ClassPublic,
+		"64:ff9b::a00:1":    policy.ClassPrivate,
+		"64:ff9b::7f00:1":   policy.ClassLoopback,
+		"2002:a9fe:a9fe::1": policy.ClassLinkLocal,
+		"2002:808:808::1":   policy.ClassPublic,
+		"::127.0.0.1":       policy.ClassReserved,
+		"64:ff9b:1::a00:1":  policy.ClassReserved,
 		// Issue 31: these were public. IPv4-translated (::ffff:0:0:0/96,
 		// RFC 2765) by the address it embeds, as NAT64's; site-local
 		// fec0::/10 (deprecated, still routed inside sites) as private;
 		// the rest of fe00::/9 as reserved.
-		"::ffff:0:7f00:1":    ClassLoopback,
-		"::ffff:0:a9fe:a9fe": ClassLinkLocal,
-		"::ffff:0:808:808":   ClassPublic,
-		"::ffff:0:0":         ClassUnspecified,
-		"fec0::1":            ClassPrivate,
-		"fe00::1":            ClassReserved,
-		"fe7f::1":            ClassReserved,
+		"::ffff:0:7f00:1":    policy.ClassLoopback,
+		"::ffff:0:a9fe:a9fe": policy.ClassLinkLocal,
+		"::ffff:0:808:808":   policy.ClassPublic,
+		"::ffff:0:0":         policy.ClassUnspecified,
+		"fec0::1":            policy.ClassPrivate,
+		"fe00::1":            policy.ClassReserved,
+		"fe7f::1":            policy.ClassReserved,
 	} {
 		if got := k.Classify(netip.MustParseAddr(s)); got != want {
 			t.Errorf("Classify(%s) = %v, want %v", s, got, want)
@@ -352,19 +354,19 @@ func FuzzParseEntry(f *testing.F) {
 		f.Add(s, "x.example.org", 443)
 	}
 	f.Fuzz(func(t *testing.T, s, host string, port int) {
-		e, err := ParseEntry(s)
+		e, err := policy.ParseEntry(s)
 		if err != nil {
 			return
 		}
-		e2, err := ParseEntry(e.Text)
+		e2, err := policy.ParseEntry(e.Text)
 		if err != nil || e2 != e {
 			t.Fatalf("%q -> %q -> %+v, %v", s, e.Text, e2, err)
 		}
-		name, lit, err := NormalizeHost(host)
+		name, lit, err := policy.NormalizeHost(host)
 		if err != nil || port < 1 || port > 65535 {
 			return
 		}
-		if e.Name != "" && name != "" && e.matchesName(name, port) {
+		if e.Name != "" && name != "" && e.MatchesName(name, port) {
 			if e.Wildcard && (name == e.Name || !strings.HasSuffix(name, "."+e.Name)) {
 				t.Fatalf("%q matched %q", e.Text, name)
 			}
@@ -375,7 +377,7 @@ func FuzzParseEntry(f *testing.F) {
 				t.Fatalf("%q matched port %d", e.Text, port)
 			}
 		}
-		if lit.IsValid() && e.matchesName(name, port) {
+		if lit.IsValid() && e.MatchesName(name, port) {
 			t.Fatalf("a name entry matched address %s", lit)
 		}
 	})
@@ -387,27 +389,27 @@ func FuzzJudge(f *testing.F) {
 	f.Add("a.example.com", "*.example.com", "a.example.com", 443, false)
 	f.Add("10.0.0.0/8", "10.1.0.0/16", "10.1.2.3", 22, true)
 	f.Fuzz(func(t *testing.T, allow, deny, host string, port int, open bool) {
-		mode := ModeAllowlist
+		mode := policy.ModeAllowlist
 		if open {
-			mode = ModeOpen
+			mode = policy.ModeOpen
 		}
-		c, err := compile(Policy{Mode: mode, Allow: []string{allow}, Deny: []string{deny}})
+		c, err := policy.Compile(policy.Policy{Mode: mode, Allow: []string{allow}, Deny: []string{deny}})
 		if err != nil {
 			return
 		}
-		c.classifier = &Classifier{}
-		name, lit, err := NormalizeHost(host)
+		c.Classifier = &policy.Classifier{}
+		name, lit, err := policy.NormalizeHost(host)
 		if err != nil || port < 1 || port > 65535 {
 			return
 		}
-		v := c.judgeName(name, lit, port)
-		d := c.deny[0]
-		if (name != "" && d.matchesName(name, port) || name == "" && d.matchesAddr(lit, port)) && v.allowed {
+		v := c.JudgeName(name, lit, port)
+		d := c.DenyEntries[0]
+		if (name != "" && d.MatchesName(name, port) || name == "" && d.MatchesAddr(lit, port)) && v.Allowed {
 			t.Fatalf("deny %q did not win for %s:%d", deny, host, port)
 		}
-		if !open && v.allowed {
-			a := c.allow[0]
-			if !(name != "" && a.matchesName(name, port) || name == "" && a.matchesAddr(lit, port)) {
+		if !open && v.Allowed {
+			a := c.AllowEntries[0]
+			if !(name != "" && a.MatchesName(name, port) || name == "" && a.MatchesAddr(lit, port)) {
 				t.Fatalf("allowed %s:%d without a matching entry (%q)", host, port, allow)
 			}
 		}
@@ -421,9 +423,9 @@ func FuzzJudge(f *testing.F) {
 func TestHostOnlyListedExactly(t *testing.T) {
 	g := &Gateway{
 		Resolver: resolverMap{"hosty.example.net": {"10.213.0.65"}},
-		Base:     Classifier{Host: []netip.Prefix{netip.MustParsePrefix("10.213.0.65/32")}},
+		Base:     policy.Classifier{Host: []netip.Prefix{netip.MustParsePrefix("10.213.0.65/32")}},
 	}
-	p := Policy{Sandbox: "demo", Mode: ModeAllowlist, Host: []string{"10.213.0.1"}, Engine: []string{"10.88.0.0/16"},
+	p := policy.Policy{Sandbox: "demo", Mode: policy.ModeAllowlist, Host: []string{"10.213.0.1"}, Engine: []string{"10.88.0.0/16"},
 		Allow: []string{"10.0.0.0/8", "hosty.example.net", "10.213.0.1:8080", "10.88.0.5"}}
 	if err := g.SetPolicy(p); err != nil {
 		t.Fatal(err)
@@ -441,7 +443,7 @@ func TestHostOnlyListedExactly(t *testing.T) {
 		{"10.1.2.3", 80, true},   // private, in the CIDR: the user's to open
 		{"10.88.0.5", 80, false}, // an engine network's (Policy.Engine): never
 	} {
-		name, lit, _ := NormalizeHost(tc.host)
+		name, lit, _ := policy.NormalizeHost(tc.host)
 		d := g.decide(context.Background(), c, name, lit, tc.port)
 		if d.allowed != tc.allowed {
 			t.Errorf("%s:%d: allowed %v (%s), want %v", tc.host, tc.port, d.allowed, d.reason, tc.allowed)

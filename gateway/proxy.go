@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
 // Limits of what a client may send before it is judged.
@@ -168,7 +170,7 @@ func oneLine(s string) string {
 
 // judge decides on a request's target, named on rec; a refusal is
 // answered and recorded, and ok is false.
-func (g *Gateway) judge(conn net.Conn, rec *Record, target, name string, lit netip.Addr, port int) (*compiled, decision, bool) {
+func (g *Gateway) judge(conn net.Conn, rec *Record, target, name string, lit netip.Addr, port int) (*policy.Compiled, decision, bool) {
 	rec.Host, rec.Port = target, port
 	c := g.current()
 	d := g.decide(context.Background(), c, name, lit, port)
@@ -180,7 +182,7 @@ func (g *Gateway) judge(conn net.Conn, rec *Record, target, name string, lit net
 }
 
 // refuse answers a refused request with 403, and records it.
-func (g *Gateway) refuse(conn net.Conn, c *compiled, rec Record, target string, d decision) {
+func (g *Gateway) refuse(conn net.Conn, c *policy.Compiled, rec Record, target string, d decision) {
 	body := refusalText(c.Policy, target, rec.Port, d)
 	rec.Allowed, rec.Reason = false, d.reason
 	if d.addr.IsValid() {
@@ -221,11 +223,11 @@ func splitTarget(hostport string, defaultPort int) (name string, lit netip.Addr,
 			host = host[1 : len(host)-1]
 		}
 	}
-	port, err = parsePort(p)
+	port, err = policy.ParsePort(p)
 	if err != nil {
 		return "", netip.Addr{}, 0, err
 	}
-	name, lit, err = NormalizeHost(host)
+	name, lit, err = policy.NormalizeHost(host)
 	return name, lit, port, err
 }
 
@@ -333,7 +335,7 @@ var tlsAccessDenied = []byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 49}
 // the server the CONNECT named; a tunnel on ports 80 and 443 must carry TLS.
 // It returns refused (and records why in rec) when the tunnel must close,
 // and isTLS when its first bytes are a ClientHello.
-func (g *Gateway) judgeTunnel(t *tunnel, c *compiled, br *bufio.Reader, rec *Record) (sent int64, refused, isTLS bool) {
+func (g *Gateway) judgeTunnel(t *tunnel, c *policy.Compiled, br *bufio.Reader, rec *Record) (sent int64, refused, isTLS bool) {
 	h, err := PeekClientHello(br)
 	deny := func(reason string, alert bool) (int64, bool, bool) {
 		rec.Allowed, rec.Reason = false, reason
@@ -344,7 +346,7 @@ func (g *Gateway) judgeTunnel(t *tunnel, c *compiled, br *bufio.Reader, rec *Rec
 	}
 	switch {
 	case errors.Is(err, errNotTLS):
-		if slices.Contains(DefaultPorts, t.port) {
+		if slices.Contains(policy.DefaultPorts, t.port) {
 			return deny(fmt.Sprintf("the tunnel to port %d does not carry TLS (send plain HTTP through the proxy, where it is judged by its Host)", t.port), false)
 		}
 		rec.Reason += "; not TLS"
@@ -364,8 +366,8 @@ func (g *Gateway) judgeTunnel(t *tunnel, c *compiled, br *bufio.Reader, rec *Rec
 	case t.name != "" && h.ServerName != t.name:
 		return deny(fmt.Sprintf("the TLS ClientHello names %s, not %s", h.ServerName, t.name), true)
 	case t.name == "" && h.ServerName != "":
-		if v := c.judgeName(h.ServerName, netip.Addr{}, t.port); !v.allowed {
-			return deny(fmt.Sprintf("the TLS ClientHello names %s, which is %s", h.ServerName, v.by), true)
+		if v := c.JudgeName(h.ServerName, netip.Addr{}, t.port); !v.Allowed {
+			return deny(fmt.Sprintf("the TLS ClientHello names %s, which is %s", h.ServerName, v.By), true)
 		}
 	}
 	return 0, false, true

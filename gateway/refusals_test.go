@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
 // A refusal is in the refusals file by the time the client reads the
@@ -18,7 +20,7 @@ import (
 // refusals are.
 func TestRefusalWrittenBeforeTheAnswer(t *testing.T) {
 	g := &Gateway{Audit: NewAudit(100, nil), Resolver: failResolver{}}
-	if err := g.SetPolicy(Policy{Sandbox: "alpha", Mode: ModeAllowlist}); err != nil {
+	if err := g.SetPolicy(policy.Policy{Sandbox: "alpha", Mode: policy.ModeAllowlist}); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -149,7 +151,7 @@ func TestBusyAnswersTheClient(t *testing.T) {
 func relayTo(t *testing.T, g *Gateway, carry bool) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := g.SetPolicy(Policy{Sandbox: "alpha", Mode: ModeAllowlist}); err != nil {
+	if err := g.SetPolicy(policy.Policy{Sandbox: "alpha", Mode: policy.ModeAllowlist}); err != nil {
 		t.Fatal(err)
 	}
 	ul, err := net.Listen("unix", filepath.Join(dir, ProxySocket))

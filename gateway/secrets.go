@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
 // Secret is a credential the gateway adds to the requests of a sandbox for
@@ -81,7 +83,7 @@ type secretSet struct {
 
 type secret struct {
 	Secret
-	hosts []Entry
+	hosts []policy.Entry
 	// header and headerValue are the header the gateway sets ("" for
 	// none): Header's, or Authorization for Basic.
 	header, headerValue string
@@ -152,7 +154,7 @@ func compileSecrets(in Secrets) (*secretSet, error) {
 				continue
 			}
 			for _, h := range a.hosts {
-				if slices.ContainsFunc(b.hosts, func(e Entry) bool { return e.Text == h.Text }) {
+				if slices.ContainsFunc(b.hosts, func(e policy.Entry) bool { return e.Text == h.Text }) {
 					return nil, fmt.Errorf("secrets %s and %s both set %s for %s: bind them to different hosts", b.Name, a.Name, a.header, h.Text)
 				}
 			}
@@ -218,7 +220,7 @@ func (sec *secret) check() error {
 	}
 	sec.lower = strings.ToLower(sec.Placeholder)
 	for _, h := range sec.Hosts {
-		e, err := ParseEntry(h)
+		e, err := policy.ParseEntry(h)
 		if err != nil {
 			return err
 		}
@@ -273,7 +275,7 @@ func (s *secretSet) info() []BoundInfo {
 // bound reports whether sec may go to name (or the address lit) on port.
 func (sec *secret) bound(name string, lit netip.Addr, port int) bool {
 	for _, e := range sec.hosts {
-		if name != "" && e.matchesName(name, port) || name == "" && lit.IsValid() && e.Name == "" && e.matchesAddr(lit, port) {
+		if name != "" && e.MatchesName(name, port) || name == "" && lit.IsValid() && e.Name == "" && e.MatchesAddr(lit, port) {
 			return true
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
 const (
@@ -91,7 +93,7 @@ func TestRewrite(t *testing.T) {
 			header: http.Header{"Accept": {"*/*"}}, want: http.Header{"Accept": {"*/*"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			name, lit, _ := NormalizeHost(tc.host)
+			name, lit, _ := policy.NormalizeHost(tc.host)
 			h := tc.header.Clone()
 			if h == nil {
 				h = http.Header{}
@@ -219,7 +221,7 @@ func TestBoundTo(t *testing.T) {
 		{"registry.example.org", 443, ""},
 		{"example.com", 443, ""},
 	} {
-		name, lit, _ := NormalizeHost(tc.host)
+		name, lit, _ := policy.NormalizeHost(tc.host)
 		var got []string
 		for _, b := range s.boundTo(name, lit, tc.port) {
 			got = append(got, b.Name)
@@ -236,7 +238,7 @@ func TestBoundTo(t *testing.T) {
 // are refused and recorded as exfiltration attempts, naming the secret.
 func TestLeakRefused(t *testing.T) {
 	g := &Gateway{Audit: NewAudit(100, nil), Resolver: failResolver{}}
-	if err := g.SetPolicy(Policy{Sandbox: "alpha", Mode: ModeOpen}); err != nil {
+	if err := g.SetPolicy(policy.Policy{Sandbox: "alpha", Mode: policy.ModeOpen}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.SetSecrets(Secrets{Secrets: testSecretList}); err != nil {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
 // maxHello bounds the ClientHello the gateway reads before it decides: the
@@ -147,7 +149,7 @@ func parseServerName(data []byte) (string, error) {
 			return "", errors.New("a ClientHello naming two servers")
 		}
 		n := strings.TrimSuffix(strings.ToLower(string(v)), ".")
-		if err := checkName(n); err != nil {
+		if err := policy.CheckName(n); err != nil {
 			return "", fmt.Errorf("the ClientHello's server name: %w", err)
 		}
 		name = n

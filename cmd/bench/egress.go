@@ -19,6 +19,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/internal/egresstest"
 	"github.com/litterbox-dev/litterbox/internal/gatewaybin"
 	"github.com/litterbox-dev/litterbox/provider"
@@ -199,7 +200,7 @@ func (b *bench) withEgressRig(ctx context.Context, cases []string, fn func(*egre
 		return err
 	}
 	// The same behind a gateway.
-	policy := gateway.Policy{Sandbox: "bench", Mode: gateway.ModeAllowlist, Allow: []string{"big.test", "bound.test"}}
+	policy := policy.Policy{Sandbox: "bench", Mode: policy.ModeAllowlist, Allow: []string{"big.test", "bound.test"}}
 	confined := x.base
 	confined.Name = fmt.Sprintf("litterbox-bench-egress-gw-%d", os.Getpid())
 	plan, err := egress.Confine(confined, api.DefaultImage, policy, x.labels)
@@ -456,7 +457,7 @@ func (b *bench) egressCreate(ctx context.Context, p *docker.Provider, program []
 			return err
 		}
 		// With a gateway.
-		plan, err := egress.Confine(spec, api.DefaultImage, gateway.Policy{Sandbox: slug, Mode: gateway.ModeAllowlist, Registries: true}, labels)
+		plan, err := egress.Confine(spec, api.DefaultImage, policy.Policy{Sandbox: slug, Mode: policy.ModeAllowlist, Registries: true}, labels)
 		if err != nil {
 			return err
 		}
@@ -511,7 +512,7 @@ func (b *bench) egressCreate(ctx context.Context, p *docker.Provider, program []
 			// command).
 			var dt time.Duration
 			dt, err = timed(func() error {
-				return egress.SetPolicy(ctx, p, gwRef, gateway.Policy{Sandbox: slug + "-taken", Mode: gateway.ModeAllowlist, Registries: true})
+				return egress.SetPolicy(ctx, p, gwRef, policy.Policy{Sandbox: slug + "-taken", Mode: policy.ModeAllowlist, Registries: true})
 			})
 			if i > 0 {
 				take = append(take, dt)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/internal/tomlkeys"
 	"github.com/litterbox-dev/litterbox/runner"
 )
@@ -63,7 +63,7 @@ type Declaration struct {
 	Name   string
 	Source Source
 	// Hosts are the hosts the value may go to: entries as the egress
-	// allowlist takes them (gateway.ParseEntry).
+	// allowlist takes them (policy.ParseEntry).
 	Hosts []string
 	// Header ("Authorization: Bearer {}") or Basic ("x-access-token:{}")
 	// is how the gateway sends the value on every request to Hosts; with
@@ -282,7 +282,7 @@ func parseOne(name string, v any, at func(key string) string) (Declaration, erro
 		return fail("", "no hosts: a secret goes only to the hosts it is bound to, hosts = [\"api.example.com\"]")
 	}
 	for _, h := range hosts {
-		if _, err := gateway.ParseEntry(h); err != nil {
+		if _, err := policy.ParseEntry(h); err != nil {
 			return fail(".hosts", "hosts: %v", err)
 		}
 	}

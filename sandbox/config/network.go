@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
 // Egress modes: how a sandbox reaches the network (docs/egress.md).
@@ -196,7 +196,7 @@ func (c *rawConfig) validateEgress(cfg *Config, bad func(key, format string, arg
 	}
 	check := func(key string, list []string) []string {
 		for _, s := range list {
-			if _, err := gateway.ParseEntry(s); err != nil {
+			if _, err := policy.ParseEntry(s); err != nil {
 				bad(key, "%v (entries are a name such as \"api.example.com\", \"*.example.org\" or \"git.example.net:443\", or an address or CIDR such as \"10.1.2.3\" or \"10.0.0.0/8:5432\")", err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
@@ -90,7 +91,7 @@ func (g *Gate) CollectLocked(ctx context.Context, gitDir, slug string, rec *NetF
 // gateway did not take it (not running): it takes the record when it
 // starts.
 func (g *Gate) Change(ctx context.Context, r *api.Repo, slug, entry string, allow bool) (st *Status, live bool, err error) {
-	if _, err := gateway.ParseEntry(entry); err != nil {
+	if _, err := policy.ParseEntry(entry); err != nil {
 		return nil, false, core.NewError(api.ErrBadArgument, "%v: give a name (api.example.com, *.example.org), a name and a port (git.example.net:8443), an address or a CIDR (10.1.2.3, 10.0.0.0/8:5432)", err)
 	}
 	gitDir := r.Git.CommonDir

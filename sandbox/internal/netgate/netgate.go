@@ -23,6 +23,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/internal/gatewaybin"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
@@ -57,8 +58,8 @@ func FromConfig(cfg *config.Config) NetFile {
 
 // Policy is the gateway's policy for sandbox slug, with what the engine
 // says no sandbox may reach.
-func (rec NetFile) Policy(slug string, r Reach) gateway.Policy {
-	return gateway.Policy{Sandbox: slug, Mode: gateway.Mode(rec.Mode), Registries: rec.Registries, Allow: rec.Allow, Deny: rec.Deny, Host: r.Host, Engine: r.Engine}
+func (rec NetFile) Policy(slug string, r Reach) policy.Policy {
+	return policy.Policy{Sandbox: slug, Mode: policy.Mode(rec.Mode), Registries: rec.Registries, Allow: rec.Allow, Deny: rec.Deny, Host: r.Host, Engine: r.Engine}
 }
 
 // Read reads sandbox slug's record; ok is false when it has none (no

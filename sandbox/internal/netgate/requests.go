@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/internal/textcap"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
@@ -105,7 +105,7 @@ func Requests(gitDir, slug string) ([]Request, int, error) {
 // never is why no request may have entry, "" when one may: an address
 // that is not public (the host, the engine, cloud metadata, private
 // ranges), a local name, or an entry the user denied.
-func never(e gateway.Entry, rec *NetFile) string {
+func never(e policy.Entry, rec *NetFile) string {
 	if slices.Contains(rec.Deny, e.Text) {
 		return "the user denied it (litterbox net deny)"
 	}
@@ -113,8 +113,8 @@ func never(e gateway.Entry, rec *NetFile) string {
 		return e.Name + " is this machine, which a sandbox may never reach"
 	}
 	if e.Name == "" {
-		var k gateway.Classifier
-		if c := k.Classify(e.Prefix.Addr()); c != gateway.ClassPublic {
+		var k policy.Classifier
+		if c := k.Classify(e.Prefix.Addr()); c != policy.ClassPublic {
 			return fmt.Sprintf("%s is %s: not given on request", e.Prefix.Addr(), c)
 		}
 		if !e.Prefix.IsSingleIP() {
@@ -128,7 +128,7 @@ func never(e gateway.Entry, rec *NetFile) string {
 // for a host no request may have, refused at once with why. Asking again
 // for a host gives its request as it stands (its answer, once given).
 func (g *Gate) Ask(ctx context.Context, r *api.Repo, slug, host, reason string) (Request, error) {
-	e, err := gateway.ParseEntry(host)
+	e, err := policy.ParseEntry(host)
 	if err != nil {
 		return Request{}, core.NewError(api.ErrBadArgument, "%v: ask for a name (api.example.com), a name and a port (git.example.net:8443) or an address", err)
 	}
@@ -192,7 +192,7 @@ func (g *Gate) Ask(ctx context.Context, r *api.Repo, slug, host, reason string) 
 // approving allows it as Change does, then marks the request. A host no
 // request asked for is refused: `litterbox net allow` allows any.
 func (g *Gate) Answer(ctx context.Context, r *api.Repo, slug, host string, approve bool, by string) (st *Status, live bool, q Request, err error) {
-	e, err := gateway.ParseEntry(host)
+	e, err := policy.ParseEntry(host)
 	if err != nil {
 		return nil, false, q, core.NewError(api.ErrBadArgument, "%v", err)
 	}

@@ -1,4 +1,4 @@
-package gateway
+package policy
 
 import (
 	"encoding/json"
@@ -119,7 +119,7 @@ func ParseEntry(s string) (Entry, error) {
 		if rest, ok := strings.CutPrefix(name, "*."); ok {
 			e.Wildcard, name = true, rest
 		}
-		if err := checkName(name); err != nil {
+		if err := CheckName(name); err != nil {
 			return Entry{}, fmt.Errorf("entry %q: %w", s, err)
 		}
 		if e.Wildcard && !strings.Contains(name, ".") {
@@ -188,14 +188,14 @@ func splitEntryPort(t string) (string, int, error) {
 		}
 		return host, 0, nil
 	}
-	n, err := parsePort(port)
+	n, err := ParsePort(port)
 	if err != nil {
 		return "", 0, err
 	}
 	return host, n, nil
 }
 
-func parsePort(s string) (int, error) {
+func ParsePort(s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > 65535 || s[0] == '0' || s[0] == '+' {
 		return 0, fmt.Errorf("port %q is not a number from 1 to 65535", s)
@@ -203,11 +203,11 @@ func parsePort(s string) (int, error) {
 	return n, nil
 }
 
-// checkName checks a host name: ASCII letters, digits, `-` and `_` in
+// CheckName checks a host name: ASCII letters, digits, `-` and `_` in
 // labels of 1 to 63, at most 253 in all, and a last label that is not all
 // digits (so that `127.1` or `0x7f.1` is never taken for a name that a
 // resolver might read as an address).
-func checkName(name string) error {
+func CheckName(name string) error {
 	if name == "" {
 		return errors.New("empty host name")
 	}
@@ -254,25 +254,29 @@ func NormalizeHost(h string) (name string, addr netip.Addr, err error) {
 		return "", a.Unmap(), nil
 	}
 	h = strings.TrimSuffix(h, ".")
-	if err := checkName(h); err != nil {
+	if err := CheckName(h); err != nil {
 		return "", netip.Addr{}, err
 	}
 	return h, netip.Addr{}, nil
 }
 
-// compiled is a policy ready to judge with.
-type compiled struct {
+// Compiled is a policy ready to judge with: its entries parsed.
+type Compiled struct {
 	Policy
-	allow, deny []Entry
-	registries  []Entry
-	host        []netip.Prefix
-	engine      []netip.Prefix
-	// classifier is set by the gateway that uses the policy.
-	classifier *Classifier
+	// AllowEntries, DenyEntries and RegistryEntries are Allow's, Deny's
+	// and the registries preset's (when Registries is on) entries.
+	AllowEntries    []Entry
+	DenyEntries     []Entry
+	RegistryEntries []Entry
+	// HostPrefixes and EnginePrefixes are Host's and Engine's.
+	HostPrefixes   []netip.Prefix
+	EnginePrefixes []netip.Prefix
+	// Classifier is set by the gateway that uses the policy.
+	Classifier *Classifier
 }
 
-// compile checks p and parses its entries.
-func compile(p Policy) (*compiled, error) {
+// Compile checks p and parses its entries.
+func Compile(p Policy) (*Compiled, error) {
 	switch p.Mode {
 	case ModeNone, ModeAllowlist, ModeOpen:
 	case "":
@@ -280,7 +284,7 @@ func compile(p Policy) (*compiled, error) {
 	default:
 		return nil, fmt.Errorf("policy: mode %q is not none, allowlist or open", p.Mode)
 	}
-	c := &compiled{Policy: p}
+	c := &Compiled{Policy: p}
 	var errs []error
 	parse := func(list []string) []Entry {
 		var out []Entry
@@ -294,9 +298,9 @@ func compile(p Policy) (*compiled, error) {
 		}
 		return out
 	}
-	c.allow, c.deny = parse(p.Allow), parse(p.Deny)
+	c.AllowEntries, c.DenyEntries = parse(p.Allow), parse(p.Deny)
 	if p.Registries {
-		c.registries = parse(Registries)
+		c.RegistryEntries = parse(Registries)
 	}
 	prefixes := func(what string, list []string) []netip.Prefix {
 		var out []netip.Prefix
@@ -310,7 +314,7 @@ func compile(p Policy) (*compiled, error) {
 		}
 		return out
 	}
-	c.host, c.engine = prefixes("host address", p.Host), prefixes("engine network", p.Engine)
+	c.HostPrefixes, c.EnginePrefixes = prefixes("host address", p.Host), prefixes("engine network", p.Engine)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -323,12 +327,12 @@ func ParsePolicy(b []byte) (Policy, error) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return Policy{}, fmt.Errorf("policy: %w", err)
 	}
-	_, err := compile(p)
+	_, err := Compile(p)
 	return p, err
 }
 
-// portMatches reports whether entry e allows port.
-func (e Entry) portMatches(port int) bool {
+// PortMatches reports whether entry e allows port.
+func (e Entry) PortMatches(port int) bool {
 	if e.Port != 0 {
 		return e.Port == port
 	}
@@ -338,9 +342,9 @@ func (e Entry) portMatches(port int) bool {
 	return slices.Contains(DefaultPorts, port)
 }
 
-// matchesName reports whether name entry e covers name on port.
-func (e Entry) matchesName(name string, port int) bool {
-	if e.Name == "" || !e.portMatches(port) {
+// MatchesName reports whether name entry e covers name on port.
+func (e Entry) MatchesName(name string, port int) bool {
+	if e.Name == "" || !e.PortMatches(port) {
 		return false
 	}
 	if e.Wildcard {
@@ -349,84 +353,112 @@ func (e Entry) matchesName(name string, port int) bool {
 	return name == e.Name
 }
 
-// matchesAddr reports whether address entry e covers a on port.
-func (e Entry) matchesAddr(a netip.Addr, port int) bool {
-	return e.Name == "" && e.portMatches(port) && e.Prefix.Contains(a)
+// MatchesAddr reports whether address entry e covers a on port.
+func (e Entry) MatchesAddr(a netip.Addr, port int) bool {
+	return e.Name == "" && e.PortMatches(port) && e.Prefix.Contains(a)
 }
 
-// nameVerdict is what the policy says of a name (or a literal address) on
+// NameVerdict is what the policy says of a name (or a literal address) on
 // a port, before any address is known.
-type nameVerdict struct {
-	allowed bool
-	// by is the entry or rule that decided.
-	by string
+type NameVerdict struct {
+	Allowed bool
+	// By is the entry or rule that decided.
+	By string
 }
 
-// judgeName judges a request's target by its name (name != "") or its
+// JudgeName judges a request's target by its name (name != "") or its
 // literal address.
-func (c *compiled) judgeName(name string, addr netip.Addr, port int) nameVerdict {
-	for _, e := range c.deny {
-		if (name != "" && e.matchesName(name, port)) || (name == "" && e.matchesAddr(addr, port)) {
-			return nameVerdict{by: "denied by " + e.Text}
+func (c *Compiled) JudgeName(name string, addr netip.Addr, port int) NameVerdict {
+	for _, e := range c.DenyEntries {
+		if (name != "" && e.MatchesName(name, port)) || (name == "" && e.MatchesAddr(addr, port)) {
+			return NameVerdict{By: "denied by " + e.Text}
 		}
 	}
 	switch c.Mode {
 	case ModeNone:
-		return nameVerdict{by: "egress is none"}
+		return NameVerdict{By: "egress is none"}
 	case ModeOpen:
-		return nameVerdict{allowed: true, by: "egress is open"}
+		return NameVerdict{Allowed: true, By: "egress is open"}
 	}
 	if name == "" {
-		for _, e := range c.allow {
-			if e.matchesAddr(addr, port) {
-				return nameVerdict{allowed: true, by: "allowed by " + e.Text}
+		for _, e := range c.AllowEntries {
+			if e.MatchesAddr(addr, port) {
+				return NameVerdict{Allowed: true, By: "allowed by " + e.Text}
 			}
 		}
-		return nameVerdict{by: "this address is not in the allowlist"}
+		return NameVerdict{By: "this address is not in the allowlist"}
 	}
-	for _, e := range c.allow {
-		if e.matchesName(name, port) {
-			return nameVerdict{allowed: true, by: "allowed by " + e.Text}
+	for _, e := range c.AllowEntries {
+		if e.MatchesName(name, port) {
+			return NameVerdict{Allowed: true, By: "allowed by " + e.Text}
 		}
 	}
-	for _, e := range c.registries {
-		if e.matchesName(name, port) {
-			return nameVerdict{allowed: true, by: "allowed by the registries preset (" + e.Text + ")"}
+	for _, e := range c.RegistryEntries {
+		if e.MatchesName(name, port) {
+			return NameVerdict{Allowed: true, By: "allowed by the registries preset (" + e.Text + ")"}
 		}
 	}
-	for _, e := range slices.Concat(c.allow, c.registries) {
+	for _, e := range slices.Concat(c.AllowEntries, c.RegistryEntries) {
 		if e.Name != "" && (!e.Wildcard && e.Name == name || e.Wildcard && strings.HasSuffix(name, "."+e.Name)) {
-			return nameVerdict{by: fmt.Sprintf("port %d is not allowed for this name (%s allows %s)", port, e.Text, e.portsText())}
+			return NameVerdict{By: fmt.Sprintf("port %d is not allowed for this name (%s allows %s)", port, e.Text, e.PortsText())}
 		}
 	}
-	return nameVerdict{by: "not in the allowlist"}
+	return NameVerdict{By: "not in the allowlist"}
 }
 
-func (e Entry) portsText() string {
+func (e Entry) PortsText() string {
 	if e.Port != 0 {
 		return "port " + strconv.Itoa(e.Port)
 	}
 	return "ports 80 and 443"
 }
 
-// listedExactly reports whether an allow entry names a itself (not a
+// ListedExactly reports whether an allow entry names a itself (not a
 // network that holds it) on port.
-func (c *compiled) listedExactly(a netip.Addr, port int) bool {
-	for _, e := range c.allow {
-		if e.matchesAddr(a, port) && e.Prefix.IsSingleIP() {
+func (c *Compiled) ListedExactly(a netip.Addr, port int) bool {
+	for _, e := range c.AllowEntries {
+		if e.MatchesAddr(a, port) && e.Prefix.IsSingleIP() {
 			return true
 		}
 	}
 	return false
 }
 
-// listed reports whether a is allowed by address on port: an allow entry
+// Listed reports whether a is allowed by address on port: an allow entry
 // names it (or its network).
-func (c *compiled) listed(a netip.Addr, port int) bool {
-	for _, e := range c.allow {
-		if e.matchesAddr(a, port) {
+func (c *Compiled) Listed(a netip.Addr, port int) bool {
+	for _, e := range c.AllowEntries {
+		if e.MatchesAddr(a, port) {
 			return true
 		}
 	}
 	return false
+}
+
+// CheckAddr applies the address rules to a on port: the deny entries, the
+// classes refused always, and those refused unless listed by address.
+func (c *Compiled) CheckAddr(a netip.Addr, port int) (ok bool, reason string, listable bool) {
+	for _, e := range c.DenyEntries {
+		if e.MatchesAddr(a, port) {
+			return false, fmt.Sprintf("%s is denied by %s", a, e.Text), false
+		}
+	}
+	k := c.Classifier.Classify(a)
+	switch {
+	case k == ClassPublic:
+		return true, "", false
+	case k.Always():
+		return false, fmt.Sprintf("%s is %s, which a sandbox may never reach", a, k), false
+	case k == ClassHost:
+		// The host answers on every address it has, its bridges' among
+		// them: a network the user allows (10.0.0.0/8) is no consent to
+		// reach it; its own address listed is.
+		if c.ListedExactly(a, port) {
+			return true, "", false
+		}
+		return false, fmt.Sprintf("%s is %s, refused unless listed by its own address (a network that holds it is not enough)", a, k), true
+	case c.Listed(a, port):
+		return true, "", false
+	}
+	return false, fmt.Sprintf("%s is %s, refused unless listed by address", a, k), true
 }

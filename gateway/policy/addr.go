@@ -1,4 +1,4 @@
-package gateway
+package policy
 
 import (
 	"net/netip"
