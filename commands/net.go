@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/litterbox-dev/litterbox/egress"
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
@@ -109,7 +109,7 @@ func (n *Net) Run(ctx context.Context, env *Env) error {
 			fmt.Fprintln(env.Stdout, termtext.Escape(egress.BookSummary(e)))
 		}
 		if b.Other > 0 {
-			fmt.Fprintf(env.Stdout, "%d more refusals of targets past the first %d (and %d exfiltration attempts), counted only\n", b.Other, gateway.MaxRefusals, gateway.MaxAttempts)
+			fmt.Fprintf(env.Stdout, "%d more refusals of targets past the first %d (and %d exfiltration attempts), counted only\n", b.Other, control.MaxRefusals, control.MaxAttempts)
 		}
 	}
 	if st.Note != "" {

@@ -21,7 +21,7 @@ import (
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/activity/otlp"
 	"github.com/litterbox-dev/litterbox/egress"
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox"
@@ -353,7 +353,7 @@ func (p *eventPrinter) print(repo string, evs []activity.Event) {
 
 // connections gives a sandbox's gateway's records of connections to the
 // export.
-func (p *eventPrinter) connections(repo, sandbox string, rs []gateway.Record) {
+func (p *eventPrinter) connections(repo, sandbox string, rs []control.Record) {
 	if len(rs) == 0 {
 		return
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/egress"
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/internal/egresstest"
 	"github.com/litterbox-dev/litterbox/provider/docker"
@@ -276,7 +276,7 @@ func testGateway(t *testing.T, e engine) {
 		t.Errorf("after a restart, allowed.test: %+v", got)
 	}
 	store := egress.Store{File: filepath.Join(t.TempDir(), "net.jsonl")}
-	if err := store.Append(gateway.Batch{Boot: a.cursor.Boot, Records: recs}); err != nil {
+	if err := store.Append(control.Batch{Boot: a.cursor.Boot, Records: recs}); err != nil {
 		t.Fatal(err)
 	}
 	batch, err := egress.Collect(context.Background(), r.p, a.gw, a.cursor)
@@ -309,7 +309,7 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-func hasRecord(recs []gateway.Record, w want) bool {
+func hasRecord(recs []control.Record, w want) bool {
 	for _, r := range recs {
 		if r.Kind == w.kind && r.Host == w.host && r.Port == w.port && r.Allowed == w.allowed &&
 			(strings.Contains(r.Reason, w.reason) || strings.Contains(r.Error, w.reason)) {

@@ -31,7 +31,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/provider"
 )
@@ -189,7 +189,7 @@ func Confine(s provider.Spec, image string, p policy.Policy, labels map[string]s
 	// gateway kept mounted (the sandbox alone restarted) holds the last
 	// relay's, which WaitReady would take for this one's.
 	if len(s.Cmd) > 0 {
-		ready := `rm -f ` + Dir + `/` + gateway.ReadyFile
+		ready := `rm -f ` + Dir + `/` + control.ReadyFile
 		start := `(` + ready + `; until [ -x ` + Dir + `/litterbox-relay ]; do sleep 0.01; done; while :; do ` + relay + `; ` + ready + `; sleep 1; done) & exec "$@"`
 		sb.Cmd = append([]string{"sh", "-c", start, "sh"}, s.Cmd...)
 	}
@@ -293,7 +293,7 @@ func BuildImage(ctx context.Context, g provider.Gateways, base, tag string, prog
 // relay.ready) and so does its gateway (dns.sock, which the gateway makes
 // after proxy.sock): a client's connection to 127.0.0.1:3128 then reaches
 // the gateway.
-const relayUp = `[ -e ` + Dir + `/` + gateway.ReadyFile + ` ] && [ -S ` + Dir + `/` + gateway.DNSSocket + ` ]`
+const relayUp = `[ -e ` + Dir + `/` + control.ReadyFile + ` ] && [ -S ` + Dir + `/` + control.DNSSocket + ` ]`
 
 // WaitRelay is a shell command that waits, up to 30 s, until the sandbox's
 // relay and its gateway listen.
@@ -339,7 +339,7 @@ const ctlReadyWait = 20 * time.Second
 
 // starting says a ctl exec found the gateway not ready yet: its program
 // not installed (nothing to run: 126, 127), or not listening on its
-// control socket (its own words, gateway.Ctl's).
+// control socket (its own words, control.Ctl's).
 func starting(res provider.ExecResult) bool {
 	return res.ExitCode == 126 || res.ExitCode == 127 ||
 		res.ExitCode != 0 && strings.Contains(string(res.Stderr), "does not answer on its control socket")
@@ -416,14 +416,14 @@ func GetPolicy(ctx context.Context, e Execer, gw provider.Ref) (policy.Policy, e
 
 // Collect fetches the records after cursor c (up to 4096: call again while
 // the batch's Last is beyond what it holds).
-func Collect(ctx context.Context, e Execer, gw provider.Ref, c Cursor) (gateway.Batch, error) {
+func Collect(ctx context.Context, e Execer, gw provider.Ref, c Cursor) (control.Batch, error) {
 	out, err := ctl(ctx, e, gw, nil, "log", "-boot", c.Boot, "-after", strconv.FormatUint(c.Seq, 10))
 	if err != nil {
-		return gateway.Batch{}, err
+		return control.Batch{}, err
 	}
-	var b gateway.Batch
+	var b control.Batch
 	if err := json.Unmarshal(out, &b); err != nil {
-		return gateway.Batch{}, fmt.Errorf("egress gateway log: %w", err)
+		return control.Batch{}, fmt.Errorf("egress gateway log: %w", err)
 	}
 	return b, nil
 }
@@ -431,12 +431,12 @@ func Collect(ctx context.Context, e Execer, gw provider.Ref, c Cursor) (gateway.
 // Refused fetches the refusals of the last within (a duration measured by
 // the host, so the two clocks need not agree): an MCP bash call asks for
 // its own length, plus a margin.
-func Refused(ctx context.Context, e Execer, gw provider.Ref, within string) ([]gateway.Record, error) {
+func Refused(ctx context.Context, e Execer, gw provider.Ref, within string) ([]control.Record, error) {
 	out, err := ctl(ctx, e, gw, nil, "refused", "-within", within)
 	if err != nil {
 		return nil, err
 	}
-	var rs []gateway.Record
+	var rs []control.Record
 	if err := json.Unmarshal(out, &rs); err != nil {
 		return nil, fmt.Errorf("egress gateway refused: %w", err)
 	}
@@ -469,7 +469,7 @@ func IsReady(ctx context.Context, e Execer, gw provider.Ref) (bool, error) {
 		}
 		return false, err
 	}
-	var st gateway.State
+	var st control.State
 	if err := json.Unmarshal(out, &st); err != nil {
 		return false, fmt.Errorf("egress gateway state: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/provider"
 )
@@ -77,10 +78,10 @@ func TestConfine(t *testing.T) {
 func TestStore(t *testing.T) {
 	s := Store{File: filepath.Join(t.TempDir(), "x", "net.jsonl"), Max: 2000}
 	now := time.Unix(1000, 0).UTC()
-	batch := func(boot string, lost int64, from, to uint64) gateway.Batch {
-		b := gateway.Batch{Boot: boot, Now: now, Lost: lost, Last: to}
+	batch := func(boot string, lost int64, from, to uint64) control.Batch {
+		b := control.Batch{Boot: boot, Now: now, Lost: lost, Last: to}
 		for i := from; i <= to; i++ {
-			b.Records = append(b.Records, gateway.Record{Seq: i, Time: now, Kind: "connect", Host: "h.example", Port: 443, Reason: "not in the allowlist"})
+			b.Records = append(b.Records, control.Record{Seq: i, Time: now, Kind: "connect", Host: "h.example", Port: 443, Reason: "not in the allowlist"})
 		}
 		return b
 	}
@@ -90,7 +91,7 @@ func TestStore(t *testing.T) {
 	if c, _ := s.Cursor(); c != (Cursor{"b1", 3}) {
 		t.Errorf("cursor %+v", c)
 	}
-	if err := s.Append(gateway.Batch{Boot: "b1", Now: now, Last: 3}); err != nil {
+	if err := s.Append(control.Batch{Boot: "b1", Now: now, Last: 3}); err != nil {
 		t.Fatal(err)
 	}
 	if c, _ := s.Cursor(); c != (Cursor{"b1", 3}) {
@@ -127,7 +128,7 @@ func TestStore(t *testing.T) {
 }
 
 func TestRefusedHosts(t *testing.T) {
-	rs := []gateway.Record{
+	rs := []control.Record{
 		{Kind: "connect", Host: "a.example", Port: 443, Reason: "not in the allowlist"},
 		{Kind: "connect", Host: "ok.example", Port: 443, Allowed: true},
 		{Kind: "connect", Host: "a.example", Port: 443, Reason: "not in the allowlist"},
@@ -171,20 +172,20 @@ func TestBookKeepsTheAttempt(t *testing.T) {
 			}
 		}
 	}
-	a.Add(gateway.Record{Kind: "https", Host: "evil.example", Port: 443, Secret: "api", Reason: "exfiltration attempt: the placeholder of secret api sent to evil.example:443"})
+	a.Add(control.Record{Kind: "https", Host: "evil.example", Port: 443, Secret: "api", Reason: "exfiltration attempt: the placeholder of secret api sent to evil.example:443"})
 	huge := strings.Repeat("x", 60<<10)
 	for range 3 {
-		a.Add(gateway.Record{Kind: "connect", Host: huge, Port: 443, Reason: "not in the allowlist " + huge})
+		a.Add(control.Record{Kind: "connect", Host: huge, Port: 443, Reason: "not in the allowlist " + huge})
 	}
 	for range 17000 {
-		a.Add(gateway.Record{Kind: "http", Host: "allowed.example", Port: 80, Allowed: true})
+		a.Add(control.Record{Kind: "http", Host: "allowed.example", Port: 80, Allowed: true})
 	}
 	if n := collect(); n != 4 {
 		t.Errorf("collected %d refusals, want 4", n)
 	}
 	// (The record of connections says records were lost, the attempt
 	// among them: 17,004 is past the ring.)
-	if rs, _ := s.Records(0); !slices.ContainsFunc(rs, func(r gateway.Record) bool { return r.Kind == "lost" }) {
+	if rs, _ := s.Records(0); !slices.ContainsFunc(rs, func(r control.Record) bool { return r.Kind == "lost" }) {
 		t.Errorf("no loss recorded")
 	}
 	book, err := s.Book()
@@ -195,16 +196,16 @@ func TestBookKeepsTheAttempt(t *testing.T) {
 		t.Fatalf("the book: %+v", book.Entries)
 	}
 	// Collected again, nothing new: nothing counted twice.
-	a.Add(gateway.Record{Kind: "https", Host: "evil.example", Port: 443, Secret: "api"})
+	a.Add(control.Record{Kind: "https", Host: "evil.example", Port: 443, Secret: "api"})
 	if n := collect(); n != 1 {
 		t.Errorf("collected %d, want 1", n)
 	}
 	// A flood of distinct refusals: the book keeps its room, counts the rest.
 	for i := range 2000 {
-		a.Add(gateway.Record{Kind: "connect", Host: fmt.Sprintf("h%d.example", i), Port: 443})
+		a.Add(control.Record{Kind: "connect", Host: fmt.Sprintf("h%d.example", i), Port: 443})
 	}
 	collect()
-	if book, _ = s.Book(); book.Total != 2005 || len(book.Entries) != gateway.MaxRefusals+1 || book.Other != 2000-gateway.MaxRefusals+1 || book.Entries[0].Count != 2 {
+	if book, _ = s.Book(); book.Total != 2005 || len(book.Entries) != control.MaxRefusals+1 || book.Other != 2000-control.MaxRefusals+1 || book.Entries[0].Count != 2 {
 		t.Errorf("after a flood: total %d, %d entries, other %d, first %+v", book.Total, len(book.Entries), book.Other, book.Entries[0])
 	}
 	if fi, err := os.Stat(s.BookFile()); err != nil || fi.Size() > 2<<20 {
@@ -212,7 +213,7 @@ func TestBookKeepsTheAttempt(t *testing.T) {
 	}
 	// The gateway restarted: its new run's counts add to the book.
 	b := gateway.NewAudit(10, nil)
-	b.Add(gateway.Record{Kind: "https", Host: "evil.example", Port: 443, Secret: "api"})
+	b.Add(control.Record{Kind: "https", Host: "evil.example", Port: 443, Secret: "api"})
 	if _, err := s.MergeRefusals(*b.Since("", 0, 10).Refusals); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/litterbox-dev/litterbox/egress"
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/internal/egresstest"
 	"github.com/litterbox-dev/litterbox/provider"
@@ -208,7 +208,7 @@ type box struct {
 	sb, gw    provider.Ref
 	gwAddr    string
 	cursor    egress.Cursor
-	records   []gateway.Record
+	records   []control.Record
 	collectMu sync.Mutex
 }
 
@@ -346,7 +346,7 @@ func (b *box) policy(p policy.Policy) {
 }
 
 // collect takes the records the gateway has that the host does not.
-func (b *box) collect() []gateway.Record {
+func (b *box) collect() []control.Record {
 	b.collectMu.Lock()
 	defer b.collectMu.Unlock()
 	for {

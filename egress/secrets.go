@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/provider"
 )
 
@@ -39,32 +39,32 @@ func TrustEnv() []string {
 // and process lists show. The answer holds no value: the secrets as the
 // gateway holds them, and its CA's certificate (WriteTrust puts it in the
 // sandbox). Tunnels to the hosts the change touches are cut.
-func SetSecrets(ctx context.Context, e Execer, gw provider.Ref, s gateway.Secrets) (gateway.SecretsInfo, error) {
+func SetSecrets(ctx context.Context, e Execer, gw provider.Ref, s control.Secrets) (control.SecretsInfo, error) {
 	b, err := json.Marshal(s)
 	if err != nil {
-		return gateway.SecretsInfo{}, err
+		return control.SecretsInfo{}, err
 	}
 	out, err := ctl(ctx, e, gw, b, "secrets")
 	clear(b)
 	if err != nil {
-		return gateway.SecretsInfo{}, err
+		return control.SecretsInfo{}, err
 	}
 	return parseSecretsInfo(out)
 }
 
 // GetSecrets is what the gateway holds, without values.
-func GetSecrets(ctx context.Context, e Execer, gw provider.Ref) (gateway.SecretsInfo, error) {
+func GetSecrets(ctx context.Context, e Execer, gw provider.Ref) (control.SecretsInfo, error) {
 	out, err := ctl(ctx, e, gw, nil, "secrets")
 	if err != nil {
-		return gateway.SecretsInfo{}, err
+		return control.SecretsInfo{}, err
 	}
 	return parseSecretsInfo(out)
 }
 
-func parseSecretsInfo(out []byte) (gateway.SecretsInfo, error) {
-	var info gateway.SecretsInfo
+func parseSecretsInfo(out []byte) (control.SecretsInfo, error) {
+	var info control.SecretsInfo
 	if err := json.Unmarshal(out, &info); err != nil {
-		return gateway.SecretsInfo{}, fmt.Errorf("egress gateway secrets: %w", err)
+		return control.SecretsInfo{}, fmt.Errorf("egress gateway secrets: %w", err)
 	}
 	return info, nil
 }

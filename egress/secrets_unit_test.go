@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/provider"
 )
 
@@ -36,12 +36,12 @@ func (f *fakeExec) Exec(_ context.Context, r provider.ExecRequest) (provider.Exe
 // answer, which holds no value, is read back.
 func TestSetSecrets(t *testing.T) {
 	const value = "ghp_THEREALVALUE_123"
-	info := gateway.SecretsInfo{CA: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
-		Bound: []gateway.BoundInfo{{Name: "github", Placeholder: "litterbox-secret-github-abc", Hosts: []string{"github.com"}, Sent: "basic"}}}
+	info := control.SecretsInfo{CA: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+		Bound: []control.BoundInfo{{Name: "github", Placeholder: "litterbox-secret-github-abc", Hosts: []string{"github.com"}, Sent: "basic"}}}
 	out, _ := json.Marshal(info)
 	f := &fakeExec{out: string(out)}
 	gw := provider.Ref{ID: "gw1"}
-	got, err := SetSecrets(context.Background(), f, gw, gateway.Secrets{Secrets: []gateway.Secret{
+	got, err := SetSecrets(context.Background(), f, gw, control.Secrets{Secrets: []control.Secret{
 		{Name: "github", Placeholder: "litterbox-secret-github-abc", Value: value, Hosts: []string{"github.com"}, Basic: "x-access-token:{}"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestSetSecrets(t *testing.T) {
 	// A failure says what the gateway said: never a value (the gateway's
 	// messages name the secret only).
 	f = &fakeExec{code: 1, stderr: "litterbox-gateway: secrets: secret github: its value is shorter than 8 bytes"}
-	if _, err := SetSecrets(context.Background(), f, gw, gateway.Secrets{}); err == nil || !strings.Contains(err.Error(), "secret github: its value is shorter") {
+	if _, err := SetSecrets(context.Background(), f, gw, control.Secrets{}); err == nil || !strings.Contains(err.Error(), "secret github: its value is shorter") {
 		t.Errorf("failure: %v", err)
 	}
 }
@@ -111,14 +111,14 @@ func TestCtlWaitsForAStartingGateway(t *testing.T) {
 	notInstalled := provider.ExecResult{ExitCode: 126, Stderr: []byte("OCI runtime exec failed: no such file or directory")}
 	notListening := provider.ExecResult{ExitCode: 1, Stderr: []byte("litterbox-gateway: the gateway does not answer on its control socket: dial unix @litterbox-gateway-ctl: connect: connection refused")}
 	f := &startingExec{fakeExec: fakeExec{out: `{"ca":"x"}`}, before: []provider.ExecResult{notInstalled, notListening}}
-	if _, err := SetSecrets(context.Background(), f, provider.Ref{ID: "gw1"}, gateway.Secrets{Secrets: []gateway.Secret{{Name: "api", Value: "a-long-value"}}}); err != nil {
+	if _, err := SetSecrets(context.Background(), f, provider.Ref{ID: "gw1"}, control.Secrets{Secrets: []control.Secret{{Name: "api", Value: "a-long-value"}}}); err != nil {
 		t.Fatalf("a gateway that starts: %v", err)
 	}
 	if len(f.reqs) != 3 || f.stdins[0] != f.stdins[2] || !strings.Contains(f.stdins[2], "a-long-value") {
 		t.Errorf("%d execs, stdins %q", len(f.reqs), f.stdins)
 	}
 	f = &startingExec{fakeExec: fakeExec{code: 1, stderr: "litterbox-gateway: secrets: secret api: its value is shorter than 8 bytes"}}
-	if _, err := SetSecrets(context.Background(), f, provider.Ref{ID: "gw1"}, gateway.Secrets{}); err == nil || len(f.reqs) != 1 {
+	if _, err := SetSecrets(context.Background(), f, provider.Ref{ID: "gw1"}, control.Secrets{}); err == nil || len(f.reqs) != 1 {
 		t.Errorf("a refusal was asked %d times (%v), want once", len(f.reqs), err)
 	}
 }

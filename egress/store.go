@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/internal/atomicfile"
 )
 
@@ -63,14 +63,14 @@ func (s Store) Cursor() (Cursor, error) {
 
 // Append adds a batch's records, after a record of any loss the batch
 // reports, and moves the cursor past them.
-func (s Store) Append(b gateway.Batch) error {
+func (s Store) Append(b control.Batch) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	switch {
 	case b.Lost > 0:
-		_ = enc.Encode(gateway.Record{Time: b.Now, Kind: "lost", Reason: fmt.Sprintf("%d records were not collected before the gateway dropped them", b.Lost)})
+		_ = enc.Encode(control.Record{Time: b.Now, Kind: "lost", Reason: fmt.Sprintf("%d records were not collected before the gateway dropped them", b.Lost)})
 	case b.Lost < 0:
-		_ = enc.Encode(gateway.Record{Time: b.Now, Kind: "lost", Reason: "the gateway restarted: records of its previous run not collected by then are lost"})
+		_ = enc.Encode(control.Record{Time: b.Now, Kind: "lost", Reason: "the gateway restarted: records of its previous run not collected by then are lost"})
 	}
 	for _, r := range b.Records {
 		_ = enc.Encode(r)
@@ -105,8 +105,8 @@ func (s Store) Append(b gateway.Batch) error {
 
 // Records returns the last n records kept (all of them for n <= 0),
 // oldest first.
-func (s Store) Records(n int) ([]gateway.Record, error) {
-	var all []gateway.Record
+func (s Store) Records(n int) ([]control.Record, error) {
+	var all []control.Record
 	for _, p := range []string{s.File + ".1", s.File} {
 		f, err := os.Open(p)
 		if errors.Is(err, os.ErrNotExist) {
@@ -130,17 +130,17 @@ func (s Store) Records(n int) ([]gateway.Record, error) {
 
 // ParseRecords reads records written one JSON line each (a gateway's
 // refusals file, as a run read it), skipping a line that is not one.
-func ParseRecords(lines string) []gateway.Record {
+func ParseRecords(lines string) []control.Record {
 	rs, _ := readRecords(strings.NewReader(lines))
 	return rs
 }
 
-func readRecords(r io.Reader) ([]gateway.Record, error) {
-	var out []gateway.Record
+func readRecords(r io.Reader) ([]control.Record, error) {
+	var out []control.Record
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		var rec gateway.Record
+		var rec control.Record
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			continue // a line cut by a crash: skip it, keep the rest
 		}
@@ -151,7 +151,7 @@ func readRecords(r io.Reader) ([]gateway.Record, error) {
 
 // RefusedHosts sums up refusals for an agent: each host:port once, with
 // the reason of its first refusal, in order.
-func RefusedHosts(rs []gateway.Record) []string {
+func RefusedHosts(rs []control.Record) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range rs {
@@ -174,7 +174,7 @@ func RefusedHosts(rs []gateway.Record) []string {
 }
 
 // Summary is one line of a record, for `litterbox net log`.
-func Summary(r gateway.Record) string {
+func Summary(r control.Record) string {
 	verdict := "allowed"
 	if !r.Allowed {
 		verdict = "refused"
@@ -201,16 +201,16 @@ func Summary(r gateway.Record) string {
 
 // Book is a sandbox's refusals kept on the host apart from its record of
 // connections, which the sandbox can make many of and so rotate away: the
-// refusals tables of its gateway's runs (gateway.Refusals) merged. It is
-// bounded as a table is (gateway.MaxRefusals distinct targets refused,
-// gateway.MaxAttempts exfiltration attempts, kept from the first on, each
+// refusals tables of its gateway's runs (control.Refusals) merged. It is
+// bounded as a table is (control.MaxRefusals distinct targets refused,
+// control.MaxAttempts exfiltration attempts, kept from the first on, each
 // counted; the refusals of targets past that room counted together), so
 // nothing the sandbox does pushes a kept refusal out, and no number of
 // refusals grows it. In BookFile, beside the store's File.
 type Book struct {
 	// Total counts every refusal collected.
 	Total   int64                   `json:"total"`
-	Entries []gateway.RefusedTarget `json:"entries"`
+	Entries []control.RefusedTarget `json:"entries"`
 	// Other counts the refusals of targets past the book's room.
 	Other     int64     `json:"other,omitempty"`
 	OtherLast time.Time `json:"other_last,omitzero"`
@@ -251,7 +251,7 @@ func (s Store) Book() (Book, error) {
 
 // MergeRefusals adds what a gateway's refusals table counted since the
 // last merge to the book, and returns how many refusals that was.
-func (s Store) MergeRefusals(t gateway.Refusals) (int64, error) {
+func (s Store) MergeRefusals(t control.Refusals) (int64, error) {
 	b, err := s.Book()
 	if err != nil {
 		return 0, err
@@ -282,7 +282,7 @@ func (s Store) MergeRefusals(t gateway.Refusals) (int64, error) {
 			b.Entries[i].Last = maxTime(b.Entries[i].Last, e.Last)
 			continue
 		}
-		if !gateway.Room(e, refused, attempts) {
+		if !control.Room(e, refused, attempts) {
 			b.Other += grew
 			b.OtherLast = maxTime(b.OtherLast, e.Last)
 			continue
@@ -322,7 +322,7 @@ func maxTime(a, b time.Time) time.Time {
 
 // BookSummary is one line of a book's entry, for `litterbox net`: the
 // target first (its kind after it), the count, the first and last time.
-func BookSummary(e gateway.RefusedTarget) string {
+func BookSummary(e control.RefusedTarget) string {
 	target := e.Host
 	if e.Port != 0 {
 		target += ":" + strconv.Itoa(e.Port)
@@ -349,7 +349,7 @@ type Tail struct {
 
 // Next returns the records written since the last call, oldest first. A
 // line not yet whole is left for the next call.
-func (t *Tail) Next() ([]gateway.Record, error) {
+func (t *Tail) Next() ([]control.Record, error) {
 	fi, err := os.Stat(t.Store.File)
 	if errors.Is(err, os.ErrNotExist) {
 		fi, err = nil, nil
@@ -357,7 +357,7 @@ func (t *Tail) Next() ([]gateway.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []gateway.Record
+	var out []control.Record
 	read := func(path string, from int64) (int64, error) {
 		rs, n, err := readFrom(path, from)
 		out = append(out, rs...)
@@ -380,7 +380,7 @@ func (t *Tail) Next() ([]gateway.Record, error) {
 				return nil, err
 			}
 		}
-		return slices.DeleteFunc(out, func(r gateway.Record) bool { return r.Time.Before(t.Since) }), nil
+		return slices.DeleteFunc(out, func(r control.Record) bool { return r.Time.Before(t.Since) }), nil
 	}
 	if fi == nil {
 		return nil, nil
@@ -401,7 +401,7 @@ func (t *Tail) Next() ([]gateway.Record, error) {
 
 // readFrom reads the whole lines of path from offset from: their records,
 // and the bytes they took.
-func readFrom(path string, from int64) ([]gateway.Record, int64, error) {
+func readFrom(path string, from int64) ([]control.Record, int64, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, 0, nil

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 )
 
 // TestTailAcrossRotation: a Tail returns each record the store gains once,
@@ -17,16 +17,16 @@ func TestTailAcrossRotation(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	seq := uint64(0)
 	add := func(n int) {
-		b := gateway.Batch{Boot: "b1"}
+		b := control.Batch{Boot: "b1"}
 		for range n {
 			seq++
-			b.Records = append(b.Records, gateway.Record{Seq: seq, Time: t0.Add(time.Duration(seq) * time.Second), Kind: "connect", Host: "example.com", Port: 443, Allowed: seq%2 == 0})
+			b.Records = append(b.Records, control.Record{Seq: seq, Time: t0.Add(time.Duration(seq) * time.Second), Kind: "connect", Host: "example.com", Port: 443, Allowed: seq%2 == 0})
 		}
 		if err := s.Append(b); err != nil {
 			t.Fatal(err)
 		}
 	}
-	seqs := func(rs []gateway.Record) []uint64 {
+	seqs := func(rs []control.Record) []uint64 {
 		var out []uint64
 		for _, r := range rs {
 			out = append(out, r.Seq)

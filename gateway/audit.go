@@ -10,46 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/internal/textcap"
 )
-
-// Record is one connection attempt, as the audit keeps it: one JSON line.
-type Record struct {
-	// Seq numbers the records of one gateway run (Boot), from 1.
-	Seq  uint64    `json:"seq"`
-	Time time.Time `json:"time"`
-	// Kind is "connect" (a CONNECT tunnel), "http" (a plain HTTP request
-	// the gateway forwarded), "https" (a request in a tunnel the gateway
-	// terminates: to a host a secret is bound to), "dns" (a query to the
-	// sandbox's resolver), "port" (a connection from the host to a named
-	// port), or "suppressed" (refusals too many to record one by one).
-	Kind string `json:"kind"`
-	Host string `json:"host,omitempty"`
-	Port int    `json:"port,omitempty"`
-	// Addr is the address the gateway connected to (or refused).
-	Addr string `json:"addr,omitempty"`
-	// Method is the HTTP method of an "http" record, the query type of a
-	// "dns" one.
-	Method string `json:"method,omitempty"`
-	// SNI is the server name a tunnel's TLS ClientHello carried.
-	SNI     string `json:"sni,omitempty"`
-	Allowed bool   `json:"allowed"`
-	// Reason says why it was allowed or refused.
-	Reason string `json:"reason"`
-	// Error is what went wrong with an allowed connection (the name did
-	// not resolve, the server refused it...).
-	Error string `json:"error,omitempty"`
-	// Secret names the secrets a request carried: added to it (an "https"
-	// request to a bound host), or refused as an exfiltration attempt (its
-	// placeholder sent where it may not go). Never a value.
-	Secret string `json:"secret,omitempty"`
-	// Sent and Received are the bytes from and to the sandbox.
-	Sent       int64   `json:"sent"`
-	Received   int64   `json:"received"`
-	DurationMS float64 `json:"duration_ms"`
-	// Suppressed counts the refusals this "suppressed" record stands for.
-	Suppressed int `json:"suppressed,omitempty"`
-}
 
 // The most of each text of a record, in bytes of its JSON (escapes
 // counted): a target, a method or a reason the sandbox makes 60 KB long is
@@ -62,7 +25,7 @@ const (
 )
 
 // bounded is r with each text cut to its limit.
-func bounded(r Record) Record {
+func bounded(r control.Record) control.Record {
 	r.Kind = cutJSON(r.Kind, maxKind)
 	r.Host = cutJSON(r.Host, maxHost)
 	r.Addr = cutJSON(r.Addr, maxAddr)
@@ -117,7 +80,7 @@ type Audit struct {
 	seq  uint64
 	// recs are the records kept, oldest first, from recs[start]; sizes
 	// their JSON's lengths, which sum to bytes.
-	recs     []Record
+	recs     []control.Record
 	sizes    []int
 	start    int
 	bytes    int
@@ -150,7 +113,7 @@ func (a *Audit) Boot() string { return a.boot }
 // Add records r, numbering and timing it (unless r.Time is set). A
 // refusal over the rate is counted instead; every refusal is in the
 // refusals table.
-func (a *Audit) Add(r Record) {
+func (a *Audit) Add(r control.Record) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()
@@ -174,7 +137,7 @@ func (a *Audit) Add(r Record) {
 	a.addLocked(r)
 }
 
-func (a *Audit) addLocked(r Record) {
+func (a *Audit) addLocked(r control.Record) {
 	a.seq++
 	r.Seq = a.seq
 	r.Time = r.Time.UTC()
@@ -184,7 +147,7 @@ func (a *Audit) addLocked(r Record) {
 	a.bytes += len(b) + 1
 	for len(a.recs)-a.start > 1 && (len(a.recs)-a.start > a.maxRecs || a.bytes > a.maxBytes) {
 		a.bytes -= a.sizes[a.start]
-		a.recs[a.start] = Record{}
+		a.recs[a.start] = control.Record{}
 		a.start++
 	}
 	// Move the kept records down once half the arrays are dropped ones.
@@ -217,35 +180,17 @@ func (a *Audit) Flush() {
 	}
 	n := a.suppressed
 	a.suppressed = 0
-	a.addLocked(Record{Kind: "suppressed", Suppressed: n, Time: a.now(),
+	a.addLocked(control.Record{Kind: "suppressed", Suppressed: n, Time: a.now(),
 		Reason: fmt.Sprintf("%d more refused attempts, over %d a second, not recorded one by one (each target is in the refusals table)", n, refusedPerSecond)})
-}
-
-// Batch is an answer to Since: the records after a sequence number.
-type Batch struct {
-	Boot string `json:"boot"`
-	// Now is the gateway's clock when it answered.
-	Now time.Time `json:"now"`
-	// Last is the sequence number of the last record there is.
-	Last uint64 `json:"last"`
-	// Lost counts records after the asked-for number that are no longer
-	// kept (the host collected too late), or, when boot is another
-	// run's, that run's records the host never collected are unknown:
-	// Lost is then -1.
-	Lost    int64    `json:"lost"`
-	Records []Record `json:"records"`
-	// Refusals is the refusals table, in the answer that reaches the
-	// last record.
-	Refusals *Refusals `json:"refusals,omitempty"`
 }
 
 // Since returns up to max records after sequence number after of run boot
 // ("" or another run's boot: from the start of this run), and at most
 // maxBatchBytes of them.
-func (a *Audit) Since(boot string, after uint64, max int) Batch {
+func (a *Audit) Since(boot string, after uint64, max int) control.Batch {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	b := Batch{Boot: a.boot, Now: a.now().UTC(), Last: a.seq, Records: []Record{}}
+	b := control.Batch{Boot: a.boot, Now: a.now().UTC(), Last: a.seq, Records: []control.Record{}}
 	if boot != a.boot {
 		if boot != "" {
 			b.Lost = -1
@@ -279,7 +224,7 @@ func (a *Audit) Since(boot string, after uint64, max int) Batch {
 // host measures d by its own, so their clocks need not agree), from the
 // refusals table: each target refused once, with its last time, and the
 // count of those past the table's room when there were any.
-func (a *Audit) Refused(d time.Duration) []Record {
+func (a *Audit) Refused(d time.Duration) []control.Record {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.table.since(a.now().Add(-d))

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
@@ -17,7 +18,7 @@ func TestAuditSince(t *testing.T) {
 	var mirror bytes.Buffer
 	a := NewAudit(4, &mirror)
 	for i := 0; i < 3; i++ {
-		a.Add(Record{Kind: "connect", Host: "h", Allowed: true})
+		a.Add(control.Record{Kind: "connect", Host: "h", Allowed: true})
 	}
 	b := a.Since("", 0, 10)
 	if len(b.Records) != 3 || b.Last != 3 || b.Lost != 0 || b.Boot != a.Boot() {
@@ -29,7 +30,7 @@ func TestAuditSince(t *testing.T) {
 	}
 	// Past the ring: the oldest are lost, and the answer says how many.
 	for i := 0; i < 5; i++ {
-		a.Add(Record{Kind: "connect", Host: "h", Allowed: true})
+		a.Add(control.Record{Kind: "connect", Host: "h", Allowed: true})
 	}
 	b = a.Since(a.Boot(), 1, 10)
 	if b.Lost != 3 || len(b.Records) != 4 || b.Records[0].Seq != 5 || b.Records[3].Seq != 8 {
@@ -51,10 +52,10 @@ func TestAuditSince(t *testing.T) {
 		t.Fatalf("allowed records mirrored: %q", mirror.String())
 	}
 	for i := 0; i < 100; i++ {
-		a.Add(Record{Kind: "connect", Host: "refused.test", Port: 443})
+		a.Add(control.Record{Kind: "connect", Host: "refused.test", Port: 443})
 	}
 	lines := strings.Split(strings.TrimSpace(mirror.String()), "\n")
-	var r RefusedTarget
+	var r control.RefusedTarget
 	if err := json.Unmarshal([]byte(lines[0]), &r); len(lines) != 1 || err != nil || r.Host != "refused.test" {
 		t.Fatalf("mirror %q: %v", mirror.String(), err)
 	}
@@ -68,9 +69,9 @@ func TestAuditFlood(t *testing.T) {
 	a.now = func() time.Time { return now }
 	a.refilled = now
 	for i := 0; i < 5000; i++ {
-		a.Add(Record{Kind: "dns", Host: "x"})
+		a.Add(control.Record{Kind: "dns", Host: "x"})
 	}
-	a.Add(Record{Kind: "connect", Host: "allowed.example", Allowed: true})
+	a.Add(control.Record{Kind: "connect", Host: "allowed.example", Allowed: true})
 	a.Flush()
 	b := a.Since("", 0, 1000)
 	if len(b.Records) != refusedBurst+2 {
@@ -83,7 +84,7 @@ func TestAuditFlood(t *testing.T) {
 		t.Errorf("the count: %+v", r)
 	}
 	now = now.Add(time.Second)
-	a.Add(Record{Kind: "dns", Host: "y"})
+	a.Add(control.Record{Kind: "dns", Host: "y"})
 	if b := a.Since(a.Boot(), uint64(refusedBurst+2), 10); len(b.Records) != 1 {
 		t.Errorf("after a second: %+v", b)
 	}
@@ -131,14 +132,14 @@ func TestAuditMemoryBound(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	for i := 0; i < 1000; i++ {
 		big := strings.Repeat("M", 60<<10) // each its own, as read from a connection
-		g.Audit.Add(Record{Kind: "http", Host: big, Method: big, Reason: big, Error: big, Allowed: true})
+		g.Audit.Add(control.Record{Kind: "http", Host: big, Method: big, Reason: big, Error: big, Allowed: true})
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 32<<20 {
 		t.Errorf("1,000 huge records took %d MiB of the gateway's memory", grew>>20)
 	}
-	resp := g.ctl(CtlRequest{Op: "log", Max: maxBatch})
+	resp := g.ctl(control.CtlRequest{Op: "log", Max: maxBatch})
 	b, _ := json.Marshal(resp)
 	if len(b) > maxBatchBytes+maxRecordJSON {
 		t.Errorf("a log answer is %d MiB", len(b)>>20)

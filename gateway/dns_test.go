@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/litterbox-dev/litterbox/gateway/control"
 )
 
 // query builds a DNS query for name and type.
@@ -27,14 +29,14 @@ func query(id uint16, name string, typ uint16) []byte {
 func TestDNSRefusesAndRecords(t *testing.T) {
 	g := &Gateway{Audit: NewAudit(16, nil)}
 	dir := t.TempDir()
-	l, err := net.Listen("unix", filepath.Join(dir, DNSSocket))
+	l, err := net.Listen("unix", filepath.Join(dir, control.DNSSocket))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	go g.ServeDNS(l)
 	q := query(0xbeef, "secret-data.exfil.example", 16)
-	ans, err := exchangeStream(filepath.Join(dir, DNSSocket), q)
+	ans, err := exchangeStream(filepath.Join(dir, control.DNSSocket), q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func TestDNSRefusesAndRecords(t *testing.T) {
 	}
 	resp := append([]byte(nil), q...)
 	resp[2] |= 0x80
-	if _, err := exchangeStream(filepath.Join(dir, DNSSocket), resp); err == nil {
+	if _, err := exchangeStream(filepath.Join(dir, control.DNSSocket), resp); err == nil {
 		t.Error("a response was answered")
 	}
 	b := g.Audit.Since("", 0, 10)

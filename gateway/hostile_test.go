@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
@@ -158,7 +159,7 @@ func TestTrailerPlaceholderRefused(t *testing.T) {
 	if err := g.SetPolicy(policy.Policy{Sandbox: "alpha", Mode: policy.ModeAllowlist, Allow: []string{target}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.SetSecrets(Secrets{Secrets: testSecretList}); err != nil {
+	if _, err := g.SetSecrets(control.Secrets{Secrets: testSecretList}); err != nil {
 		t.Fatal(err)
 	}
 	req := "POST http://" + target + "/ HTTP/1.1\r\nHost: " + target + "\r\nTransfer-Encoding: chunked\r\nTrailer: X-Key\r\n\r\n" +

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/gateway/control"
 )
 
 // SetSecrets makes in the secrets of the next connections, and cuts the
@@ -26,14 +28,14 @@ import (
 // have changed, and plain ones to a host now bound). On the first secrets
 // the gateway makes its CA; the answer holds the CA's certificate, for the
 // sandbox to trust, and the secrets without their values.
-func (g *Gateway) SetSecrets(in Secrets) (SecretsInfo, error) {
+func (g *Gateway) SetSecrets(in control.Secrets) (control.SecretsInfo, error) {
 	s, err := compileSecrets(in)
 	if err != nil {
-		return SecretsInfo{}, err
+		return control.SecretsInfo{}, err
 	}
 	ca, err := g.authority(len(s.list) > 0)
 	if err != nil {
-		return SecretsInfo{}, fmt.Errorf("make the gateway's CA: %w", err)
+		return control.SecretsInfo{}, fmt.Errorf("make the gateway's CA: %w", err)
 	}
 	g.secrets.Store(s)
 	for _, t := range g.openTunnels() {
@@ -45,13 +47,13 @@ func (g *Gateway) SetSecrets(in Secrets) (SecretsInfo, error) {
 }
 
 // SecretsInfo is what the gateway holds, without values.
-func (g *Gateway) SecretsInfo() SecretsInfo {
+func (g *Gateway) SecretsInfo() control.SecretsInfo {
 	ca, _ := g.authority(false)
 	return g.secretsInfo(ca)
 }
 
-func (g *Gateway) secretsInfo(ca *authority) SecretsInfo {
-	info := SecretsInfo{Bound: []BoundInfo{}}
+func (g *Gateway) secretsInfo(ca *authority) control.SecretsInfo {
+	info := control.SecretsInfo{Bound: []control.BoundInfo{}}
 	if s := g.secrets.Load(); s != nil {
 		info.Bound = s.info()
 	}
@@ -87,7 +89,7 @@ func (g *Gateway) openTunnels() []*tunnel {
 
 // refuseSecret answers a request that carries the placeholder of sec where
 // it may not go with 403, and records it as an exfiltration attempt.
-func (g *Gateway) refuseSecret(w io.Writer, rec Record, sec *secret, target string, why string) {
+func (g *Gateway) refuseSecret(w io.Writer, rec control.Record, sec *secret, target string, why string) {
 	where := net.JoinHostPort(target, strconv.Itoa(rec.Port))
 	sandbox := cmpOr(g.Policy().Sandbox, "NAME")
 	rec.Allowed, rec.Secret = false, sec.Name
@@ -187,7 +189,7 @@ type interception struct {
 // a connection to the checked address, made before the tunnel was
 // answered; dial makes more (to the same address: no name is resolved
 // again). It returns the bytes from and to the sandbox.
-func (g *Gateway) intercept(t *tunnel, s *secretSet, br io.Reader, up net.Conn, dial func(context.Context) (net.Conn, error), rec *Record) (int64, int64) {
+func (g *Gateway) intercept(t *tunnel, s *secretSet, br io.Reader, up net.Conn, dial func(context.Context) (net.Conn, error), rec *control.Record) (int64, int64) {
 	ca, err := g.authority(true)
 	if err != nil {
 		up.Close()
@@ -291,7 +293,7 @@ type readCloser struct {
 // ServeHTTP carries one request of the sandbox to the bound host.
 func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g := ic.g
-	rec := Record{Kind: "https", Time: time.Now(), Host: ic.target, Port: ic.t.port, Method: r.Method, Addr: ic.t.addr.String(), Allowed: true}
+	rec := control.Record{Kind: "https", Time: time.Now(), Host: ic.target, Port: ic.t.port, Method: r.Method, Addr: ic.t.addr.String(), Allowed: true}
 	refuse := func(code int, reason, body string) {
 		rec.Allowed, rec.Reason = false, reason
 		rec.DurationMS = msSince(rec.Time)

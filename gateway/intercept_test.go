@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
@@ -80,7 +81,7 @@ func pemOf(c *x509.Certificate) string {
 type interceptRig struct {
 	g      *Gateway
 	client *http.Client
-	recs   chan Record
+	recs   chan control.Record
 	done   chan struct{}
 }
 
@@ -90,7 +91,7 @@ func newInterceptRig(t *testing.T, srv *httptest.Server, trustServer bool) *inte
 	if err := g.SetPolicy(policy.Policy{Sandbox: "alpha", Mode: policy.ModeOpen}); err != nil {
 		t.Fatal(err)
 	}
-	in := Secrets{Secrets: []Secret{
+	in := control.Secrets{Secrets: []control.Secret{
 		{Name: "api", Placeholder: apiPH, Value: apiVal, Hosts: []string{"example.com"}},
 		{Name: "github", Placeholder: ghPH, Value: ghValue, Hosts: []string{"github.com"}, Basic: "x-access-token:{}"},
 	}}
@@ -118,10 +119,10 @@ func newInterceptRig(t *testing.T, srv *httptest.Server, trustServer bool) *inte
 	}
 	gwSide, clientSide := net.Pipe()
 	tun := &tunnel{name: "example.com", port: 443, addr: netip.MustParseAddr("127.0.0.1"), client: gwSide, up: up}
-	r := &interceptRig{g: g, recs: make(chan Record, 1), done: make(chan struct{})}
+	r := &interceptRig{g: g, recs: make(chan control.Record, 1), done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		var rec Record
+		var rec control.Record
 		g.intercept(tun, g.secrets.Load(), gwSide, up, dial, &rec)
 		gwSide.Close()
 	}()

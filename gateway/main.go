@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
@@ -70,7 +71,7 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	dir := fs.String("dir", "/gw", "the directory shared with the sandbox's relay")
 	policyJSON := fs.String("policy", `{"mode":"none"}`, "the policy at start, JSON")
-	ctlAddr := fs.String("ctl", CtlSocket, "the control socket")
+	ctlAddr := fs.String("ctl", control.CtlSocket, "the control socket")
 	var ports portsFlag
 	fs.Var(&ports, "port", "a named port of the sandbox to publish (repeat)")
 	if err := fs.Parse(args); err != nil {
@@ -99,7 +100,7 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 	// are made; a chmod after would follow whatever the sandbox put in a
 	// socket's place.
 	syscall.Umask(0o007)
-	if err := os.MkdirAll(filepath.Join(*dir, PortsDir), 0o770); err != nil {
+	if err := os.MkdirAll(filepath.Join(*dir, control.PortsDir), 0o770); err != nil {
 		return err
 	}
 	// The proxy's and the resolver's sockets are made only once the host
@@ -110,7 +111,7 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 	// no socket, reaches nothing until `litterbox resume` gives it them.
 	// Those of an earlier run go first, so that no one takes them for
 	// this one's.
-	for _, name := range []string{ProxySocket, DNSSocket} {
+	for _, name := range []string{control.ProxySocket, control.DNSSocket} {
 		_ = os.Remove(filepath.Join(*dir, name))
 	}
 	cl, err := net.Listen("unix", *ctlAddr)
@@ -136,12 +137,12 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 			_ = os.Remove(path)
 			return net.Listen("unix", path)
 		}
-		pl, err := listenUnix(ProxySocket)
+		pl, err := listenUnix(control.ProxySocket)
 		if err != nil {
 			errc <- err
 			return
 		}
-		dl, err := listenUnix(DNSSocket)
+		dl, err := listenUnix(control.DNSSocket)
 		if err != nil {
 			errc <- err
 			return
@@ -258,7 +259,7 @@ func ctlMain(args []string, stdin io.Reader, stdout io.Writer) error {
 		return errors.New("usage: litterbox-gateway ctl set|get|log|refused")
 	}
 	fs := flag.NewFlagSet("ctl "+args[0], flag.ContinueOnError)
-	addr := fs.String("ctl", CtlSocket, "the control socket")
+	addr := fs.String("ctl", control.CtlSocket, "the control socket")
 	boot := fs.String("boot", "", "log: the run the cursor belongs to")
 	after := fs.Uint64("after", 0, "log: the last sequence number already collected")
 	maxN := fs.Int("max", maxBatch, "log: at most this many records")
@@ -266,14 +267,14 @@ func ctlMain(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	req := CtlRequest{Op: args[0], Boot: *boot, After: *after, Max: *maxN, Within: *within}
+	req := control.CtlRequest{Op: args[0], Boot: *boot, After: *after, Max: *maxN, Within: *within}
 	if req.Op == "secrets" {
 		b, err := io.ReadAll(io.LimitReader(stdin, maxCtlRequest))
 		if err != nil {
 			return err
 		}
 		if len(strings.TrimSpace(string(b))) > 0 {
-			var s Secrets
+			var s control.Secrets
 			if err := json.Unmarshal(b, &s); err != nil {
 				return fmt.Errorf("ctl secrets: %s", jsonError(err))
 			}
@@ -291,7 +292,7 @@ func ctlMain(args []string, stdin io.Reader, stdout io.Writer) error {
 		}
 		req.Policy = &p
 	}
-	resp, err := Ctl(*addr, req)
+	resp, err := control.Ctl(*addr, req)
 	if err != nil {
 		return err
 	}
@@ -307,7 +308,7 @@ func ctlMain(args []string, stdin io.Reader, stdout io.Writer) error {
 		return enc.Encode(resp.State)
 	}
 	if resp.Refused == nil {
-		resp.Refused = []Record{}
+		resp.Refused = []control.Record{}
 	}
 	return enc.Encode(resp.Refused)
 }

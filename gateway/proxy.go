@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
@@ -170,7 +171,7 @@ func oneLine(s string) string {
 
 // judge decides on a request's target, named on rec; a refusal is
 // answered and recorded, and ok is false.
-func (g *Gateway) judge(conn net.Conn, rec *Record, target, name string, lit netip.Addr, port int) (*policy.Compiled, decision, bool) {
+func (g *Gateway) judge(conn net.Conn, rec *control.Record, target, name string, lit netip.Addr, port int) (*policy.Compiled, decision, bool) {
 	rec.Host, rec.Port = target, port
 	c := g.current()
 	d := g.decide(context.Background(), c, name, lit, port)
@@ -182,7 +183,7 @@ func (g *Gateway) judge(conn net.Conn, rec *Record, target, name string, lit net
 }
 
 // refuse answers a refused request with 403, and records it.
-func (g *Gateway) refuse(conn net.Conn, c *policy.Compiled, rec Record, target string, d decision) {
+func (g *Gateway) refuse(conn net.Conn, c *policy.Compiled, rec control.Record, target string, d decision) {
 	body := refusalText(c.Policy, target, rec.Port, d)
 	rec.Allowed, rec.Reason = false, d.reason
 	if d.addr.IsValid() {
@@ -200,7 +201,7 @@ func (g *Gateway) refuse(conn net.Conn, c *policy.Compiled, rec Record, target s
 // failed answers an allowed request that could not be carried out (the
 // name did not resolve, the server did not answer) with 502, and records
 // it.
-func (g *Gateway) failed(conn net.Conn, rec Record, err error) {
+func (g *Gateway) failed(conn net.Conn, rec control.Record, err error) {
 	rec.Error = err.Error()
 	rec.DurationMS = msSince(rec.Time)
 	g.Audit.Add(rec)
@@ -242,7 +243,7 @@ func targetText(name string, lit netip.Addr) string {
 // and carry bytes both ways once the ClientHello names the same server.
 func (g *Gateway) tunnel(conn net.Conn, br *bufio.Reader, req *http.Request) {
 	start := time.Now()
-	rec := Record{Kind: "connect", Time: start}
+	rec := control.Record{Kind: "connect", Time: start}
 	name, lit, port, err := splitTarget(req.RequestURI, 0)
 	if err != nil {
 		rec.Host, rec.Reason = printableName(req.RequestURI), "a malformed target: "+err.Error()
@@ -335,7 +336,7 @@ var tlsAccessDenied = []byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 49}
 // the server the CONNECT named; a tunnel on ports 80 and 443 must carry TLS.
 // It returns refused (and records why in rec) when the tunnel must close,
 // and isTLS when its first bytes are a ClientHello.
-func (g *Gateway) judgeTunnel(t *tunnel, c *policy.Compiled, br *bufio.Reader, rec *Record) (sent int64, refused, isTLS bool) {
+func (g *Gateway) judgeTunnel(t *tunnel, c *policy.Compiled, br *bufio.Reader, rec *control.Record) (sent int64, refused, isTLS bool) {
 	h, err := PeekClientHello(br)
 	deny := func(reason string, alert bool) (int64, bool, bool) {
 		rec.Allowed, rec.Reason = false, reason
@@ -467,7 +468,7 @@ func removeHopHeaders(h http.Header, keepUpgrade bool) {
 // keep for the next request, and whether the client connection stays open.
 func (g *Gateway) forward(conn net.Conn, br *bufio.Reader, req *http.Request, up *upstream) (*upstream, bool) {
 	start := time.Now()
-	rec := Record{Kind: "http", Time: start, Method: req.Method}
+	rec := control.Record{Kind: "http", Time: start, Method: req.Method}
 	hostport := req.Host
 	if req.URL.IsAbs() {
 		if req.URL.Scheme != "http" {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
@@ -31,10 +32,10 @@ func TestRefusalWrittenBeforeTheAnswer(t *testing.T) {
 	defer log.f.Close()
 	g.Audit.SetRefusals(log)
 	refusals := func() string {
-		b, _ := os.ReadFile(filepath.Join(dir, RefusalsFile))
+		b, _ := os.ReadFile(filepath.Join(dir, control.RefusalsFile))
 		return string(b)
 	}
-	g.Audit.Add(Record{Kind: "http", Host: "allowed.test", Allowed: true})
+	g.Audit.Add(control.Record{Kind: "http", Host: "allowed.test", Allowed: true})
 	for i, req := range []string{
 		"GET http://refused.test/ HTTP/1.1\r\nHost: refused.test\r\n\r\n",
 		"CONNECT refused.test:443 HTTP/1.1\r\nHost: refused.test\r\n\r\n",
@@ -63,7 +64,7 @@ func TestRefusalWrittenBeforeTheAnswer(t *testing.T) {
 // group-readable only, and starts again past its limit with whole lines.
 func TestRefusalLog(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, RefusalsFile)
+	path := filepath.Join(dir, control.RefusalsFile)
 	if err := os.Symlink("/etc/passwd", path); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestRefusalLog(t *testing.T) {
 		t.Fatalf("the refusals file is %v (%v), want a regular file, mode 0640", fi.Mode(), err)
 	}
 	l.max = 600
-	line, _ := json.Marshal(Record{Kind: "http", Host: "refused.test", Reason: "not in the allowlist"})
+	line, _ := json.Marshal(control.Record{Kind: "http", Host: "refused.test", Reason: "not in the allowlist"})
 	line = append(line, '\n')
 	for range 5 {
 		if _, err := l.Write(line); err != nil {
@@ -93,8 +94,8 @@ func TestRefusalLog(t *testing.T) {
 	if int64(len(b)) > l.max || !bytes.HasPrefix(b, cutLine) || (len(b)-len(cutLine))%len(line) != 0 {
 		t.Errorf("after 5 writes of %d bytes with a limit of %d the file holds %q", len(line), l.max, b)
 	}
-	var cut Record
-	if err := json.Unmarshal(cutLine, &cut); err != nil || cut.Kind != KindCut || cut.Allowed {
+	var cut control.Record
+	if err := json.Unmarshal(cutLine, &cut); err != nil || cut.Kind != control.KindCut || cut.Allowed {
 		t.Errorf("the cut line %q: %+v, %v", cutLine, cut, err)
 	}
 }
@@ -154,7 +155,7 @@ func relayTo(t *testing.T, g *Gateway, carry bool) string {
 	if err := g.SetPolicy(policy.Policy{Sandbox: "alpha", Mode: policy.ModeAllowlist}); err != nil {
 		t.Fatal(err)
 	}
-	ul, err := net.Listen("unix", filepath.Join(dir, ProxySocket))
+	ul, err := net.Listen("unix", filepath.Join(dir, control.ProxySocket))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +168,6 @@ func relayTo(t *testing.T, g *Gateway, carry bool) string {
 	t.Cleanup(func() { tl.Close() })
 	r := &Relay{Dir: dir}
 	r.carry.Store(carry)
-	go func() { _ = r.acceptPass(tl, filepath.Join(dir, ProxySocket)) }()
+	go func() { _ = r.acceptPass(tl, filepath.Join(dir, control.ProxySocket)) }()
 	return tl.Addr().String()
 }

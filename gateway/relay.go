@@ -12,32 +12,13 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-)
 
-// The shared directory (a tmpfs volume both containers mount, owned by the
-// gateway's user and the sandbox user's group, mode 1770: sticky) holds:
-//
-//	proxy.sock       the gateway's HTTP proxy: the relay hands it connections
-//	dns.sock         the gateway's resolver, DNS messages framed as over TCP
-//	ports/PORT.sock  the relay's way into the sandbox's 127.0.0.1:PORT
-//	litterbox-relay  the program, for the relay (the gateway runs its own copy)
-//	relay.ready      made once the relay listens
-//	refused.log    the gateway's refusals, one JSON line each (RefusalLog)
-//
-// The sandbox can make files there, but not write, remove or replace the
-// gateway's (refused.log, mode 0640; the relay): nothing there is trusted
-// by the gateway, which only ever takes a TCP connection or a DNS message
-// from it.
-const (
-	ProxySocket  = "proxy.sock"
-	DNSSocket    = "dns.sock"
-	PortsDir     = "ports"
-	RefusalsFile = "refused.log"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 )
 
 // PortSocket is the socket of the sandbox's port in dir.
 func PortSocket(dir string, port int) string {
-	return filepath.Join(dir, PortsDir, strconv.Itoa(port)+".sock")
+	return filepath.Join(dir, control.PortsDir, strconv.Itoa(port)+".sock")
 }
 
 // Relay is the gateway's half that runs inside the sandbox, which has no
@@ -60,10 +41,6 @@ type Relay struct {
 	Ready func(error)
 }
 
-// ReadyFile is made in the shared directory once the relay listens: what
-// the host waits for before a setup command that may use the network.
-const ReadyFile = "relay.ready"
-
 // Run listens and relays until a listener fails.
 func (r *Relay) Run() error {
 	// The gateway, in the group, connects to the ports' sockets.
@@ -71,7 +48,7 @@ func (r *Relay) Run() error {
 	start, err := r.listen()
 	if err == nil {
 		var f *os.File
-		if f, err = os.OpenFile(filepath.Join(r.Dir, ReadyFile), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o660); err == nil {
+		if f, err = os.OpenFile(filepath.Join(r.Dir, control.ReadyFile), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o660); err == nil {
 			err = f.Close()
 		}
 	}
@@ -113,7 +90,7 @@ func (r *Relay) listen() (func() error, error) {
 	var portLs []net.Listener
 	if len(r.Ports) > 0 {
 		// The relay may start before the gateway has made the directory.
-		if err := os.MkdirAll(filepath.Join(r.Dir, PortsDir), 0o770); err != nil {
+		if err := os.MkdirAll(filepath.Join(r.Dir, control.PortsDir), 0o770); err != nil {
 			return nil, fmt.Errorf("relay: %w", err)
 		}
 	}
@@ -128,9 +105,9 @@ func (r *Relay) listen() (func() error, error) {
 	}
 	return func() error {
 		errc := make(chan error, 5+len(r.Ports))
-		go func() { errc <- r.acceptPass(pl, filepath.Join(r.Dir, ProxySocket)) }()
+		go func() { errc <- r.acceptPass(pl, filepath.Join(r.Dir, control.ProxySocket)) }()
 		for _, l := range dnsTCP {
-			go func() { errc <- r.acceptTo(l, "unix", filepath.Join(r.Dir, DNSSocket)) }()
+			go func() { errc <- r.acceptTo(l, "unix", filepath.Join(r.Dir, control.DNSSocket)) }()
 		}
 		for _, u := range dnsUDP {
 			go func() { errc <- r.serveDNSPackets(u) }()
@@ -214,7 +191,7 @@ func (r *Relay) serveDNSPackets(pc net.PacketConn) error {
 		}
 		go func() {
 			defer func() { <-sem }()
-			ans, err := exchangeStream(filepath.Join(r.Dir, DNSSocket), q)
+			ans, err := exchangeStream(filepath.Join(r.Dir, control.DNSSocket), q)
 			if err != nil {
 				r.logf("relay: dns: %v", err)
 				return
@@ -284,7 +261,7 @@ func (g *Gateway) ServeDNS(l net.Listener) error {
 // message that is no query, which gets no answer.
 func (g *Gateway) answerDNS(m []byte) ([]byte, bool) {
 	q, err := ParseQuery(m)
-	rec := Record{Kind: "dns", Host: printableName(q.Name), Method: typeName(q.Type), Port: 53}
+	rec := control.Record{Kind: "dns", Host: printableName(q.Name), Method: typeName(q.Type), Port: 53}
 	if err != nil {
 		rec.Reason = "a malformed DNS query: " + err.Error()
 		g.Audit.Add(rec)

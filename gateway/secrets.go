@@ -13,64 +13,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
-
-// Secret is a credential the gateway adds to the requests of a sandbox for
-// the hosts it is bound to. The sandbox holds only Placeholder; Value
-// reaches the gateway from the host over the control socket (on stdin:
-// never an argument), stays in the gateway's memory, and leaves it only in
-// requests to Hosts, over TLS the gateway makes itself and verifies.
-type Secret struct {
-	// Name is the user's name for the secret, in records and messages.
-	Name string `json:"name"`
-	// Placeholder is what the sandbox holds instead of the value: random
-	// per sandbox, replaced by the value on the way out to Hosts.
-	Placeholder string `json:"placeholder"`
-	// Value is the credential. Nothing the gateway writes (a record, a
-	// message, a control answer) holds it.
-	Value string `json:"value"`
-	// Hosts are entries (ParseEntry) of the hosts the value may go to.
-	Hosts []string `json:"hosts"`
-	// Header, "Name: template", is a header the gateway sets on every
-	// request to Hosts, with "{}" in the template replaced by the value:
-	// "Authorization: Bearer {}".
-	Header string `json:"header,omitempty"`
-	// Basic, "user:password" with "{}" for the value, is sent as an
-	// Authorization: Basic header on every request to Hosts: git over
-	// https ("x-access-token:{}").
-	Basic string `json:"basic,omitempty"`
-}
-
-// Secrets is what the host gives the gateway (`ctl secrets`, JSON on
-// stdin).
-type Secrets struct {
-	Secrets []Secret `json:"secrets"`
-	// Roots are more CA certificates (PEM) the gateway trusts, besides the
-	// system's, when it verifies a bound host's real server: a company's
-	// own CA, or a test's. They come from the host, never from the
-	// sandbox.
-	Roots []string `json:"roots,omitempty"`
-}
-
-// SecretsInfo is the answer to `ctl secrets`: never a value.
-type SecretsInfo struct {
-	// CA is the certificate (PEM) of the gateway's own CA, which signs the
-	// certificates it shows the sandbox for the bound hosts: what the
-	// sandbox trusts. Its key never leaves the gateway's memory.
-	CA    string      `json:"ca,omitempty"`
-	Bound []BoundInfo `json:"bound"`
-}
-
-// BoundInfo is one secret as the gateway holds it, without its value.
-type BoundInfo struct {
-	Name        string   `json:"name"`
-	Placeholder string   `json:"placeholder"`
-	Hosts       []string `json:"hosts"`
-	// Sent is how the value is sent: "header NAME", "basic", or
-	// "placeholder" (where the sandbox puts it in a header).
-	Sent string `json:"sent"`
-}
 
 // secretSet is Secrets compiled.
 type secretSet struct {
@@ -82,7 +27,7 @@ type secretSet struct {
 }
 
 type secret struct {
-	Secret
+	control.Secret
 	hosts []policy.Entry
 	// header and headerValue are the header the gateway sets ("" for
 	// none): Header's, or Authorization for Basic.
@@ -93,9 +38,6 @@ type secret struct {
 
 // Limits of a secret.
 const (
-	// MinSecretValue is the shortest value: a response is scrubbed of the
-	// value, and a short one would be found where it is no secret.
-	MinSecretValue = 8
 	maxSecretValue = 16 << 10
 	maxSecrets     = 64
 )
@@ -118,7 +60,7 @@ func controlChar(s string) bool {
 
 // compileSecrets checks what the host sent. Its errors name the secret,
 // never its value.
-func compileSecrets(in Secrets) (*secretSet, error) {
+func compileSecrets(in control.Secrets) (*secretSet, error) {
 	if len(in.Secrets) > maxSecrets {
 		return nil, fmt.Errorf("%d secrets: at most %d", len(in.Secrets), maxSecrets)
 	}
@@ -205,8 +147,8 @@ func (sec *secret) check() error {
 		return fmt.Errorf("the name %q is not lower-case letters, digits, - and _", printableName(sec.Name))
 	case !placeholderRE.MatchString(sec.Placeholder):
 		return errors.New("its placeholder is not 24 to 128 of a-z, 0-9, - and _")
-	case len(sec.Value) < MinSecretValue:
-		return fmt.Errorf("its value is shorter than %d bytes: answers are scrubbed of it, and a short value is found where it is no secret", MinSecretValue)
+	case len(sec.Value) < control.MinSecretValue:
+		return fmt.Errorf("its value is shorter than %d bytes: answers are scrubbed of it, and a short value is found where it is no secret", control.MinSecretValue)
 	case len(sec.Value) > maxSecretValue:
 		return fmt.Errorf("its value is longer than %d bytes", maxSecretValue)
 	case controlChar(sec.Value):
@@ -257,8 +199,8 @@ func basicCred(template, v string) string {
 }
 
 // info describes the set without its values.
-func (s *secretSet) info() []BoundInfo {
-	out := []BoundInfo{}
+func (s *secretSet) info() []control.BoundInfo {
+	out := []control.BoundInfo{}
 	for _, sec := range s.list {
 		sent := "placeholder"
 		switch {
@@ -267,7 +209,7 @@ func (s *secretSet) info() []BoundInfo {
 		case sec.Header != "":
 			sent = "header " + sec.header
 		}
-		out = append(out, BoundInfo{Name: sec.Name, Placeholder: sec.Placeholder, Hosts: sec.Hosts, Sent: sent})
+		out = append(out, control.BoundInfo{Name: sec.Name, Placeholder: sec.Placeholder, Hosts: sec.Hosts, Sent: sent})
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 )
 
@@ -26,7 +27,7 @@ const (
 
 func testSecrets(t *testing.T) *secretSet {
 	t.Helper()
-	s, err := compileSecrets(Secrets{Secrets: []Secret{
+	s, err := compileSecrets(control.Secrets{Secrets: []control.Secret{
 		{Name: "github", Placeholder: ghPH, Value: ghValue, Hosts: []string{"github.com", "*.github.com"}, Basic: "x-access-token:{}"},
 		{Name: "api", Placeholder: apiPH, Value: apiVal, Hosts: []string{"api.example.com"}, Header: "Authorization: Bearer {}"},
 		{Name: "npm", Placeholder: subPH, Value: subVal, Hosts: []string{"registry.example.org:8443"}},
@@ -159,27 +160,27 @@ func TestLeak(t *testing.T) {
 // TestCompileSecrets: what the host sends is checked, and no error quotes
 // a value.
 func TestCompileSecrets(t *testing.T) {
-	good := Secret{Name: "gh", Placeholder: ghPH, Value: ghValue, Hosts: []string{"github.com"}}
+	good := control.Secret{Name: "gh", Placeholder: ghPH, Value: ghValue, Hosts: []string{"github.com"}}
 	for _, tc := range []struct {
 		name string
-		edit func(*Secret)
+		edit func(*control.Secret)
 		want string
 	}{
-		{"no name", func(s *Secret) { s.Name = "" }, "no name"},
-		{"a short placeholder", func(s *Secret) { s.Placeholder = "litterbox-secret-x" }, "placeholder"},
-		{"a short value", func(s *Secret) { s.Value = "abc" }, "shorter than 8 bytes"},
-		{"a value with a line break", func(s *Secret) { s.Value = ghValue + "\n" }, "control character"},
-		{"no hosts", func(s *Secret) { s.Hosts = nil }, "no hosts"},
-		{"a bad host", func(s *Secret) { s.Hosts = []string{"exa mple.com"} }, "exa mple.com"},
-		{"header and basic", func(s *Secret) { s.Header, s.Basic = "X-A: {}", "u:{}" }, "both"},
-		{"a header without {}", func(s *Secret) { s.Header = "Authorization: Bearer" }, "{}"},
-		{"a header without a name", func(s *Secret) { s.Header = "Bearer {}" }, "Name: value"},
-		{"basic without a colon", func(s *Secret) { s.Basic = "{}" }, "user:password"},
-		{"a value holding the placeholder", func(s *Secret) { s.Value = "x" + ghPH }, "holds its placeholder"},
+		{"no name", func(s *control.Secret) { s.Name = "" }, "no name"},
+		{"a short placeholder", func(s *control.Secret) { s.Placeholder = "litterbox-secret-x" }, "placeholder"},
+		{"a short value", func(s *control.Secret) { s.Value = "abc" }, "shorter than 8 bytes"},
+		{"a value with a line break", func(s *control.Secret) { s.Value = ghValue + "\n" }, "control character"},
+		{"no hosts", func(s *control.Secret) { s.Hosts = nil }, "no hosts"},
+		{"a bad host", func(s *control.Secret) { s.Hosts = []string{"exa mple.com"} }, "exa mple.com"},
+		{"header and basic", func(s *control.Secret) { s.Header, s.Basic = "X-A: {}", "u:{}" }, "both"},
+		{"a header without {}", func(s *control.Secret) { s.Header = "Authorization: Bearer" }, "{}"},
+		{"a header without a name", func(s *control.Secret) { s.Header = "Bearer {}" }, "Name: value"},
+		{"basic without a colon", func(s *control.Secret) { s.Basic = "{}" }, "user:password"},
+		{"a value holding the placeholder", func(s *control.Secret) { s.Value = "x" + ghPH }, "holds its placeholder"},
 	} {
 		s := good
 		tc.edit(&s)
-		_, err := compileSecrets(Secrets{Secrets: []Secret{s}})
+		_, err := compileSecrets(control.Secrets{Secrets: []control.Secret{s}})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 			continue
@@ -190,17 +191,17 @@ func TestCompileSecrets(t *testing.T) {
 	}
 	dup := good
 	dup.Placeholder = apiPH
-	if _, err := compileSecrets(Secrets{Secrets: []Secret{good, dup}}); err == nil || !strings.Contains(err.Error(), "twice") {
+	if _, err := compileSecrets(control.Secrets{Secrets: []control.Secret{good, dup}}); err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Errorf("a name twice: %v", err)
 	}
-	clash := []Secret{
+	clash := []control.Secret{
 		{Name: "a", Placeholder: ghPH, Value: ghValue, Hosts: []string{"api.example.com"}, Header: "Authorization: Bearer {}"},
 		{Name: "b", Placeholder: apiPH, Value: apiVal, Hosts: []string{"api.example.com"}, Basic: "u:{}"},
 	}
-	if _, err := compileSecrets(Secrets{Secrets: clash}); err == nil || !strings.Contains(err.Error(), "both set Authorization") {
+	if _, err := compileSecrets(control.Secrets{Secrets: clash}); err == nil || !strings.Contains(err.Error(), "both set Authorization") {
 		t.Errorf("two secrets setting one header of one host: %v", err)
 	}
-	if _, err := compileSecrets(Secrets{Roots: []string{"not a PEM"}}); err == nil || !strings.Contains(err.Error(), "root") {
+	if _, err := compileSecrets(control.Secrets{Roots: []string{"not a PEM"}}); err == nil || !strings.Contains(err.Error(), "root") {
 		t.Errorf("a bad root: %v", err)
 	}
 }
@@ -241,7 +242,7 @@ func TestLeakRefused(t *testing.T) {
 	if err := g.SetPolicy(policy.Policy{Sandbox: "alpha", Mode: policy.ModeOpen}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.SetSecrets(Secrets{Secrets: testSecretList}); err != nil {
+	if _, err := g.SetSecrets(control.Secrets{Secrets: testSecretList}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ req, status, reason string }{
@@ -277,7 +278,7 @@ func TestLeakRefused(t *testing.T) {
 	}
 }
 
-var testSecretList = []Secret{
+var testSecretList = []control.Secret{
 	{Name: "github", Placeholder: ghPH, Value: ghValue, Hosts: []string{"github.com", "*.github.com"}, Basic: "x-access-token:{}"},
 	{Name: "api", Placeholder: apiPH, Value: apiVal, Hosts: []string{"api.example.com"}, Header: "Authorization: Bearer {}"},
 }

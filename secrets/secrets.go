@@ -30,7 +30,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/internal/secretdecl"
 	"github.com/litterbox-dev/litterbox/runner"
 )
@@ -186,8 +186,8 @@ func Fetch(ctx context.Context, r runner.Runner, d Declaration) (Value, error) {
 		return fail("its value is longer than %d bytes", maxValue)
 	case controlChar(v):
 		return fail("its value holds a control character (a line break?): it goes in a header, where that cannot be")
-	case len(v) < gateway.MinSecretValue:
-		return fail("its value is shorter than %d bytes: answers are scrubbed of it, and a short value would be found where it is no secret", gateway.MinSecretValue)
+	case len(v) < control.MinSecretValue:
+		return fail("its value is shorter than %d bytes: answers are scrubbed of it, and a short value would be found where it is no secret", control.MinSecretValue)
 	}
 	return Value{v: v}, nil
 }
@@ -246,19 +246,19 @@ func Env(bs []Binding) []string {
 // its gateway gets (egress.SetSecrets), with roots, more CA certificates
 // (PEM) the gateway trusts for the real servers. The first secret that
 // cannot be had stops it, named: nothing is sent.
-func Prepare(ctx context.Context, r runner.Runner, ds []Declaration, bs []Binding, roots []string) (gateway.Secrets, error) {
-	out := gateway.Secrets{Roots: roots}
+func Prepare(ctx context.Context, r runner.Runner, ds []Declaration, bs []Binding, roots []string) (control.Secrets, error) {
+	out := control.Secrets{Roots: roots}
 	for _, b := range bs {
 		i := slices.IndexFunc(ds, func(d Declaration) bool { return d.Name == b.Name })
 		if i < 0 {
-			return gateway.Secrets{}, fmt.Errorf("secret %q is no longer declared, and the sandbox holds its placeholder in %s: declare it again in %s or %s (see docs/secrets.md)", b.Name, b.Env, LocalFile, userFileText)
+			return control.Secrets{}, fmt.Errorf("secret %q is no longer declared, and the sandbox holds its placeholder in %s: declare it again in %s or %s (see docs/secrets.md)", b.Name, b.Env, LocalFile, userFileText)
 		}
 		d := ds[i]
 		v, err := Fetch(ctx, r, d)
 		if err != nil {
-			return gateway.Secrets{}, err
+			return control.Secrets{}, err
 		}
-		out.Secrets = append(out.Secrets, gateway.Secret{Name: d.Name, Placeholder: b.Placeholder, Value: v.Reveal(), Hosts: d.Hosts, Header: d.Header, Basic: d.Basic})
+		out.Secrets = append(out.Secrets, control.Secret{Name: d.Name, Placeholder: b.Placeholder, Value: v.Reveal(), Hosts: d.Hosts, Header: d.Header, Basic: d.Basic})
 	}
 	return out, nil
 }

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/egress"
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 )
 
 // Connections are the connection attempts a sandbox's gateway recorded
@@ -12,7 +12,7 @@ import (
 // records named litterbox.connection, in order. Every value in them is the
 // gateway's: checked host names, reasons built from them, the names of
 // the secrets a request carried, never a value (docs/egress.md).
-func Connections(repo, sandbox string, rs []gateway.Record, observed time.Time) []LogRecord {
+func Connections(repo, sandbox string, rs []control.Record, observed time.Time) []LogRecord {
 	out := make([]LogRecord, 0, len(rs))
 	for _, c := range rs {
 		severity := SeverityInfo

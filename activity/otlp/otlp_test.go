@@ -11,7 +11,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/activity"
 	"github.com/litterbox-dev/litterbox/activity/otlp/otlptest"
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 )
 
 // session is an MCP session's events as a record holds them: a bash call
@@ -242,7 +242,7 @@ func TestHeaders(t *testing.T) {
 // bytes, and the names of secrets, read by the definitions.
 func TestConnectionsDecode(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	rs := []gateway.Record{
+	rs := []control.Record{
 		{Seq: 7, Time: t0, Kind: "connect", Host: "api.example.com", Port: 443, Addr: "93.184.216.34:443", Allowed: true, Reason: "api.example.com", Secret: "api", Sent: 120, Received: 4096, DurationMS: 35.4},
 		{Seq: 8, Time: t0.Add(time.Second), Kind: "http", Host: "pypi.org", Port: 80, Reason: "not in the allowlist"},
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/litterbox-dev/litterbox/egress"
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/internal/egresstest"
 	"github.com/litterbox-dev/litterbox/internal/gatewaybin"
@@ -278,8 +278,8 @@ func (b *bench) egressDownloads(ctx context.Context, x *egressRig) error {
 // plain tunnel of the same gateway: the median of 20 in a row, each in
 // turn.
 func (b *bench) egressBound(ctx context.Context, x egressBox, gw provider.Ref, in *egresstest.Internet, put func(provider.Ref, string, string) error, both string) error {
-	info, err := egress.SetSecrets(ctx, x.p, gw, gateway.Secrets{
-		Secrets: []gateway.Secret{{Name: "bench", Placeholder: secrets.Placeholder("bench"), Value: "bench-token-0123456789",
+	info, err := egress.SetSecrets(ctx, x.p, gw, control.Secrets{
+		Secrets: []control.Secret{{Name: "bench", Placeholder: secrets.Placeholder("bench"), Value: "bench-token-0123456789",
 			Hosts: []string{"bound.test"}, Header: "Authorization: Bearer {}"}},
 		Roots: []string{string(in.CAPEM)},
 	})

@@ -26,16 +26,17 @@ const tiers = `
 internal/buildinfo, internal/flock, internal/atomicfile, internal/fsname, internal/termtext,
 internal/textcap, internal/staticbin, internal/tomlkeys, internal/egresstest,
 internal/enginetest, internal/enginetest/standin, sandbox/config/devcontainer, internal/kvm,
-runner, activity/otlp/otlptest
+runner, activity/otlp/otlptest, gateway/policy
 
 # over the leaves: git and the engine seam, the activity record, the
 # programs' libraries and their embedded builds, the harnesses' settings files
-< git, provider, activity, scanner, gateway, runner/runnertest,
+< git, provider, activity, scanner, gateway/control, runner/runnertest,
   internal/staticbin/bintest, internal/scanbin, internal/gatewaybin, internal/harnessconf
 
-# the engines, and the declarations of secrets
+# the engines, the declarations of secrets, the gateway (over its
+# protocol packages)
 < provider/docker, provider/kubernetes, provider/fake, provider/contract,
-  internal/secretdecl
+  internal/secretdecl, gateway
 
 # the VM engine (over Docker), the configuration, the gateway's host side
 < provider/vm, sandbox/config, egress, secrets

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/egress"
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
@@ -21,7 +21,7 @@ type Status struct {
 	Sandbox string `json:"sandbox"`
 	NetFile
 	// Records are its recent connection attempts, oldest first.
-	Records []gateway.Record `json:"records"`
+	Records []control.Record `json:"records"`
 	// Refused is every target its gateway refused, each counted, kept
 	// apart from the records (egress.Book): what the sandbox did cannot
 	// push one out.
@@ -54,7 +54,7 @@ func (g *Gate) Show(ctx context.Context, gitDir, slug string, n int) (*Status, e
 	if !ok {
 		return nil, NoGateway(slug)
 	}
-	st := &Status{Sandbox: slug, NetFile: *rec, Records: []gateway.Record{}}
+	st := &Status{Sandbox: slug, NetFile: *rec, Records: []control.Record{}}
 	if _, err := g.CollectLocked(ctx, gitDir, slug, rec); err != nil {
 		st.Note = "the gateway did not answer (" + core.ErrText(err) + "): these are the records the host kept"
 	} else {

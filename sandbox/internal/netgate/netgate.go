@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/egress"
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/internal/gatewaybin"
 	"github.com/litterbox-dev/litterbox/provider"
@@ -307,16 +307,16 @@ func (g *Gate) Collect(ctx context.Context, gitDir, slug string, rec *NetFile) (
 // refuses, as the sandbox sees it, and the gateway's user, its owner: a
 // run reads what it gained during the command (scanner's RunSpec.Refusals).
 func RefusalsFile() (path string, uid int) {
-	return egress.Dir + "/" + gateway.RefusalsFile, egress.UID
+	return egress.Dir + "/" + control.RefusalsFile, egress.UID
 }
 
 // RefusedIn are the refusals a run read from its gateway's file, as an
 // agent reads them (egress.RefusedHosts); ok is false when the gateway
-// emptied the file meanwhile (a gateway.KindCut line): lines the run did
+// emptied the file meanwhile (a control.KindCut line): lines the run did
 // not read may be gone, and the gateway's refusals table is to be asked.
 func RefusedIn(lines string) (hosts []string, ok bool) {
 	rs := egress.ParseRecords(lines)
-	if slices.ContainsFunc(rs, func(r gateway.Record) bool { return r.Kind == gateway.KindCut }) {
+	if slices.ContainsFunc(rs, func(r control.Record) bool { return r.Kind == control.KindCut }) {
 		return nil, false
 	}
 	return egress.RefusedHosts(rs), true
@@ -332,7 +332,7 @@ func (g *Gate) Refused(ctx context.Context, rec *NetFile, start time.Time) ([]st
 	if err != nil {
 		return nil, err
 	}
-	rs = slices.DeleteFunc(rs, func(r gateway.Record) bool { return r.Time.Before(start.Add(-refusedSkew)) })
+	rs = slices.DeleteFunc(rs, func(r control.Record) bool { return r.Time.Before(start.Add(-refusedSkew)) })
 	return egress.RefusedHosts(rs), nil
 }
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/egress"
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
@@ -92,7 +92,7 @@ func (g *Gate) Start(ctx context.Context, r *api.Repo, slug string, rec *NetFile
 		ds = append(ds, decls[i])
 	}
 	roots, err := secrets.Roots(ds)
-	var prepared gateway.Secrets
+	var prepared control.Secrets
 	if err == nil {
 		prepared, err = secrets.Prepare(ctx, g.Runner, ds, Bindings(bs), roots)
 	}

@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"github.com/litterbox-dev/litterbox/egress"
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 	"github.com/litterbox-dev/litterbox/secrets"
@@ -66,6 +66,6 @@ func WriteSecrets(r *api.Repo, slug string, bs []Bound) error {
 
 // SetSecrets gives the gateway of rec its secrets (egress.SetSecrets,
 // which waits for a gateway that is starting).
-func (g *Gate) SetSecrets(ctx context.Context, rec *NetFile, s gateway.Secrets) (gateway.SecretsInfo, error) {
+func (g *Gate) SetSecrets(ctx context.Context, rec *NetFile, s control.Secrets) (control.SecretsInfo, error) {
 	return egress.SetSecrets(ctx, g.Provider, rec.Ref(), s)
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/egress"
-	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
@@ -28,7 +28,7 @@ type secretPlan struct {
 	bound []netgate.Bound
 	// fetched is closed once the values are had (prepared) or not (err).
 	fetched  chan struct{}
-	prepared gateway.Secrets
+	prepared control.Secrets
 	err      error
 	// ca is the gateway's CA once it holds the secrets; trust ends with
 	// the CA written into the sandbox.
@@ -130,7 +130,7 @@ func (c *creation) armGateway(ctx context.Context) (string, error) {
 	}
 	info, err := c.pv.gate.SetSecrets(ctx, c.net, c.secrets.prepared)
 	// The values are the gateway's now: this process keeps none.
-	c.secrets.prepared = gateway.Secrets{}
+	c.secrets.prepared = control.Secrets{}
 	if err != nil {
 		return "", fmt.Errorf("give the egress gateway its secrets: %w", err)
 	}
