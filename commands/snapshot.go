@@ -1,13 +1,10 @@
 package commands
 
 import (
-	"bufio"
 	"context"
-	"os"
 
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
-	"github.com/litterbox-dev/litterbox/scanner"
 )
 
 // Snapshot records what changed in a sandbox's /src as a commit on its
@@ -41,34 +38,6 @@ func saySkipped(env *Env, skipped []api.Skipped) {
 	for _, sk := range skipped {
 		env.errf("skipped %s: %s\n", termtext.Quote(sk.Path), termtext.Escape(sk.Reason))
 	}
-}
-
-// ScanInternal is the scanner that snapshots run inside the container. It is
-// not for humans. Paths come on standard input, byte for byte (see
-// scanner.ReadRequest), followed by the command to run when --run is given.
-type ScanInternal struct {
-	Root    string `default:"/src"`
-	Since   int64  `default:"0"`
-	MaxSize int64  `name:"max-size" default:"0"`
-	RunSpec bool   `name:"run" help:"Run the command described on stdin (JSON, after the request) first."`
-}
-
-// Run writes the scan stream to stdout.
-func (c *ScanInternal) Run() error {
-	in := bufio.NewReader(os.Stdin)
-	o := scanner.Options{Root: c.Root, Since: c.Since, MaxSize: c.MaxSize}
-	if err := scanner.ReadRequest(in, &o); err != nil {
-		return err
-	}
-	if c.RunSpec {
-		o.Run = in
-	}
-	w := bufio.NewWriterSize(os.Stdout, 1<<16)
-	err := scanner.Scan(w, o)
-	if ferr := w.Flush(); err == nil {
-		err = ferr
-	}
-	return err
 }
 
 // Milestone squashes a sandbox's snapshot commits since the last milestone

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
 // The change journal. A watcher (watch_linux.go) runs in the sandbox beside
@@ -24,14 +26,6 @@ import (
 // not watch, more changes than a walk would cost. A journal can only make a
 // scan walk less, never report less: every directory it names is walked
 // exactly as the full walk walks it, times checked against the same stamp.
-
-// WatchUID is the user the watcher runs as, in no group the agent is in:
-// the agent cannot stop it or answer in its place, and its inotify instance
-// and watches count against a user nobody else is (inotify's limits are per
-// user, across the host: as root or as the sandbox user, whom uid 1000 maps
-// to, a hundred sandboxes would use up the instances of the host's own
-// services or of the developer's editor).
-var WatchUID = 65533
 
 // JournalDir holds the watcher's socket. The watcher makes it, so it is its
 // own: a scan talks to the socket only when the directory and the socket
@@ -92,7 +86,7 @@ func ownedByWatcher(p string, dir bool) error {
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	switch {
-	case !ok || int(st.Uid) != WatchUID:
+	case !ok || int(st.Uid) != wire.WatchUID:
 		return fmt.Errorf("%s does not belong to the watcher", p)
 	case dir && !fi.IsDir(), !dir && fi.Mode()&os.ModeSocket == 0:
 		return fmt.Errorf("%s is not the watcher's", p)
@@ -112,7 +106,7 @@ func readJournalReply(r *bufio.Reader) (journalReply, error) {
 	}
 	kind, token, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
 	rep := journalReply{token: token, full: kind == "full"}
-	if (kind != "full" && kind != "dirs") || !validToken(token) {
+	if (kind != "full" && kind != "dirs") || !wire.ValidToken(token) {
 		return journalReply{}, fmt.Errorf("journal: bad reply %q", line)
 	}
 	for {
@@ -132,10 +126,4 @@ func readJournalReply(r *bufio.Reader) (journalReply, error) {
 		}
 		rep.dirs = append(rep.dirs, d)
 	}
-}
-
-// A token is GEN:SEQ: the watcher's random generation and its event count.
-func validToken(t string) bool {
-	gen, seq, ok := strings.Cut(t, ":")
-	return ok && gen != "" && seq != "" && strings.Trim(gen+seq, "0123456789abcdef") == ""
 }

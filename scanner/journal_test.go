@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,7 +26,7 @@ import (
 // directory of the test's.
 func startWatcher(t *testing.T, root string) {
 	t.Helper()
-	JournalDir, WatchUID = filepath.Join(t.TempDir(), "j"), os.Getuid()
+	JournalDir, wire.WatchUID = filepath.Join(t.TempDir(), "j"), os.Getuid()
 	go func() { _ = watchServe(root) }()
 	for i := 0; ; i++ {
 		if _, err := askJournal(""); err == nil {
@@ -67,7 +68,7 @@ func TestJournalWalkReportsWhatTheFullWalkReports(t *testing.T) {
 	}
 	startWatcher(t, root)
 	time.Sleep(20 * time.Millisecond)
-	first, firstBlobs := scanDir(t, Options{Root: root, Journal: true})
+	first, firstBlobs := scanDir(t, wire.Options{Root: root, Journal: true})
 	known := map[string]string{}
 	for p, f := range first.Files {
 		known[p] = f.Mode + " " + string(firstBlobs[f.ID])
@@ -89,7 +90,7 @@ func TestJournalWalkReportsWhatTheFullWalkReports(t *testing.T) {
 		// finds it again where the journal, rightly, names nothing:
 		// the stamps here fall in a tick of their own.
 		time.Sleep(20 * time.Millisecond)
-		o := Options{Root: root, Since: since, Linked: linked}
+		o := wire.Options{Root: root, Since: since, Linked: linked}
 		if rng.Intn(8) == 0 {
 			if d := ch.someDir(); d != "" {
 				o.Full = []string{d}
@@ -141,9 +142,9 @@ func TestJournalWalkReportsWhatTheFullWalkReports(t *testing.T) {
 // full walk may send besides a file whose times alone moved (a hard link
 // to it made and removed: the watcher rightly ignores a link gone
 // unwritten), never one whose content or mode changed.
-func compareScans(t *testing.T, what string, j, f *Result, jb, fb memBlobs, known map[string]string) {
+func compareScans(t *testing.T, what string, j, f *wire.Result, jb, fb memBlobs, known map[string]string) {
 	t.Helper()
-	content := func(r *Result, b memBlobs) map[string]string {
+	content := func(r *wire.Result, b memBlobs) map[string]string {
 		m := map[string]string{}
 		for p, f := range r.Files {
 			m[p] = f.Mode + " " + string(b[f.ID])
@@ -164,7 +165,7 @@ func compareScans(t *testing.T, what string, j, f *Result, jb, fb memBlobs, know
 		t.Fatalf("%s:\nfiles: journal %v\nfull walk %v", what, slices.Sorted(maps.Keys(jc)), slices.Sorted(maps.Keys(fc)))
 	}
 	maps.Copy(known, fc)
-	dirs := func(r *Result) map[string][]string {
+	dirs := func(r *wire.Result) map[string][]string {
 		m := map[string][]string{}
 		for d, es := range r.Meta.Dirs {
 			var l []string
@@ -195,7 +196,7 @@ func compareScans(t *testing.T, what string, j, f *Result, jb, fb memBlobs, know
 	}
 }
 
-func skippedPaths(s []Skipped) []string {
+func skippedPaths(s []wire.Skipped) []string {
 	var out []string
 	for _, k := range s {
 		out = append(out, k.Path)
@@ -458,11 +459,11 @@ func TestWatcherSaysFullWhenItCannotVouch(t *testing.T) {
 // same server owned by that user is believed.
 func TestAskJournalBelievesOnlyTheWatchersUser(t *testing.T) {
 	fakeJournal(t, func(string) string { return "dirs 0123:5\n" }) // "nothing changed"
-	WatchUID = os.Getuid() + 1
+	wire.WatchUID = os.Getuid() + 1
 	if rep, err := askJournal("0123:4"); err == nil {
 		t.Fatalf("a socket of uid %d was asked, and said %+v", os.Getuid(), rep)
 	}
-	WatchUID = os.Getuid()
+	wire.WatchUID = os.Getuid()
 	if rep, err := askJournal("0123:4"); err != nil || rep.full || len(rep.dirs) != 0 || rep.token != "0123:5" {
 		t.Fatalf("the watcher's own socket: %+v, %v", rep, err)
 	}
@@ -531,8 +532,8 @@ func TestJournalWalkStatsLinkedFiles(t *testing.T) {
 	os.WriteFile(filepath.Join(root, ".gitignore"), []byte("ign/\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "d", "README.md"), []byte("readme\n"), 0o644)
 	startWatcher(t, root)
-	o := Options{Root: root, Journal: true}
-	scan := func() *Result {
+	o := wire.Options{Root: root, Journal: true}
+	scan := func() *wire.Result {
 		t.Helper()
 		time.Sleep(20 * time.Millisecond) // the stamps fall in a tick of their own
 		r, _ := scanDir(t, o)
@@ -547,7 +548,7 @@ func TestJournalWalkStatsLinkedFiles(t *testing.T) {
 		t.Fatalf("after the link: partial %v, linked %q; want a full walk and d/README.md", r.Meta.Partial, r.Meta.Linked)
 	}
 	writeNoFollow(filepath.Join(root, "ign", "h"), os.O_APPEND, "EVIL\n")
-	r, blobs := func() (*Result, memBlobs) {
+	r, blobs := func() (*wire.Result, memBlobs) {
 		time.Sleep(20 * time.Millisecond)
 		return scanDir(t, o)
 	}()
@@ -561,7 +562,7 @@ func TestJournalWalkStatsLinkedFiles(t *testing.T) {
 // (it answers only "since", and finds no hard links) is not believed: the
 // scan walks the whole tree, and the host starts a watcher of its own.
 func TestAskJournalSkipsAnEarlierWatcher(t *testing.T) {
-	WatchUID = os.Getuid()
+	wire.WatchUID = os.Getuid()
 	fakeJournal(t, func(line string) string {
 		if strings.HasPrefix(line, "since ") {
 			return "dirs 0123:5\n"

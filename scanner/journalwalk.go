@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -90,7 +91,7 @@ func (sc *scanner) walkJournal(dirs []string, base *ignorer) {
 // and may not name its parent.
 func (sc *scanner) refusedDir(d string, memo map[string]dirCtx) {
 	parent := parentDir(d)
-	reason := refusedName(path.Base(d), false)
+	reason := wire.RefusedName(path.Base(d), false)
 	if d == "" || reason == "" || sc.walked[parent] || sc.underWhole(parent) || !sc.dirContext(parent, memo).ok {
 		return
 	}
@@ -105,7 +106,7 @@ func (sc *scanner) refusedDir(d string, memo map[string]dirCtx) {
 func (sc *scanner) keepLinked(memo map[string]dirCtx) {
 	for _, p := range slices.Sorted(maps.Keys(sc.linked)) {
 		dir := parentDir(p)
-		if p == "" || sc.walked[dir] || sc.underWhole(dir) || refusedName(path.Base(p), false) != "" {
+		if p == "" || sc.walked[dir] || sc.underWhole(dir) || wire.RefusedName(path.Base(p), false) != "" {
 			continue // walked (and kept there), or not a file the full walk sees
 		}
 		var st unix.Stat_t
@@ -194,7 +195,7 @@ func (sc *scanner) dirContext(d string, memo map[string]dirCtx) dirCtx {
 func (sc *scanner) childContext(parent string, pc dirCtx, d string) dirCtx {
 	ig := sc.rulesIn(parent, pc)
 	var st unix.Stat_t
-	if unix.Lstat(filepath.Join(sc.o.Root, d), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || refusedName(path.Base(d), false) != "" {
+	if unix.Lstat(filepath.Join(sc.o.Root, d), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || wire.RefusedName(path.Base(d), false) != "" {
 		return dirCtx{}
 	}
 	f := walkFlags{tracked: pc.f.tracked}

@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
 // Main is the scanner program: args are what follows the program's name,
 // optionally led by "scan-internal" (the host runs `SCANNER scan-internal
-// --root /src --since N --max-size N [--run]`, which a litterbox binary
-// given as LITTERBOX_SCANNER reads as its hidden command). The request, then
+// --root /src --since N --max-size N [--run]`: the word is the host's,
+// from when litterbox itself served as the scanner). The request, then
 // with --run the command to run, come on stdin; the stream goes to stdout.
 func Main(args []string, stdin io.Reader, stdout io.Writer) error {
 	undumpable()
@@ -25,7 +27,7 @@ func Main(args []string, stdin io.Reader, stdout io.Writer) error {
 	}
 	fs := flag.NewFlagSet("litterbox-scan", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	o := Options{}
+	o := wire.Options{}
 	fs.StringVar(&o.Root, "root", "/src", "directory to scan")
 	fs.Int64Var(&o.Since, "since", 0, "report entries changed at or after this time (unix ns)")
 	fs.Int64Var(&o.MaxSize, "max-size", 0, "skip larger files")
@@ -37,7 +39,7 @@ func Main(args []string, stdin io.Reader, stdout io.Writer) error {
 		return fmt.Errorf("litterbox-scan: unexpected argument %q", fs.Arg(0))
 	}
 	in := bufio.NewReader(stdin)
-	if err := ReadRequest(in, &o); err != nil {
+	if err := wire.ReadRequest(in, &o); err != nil {
 		return err
 	}
 	if *run {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
 // gitRefuses asks git whether it refuses name as an entry of the given mode
@@ -114,7 +116,7 @@ func TestRefusedNamesMatchGit(t *testing.T) {
 	for _, mode := range []string{"100644", "120000", "040000"} {
 		git := gitRefuses(t, names, mode)
 		for _, n := range names {
-			ours := refusedName(n, mode == "120000")
+			ours := wire.RefusedName(n, mode == "120000")
 			if (ours != "") != (git[n] != "") {
 				t.Errorf("mode %s, name %q: we say %q, git says %q", mode, n, ours, git[n])
 			}
@@ -122,7 +124,7 @@ func TestRefusedNamesMatchGit(t *testing.T) {
 	}
 }
 
-// FuzzRefusedNamesMatchGit holds refusedName to git on fuzzed names:
+// FuzzRefusedNamesMatchGit holds RefusedName to git on fuzzed names:
 // `go test -fuzz FuzzRefusedNamesMatchGit ./sandbox/`.
 func FuzzRefusedNamesMatchGit(f *testing.F) {
 	for _, n := range []string{".git ", "git~1", ".gitmodules", "gi7eba~1.", ".g\u200cit", "x\\.git"} {
@@ -138,7 +140,7 @@ func FuzzRefusedNamesMatchGit(f *testing.F) {
 			mode = "120000"
 		}
 		git := gitRefuses(t, []string{name}, mode)
-		if ours := refusedName(name, link); (ours != "") != (git[name] != "") {
+		if ours := wire.RefusedName(name, link); (ours != "") != (git[name] != "") {
 			t.Errorf("mode %s, name %q: we say %q, git says %q", mode, name, ours, git[name])
 		}
 	})

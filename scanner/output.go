@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/internal/textcap"
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
 // A command's output reaches the agent inside a response of bounded size.
@@ -101,7 +102,7 @@ type shown struct {
 // finish fits the two streams into budget bytes of JSON, keeps the files of
 // those cut or altered (writing a file now for a stream that was small but
 // not UTF-8), removes the others, and fills res.
-func finish(res *RunResult, stdout, stderr *capture, budget int) {
+func finish(res *wire.RunResult, stdout, stderr *capture, budget int) {
 	// A stream shown whole but not as it was (not UTF-8), or cut only to
 	// make room for the other, gets its file now; a file that could not be
 	// written is not named, so the fit runs again without it.
@@ -223,17 +224,4 @@ func pruneOutputs(dir string) {
 	for _, n := range names[:max(len(names)-keepOutputFiles, 0)] {
 		os.Remove(filepath.Join(dir, n))
 	}
-}
-
-// Clip keeps at most limit bytes of the two streams together, copied: an
-// honest scanner fits them into the spec's Cap (finish), and the host clips
-// what a tampered one sent past it, so a result kept after its scan is
-// released (Result.Release) holds no more than the cap.
-func (r *RunResult) Clip(limit int) {
-	if len(r.Stdout)+len(r.Stderr) <= limit {
-		return
-	}
-	r.Stdout = strings.Clone(r.Stdout[:min(len(r.Stdout), limit)])
-	r.Stderr = strings.Clone(r.Stderr[:min(len(r.Stderr), limit-len(r.Stdout))])
-	r.StdoutTruncated, r.StderrTruncated = true, true
 }

@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
-func scanStream(t *testing.T, entries []tar.Header, contents []string, meta Meta) []byte {
+func scanStream(t *testing.T, entries []tar.Header, contents []string, meta wire.Meta) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -26,8 +27,8 @@ func scanStream(t *testing.T, entries []tar.Header, contents []string, meta Meta
 		}
 		tw.Write([]byte(contents[i]))
 	}
-	data := meta.encode()
-	tw.WriteHeader(&tar.Header{Name: metaName, Typeflag: tar.TypeReg, Size: int64(len(data)), Mode: 0o644})
+	data := meta.Encode()
+	tw.WriteHeader(&tar.Header{Name: wire.MetaName, Typeflag: tar.TypeReg, Size: int64(len(data)), Mode: 0o644})
 	tw.Write(data)
 	tw.Close()
 	return buf.Bytes()
@@ -49,8 +50,8 @@ func (m memBlobs) Write(size int64, r io.Reader) (string, error) {
 }
 
 // parseScan reads a scan stream held in memory, keeping contents in blobs.
-func parseScan(data []byte, blobs memBlobs) (*Result, error) {
-	res, err := Read(bytes.NewReader(data), blobs)
+func parseScan(data []byte, blobs memBlobs) (*wire.Result, error) {
+	res, err := wire.Read(bytes.NewReader(data), blobs)
 	res.Release() // only the charge: the test reads on
 	return res, err
 }
@@ -64,7 +65,7 @@ func TestParseScanRefusesHostileNames(t *testing.T) {
 		contents = append(contents, "x")
 	}
 	blobs := memBlobs{}
-	sc, err := parseScan(scanStream(t, hdrs, contents, Meta{Dirs: map[string][]DirEntry{"../x": {{"y", EntryFile}}}}), blobs)
+	sc, err := parseScan(scanStream(t, hdrs, contents, wire.Meta{Dirs: map[string][]wire.DirEntry{"../x": {{Name: "y", Kind: wire.EntryFile}}}}), blobs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +84,8 @@ func TestParseScanRefusesHostileNames(t *testing.T) {
 // can forge its meta too. Paths in it that climb out of /src must not go
 // back to the scanner (Full, Paths) or into git queries.
 func TestParseScanRefusesHostileMeta(t *testing.T) {
-	sc, err := parseScan(scanStream(t, nil, nil, Meta{
-		Dirs:           map[string][]DirEntry{"": {{"../../etc", EntryDir}, {"a/b", EntryDir}, {".", EntryDir}, {"ok", EntryDir}, {"ok.txt", EntryFile}, {"ign", EntryNotWalked}}},
+	sc, err := parseScan(scanStream(t, nil, nil, wire.Meta{
+		Dirs:           map[string][]wire.DirEntry{"": {{Name: "../../etc", Kind: wire.EntryDir}, {Name: "a/b", Kind: wire.EntryDir}, {Name: ".", Kind: wire.EntryDir}, {Name: "ok", Kind: wire.EntryDir}, {Name: "ok.txt", Kind: wire.EntryFile}, {Name: "ign", Kind: wire.EntryNotWalked}}},
 		IgnoredChanged: []string{"../../etc/passwd", "/etc/shadow", ".git/config", "kept.log"},
 		Ignored:        []string{"../up", "ign"},
 	}), memBlobs{})
@@ -114,7 +115,7 @@ func TestParseScanModes(t *testing.T) {
 	sc, err := parseScan(scanStream(t, []tar.Header{
 		{Name: "run.sh", Typeflag: tar.TypeReg, Mode: 0o755},
 		{Name: "link", Typeflag: tar.TypeSymlink, Linkname: "/etc/shadow"},
-	}, []string{"echo\n", ""}, Meta{}), blobs)
+	}, []string{"echo\n", ""}, wire.Meta{}), blobs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestParseScanWithoutMetaIsAnError(t *testing.T) {
 }
 
 // scanDir scans root with o and reads the stream back.
-func scanDir(t *testing.T, o Options) (*Result, memBlobs) {
+func scanDir(t *testing.T, o wire.Options) (*wire.Result, memBlobs) {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := Scan(&buf, o); err != nil {
@@ -163,7 +164,7 @@ func TestScanReportsOnlyChanges(t *testing.T) {
 	write("a/obj.o", "ignored")
 	os.Chmod(filepath.Join(root, "old.txt"), 0o755)
 
-	sc, _ := scanDir(t, Options{Root: root, Since: start})
+	sc, _ := scanDir(t, wire.Options{Root: root, Since: start})
 	if len(sc.Files) != 2 || sc.Files["a/new.txt"].ID == "" || sc.Files["old.txt"].Mode != "100755" {
 		t.Fatalf("files = %v, want a/new.txt and old.txt (chmod +x)", keys(sc.Files))
 	}
@@ -178,7 +179,7 @@ func TestScanReportsOnlyChanges(t *testing.T) {
 	}
 }
 
-func keys(m map[string]File) []string {
+func keys(m map[string]wire.File) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
@@ -229,13 +230,13 @@ func TestTarKeepsNamesByteForByte(t *testing.T) {
 		os.MkdirAll(filepath.Join(root, n), 0o755)
 		os.WriteFile(filepath.Join(root, n, n), []byte(n), 0o644)
 	}
-	sc, blobs := scanDir(t, Options{Root: root})
+	sc, blobs := scanDir(t, wire.Options{Root: root})
 	for _, n := range odd {
 		p := n + "/" + n
 		if string(blobs[sc.Files[p].ID]) != n {
 			t.Errorf("file %q: sent %q, want its name as content", p, blobs[sc.Files[p].ID])
 		}
-		if l := sc.Meta.Dirs[n]; len(l) != 1 || l[0].Name != n || l[0].Kind != EntryFile {
+		if l := sc.Meta.Dirs[n]; len(l) != 1 || l[0].Name != n || l[0].Kind != wire.EntryFile {
 			t.Errorf("listing of %q = %q, want [%q]", n, l, n)
 		}
 	}
@@ -256,7 +257,7 @@ func TestScanEntersOnlyTrackedIgnoredDirs(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(root, ".gitignore"), []byte("node_modules/\nbuild/\n"), 0o644)
 
-	sc, _ := scanDir(t, Options{Root: root})
+	sc, _ := scanDir(t, wire.Options{Root: root})
 	if got := strings.Join(sc.Meta.Ignored, ","); got != "build,node_modules" {
 		t.Fatalf("ignored = %q, want build,node_modules", got)
 	}
@@ -269,7 +270,7 @@ func TestScanEntersOnlyTrackedIgnoredDirs(t *testing.T) {
 		t.Errorf("ignoredChanged = %q, want nothing from unwalked directories", sc.Meta.IgnoredChanged)
 	}
 
-	sc, _ = scanDir(t, Options{Root: root, Tracked: []string{"build", "build/sub"}})
+	sc, _ = scanDir(t, wire.Options{Root: root, Tracked: []string{"build", "build/sub"}})
 	if got := strings.Join(slices.Sorted(maps.Keys(sc.Meta.Dirs)), ","); got != ",build,build/sub,src" {
 		t.Errorf("walked %q, want the root, build, build/sub and src only", got)
 	}
@@ -293,7 +294,7 @@ func TestScanFileShorterThanStat(t *testing.T) {
 		t.Skip("needs a sysfs file whose stat size exceeds its content")
 	}
 	var buf bytes.Buffer
-	if err := Scan(&buf, Options{Root: dir, Since: 1 << 62, Paths: []string{name}}); err != nil {
+	if err := Scan(&buf, wire.Options{Root: dir, Since: 1 << 62, Paths: []string{name}}); err != nil {
 		t.Fatal(err)
 	}
 	sc, err := parseScan(buf.Bytes(), memBlobs{})
@@ -358,16 +359,16 @@ func TestScanAudit(t *testing.T) {
 	os.Symlink("model.bin", filepath.Join(root, "link"))
 	start := stampAfter(t, root, ".", ".gitignore", "small.txt", "model.bin", "sub", "sub/deep.bin", "app.log", "build", "build/out.bin", "build/keep.bin", "GIT~1", "GIT~1/x", "link")
 
-	sc, _ := scanDir(t, Options{Root: root, Since: start, MaxSize: 50})
+	sc, _ := scanDir(t, wire.Options{Root: root, Since: start, MaxSize: 50})
 	if len(sc.Files) != 0 || len(sc.Meta.Skipped) != 0 {
 		t.Fatalf("a plain scan after the stamp sent %v and skipped %v; want nothing", keys(sc.Files), sc.Meta.Skipped)
 	}
 
-	sc, _ = scanDir(t, Options{Root: root, Since: start, MaxSize: 50, Audit: true, Tracked: []string{"build"}, Paths: []string{"small.txt"}, List: []string{""}})
+	sc, _ = scanDir(t, wire.Options{Root: root, Since: start, MaxSize: 50, Audit: true, Tracked: []string{"build"}, Paths: []string{"small.txt"}, List: []string{""}})
 	if len(sc.Files) != 0 || len(sc.Meta.Dirs) != 0 {
 		t.Errorf("an audit sent %v and listed %d directories; want nothing", keys(sc.Files), len(sc.Meta.Dirs))
 	}
-	got := map[string]Unrecordable{}
+	got := map[string]wire.Unrecordable{}
 	for _, u := range sc.Meta.Unrecordable {
 		got[u.Path] = u
 	}
@@ -397,7 +398,7 @@ func TestScanAudit(t *testing.T) {
 	os.Chmod(filepath.Join(root, "small.txt"), 0o000)
 	os.Chmod(filepath.Join(root, "sub"), 0o600) // listed, not searchable
 	t.Cleanup(func() { os.Chmod(filepath.Join(root, "sub"), 0o755) })
-	sc, _ = scanDir(t, Options{Root: root, Since: start, MaxSize: 50, Audit: true})
+	sc, _ = scanDir(t, wire.Options{Root: root, Since: start, MaxSize: 50, Audit: true})
 	if os.Geteuid() == 0 {
 		return // snapshot_unreadable.txtar runs it as uid 1000
 	}
@@ -428,7 +429,7 @@ func TestScanUnsearchableDir(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "d", "f"), []byte("x"), 0o644)
 	os.Chmod(filepath.Join(root, "d"), 0o600)
 	t.Cleanup(func() { os.Chmod(filepath.Join(root, "d"), 0o755) })
-	sc, _ := scanDir(t, Options{Root: root})
+	sc, _ := scanDir(t, wire.Options{Root: root})
 	if l, ok := sc.Meta.Dirs["d"]; ok {
 		t.Errorf("d was listed as %v: its files would be recorded as deleted", l)
 	}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
 // A confined sandbox's gateway appends each connection it refuses to a
@@ -17,11 +19,6 @@ import (
 // write is read; anything else at that name, and a file replaced during
 // the command, leaves RunResult.RefusalsRead false, and the host asks the
 // gateway instead.
-
-// maxRefusals is the most of the file's new lines a run reads: the
-// gateway records at most 200 refusals in a burst, each a few hundred
-// bytes; past this the host asks the gateway.
-const maxRefusals = 256 << 10
 
 // refusalsMark is where a refusals file ended before a command.
 type refusalsMark struct {
@@ -39,7 +36,7 @@ func gatewayFile(fi os.FileInfo, uid int) ([2]uint64, bool) {
 
 // markRefusals notes where spec's refusals file ends; the mark is not ok
 // when the spec names none or the file is not the gateway's.
-func markRefusals(spec *RunSpec) refusalsMark {
+func markRefusals(spec *wire.RunSpec) refusalsMark {
 	if spec.Refusals == "" {
 		return refusalsMark{}
 	}
@@ -53,9 +50,9 @@ func markRefusals(spec *RunSpec) refusalsMark {
 
 // readRefusals fills res with the whole lines the refusals file gained
 // since m, when it is the same file, still the gateway's, and they fit in
-// maxRefusals. A file that shrank was started again by the gateway (it
+// MaxRefusals. A file that shrank was started again by the gateway (it
 // keeps it small): all of it is new.
-func readRefusals(spec *RunSpec, m refusalsMark, res *RunResult) {
+func readRefusals(spec *wire.RunSpec, m refusalsMark, res *wire.RunResult) {
 	if !m.ok {
 		return
 	}
@@ -75,7 +72,7 @@ func readRefusals(spec *RunSpec, m refusalsMark, res *RunResult) {
 	if fi.Size() < from {
 		from = 0
 	}
-	if fi.Size()-from > maxRefusals {
+	if fi.Size()-from > wire.MaxRefusals {
 		return
 	}
 	b, err := io.ReadAll(io.NewSectionReader(f, from, fi.Size()-from))

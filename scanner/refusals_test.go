@@ -5,13 +5,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
 // refusalsRun runs command with the refusals file at path, owned (as the
 // run is told) by uid.
-func refusalsRun(t *testing.T, command, path string, uid int) *RunResult {
+func refusalsRun(t *testing.T, command, path string, uid int) *wire.RunResult {
 	t.Helper()
-	spec, err := json.Marshal(RunSpec{Command: command, Workdir: "/", Timeout: 10e9, Cap: 1000, Refusals: path, RefusalsUID: uid})
+	spec, err := json.Marshal(wire.RunSpec{Command: command, Workdir: "/", Timeout: 10e9, Cap: 1000, Refusals: path, RefusalsUID: uid})
 	if err != nil {
 		t.Fatal(err)
 	}

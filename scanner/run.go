@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
 // A bash tool call and the snapshot after it share one exec: the scanner
@@ -19,67 +21,12 @@ import (
 // of the scan in the same stream. That halves the round trips an agent waits
 // for on every call.
 
-// RunSpec is one shell command to run before a scan (Options.Run).
-type RunSpec struct {
-	Command string        `json:"command"`
-	Workdir string        `json:"workdir"`       // absolute in the container
-	Timeout time.Duration `json:"timeout"`       // the host fills in its default
-	Env     []string      `json:"env,omitempty"` // extra KEY=VALUE
-	Message string        `json:"message"`       // snapshot commit message
-	// Cap is how much output the result shows, both streams together, as
-	// JSON bytes (see output.go); the host fills in its default.
-	Cap int `json:"cap"`
-	// KeepOutput keeps the whole of a stream that was cut in a file under
-	// OutputDir, named in the result.
-	KeepOutput bool `json:"keepOutput,omitempty"`
-	// ID names the run: its output files, and the LITTERBOX_RUN variable
-	// that marks every process it starts. Run sets it.
-	ID string `json:"id"`
-	// Args are the script's positional parameters ($1...), and Stdin its
-	// input: the agent's values travel as data, never inside Command.
-	Args  []string `json:"args,omitempty"`
-	Stdin []byte   `json:"stdin,omitempty"`
-	// Refusals names the file where the sandbox's gateway records the
-	// connections it refuses, owned by RefusalsUID (see refusals.go): the
-	// result holds what it gained during the command.
-	Refusals    string `json:"refusals,omitempty"`
-	RefusalsUID int    `json:"refusalsUid,omitempty"`
-}
-
-// RunResult is what the command did. Stdout and Stderr are what is shown,
-// fitted into the spec's Cap; the Bytes fields count all of each stream,
-// and the File fields name the files that keep the whole of a stream cut.
-type RunResult struct {
-	Stdout          string `json:"stdout"`
-	Stderr          string `json:"stderr"`
-	ExitCode        int    `json:"exitCode"`
-	TimedOut        bool   `json:"timedOut,omitempty"`
-	Cancelled       bool   `json:"cancelled,omitempty"`
-	StdoutTruncated bool   `json:"stdoutTruncated,omitempty"`
-	StderrTruncated bool   `json:"stderrTruncated,omitempty"`
-	StdoutBytes     int64  `json:"stdoutBytes"`
-	StderrBytes     int64  `json:"stderrBytes"`
-	StdoutFile      string `json:"stdoutFile,omitempty"`
-	StderrFile      string `json:"stderrFile,omitempty"`
-	// Refusals are the lines the spec's refusals file gained during the
-	// command, when RefusalsRead: false when the spec named none or that
-	// file could not be trusted or read.
-	Refusals     string `json:"refusals,omitempty"`
-	RefusalsRead bool   `json:"refusalsRead,omitempty"`
-}
-
-const (
-	runStdoutName = "/litterbox-run-stdout"
-	runStderrName = "/litterbox-run-stderr"
-	runResultName = "/litterbox-run-result"
-)
-
 // runInContainer is the scanner's half of Run: it runs the command and
 // returns its result, the output fitted into the spec's Cap. Closing stdin
 // (after the spec) stops the command.
-func runInContainer(stdin io.Reader) (*RunResult, error) {
+func runInContainer(stdin io.Reader) (*wire.RunResult, error) {
 	dec := json.NewDecoder(stdin)
-	var spec RunSpec
+	var spec wire.RunSpec
 	if err := dec.Decode(&spec); err != nil {
 		return nil, fmt.Errorf("read run spec: %w", err)
 	}
@@ -102,7 +49,7 @@ func runInContainer(stdin io.Reader) (*RunResult, error) {
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A background job that keeps our pipes open must not hold the call.
 	cmd.WaitDelay = 500 * time.Millisecond
-	res := &RunResult{}
+	res := &wire.RunResult{}
 	refusals := markRefusals(&spec)
 	if err := cmd.Start(); err != nil {
 		res.ExitCode = 127

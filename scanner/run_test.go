@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/internal/textcap"
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
 // runSpec runs spec as the scanner does, its stdin held open (closing it
 // would cancel the command).
-func runSpec(t *testing.T, spec string) (*RunResult, string, string) {
+func runSpec(t *testing.T, spec string) (*wire.RunResult, string, string) {
 	t.Helper()
 	r, w := io.Pipe()
 	defer w.Close()
@@ -94,7 +95,7 @@ func TestRunInContainerBackgroundJobDoesNotHold(t *testing.T) {
 func TestRunInContainerStopsOnClosedStdin(t *testing.T) {
 	id := "cancel-" + strings.ReplaceAll(t.Name(), "/", "-")
 	r, w := io.Pipe()
-	done := make(chan *RunResult)
+	done := make(chan *wire.RunResult)
 	go func() {
 		res, err := runInContainer(r)
 		if err != nil {

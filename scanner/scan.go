@@ -28,125 +28,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 	"golang.org/x/sys/unix"
 )
 
-// The scanner is the litterbox binary itself, copied into the sandbox's
-// root-owned run directory and run as the sandbox user (`litterbox
-// scan-internal`). It walks /src, skips what .gitignore excludes, and writes
+// The scanner (cmd/litterbox-scan) is copied into the sandbox's root-owned
+// run directory and run as the sandbox user (`SCANNER scan-internal`). It walks /src, skips what .gitignore excludes, and writes
 // a tar of only the entries changed since a stamp, then one meta entry. Change is judged by ctime as well as mtime:
 // chmod, `touch -d` and `cp -p` leave mtime in the past but always move ctime,
 // which no user can set. The host never follows anything from this stream; it
 // only reads names, modes, link targets and bytes.
 
-// Options tune one scan.
-type Options struct {
-	Root    string // the directory to scan, /src
-	Since   int64  // report entries changed at or after this time (unix ns); 0 reports all
-	MaxSize int64  // larger files are skipped and named in Meta.Skipped
-	// Full are directories (relative) whose whole subtree is reported.
-	Full []string
-	// Paths are files (relative) reported whatever their times, even when
-	// ignored: the branch tracks them.
-	Paths []string
-	// List are directories whose whole subtree is listed, with the ignore
-	// status of every file: ignore rules above them changed.
-	List []string
-	// Tracked are ignored directories the branch tracks files under: the
-	// scanner walks them, for tracked files only (git's rules apply to
-	// untracked paths only), and no other ignored directory.
-	Tracked []string
-	// Excludes are the lines of the repository-wide ignore files
-	// (core.excludesFile, then info/exclude), base "".
-	Excludes []string
-	// Journal asks the change journal (journal.go) for the directories
-	// changed since JournalToken (the last scan's Meta.Journal), and walks
-	// only those when it can say.
-	Journal      bool
-	JournalToken string
-	// Ignored is the last scan's Meta.Ignored: a walk that follows the
-	// journal keeps those of them it does not walk past.
-	Ignored []string
-	// Linked is the last scan's Meta.Linked: files with another name,
-	// which a write through that name changes without a journal event in
-	// their own directory. A walk that follows the journal stats each.
-	Linked []string
-	// Run, when set, holds a RunSpec as JSON: the command runs first and its
-	// result leads the stream.
-	Run io.Reader
-	// Audit asks for no changes and no contents: the walk visits the whole
-	// tree and names, in Meta.Unrecordable, every file a snapshot cannot
-	// record (over MaxSize, unreadable), and in Skipped every directory it
-	// cannot read and every name git refuses, changed or not. A pause that
-	// ends the sandbox asks it, since what no snapshot recorded is lost
-	// then.
-	Audit bool
-}
-
-// Meta is the last entry of a scan stream, named metaName, in the
-// record format of scanwire.go.
-type Meta struct {
-	// Start is a ctime stamp taken before the walk: the Since of the next scan.
-	Start int64
-	// Dirs holds, for every directory changed since Since (entries added,
-	// removed or renamed), and every directory of a List or Full subtree,
-	// all its entries. The host compares them with the branch to find
-	// deletions, and new directories and files to ask for.
-	Dirs map[string][]DirEntry
-	// Skipped are files that could not be reported, with the reason.
-	Skipped []Skipped
-	// IgnoredChanged are changed files that .gitignore excludes; the host
-	// asks for them again (Paths) only when the branch tracks them.
-	IgnoredChanged []string
-	// Ignored are the ignored directories whose parent is not ignored, all
-	// of them, at every scan: the host finds among them the ones the branch
-	// tracks files under (Options.Tracked).
-	Ignored []string
-	// Torn are files sent whose content changed while they were read: what
-	// was sent is not recorded, and the change, which moved their ctime past
-	// Start, is caught by the next scan.
-	Torn []string
-	// Journal is the change journal's token, the JournalToken of the next
-	// scan; "" when no watcher answered.
-	Journal string
-	// Partial says the walk followed the journal.
-	Partial bool
-	// Linked are the files walked (or, in a journal walk, Options.Linked
-	// stat'ed) that have more than one name, or had when a scan last saw
-	// them: a file keeps its place while its name holds a regular file,
-	// since a descriptor opened through a name since removed still writes
-	// it.
-	Linked []string
-	// Took is how long the scan itself took (from its stamp, after any
-	// command, to its meta), in nanoseconds.
-	Took int64
-	// Unrecordable are, in an audit (Options.Audit), the files no snapshot
-	// can record.
-	Unrecordable []Unrecordable
-}
-
-// Unrecordable is a file an audit found that no snapshot can record as it
-// is: the host decides whether the branch holds it already.
-type Unrecordable struct {
-	Path   string
-	Reason string
-	// ID is the git blob id (SHA-1) of a file over the size cap that could
-	// be read, so the host can tell whether the branch holds it already.
-	ID string
-	// Ignored says .gitignore excludes the path (or it is under an ignored
-	// directory): it matters only if the branch tracks it.
-	Ignored bool
-}
-
-// metaName is absolute, so no file of /src (all relative) can take it;
-// planName likewise.
-const (
-	metaName = "/litterbox-scan-meta"
-	planName = "/litterbox-scan-plan"
-)
-
 // Scan writes the scan stream of o to w.
-func Scan(w io.Writer, o Options) error {
+func Scan(w io.Writer, o wire.Options) error {
 	tw := tar.NewWriter(w)
 	if o.Run != nil {
 		res, err := runInContainer(o.Run)
@@ -162,7 +56,7 @@ func Scan(w io.Writer, o Options) error {
 		for _, e := range []struct {
 			name string
 			data []byte
-		}{{runStdoutName, []byte(stdout)}, {runStderrName, []byte(stderr)}, {runResultName, data}} {
+		}{{wire.RunStdoutName, []byte(stdout)}, {wire.RunStderrName, []byte(stderr)}, {wire.RunResultName, data}} {
 			if err := writeEntry(tw, e.name, e.data); err != nil {
 				return err
 			}
@@ -183,7 +77,7 @@ func Scan(w io.Writer, o Options) error {
 		o:       o,
 		tw:      tw,
 		sem:     make(chan struct{}, 2*runtime.NumCPU()),
-		meta:    Meta{Start: start, Dirs: map[string][]DirEntry{}},
+		meta:    wire.Meta{Start: start, Dirs: map[string][]wire.DirEntry{}},
 		full:    setOf(o.Full),
 		paths:   setOf(o.Paths),
 		list:    setOf(o.List),
@@ -223,7 +117,7 @@ func Scan(w io.Writer, o Options) error {
 			sc.plan.Bytes += fi.Size()
 		}
 	}
-	if err := writeEntry(tw, planName, sc.plan.encode()); err != nil {
+	if err := writeEntry(tw, wire.PlanName, sc.plan.Encode()); err != nil {
 		return err
 	}
 	for _, p := range sc.pending {
@@ -239,7 +133,7 @@ func Scan(w io.Writer, o Options) error {
 	sortStrings(sc.meta.Ignored)
 	sortStrings(sc.meta.Linked)
 	sc.meta.Took = time.Since(began).Nanoseconds()
-	if err := writeEntry(tw, metaName, sc.meta.encode()); err != nil {
+	if err := writeEntry(tw, wire.MetaName, sc.meta.Encode()); err != nil {
 		return err
 	}
 	return tw.Close()
@@ -283,7 +177,7 @@ func stamp() (int64, error) {
 }
 
 type scanner struct {
-	o       Options
+	o       wire.Options
 	tw      *tar.Writer
 	full    map[string]bool
 	paths   map[string]bool
@@ -295,9 +189,9 @@ type scanner struct {
 	sem chan struct{}
 
 	mu      sync.Mutex // guards meta, pending, plan, walked and whole
-	meta    Meta
+	meta    wire.Meta
 	pending []string // changed files to send once the walk is done
-	plan    plan
+	plan    wire.Plan
 	walked  map[string]bool // directories walked
 	whole   map[string]bool // directories whose whole subtree was walked
 }
@@ -309,7 +203,7 @@ func (sc *scanner) changed(fi os.FileInfo, all bool) bool {
 func (sc *scanner) skip(rel, reason string) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	sc.meta.Skipped = append(sc.meta.Skipped, Skipped{Path: rel, Reason: reason})
+	sc.meta.Skipped = append(sc.meta.Skipped, wire.Skipped{Path: rel, Reason: reason})
 }
 
 // walkFlags say how a subtree is walked.
@@ -367,7 +261,7 @@ func (sc *scanner) walk(rel string, selfChanged bool, ig *ignorer, f walkFlags) 
 		sc.mu.Unlock()
 	}
 	dirChanged := selfChanged || f.all || f.list
-	var listing []DirEntry
+	var listing []wire.DirEntry
 	for _, name := range names {
 		var st unix.Stat_t
 		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -384,15 +278,15 @@ func (sc *scanner) walk(rel string, selfChanged bool, ig *ignorer, f walkFlags) 
 		isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
 		changed := f.all || sc.newer(st)
 		p := path.Join(rel, name)
-		if reason := refusedName(name, st.Mode&unix.S_IFMT == unix.S_IFLNK); reason != "" {
+		if reason := wire.RefusedName(name, st.Mode&unix.S_IFMT == unix.S_IFLNK); reason != "" {
 			// Listed, so a tree entry of that name is not taken for
 			// deleted; never walked or sent.
 			if dirChanged {
-				kind := byte(EntryFile)
+				kind := byte(wire.EntryFile)
 				if isDir {
-					kind = EntryNotWalked
+					kind = wire.EntryNotWalked
 				}
-				listing = append(listing, DirEntry{name, kind})
+				listing = append(listing, wire.DirEntry{Name: name, Kind: kind})
 			}
 			if dirChanged || changed || sc.o.Audit {
 				sc.skip(p, reason)
@@ -407,11 +301,11 @@ func (sc *scanner) walk(rel string, selfChanged bool, ig *ignorer, f walkFlags) 
 			// The common case on a large tree: an unchanged file in an
 			// unchanged directory costs one fstatat and nothing else.
 			if dirChanged {
-				kind := byte(EntryFile)
+				kind := byte(wire.EntryFile)
 				if f.list && !f.tracked && !ig.ignored(p, false) {
-					kind = EntryNotIgnored
+					kind = wire.EntryNotIgnored
 				}
-				listing = append(listing, DirEntry{name, kind})
+				listing = append(listing, wire.DirEntry{Name: name, Kind: kind})
 			}
 			if (st.Nlink > 1 || sc.linked[p]) && st.Mode&unix.S_IFMT == unix.S_IFREG {
 				sc.mu.Lock()
@@ -441,12 +335,12 @@ func (sc *scanner) walk(rel string, selfChanged bool, ig *ignorer, f walkFlags) 
 		}
 		if sub.tracked && !sc.tracked[p] {
 			if dirChanged {
-				listing = append(listing, DirEntry{name, EntryNotWalked})
+				listing = append(listing, wire.DirEntry{Name: name, Kind: wire.EntryNotWalked})
 			}
 			continue
 		}
 		if dirChanged {
-			listing = append(listing, DirEntry{name, EntryDir})
+			listing = append(listing, wire.DirEntry{Name: name, Kind: wire.EntryDir})
 		}
 		if f.shallow {
 			continue
@@ -465,7 +359,7 @@ func (sc *scanner) walk(rel string, selfChanged bool, ig *ignorer, f walkFlags) 
 	}
 	if dirChanged {
 		if listing == nil {
-			listing = []DirEntry{}
+			listing = []wire.DirEntry{}
 		}
 		sc.mu.Lock()
 		sc.meta.Dirs[rel] = listing
@@ -514,7 +408,7 @@ func (sc *scanner) audit(dirfd int, name, rel string, st *unix.Stat_t, ignored f
 	if !over && st.Mode&0o444 == 0o444 {
 		return
 	}
-	u := Unrecordable{Path: rel}
+	u := wire.Unrecordable{Path: rel}
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	switch {
 	case err != nil:

@@ -1,6 +1,10 @@
 package scanner
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/litterbox-dev/litterbox/scanner/wire"
+)
 
 // wildmatch is a port of git's wildmatch.c (the matcher behind .gitignore
 // and pathspecs), kept line for line so that it decides as git does: the
@@ -25,19 +29,11 @@ func wildmatch(pattern, text string, flags int) bool {
 	return dowild(pattern, 0, text, 0, flags) == wmMatch
 }
 
-// at returns s[i], or 0 past its end: the C string's terminator.
-func at(s string, i int) byte {
-	if i < len(s) {
-		return s[i]
-	}
-	return 0
-}
-
 func dowild(pat string, p int, text string, t int, flags int) int {
 	patternStart := p
-	for ; at(pat, p) != 0; t, p = t+1, p+1 {
-		pCh := at(pat, p)
-		tCh := at(text, t)
+	for ; wire.ByteAt(pat, p) != 0; t, p = t+1, p+1 {
+		pCh := wire.ByteAt(pat, p)
+		tCh := wire.ByteAt(text, t)
 		if tCh == 0 && pCh != '*' {
 			return wmAbortAll
 		}
@@ -46,7 +42,7 @@ func dowild(pat string, p int, text string, t int, flags int) int {
 			// Literal match with the next character; at the pattern's end
 			// the test below fails, as in git.
 			p++
-			pCh = at(pat, p)
+			pCh = wire.ByteAt(pat, p)
 			if tCh != pCh {
 				return wmNoMatch
 			}
@@ -59,21 +55,21 @@ func dowild(pat string, p int, text string, t int, flags int) int {
 		case '*':
 			var matchSlash bool
 			p++
-			if at(pat, p) == '*' {
+			if wire.ByteAt(pat, p) == '*' {
 				prevP := p - 2
 				for {
 					p++
-					if at(pat, p) != '*' {
+					if wire.ByteAt(pat, p) != '*' {
 						break
 					}
 				}
 				if flags&wmPathname == 0 {
 					matchSlash = true
 				} else if (prevP < patternStart || pat[prevP] == '/') &&
-					(at(pat, p) == 0 || at(pat, p) == '/' || (at(pat, p) == '\\' && at(pat, p+1) == '/')) {
+					(wire.ByteAt(pat, p) == 0 || wire.ByteAt(pat, p) == '/' || (wire.ByteAt(pat, p) == '\\' && wire.ByteAt(pat, p+1) == '/')) {
 					// "**/" may match no directory at all: try the rest
 					// of the pattern here first.
-					if at(pat, p) == '/' && dowild(pat, p+1, text, t, flags) == wmMatch {
+					if wire.ByteAt(pat, p) == '/' && dowild(pat, p+1, text, t, flags) == wmMatch {
 						return wmMatch
 					}
 					matchSlash = true
@@ -83,14 +79,14 @@ func dowild(pat string, p int, text string, t int, flags int) int {
 			} else {
 				matchSlash = flags&wmPathname == 0
 			}
-			if at(pat, p) == 0 {
+			if wire.ByteAt(pat, p) == 0 {
 				// A trailing "**" matches everything, a trailing "*"
 				// only what holds no more slashes.
 				if !matchSlash && strings.IndexByte(text[t:], '/') >= 0 {
 					return wmNoMatch
 				}
 				return wmMatch
-			} else if !matchSlash && at(pat, p) == '/' {
+			} else if !matchSlash && wire.ByteAt(pat, p) == '/' {
 				// One asterisk then a slash matches the next directory.
 				slash := strings.IndexByte(text[t:], '/')
 				if slash < 0 {
@@ -106,10 +102,10 @@ func dowild(pat string, p int, text string, t int, flags int) int {
 				}
 				// Advance faster when a literal follows the asterisk:
 				// what comes before it belongs to the "*".
-				if !isGlobSpecial(at(pat, p)) {
-					pCh = at(pat, p)
+				if !isGlobSpecial(wire.ByteAt(pat, p)) {
+					pCh = wire.ByteAt(pat, p)
 					for {
-						tCh = at(text, t)
+						tCh = wire.ByteAt(text, t)
 						if tCh == 0 || (!matchSlash && tCh == '/') {
 							break
 						}
@@ -130,19 +126,19 @@ func dowild(pat string, p int, text string, t int, flags int) int {
 					return wmAbortToStarStar
 				}
 				t++
-				tCh = at(text, t)
+				tCh = wire.ByteAt(text, t)
 			}
 			return wmAbortAll
 		case '[':
 			p++
-			pCh = at(pat, p)
+			pCh = wire.ByteAt(pat, p)
 			if pCh == '^' {
 				pCh = '!'
 			}
 			negated := pCh == '!'
 			if negated {
 				p++
-				pCh = at(pat, p)
+				pCh = wire.ByteAt(pat, p)
 			}
 			var prevCh byte
 			matched := false
@@ -151,7 +147,7 @@ func dowild(pat string, p int, text string, t int, flags int) int {
 				if !first {
 					prevCh = pCh
 					p++
-					if pCh = at(pat, p); pCh == ']' {
+					if pCh = wire.ByteAt(pat, p); pCh == ']' {
 						break
 					}
 				}
@@ -160,19 +156,19 @@ func dowild(pat string, p int, text string, t int, flags int) int {
 				}
 				if pCh == '\\' {
 					p++
-					pCh = at(pat, p)
+					pCh = wire.ByteAt(pat, p)
 					if pCh == 0 {
 						return wmAbortAll
 					}
 					if tCh == pCh {
 						matched = true
 					}
-				} else if pCh == '-' && prevCh != 0 && at(pat, p+1) != 0 && at(pat, p+1) != ']' {
+				} else if pCh == '-' && prevCh != 0 && wire.ByteAt(pat, p+1) != 0 && wire.ByteAt(pat, p+1) != ']' {
 					p++
-					pCh = at(pat, p)
+					pCh = wire.ByteAt(pat, p)
 					if pCh == '\\' {
 						p++
-						pCh = at(pat, p)
+						pCh = wire.ByteAt(pat, p)
 						if pCh == 0 {
 							return wmAbortAll
 						}
@@ -181,12 +177,12 @@ func dowild(pat string, p int, text string, t int, flags int) int {
 						matched = true
 					}
 					pCh = 0 // so that prevCh becomes 0
-				} else if pCh == '[' && at(pat, p+1) == ':' {
+				} else if pCh == '[' && wire.ByteAt(pat, p+1) == ':' {
 					p += 2
 					s := p
-					for pCh = at(pat, p); pCh != 0 && pCh != ']'; {
+					for pCh = wire.ByteAt(pat, p); pCh != 0 && pCh != ']'; {
 						p++
-						pCh = at(pat, p)
+						pCh = wire.ByteAt(pat, p)
 					}
 					if pCh == 0 {
 						return wmAbortAll

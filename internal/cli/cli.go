@@ -96,8 +96,6 @@ type cli struct {
 	Version   commands.Version    `cmd:"" help:"Print the version and commit."`
 
 	Completion commands.Completion `cmd:"" help:"Print the code that turns on tab completion in bash, zsh or fish: source <(litterbox completion bash)."`
-
-	ScanInternal commands.ScanInternal `cmd:"" name:"scan-internal" hidden:"" help:"Runs inside a sandbox for snapshots."`
 }
 
 // Main runs litterbox with the process's arguments and standard streams and

@@ -26,7 +26,7 @@ const tiers = `
 internal/buildinfo, internal/flock, internal/atomicfile, internal/fsname, internal/termtext,
 internal/textcap, internal/staticbin, internal/tomlkeys, internal/egresstest,
 internal/enginetest, internal/enginetest/standin, sandbox/config/devcontainer, internal/kvm,
-runner, activity/otlp/otlptest, gateway/policy
+runner, activity/otlp/otlptest, gateway/policy, scanner/wire
 
 # over the leaves: git and the engine seam, the activity record, the
 # programs' libraries and their embedded builds, the harnesses' settings files
@@ -225,6 +225,30 @@ func TestEngineSeam(t *testing.T) {
 				if under(imp, e) {
 					t.Errorf("%s imports %s: a concrete engine; go through package provider's interfaces", short(p), short(imp))
 				}
+			}
+		}
+	}
+}
+
+// programs are the two programs litterbox runs in containers, and the
+// packages under each that the host may import: their protocol. The host
+// speaks to a program through those, and links none of its code.
+var programs = map[string][]string{
+	"gateway": {"gateway/policy", "gateway/control"},
+	"scanner": {"scanner/wire"},
+}
+
+// TestProgramsApart fails when a package outside a program's directory
+// imports the program itself rather than its protocol packages.
+func TestProgramsApart(t *testing.T) {
+	all := imports(t)
+	for _, p := range slices.Sorted(maps.Keys(all)) {
+		for _, imp := range all[p] {
+			for prog, protocols := range programs {
+				if !under(imp, prog) || under(p, prog) || slices.ContainsFunc(protocols, func(pr string) bool { return under(imp, pr) }) {
+					continue
+				}
+				t.Errorf("%s imports %s: the host speaks to the %s through its protocol packages (%s), not its program", short(p), short(imp), prog, strings.Join(protocols, ", "))
 			}
 		}
 	}

@@ -3,7 +3,7 @@ package api
 import (
 	"time"
 
-	"github.com/litterbox-dev/litterbox/scanner"
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
 // MaxMessageBytes is the longest milestone message.
@@ -36,7 +36,7 @@ type RewindResult struct {
 }
 
 // RunResult is what the command did.
-type RunResult = scanner.RunResult
+type RunResult = wire.RunResult
 
 // Defaults of RunSpec.
 const (
@@ -68,4 +68,4 @@ type SnapshotResult struct {
 }
 
 // Skipped is a file a snapshot could not commit, with the reason.
-type Skipped = scanner.Skipped
+type Skipped = wire.Skipped

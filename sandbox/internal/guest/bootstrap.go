@@ -15,7 +15,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
-	"github.com/litterbox-dev/litterbox/scanner"
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
 // A new sandbox holds the commit it starts from and, beside it, the files
@@ -86,7 +86,7 @@ func BootstrapFiles(r *api.Repo, paths []string) ([]git.ArchiveFile, error) {
 	files := make([]git.ArchiveFile, 0, len(paths))
 	var total int64
 	for _, p := range paths {
-		if !scanner.SafePath(p) || strings.ContainsFunc(p, func(c rune) bool { return c < ' ' || c == 0x7f }) {
+		if !wire.SafePath(p) || strings.ContainsFunc(p, func(c rune) bool { return c < ' ' || c == 0x7f }) {
 			return nil, refuse("%s name %s, a file name litterbox refuses (git refuses it, or it holds a control character). Rename it, or take it out of the list.", bootstrapSources, api.Quote(p))
 		}
 		fi, err := root.Stat(p)

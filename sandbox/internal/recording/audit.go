@@ -38,7 +38,7 @@ func (rec *Recorder) Lost(ctx context.Context, h *api.Handle, message string) (l
 	return lost, nil
 }
 
-// unrecordable audits h's /src (scanner.Options.Audit) for what its branch
+// unrecordable audits h's /src (wire.Options.Audit) for what its branch
 // lacks and no snapshot can record: a file the audit names is lost unless
 // the branch holds it as it is (a big file the user committed), or it is
 // ignored and untracked (ignored files are not kept, by design).

@@ -18,7 +18,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
-	"github.com/litterbox-dev/litterbox/scanner"
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
 // The record limit: what a sandbox's snapshots may add to the repository
@@ -118,7 +118,7 @@ func (rec *Recorder) newRecordBudget(h *api.Handle) *recordBudget {
 
 // admit reserves size bytes for the file p, or says why it cannot be
 // recorded.
-func (b *recordBudget) admit(p string, size int64) *scanner.SkipError {
+func (b *recordBudget) admit(p string, size int64) *wire.SkipError {
 	extra := size - b.paths[p]
 	if b.limit == 0 || extra <= 0 {
 		return nil
@@ -128,7 +128,7 @@ func (b *recordBudget) admit(p string, size int64) *scanner.SkipError {
 	used := b.recorded + b.res.m[b.key]
 	if used+extra > b.limit {
 		b.over[p] = size
-		return &scanner.SkipError{Reason: overLimitReason(size, b.limit, used)}
+		return &wire.SkipError{Reason: overLimitReason(size, b.limit, used)}
 	}
 	b.res.m[b.key] += extra
 	b.taken += extra
@@ -152,14 +152,14 @@ func (b *recordBudget) release() {
 }
 
 // budgetStore is one scan's blob store: git's writer, for what the budget
-// admits; a file that would pass the limit is declined (scanner.SkipError)
+// admits; a file that would pass the limit is declined (wire.SkipError)
 // before a byte of it is read.
 type budgetStore struct {
 	*git.BlobWriter
 	budget *recordBudget
 }
 
-// WriteFile implements scanner.FileStore.
+// WriteFile implements wire.FileStore.
 func (b budgetStore) WriteFile(p string, size int64, r io.Reader) (string, error) {
 	if skip := b.budget.admit(p, size); skip != nil {
 		return "", skip
@@ -260,7 +260,7 @@ func readPending(h *api.Handle) []pendingFile {
 	}
 	var out []pendingFile
 	var p *string // the path whose size comes next
-	whole := scanner.EachRecord(data, func(tag byte, v string) bool {
+	whole := wire.EachRecord(data, func(tag byte, v string) bool {
 		switch {
 		case tag == 'P' && p == nil:
 			p = &v
@@ -287,8 +287,8 @@ func (rec *Recorder) writePending(h *api.Handle, files []pendingFile) {
 	}
 	var b bytes.Buffer
 	for _, f := range files {
-		scanner.PutRecord(&b, 'P', f.Path)
-		scanner.PutRecord(&b, 'S', strconv.FormatInt(f.Size, 10))
+		wire.PutRecord(&b, 'P', f.Path)
+		wire.PutRecord(&b, 'S', strconv.FormatInt(f.Size, 10))
 	}
 	if err := state.WriteAtomic(pendingPath(h), b.Bytes()); err != nil {
 		rec.Log.Warn("cannot keep the files skipped for the record limit", "sandbox", h.Slug, "err", err)

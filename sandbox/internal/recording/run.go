@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/sandbox/api"
-	"github.com/litterbox-dev/litterbox/scanner"
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
 // A bash tool call and the snapshot after it share one exec: the
@@ -20,7 +20,7 @@ import (
 // an agent waits for on every call.
 
 // RunSpec is one shell command for Service.Run; the scanner runs it.
-type RunSpec = scanner.RunSpec
+type RunSpec = wire.RunSpec
 
 // cancelGrace is how long a cancelled command's exec may take to stop the
 // command and scan before it is abandoned (a scanner that does not answer

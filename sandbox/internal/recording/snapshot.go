@@ -34,7 +34,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
-	"github.com/litterbox-dev/litterbox/scanner"
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
 // How work reaches git: after every mutation the
@@ -98,10 +98,10 @@ func (rec *Recorder) Snapshot(ctx context.Context, h *api.Handle, message string
 // walking the ignored directories the branch tracks files under. When the
 // repository-wide excludes changed since the last snapshot, the whole tree
 // is listed, so files they no longer ignore are found.
-func (rec *Recorder) scanOptions(ctx context.Context, h *api.Handle) scanner.Options {
+func (rec *Recorder) scanOptions(ctx context.Context, h *api.Handle) wire.Options {
 	st := readRecordState(h)
 	since, token := state.ReadSince(sincePath(h))
-	o := scanner.Options{
+	o := wire.Options{
 		Root:         api.Workdir,
 		Since:        since,
 		Excludes:     rec.excludes(ctx, h.Repo),
@@ -133,7 +133,7 @@ const maxFollowUps = 3
 // calls can scan at once; under the lock, a scan older than the last one
 // committed is replaced by a fresh one, so stale content never overwrites
 // newer. opts are the options sc was scanned with.
-func (rec *Recorder) commitScan(ctx context.Context, h *api.Handle, sc *scanned, opts scanner.Options, message string) (*api.SnapshotResult, error) {
+func (rec *Recorder) commitScan(ctx context.Context, h *api.Handle, sc *scanned, opts wire.Options, message string) (*api.SnapshotResult, error) {
 	// Its rescans share its share of the record limit (recordlimit.go).
 	budget := sc.budget
 	defer budget.release()
@@ -271,7 +271,7 @@ func (rec *Recorder) commitScan(ctx context.Context, h *api.Handle, sc *scanned,
 func unreadDirs(skipped []api.Skipped) []string {
 	var dirs []string
 	for _, sk := range skipped {
-		if d, ok := strings.CutSuffix(sk.Path, "/"); ok && (d == "" || scanner.SafePath(d)) {
+		if d, ok := strings.CutSuffix(sk.Path, "/"); ok && (d == "" || wire.SafePath(d)) {
 			dirs = append(dirs, d)
 		}
 	}
@@ -287,7 +287,7 @@ func (rec *Recorder) checkGitmodules(ctx context.Context, h *api.Handle, changes
 	kept := changes[:0]
 	var refused []api.Skipped
 	for _, ch := range changes {
-		if !ch.Delete && ch.Mode != "120000" && scanner.IsDotGitmodules(path.Base(ch.Path)) {
+		if !ch.Delete && ch.Mode != "120000" && wire.IsDotGitmodules(path.Base(ch.Path)) {
 			var fe *git.FsckError
 			if err := h.Repo.Git.CheckGitmodules(ctx, ch.ID); errors.As(err, &fe) {
 				refused = append(refused, api.Skipped{Path: ch.Path, Reason: "a .gitmodules that git fsck refuses: " + fe.Msg})
@@ -336,14 +336,14 @@ func appendNew(list []string, add ...string) []string {
 // the repository, as blobs.
 type scanned struct {
 	files map[string]git.Change // by path: mode and blob id
-	meta  scanner.Meta
+	meta  wire.Meta
 	run   *api.RunResult // set when the scan ran a command first
 	// budget is the share of the record limit its snapshot holds
 	// (recordlimit.go).
 	budget *recordBudget
 	// result holds the scan's share of the host's memory for scans
-	// (scanner.Result.Release) until release.
-	result *scanner.Result
+	// (wire.Result.Release) until release.
+	result *wire.Result
 }
 
 // release gives back the scan's share of the host's memory for scans: its
@@ -355,7 +355,7 @@ func (sc *scanned) release() {
 }
 
 // newScanned is res as changes to the branch.
-func newScanned(res *scanner.Result) *scanned {
+func newScanned(res *wire.Result) *scanned {
 	sc := &scanned{files: make(map[string]git.Change, len(res.Files)), meta: res.Meta, run: res.Run}
 	for p, f := range res.Files {
 		sc.files[p] = git.Change{Path: f.Path, Mode: f.Mode, ID: f.ID}
@@ -393,7 +393,7 @@ func (f followUp) empty() bool {
 // subtree of a deleted .gitignore, changed ignored files the branch tracks,
 // and ignored directories the branch tracks files under that the scan did
 // not walk. Requests already made (in opts) are not repeated.
-func (sc *scanned) followUps(trees map[string]map[string]git.TreeEntry, opts scanner.Options, st recordState) followUp {
+func (sc *scanned) followUps(trees map[string]map[string]git.TreeEntry, opts wire.Options, st recordState) followUp {
 	var fu followUp
 	wantPath := func(p string) {
 		if _, ok := sc.files[p]; !ok && !slices.Contains(opts.Paths, p) && !slices.Contains(fu.Paths, p) {
@@ -410,11 +410,11 @@ func (sc *scanned) followUps(trees map[string]map[string]git.TreeEntry, opts sca
 			p := path.Join(d, e.Name)
 			te, inTree := t[e.Name]
 			switch e.Kind {
-			case scanner.EntryDir:
+			case wire.EntryDir:
 				if (!inTree || (!te.IsTree() && te.Mode != "160000")) && !slices.Contains(opts.Full, p) {
 					fu.Full = append(fu.Full, p)
 				}
-			case scanner.EntryNotIgnored:
+			case wire.EntryNotIgnored:
 				if !inTree || te.IsTree() {
 					wantPath(p)
 				}
@@ -495,13 +495,13 @@ func parentDir(p string) string {
 // A non-nil run holds a RunSpec: the scanner runs it before scanning. The
 // scan streams: file contents go from the exec's output straight into git
 // as blobs.
-func (rec *Recorder) scan(ctx context.Context, h *api.Handle, o scanner.Options, run *runInput) (*scanned, error) {
+func (rec *Recorder) scan(ctx context.Context, h *api.Handle, o wire.Options, run *runInput) (*scanned, error) {
 	bin, err := rec.guest.ScannerFor(ctx, h)
 	if err != nil {
 		return nil, err
 	}
 	args := []string{bin.Path, "scan-internal", "--root", o.Root, "--since", strconv.FormatInt(o.Since, 10), "--max-size", strconv.FormatInt(o.MaxSize, 10)}
-	request := scanner.EncodeRequest(o)
+	request := wire.EncodeRequest(o)
 	stdin := func() (io.Reader, func(), error) { return bytes.NewReader(request), func() {}, nil }
 	kind := runner.Work
 	if run != nil {
@@ -542,7 +542,7 @@ const journalRetry = time.Minute
 // startJournal starts the change journal's watcher in h's container, at
 // most once a minute per container and process: where it cannot run (an
 // engine that cannot exec as its user, its place taken), scans walk the
-// whole tree, as they would anyway. It runs as scanner.WatchUID (see
+// whole tree, as they would anyway. It runs as wire.WatchUID (see
 // journal.go).
 func (rec *Recorder) startJournal(ctx context.Context, h *api.Handle, bin guest.Scanner) {
 	now := time.Now()
@@ -550,7 +550,7 @@ func (rec *Recorder) startJournal(ctx context.Context, h *api.Handle, bin guest.
 		return
 	}
 	rec.journalStarts.Store(h.Ref.ID, now)
-	uid := strconv.Itoa(scanner.WatchUID)
+	uid := strconv.Itoa(wire.WatchUID)
 	_, err := rec.Common.Exec(ctx, provider.ExecRequest{
 		Ref: h.Ref, User: uid + ":" + uid,
 		Cmd: []string{bin.Path, "scan-internal", "watch", "--root", api.Workdir},
@@ -581,7 +581,7 @@ func (rec *Recorder) scanOnce(ctx context.Context, h *api.Handle, args []string,
 	}()
 	budget, shared := rec.budgetOf(ctx, h)
 	blobs := budgetStore{h.Repo.Git.NewBlobWriter(ctx), budget}
-	res, perr := scanner.Read(pr, blobs)
+	res, perr := wire.Read(pr, blobs)
 	// Unblock the exec if the stream was not read to its end.
 	pr.CloseWithError(errors.New("scan stream abandoned"))
 	eerr := <-execDone
@@ -607,7 +607,7 @@ func (rec *Recorder) scanOnce(ctx context.Context, h *api.Handle, args []string,
 	// A stream the host refused says more than the broken pipe the
 	// scanner then got; any other failure of the exec says more than the
 	// stream it cut short.
-	if perr != nil && (eerr == nil || errors.Is(perr, scanner.ErrBadStream)) {
+	if perr != nil && (eerr == nil || errors.Is(perr, wire.ErrBadStream)) {
 		return nil, perr
 	}
 	if eerr != nil {
@@ -689,7 +689,7 @@ func readRecordState(h *api.Handle) recordState {
 	if err != nil {
 		return st
 	}
-	whole := scanner.EachRecord(data, func(tag byte, v string) bool {
+	whole := wire.EachRecord(data, func(tag byte, v string) bool {
 		switch tag {
 		case 'C':
 			st.Tip = v
@@ -716,12 +716,12 @@ func readRecordState(h *api.Handle) recordState {
 
 func writeRecordState(h *api.Handle, st recordState) error {
 	var b bytes.Buffer
-	scanner.PutRecord(&b, 'C', st.Tip)
-	scanner.PutRecord(&b, 'E', st.Excludes)
-	scanner.PutRecords(&b, 'B', st.Ignored)
-	scanner.PutRecords(&b, 'T', st.Tracked)
-	scanner.PutRecords(&b, 'U', st.Unread)
-	scanner.PutRecords(&b, 'H', st.Linked)
+	wire.PutRecord(&b, 'C', st.Tip)
+	wire.PutRecord(&b, 'E', st.Excludes)
+	wire.PutRecords(&b, 'B', st.Ignored)
+	wire.PutRecords(&b, 'T', st.Tracked)
+	wire.PutRecords(&b, 'U', st.Unread)
+	wire.PutRecords(&b, 'H', st.Linked)
 	return state.WriteAtomic(recordStatePath(h), b.Bytes())
 }
 

@@ -5,19 +5,19 @@ import (
 	"testing"
 
 	"github.com/litterbox-dev/litterbox/git"
-	"github.com/litterbox-dev/litterbox/scanner"
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
 // A forged meta whose unsafe paths the parser dropped still asks for the
 // right follow-ups: the new directory in full, the ignored file the branch
 // tracks.
 func TestFollowUpsOfASanitizedMeta(t *testing.T) {
-	sc := &scanned{files: map[string]git.Change{}, meta: scanner.Meta{
-		Dirs:           map[string][]scanner.DirEntry{"": {{Name: "ok", Kind: scanner.EntryDir}, {Name: "ok.txt", Kind: scanner.EntryFile}, {Name: "ign", Kind: scanner.EntryNotWalked}}},
+	sc := &scanned{files: map[string]git.Change{}, meta: wire.Meta{
+		Dirs:           map[string][]wire.DirEntry{"": {{Name: "ok", Kind: wire.EntryDir}, {Name: "ok.txt", Kind: wire.EntryFile}, {Name: "ign", Kind: wire.EntryNotWalked}}},
 		IgnoredChanged: []string{"kept.log"},
 		Ignored:        []string{"ign"},
 	}}
-	fu := sc.followUps(map[string]map[string]git.TreeEntry{"": {"kept.log": {Mode: "100644"}}}, scanner.Options{}, recordState{})
+	fu := sc.followUps(map[string]map[string]git.TreeEntry{"": {"kept.log": {Mode: "100644"}}}, wire.Options{}, recordState{})
 	if strings.Join(fu.Full, ",") != "ok" || strings.Join(fu.Paths, ",") != "kept.log" {
 		t.Errorf("followUps = %+v, want Full [ok] Paths [kept.log]", fu)
 	}
@@ -41,7 +41,7 @@ func TestChanges(t *testing.T) {
 			"new.txt":  {Path: "new.txt", Mode: "100644", ID: git.BlobID([]byte("n"))}, // added
 			"dir":      {Path: "dir", Mode: "100644", ID: git.BlobID([]byte("f"))},     // a directory became a file
 		},
-		meta: scanner.Meta{Dirs: map[string][]scanner.DirEntry{"": {{Name: "keep.txt", Kind: scanner.EntryFile}, {Name: "new.txt", Kind: scanner.EntryFile}, {Name: "dir", Kind: scanner.EntryFile}, {Name: "becomes", Kind: scanner.EntryDir}, {Name: "sub", Kind: scanner.EntryDir}, {Name: "ign", Kind: scanner.EntryNotWalked}}}},
+		meta: wire.Meta{Dirs: map[string][]wire.DirEntry{"": {{Name: "keep.txt", Kind: wire.EntryFile}, {Name: "new.txt", Kind: wire.EntryFile}, {Name: "dir", Kind: wire.EntryFile}, {Name: "becomes", Kind: wire.EntryDir}, {Name: "sub", Kind: wire.EntryDir}, {Name: "ign", Kind: wire.EntryNotWalked}}}},
 	}
 	var got []string
 	for _, c := range sc.changes(trees) {
@@ -55,7 +55,7 @@ func TestChanges(t *testing.T) {
 	if strings.Join(got, ",") != want {
 		t.Fatalf("changes = %v, want %s", got, want)
 	}
-	fu := sc.followUps(trees, scanner.Options{}, recordState{})
+	fu := sc.followUps(trees, wire.Options{}, recordState{})
 	if strings.Join(fu.Full, ",") != "becomes" {
 		t.Fatalf("followUps = %+v, want the file that became a directory", fu)
 	}

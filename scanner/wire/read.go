@@ -1,4 +1,4 @@
-package scanner
+package wire
 
 import (
 	"archive/tar"
@@ -70,10 +70,10 @@ const (
 )
 
 // maxEntry bounds the entries that are small in any honest stream: the
-// command's result (its refusals are at most maxRefusals, escaped as JSON)
+// command's result (its refusals are at most MaxRefusals, escaped as JSON)
 // and the plan. JSON decoding copies what it decodes, which the charge
 // does not count.
-var maxEntry = map[string]int64{runResultName: 8 * maxRefusals, planName: 4 << 10}
+var maxEntry = map[string]int64{RunResultName: 8 * MaxRefusals, PlanName: 4 << 10}
 
 // held is what the scans of this process hold together.
 var held atomic.Int64
@@ -170,7 +170,7 @@ func (sc *Result) read(r io.Reader, blobs BlobStore) (*Result, error) {
 			return nil, fmt.Errorf("read scan: %w", err)
 		}
 		switch hdr.Name {
-		case runStdoutName, runStderrName, runResultName, planName, metaName:
+		case RunStdoutName, RunStderrName, RunResultName, PlanName, MetaName:
 			if max, ok := maxEntry[hdr.Name]; ok && hdr.Size > max {
 				return nil, fmt.Errorf("%w: its entry %s holds %d bytes, over %d", ErrBadStream, hdr.Name, hdr.Size, max)
 			}
@@ -183,17 +183,17 @@ func (sc *Result) read(r io.Reader, blobs BlobStore) (*Result, error) {
 			}
 			bad := func(err error) error { return fmt.Errorf("%w: %w", ErrBadStream, err) }
 			switch hdr.Name {
-			case runStdoutName:
+			case RunStdoutName:
 				sc.ensureRun().Stdout = unsafeString(data)
-			case runStderrName:
+			case RunStderrName:
 				sc.ensureRun().Stderr = unsafeString(data)
-			case runResultName:
+			case RunResultName:
 				out, errOut := sc.ensureRun().Stdout, sc.Run.Stderr
 				if err := json.Unmarshal(data, sc.Run); err != nil {
 					return nil, bad(fmt.Errorf("read command result: %w", err))
 				}
 				sc.Run.Stdout, sc.Run.Stderr = out, errOut
-			case planName:
+			case PlanName:
 				p, err := parsePlan(data)
 				if err != nil {
 					return nil, bad(err)
@@ -201,7 +201,7 @@ func (sc *Result) read(r io.Reader, blobs BlobStore) (*Result, error) {
 				if p.Bytes >= keepPackBytes {
 					blobs.KeepPack()
 				}
-			case metaName:
+			case MetaName:
 				records, dirs := countRecords(data)
 				if err := sc.held.take(records*recordCost+dirs*dirCost, fmt.Sprintf("its meta of %d records", records)); err != nil {
 					return nil, err
@@ -340,7 +340,7 @@ func unsafePath(p string, isLink bool) string {
 		if c == ".." || c == "." {
 			return "unsafe path"
 		}
-		if reason := refusedName(c, isLink && i == len(comps)-1); reason != "" {
+		if reason := RefusedName(c, isLink && i == len(comps)-1); reason != "" {
 			return reason
 		}
 	}

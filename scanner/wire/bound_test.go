@@ -1,4 +1,4 @@
-package scanner
+package wire
 
 import (
 	"archive/tar"
@@ -26,7 +26,7 @@ func forged(files int, metaSize int64, rec string) io.Reader {
 			}
 		}
 		head := "S1\x00D\x00"
-		if err := tw.WriteHeader(&tar.Header{Name: metaName, Typeflag: tar.TypeReg, Size: metaSize, Mode: 0o644}); err != nil {
+		if err := tw.WriteHeader(&tar.Header{Name: MetaName, Typeflag: tar.TypeReg, Size: metaSize, Mode: 0o644}); err != nil {
 			pw.CloseWithError(err)
 			return
 		}
@@ -149,7 +149,7 @@ func TestReadChargesWhatItHolds(t *testing.T) {
 	}
 	var dirStream bytes.Buffer
 	tw := tar.NewWriter(&dirStream)
-	tw.WriteHeader(&tar.Header{Name: metaName, Typeflag: tar.TypeReg, Size: int64(dirs.Len()), Mode: 0o644})
+	tw.WriteHeader(&tar.Header{Name: MetaName, Typeflag: tar.TypeReg, Size: int64(dirs.Len()), Mode: 0o644})
 	tw.Write(dirs.Bytes())
 	tw.Close()
 	for _, c := range []struct {
@@ -218,7 +218,7 @@ func TestReadRefusesABigResult(t *testing.T) {
 	pr, pw := io.Pipe()
 	go func() {
 		tw := tar.NewWriter(pw)
-		tw.WriteHeader(&tar.Header{Name: runResultName, Typeflag: tar.TypeReg, Size: 32 << 20, Mode: 0o644})
+		tw.WriteHeader(&tar.Header{Name: RunResultName, Typeflag: tar.TypeReg, Size: 32 << 20, Mode: 0o644})
 		tw.Write([]byte(`{"refusals":"`))
 		pw.Close()
 	}()

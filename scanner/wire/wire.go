@@ -1,4 +1,10 @@
-package scanner
+// Package wire is the scanner's protocol: the request the host sends the
+// scanner (Options, RunSpec), the stream it answers with and how the host
+// reads it (Read, Result, Meta, RunResult), and the names git refuses,
+// which both sides check. The program (package scanner) and the host
+// (sandbox/internal/recording, guest) import it; the host links none of the
+// program.
+package wire
 
 import (
 	"bufio"
@@ -168,9 +174,9 @@ func ReadRequest(r *bufio.Reader, o *Options) error {
 	}
 }
 
-// encode writes the meta in the record format above. Names holding NUL
+// Encode writes the meta in the record format above. Names holding NUL
 // cannot exist; reasons (text the scanner writes) have theirs replaced.
-func (m *Meta) encode() []byte {
+func (m *Meta) Encode() []byte {
 	var b bytes.Buffer
 	PutRecord(&b, 'S', strconv.FormatInt(m.Start, 10))
 	for _, d := range slices.Sorted(maps.Keys(m.Dirs)) {
@@ -261,7 +267,7 @@ func parseMeta(raw []byte) (Meta, error) {
 		case 'R':
 			m.Torn = append(m.Torn, v)
 		case 'J':
-			if !validToken(v) {
+			if !ValidToken(v) {
 				return m, fmt.Errorf("scan meta: bad journal token %q", v)
 			}
 			m.Journal = v
@@ -295,18 +301,18 @@ func parseMeta(raw []byte) (Meta, error) {
 	return m, nil
 }
 
-// plan is the entry the scanner sends before the files: how many it is
+// Plan is the entry the scanner sends before the files: how many it is
 // about to send and their size by stat, so the host can decide, before the
 // first byte, whether git should keep them in a pack.
-type plan struct {
+type Plan struct {
 	Files int64
 	Bytes int64
 }
 
-func (p plan) encode() []byte { return fmt.Appendf(nil, "%d %d", p.Files, p.Bytes) }
+func (p Plan) Encode() []byte { return fmt.Appendf(nil, "%d %d", p.Files, p.Bytes) }
 
-func parsePlan(data []byte) (plan, error) {
-	var p plan
+func parsePlan(data []byte) (Plan, error) {
+	var p Plan
 	f := strings.Fields(string(data))
 	if len(f) != 2 {
 		return p, fmt.Errorf("scan plan: malformed %q", data)
@@ -318,4 +324,11 @@ func parsePlan(data []byte) (plan, error) {
 		return p, fmt.Errorf("scan plan: malformed %q", data)
 	}
 	return p, nil
+}
+
+// ValidToken says t is a change journal's token, GEN:SEQ: the watcher's
+// random generation and its event count.
+func ValidToken(t string) bool {
+	gen, seq, ok := strings.Cut(t, ":")
+	return ok && gen != "" && seq != "" && strings.Trim(gen+seq, "0123456789abcdef") == ""
 }

@@ -1,4 +1,4 @@
-package scanner
+package wire
 
 import (
 	"fmt"
@@ -21,9 +21,9 @@ import (
 // or normalizing checkout sees them collide, and git reports that when it
 // checks them out.
 
-// refusedName says why a name found in /src is never recorded, or "" when
+// RefusedName says why a name found in /src is never recorded, or "" when
 // it may be. isLink tells a symlink.
-func refusedName(name string, isLink bool) string {
+func RefusedName(name string, isLink bool) string {
 	switch {
 	case name == "" || name == "." || name == "..":
 		return "not a name git can store"
@@ -124,7 +124,7 @@ func isNTFSDot(name, needle, shortPrefix string) bool {
 		return onlySpacesAndPeriods(8)
 	}
 	// A fall-back short name: a prefix of shortPrefix, '~', digits.
-	c := func(i int) byte { return at(name, i) }
+	c := func(i int) byte { return ByteAt(name, i) }
 	sawTilde := false
 	for i := 0; i < 8; i++ {
 		switch {
@@ -201,7 +201,7 @@ func nextHFSChar(s string, pos *int) rune {
 // when s does not start with valid UTF-8 by git's rules (which also refuse
 // U+FFFE and U+FFFF).
 func pickOneUTF8(s string) (rune, int) {
-	b := func(i int) byte { return at(s, i) }
+	b := func(i int) byte { return ByteAt(s, i) }
 	s0 := b(0)
 	switch {
 	case len(s) == 0:
@@ -230,4 +230,13 @@ func pickOneUTF8(s string) (rune, int) {
 		return rune(s0&0x07)<<18 | rune(b(1)&0x3f)<<12 | rune(b(2)&0x3f)<<6 | rune(b(3)&0x3f), 4
 	}
 	return 0, -1
+}
+
+// ByteAt is s[i], or 0 past its end: the C string's terminator, as git's
+// code, which these checks follow, reads a name.
+func ByteAt(s string, i int) byte {
+	if i < len(s) {
+		return s[i]
+	}
+	return 0
 }
