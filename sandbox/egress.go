@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"cmp"
 	"context"
 	"time"
 
@@ -90,9 +89,6 @@ func (s *Sandboxes) NetRequests(ctx context.Context, r *api.Repo, name string) (
 	if err != nil {
 		return nil, 0, err
 	}
-	if _, ok, err := netgate.Read(r.Git.CommonDir, slug); err != nil || !ok {
-		return nil, 0, cmp.Or(err, netgate.NoGateway(slug))
-	}
 	return netgate.Requests(r.Git.CommonDir, slug)
 }
 
@@ -116,40 +112,8 @@ func (s *Sandboxes) AnswerNet(ctx context.Context, r *api.Repo, name, host strin
 	return st, live, q, err
 }
 
-// CollectRefused collects the gateways' records of the sandboxes in list
-// that have one and sets each one's Egress.Refused to the refusals
-// collected (-1 when its gateway did not answer): list --json's. r is nil
-// for list --all-repos.
+// CollectRefused sets each confined sandbox of list's Egress.Refused from
+// its gateway's records (inventory's CollectRefused): list --json's.
 func (s *Sandboxes) CollectRefused(ctx context.Context, r *api.Repo, list []api.Sandbox) {
-	done := make(chan struct{}, len(list))
-	n := 0
-	for i := range list {
-		sb := &list[i]
-		if sb.Egress == nil {
-			continue
-		}
-		// Its repository's git dir: r's, or (list --all-repos) the one
-		// list found it in.
-		gitDir := sb.GitDir
-		if r != nil && sb.Repo == r.Root() {
-			gitDir = r.Git.CommonDir
-		}
-		rec, ok, _ := netgate.Read(gitDir, sb.Name)
-		if gitDir == "" || !ok {
-			sb.Egress.Refused = -1
-			continue
-		}
-		n++
-		go func() {
-			defer func() { done <- struct{}{} }()
-			k, err := s.gate.CollectLocked(ctx, gitDir, sb.Name, rec)
-			if err != nil {
-				k = -1
-			}
-			sb.Egress.Refused = k
-		}()
-	}
-	for range n {
-		<-done
-	}
+	s.inv.CollectRefused(ctx, r, list)
 }

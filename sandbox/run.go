@@ -250,7 +250,7 @@ func (s *Sandboxes) createForHarness(ctx context.Context, r *api.Repo, slug stri
 		co.Binds = append(slices.Clone(co.Binds), provider.Bind{Source: o.Build, Path: harness.Mount})
 	}
 	if h.KeyEnv != "" {
-		declared, err := s.declaredSecrets(ctx, r)
+		declared, err := s.gate.Declared(ctx, r)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package netgate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,8 +94,12 @@ func writeRequests(gitDir, slug string, rs *requests) error {
 }
 
 // Requests are slug's requests, oldest first, and how many were refused
-// because too many waited.
+// because too many waited; a sandbox without a gateway has none to show
+// (NoGateway).
 func Requests(gitDir, slug string) ([]Request, int, error) {
+	if _, ok, err := Read(gitDir, slug); err != nil || !ok {
+		return nil, 0, cmp.Or(err, NoGateway(slug))
+	}
 	rs, err := readRequests(gitDir, slug)
 	if err != nil {
 		return nil, 0, err

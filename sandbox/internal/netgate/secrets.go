@@ -10,6 +10,7 @@ import (
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 	"github.com/litterbox-dev/litterbox/secrets"
 )
@@ -68,4 +69,18 @@ func WriteSecrets(r *api.Repo, slug string, bs []Bound) error {
 // which waits for a gateway that is starting).
 func (g *Gate) SetSecrets(ctx context.Context, rec *NetFile, s control.Secrets) (control.SecretsInfo, error) {
 	return egress.SetSecrets(ctx, g.Provider, rec.Ref(), s)
+}
+
+// Declared are the secrets the user declared for r: its local file's over
+// the user's own file's.
+func (g *Gate) Declared(ctx context.Context, r *api.Repo) ([]secrets.Declaration, error) {
+	local, err := config.Local(ctx, r.Git, g.Warn)
+	if err != nil {
+		return nil, err
+	}
+	user, err := secrets.LoadUser()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", config.ErrInvalid, err)
+	}
+	return secrets.Merge(user, local.Secrets), nil
 }
