@@ -1,3 +1,10 @@
+// Package policy is the egress gateway's policy language: the modes, the
+// allow and deny entries (a name, a wildcard, an address or CIDR, with a
+// port), the classes of addresses a sandbox may never reach or reach only
+// when listed, and the compiled policy's rules that judge a target. The
+// host writes a Policy (from the user's configuration and `litterbox net`)
+// and the gateway (package gateway) enforces it; both import this package,
+// and the host links none of the program.
 package policy
 
 import (
