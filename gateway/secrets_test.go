@@ -296,10 +296,10 @@ func (failResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, 
 func TestScrubPrefixValue(t *testing.T) {
 	const shortVal, longVal = "tok_ABCDEF", "tok_ABCDEF_more_secret_part"
 	shortPH, longPH := "litterbox-secret-short-a1b2c3d4e5f6g7h8i9j0", "litterbox-secret-long-k1l2m3n4o5p6q7r8s9t0u1"
-	short := Secret{Name: "short", Placeholder: shortPH, Value: shortVal, Hosts: []string{"a.example.com"}}
-	long := Secret{Name: "long", Placeholder: longPH, Value: longVal, Hosts: []string{"b.example.com"}}
-	for _, order := range [][]Secret{{short, long}, {long, short}} {
-		s, err := compileSecrets(Secrets{Secrets: order})
+	short := control.Secret{Name: "short", Placeholder: shortPH, Value: shortVal, Hosts: []string{"a.example.com"}}
+	long := control.Secret{Name: "long", Placeholder: longPH, Value: longVal, Hosts: []string{"b.example.com"}}
+	for _, order := range [][]control.Secret{{short, long}, {long, short}} {
+		s, err := compileSecrets(control.Secrets{Secrets: order})
 		if err != nil {
 			t.Fatal(err)
 		}
