@@ -27,6 +27,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/litterbox-dev/litterbox/gateway"
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/secretdecl"
 	"github.com/litterbox-dev/litterbox/internal/tomlkeys"
@@ -119,6 +120,9 @@ type Config struct {
 	// LocalFile may set it ([bootstrap] include): what host files go into
 	// a sandbox is not for a file an agent can write to decide.
 	BootstrapInclude []string
+	// Dotenv says which values of the dotenv files copied in become
+	// secrets' placeholders. Only LocalFile may set it ([bootstrap]).
+	Dotenv Dotenv
 	// Secrets are the credentials the sandbox's gateway adds on the way
 	// out (docs/secrets.md), sorted by name: LocalFile's over the user's
 	// own file's (WithLocal reads it). The committed file can declare
@@ -269,8 +273,45 @@ type rawSignals struct {
 }
 
 type rawBootstrap struct {
-	Include []string `toml:"include"`
+	Include       []string            `toml:"include"`
+	Dotenv        *string             `toml:"dotenv"`
+	DotenvHosts   []string            `toml:"dotenv_hosts"`
+	DotenvSecrets map[string][]string `toml:"dotenv_secrets"`
 }
+
+// Dotenv says which values of the dotenv files a sandbox gets copied in
+// (.env, .env.*: [bootstrap]) become secrets (docs/secrets.md): the
+// sandbox's copy holds a placeholder, and its gateway adds the value on
+// the way to the hosts it is bound to.
+type Dotenv struct {
+	// All: every value ([bootstrap] dotenv = "placeholders"), bound to
+	// AllHosts (dotenv_hosts).
+	All      bool
+	AllHosts []string
+	// Keys are the keys marked one by one (dotenv_secrets), each with
+	// the hosts its value may go to; they win over All's hosts.
+	Keys map[string][]string
+	// Where is where it is set, for messages.
+	Where string
+}
+
+// Dotenv modes ([bootstrap] dotenv).
+const (
+	DotenvCopy         = "copy"
+	DotenvPlaceholders = "placeholders"
+)
+
+// Hosts are the hosts key's value is bound to; false for a key whose
+// value is copied as it is.
+func (d Dotenv) Hosts(key string) ([]string, bool) {
+	if h, ok := d.Keys[key]; ok {
+		return h, true
+	}
+	return d.AllHosts, d.All
+}
+
+// Marks says whether any value becomes a placeholder.
+func (d Dotenv) Marks() bool { return d.All || len(d.Keys) > 0 }
 
 type rawLimits struct {
 	Memory *string  `toml:"memory"`
@@ -711,6 +752,7 @@ func (c *rawConfig) validate() (*Config, error) {
 			}
 		}
 		cfg.BootstrapInclude = c.Bootstrap.Include
+		cfg.Dotenv = c.Bootstrap.dotenv(c.at("bootstrap"), bad)
 	}
 
 	envOf := map[string]string{}
@@ -954,3 +996,46 @@ func Bytes(s string) int64 {
 	}
 	return int64(f * float64(unit))
 }
+
+// dotenv checks [bootstrap]'s dotenv keys; where is where the table is.
+func (b *rawBootstrap) dotenv(where string, bad func(key, format string, args ...any)) Dotenv {
+	d := Dotenv{Keys: map[string][]string{}, Where: strings.TrimSuffix(where, ": ")}
+	hosts := func(key string, list []string) []string {
+		for _, h := range list {
+			if _, err := gateway.ParseEntry(h); err != nil {
+				bad(key, "%v (hosts are entries as [network] allow takes them: \"api.stripe.com\", \"*.example.org\", \"git.example.net:8443\")", err)
+			}
+		}
+		return list
+	}
+	mode := DotenvCopy
+	if b.Dotenv != nil {
+		mode = *b.Dotenv
+	}
+	switch mode {
+	case DotenvCopy:
+		if len(b.DotenvHosts) > 0 {
+			bad("bootstrap.dotenv_hosts", "dotenv_hosts binds every value of the dotenv files copied in, which needs dotenv = %q", DotenvPlaceholders)
+		}
+	case DotenvPlaceholders:
+		if len(b.DotenvHosts) == 0 {
+			bad("bootstrap.dotenv", "dotenv = %q needs dotenv_hosts, the hosts the values may go to: dotenv_hosts = [\"api.example.com\"] (see docs/secrets.md)", DotenvPlaceholders)
+		}
+		d.All, d.AllHosts = true, hosts("bootstrap.dotenv_hosts", b.DotenvHosts)
+	default:
+		bad("bootstrap.dotenv", "%q is not %q (values copied as they are) or %q (every value a placeholder: see docs/secrets.md)", mode, DotenvCopy, DotenvPlaceholders)
+	}
+	for _, k := range slices.Sorted(maps.Keys(b.DotenvSecrets)) {
+		key := "bootstrap.dotenv_secrets." + k
+		if !dotenvKeyRE.MatchString(k) {
+			bad(key, "%q is not a variable name of a dotenv file", k)
+		}
+		if len(b.DotenvSecrets[k]) == 0 {
+			bad(key, "no hosts: the value of %s goes only to the hosts it is bound to, %s = [\"api.example.com\"]", k, k)
+		}
+		d.Keys[k] = hosts(key, b.DotenvSecrets[k])
+	}
+	return d
+}
+
+var dotenvKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)

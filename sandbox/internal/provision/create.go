@@ -163,6 +163,8 @@ type creation struct {
 	// the commit's (bootstrap.go); nil for none.
 	bootstrap    []git.ArchiveFile
 	bootstrapped []string
+	// dotenv are the secrets the marked values of its dotenv files are.
+	dotenv []secrets.Declaration
 	// phases times the create's phases for the debug log.
 	phases *core.Phases
 }
@@ -276,12 +278,16 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 	if err := c.planEgress(ctx, inherited); err != nil {
 		return nil, err
 	}
-	// Its secrets, through the gateway (secrets.go).
+	// The ignored files of the working tree it gets (bootstrap.go); then
+	// its secrets, through the gateway (secrets.go), the values of those
+	// files the user marks among them.
+	if err := c.planBootstrap(ctx); err != nil {
+		return nil, err
+	}
 	if err := c.planSecrets(ctx, inherited); err != nil {
 		return nil, err
 	}
-	// The ignored files of the working tree it gets (bootstrap.go).
-	if err := c.planBootstrap(ctx); err != nil {
+	if err := c.placehold(); err != nil {
 		return nil, err
 	}
 	// A warm pool's member made from this commit for this configuration
