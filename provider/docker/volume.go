@@ -73,3 +73,17 @@ func (c *Client) VolumeRemove(ctx context.Context, name string) error {
 	}
 	return nil
 }
+
+// VolumeList is the names of the volumes that carry every label of labels
+// ("KEY=VALUE", or "KEY" for any value).
+func (c *Client) VolumeList(ctx context.Context, labels ...string) ([]string, error) {
+	args := []string{"volume", "ls", "--quiet"}
+	for _, l := range labels {
+		args = append(args, "--filter", "label="+l)
+	}
+	res, err := c.Run(ctx, c.Cmd(args...))
+	if err != nil {
+		return nil, fmt.Errorf("list volumes: %w", err)
+	}
+	return strings.Fields(string(res.Stdout)), nil
+}

@@ -120,6 +120,9 @@ type Config struct {
 	// LocalFile may set it ([bootstrap] include): what host files go into
 	// a sandbox is not for a file an agent can write to decide.
 	BootstrapInclude []string
+	// Cache are the package caches the repository's sandboxes share
+	// ([cache]: docs/config.md#shared-caches).
+	Cache Cache
 	// Dotenv says which values of the dotenv files copied in become
 	// secrets' placeholders. Only LocalFile may set it ([bootstrap]).
 	Dotenv Dotenv
@@ -210,6 +213,8 @@ type rawConfig struct {
 	Secrets any `toml:"secrets"`
 	// AgentBaseRefs: see Config.AgentBaseRefs.
 	AgentBaseRefs []string `toml:"agent_base_refs"`
+	// Cache: see Config.Cache.
+	Cache *rawCache `toml:"cache"`
 	// Bootstrap: see Config.BootstrapInclude.
 	Bootstrap *rawBootstrap `toml:"bootstrap"`
 	// AllowUnisolated: see Config.AllowUnisolated.
@@ -271,6 +276,26 @@ type rawSignals struct {
 	Stop    *string `toml:"stop"`
 	Restart *string `toml:"restart"`
 }
+
+type rawCache struct {
+	Use  []string `toml:"use"`
+	Mode *string  `toml:"mode"`
+}
+
+// Cache names the package caches a repository's sandboxes share: each is
+// an engine volume of the repository, mounted into each of its sandboxes
+// (package cache).
+type Cache struct {
+	// Use are presets by name (CachePresets) or absolute paths in the
+	// sandbox.
+	Use []string
+	// ReadOnly ([cache] mode = "ro"): sandboxes mount them read-only; only
+	// `litterbox cache fill`'s setup writes them.
+	ReadOnly bool
+}
+
+// CachePresets are the caches [cache] use names.
+var CachePresets = []string{"cargo", "go", "npm", "pip"}
 
 type rawBootstrap struct {
 	Include       []string            `toml:"include"`
@@ -594,6 +619,15 @@ func (c *rawConfig) merge(o *rawConfig) {
 		c.AgentImages = o.AgentImages
 	}
 	setIf(&c.Bootstrap, o.Bootstrap)
+	if o.Cache != nil {
+		if c.Cache == nil {
+			c.Cache = &rawCache{}
+		}
+		if o.Cache.Use != nil {
+			c.Cache.Use = o.Cache.Use
+		}
+		setIf(&c.Cache.Mode, o.Cache.Mode)
+	}
 	setIf(&c.AllowUnisolated, o.AllowUnisolated)
 	for k, v := range o.Ports {
 		if c.Ports == nil {
@@ -745,6 +779,9 @@ func (c *rawConfig) validate() (*Config, error) {
 		}
 	}
 	cfg.AgentBaseRefs = c.AgentBaseRefs
+	if c.Cache != nil {
+		cfg.Cache = c.Cache.check(bad)
+	}
 	if c.Bootstrap != nil {
 		for _, p := range c.Bootstrap.Include {
 			if p == "" || strings.ContainsFunc(p, func(r rune) bool { return r < ' ' || r == 0x7f }) {
@@ -1039,3 +1076,32 @@ func (b *rawBootstrap) dotenv(where string, bad func(key, format string, args ..
 }
 
 var dotenvKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
+
+// check checks [cache].
+func (c *rawCache) check(bad func(key, format string, args ...any)) Cache {
+	seen := map[string]bool{}
+	for _, u := range c.Use {
+		switch {
+		case slices.Contains(CachePresets, u):
+		case !path.IsAbs(u) || path.Clean(u) != u || strings.ContainsAny(u, ",\"\n") || u == "/":
+			bad("cache.use", "%q is neither a cache litterbox knows (%s) nor a clean absolute path in the sandbox such as \"/home/dev/.m2\"", u, strings.Join(CachePresets, ", "))
+		case u == Workdir || strings.HasPrefix(u, Workdir+"/") || u == "/tmp" || slices.ContainsFunc([]string{"/proc", "/sys", "/dev", "/run"}, func(p string) bool { return u == p || strings.HasPrefix(u, p+"/") }):
+			bad("cache.use", "%q is where the sandbox keeps something of its own (/src, /tmp, /run, /proc, /sys, /dev): choose another path", u)
+		}
+		if seen[u] {
+			bad("cache.use", "%q is named twice", u)
+		}
+		seen[u] = true
+	}
+	out := Cache{Use: c.Use}
+	if c.Mode != nil {
+		switch *c.Mode {
+		case "rw":
+		case "ro":
+			out.ReadOnly = true
+		default:
+			bad("cache.mode", "%q is not \"rw\" (sandboxes fill the caches) or \"ro\" (only `litterbox cache fill` does)", *c.Mode)
+		}
+	}
+	return out
+}

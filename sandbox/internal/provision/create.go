@@ -25,6 +25,7 @@ import (
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/cache"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
@@ -228,6 +229,9 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 	c.cfg = &cfg
 	c.cfg.Egress.Allow = slices.Concat(c.cfg.Egress.Allow, opts.Allow)
 	c.cfg.Secrets = secrets.Merge(opts.Secrets, c.cfg.Secrets)
+	if opts.FillCache {
+		c.cfg.Cache.ReadOnly = false
+	}
 	image, byAgent := opts.Image, opts.ByAgent
 	if image == "" && inherited {
 		image, byAgent = c.settings.Image, c.settings.ImageByAgent
@@ -294,7 +298,7 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 	// (and, for a confined sandbox, this policy: its gateway is made with
 	// it) already holds the copy, and its record the image's platform. A
 	// sandbox with secrets is not pooled: its values are fetched for it.
-	if !opts.FromBranch && !opts.NoPool && c.secrets == nil && len(opts.Binds) == 0 {
+	if !opts.FromBranch && !opts.NoPool && !opts.FillCache && c.secrets == nil && len(opts.Binds) == 0 {
 		key := pool.Key(spec.For(pv.Options, r, slug, c.head, c.cfg), c.net)
 		if c.pool = pool.Candidates(r.Git.CommonDir, key, c.start); len(c.pool) == 0 {
 			// A member's spec is fixed when it is filled: say why none
@@ -684,7 +688,12 @@ func (c *creation) fill(ctx context.Context) error {
 	// it runs; the copy need not wait for it.
 	extras := c.pv.prepareExtras(ctx, c.r, c.sandbox.Ref, c.cfg, c.out, c.gatewayStarted)
 	var so, se bytes.Buffer
-	var err error
+	// The shared caches are the sandbox user's to write before the setup
+	// runs (package cache).
+	err := cache.Open(ctx, c.pv.Provider, c.sandbox.Ref, c.cfg.Cache)
+	if err != nil {
+		return errors.Join(err, extras())
+	}
 	if c.pooled != nil {
 		c.progress("running setup in the pooled sandbox (" + core.Short(c.start) + " is copied in): " + runner.Quote(c.setup...))
 		var gerr error
