@@ -87,3 +87,7 @@ func (c *Client) VolumeList(ctx context.Context, labels ...string) ([]string, er
 	}
 	return strings.Fields(string(res.Stdout)), nil
 }
+
+// MakesVolumesAtMount says whether a run's --mount makes the volume it
+// names, with its labels (Docker: Dialect's MountMakesVolumes).
+func (c *Client) MakesVolumesAtMount() bool { return c.dialect().MountMakesVolumes }

@@ -28,6 +28,19 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 )
 
+// Check refuses caches c on an engine that cannot make a volume,
+// labelled, as a sandbox mounts it (Podman, Kubernetes): litterbox could
+// not find, list or clear them there.
+func Check(p provider.Provider, c config.Cache) error {
+	if len(c.Use) == 0 {
+		return nil
+	}
+	if d, ok := netgate.Docker(p); ok && d.MakesVolumesAtMount() {
+		return nil
+	}
+	return core.NewError(core.ErrConfig, "[cache] is kept on Docker's engine only: this engine (Podman, Kubernetes) cannot make the caches' volumes labelled as a sandbox mounts them. Take [cache] out of the configuration to use it (see docs/config.md#shared-caches). Nothing was made.")
+}
+
 // Open lets the sandbox's user write the writable caches of c in the
 // running sandbox ref: a volume's root is root's, made by the engine, and
 // root in the sandbox (with no capability, but its owner) opens it as

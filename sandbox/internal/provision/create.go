@@ -232,6 +232,9 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 	if opts.FillCache {
 		c.cfg.Cache.ReadOnly = false
 	}
+	if err := cache.Check(pv.Provider, c.cfg.Cache); err != nil {
+		return nil, err
+	}
 	image, byAgent := opts.Image, opts.ByAgent
 	if image == "" && inherited {
 		image, byAgent = c.settings.Image, c.settings.ImageByAgent
