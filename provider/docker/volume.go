@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -91,3 +92,25 @@ func (c *Client) VolumeList(ctx context.Context, labels ...string) ([]string, er
 // MakesVolumesAtMount says whether a run's --mount makes the volume it
 // names, with its labels (Docker: Dialect's MountMakesVolumes).
 func (c *Client) MakesVolumesAtMount() bool { return c.dialect().MountMakesVolumes }
+
+// VolumeLabels is the labels of each volume of names.
+func (c *Client) VolumeLabels(ctx context.Context, names []string) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	if len(names) == 0 {
+		return out, nil
+	}
+	res, err := c.Run(ctx, c.Cmd(append([]string{"volume", "inspect", "--format", "{{json .Name}} {{json .Labels}}"}, names...)...))
+	if err != nil {
+		return nil, fmt.Errorf("inspect volumes: %w", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(res.Stdout)), "\n") {
+		name, labels, ok := strings.Cut(line, " ")
+		var n string
+		var l map[string]string
+		if !ok || json.Unmarshal([]byte(name), &n) != nil || json.Unmarshal([]byte(labels), &l) != nil {
+			return nil, fmt.Errorf("inspect volumes: cannot read %q", line)
+		}
+		out[n] = l
+	}
+	return out, nil
+}

@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,7 +39,7 @@ func Check(p provider.Provider, c config.Cache) error {
 	if d, ok := netgate.Docker(p); ok && d.MakesVolumesAtMount() {
 		return nil
 	}
-	return core.NewError(core.ErrConfig, "[cache] is kept on Docker's engine only: this engine (Podman, Kubernetes) cannot make the caches' volumes labelled as a sandbox mounts them. Take [cache] out of the configuration to use it (see docs/config.md#shared-caches). Nothing was made.")
+	return core.NewError(api.ErrConfig, "[cache] is kept on Docker's engine only: this engine (Podman, Kubernetes) cannot make the caches' volumes labelled as a sandbox mounts them. Take [cache] out of the configuration to use it (see docs/config.md#shared-caches). Nothing was made.")
 }
 
 // Open lets the sandbox's user write the writable caches of c in the
@@ -188,4 +189,39 @@ func (c *Caches) Clear(ctx context.Context, r *api.Repo, names []string) ([]api.
 		return nil, fmt.Errorf("empty the caches: %w", err)
 	}
 	return do, nil
+}
+
+// Prune removes the cache volumes of repositories gone says are gone
+// (prune's test, on a volume's labels), and returns their names, each
+// with its repository's path. An engine that keeps no caches has none.
+func (c *Caches) Prune(ctx context.Context, gone func(labels map[string]string) bool) (map[string]string, error) {
+	d, ok := netgate.Docker(c.Provider)
+	if !ok {
+		return nil, nil
+	}
+	filters := []string{spec.LabelCache}
+	for k, v := range c.ExtraLabels {
+		filters = append(filters, k+"="+v)
+	}
+	names, err := d.VolumeList(ctx, filters...)
+	if err != nil {
+		return nil, err
+	}
+	labels, err := d.VolumeLabels(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	var errs []error
+	for _, n := range names {
+		if !gone(labels[n]) {
+			continue
+		}
+		if err := d.VolumeRemove(ctx, n); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out[n] = labels[n][api.LabelRepo]
+	}
+	return out, errors.Join(errs...)
 }

@@ -59,7 +59,7 @@ func CacheVolume(r *api.Repo, name string) string {
 
 // cacheLabels are the labels of r's cache volumes (of name, when set).
 func cacheLabels(extra map[string]string, r *api.Repo, name string) map[string]string {
-	l := map[string]string{LabelCache: name, api.LabelRepo: r.Root(), api.LabelRepoID: r.ID}
+	l := map[string]string{LabelCache: name, api.LabelRepo: r.Root(), api.LabelGitDir: r.Git.CommonDir, api.LabelRepoID: r.ID}
 	for k, v := range extra {
 		l[k] = v
 	}

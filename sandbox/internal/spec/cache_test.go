@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
-	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // TestCacheMounts: each cache a volume of the repository (by its id), at
@@ -17,14 +17,14 @@ func TestCacheMounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &core.Repo{Slug: "repo", ID: "0123456789abcdef0123456789abcdef", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
-	sp := For(core.Options{Image: core.DefaultImage, ExtraLabels: map[string]string{"dev.litterbox.test": "t"}}, r, "x", "base", cfg)
+	r := &api.Repo{Slug: "repo", ID: "0123456789abcdef0123456789abcdef", Git: &git.Repo{Root: "/r", CommonDir: "/r/.git"}}
+	sp := For(api.Options{Image: api.DefaultImage, ExtraLabels: map[string]string{"dev.litterbox.test": "t"}}, r, "x", "base", cfg)
 	if len(sp.Volumes) != 3 {
 		t.Fatalf("volumes = %+v", sp.Volumes)
 	}
 	goVol := sp.Volumes[0]
 	if goVol.Name != "litterbox-cache-repo-0123456789ab-go" || goVol.Path != "/cache/go" || !goVol.ReadOnly ||
-		goVol.Labels[LabelCache] != "go" || goVol.Labels[core.LabelRepoID] != r.ID || goVol.Labels["dev.litterbox.test"] != "t" {
+		goVol.Labels[LabelCache] != "go" || goVol.Labels[api.LabelRepoID] != r.ID || goVol.Labels["dev.litterbox.test"] != "t" {
 		t.Errorf("go's volume = %+v", goVol)
 	}
 	if m2 := sp.Volumes[2]; m2.Path != "/opt/m2" || !strings.HasPrefix(m2.Name, "litterbox-cache-repo-0123456789ab-path-") {
@@ -38,10 +38,10 @@ func TestCacheMounts(t *testing.T) {
 	}
 	other := *r
 	other.ID = "fedcba9876543210fedcba9876543210"
-	if sp2 := For(core.Options{}, &other, "x", "base", cfg); sp2.Volumes[0].Name == goVol.Name {
+	if sp2 := For(api.Options{}, &other, "x", "base", cfg); sp2.Volumes[0].Name == goVol.Name {
 		t.Error("two repositories share a volume")
 	}
-	if sp := For(core.Options{}, r, "x", "base", config.Default()); len(sp.Volumes) != 0 {
+	if sp := For(api.Options{}, r, "x", "base", config.Default()); len(sp.Volumes) != 0 {
 		t.Errorf("no [cache], volumes %+v", sp.Volumes)
 	}
 }
