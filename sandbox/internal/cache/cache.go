@@ -45,7 +45,9 @@ func Check(p provider.Provider, c config.Cache) error {
 // Open lets the sandbox's user write the writable caches of c in the
 // running sandbox ref: a volume's root is root's, made by the engine, and
 // root in the sandbox (with no capability, but its owner) opens it as
-// /tmp is (1777: each file its maker's).
+// /tmp is (1777). One the image's folder made the user's already (the
+// engine copies a folder of the image at the path into a new volume) is
+// left as it is: root may not change it.
 func Open(ctx context.Context, p provider.Provider, ref provider.Ref, c config.Cache) error {
 	if c.ReadOnly || len(c.Use) == 0 {
 		return nil
@@ -54,7 +56,8 @@ func Open(ctx context.Context, p provider.Provider, ref provider.Ref, c config.C
 	for _, e := range spec.CacheEntries(c) {
 		paths = append(paths, e.Path)
 	}
-	res, err := p.Exec(ctx, provider.ExecRequest{Ref: ref, User: "0", Cmd: append([]string{"chmod", "1777"}, paths...)})
+	uid, _, _ := strings.Cut(api.User, ":")
+	res, err := p.Exec(ctx, provider.ExecRequest{Ref: ref, User: "0", Cmd: append([]string{"sh", "-c", openScript, "sh", uid}, paths...)})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
 	}
@@ -64,15 +67,8 @@ func Open(ctx context.Context, p provider.Provider, ref provider.Ref, c config.C
 	return nil
 }
 
-// Names are the names of the caches of entries, sorted.
-func Names(es []spec.CacheEntry) []string {
-	out := make([]string, 0, len(es))
-	for _, e := range es {
-		out = append(out, e.Name)
-	}
-	slices.Sort(out)
-	return out
-}
+// openScript opens each folder after $1 (the sandbox user's uid) to it.
+const openScript = `u=$1; shift; for p in "$@"; do chmod 1777 "$p" 2>/dev/null || [ "$(stat -c %u "$p")" = "$u" ] || { echo "$p is owned by uid $(stat -c %u "$p"), and root in the sandbox may not change it" >&2; exit 1; }; done`
 
 // Caches lists and clears a repository's cache volumes on c's engine.
 type Caches struct{ *core.Common }
