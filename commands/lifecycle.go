@@ -428,7 +428,11 @@ func (p *Prune) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	for _, o := range out {
-		env.outf("Removed %s %s (sandbox %s of %s, which no longer exists)\n", o.Kind, o.Name, o.Sandbox, o.Repo)
+		what := "sandbox " + o.Sandbox
+		if o.Sandbox == "" {
+			what = "a shared cache"
+		}
+		env.outf("Removed %s %s (%s of %s, which no longer exists)\n", o.Kind, o.Name, what, o.Repo)
 	}
 	if err == nil && len(out) == 0 {
 		env.errf("Nothing to prune: every sandbox's repository exists.\n")

@@ -266,6 +266,11 @@ func removeLabelled(host, label string) {
 	if ids := strings.Fields(string(out)); len(ids) > 0 {
 		_ = docker(append([]string{"network", "rm"}, ids...)...).Run()
 	}
+	// The shared caches' volumes outlive their sandboxes.
+	out, _ = docker("volume", "ls", "-q", "--filter", "label="+label).Output()
+	if ids := strings.Fields(string(out)); len(ids) > 0 {
+		_ = docker(append([]string{"volume", "rm", "-f"}, ids...)...).Run()
+	}
 }
 
 // condDocker is the script condition docker (scriptcmds_test.go).

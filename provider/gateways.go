@@ -69,3 +69,20 @@ type ImageBuilder interface {
 	// FROM; no registry is asked when the engine holds them.
 	BuildImage(ctx context.Context, tag, dockerfile string, buildContext io.Reader) error
 }
+
+// Volumes is implemented by a provider whose engine keeps named volumes
+// with labels, made as the first container whose Spec mounts one is made
+// (Docker's, an ssh engine's, the VM's): the repositories' shared caches
+// (sandbox/internal/cache). KeepsVolumes says false where a mount cannot
+// label the volume it makes (Podman).
+type Volumes interface {
+	KeepsVolumes() bool
+	// ListVolumes names the volumes that carry every label of labels
+	// ("KEY=VALUE", or "KEY" for any value).
+	ListVolumes(ctx context.Context, labels ...string) ([]string, error)
+	// VolumeLabels is the labels of each volume of names.
+	VolumeLabels(ctx context.Context, names []string) (map[string]map[string]string, error)
+	// RemoveVolume removes volume name once no container mounts it; gone
+	// already is not an error.
+	RemoveVolume(ctx context.Context, name string) error
+}

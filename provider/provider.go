@@ -249,13 +249,15 @@ type Spec struct {
 type Volume struct {
 	Name string
 	Path string
-	// Opts, when set, has the engine make the volume as it mounts it,
-	// unless it exists: a local volume with these driver options and
-	// Labels (Docker's --mount volume-opt), so that two containers made at
+	// Opts or Labels, when set, have the engine make the volume as it
+	// mounts it, unless it exists: a local volume with these driver
+	// options and Labels (Docker's --mount volume-opt), so that two containers made at
 	// once can share it without a volume create before either. An engine
 	// that cannot (Podman) leaves them: there the caller makes it first.
 	Opts   map[string]string
 	Labels map[string]string
+	// ReadOnly mounts it read-only.
+	ReadOnly bool
 }
 
 // Bind is a directory of the engine's host, mounted read-only at Path.

@@ -31,6 +31,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/litterbox-dev/litterbox/gateway/control"
+	"github.com/litterbox-dev/litterbox/internal/dotenv"
 	"github.com/litterbox-dev/litterbox/internal/secretdecl"
 	"github.com/litterbox-dev/litterbox/runner"
 )
@@ -48,6 +49,7 @@ const (
 	SourceEnv     = secretdecl.SourceEnv
 	SourceFile    = secretdecl.SourceFile
 	SourceCommand = secretdecl.SourceCommand
+	SourceDotenv  = secretdecl.SourceDotenv
 )
 
 // Source is where a secret's value comes from, on the host.
@@ -177,6 +179,18 @@ func Fetch(ctx context.Context, r runner.Runner, d Declaration) (Value, error) {
 		if v == "" {
 			return fail("its command %s printed nothing: the value is what it prints", runner.Quote(d.Source.Command...))
 		}
+	case SourceDotenv:
+		data, err := os.ReadFile(d.Source.Ref)
+		if err != nil {
+			return fail("read %s: %v", d.Source.Ref, errors.Unwrap(err))
+		}
+		var ok bool
+		if v, ok = dotenv.Value(data, d.Source.Var); !ok {
+			return fail("%s no longer assigns %s", d.Source.Ref, d.Source.Var)
+		}
+		if v == "" {
+			return fail("%s of %s is empty", d.Source.Var, d.Source.Ref)
+		}
 	default:
 		return fail("no source")
 	}
@@ -206,6 +220,17 @@ type Binding struct {
 	Name        string `json:"name"`
 	Env         string `json:"env"`
 	Placeholder string `json:"placeholder"`
+	// File and Key are, for a value of a dotenv file (SourceDotenv), the
+	// file (absolute, on the host) and the key whose value the sandbox's
+	// copy of it holds the placeholder in, instead of Env.
+	File string `json:"file,omitempty"`
+	Key  string `json:"key,omitempty"`
+}
+
+// Dotenv is the declaration of b, a dotenv file's value bound to hosts:
+// its source is the binding itself.
+func (b Binding) Dotenv(hosts []string) Declaration {
+	return Declaration{Name: b.Name, Source: Source{Kind: SourceDotenv, Ref: b.File, Var: b.Key}, Hosts: hosts, Where: b.File}
 }
 
 // SandboxBindings are one sandbox's bindings.
@@ -228,16 +253,23 @@ func Placeholder(name string) string {
 func Bind(ds []Declaration) []Binding {
 	out := make([]Binding, 0, len(ds))
 	for _, d := range ds {
-		out = append(out, Binding{Name: d.Name, Env: d.Env, Placeholder: Placeholder(d.Name)})
+		b := Binding{Name: d.Name, Env: d.Env, Placeholder: Placeholder(d.Name)}
+		if d.Source.Kind == SourceDotenv {
+			b.File, b.Key = d.Source.Ref, d.Source.Var
+		}
+		out = append(out, b)
 	}
 	return out
 }
 
-// Env is the sandbox's environment of bs: VARIABLE=PLACEHOLDER.
+// Env is the sandbox's environment of bs: VARIABLE=PLACEHOLDER (a dotenv
+// file's value is held in the file, not there).
 func Env(bs []Binding) []string {
 	out := make([]string, 0, len(bs))
 	for _, b := range bs {
-		out = append(out, b.Env+"="+b.Placeholder)
+		if b.Env != "" {
+			out = append(out, b.Env+"="+b.Placeholder)
+		}
 	}
 	return out
 }
@@ -280,15 +312,20 @@ type Row struct {
 // List is what `litterbox secrets` shows: each declared secret, where it
 // comes from (the kind, not the variable's or file's content), where it
 // may go and how, and the running sandboxes that hold a placeholder of it;
-// then secrets sandboxes hold that are no longer declared.
+// then secrets sandboxes hold that are no longer declared, and the values
+// of dotenv files they hold placeholders of.
 func List(ds []Declaration, bound []SandboxBindings) []Row {
 	rows := []Row{}
 	holders := map[string][]string{}
 	envs := map[string]string{}
+	dot := map[string]bool{} // the values of dotenv files, which the user marks, not declares
 	for _, sb := range bound {
 		for _, b := range sb.Bindings {
 			holders[b.Name] = append(holders[b.Name], sb.Sandbox)
 			envs[b.Name] = b.Env
+			if b.File != "" {
+				envs[b.Name], dot[b.Name] = b.Key+" in "+b.File, true
+			}
 		}
 	}
 	for _, d := range ds {
@@ -301,7 +338,11 @@ func List(ds []Declaration, bound []SandboxBindings) []Row {
 	}
 	sort.Strings(gone)
 	for _, name := range gone {
-		rows = append(rows, Row{Name: name, Env: envs[name], Hosts: []string{}, Sandboxes: sorted(holders[name])})
+		src := ""
+		if dot[name] {
+			src = SourceDotenv
+		}
+		rows = append(rows, Row{Name: name, Source: src, Env: envs[name], Hosts: []string{}, Sandboxes: sorted(holders[name])})
 	}
 	return rows
 }

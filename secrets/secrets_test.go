@@ -298,3 +298,33 @@ func TestRoots(t *testing.T) {
 		t.Errorf("a missing ca: %v", err)
 	}
 }
+
+func TestDotenvSource(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".env")
+	if err := os.WriteFile(path, []byte("STRIPE_KEY=sk-old-0123456789\nSTRIPE_KEY='sk-live-0123456789' # live\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := Declaration{Name: "dotenv-env-stripe_key", Source: Source{Kind: SourceDotenv, Ref: path, Var: "STRIPE_KEY"}, Hosts: []string{"api.stripe.com"}}
+	bs := Bind([]Declaration{d})
+	if bs[0].File != path || bs[0].Key != "STRIPE_KEY" || bs[0].Env != "" {
+		t.Errorf("binding %+v: want the file and key, no variable", bs[0])
+	}
+	if env := Env(bs); len(env) != 0 {
+		t.Errorf("Env = %v: a dotenv file's placeholder is in the file, not the environment", env)
+	}
+	// restart: the declaration made again from the binding alone
+	v, err := Fetch(context.Background(), runner.Exec{}, bs[0].Dotenv(d.Hosts))
+	if err != nil || v.Reveal() != "sk-live-0123456789" {
+		t.Errorf("Fetch = %q, %v; want the last assignment's value", v.Reveal(), err)
+	}
+	if err := os.WriteFile(path, []byte("OTHER=x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Fetch(context.Background(), runner.Exec{}, d); err == nil || !strings.Contains(err.Error(), "no longer assigns STRIPE_KEY") {
+		t.Errorf("err %v, want the key named", err)
+	}
+	rows := List(nil, []SandboxBindings{{Sandbox: "a", Bindings: bs}})
+	if len(rows) != 1 || rows[0].Source != SourceDotenv || rows[0].Env != "STRIPE_KEY in "+path {
+		t.Errorf("rows %+v", rows)
+	}
+}

@@ -84,6 +84,7 @@ type cli struct {
 	Milestone commands.Milestone  `cmd:"" help:"Squash a sandbox's commits since its last milestone into one."`
 	Ports     commands.Ports      `cmd:"" help:"Show a sandbox's named ports and their host URLs."`
 	Net       commands.Net        `cmd:"" help:"Show a sandbox's egress policy and recent connections, allow or deny a host for it (litterbox net NAME allow HOST[:PORT]), or print its log (litterbox net log NAME)."`
+	Cache     commands.Cache      `cmd:"" help:"List, empty or fill this repository's shared package caches ([cache]: docs/config.md#shared-caches)."`
 	Secrets   commands.Secrets    `cmd:"" help:"List the secrets you declared (names, sources, hosts: never a value) and the sandboxes bound to each (docs/secrets.md)."`
 	Watch     commands.Watch      `cmd:"" help:"Follow what happens in sandboxes as it happens: each tool call, snapshot, milestone, pause, merge... one line each (--json for scripts)."`
 	Audit     commands.Audit      `cmd:"" help:"Check the activity records: litterbox audit verify [NAME] names the first line of each that was changed, taken out or cut, or a rotated file gone missing (exit 1)."`

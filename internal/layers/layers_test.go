@@ -24,7 +24,7 @@ const module = "github.com/litterbox-dev/litterbox"
 const tiers = `
 # leaves: no package of the module
 internal/buildinfo, internal/flock, internal/atomicfile, internal/fsname, internal/termtext,
-internal/textcap, internal/staticbin, internal/tomlkeys, internal/egresstest,
+internal/textcap, internal/staticbin, internal/tomlkeys, internal/egresstest, internal/dotenv,
 internal/enginetest, internal/enginetest/standin, sandbox/config/devcontainer, internal/kvm,
 runner, activity/otlp/otlptest, gateway/policy, scanner/wire
 
@@ -52,7 +52,7 @@ runner, activity/otlp/otlptest, gateway/policy, scanner/wire
 # the service's concerns (docs/architecture.md), each tier over those below
 < sandbox/internal/state, sandbox/internal/spec
 < sandbox/internal/guest, sandbox/internal/netgate
-< sandbox/internal/isolation, sandbox/internal/services
+< sandbox/internal/isolation, sandbox/internal/services, sandbox/internal/cache
 < sandbox/internal/pool, sandbox/internal/doctor, sandbox/internal/sandboxtest
 < sandbox/internal/inventory
 < sandbox/internal/recording, sandbox/internal/review

@@ -36,6 +36,10 @@ const (
 	SourceEnv     = "env"
 	SourceFile    = "file"
 	SourceCommand = "command"
+	// SourceDotenv is a value of a dotenv file of the working tree that
+	// the user marks in [bootstrap] (docs/secrets.md): the sandbox's copy
+	// of the file holds the placeholder.
+	SourceDotenv = "dotenv"
 )
 
 // Source is where a secret's value comes from, on the host.
@@ -48,12 +52,18 @@ type Source struct {
 	// Command is the argv of a SourceCommand, run without a shell; its
 	// standard output is the value.
 	Command []string `json:"command,omitempty"`
+	// Var is the key of a SourceDotenv's file (Ref, absolute) whose value
+	// it is.
+	Var string `json:"var,omitempty"`
 }
 
 // String is the source as written.
 func (s Source) String() string {
-	if s.Kind == SourceCommand {
+	switch s.Kind {
+	case SourceCommand:
 		return "command " + runner.Quote(s.Command...)
+	case SourceDotenv:
+		return "dotenv " + s.Var + " of " + s.Ref
 	}
 	return s.Kind + ":" + s.Ref
 }

@@ -119,7 +119,7 @@ func RunArgs(s provider.Spec, d *Dialect) ([]string, error) {
 			return nil, fmt.Errorf("volume %q at %q: a comma or quote in either", v.Name, v.Path)
 		}
 		m := "type=volume,src=" + v.Name + ",dst=" + v.Path
-		if len(v.Opts) > 0 && d.MountMakesVolumes {
+		if (len(v.Opts) > 0 || len(v.Labels) > 0) && d.MountMakesVolumes {
 			m += ",volume-driver=local"
 			for _, kv := range SortedLabels(v.Labels) {
 				m += "," + csvField("volume-label="+kv)
@@ -127,6 +127,9 @@ func RunArgs(s provider.Spec, d *Dialect) ([]string, error) {
 			for _, kv := range SortedLabels(v.Opts) {
 				m += "," + csvField("volume-opt="+kv)
 			}
+		}
+		if v.ReadOnly {
+			m += ",readonly"
 		}
 		args = append(args, "--mount", m)
 	}

@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -58,4 +59,44 @@ func (c *Client) VolumeRemove(ctx context.Context, name string) error {
 		return fmt.Errorf("remove volume %s: %w", name, err)
 	}
 	return nil
+}
+
+// VolumeList is the names of the volumes that carry every label of labels
+// ("KEY=VALUE", or "KEY" for any value).
+func (c *Client) VolumeList(ctx context.Context, labels ...string) ([]string, error) {
+	args := []string{"volume", "ls", "--quiet"}
+	for _, l := range labels {
+		args = append(args, "--filter", "label="+l)
+	}
+	res, err := c.Run(ctx, c.Cmd(args...))
+	if err != nil {
+		return nil, fmt.Errorf("list volumes: %w", err)
+	}
+	return strings.Fields(string(res.Stdout)), nil
+}
+
+// MakesVolumesAtMount says whether a run's --mount makes the volume it
+// names, with its labels (Docker: Dialect's MountMakesVolumes).
+func (c *Client) MakesVolumesAtMount() bool { return c.dialect().MountMakesVolumes }
+
+// VolumeLabels is the labels of each volume of names.
+func (c *Client) VolumeLabels(ctx context.Context, names []string) (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	if len(names) == 0 {
+		return out, nil
+	}
+	res, err := c.Run(ctx, c.Cmd(append([]string{"volume", "inspect", "--format", "{{json .Name}} {{json .Labels}}"}, names...)...))
+	if err != nil {
+		return nil, fmt.Errorf("inspect volumes: %w", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(res.Stdout)), "\n") {
+		name, labels, ok := strings.Cut(line, " ")
+		var n string
+		var l map[string]string
+		if !ok || json.Unmarshal([]byte(name), &n) != nil || json.Unmarshal([]byte(labels), &l) != nil {
+			return nil, fmt.Errorf("inspect volumes: cannot read %q", line)
+		}
+		out[n] = l
+	}
+	return out, nil
 }

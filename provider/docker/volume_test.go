@@ -70,6 +70,16 @@ func TestMountMaking(t *testing.T) {
 	if q := runner.Quote(got...); !strings.Contains(q, want) {
 		t.Errorf("RunArgs = %s\nwant it to hold %s", q, want)
 	}
+	// a labelled volume without options (a shared cache) is made with
+	// its labels; a read-only one mounted so
+	got, err = RunArgs(provider.Spec{Name: "c", Image: "busybox", Volumes: []provider.Volume{{Name: "cache-go", Path: "/cache/go", Labels: map[string]string{"dev.litterbox.cache": "go"}, ReadOnly: true}}}, DockerDialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `--mount type=volume,src=cache-go,dst=/cache/go,volume-driver=local,volume-label=dev.litterbox.cache=go,readonly`
+	if q := runner.Quote(got...); !strings.Contains(q, want) {
+		t.Errorf("RunArgs = %s\nwant it to hold %s", q, want)
+	}
 	c.Dialect = PodmanDialect
 	if m, made := c.MountMaking(v, "/run/litterbox-gw"); made || m.Opts != nil {
 		t.Errorf("podman: %+v made %v", m, made)

@@ -82,8 +82,8 @@ type DeleteReport struct {
 
 // Pruned is a container or network Prune removed.
 type Pruned struct {
-	Kind    string `json:"kind"` // "container" or "network"
+	Kind    string `json:"kind"` // "container", "network" or "volume"
 	Name    string `json:"name"`
-	Sandbox string `json:"sandbox"`
+	Sandbox string `json:"sandbox"` // "" for a shared cache's volume
 	Repo    string `json:"repo"`
 }

@@ -42,6 +42,10 @@ type CreateOptions struct {
 	// NoPool makes a new container even when the warm pool holds one
 	// (pool.go).
 	NoPool bool
+	// FillCache makes the repository's shared caches writable in this
+	// sandbox whatever [cache] mode says: the throwaway sandbox of
+	// `litterbox cache fill`, whose setup fills them. Never pooled.
+	FillCache bool
 	// Runtime is the engine's runtime to run the sandbox under (`create
 	// --runtime`: "gvisor", or a name the engine offers); "" means the
 	// configuration's, else the engine's default. A sandbox made from

@@ -27,6 +27,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/secretdecl"
 	"github.com/litterbox-dev/litterbox/internal/tomlkeys"
@@ -119,6 +120,12 @@ type Config struct {
 	// LocalFile may set it ([bootstrap] include): what host files go into
 	// a sandbox is not for a file an agent can write to decide.
 	BootstrapInclude []string
+	// Cache are the package caches the repository's sandboxes share
+	// ([cache]: docs/config.md#shared-caches).
+	Cache Cache
+	// Dotenv says which values of the dotenv files copied in become
+	// secrets' placeholders. Only LocalFile may set it ([bootstrap]).
+	Dotenv Dotenv
 	// Secrets are the credentials the sandbox's gateway adds on the way
 	// out (docs/secrets.md), sorted by name: LocalFile's over the user's
 	// own file's (WithLocal reads it). The committed file can declare
@@ -206,6 +213,8 @@ type rawConfig struct {
 	Secrets any `toml:"secrets"`
 	// AgentBaseRefs: see Config.AgentBaseRefs.
 	AgentBaseRefs []string `toml:"agent_base_refs"`
+	// Cache: see Config.Cache.
+	Cache *rawCache `toml:"cache"`
 	// Bootstrap: see Config.BootstrapInclude.
 	Bootstrap *rawBootstrap `toml:"bootstrap"`
 	// AllowUnisolated: see Config.AllowUnisolated.
@@ -268,9 +277,66 @@ type rawSignals struct {
 	Restart *string `toml:"restart"`
 }
 
-type rawBootstrap struct {
-	Include []string `toml:"include"`
+type rawCache struct {
+	Use  []string `toml:"use"`
+	Mode *string  `toml:"mode"`
 }
+
+// Cache names the package caches a repository's sandboxes share: each is
+// an engine volume of the repository, mounted into each of its sandboxes
+// (package cache).
+type Cache struct {
+	// Use are presets by name (CachePresets) or absolute paths in the
+	// sandbox.
+	Use []string
+	// ReadOnly ([cache] mode = "ro"): sandboxes mount them read-only; only
+	// `litterbox cache fill`'s setup writes them.
+	ReadOnly bool
+}
+
+// CachePresets are the caches [cache] use names.
+var CachePresets = []string{"cargo", "go", "npm", "pip"}
+
+type rawBootstrap struct {
+	Include       []string            `toml:"include"`
+	Dotenv        *string             `toml:"dotenv"`
+	DotenvHosts   []string            `toml:"dotenv_hosts"`
+	DotenvSecrets map[string][]string `toml:"dotenv_secrets"`
+}
+
+// Dotenv says which values of the dotenv files a sandbox gets copied in
+// (.env, .env.*: [bootstrap]) become secrets (docs/secrets.md): the
+// sandbox's copy holds a placeholder, and its gateway adds the value on
+// the way to the hosts it is bound to.
+type Dotenv struct {
+	// All: every value ([bootstrap] dotenv = "placeholders"), bound to
+	// AllHosts (dotenv_hosts).
+	All      bool
+	AllHosts []string
+	// Keys are the keys marked one by one (dotenv_secrets), each with
+	// the hosts its value may go to; they win over All's hosts.
+	Keys map[string][]string
+	// Where is where it is set, for messages.
+	Where string
+}
+
+// Dotenv modes ([bootstrap] dotenv).
+const (
+	DotenvCopy         = "copy"
+	DotenvPlaceholders = "placeholders"
+)
+
+// Hosts are the hosts key's value is bound to; false for a key whose
+// value is copied as it is.
+func (d Dotenv) Hosts(key string) ([]string, bool) {
+	if h, ok := d.Keys[key]; ok {
+		return h, true
+	}
+	return d.AllHosts, d.All
+}
+
+// Marks says whether any value becomes a placeholder.
+func (d Dotenv) Marks() bool { return d.All || len(d.Keys) > 0 }
 
 type rawLimits struct {
 	Memory *string  `toml:"memory"`
@@ -553,6 +619,15 @@ func (c *rawConfig) merge(o *rawConfig) {
 		c.AgentImages = o.AgentImages
 	}
 	setIf(&c.Bootstrap, o.Bootstrap)
+	if o.Cache != nil {
+		if c.Cache == nil {
+			c.Cache = &rawCache{}
+		}
+		if o.Cache.Use != nil {
+			c.Cache.Use = o.Cache.Use
+		}
+		setIf(&c.Cache.Mode, o.Cache.Mode)
+	}
 	setIf(&c.AllowUnisolated, o.AllowUnisolated)
 	for k, v := range o.Ports {
 		if c.Ports == nil {
@@ -704,6 +779,9 @@ func (c *rawConfig) validate() (*Config, error) {
 		}
 	}
 	cfg.AgentBaseRefs = c.AgentBaseRefs
+	if c.Cache != nil {
+		cfg.Cache = c.Cache.check(bad)
+	}
 	if c.Bootstrap != nil {
 		for _, p := range c.Bootstrap.Include {
 			if p == "" || strings.ContainsFunc(p, func(r rune) bool { return r < ' ' || r == 0x7f }) {
@@ -711,6 +789,7 @@ func (c *rawConfig) validate() (*Config, error) {
 			}
 		}
 		cfg.BootstrapInclude = c.Bootstrap.Include
+		cfg.Dotenv = c.Bootstrap.dotenv(c.at("bootstrap"), bad)
 	}
 
 	envOf := map[string]string{}
@@ -953,4 +1032,76 @@ func Bytes(s string) int64 {
 		return 0
 	}
 	return int64(f * float64(unit))
+}
+
+// dotenv checks [bootstrap]'s dotenv keys; where is where the table is.
+func (b *rawBootstrap) dotenv(where string, bad func(key, format string, args ...any)) Dotenv {
+	d := Dotenv{Keys: map[string][]string{}, Where: strings.TrimSuffix(where, ": ")}
+	hosts := func(key string, list []string) []string {
+		for _, h := range list {
+			if _, err := policy.ParseEntry(h); err != nil {
+				bad(key, "%v (hosts are entries as [network] allow takes them: \"api.stripe.com\", \"*.example.org\", \"git.example.net:8443\")", err)
+			}
+		}
+		return list
+	}
+	mode := DotenvCopy
+	if b.Dotenv != nil {
+		mode = *b.Dotenv
+	}
+	switch mode {
+	case DotenvCopy:
+		if len(b.DotenvHosts) > 0 {
+			bad("bootstrap.dotenv_hosts", "dotenv_hosts binds every value of the dotenv files copied in, which needs dotenv = %q", DotenvPlaceholders)
+		}
+	case DotenvPlaceholders:
+		if len(b.DotenvHosts) == 0 {
+			bad("bootstrap.dotenv", "dotenv = %q needs dotenv_hosts, the hosts the values may go to: dotenv_hosts = [\"api.example.com\"] (see docs/secrets.md)", DotenvPlaceholders)
+		}
+		d.All, d.AllHosts = true, hosts("bootstrap.dotenv_hosts", b.DotenvHosts)
+	default:
+		bad("bootstrap.dotenv", "%q is not %q (values copied as they are) or %q (every value a placeholder: see docs/secrets.md)", mode, DotenvCopy, DotenvPlaceholders)
+	}
+	for _, k := range slices.Sorted(maps.Keys(b.DotenvSecrets)) {
+		key := "bootstrap.dotenv_secrets." + k
+		if !dotenvKeyRE.MatchString(k) {
+			bad(key, "%q is not a variable name of a dotenv file", k)
+		}
+		if len(b.DotenvSecrets[k]) == 0 {
+			bad(key, "no hosts: the value of %s goes only to the hosts it is bound to, %s = [\"api.example.com\"]", k, k)
+		}
+		d.Keys[k] = hosts(key, b.DotenvSecrets[k])
+	}
+	return d
+}
+
+var dotenvKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
+
+// check checks [cache].
+func (c *rawCache) check(bad func(key, format string, args ...any)) Cache {
+	seen := map[string]bool{}
+	for _, u := range c.Use {
+		switch {
+		case slices.Contains(CachePresets, u):
+		case !path.IsAbs(u) || path.Clean(u) != u || strings.ContainsAny(u, ",\"\n") || u == "/":
+			bad("cache.use", "%q is neither a cache litterbox knows (%s) nor a clean absolute path in the sandbox such as \"/home/dev/.m2\"", u, strings.Join(CachePresets, ", "))
+		case u == Workdir || strings.HasPrefix(u, Workdir+"/") || u == "/tmp" || slices.ContainsFunc([]string{"/proc", "/sys", "/dev", "/run"}, func(p string) bool { return u == p || strings.HasPrefix(u, p+"/") }):
+			bad("cache.use", "%q is where the sandbox keeps something of its own (/src, /tmp, /run, /proc, /sys, /dev): choose another path", u)
+		}
+		if seen[u] {
+			bad("cache.use", "%q is named twice", u)
+		}
+		seen[u] = true
+	}
+	out := Cache{Use: c.Use}
+	if c.Mode != nil {
+		switch *c.Mode {
+		case "rw":
+		case "ro":
+			out.ReadOnly = true
+		default:
+			bad("cache.mode", "%q is not \"rw\" (sandboxes fill the caches) or \"ro\" (only `litterbox cache fill` does)", *c.Mode)
+		}
+	}
+	return out
 }

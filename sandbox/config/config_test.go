@@ -196,6 +196,16 @@ func TestParseConfigErrors(t *testing.T) {
 		{"record size", "", "[limits]\nrecord = \"lots\"\n", "limits.record"},
 		{"bootstrap in the committed file", "\n[bootstrap]\ninclude = [\".env\"]\n", "", ".litterbox.toml:2: [bootstrap] can only be set in .litterbox.local.toml"},
 		{"bootstrap pattern", "", "[bootstrap]\ninclude = [\"a\\nb\"]\n", "bootstrap.include"},
+		{"cache preset", "[cache]\nuse = [\"maven\"]\n", "", `cache.use: "maven" is neither a cache litterbox knows`},
+		{"cache path in src", "[cache]\nuse = [\"/src/.cache\"]\n", "", `cache.use: "/src/.cache" is where the sandbox keeps`},
+		{"cache twice", "[cache]\nuse = [\"go\", \"go\"]\n", "", `"go" is named twice`},
+		{"cache mode", "[cache]\nuse = [\"go\"]\nmode = \"readonly\"\n", "", `cache.mode: "readonly"`},
+		{"dotenv mode", "", "[bootstrap]\ndotenv = \"all\"\n", `bootstrap.dotenv: "all" is not "copy"`},
+		{"dotenv without hosts", "", "[bootstrap]\ndotenv = \"placeholders\"\n", "dotenv = \"placeholders\" needs dotenv_hosts"},
+		{"dotenv hosts without mode", "", "[bootstrap]\ndotenv_hosts = [\"a.example\"]\n", "bootstrap.dotenv_hosts"},
+		{"dotenv key without hosts", "", "[bootstrap]\ndotenv_secrets = { KEY = [] }\n", "bootstrap.dotenv_secrets.KEY: no hosts"},
+		{"dotenv bad host", "", "[bootstrap]\ndotenv_secrets = { KEY = [\"a b\"] }\n", "bootstrap.dotenv_secrets.KEY"},
+		{"dotenv in the committed file", "[bootstrap]\ndotenv_secrets = { KEY = [\"a.example\"] }\n", "", "[bootstrap] can only be set in .litterbox.local.toml"},
 		{"env name", "[services.web]\ncommand = [\"a\"]\nenv = { \"A-B\" = \"1\" }\n", "", "services.web.env.A-B"},
 	}
 	for _, tt := range tests {
@@ -476,5 +486,29 @@ func TestEgress(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
 		}
+	}
+}
+
+func TestParseConfigDotenv(t *testing.T) {
+	cfg, err := parseTexts("", "[bootstrap]\ndotenv = \"placeholders\"\ndotenv_hosts = [\"api.example.com\"]\ndotenv_secrets = { STRIPE_KEY = [\"api.stripe.com\"] }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := cfg.Dotenv
+	if h, ok := d.Hosts("STRIPE_KEY"); !ok || !slices.Equal(h, []string{"api.stripe.com"}) {
+		t.Errorf("Hosts(STRIPE_KEY) = %v, %v; want the key's own hosts", h, ok)
+	}
+	if h, ok := d.Hosts("OTHER"); !ok || !slices.Equal(h, []string{"api.example.com"}) {
+		t.Errorf("Hosts(OTHER) = %v, %v; want dotenv_hosts", h, ok)
+	}
+	if d.Where != ".litterbox.local.toml:1" {
+		t.Errorf("Where = %q", d.Where)
+	}
+	cfg, err = parseTexts("", "[bootstrap]\ndotenv_secrets = { STRIPE_KEY = [\"api.stripe.com\"] }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cfg.Dotenv.Hosts("OTHER"); ok {
+		t.Error("an unmarked key is bound without dotenv = \"placeholders\"")
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 	"github.com/litterbox-dev/litterbox/scanner/wire"
+	"github.com/litterbox-dev/litterbox/secrets"
 )
 
 // A new sandbox holds the commit it starts from and, beside it, the files
@@ -131,11 +132,16 @@ func Paths(files []git.ArchiveFile) []string {
 
 // Rebootstrap is the bootstrap of sandbox slug read again from the working
 // tree, for a container made anew from its branch (a resume that found
-// /src gone): the files its record lists, as they are now.
-func Rebootstrap(r *api.Repo, slug string) ([]git.ArchiveFile, error) {
+// /src gone): the files its record lists, as they are now, the values of
+// its dotenv files that bs (its bindings) bind as their placeholders.
+func Rebootstrap(r *api.Repo, slug string, bs []secrets.Binding) ([]git.ArchiveFile, error) {
 	set, err := state.Bootstrapped(r, slug)
 	if err != nil || len(set) == 0 {
 		return nil, err
 	}
-	return BootstrapFiles(r, slices.Sorted(maps.Keys(set)))
+	files, err := BootstrapFiles(r, slices.Sorted(maps.Keys(set)))
+	if err != nil {
+		return nil, err
+	}
+	return Placehold(r.Root(), files, bs)
 }

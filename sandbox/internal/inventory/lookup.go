@@ -13,6 +13,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/cache"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
@@ -368,6 +369,15 @@ func (inv *Inventory) Prune(ctx context.Context) ([]api.Pruned, error) {
 			continue
 		}
 		out = append(out, api.Pruned{Kind: "network", Name: n.Network, Sandbox: name(n.Labels), Repo: n.Labels[api.LabelRepo]})
+	}
+	// The shared caches of those repositories, once no container mounts
+	// them.
+	caches, err := cache.New(inv.Common).Prune(ctx, gone)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, v := range slices.Sorted(maps.Keys(caches)) {
+		out = append(out, api.Pruned{Kind: "volume", Name: v, Repo: caches[v]})
 	}
 	if len(errs) > 0 {
 		return out, fmt.Errorf("prune was partial: %w\nRun `litterbox prune` again", errors.Join(errs...))

@@ -85,6 +85,12 @@ func (g *Gate) Start(ctx context.Context, r *api.Repo, slug string, rec *NetFile
 	}
 	ds := make([]secrets.Declaration, 0, len(bs))
 	for _, b := range bs {
+		if b.File != "" {
+			// A dotenv file's value: its source is the file, its hosts
+			// those it was bound to at create.
+			ds = append(ds, b.Dotenv(b.Hosts))
+			continue
+		}
 		i := slices.IndexFunc(decls, func(d secrets.Declaration) bool { return d.Name == b.Name })
 		if i < 0 {
 			return "", core.NewError(api.ErrConfig, "Sandbox '%s' holds secret %q, which is no longer declared: declare it again in %s or %s and run `litterbox resume %s` again (see docs/secrets.md). Until then its gateway serves it nothing: the sandbox reaches no host.", slug, b.Name, config.LocalFile, secrets.UserFile(), slug)

@@ -7,12 +7,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
@@ -145,7 +147,11 @@ func (ps *Pauser) refillAfterResume(ctx context.Context, r *api.Repo, c provider
 // whose /src is gone, with its bootstrap read again from the working tree
 // (guest/bootstrap.go): one that cannot be read is left out, with a warning.
 func (ps *Pauser) branchArchive(ctx context.Context, r *api.Repo, slug, tip string) *guest.Archive {
-	extra, err := guest.Rebootstrap(r, slug)
+	bs, _, err := netgate.ReadSecrets(r.Git.CommonDir, slug)
+	var extra []git.ArchiveFile
+	if err == nil {
+		extra, err = guest.Rebootstrap(r, slug, netgate.Bindings(bs))
+	}
 	if err != nil {
 		ps.Log.Warn("the files copied in at create from your working tree are not copied in again", "sandbox", slug, "err", err)
 	}

@@ -48,6 +48,7 @@ import (
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/cache"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
@@ -429,6 +430,9 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	}
 	defer unlock()
 	cfg, head, err := p.poolConfig(ctx, r)
+	if err == nil {
+		err = cache.Check(p.Provider, cfg.Cache)
+	}
 	if err != nil {
 		return nil, err
 	}

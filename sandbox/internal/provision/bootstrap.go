@@ -1,12 +1,15 @@
 package provision
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
@@ -24,16 +27,43 @@ import (
 // refuses the create here.
 func (c *creation) planBootstrap(ctx context.Context) error {
 	files, err := guest.Bootstrap(ctx, c.r, c.cfg.BootstrapInclude)
-	var e *api.Error
-	if errors.As(err, &e) {
-		what := fmt.Sprintf("Cannot create sandbox '%s': ", c.slug)
-		return &api.Error{Kind: e.Kind, Msg: what + e.Msg, Agent: what + e.Agent}
-	}
 	if err != nil {
-		return fmt.Errorf("create sandbox %q: %w", c.slug, err)
+		return c.refused(err)
 	}
 	c.bootstrap = files
 	c.bootstrapped = guest.Paths(files)
+	var short []string
+	if c.dotenv, short, err = guest.DotenvSecrets(c.r.Root(), c.cfg.Dotenv, files); err != nil {
+		return c.refused(err)
+	}
+	if len(short) > 0 {
+		c.pv.Log.Warn("values of the dotenv files copied in are copied as they are: too short to be secrets (under 8 bytes), though dotenv = \"placeholders\"; mark the keys that hold secrets in dotenv_secrets", "sandbox", c.slug, "keys", strings.Join(short, ","))
+	}
+	return nil
+}
+
+// refused is err, the bootstrap refused, as create says it.
+func (c *creation) refused(err error) error {
+	var e *api.Error
+	if errors.As(err, &e) {
+		what := fmt.Sprintf("Cannot create sandbox '%s': ", c.slug)
+		return &api.Error{Kind: e.Kind, Msg: what + e.Msg, Agent: what + cmp.Or(e.Agent, e.Msg)}
+	}
+	return fmt.Errorf("create sandbox %q: %w", c.slug, err)
+}
+
+// placehold puts the placeholders of the marked values of the dotenv files
+// in the sandbox's copies of them, once the secrets are bound: their
+// values never enter the sandbox.
+func (c *creation) placehold() error {
+	if len(c.dotenv) == 0 {
+		return nil
+	}
+	var err error
+	c.bootstrap, err = guest.Placehold(c.r.Root(), c.bootstrap, netgate.Bindings(c.secrets.bound))
+	if err != nil {
+		return c.refused(err)
+	}
 	return nil
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/cache"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
@@ -163,6 +164,8 @@ type creation struct {
 	// the commit's (bootstrap.go); nil for none.
 	bootstrap    []git.ArchiveFile
 	bootstrapped []string
+	// dotenv are the secrets the marked values of its dotenv files are.
+	dotenv []secrets.Declaration
 	// phases times the create's phases for the debug log.
 	phases *core.Phases
 }
@@ -226,6 +229,12 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 	c.cfg = &cfg
 	c.cfg.Egress.Allow = slices.Concat(c.cfg.Egress.Allow, opts.Allow)
 	c.cfg.Secrets = secrets.Merge(opts.Secrets, c.cfg.Secrets)
+	if opts.FillCache {
+		c.cfg.Cache.ReadOnly = false
+	}
+	if err := cache.Check(pv.Provider, c.cfg.Cache); err != nil {
+		return nil, err
+	}
 	image, byAgent := opts.Image, opts.ByAgent
 	if image == "" && inherited {
 		image, byAgent = c.settings.Image, c.settings.ImageByAgent
@@ -276,19 +285,23 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 	if err := c.planEgress(ctx, inherited); err != nil {
 		return nil, err
 	}
-	// Its secrets, through the gateway (secrets.go).
+	// The ignored files of the working tree it gets (bootstrap.go); then
+	// its secrets, through the gateway (secrets.go), the values of those
+	// files the user marks among them.
+	if err := c.planBootstrap(ctx); err != nil {
+		return nil, err
+	}
 	if err := c.planSecrets(ctx, inherited); err != nil {
 		return nil, err
 	}
-	// The ignored files of the working tree it gets (bootstrap.go).
-	if err := c.planBootstrap(ctx); err != nil {
+	if err := c.placehold(); err != nil {
 		return nil, err
 	}
 	// A warm pool's member made from this commit for this configuration
 	// (and, for a confined sandbox, this policy: its gateway is made with
 	// it) already holds the copy, and its record the image's platform. A
 	// sandbox with secrets is not pooled: its values are fetched for it.
-	if !opts.FromBranch && !opts.NoPool && c.secrets == nil && len(opts.Binds) == 0 {
+	if !opts.FromBranch && !opts.NoPool && !opts.FillCache && c.secrets == nil && len(opts.Binds) == 0 {
 		key := pool.Key(spec.For(pv.Options, r, slug, c.head, c.cfg), c.net)
 		if c.pool = pool.Candidates(r.Git.CommonDir, key, c.start); len(c.pool) == 0 {
 			// A member's spec is fixed when it is filled: say why none
@@ -678,7 +691,12 @@ func (c *creation) fill(ctx context.Context) error {
 	// it runs; the copy need not wait for it.
 	extras := c.pv.prepareExtras(ctx, c.r, c.sandbox.Ref, c.cfg, c.out, c.gatewayStarted)
 	var so, se bytes.Buffer
-	var err error
+	// The shared caches are the sandbox user's to write before the setup
+	// runs (package cache).
+	err := cache.Open(ctx, c.pv.Provider, c.sandbox.Ref, c.cfg.Cache)
+	if err != nil {
+		return errors.Join(err, extras())
+	}
 	if c.pooled != nil {
 		c.progress("running setup in the pooled sandbox (" + core.Short(c.start) + " is copied in): " + runner.Quote(c.setup...))
 		var gerr error

@@ -47,7 +47,7 @@ type caResult struct {
 // keeps its own placeholders. A sandbox without a gateway gets none: the
 // value would have to be in it.
 func (c *creation) planSecrets(ctx context.Context, inherited bool) error {
-	decls := c.cfg.Secrets
+	decls := slices.Concat(c.cfg.Secrets, c.dotenv)
 	var kept []netgate.Bound
 	src := ""
 	if inherited {
@@ -61,19 +61,22 @@ func (c *creation) planSecrets(ctx context.Context, inherited bool) error {
 		kept = old
 		var from []secrets.Declaration
 		for _, b := range old {
+			if b.File != "" {
+				continue // the fork's own dotenv files' values, below
+			}
 			i := slices.IndexFunc(decls, func(d secrets.Declaration) bool { return d.Name == b.Name })
 			if i < 0 {
 				return core.NewError(api.ErrConfig, "Sandbox '%s' was not created: sandbox '%s' holds secret %q, which is no longer declared: declare it again in %s or %s (see docs/secrets.md). Nothing was made.", c.slug, src, b.Name, config.LocalFile, secrets.UserFile())
 			}
 			from = append(from, decls[i])
 		}
-		decls = from
+		decls = append(from, c.dotenv...)
 	}
 	if len(decls) == 0 {
 		return nil
 	}
-	if c.net == nil && len(c.opts.Secrets) > 0 {
-		return core.NewError(api.ErrConfig, "Sandbox '%s' was not created: it needs secret %q held outside it, by an egress gateway, and it would have none (egress = \"open\", network = \"none\", or an engine that runs none): use [network] egress = \"allowlist\" (the default) in %s (see docs/egress.md). Nothing was made.", c.slug, c.opts.Secrets[0].Name, config.LocalFile)
+	if needed := slices.Concat(c.opts.Secrets, c.dotenv); c.net == nil && len(needed) > 0 {
+		return core.NewError(api.ErrConfig, "Sandbox '%s' was not created: it needs secret %q held outside it, by an egress gateway, and it would have none (egress = \"open\", network = \"none\", or an engine that runs none): use [network] egress = \"allowlist\" (the default) in %s (see docs/egress.md). Nothing was made.", c.slug, needed[0].Name, config.LocalFile)
 	}
 	if c.net == nil {
 		names := make([]string, 0, len(decls))

@@ -95,6 +95,10 @@ func For(o api.Options, r *api.Repo, slug, base string, cfg *config.Config) prov
 	if cfg.Pids > 0 {
 		sp.Limits.Pids = cfg.Pids
 	}
+	// The repository's shared caches (package cache).
+	vols, env := CacheMounts(o.ExtraLabels, r, cfg.Cache)
+	sp.Volumes = append(sp.Volumes, vols...)
+	sp.Env = append(sp.Env, env...)
 	return sp
 }
 
