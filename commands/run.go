@@ -12,6 +12,7 @@ import (
 	"github.com/litterbox-dev/litterbox/harness"
 	"github.com/litterbox-dev/litterbox/sandbox"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
+	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
 // Run runs an agent harness inside a sandbox (docs/run.md).
@@ -26,7 +27,8 @@ type Run struct {
 	Runtime      string        `name:"runtime" placeholder:"NAME" help:"The engine's runtime for the new sandbox (as create --runtime: gvisor...)."`
 	Rm           bool          `name:"rm" help:"Delete the sandbox after the harness exits, when its branch holds nothing that is not merged (nothing changed, or merged)."`
 	HarnessCache string        `name:"harness-cache" env:"LITTERBOX_HARNESS_CACHE" placeholder:"DIR" help:"Where the harnesses' released builds are, one NAME-VERSION directory each (scripts/ensure-harnesses.sh fills it). Default: $LITTERBOX_CACHE/harnesses, else /var/cache/litterbox/harnesses."`
-	CommitEvery  time.Duration `name:"commit-every" default:"2s" help:"How often what the harness changed is committed to litterbox/NAME while it runs (one commit per period that changed something; one more when it exits)."`
+	QuietPeriod  time.Duration `name:"quiet-period" default:"500ms" help:"What the harness changed is committed to litterbox/NAME once /src has gone this long without a change (one commit per quiet period, not per write; one more when it exits)."`
+	CommitEvery  time.Duration `name:"commit-every" default:"2s" help:"The longest a change waits for its commit while /src keeps changing without a quiet period."`
 }
 
 // Validate sorts the arguments out: with --cmd the first one is the name,
@@ -64,8 +66,11 @@ func (c *Run) Validate() error {
 	if err := validImageRuntime(c.Image, c.Runtime, "debian:bookworm-slim"); err != nil {
 		return err
 	}
-	if c.CommitEvery < 100*time.Millisecond {
-		return fmt.Errorf("--commit-every %s is too short: at least 100ms", c.CommitEvery)
+	if c.QuietPeriod < wire.QuietPoll {
+		return fmt.Errorf("--quiet-period %s is too short: at least %s", c.QuietPeriod, wire.QuietPoll)
+	}
+	if c.CommitEvery < c.QuietPeriod {
+		return fmt.Errorf("--commit-every %s is shorter than --quiet-period %s: it bounds the wait for a quiet period", c.CommitEvery, c.QuietPeriod)
 	}
 	return nil
 }
@@ -100,7 +105,7 @@ func (c *Run) Run(ctx context.Context, env *Env) error {
 	tty := isTerminal(os.Stdin) && isTerminal(os.Stdout)
 	p := newProgress(env)
 	res, err := env.Sandboxes.RunHarness(ctx, r, name, sandbox.HarnessOptions{
-		Harness: h, Build: build, Args: c.Args, Getenv: os.Getenv, Every: c.CommitEvery, Remove: c.Rm,
+		Harness: h, Build: build, Args: c.Args, Getenv: os.Getenv, Quiet: c.QuietPeriod, Every: c.CommitEvery, Remove: c.Rm,
 		Create: api.CreateOptions{Progress: p.step, Image: c.Image, From: c.From, Runtime: c.Runtime},
 		Notef:  env.errf, Created: func(cr *api.Created) {
 			p.done()

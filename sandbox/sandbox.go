@@ -25,6 +25,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/doctor"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/files"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/harnessrun"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/isolation"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
@@ -53,6 +54,7 @@ type Sandboxes struct {
 	doctor   *doctor.Doctor
 	gate     *netgate.Gate
 	ops      *oplog.Ops
+	harness  *harnessrun.Runner
 }
 
 // newSandboxes composes the concerns over c.
@@ -67,8 +69,9 @@ func newSandboxes(c *core.Common) *Sandboxes {
 	fl, prov, rv := files.New(c, rec, gate), provision.New(c, g, iso, p, inv, sv, rec, gate), review.New(c, inv)
 	pz := pause.New(c, inv, rec, g, sv, gate)
 	inv.Wake = pz.Wake
+	ops := oplog.New(c, inv, sv, rec, fl, prov, rv, pz)
 	return &Sandboxes{c: c, pool: p, inv: inv, services: sv, rec: rec, files: fl, prov: prov, review: rv, pause: pz,
-		doctor: doctor.New(c, g, iso), gate: gate, ops: oplog.New(c, inv, sv, rec, fl, prov, rv, pz)}
+		doctor: doctor.New(c, g, iso), gate: gate, ops: ops, harness: harnessrun.New(c, inv, rec, gate, ops)}
 }
 
 // New builds the Sandboxes that run sandboxes with p and git with r, with

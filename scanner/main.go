@@ -22,6 +22,9 @@ func Main(args []string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) > 0 && args[0] == "probe" {
 		return probeMain(args[1:], stdout)
 	}
+	if len(args) > 0 && args[0] == "quiet" {
+		return quietMain(args[1:], stdin, stdout)
+	}
 	if len(args) > 0 && (args[0] == "watch" || args[0] == "watch-serve") {
 		return watchMain(args[0], args[1:])
 	}

@@ -58,6 +58,7 @@ runner, activity/otlp/otlptest, gateway/policy, scanner/wire
 < sandbox/internal/recording, sandbox/internal/review
 < sandbox/internal/files, sandbox/internal/pause, sandbox/internal/provision
 < sandbox/internal/oplog
+< sandbox/internal/harnessrun
 
 # the façade, the front ends over it, the command line over those
 < sandbox

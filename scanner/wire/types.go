@@ -192,3 +192,17 @@ const MaxRefusals = 256 << 10
 // to, a hundred sandboxes would use up the instances of the host's own
 // services or of the developer's editor).
 var WatchUID = 65533
+
+// QuietPoll is how often the scanner's follower of the change journal
+// (`scan-internal quiet`, which `litterbox run` runs for its length) asks
+// the watcher what changed: a question is a connection to its socket, in
+// the sandbox (tens of microseconds).
+const QuietPoll = 100 * time.Millisecond
+
+// QuietOptions are the follower's periods (`--quiet`, `--most`): it writes
+// a line ("quiet\n") once the tree has gone Quiet without a change after
+// one, or has kept changing for Most since the first change not yet told.
+type QuietOptions struct {
+	Quiet time.Duration
+	Most  time.Duration
+}
