@@ -229,13 +229,24 @@ func (rc *recorder) commit(ctx context.Context, message string) error {
 // (scanner.Follow), or, where it cannot run, every o.Every.
 func (rc *recorder) whileRuns(ctx context.Context, stop <-chan struct{}) {
 	message := rc.o.Harness.Name + ": while it runs"
-	// The first snapshot, at once, installs the scanner and starts the
-	// change journal while the harness starts: the later ones, the last
-	// above all, then cost what changed. One under way when the run is
-	// interrupted is cut short (an install cut short leaves nothing: the
-	// last snapshot installs again).
-	if rc.commit(ctx, message) != nil {
+	// At once, while the harness starts, the scanner is installed and the
+	// change journal started (in a sandbox the run made: nothing there is
+	// to commit yet) or a first snapshot does both and commits what changed
+	// since the last one: the later ones, the last above all, then cost
+	// what changed. One under way when the run is interrupted is cut short
+	// (an install cut short leaves nothing: the last snapshot installs
+	// again).
+	if rc.out.Created != nil {
+		if err := rc.rec.Prepare(ctx, rc.hd); err != nil {
+			rc.Log.Debug("could not install the scanner ahead of the snapshots", "sandbox", rc.hd.Slug, "err", err)
+		}
+	} else if rc.commit(ctx, message) != nil {
 		return
+	}
+	select {
+	case <-stop:
+		return // it ended already: the last snapshot follows
+	default:
 	}
 	quiet := make(chan struct{}, 1)
 	followed := make(chan error, 1)

@@ -13,6 +13,24 @@ import (
 	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
+// Prepare installs the scanner in h's sandbox and starts its change
+// journal: what a first snapshot would do, without its scan (a sandbox
+// just made holds its branch's commit: nothing is there to commit) and
+// without the exec that finds the scanner missing.
+func (rec *Recorder) Prepare(ctx context.Context, h *api.Handle) error {
+	bin, err := rec.guest.ScannerFor(ctx, h)
+	if err != nil {
+		return err
+	}
+	if err := rec.guest.InstallScanner(ctx, h, bin); err != nil {
+		return err
+	}
+	if !rec.NoJournal {
+		rec.startJournal(ctx, h, bin)
+	}
+	return nil
+}
+
 // FollowQuiet runs the scanner's follower of the change journal in h's
 // sandbox (scanner.Follow), as the watcher's user so the agent cannot stop
 // it, until stop is closed or ctx ends, and calls quiet at the end of each
