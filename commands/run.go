@@ -27,6 +27,7 @@ type Run struct {
 	Runtime      string        `name:"runtime" placeholder:"NAME" help:"The engine's runtime for the new sandbox (as create --runtime: gvisor...)."`
 	Rm           bool          `name:"rm" help:"Delete the sandbox after the harness exits, when its branch holds nothing that is not merged (nothing changed, or merged)."`
 	HarnessCache string        `name:"harness-cache" env:"LITTERBOX_HARNESS_CACHE" placeholder:"DIR" help:"Where the harnesses' released builds are, one NAME-VERSION directory each (scripts/ensure-harnesses.sh fills it). Default: $LITTERBOX_CACHE/harnesses, else /var/cache/litterbox/harnesses."`
+	WithConfig   bool          `name:"with-config" help:"Copy the harness's settings file from your home into the sandbox's (~/.claude/settings.json, ~/.codex/config.toml, ~/.gemini/settings.json, ~/.config/opencode/opencode.json), never its credentials: a file that holds one is refused."`
 	QuietPeriod  time.Duration `name:"quiet-period" default:"500ms" help:"What the harness changed is committed to litterbox/NAME once /src has gone this long without a change (one commit per quiet period, not per write; one more when it exits)."`
 	CommitEvery  time.Duration `name:"commit-every" default:"2s" help:"The longest a change waits for its commit while /src keeps changing without a quiet period."`
 }
@@ -44,6 +45,9 @@ func (c *Run) Validate() error {
 	}
 	if c.Cmd != "" && c.Harness != "" && afterDashes(os.Args, c.Harness) {
 		c.Args, c.Harness = append([]string{c.Harness}, c.Args...), ""
+	}
+	if c.Cmd != "" && c.WithConfig {
+		return fmt.Errorf("--with-config copies a known harness's settings file; --cmd %s has none", c.Cmd)
 	}
 	if c.Cmd != "" {
 		if c.Name != "" {
@@ -96,6 +100,16 @@ func (c *Run) Run(ctx context.Context, env *Env) error {
 			return &api.Error{Kind: api.ErrBadArgument, Msg: err.Error() + ". Nothing was made."}
 		}
 	}
+	var settings []byte
+	if c.WithConfig {
+		home, err := os.UserHomeDir()
+		if err == nil {
+			settings, err = h.UserSettings(home)
+		}
+		if err != nil {
+			return &api.Error{Kind: api.ErrBadArgument, Msg: err.Error() + ". Nothing was made."}
+		}
+	}
 	name := c.Name
 	if name == "" {
 		if name, err = freeName(ctx, env, r, h.Name); err != nil {
@@ -105,7 +119,7 @@ func (c *Run) Run(ctx context.Context, env *Env) error {
 	tty := isTerminal(os.Stdin) && isTerminal(os.Stdout)
 	p := newProgress(env)
 	res, err := env.Sandboxes.RunHarness(ctx, r, name, sandbox.HarnessOptions{
-		Harness: h, Build: build, Args: c.Args, Getenv: os.Getenv, Quiet: c.QuietPeriod, Every: c.CommitEvery, Remove: c.Rm,
+		Harness: h, Build: build, Args: c.Args, Settings: settings, Getenv: os.Getenv, Quiet: c.QuietPeriod, Every: c.CommitEvery, Remove: c.Rm,
 		Create: api.CreateOptions{Progress: p.step, Image: c.Image, From: c.From, Runtime: c.Runtime},
 		Notef:  env.errf, Created: func(cr *api.Created) {
 			p.done()

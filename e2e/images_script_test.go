@@ -12,3 +12,12 @@ const debianImage = "litterbox-test/debian-python:bookworm"
 func condDebianImage() (bool, error) {
 	return neededInCI(exec.Command("docker", "image", "inspect", debianImage).Run() == nil, "CI=true but the engine has no %s: run scripts/ensure-debian-image.sh first (as root; it needs Debian's mirror once, then its cache)", debianImage)
 }
+
+// nodeImage is the Debian image with node 20 or later of
+// scripts/ensure-node-image.sh, which Gemini CLI needs (bookworm's is 18).
+const nodeImage = "litterbox-test/node:bookworm"
+
+// condNodeImage is the script condition nodeimage (scriptcmds_test.go).
+func condNodeImage() (bool, error) {
+	return neededInCI(exec.Command("docker", "image", "inspect", nodeImage).Run() == nil, "CI=true but the engine has no %s: run scripts/ensure-node-image.sh first", nodeImage)
+}

@@ -412,6 +412,9 @@ var scriptConds = []scriptCondition{
 	// debianimage: the engine holds debianImage. In CI (CI=true) a missing
 	// image fails the script instead of skipping it: .ci/run makes it.
 	{"debianimage", condDebianImage},
+	// nodeimage: the engine holds nodeImage. In CI a missing image fails
+	// the script: .ci/run makes it.
+	{"nodeimage", condNodeImage},
 	// docker: an engine answers. In CI (CI=true) a missing engine fails the
 	// script instead of skipping it: the Docker tests must run there.
 	{"docker", condDocker},

@@ -33,8 +33,9 @@ const (
 	// NeedsGlibc: a dynamically linked glibc executable (Claude Code's
 	// and opencode's), which busybox and Alpine cannot run.
 	NeedsGlibc Needs = "glibc"
-	// NeedsNode: a script run by node (Gemini CLI's bundle).
-	NeedsNode Needs = "node"
+	// NeedsNode: a script run by node 20 or later (Gemini CLI's bundle;
+	// Debian bookworm's node is 18).
+	NeedsNode Needs = "node 20 or later"
 )
 
 // Mount is where a harness's build is mounted in the sandbox, read-only.
@@ -66,6 +67,9 @@ type Harness struct {
 	// there already): what a person would otherwise answer at its first
 	// start, which in a sandbox is every start.
 	Home map[string]string
+	// Settings is its settings file, under a home: what --with-config
+	// copies (UserSettings).
+	Settings string
 	// Prog, for `litterbox run --cmd PROG`, is a program of the image run
 	// instead of a cached build (Exe is then "").
 	Prog string
@@ -74,18 +78,23 @@ type Harness struct {
 // Known are the harnesses, by name. Their versions are whatever the cache
 // holds (scripts/ensure-harnesses.sh pins them).
 var Known = []Harness{
-	{Name: "claude", Exe: "claude", Needs: NeedsGlibc, KeyEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL", Host: "api.anthropic.com",
+	{Name: "claude", Exe: "claude", Settings: ".claude/settings.json", Needs: NeedsGlibc, KeyEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL", Host: "api.anthropic.com",
 		Env: []string{"DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"},
 		// Its first start's onboarding (a theme, a check that reaches
 		// api.anthropic.com whatever the base URL, the folder's trust): the
 		// sandbox is the boundary, and its /src the only folder.
 		Home: map[string]string{".claude.json": `{"hasCompletedOnboarding": true, "theme": "dark", "projects": {"/src": {"hasTrustDialogAccepted": true}}}`}},
-	{Name: "codex", Exe: "vendor/x86_64-unknown-linux-musl/bin/codex", Needs: NeedsNothing, KeyEnv: "OPENAI_API_KEY", BaseURLEnv: "OPENAI_BASE_URL", Config: codexConfig, Host: "api.openai.com",
+	{Name: "codex", Exe: "vendor/x86_64-unknown-linux-musl/bin/codex", Settings: ".codex/config.toml", Needs: NeedsNothing, KeyEnv: "OPENAI_API_KEY", BaseURLEnv: "OPENAI_BASE_URL", Config: codexConfig, Host: "api.openai.com",
 		// Codex reads its roots from here as well as SSL_CERT_FILE.
 		Env: []string{"CODEX_CA_CERTIFICATE=/run/litterbox-gw/ca-bundle.pem"}},
-	{Name: "gemini", Exe: "bundle/gemini.js", Needs: NeedsNode, KeyEnv: "GEMINI_API_KEY", BaseURLEnv: "GOOGLE_GEMINI_BASE_URL", Host: "generativelanguage.googleapis.com",
-		Env: []string{"GEMINI_CLI_NO_RELAUNCH=true"}},
-	{Name: "opencode", Exe: "bin/opencode", Needs: NeedsGlibc, KeyEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL", Host: "api.anthropic.com",
+	{Name: "gemini", Exe: "bundle/gemini.js", Settings: ".gemini/settings.json", Needs: NeedsNode, KeyEnv: "GEMINI_API_KEY", BaseURLEnv: "GOOGLE_GEMINI_BASE_URL", Host: "generativelanguage.googleapis.com",
+		// /src trusted, as Claude Code's: the sandbox is the boundary.
+		Env: []string{"GEMINI_CLI_NO_RELAUNCH=true", "GEMINI_CLI_TRUST_WORKSPACE=true"},
+		// The key in GEMINI_API_KEY is the way it signs in (without this, a
+		// headless run stops: "Invalid auth method selected"); no updates,
+		// no telemetry.
+		Home: map[string]string{".gemini/settings.json": `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}, "telemetry": {"enabled": false}, "privacy": {"usageStatisticsEnabled": false}}`}},
+	{Name: "opencode", Exe: "bin/opencode", Settings: ".config/opencode/opencode.json", Needs: NeedsGlibc, KeyEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL", Host: "api.anthropic.com",
 		// models.dev's catalogue is not fetched: the egress policy refuses it.
 		Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=true", "OPENCODE_DISABLE_MODELS_FETCH=1"}},
 }
@@ -243,16 +252,21 @@ func (h *Harness) APIHost(getenv func(string) string) (string, error) {
 }
 
 // Wrapper is the shell script (sh -c SCRIPT litterbox-run ARGV...) that
-// makes h's home, puts in the files it starts with, and runs ARGV.
-func (h *Harness) Wrapper() string {
+// makes h's home, writes settings (UserSettings, --with-config; nil for
+// none) as its settings file, puts in the files it starts with where
+// missing, and runs ARGV.
+func (h *Harness) Wrapper(settings []byte) string {
 	script := `mkdir -p "$HOME"`
+	if settings != nil {
+		script += " && " + writeFile(h.Settings, settings)
+	}
 	paths := make([]string, 0, len(h.Home))
 	for p := range h.Home {
 		paths = append(paths, p)
 	}
 	slices.Sort(paths)
 	for _, p := range paths {
-		script += fmt.Sprintf(` && { [ -e "$HOME/%s" ] || printf '%%s' %s > "$HOME/%s"; }`, p, shellQuote(h.Home[p]), p)
+		script += fmt.Sprintf(` && { [ -e "$HOME/%s" ] || { %s; }; }`, p, writeFile(p, []byte(h.Home[p])))
 	}
 	return script + ` && exec "$@"`
 }

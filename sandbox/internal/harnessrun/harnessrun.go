@@ -37,6 +37,9 @@ type Options struct {
 	Build   string
 	// Args pass through to it.
 	Args []string
+	// Settings, when not nil, are written as its settings file in its home
+	// (harness.UserSettings: --with-config).
+	Settings []byte
 	// Create makes the sandbox when name is free (its image, --from...).
 	Create api.CreateOptions
 	// Getenv reads the user's environment (the key, the base URL).
@@ -148,7 +151,7 @@ func (hr *Runner) Run(ctx context.Context, r *api.Repo, name string, o Options) 
 		defer wg.Done()
 		rec.whileRuns(ctx, stop)
 	}()
-	cmd := append([]string{"sh", "-c", h.Wrapper(), "litterbox-run"}, h.Argv(o.Args, o.Getenv)...)
+	cmd := append([]string{"sh", "-c", h.Wrapper(o.Settings), "litterbox-run"}, h.Argv(o.Args, o.Getenv)...)
 	exit, runErr := hr.ops.ExecIn(ctx, r, slug, hd.Ref, api.ExecOptions{
 		Cmd: cmd, TTY: o.TTY, Interactive: true, Env: h.RunEnv(home, o.Getenv),
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,

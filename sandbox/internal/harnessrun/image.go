@@ -20,13 +20,13 @@ import (
 // imageCheck is the shell test of what a build needs.
 var imageCheck = map[harness.Needs]string{
 	harness.NeedsGlibc: `for f in /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1 /lib/x86_64-linux-gnu/libc.so.6 /lib/aarch64-linux-gnu/libc.so.6 /usr/lib64/libc.so.6; do [ -e "$f" ] && exit 0; done; exit 1`,
-	harness.NeedsNode:  `command -v node >/dev/null`,
+	harness.NeedsNode:  `v=$(node --version 2>/dev/null) && v=${v#v} && [ "${v%%.*}" -ge 20 ] 2>/dev/null`,
 }
 
 // imageFor name an image that can run what a build needs.
 var imageFor = map[harness.Needs]string{
 	harness.NeedsGlibc: "debian:bookworm-slim (or litterbox-test/debian-python:bookworm, which scripts/ensure-debian-image.sh builds offline)",
-	harness.NeedsNode:  "node:22-bookworm-slim",
+	harness.NeedsNode:  "node:22-bookworm-slim (or litterbox-test/node:bookworm, which scripts/ensure-node-image.sh builds offline)",
 }
 
 // checkImage runs the check of what h needs in a throwaway hardened
