@@ -26,6 +26,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/oplog"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
 
@@ -143,6 +144,11 @@ func (hr *Runner) Run(ctx context.Context, r *api.Repo, name string, o Options) 
 				runs[0].name, slug, strings.Join(pids, ", "), slug, strings.Join(pids, " "))
 		}
 	}
+	// list says a run is going, or was when its litterbox was killed: the
+	// record stays unless the harness ended.
+	if err := state.WriteRun(r, slug, h.Mark()); err != nil {
+		return out, err
+	}
 	rec := &recorder{Runner: hr, hd: hd, o: o, out: out, skipped: map[string]bool{}}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -172,6 +178,11 @@ func (hr *Runner) Run(ctx context.Context, r *api.Repo, name string, o Options) 
 	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	lastErr := rec.commit(final, h.Name+": "+how)
+	if !out.Interrupted {
+		if err := state.RemoveRun(r, slug); err != nil {
+			hr.Log.Warn("could not remove the record of the run", "sandbox", slug, "err", err)
+		}
+	}
 	if runErr != nil {
 		return out, runErr
 	}

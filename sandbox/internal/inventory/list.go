@@ -348,6 +348,9 @@ func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.
 			sb.Secrets = SecretsOf(o.gitDir, k.slug)
 		}
 		inv.note(sb, gws)
+		if sb.Note == "" && sb.Status == api.StatusActive && o.gitDir != "" {
+			sb.Note = runNote(o.gitDir, sb.Name)
+		}
 		sb.GitDir = o.gitDir
 		out = append(out, *sb)
 	}
@@ -389,6 +392,19 @@ func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is " + string(st) + ", so it cannot reach the network: `litterbox resume " + sb.Name + "` starts it again"
 		}
 	}
+}
+
+// runNote says that a `litterbox run` is going in sandbox slug, or that
+// one was when its litterbox was stopped (state.RunFile).
+func runNote(gitDir, slug string) string {
+	run, ok := state.ReadRun(gitDir, slug)
+	switch {
+	case !ok:
+		return ""
+	case run.Going():
+		return fmt.Sprintf("%s runs in it (`litterbox run`, pid %d): its work lands on litterbox/%s as it goes", run.Harness, run.PID, slug)
+	}
+	return fmt.Sprintf("a run of %s was going in it when its litterbox was stopped, and may still run there: `litterbox exec %s -- ps` shows it, `litterbox snapshot %s` commits what it changed", run.Harness, slug, slug)
 }
 
 // owner is a repository that list Found sandboxes of.
