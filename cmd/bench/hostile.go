@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -71,22 +68,4 @@ func (b *bench) caseHostile(ctx context.Context) error {
 }
 
 // peakMiB reads the server's peak resident size (VmHWM) from /proc.
-func (s *mcpSession) peakMiB() (float64, error) {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return 0, errors.New("no server process")
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-			if err != nil {
-				return 0, err
-			}
-			return float64(kb) / 1024, nil
-		}
-	}
-	return 0, errors.New("no VmHWM in /proc status")
-}
+func (s *mcpSession) peakMiB() (float64, error) { return s.statusMiB("VmHWM") }

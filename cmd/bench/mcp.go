@@ -147,7 +147,11 @@ func (s *mcpSession) timedCall(ctx context.Context, tool string, args map[string
 }
 
 // rssMiB reads the server's resident memory (VmRSS) from /proc.
-func (s *mcpSession) rssMiB() (float64, error) {
+func (s *mcpSession) rssMiB() (float64, error) { return s.statusMiB("VmRSS") }
+
+// statusMiB reads one size field (in kB) of the server's /proc status, in
+// MiB.
+func (s *mcpSession) statusMiB(field string) (float64, error) {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return 0, errors.New("no server process")
 	}
@@ -156,7 +160,7 @@ func (s *mcpSession) rssMiB() (float64, error) {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
 			if err != nil {
 				return 0, err
@@ -164,7 +168,7 @@ func (s *mcpSession) rssMiB() (float64, error) {
 			return float64(kb) / 1024, nil
 		}
 	}
-	return 0, errors.New("no VmRSS in /proc status")
+	return 0, fmt.Errorf("no %s in /proc status", field)
 }
 
 // mcpCases are the rows of issue 3, printed n/a together when the server
