@@ -19,7 +19,7 @@ import (
 	"github.com/litterbox-dev/litterbox/activity"
 )
 
-// The activity group (issue 25): `litterbox ui` over 50 sandboxes whose
+// The activity group: `litterbox ui` over 50 sandboxes whose
 // records hold 100,000 events, driven in a real terminal (tmux) as the
 // end-to-end test drives it, and `litterbox watch` under 1,000 events a
 // second.
@@ -34,7 +34,7 @@ var activityCases = []string{
 	"audit verify (100k events)",
 }
 
-// activitySandboxes and activityEvents are the shape the issue sets.
+// activitySandboxes and activityEvents are the shape its targets are set for.
 const (
 	activitySandboxes = 50
 	activityEvents    = 100_000

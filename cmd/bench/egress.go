@@ -30,7 +30,7 @@ import (
 	"github.com/litterbox-dev/litterbox/secrets"
 )
 
-// The egress cases (issue 22) need root: they make the tests' own internet
+// The egress cases need root: they make the tests' own internet
 // (internal/egresstest), a network namespace with HTTP, HTTPS and DNS
 // servers, joined to the local engine.
 var egressCases = append(slices.Clone(egressDownloadCases),

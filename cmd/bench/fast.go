@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 )
 
-// FastRow is one line of the speed table (issues 13 and 34, whose targets
-// are the later where both set one): what, its floor, the measured
+// FastRow is one line of the speed table (the speed targets of
+// create, delete, MCP `bash true` and the pool): what, its floor, the measured
 // figure, their ratio and the target. Every figure comes from rows measured
 // in this run; a row whose case did not run (another -only) is left out, and
 // one whose feature is not built is n/a.

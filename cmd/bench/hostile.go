@@ -7,11 +7,11 @@ import (
 	"sync"
 )
 
-// hostileCases are the rows of issue 20's memory case: what a hostile file
+// hostileCases are the rows of the MCP memory case: what a hostile file
 // tree costs the MCP server.
 var hostileCases = []string{"mcp grep 11 links x 100 MB line: peak RSS", "mcp 4 such greps in parallel: peak RSS"}
 
-// hostileLinks is the tree of issue 20: 11 hard links to one 100 MB line
+// hostileLinks is the hostile tree: 11 hard links to one 100 MB line
 // of "a", in /tmp (not recorded).
 const hostileLinks = `mkdir -p /tmp/g && yes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | tr -d '\n' | head -c 100000000 >/tmp/g/f || exit 1
 for i in 1 2 3 4 5 6 7 8 9 10; do ln /tmp/g/f /tmp/g/l$i || exit 1; done`

@@ -11,10 +11,10 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
-// caseIdle times the first MCP call on a sandbox the idle pause paused
-// (issue 35): it resumes the sandbox and its gateway, then runs. Its floor
-// is the same call on the running sandbox, right after; the target is what
-// the resume may add.
+// caseIdle times the first MCP call on a sandbox the idle pause paused:
+// it resumes the sandbox and its gateway, then runs. Its floor is
+// the same call on the running sandbox, right after; the target is what the
+// resume may add.
 func (b *bench) caseIdle(ctx context.Context) error {
 	dir, r, err := b.openRepo(ctx, b.small)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// kubernetesCases are the rows of the kubernetes group (issue 14): create,
+// kubernetesCases are the rows of the kubernetes group: create,
 // an MCP `bash true` and delete with --engine kubernetes on the cluster of
 // scripts/ensure-kubernetes.sh, each above the bare kubectl commands
 // measured in the same run.

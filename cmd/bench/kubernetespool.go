@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// kubernetesPoolCases are the rows of the kubernetes-pool group (issue 33):
+// kubernetesPoolCases are the rows of the kubernetes-pool group:
 // creates taking a warm pool's pod on the cluster of
 // scripts/ensure-kubernetes.sh.
 var kubernetesPoolCases = []string{

@@ -82,7 +82,7 @@ func (b *bench) caseCreate(ctx context.Context) error {
 		}
 		b.rows = append(b.rows,
 			row("create "+spec.String(), create, fCreate, t),
-			row("delete "+spec.String(), del, fDel, maxRatio(1.2)), // issue 34
+			row("delete "+spec.String(), del, fDel, maxRatio(1.2)), // the delete target
 		)
 		if spec == b.small {
 			if err := b.parallelCreates(ctx, dir, spec, median(create)); err != nil {
@@ -100,7 +100,7 @@ func (b *bench) caseCreate(ctx context.Context) error {
 
 // pooledCreates times `litterbox create` taking a sandbox of the warm pool
 // (`litterbox pool 1` before each, untimed) against a bare `docker run -d
-// busybox`, interleaved (issue 13). The pool is emptied at the end, so no
+// busybox`, interleaved. The pool is emptied at the end, so no
 // other case takes from it.
 func (b *bench) pooledCreates(ctx context.Context, dir string, spec repoSpec) error {
 	defer b.litterbox(dir, "delete", "--pool").run(context.WithoutCancel(ctx))
@@ -141,12 +141,12 @@ func (b *bench) pooledCreates(ctx context.Context, dir string, spec repoSpec) er
 			lbs, floor = append(lbs, d), append(floor, f)
 		}
 	}
-	b.rows = append(b.rows, row("create from a warm pool "+spec.String(), lbs, floor, all(maxRatio(0.25), under(120)))) // issue 34
+	b.rows = append(b.rows, row("create from a warm pool "+spec.String(), lbs, floor, all(maxRatio(0.25), under(120)))) // the pool target
 	return nil
 }
 
 // parallelCreates times 10 creates started at once on one repository against
-// 10 times the median of one (issue 13), then deletes them.
+// 10 times the median of one, then deletes them.
 func (b *bench) parallelCreates(ctx context.Context, dir string, spec repoSpec, one time.Duration) error {
 	const n = 10
 	names := make([]string, n)
@@ -204,7 +204,7 @@ func (b *bench) floorCreate(ctx context.Context, dir string, r *api.Repo, head, 
 	return runCmd(ctx, append([]string{"docker", "exec", name}, config.DefaultSetup...)...)
 }
 
-// floorDelete is `docker rm -f` and `git branch -D` (issue 13's floor).
+// floorDelete is `docker rm -f` and `git branch -D` (the delete floor).
 func (b *bench) floorDelete(ctx context.Context, dir string, r *api.Repo, slug string) error {
 	if err := runCmd(ctx, "docker", "rm", "-f", r.ContainerName(slug)); err != nil {
 		return err

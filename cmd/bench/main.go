@@ -41,7 +41,7 @@ type bench struct {
 	svc   *sandbox.Sandboxes
 	rows  []Row
 	// snapCost is the snapshot cost of one changed file, by repository
-	// ("250 files"), for the issue-13 table.
+	// ("250 files"), for the speed table.
 	snapCost map[string]float64
 	// repository shapes
 	big, small repoSpec
@@ -169,7 +169,7 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		"snapshot":        b.caseSnapshot,
 		"services":        b.caseServices,
 		"egress":          b.caseEgress,
-		// The egress group's downloads alone (issue 34's line rate).
+		// The egress group's downloads alone (the line-rate target).
 		"egress-download": b.caseEgressDownload,
 		// The egress group's creates through the binary: `-only egress`
 		// runs them too, `-only egress-create` alone (no root needed).
@@ -213,7 +213,7 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		fmt.Printf("litterbox bench: median of %d runs; floor = bare docker/git commands, same run; %d CPUs; %.0f s\n\n", b.n, runtime.NumCPU(), time.Since(started).Seconds())
 		printTable(os.Stdout, b.rows)
 		if len(fast) > 0 {
-			fmt.Printf("\nspeed (issues 13 and 34): each ratio against a floor from this run\n\n")
+			fmt.Printf("\nspeed targets: each ratio against a floor from this run\n\n")
 			printFast(os.Stdout, fast)
 		}
 	}

@@ -171,7 +171,7 @@ func (s *mcpSession) statusMiB(field string) (float64, error) {
 	return 0, fmt.Errorf("no %s in /proc status", field)
 }
 
-// mcpCases are the rows of issue 3, printed n/a together when the server
+// mcpCases are the rows of the MCP group, printed n/a together when the server
 // is missing.
 var mcpCases = []string{"mcp bash `true`", "mcp read 10 KB", "mcp write 10 KB", "mcp grep repo", "mcp idle RSS"}
 
@@ -247,7 +247,7 @@ func (b *bench) caseMCP(ctx context.Context) error {
 		note = "includes the snapshot"
 	}
 	b.rows = append(b.rows,
-		withNote(row(mcpCases[0], bash, fBash, maxOverhead(10)), note), // issue 34, confined
+		withNote(row(mcpCases[0], bash, fBash, maxOverhead(10)), note), // confined: the gateway included
 		row(mcpCases[1], read, fRead, maxRatio(2)),
 		withNote(row(mcpCases[2], write, fWrite, maxRatio(2)), note),
 		row(mcpCases[3], grep, fGrep, maxRatio(1.3)),
@@ -262,7 +262,7 @@ func withNote(r Row, note string) Row {
 }
 
 // hasSnapshot reports whether a tool result says what it committed: the
-// marker that issue 4 (snapshots) is in.
+// marker that snapshots are built.
 func hasSnapshot(out map[string]any) bool {
 	for _, k := range []string{"snapshot", "commit", "committed"} {
 		if _, ok := out[k]; ok {
@@ -286,7 +286,7 @@ func snapshotMS(out map[string]any) (float64, bool) {
 	return 0, false
 }
 
-// snapshotCases are the rows of issue 4.
+// snapshotCases are the rows of the snapshot group.
 func (b *bench) snapshotCases() []string {
 	out := []string{"snapshot no-op bash " + b.big.String()}
 	for _, s := range b.scale {

@@ -9,7 +9,7 @@ import (
 	"github.com/litterbox-dev/litterbox/runner"
 )
 
-// remoteCases are the rows of the remote group (issue 10): an agent's
+// remoteCases are the rows of the remote group: an agent's
 // cheapest call on the local engine and on an ssh engine, side by side, with
 // the bare docker exec beneath each.
 var remoteCases = []string{

@@ -20,7 +20,7 @@ const runCase = "run codex -- --version, 500 files (floor: create + a bare docke
 // caseRun times `litterbox run codex NAME -- --version` (a new sandbox,
 // the build mounted, the key bound, the harness run, the last snapshot)
 // against its floor: `litterbox create NAME` plus a bare `docker exec` of
-// the same binary in a sandbox that holds it (issue 30: within 1.3x).
+// the same binary in a sandbox that holds it (target: within 1.3x).
 // Interleaved, after one untimed round each; each sandbox deleted,
 // untimed. It needs Codex's build in the cache (scripts/ensure-harnesses.sh).
 func (b *bench) caseRun(ctx context.Context) error {
@@ -104,7 +104,7 @@ func (b *bench) containerOf(ctx context.Context, lb func(...string) proc, name s
 const runWriteCase = "run: a file written is on the branch (median from the write)"
 
 // runWrites times how long a file a harness writes takes to be on the
-// sandbox's branch (issue 30: within 2 s, median): a `litterbox run --cmd
+// sandbox's branch (target: within 2 s, median): a `litterbox run --cmd
 // sh` writes b.n files 1.5 s apart, once the change journal listens, each
 // holding the uptime at its write (/proc/uptime: the container's is the
 // host's kernel's clock); the host polls the branch every 20 ms and reads

@@ -16,7 +16,7 @@ import (
 	"github.com/litterbox-dev/litterbox/runner"
 )
 
-// runtimeCases are the rows of the runtimes group (issue 24): gVisor's
+// runtimeCases are the rows of the runtimes group: gVisor's
 // runsc against runc on the same engine, in the same run, interleaved.
 // The first three are measured at the provider, each saying which part of
 // the service's work it is; the rest through litterbox (create --runtime
@@ -31,7 +31,7 @@ var runtimeCases = []string{
 	"litterbox snapshot, 25,000 files, one changed, gvisor vs default",
 }
 
-// runtimeFiles is the file count of the walk case, as the issue's snapshot
+// runtimeFiles is the file count of the walk case, as in the snapshot
 // target.
 const runtimeFiles = 25000
 
@@ -123,9 +123,9 @@ func (b *bench) caseRuntimes(ctx context.Context) error {
 		}
 	}
 	b.rows = append(b.rows,
-		withNote(row(runtimeCases[0], start["runsc"], start["runc"], maxRatio(1.5)), "provider Create+start of the service's spec (no copy-in); floor: the same under runc. Target: issue 24's create <= 1.5x"),
-		withNote(row(runtimeCases[1], exec["runsc"], exec["runc"], maxRatio(2)), "docker exec true: the floor of MCP bash true (issue 24: <= 2x); floor: runc"),
-		withNote(row(runtimeCases[2], walk["runsc"], walk["runc"], maxRatio(2)), "find -newer over /src (tmpfs): the scanner's stat walk; floor: runc (issue 24's snapshot: <= 2x)"),
+		withNote(row(runtimeCases[0], start["runsc"], start["runc"], maxRatio(1.5)), "provider Create+start of the service's spec (no copy-in); floor: the same under runc. Target: create <= 1.5x"),
+		withNote(row(runtimeCases[1], exec["runsc"], exec["runc"], maxRatio(2)), "docker exec true: the floor of MCP bash true (target: <= 2x); floor: runc"),
+		withNote(row(runtimeCases[2], walk["runsc"], walk["runc"], maxRatio(2)), "find -newer over /src (tmpfs): the scanner's stat walk; floor: runc (snapshot target: <= 2x)"),
 	)
 	return b.runtimesThroughLitterbox(ctx)
 }
@@ -216,9 +216,9 @@ func (b *bench) runtimesThroughLitterbox(ctx context.Context) error {
 		return err
 	}
 	b.rows = append(b.rows,
-		withNote(row(runtimeCases[3], created["gvisor"], created["default"], maxRatio(1.5)), fmt.Sprintf("litterbox create --no-pool --runtime gvisor of %s (copy-in and setup included); floor: the same without --runtime (runc). Target: issue 24's create <= 1.5x", b.small)),
-		withNote(row(runtimeCases[4], bash["gvisor"], bash["default"], maxRatio(2)), "an MCP bash `true` call, its snapshot included, in a sandbox made with --runtime gvisor; floor: one under runc (issue 24: <= 2x)"),
-		withNote(row(runtimeCases[5], snap["gvisor"], snap["default"], maxRatio(2)), "litterbox snapshot after one file changed, 25,000 files in /src; floor: the same under runc (issue 24: <= 2x)"),
+		withNote(row(runtimeCases[3], created["gvisor"], created["default"], maxRatio(1.5)), fmt.Sprintf("litterbox create --no-pool --runtime gvisor of %s (copy-in and setup included); floor: the same without --runtime (runc). Target: create <= 1.5x", b.small)),
+		withNote(row(runtimeCases[4], bash["gvisor"], bash["default"], maxRatio(2)), "an MCP bash `true` call, its snapshot included, in a sandbox made with --runtime gvisor; floor: one under runc (target: <= 2x)"),
+		withNote(row(runtimeCases[5], snap["gvisor"], snap["default"], maxRatio(2)), "litterbox snapshot after one file changed, 25,000 files in /src; floor: the same under runc (target: <= 2x)"),
 	)
 	return nil
 }

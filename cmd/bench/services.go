@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// servicesConfig is the .litterbox.toml of the services cases (issue 5): two
+// servicesConfig is the .litterbox.toml of the services cases: two
 // named ports and busybox httpd as a service on the first.
 const servicesConfig = `[ports]
 web = 8080
