@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -56,9 +57,20 @@ func (s scriptTB) Fatalf(format string, args ...any) { s.ts.Fatalf(format, args.
 func (s scriptTB) Cleanup(f func())                  { s.ts.Defer(f) }
 
 func cmdTestInternet(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 0 {
-		ts.Fatalf("usage: testinternet")
+	modules := 0
+	if len(args) == 2 && args[0] == "-goproxy" {
+		modules, _ = strconv.Atoi(args[1])
+		args = nil
+	}
+	if neg || len(args) != 0 || modules < 0 {
+		ts.Fatalf("usage: testinternet [-goproxy N]")
 	}
 	in := egresstest.NewInternet(scriptTB{ts}, "", nil)
 	ts.Setenv("INETADDR", in.Addr(10))
+	if modules > 0 {
+		p := egresstest.NewGoProxy(modules)
+		in.Mux.Handle("/goproxy/", p.Handler("/goproxy/", ts.MkAbs("goproxy.log")))
+		ts.Check(os.WriteFile(ts.MkAbs("go.mod.proxy"), []byte(p.GoMod()), 0o644))
+		ts.Setenv("GOPROXYURL", "http://"+in.Addr(10)+"/goproxy")
+	}
 }

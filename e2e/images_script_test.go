@@ -21,3 +21,12 @@ const nodeImage = "litterbox-test/node:bookworm"
 func condNodeImage() (bool, error) {
 	return neededInCI(exec.Command("docker", "image", "inspect", nodeImage).Run() == nil, "CI=true but the engine has no %s: run scripts/ensure-node-image.sh first", nodeImage)
 }
+
+// goImage is the Debian image with the host's Go toolchain of
+// scripts/ensure-go-image.sh (cache_go.txtar).
+const goImage = "litterbox-test/go:bookworm"
+
+// condGoImage is the script condition goimage (scriptcmds_test.go).
+func condGoImage() (bool, error) {
+	return neededInCI(exec.Command("docker", "image", "inspect", goImage).Run() == nil, "CI=true but the engine has no %s: run scripts/ensure-go-image.sh first", goImage)
+}

@@ -103,7 +103,11 @@ var scriptCmds = []scriptCommand{
 	// 198.18.N.0/24, a range the gateway takes as public) for the rest of
 	// the script, and sets INETADDR to its web server's address, which
 	// answers "hello from ADDR" on port 80: a host out there a sandbox may
-	// reach once the user allows it. It needs root (ip netns).
+	// reach once the user allows it. It needs root (ip netns). With
+	// -goproxy N its web server is also a Go module proxy at GOPROXYURL
+	// (http://INETADDR/goproxy) of N generated modules, example.test/m01 and
+	// on, each request it answers a line of $WORK/goproxy.log, and
+	// $WORK/go.mod.proxy is a go.mod requiring them all.
 	{"testinternet", cmdTestInternet},
 	// otlpcollector FILE
 	//
@@ -415,6 +419,9 @@ var scriptConds = []scriptCondition{
 	// nodeimage: the engine holds nodeImage. In CI a missing image fails
 	// the script: .ci/run makes it.
 	{"nodeimage", condNodeImage},
+	// goimage: the engine holds goImage (scripts/ensure-go-image.sh). In CI
+	// a missing image fails the script: .ci/run makes it.
+	{"goimage", condGoImage},
 	// docker: an engine answers. In CI (CI=true) a missing engine fails the
 	// script instead of skipping it: the Docker tests must run there.
 	{"docker", condDocker},
