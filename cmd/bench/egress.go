@@ -142,7 +142,16 @@ func (b *bench) caseEgressDownload(ctx context.Context) error {
 
 // withEgressRig makes the rig (cases are n/a without root), runs fn with it and removes what it made
 // but the sandboxes (the run's cleanup removes them by label).
-func (b *bench) withEgressRig(ctx context.Context, cases []string, fn func(*egressRig) error) (err error) {
+func (b *bench) withEgressRig(ctx context.Context, cases []string, fn func(*egressRig) error) error {
+	return b.withInternet(cases, map[string][]string{"big.test": {"NET.10"}, "bound.test": {"NET.10"}}, func(in *egresstest.Internet) error {
+		return b.egressRig(ctx, in, fn)
+	})
+}
+
+// withInternet runs fn with the egress test internet (names as
+// egresstest.NewInternet takes them), which it removes at the end; without
+// root, cases are n/a.
+func (b *bench) withInternet(cases []string, names map[string][]string, fn func(*egresstest.Internet) error) (err error) {
 	if os.Geteuid() != 0 {
 		b.skip(cases, "needs root (it makes a network namespace)")
 		return nil
@@ -157,7 +166,12 @@ func (b *bench) withEgressRig(ctx context.Context, cases []string, fn func(*egre
 			err = t.failed
 		}
 	}()
-	x := &egressRig{in: egresstest.NewInternet(t, "", map[string][]string{"big.test": {"NET.10"}, "bound.test": {"NET.10"}})}
+	return fn(egresstest.NewInternet(t, "", names))
+}
+
+// egressRig makes the rig on internet in and runs fn with it.
+func (b *bench) egressRig(ctx context.Context, in *egresstest.Internet, fn func(*egressRig) error) error {
+	x := &egressRig{in: in}
 	run := runner.Exec{Log: log.New(io.Discard)}
 	p, err := docker.New(docker.Options{Runner: run})
 	if err != nil {

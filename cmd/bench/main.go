@@ -29,7 +29,7 @@ import (
 )
 
 // groups of cases, in the order they run.
-var groups = []string{"create", "pause", "idle", "list", "mcp", "hostile", "remote", "kubernetes", "kubernetes-pool", "snapshot", "services", "egress-create", "egress", "egress-download", "bigwrite", "activity", "runtimes", "vm", "run"}
+var groups = []string{"create", "pause", "idle", "list", "mcp", "hostile", "remote", "kubernetes", "kubernetes-pool", "snapshot", "services", "egress-create", "egress", "egress-download", "bigwrite", "activity", "runtimes", "vm", "run", "go-cache", "bootstrap"}
 
 type bench struct {
 	bin   string   // the litterbox binary under test
@@ -179,6 +179,10 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		"runtimes":      b.caseRuntimes,
 		"vm":            b.caseVM,
 		"run":           b.caseRun,
+		// A second sandbox's go mod download with the shared Go cache (issue 35; root).
+		"go-cache": b.caseGoCache,
+		// A create with a 10 MB .worktreeinclude set against one without (issue 35).
+		"bootstrap": b.caseBootstrap,
 	}
 	started := time.Now()
 	for _, g := range groups {

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// bootstrapCase is the bootstrap group's row (issue 35).
+var bootstrapCase = []string{"create with a 10 MB .worktreeinclude set"}
+
+// caseBootstrap times a create of the big repository whose .worktreeinclude
+// names 10 MB of ignored files (20 of 512 KB under build/), against a create
+// of the same repository without the .worktreeinclude, interleaved.
+func (b *bench) caseBootstrap(ctx context.Context) error {
+	dir := filepath.Join(b.tmp, "bootstrap")
+	if err := makeRepo(ctx, dir, b.big); err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(3, 5))
+	if err := os.MkdirAll(filepath.Join(dir, "build"), 0o755); err != nil {
+		return err
+	}
+	for i := range 20 {
+		if err := os.WriteFile(filepath.Join(dir, "build", fmt.Sprintf("part%02d.bin", i)), textOf(rng, 512<<10), 0o644); err != nil {
+			return err
+		}
+	}
+	include := filepath.Join(dir, ".worktreeinclude")
+	var with, without []time.Duration
+	// Run 0 warms the page cache and docker; it is not counted.
+	for i := 0; i <= b.n; i++ {
+		for k, on := range []bool{i%2 == 0, i%2 != 0} {
+			if on {
+				if err := os.WriteFile(include, []byte("build/\n"), 0o644); err != nil {
+					return err
+				}
+			} else if err := os.Remove(include); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+			name := fmt.Sprintf("bs%d-%d", i, k)
+			var out []byte
+			d, err := timed(func() (err error) { out, err = b.litterbox(dir, "create", name).run(ctx); return err })
+			if err != nil {
+				return err
+			}
+			if copied := bytes.Contains(out, []byte("copied in: build/part19.bin")); copied != on {
+				return fmt.Errorf("create %s (with .worktreeinclude: %v) copied build/ in: %v:\n%s", name, on, copied, out)
+			}
+			if _, err := b.litterbox(dir, "delete", "--force", name).run(ctx); err != nil {
+				return err
+			}
+			if i == 0 {
+				continue
+			}
+			if on {
+				with = append(with, d)
+			} else {
+				without = append(without, d)
+			}
+		}
+	}
+	b.rows = append(b.rows, row(bootstrapCase[0], with, without, maxRatio(1.2)))
+	return nil
+}
