@@ -11,14 +11,24 @@ import (
 )
 
 // bootstrapCase is the bootstrap group's row (issue 35).
-var bootstrapCase = []string{"create with a 10 MB .worktreeinclude set"}
+var bootstrapCases = []string{"create 2500 files with a 10 MB .worktreeinclude set", "create 60 files with a 10 MB .worktreeinclude set"}
 
-// caseBootstrap times a create of the big repository whose .worktreeinclude
-// names 10 MB of ignored files (20 of 512 KB under build/), against a create
-// of the same repository without the .worktreeinclude, interleaved.
+// caseBootstrap times a create of the big and of the small repository whose
+// .worktreeinclude names 10 MB of ignored files (20 of 512 KB under build/),
+// against a create of the same repository without the .worktreeinclude,
+// interleaved.
 func (b *bench) caseBootstrap(ctx context.Context) error {
-	dir := filepath.Join(b.tmp, "bootstrap")
-	if err := makeRepo(ctx, dir, b.big); err != nil {
+	for i, spec := range []repoSpec{b.big, b.small} {
+		if err := b.bootstrap(ctx, spec, bootstrapCases[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *bench) bootstrap(ctx context.Context, spec repoSpec, name string) error {
+	dir := filepath.Join(b.tmp, fmt.Sprintf("bootstrap%d", spec.Files))
+	if err := makeRepo(ctx, dir, spec); err != nil {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(3, 5))
@@ -42,16 +52,16 @@ func (b *bench) caseBootstrap(ctx context.Context) error {
 			} else if err := os.Remove(include); err != nil && !os.IsNotExist(err) {
 				return err
 			}
-			name := fmt.Sprintf("bs%d-%d", i, k)
+			sb := fmt.Sprintf("bs%d-%d", i, k)
 			var out []byte
-			d, err := timed(func() (err error) { out, err = b.litterbox(dir, "create", name).run(ctx); return err })
+			d, err := timed(func() (err error) { out, err = b.litterbox(dir, "create", sb).run(ctx); return err })
 			if err != nil {
 				return err
 			}
 			if copied := bytes.Contains(out, []byte("copied in: build/part19.bin")); copied != on {
-				return fmt.Errorf("create %s (with .worktreeinclude: %v) copied build/ in: %v:\n%s", name, on, copied, out)
+				return fmt.Errorf("create %s (with .worktreeinclude: %v) copied build/ in: %v:\n%s", sb, on, copied, out)
 			}
-			if _, err := b.litterbox(dir, "delete", "--force", name).run(ctx); err != nil {
+			if _, err := b.litterbox(dir, "delete", "--force", sb).run(ctx); err != nil {
 				return err
 			}
 			if i == 0 {
@@ -64,6 +74,6 @@ func (b *bench) caseBootstrap(ctx context.Context) error {
 			}
 		}
 	}
-	b.rows = append(b.rows, row(bootstrapCase[0], with, without, maxRatio(1.2)))
+	b.rows = append(b.rows, row(name, with, without, maxRatio(1.2)))
 	return nil
 }

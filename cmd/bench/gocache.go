@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/internal/egresstest"
@@ -62,38 +64,50 @@ func (b *bench) goCache(ctx context.Context, in *egresstest.Internet) error {
 		}
 		defer b.litterbox(dir, "delete", "--force", name).run(context.WithoutCancel(ctx))
 	}
-	download := func(name string) (time.Duration, error) {
-		return timed(func() error {
-			_, err := b.litterbox(dir, "exec", name, "--", "env", "GOPROXY=http://"+in.Addr(10)+"/goproxy", "GOSUMDB=off", "go", "mod", "download").run(ctx)
+	// The download is timed inside the sandbox, so that the row is what the
+	// cache saves and not the `litterbox exec` around it (the note gives
+	// that whole, too).
+	var whole [2][]time.Duration
+	download := func(k int, name string) (time.Duration, error) {
+		var out []byte
+		d, err := timed(func() (err error) {
+			out, err = b.litterbox(dir, "exec", name, "--", "env", "GOPROXY=http://"+in.Addr(10)+"/goproxy", "GOSUMDB=off",
+				"sh", "-c", `s=$(date +%s%N) && go mod download && echo $(( $(date +%s%N) - s ))`).run(ctx)
 			return err
 		})
+		if err != nil {
+			return 0, err
+		}
+		ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("go mod download in %s: no time: %q", name, out)
+		}
+		whole[k] = append(whole[k], d)
+		return time.Duration(ns), nil
 	}
-	var first, second, bare []time.Duration
+	var first, second []time.Duration
 	for i := 0; i < b.n; i++ {
 		if _, err := b.litterbox(dir, "cache", "clear", "go").run(ctx); err != nil {
 			return err
 		}
 		asked := proxy.Requests()
-		d1, err := download("gc1")
+		d1, err := download(0, "gc1")
 		if err != nil {
 			return err
 		}
 		fetched := proxy.Requests() - asked
-		d2, err := download("gc2")
+		d2, err := download(1, "gc2")
 		if err != nil {
 			return err
 		}
 		if again := proxy.Requests() - asked - fetched; again != 0 || fetched == 0 {
 			return fmt.Errorf("the first download asked the proxy %d times, the second %d: the cache is not shared", fetched, again)
 		}
-		d0, err := timed(func() error { _, err := b.litterbox(dir, "exec", "gc2", "--", "true").run(ctx); return err })
-		if err != nil {
-			return err
-		}
-		first, second, bare = append(first, d1), append(second, d2), append(bare, d0)
+		first, second = append(first, d1), append(second, d2)
 	}
 	rw := row(goCacheCase[0], second, first, target{"< 0.2x the first sandbox's", func(r Row) bool { return r.Floor > 0 && r.Ratio < 0.2 }})
-	rw.Note = fmt.Sprintf("floor: the first sandbox's download, from the proxy through its gateway; litterbox exec true: %.0f ms", ms(median(bare)))
+	rw.Note = fmt.Sprintf("timed in the sandbox; floor: the first sandbox's, from the proxy through its gateway; with litterbox exec around them: %.0f ms, floor %.0f ms",
+		ms(median(whole[1])), ms(median(whole[0])))
 	b.rows = append(b.rows, rw)
 	return nil
 }
