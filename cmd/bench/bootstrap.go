@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// bootstrapCase is the bootstrap group's row (issue 35).
+// bootstrapCases are the bootstrap group's rows, the big repository's and the small one's.
 var bootstrapCases = []string{"create 2500 files with a 10 MB .worktreeinclude set", "create 60 files with a 10 MB .worktreeinclude set"}
 
 // caseBootstrap times a create of the big and of the small repository whose

@@ -13,7 +13,7 @@ import (
 	"github.com/litterbox-dev/litterbox/internal/egresstest"
 )
 
-// goCacheCase is the go-cache group's row (issue 35).
+// goCacheCase is the go-cache group's row.
 var goCacheCase = []string{"go mod download, 50 modules, shared cache"}
 
 // goImage is the Debian image with Go of scripts/ensure-go-image.sh.

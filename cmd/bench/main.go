@@ -179,9 +179,9 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		"runtimes":      b.caseRuntimes,
 		"vm":            b.caseVM,
 		"run":           b.caseRun,
-		// A second sandbox's go mod download with the shared Go cache (issue 35; root).
+		// A second sandbox's go mod download with the shared Go cache (needs root).
 		"go-cache": b.caseGoCache,
-		// A create with a 10 MB .worktreeinclude set against one without (issue 35).
+		// A create with a 10 MB .worktreeinclude set against one without.
 		"bootstrap": b.caseBootstrap,
 	}
 	started := time.Now()
