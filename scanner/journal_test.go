@@ -69,7 +69,8 @@ func TestJournalWalkReportsWhatTheFullWalkReports(t *testing.T) {
 	startWatcher(t, root)
 	time.Sleep(20 * time.Millisecond)
 	first, firstBlobs := scanDir(t, wire.Options{Root: root, Journal: true})
-	known := map[string]string{}
+	ch.scanned()
+	known, knownDirs := map[string]string{}, listings(first)
 	for p, f := range first.Files {
 		known[p] = f.Mode + " " + string(firstBlobs[f.ID])
 	}
@@ -81,7 +82,7 @@ func TestJournalWalkReportsWhatTheFullWalkReports(t *testing.T) {
 	var tracked []string
 	const rounds = 60
 	for round := 0; round < rounds; round++ {
-		ch.log = nil
+		ch.log, ch.linkedTo = nil, nil
 		for n := rng.Intn(6); n >= 0; n-- {
 			ch.op()
 		}
@@ -126,7 +127,18 @@ func TestJournalWalkReportsWhatTheFullWalkReports(t *testing.T) {
 			linking++
 		}
 		what := fmt.Sprintf("round %d (partial %v) after %s", round, js.Meta.Partial, strings.Join(ch.log, "; "))
-		compareScans(t, what, js, fs, jb, fb, known)
+		if js.Meta.Partial {
+			// A file linked this round, when the journal was followed,
+			// lost that link unwritten (a link left, or written through,
+			// makes the answer full): its times alone moved, and the full
+			// walk reports it again if ignored, as the journal rightly
+			// does not.
+			fs.Meta.IgnoredChanged = slices.DeleteFunc(fs.Meta.IgnoredChanged, func(p string) bool {
+				return slices.Contains(ch.linkedTo, p) && !slices.Contains(js.Meta.IgnoredChanged, p)
+			})
+		}
+		compareScans(t, what, js, fs, jb, fb, known, knownDirs)
+		ch.scanned()
 		since, token, ignored, linked = js.Meta.Start, js.Meta.Journal, js.Meta.Ignored, js.Meta.Linked
 		if token == "" {
 			t.Fatalf("%s: no token", what)
@@ -138,11 +150,12 @@ func TestJournalWalkReportsWhatTheFullWalkReports(t *testing.T) {
 }
 
 // compareScans compares a scan that followed the journal with the full
-// walk. known holds each file's mode and content as last reported: the
-// full walk may send besides a file whose times alone moved (a hard link
-// to it made and removed: the watcher rightly ignores a link gone
-// unwritten), never one whose content or mode changed.
-func compareScans(t *testing.T, what string, j, f *wire.Result, jb, fb memBlobs, known map[string]string) {
+// walk. known holds each file's mode and content as last reported, and
+// knownDirs each folder's listing: the full walk may send besides a file
+// whose times alone moved (a hard link to it made and removed: the watcher
+// rightly ignores a link gone unwritten), never one whose content or mode
+// changed.
+func compareScans(t *testing.T, what string, j, f *wire.Result, jb, fb memBlobs, known map[string]string, knownDirs map[string][]string) {
 	t.Helper()
 	content := func(r *wire.Result, b memBlobs) map[string]string {
 		m := map[string]string{}
@@ -165,21 +178,18 @@ func compareScans(t *testing.T, what string, j, f *wire.Result, jb, fb memBlobs,
 		t.Fatalf("%s:\nfiles: journal %v\nfull walk %v", what, slices.Sorted(maps.Keys(jc)), slices.Sorted(maps.Keys(fc)))
 	}
 	maps.Copy(known, fc)
-	dirs := func(r *wire.Result) map[string][]string {
-		m := map[string][]string{}
-		for d, es := range r.Meta.Dirs {
-			var l []string
-			for _, e := range es {
-				l = append(l, string(e.Kind)+e.Name)
-			}
-			slices.Sort(l)
-			m[d] = l
+	// Likewise a folder listed again because its .gitignore's times alone
+	// moved (a link to it made and removed unwritten), as last listed.
+	jd, fd := listings(j), listings(f)
+	for d, l := range fd {
+		if _, listed := jd[d]; !listed && slices.Equal(knownDirs[d], l) {
+			delete(fd, d)
 		}
-		return m
 	}
-	if jd, fd := dirs(j), dirs(f); !reflect.DeepEqual(jd, fd) {
+	if !reflect.DeepEqual(jd, fd) {
 		t.Fatalf("%s:\nlistings: journal %v\nfull walk %v", what, jd, fd)
 	}
+	maps.Copy(knownDirs, jd)
 	for _, l := range []struct {
 		name string
 		j, f []string
@@ -194,6 +204,20 @@ func compareScans(t *testing.T, what string, j, f *wire.Result, jb, fb memBlobs,
 			t.Fatalf("%s:\n%s: journal %q\nfull walk %q", what, l.name, a, b)
 		}
 	}
+}
+
+// listings are a scan's listings, each folder's entries sorted.
+func listings(r *wire.Result) map[string][]string {
+	m := map[string][]string{}
+	for d, es := range r.Meta.Dirs {
+		var l []string
+		for _, e := range es {
+			l = append(l, string(e.Kind)+e.Name)
+		}
+		slices.Sort(l)
+		m[d] = l
+	}
+	return m
 }
 
 func skippedPaths(s []wire.Skipped) []string {
@@ -220,6 +244,21 @@ type changer struct {
 	rng           *rand.Rand
 	root, outside string
 	log           []string
+	linkedTo      []string          // files given another name this round
+	watched       map[string]uint64 // folder -> inode, as the last scan's watcher saw them
+}
+
+// scanned records the folders there now, which the watcher has seen made
+// once a scan has asked it: its answer reads every event queued before.
+func (c *changer) scanned() {
+	c.watched = map[string]uint64{}
+	_, dirs := c.all()
+	for _, d := range append(dirs, ".") {
+		var st unix.Stat_t
+		if unix.Lstat(filepath.Join(c.root, d), &st) == nil {
+			c.watched[d] = st.Ino
+		}
+	}
 }
 
 func newChanger(rng *rand.Rand, root, outside string) *changer {
@@ -355,18 +394,25 @@ func (c *changer) op() {
 		if c.rng.Intn(4) == 0 {
 			q = filepath.Join(".git", filepath.Base(q))
 		}
-		// Into a folder the watcher has seen: one made a moment ago may
-		// not be watched yet, and a link made, written and removed there
-		// before it is leaves no trace (docs/snapshots.md, "One limit").
-		if fi, err := os.Lstat(filepath.Dir(abs(q))); err != nil || !fi.IsDir() {
+		// Into a folder the watcher has seen made, one there at the last
+		// scan (the same one: not removed and made again since): one made
+		// a moment ago may not be watched yet, and a link made, written
+		// and removed there before it is leaves no trace
+		// (docs/snapshots.md, "Limits"; TestWatcherAndALinkInANewFolder).
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Dir(abs(q)), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			os.MkdirAll(filepath.Dir(abs(q)), 0o755)
 			msg = "mkdir -p " + filepath.Dir(q)
+			break
+		}
+		if ino, ok := c.watched[filepath.Dir(q)]; !ok || ino != st.Ino {
 			break
 		}
 		if os.Link(abs(p), abs(q)) != nil {
 			break
 		}
 		msg = "ln " + p + " " + q
+		c.linkedTo = append(c.linkedTo, p)
 		if c.rng.Intn(2) == 0 {
 			writeNoFollow(abs(q), os.O_APPEND, "through a link\n")
 			msg += ", written through"
@@ -519,6 +565,43 @@ func TestWatcherSaysFullWhenALinkIsMade(t *testing.T) {
 			t.Fatalf("after %s: %+v, want full %v", c.what, rep, c.full)
 		}
 		token = rep.token
+	}
+}
+
+// TestWatcherAndALinkInANewFolder is the round that made the randomized
+// test above fail (JOURNAL_SEED=1795953239686800511, round 11): a folder
+// made, and a hard link to a file elsewhere made in it, written through
+// and removed, all before the watcher reads the folder's creation. No
+// event reaches a watched folder (link, write and unlink notify only the
+// new folder, and the file's own inode, which nothing watches), so the
+// answer names neither folder and is not full: the documented limit
+// (docs/snapshots.md, "Limits"). Once the watcher has read the folder's
+// creation (a scan asked it), the same sequence makes the answer full.
+func TestWatcherAndALinkInANewFolder(t *testing.T) {
+	root := t.TempDir()
+	abs := func(p string) string { return filepath.Join(root, p) }
+	os.MkdirAll(abs("c/a"), 0o755)
+	os.WriteFile(abs("c/node_modules"), []byte("1\n"), 0o644)
+	w := newWatcher(root) // no read loop: events are read only when asked
+	w.addTree("", false)
+	w.now++
+	ask := func(token string) journalReply { t.Helper(); return askWatcher(t, w, token) }
+	linkWrittenRemoved := func(dir string) {
+		os.Link(abs("c/node_modules"), abs(dir+"/a"))
+		writeNoFollow(abs(dir+"/a"), os.O_APPEND, "through a link\n")
+		os.Remove(abs(dir + "/a"))
+	}
+	token := ask("").token
+	os.MkdirAll(abs("c/a/build/deep/er"), 0o755)
+	linkWrittenRemoved("c/a/build/deep")
+	if rep := ask(token); rep.full || slices.Contains(rep.dirs, "c") {
+		t.Fatalf("a link in a folder not watched yet: %+v; the limit is gone: update docs/snapshots.md and the changer's hard links", rep)
+	} else {
+		token = rep.token
+	}
+	linkWrittenRemoved("c/a/build/deep")
+	if rep := ask(token); !rep.full {
+		t.Fatalf("a link in a folder the watcher has seen made: %+v, want full", rep)
 	}
 }
 
