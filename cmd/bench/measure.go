@@ -34,7 +34,7 @@ type target struct {
 }
 
 func maxRatio(x float64) target {
-	return target{fmt.Sprintf("<= %.1fx floor", x), func(r Row) bool { return r.Floor > 0 && r.Ratio <= x }}
+	return target{fmt.Sprintf("<= %gx floor", x), func(r Row) bool { return r.Floor > 0 && r.Ratio <= x }}
 }
 
 func under(ms float64) target {

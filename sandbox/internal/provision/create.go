@@ -91,6 +91,7 @@ func (pv *Provisioner) Create(ctx context.Context, r *api.Repo, name string, opt
 		{"branch", c.claimBranch},       // litterbox/<slug> at HEAD, unless recreating from it
 		{"container", c.startContainer}, // the engine makes the network and starts the container
 		{"", c.fill},                    // HEAD into /src, then setup; services and ports meanwhile (its phases are its own)
+		{"", c.branchClaimed},           // the branch, when made beside a pooled claim
 	} {
 		if err := step.run(ctx); err != nil {
 			return nil, c.fail(ctx, err)
@@ -147,6 +148,9 @@ type creation struct {
 	pooled    *pool.MemberFile
 	renamed   chan struct{}
 	renamedTo string
+	// branchMade ends with the branch made (claimBranch): beside the
+	// engine calls of a pooled claim.
+	branchMade chan error
 	// net is the sandbox's way out through its gateway (egress.go); nil
 	// for a sandbox without one. confined is the sandbox's spec behind it,
 	// once startGateway planned it; volumeMade ends with its volume made,
@@ -530,6 +534,7 @@ func (c *creation) fail(ctx context.Context, err error) error {
 		<-c.gateway // its undo removes it: once it exists
 		c.gateway = nil
 	}
+	_ = c.branchClaimed(ctx) // its undo removes it: once it exists
 	c.dirty.Wait()
 	return c.undo.run(ctx, c.pv.Log, err)
 }
@@ -573,18 +578,54 @@ func (c *creation) claimBranch(ctx context.Context) error {
 		return nil
 	}
 	c.progress("creating branch " + c.out.Branch)
+	if len(c.pool) > 0 {
+		// A pooled claim's engine calls need no branch: it is made beside
+		// them, and waited for before the ready mark (branchClaimed).
+		c.branchMade = make(chan error, 1)
+		go func() { c.branchMade <- c.createBranch(ctx) }()
+		return nil
+	}
+	if err := c.createBranch(ctx); err != nil {
+		return err
+	}
+	c.undoBranch()
+	return ctx.Err()
+}
+
+// createBranch makes litterbox/<slug> at the base, refusing a branch that
+// exists.
+func (c *creation) createBranch(ctx context.Context) error {
+	branch := api.BranchPrefix + c.slug
 	if err := c.r.Git.CreateRef(core.Made(ctx), api.BranchRef(c.slug), c.head, "litterbox: create sandbox "+c.slug); err != nil {
 		if errors.Is(err, git.ErrRefExists) {
 			// Made since clearLeftovers looked, by something else than
 			// litterbox (creates of a name take turns): not ours.
-			return core.ExistsError(c.slug, "its branch "+c.out.Branch+" exists")
+			return core.ExistsError(c.slug, "its branch "+branch+" exists")
 		}
-		return fmt.Errorf("create branch %s: %w", c.out.Branch, err)
+		return fmt.Errorf("create branch %s: %w", branch, err)
 	}
+	return nil
+}
+
+// branchClaimed waits for the branch claimBranch made, and once it is
+// made, makes its removal part of the rollback.
+func (c *creation) branchClaimed(context.Context) error {
+	if c.branchMade == nil {
+		return nil
+	}
+	err := <-c.branchMade
+	c.branchMade = nil
+	if err == nil {
+		c.undoBranch()
+	}
+	return err
+}
+
+// undoBranch makes the branch's removal part of the rollback.
+func (c *creation) undoBranch() {
 	c.undo.push("branch "+c.out.Branch, func(ctx context.Context) error {
 		return c.r.Git.DeleteRef(ctx, api.BranchRef(c.slug), c.head)
 	})
-	return ctx.Err()
 }
 
 func (c *creation) startContainer(ctx context.Context) error {
