@@ -174,7 +174,7 @@ const connPoll = 5 * time.Second
 // allowed and refused), of the sandboxes named or all of them: every
 // connPoll it collects them and gives p those new since, until ctx ends.
 func (w *Watch) connections(ctx context.Context, env *Env, r *api.Repo, p *eventPrinter, wg *sync.WaitGroup) {
-	if p.export == nil && p.format != "otlp-json" {
+	if !p.exports() {
 		return
 	}
 	tails := map[string]*egress.Tail{}
@@ -292,6 +292,10 @@ type eventPrinter struct {
 	export    *otlp.Exporter
 }
 
+// exports reports whether p gives events as OTLP log records: to a
+// collector (--otlp), on stdout (--format otlp-json), or both.
+func (p *eventPrinter) exports() bool { return p.export != nil || p.format == "otlp-json" }
+
 // jsonEvent is an event as watch --json prints it.
 type jsonEvent struct {
 	Repo string `json:"repo"`
@@ -301,7 +305,7 @@ type jsonEvent struct {
 func (p *eventPrinter) print(repo string, evs []activity.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.export != nil || p.format == "otlp-json" {
+	if p.exports() {
 		p.emit(otlp.Records(repo, evs, time.Now()))
 	}
 	width := 0
