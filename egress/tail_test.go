@@ -58,8 +58,8 @@ func TestTailAcrossRotation(t *testing.T) {
 	for range 6 { // ~150 bytes a record: each add of 2 rotates in turn
 		add(2)
 		all = append(all, next(fromNow)...)
-		if got := next(fresh); len(got) != 2 {
-			t.Errorf("after 2 more: %v", got)
+		if got := next(fresh); len(got) != 2 || got[0] != seq-1 || got[1] != seq {
+			t.Errorf("after 2 more: %v, want [%d %d]", got, seq-1, seq)
 		}
 	}
 	if _, err := os.Stat(s.File + ".1"); err != nil {

@@ -106,4 +106,14 @@ func TestAskBounded(t *testing.T) {
 	if pending != MaxPending {
 		t.Errorf("%d pending kept, want every one of %d", pending, MaxPending)
 	}
+	// the answered ones went oldest first: the first 16 refused made room
+	var refused []string
+	for _, q := range qs {
+		if q.State == Refused {
+			refused = append(refused, q.Host)
+		}
+	}
+	if want := MaxKeptRequests - MaxPending; len(refused) != want || refused[0] != fmt.Sprintf("10.0.%d.1", MaxPending) || refused[want-1] != fmt.Sprintf("10.0.%d.1", MaxKeptRequests-1) {
+		t.Errorf("refused kept: %v, want 10.0.%d.1 to 10.0.%d.1", refused, MaxPending, MaxKeptRequests-1)
+	}
 }
