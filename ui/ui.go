@@ -587,7 +587,7 @@ func (m *Model) measure(rs *repoState) tea.Cmd {
 // again.
 func (m *Model) recorded(msg eventsMsg) tea.Cmd {
 	refresh, remeasure := false, false
-	var reread []tea.Cmd
+	reread := map[string]bool{} // sandboxes whose requests to read again, once each
 	known := map[string]bool{}
 	for _, sb := range m.sandboxes {
 		if sb.Repo == msg.repo {
@@ -619,11 +619,16 @@ func (m *Model) recorded(msg eventsMsg) tea.Cmd {
 		if e.Commit != "" {
 			remeasure = true
 		}
-		if rs := m.repos[msg.repo]; e.Kind == activity.KindNet && rs != nil {
-			reread = append(reread, requestsCmd(m.ctx, m.svc, rs.r, sbKey{msg.repo, e.Sandbox}))
+		if e.Kind == activity.KindNet {
+			reread[e.Sandbox] = true
 		}
 	}
-	cmds := append([]tea.Cmd{m.rows()}, reread...)
+	cmds := []tea.Cmd{m.rows()}
+	if rs := m.repos[msg.repo]; rs != nil {
+		for name := range reread {
+			cmds = append(cmds, requestsCmd(m.ctx, m.svc, rs.r, sbKey{msg.repo, name}))
+		}
+	}
 	if refresh {
 		cmds = append(cmds, m.requestRefresh())
 	}

@@ -869,3 +869,38 @@ func TestRequestsScroll(t *testing.T) {
 		t.Errorf("the selected request is not shown:\n%s", v)
 	}
 }
+
+// A batch of events changing a sandbox's network reads its requests once,
+// not once an event: an agent asking again and again costs one read.
+func TestNetEventsRereadRequestsOnce(t *testing.T) {
+	m, svc := newTest(t, 120, 30, false)
+	m.Update(sandboxes("net"))
+	var evs []activity.Event
+	for _, host := range []string{"a.example", "b.example", "c.example"} {
+		evs = append(evs, activity.Event{Time: time.Now(), Sandbox: "net", Kind: activity.KindNet, By: activity.ByMCP, Action: "request", Target: host})
+	}
+	_, cmd := m.Update(eventsMsg{repo: root, events: evs})
+	var run func(tea.Cmd)
+	run = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		if b, ok := c().(tea.BatchMsg); ok {
+			for _, c := range b {
+				run(c)
+			}
+		}
+	}
+	run(cmd)
+	svc.mu.Lock()
+	defer svc.mu.Unlock()
+	reads := 0
+	for _, c := range svc.calls {
+		if c == "requests net" {
+			reads++
+		}
+	}
+	if reads != 1 {
+		t.Errorf("read the requests %d times for one batch, want once (calls %v)", reads, svc.calls)
+	}
+}
