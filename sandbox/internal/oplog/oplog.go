@@ -232,11 +232,9 @@ func (op *Ops) Fork(ctx context.Context, r *api.Repo, name, newName string, opts
 		e.Commit = f.Snapshot.Commit
 	}
 	op.Note(ctx, r, from, e, start, nil)
-	op.noteCreated(ctx, r, &f.Created, []string{"forked from " + from + " at " + shortCommit(f.Base)}, start, err)
+	op.noteCreated(ctx, r, &f.Created, []string{"forked from " + from + " at " + core.Short(f.Base)}, start, err)
 	return f, err
 }
-
-func shortCommit(id string) string { return id[:min(len(id), 12)] }
 
 // Apply puts the sandbox's changes into the working tree, uncommitted, and
 // keeps the sandbox (see review.Apply); at, when set, is the commit a
@@ -255,7 +253,7 @@ func (op *Ops) Apply(ctx context.Context, r *api.Repo, name, at string) (*api.Ap
 		case res.Empty:
 			e.Message = "nothing to apply"
 		default:
-			e.Message = "its commit " + shortCommit(res.Tip)
+			e.Message = "its commit " + core.Short(res.Tip)
 		}
 	}
 	op.Note(ctx, r, slugOf(name), e, start, err)
@@ -278,7 +276,7 @@ func (op *Ops) Merge(ctx context.Context, r *api.Repo, name, at string) (*api.Me
 		case res.NothingToMerge:
 			e.Message = "nothing to merge: its commits were all there"
 		case res.Commit != res.Tip:
-			e.Message = "its commit " + shortCommit(res.Tip)
+			e.Message = "its commit " + core.Short(res.Tip)
 		}
 	}
 	op.Note(ctx, r, slugOf(name), e, start, err)
