@@ -118,20 +118,26 @@ func (hr *Runner) Run(ctx context.Context, r *api.Repo, name string, o Options) 
 	h := o.Harness
 	ctx = activity.WithActor(ctx, h.Name)
 	out := &Result{Name: slug}
-	if hd, err := hr.inv.Handle(ctx, r, slug); err == nil {
+	// A sandbox of that name is looked up once; one the run makes, again
+	// once it is made.
+	hd, err := hr.inv.Handle(ctx, r, slug)
+	switch {
+	case err == nil:
 		if err := hr.checkSandbox(ctx, hd, o); err != nil {
 			return nil, err
 		}
-	} else if !errors.Is(err, api.ErrNotFound) {
+	case !errors.Is(err, api.ErrNotFound):
 		return nil, err
-	} else if out.Created, err = hr.create(ctx, r, slug, o); err != nil {
-		return nil, err
-	} else if o.Created != nil {
-		o.Created(out.Created)
-	}
-	hd, err := hr.inv.Handle(ctx, r, slug)
-	if err != nil {
-		return out, err
+	default:
+		if out.Created, err = hr.create(ctx, r, slug, o); err != nil {
+			return nil, err
+		}
+		if o.Created != nil {
+			o.Created(out.Created)
+		}
+		if hd, err = hr.inv.Handle(ctx, r, slug); err != nil {
+			return out, err
+		}
 	}
 	if out.Created == nil {
 		// A run whose litterbox was killed runs on in the sandbox.

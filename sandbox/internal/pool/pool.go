@@ -76,16 +76,15 @@ type Pool struct {
 	iso   *isolation.Checker
 	gate  *netgate.Gate
 
-	// refill bounds how fast this process makes members (refill.go),
-	// at the rate of the options when it is first asked.
-	refillOnce sync.Once
-	refill     *bucket
+	// refill bounds how fast this process makes members (refill.go), at
+	// the options' rate.
+	refill *bucket
 }
 
 // New is the warm pool of c's engine, filled through g, checked with iso;
 // confined members get their gateways through gate.
 func New(c *core.Common, g *guest.Guest, iso *isolation.Checker, gate *netgate.Gate) *Pool {
-	return &Pool{Common: c, guest: g, iso: iso, gate: gate}
+	return &Pool{Common: c, guest: g, iso: iso, gate: gate, refill: newBucket(c.PoolRefillRate, MaxSize)}
 }
 
 func poolDir(gitDir string) string { return filepath.Join(gitDir, "litterbox", DirName) }
@@ -537,7 +536,6 @@ type gatePrep struct {
 // pool's key names: the claim gives it the sandbox's name), which is made
 // once the container is, beside the copy.
 func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, head, platform string, volumes []string, gw gatePrep) (err error) {
-	p.refillOnce.Do(func() { p.refill = newBucket(p.PoolRefillRate, MaxSize) })
 	if err := p.refill.take(ctx); err != nil {
 		return err
 	}
