@@ -12,13 +12,15 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// mcpServerPID finds the `litterbox mcp` process among the children of
-// the shell that runs it between tees (pid shell).
-func mcpServerPID(shell int) (int, error) {
-	dirs, err := filepath.Glob("/proc/[0-9]*")
-	if err != nil {
-		return 0, err
+// serverPID finds the `litterbox mcp` process of c: a child of the sh that
+// runs it between two tees.
+func serverPID(ts *testscript.TestScript, c *scriptClient) int {
+	if c.cmd == nil || c.cmd.Process == nil {
+		ts.Fatalf("the MCP server has not started")
 	}
+	shell := c.cmd.Process.Pid
+	dirs, err := filepath.Glob("/proc/[0-9]*")
+	ts.Check(err)
 	for _, d := range dirs {
 		stat, err := os.ReadFile(filepath.Join(d, "stat"))
 		if err != nil {
@@ -36,10 +38,13 @@ func mcpServerPID(shell int) (int, error) {
 		}
 		argv, _ := os.ReadFile(filepath.Join(d, "cmdline"))
 		if a := strings.Split(string(argv), "\x00"); len(a) > 1 && a[1] == "mcp" {
-			return strconv.Atoi(filepath.Base(d))
+			pid, err := strconv.Atoi(filepath.Base(d))
+			ts.Check(err)
+			return pid
 		}
 	}
-	return 0, fmt.Errorf("no `litterbox mcp` child of process %d", shell)
+	ts.Fatalf("no `litterbox mcp` child of process %d", shell)
+	return 0
 }
 
 // procStatusKB reads a field in kB (VmHWM, VmRSS) of /proc/PID/status.
@@ -67,13 +72,7 @@ func cmdMCPRSS(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: mcprss [-max MIB]")
 	}
-	c := mcpClient(ts)
-	if c.cmd == nil || c.cmd.Process == nil {
-		ts.Fatalf("no mcp server process")
-	}
-	pid, err := mcpServerPID(c.cmd.Process.Pid)
-	ts.Check(err)
-	kb, err := procStatusKB(pid, "VmHWM")
+	kb, err := procStatusKB(serverPID(ts, mcpClient(ts)), "VmHWM")
 	ts.Check(err)
 	mib := kb / 1024
 	fmt.Fprintf(ts.Stdout(), "peak rss: %d MiB\n", mib)

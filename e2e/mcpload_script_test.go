@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,42 +138,6 @@ func responseIDs(ts *testscript.TestScript, c *scriptClient) map[string]bool {
 		}
 	}
 	return ids
-}
-
-// serverPID finds the `litterbox mcp` process of c: a child of the sh that
-// runs it between two tees.
-func serverPID(ts *testscript.TestScript, c *scriptClient) int {
-	if c.cmd == nil || c.cmd.Process == nil {
-		ts.Fatalf("the MCP server has not started")
-	}
-	sh := c.cmd.Process.Pid
-	dirs, err := filepath.Glob("/proc/[0-9]*")
-	ts.Check(err)
-	for _, d := range dirs {
-		stat, err := os.ReadFile(filepath.Join(d, "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so split after
-		// its closing parenthesis.
-		i := strings.LastIndexByte(string(stat), ')')
-		fields := strings.Fields(string(stat)[i+1:])
-		if len(fields) < 2 || fields[1] != strconv.Itoa(sh) {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil {
-			continue
-		}
-		argv := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-		if filepath.Base(argv[0]) == "litterbox" {
-			pid, err := strconv.Atoi(filepath.Base(d))
-			ts.Check(err)
-			return pid
-		}
-	}
-	ts.Fatalf("no litterbox process under the client's sh (pid %d)", sh)
-	return 0
 }
 
 // cmdMCPManyCancel is the script command mcpmanycancel (scriptcmds_test.go).
