@@ -42,6 +42,19 @@ func (e *Env) Repo(ctx context.Context) (*api.Repo, error) {
 	return r, err
 }
 
+// RepoWatched opens the repository as Repo does, for a command that runs
+// until ctx ends (mcp, ui): its idle sandboxes are paused in the
+// background all along (sandbox.WatchIdle), whose first sweep is at once,
+// so the command neither waits for Repo's sweep nor makes it twice.
+func (e *Env) RepoWatched(ctx context.Context) (*api.Repo, error) {
+	r, err := e.Sandboxes.OpenRepo(ctx, e.RepoDir)
+	if err == nil {
+		e.swept.Do(func() {})
+		go e.Sandboxes.WatchIdle(ctx, r)
+	}
+	return r, err
+}
+
 // Handle resolves a running sandbox of the repository.
 func (e *Env) Handle(ctx context.Context, name string) (*api.Handle, error) {
 	r, err := e.Repo(ctx)
