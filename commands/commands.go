@@ -26,6 +26,10 @@ type Env struct {
 	RepoDir string
 	Stdout  io.Writer
 	Stderr  io.Writer
+	// Using are the slugs of the sandboxes the command names: Repo's sweep
+	// leaves them to the command, which wakes them, rather than pause one
+	// for the command to resume it at once.
+	Using []string
 
 	swept sync.Once
 }
@@ -37,7 +41,7 @@ type Env struct {
 func (e *Env) Repo(ctx context.Context) (*api.Repo, error) {
 	r, err := e.Sandboxes.OpenRepo(ctx, e.RepoDir)
 	if err == nil {
-		e.swept.Do(func() { e.Sandboxes.SweepIdle(ctx, r) })
+		e.swept.Do(func() { e.Sandboxes.SweepIdle(ctx, r, e.Using...) })
 	}
 	return r, err
 }
