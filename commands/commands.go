@@ -26,6 +26,10 @@ type Env struct {
 	RepoDir string
 	Stdout  io.Writer
 	Stderr  io.Writer
+	// Using are the slugs of the sandboxes the command names: Repo's sweep
+	// leaves them to the command, which wakes them, rather than pause one
+	// for the command to resume it at once.
+	Using []string
 
 	swept sync.Once
 }
@@ -37,7 +41,20 @@ type Env struct {
 func (e *Env) Repo(ctx context.Context) (*api.Repo, error) {
 	r, err := e.Sandboxes.OpenRepo(ctx, e.RepoDir)
 	if err == nil {
-		e.swept.Do(func() { e.Sandboxes.SweepIdle(ctx, r) })
+		e.swept.Do(func() { e.Sandboxes.SweepIdle(ctx, r, e.Using...) })
+	}
+	return r, err
+}
+
+// RepoWatched opens the repository as Repo does, for a command that runs
+// until ctx ends (mcp, ui): its idle sandboxes are paused in the
+// background all along (sandbox.WatchIdle), whose first sweep is at once,
+// so the command neither waits for Repo's sweep nor makes it twice.
+func (e *Env) RepoWatched(ctx context.Context) (*api.Repo, error) {
+	r, err := e.Sandboxes.OpenRepo(ctx, e.RepoDir)
+	if err == nil {
+		e.swept.Do(func() {})
+		go e.Sandboxes.WatchIdle(ctx, r)
 	}
 	return r, err
 }

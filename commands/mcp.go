@@ -23,14 +23,13 @@ type MCP struct {
 // Run serves until stdin closes or a signal arrives, then returns, leaving
 // every sandbox running. stdout carries only JSON-RPC; logs go to stderr.
 func (m *MCP) Run(ctx context.Context, env *Env) error {
-	r, err := env.Repo(ctx)
-	if err != nil {
-		return err
-	}
 	// The sandboxes left idle are paused while the server runs.
 	watch, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	go env.Sandboxes.WatchIdle(watch, r)
+	r, err := env.RepoWatched(watch)
+	if err != nil {
+		return err
+	}
 	srv := lbmcp.New(env.Sandboxes, r, env.Sandboxes.Log())
 	srv.MaxOutput, srv.ProgressInterval = max(m.MaxOutput, lbmcp.MinMaxOutput), m.ProgressInterval
 	if m.Pool > 0 {

@@ -32,14 +32,13 @@ func (u *UI) Validate() error {
 // (they would tear the screen) and printed once it is gone.
 func (u *UI) Run(ctx context.Context, env *Env) error {
 	o := ui.Options{AllRepos: u.AllRepos, Refresh: u.Refresh, Input: os.Stdin, Output: env.Stdout}
-	r, err := env.Repo(ctx)
+	// The sandboxes left idle are paused while it shows.
+	watch, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	r, err := env.RepoWatched(watch)
 	switch {
 	case err == nil:
 		o.Repo = r
-		// The sandboxes left idle are paused while it shows.
-		watch, stopWatch := context.WithCancel(ctx)
-		defer stopWatch()
-		go env.Sandboxes.WatchIdle(watch, r)
 	case errors.Is(err, git.ErrNotRepository) && !u.AllRepos:
 		return fmt.Errorf("%w; `litterbox ui --all-repos` shows the sandboxes of every repository", err)
 	case !errors.Is(err, git.ErrNotRepository):

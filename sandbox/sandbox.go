@@ -307,8 +307,8 @@ func (s *Sandboxes) Wake(ctx context.Context, h *api.Handle) (bool, error) {
 }
 
 // SweepIdle pauses r's sandboxes that have been idle (see pause.SweepIdle).
-func (s *Sandboxes) SweepIdle(ctx context.Context, r *api.Repo) ([]string, time.Duration) {
-	return s.pause.SweepIdle(ctx, r)
+func (s *Sandboxes) SweepIdle(ctx context.Context, r *api.Repo, using ...string) ([]string, time.Duration) {
+	return s.pause.SweepIdle(ctx, r, using...)
 }
 
 // WatchIdle sweeps r's idle sandboxes until ctx ends (see pause.WatchIdle).

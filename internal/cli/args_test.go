@@ -79,3 +79,30 @@ func TestCommandHelpShowsItsOwnFlagsFirst(t *testing.T) {
 		t.Errorf("create --help is %d lines:\n%s", n, help)
 	}
 }
+
+// The sandboxes a command names are those the idle sweep leaves to it (as
+// slugs), whatever the command; a command that names none leaves none.
+func TestNamedSandboxes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exec", "My_Box", "--", "true"}, "my-box"},
+		{[]string{"watch", "a", "b"}, "a b"},
+		{[]string{"delete", "--force", "box"}, "box"},
+		{[]string{"list"}, ""},
+	} {
+		var c cli
+		parser, err := newParser(&c, io.Discard, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kctx, err := parser.Parse(tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(namedSandboxes(kctx), " "); got != tc.want {
+			t.Errorf("%q names %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}

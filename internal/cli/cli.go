@@ -161,6 +161,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		RepoDir:   c.Repo,
 		Stdout:    stdout,
 		Stderr:    stderr,
+		Using:     namedSandboxes(kctx),
 	}
 	kctx.BindTo(ctx, (*context.Context)(nil))
 	kctx.Bind(env)
@@ -328,4 +329,29 @@ func newLogger(w io.Writer, level, format string) *log.Logger {
 		l.SetReportTimestamp(true)
 	}
 	return l
+}
+
+// namedSandboxes are the slugs of the sandboxes the parsed command names:
+// the values of its arguments completed as sandbox names
+// (commands.SandboxPredictor).
+func namedSandboxes(kctx *kong.Context) []string {
+	var slugs []string
+	for _, p := range kctx.Path {
+		if p.Positional == nil || p.Positional.Tag.Get("predictor") != commands.SandboxPredictor {
+			continue
+		}
+		var names []string
+		switch v := p.Positional.Target.Interface().(type) {
+		case string:
+			names = []string{v}
+		case []string:
+			names = v
+		}
+		for _, n := range names {
+			if slug, err := api.Slugify(n); err == nil {
+				slugs = append(slugs, slug)
+			}
+		}
+	}
+	return slugs
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,7 +27,8 @@ import (
 // Nothing is ever deleted for being idle.
 //
 // No process runs to watch: a litterbox process that looks acts. Every
-// CLI command sweeps its repository's sandboxes once (SweepIdle), and the
+// CLI command sweeps its repository's sandboxes once (SweepIdle; but those
+// it names, which it is about to wake), and the
 // MCP server and `litterbox ui` sweep for as long as they run (WatchIdle).
 // A sweep costs a directory read and two stat(2)s per sandbox; only one
 // whose last activity is older than its idle time costs an exec, which
@@ -104,8 +106,10 @@ const (
 // SweepIdle pauses each sandbox of r that has been idle for its idle time
 // (see above); next is when the next one may be. A sandbox it cannot look
 // into (stopped, paused, gone) is looked at again an idle time later.
-// It returns the names of those it paused.
-func (ps *Pauser) SweepIdle(ctx context.Context, r *api.Repo) (paused []string, next time.Duration) {
+// It returns the names of those it paused. The sandboxes named in using
+// (slugs) are left alone: the caller is about to work on them, and its
+// Wake would resume each straight away.
+func (ps *Pauser) SweepIdle(ctx context.Context, r *api.Repo, using ...string) (paused []string, next time.Duration) {
 	next = maxWatch
 	if ps.pauseEnds() {
 		// Kubernetes: a pause ends the sandbox, so idleness never does.
@@ -121,7 +125,7 @@ func (ps *Pauser) SweepIdle(ctx context.Context, r *api.Repo) (paused []string, 
 	var wg sync.WaitGroup
 	for _, e := range entries {
 		slug := e.Name()
-		if !e.IsDir() || !activity.ValidName(slug) {
+		if !e.IsDir() || !activity.ValidName(slug) || slices.Contains(using, slug) {
 			continue
 		}
 		idle := state.ReadIdle(gitDir, slug)
