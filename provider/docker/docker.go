@@ -285,7 +285,7 @@ func (c *Client) RemoveAll(ctx context.Context, names ...string) (missing []stri
 			continue
 		}
 		for _, n := range names {
-			if len(names) == 1 || (strings.HasSuffix(strings.TrimSpace(line), ": "+n) || strings.Contains(line, `"`+n+`"`)) && !slices.Contains(missing, n) {
+			if (len(names) == 1 || strings.HasSuffix(strings.TrimSpace(line), ": "+n) || strings.Contains(line, `"`+n+`"`)) && !slices.Contains(missing, n) {
 				missing = append(missing, n)
 			}
 		}

@@ -332,6 +332,12 @@ func TestRemoveAll(t *testing.T) {
 			t.Errorf("RemoveAll = %q, %v; want %q", missing, err, want)
 		}
 	}
+	// Of one name, the words alone say it, and it is named once however
+	// many lines say so.
+	f.ExpectStderr([]string{"docker", "rm", "--force", "--volumes", "sb"}, "", "Error response from daemon: No such container: sb\nError response from daemon: No such container: sb\n", nil)
+	if missing, err := c.RemoveAll(ctx, "sb"); err != nil || !slices.Equal(missing, []string{"sb"}) {
+		t.Errorf("RemoveAll of one = %q, %v; want [sb]", missing, err)
+	}
 	if err := f.Check(); err != nil {
 		t.Error(err)
 	}

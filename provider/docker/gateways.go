@@ -117,11 +117,11 @@ func (p *Provider) Subnets(ctx context.Context) ([]string, error) {
 }
 
 // onlyGone reports whether every line of an inspect's stderr says an
-// object was not found.
+// object was not found ("network X not found", "no such volume").
 func onlyGone(stderr string) bool {
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	for _, l := range lines {
-		if !strings.Contains(l, "not found") && !strings.Contains(l, "No such network") {
+		if l = strings.ToLower(l); !strings.Contains(l, "not found") && !strings.Contains(l, "no such ") {
 			return false
 		}
 	}

@@ -32,6 +32,8 @@ func TestOnlyGone(t *testing.T) {
 		"": false,
 		"Cannot connect to the Docker daemon at unix:///var/run/docker.sock": false,
 		"Error response from daemon: network a not found\npermission denied": false,
+		"Error response from daemon: get lbcache-x: no such volume":          true,
+		"Error: no such volume lbcache-x":                                    true,
 	} {
 		if got := onlyGone(stderr); got != want {
 			t.Errorf("onlyGone(%q) = %v, want %v", stderr, got, want)

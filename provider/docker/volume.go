@@ -79,17 +79,22 @@ func (c *Client) VolumeList(ctx context.Context, labels ...string) ([]string, er
 // names, with its labels (Docker: Dialect's MountMakesVolumes).
 func (c *Client) MakesVolumesAtMount() bool { return c.dialect().MountMakesVolumes }
 
-// VolumeLabels is the labels of each volume of names.
+// VolumeLabels is the labels of each volume of names. A volume removed
+// meanwhile (another prune, between a list and this) is only missing from
+// the answer, as in Subnets.
 func (c *Client) VolumeLabels(ctx context.Context, names []string) (map[string]map[string]string, error) {
 	out := map[string]map[string]string{}
 	if len(names) == 0 {
 		return out, nil
 	}
 	res, err := c.Run(ctx, c.Cmd(append([]string{"volume", "inspect", "--format", "{{json .Name}} {{json .Labels}}"}, names...)...))
-	if err != nil {
+	if err != nil && !onlyGone(runner.Stderr(err)) {
 		return nil, fmt.Errorf("inspect volumes: %w", err)
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(res.Stdout)), "\n") {
+	for _, line := range strings.Split(string(res.Stdout), "\n") {
+		if line == "" {
+			continue
+		}
 		name, labels, ok := strings.Cut(line, " ")
 		var n string
 		var l map[string]string

@@ -1,6 +1,10 @@
 package docker
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -95,5 +99,28 @@ func TestVolumeCreateArgs(t *testing.T) {
 	// Podman refuses a size ("volume options size and inodes not supported").
 	if got := VolumeCreateArgs(v, PodmanDialect); slices.ContainsFunc(got, func(a string) bool { return strings.Contains(a, "size=") }) {
 		t.Errorf("podman: %q", got)
+	}
+}
+
+// TestVolumeLabelsOneGone: a volume removed between a list and the
+// inspect of its labels (another prune meanwhile) is only missing from the
+// answer; the others' labels still come.
+func TestVolumeLabelsOneGone(t *testing.T) {
+	if exec.Command("docker", "info").Run() != nil {
+		t.Skip("needs a Docker engine")
+	}
+	ctx := context.Background()
+	name := fmt.Sprintf("lbtest-labels-%d", os.Getpid())
+	if out, err := exec.Command("docker", "volume", "create", "--label", "dev.litterbox.test=labels", name).CombinedOutput(); err != nil {
+		t.Fatalf("volume create: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("docker", "volume", "rm", name).Run() })
+	p, err := New(Options{Runner: runner.Exec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.VolumeLabels(ctx, []string{name, name + "-gone"})
+	if err != nil || len(got) != 1 || got[name]["dev.litterbox.test"] != "labels" {
+		t.Fatalf("VolumeLabels = %v, %v; want %s's labels alone", got, err, name)
 	}
 }
