@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/litterbox-dev/litterbox/runner/runnertest"
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/runner/runnertest"
 )
 
 // A claim is one kubectl call, which also says whether the pod runs: one
