@@ -324,7 +324,7 @@ func (t *toggleFlags) run(ctx context.Context, env *Env, pause, force bool) erro
 		default:
 			env.outf("%s %s%s\n", verb, o.Name, where)
 			if o.Ended {
-				env.outf("  This engine cannot freeze %s: its pod was deleted, and its processes and /tmp with it. Its branch keeps /src; `%s resume %s` makes a new pod from it (start its services again).\n", o.Name, lb, o.Name)
+				env.outf("  This engine cannot freeze %s: its pod was deleted, and with it its processes, /tmp and the files of /src the repository ignores. Its branch keeps the rest of /src; `%s resume %s` makes a new pod from it (start its services again; the ignored files create copied in from your working tree are copied in again).\n", o.Name, lb, o.Name)
 			}
 			if len(o.Lost) > 0 {
 				env.errf("Lost with the pause of %s%s (--force; its branch does not hold them):\n", o.Name, where)

@@ -372,6 +372,16 @@ type Renamer interface {
 	Rename(ctx context.Context, ref Ref, name string) error
 }
 
+// Claimer is implemented by a provider that marks a warm pool's member as
+// taken by a sandbox in one call to the engine, which also reports whether
+// the member still runs (Kubernetes: an annotation on the pod, patched and
+// read back): a claim that has nothing to run in the member then needs no
+// exec to know it hands over a live sandbox. A member that is gone is
+// ErrNotFound, one that does not run (or is being deleted) ErrStopped.
+type Claimer interface {
+	Claim(ctx context.Context, ref Ref, sandbox string) error
+}
+
 // RuntimeGVisor is the portable name of gVisor as a Spec's runtime: an
 // engine that offers no runtime of that name runs it under its own name
 // for gVisor (runsc on Docker).

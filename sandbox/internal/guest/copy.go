@@ -103,10 +103,28 @@ func (e *CopyError) Unwrap() error { return e.err }
 // CopyAndSetup extracts the archive into /src and runs the setup command, in
 // one exec: a round trip saved on every create.
 func (g *Guest) CopyAndSetup(ctx context.Context, a *Archive, ref provider.Ref, image string, setup []string, stdout, stderr *bytes.Buffer) error {
+	return g.copyAndSetup(ctx, a, ref, image, "", nil, setup, stdout, stderr)
+}
+
+// ReplaceAndSetup is CopyAndSetup into a /src that holds another tree (a
+// pooled sandbox of sandbox slug, filled from another commit): everything
+// in /src, dotfiles included, is removed first, in the same exec, so that
+// /src is exactly the archive's tree; the setup sees LITTERBOX_SANDBOX, as
+// SetupOnly's.
+func (g *Guest) ReplaceAndSetup(ctx context.Context, a *Archive, ref provider.Ref, image, slug string, setup []string, stdout, stderr *bytes.Buffer) error {
+	return g.copyAndSetup(ctx, a, ref, image, `(cd "$1" && rm -rf -- ./* ./.[!.]* ./..?*) || `+copyFailed+"\n", core.SandboxEnv(slug), setup, stdout, stderr)
+}
+
+// copyFailed ends the copy step's shell with the copy's own failure.
+var copyFailed = `{ echo "` + CopyMarker + `" >&2; exit ` + fmt.Sprint(CopyExitCode) + `; }`
+
+// copyAndSetup runs the copy step, after clear (a shell line, "" for
+// none), with env added to the container's.
+func (g *Guest) copyAndSetup(ctx context.Context, a *Archive, ref provider.Ref, image, clear string, env, setup []string, stdout, stderr *bytes.Buffer) error {
 	// After the copy, and before setup, the file system's clock is read off
 	// a new file's ctime: the first snapshot then looks only at what changed
 	// since, setup included, instead of at the whole tree.
-	script := CheckScript + `tar -x -f - -C "$1" || { echo "` + CopyMarker + `" >&2; exit ` + fmt.Sprint(CopyExitCode) + `; }
+	script := CheckScript + clear + `tar -x -f - -C "$1" || ` + copyFailed + `
 s=/tmp/.litterbox-stamp; : >"$s" && echo "` + StampMarker + `$(stat -c %z "$s")"; rm -f "$s"
 shift; [ $# -eq 0 ] || exec "$@"`
 	kind := runner.Work
@@ -116,6 +134,7 @@ shift; [ $# -eq 0 ] || exec "$@"`
 	_, err := g.Exec(ctx, provider.ExecRequest{
 		Kind:  kind,
 		Ref:   ref,
+		Env:   env,
 		Cmd:   append([]string{"sh", "-c", script, "sh", api.Workdir}, setup...),
 		Stdin: a.pipe, Stdout: stdout, Stderr: stderr,
 	})
@@ -152,7 +171,7 @@ func (g *Guest) SetupOnly(ctx context.Context, ref provider.Ref, slug string, fi
 		if err := git.WriteFiles(&tarred, files); err != nil {
 			return err
 		}
-		script := `tar -x -f - -C "$1" || { echo "` + CopyMarker + `" >&2; exit ` + fmt.Sprint(CopyExitCode) + `; }
+		script := `tar -x -f - -C "$1" || ` + copyFailed + `
 shift; [ $# -eq 0 ] || exec "$@"`
 		req.Cmd = append([]string{"sh", "-c", script, "sh", api.Workdir}, setup...)
 		req.Stdin = &tarred

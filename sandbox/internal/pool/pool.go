@@ -105,6 +105,11 @@ type MemberFile struct {
 	// volume (docs/egress.md); Ports are the named ports its relay serves.
 	Gateway string `json:"gateway,omitempty"`
 	Ports   []int  `json:"ports,omitempty"`
+	// Setup is the setup command that ran when the member was filled
+	// (fillSetup), and SetupOutput what it printed: a create whose setup
+	// is the same reports that output and runs none. nil: none ran.
+	Setup       []string `json:"setup,omitempty"`
+	SetupOutput string   `json:"setup_output,omitempty"`
 }
 
 // Claim is what the create that took a member records.
@@ -506,7 +511,7 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			err := p.makeMember(ctx, r, sp, head, platform, img.Volumes, gw)
+			err := p.makeMember(ctx, r, sp, head, platform, img.Volumes, gw, fillSetup(p.Provider, cfg))
 			mu.Lock()
 			errs = append(errs, err)
 			mu.Unlock()
@@ -522,6 +527,22 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	return poolEntries(ms, key, head), nil
 }
 
+// fillSetup is the setup command a member runs when it is filled, nil for
+// none. On an engine whose claim is one call that also says the member runs
+// (provider.Claimer: Kubernetes, where an exec costs several times that
+// call), litterbox's default setup runs at fill time: it reads nothing of
+// the sandbox it runs for (neither its name nor the ignored files a create
+// copies in), so its output is the same either way, and a claim that has
+// nothing else to do in the member then runs no exec. A setup of the
+// user's runs at the claim, as on every engine: it may read
+// LITTERBOX_SANDBOX or those files.
+func fillSetup(pv provider.Provider, cfg *config.Config) []string {
+	if _, ok := pv.(provider.Claimer); ok && slices.Equal(cfg.Setup, config.DefaultSetup) {
+		return slices.Clone(config.DefaultSetup)
+	}
+	return nil
+}
+
 // gatePrep is what a fill's confined members are made with: the policy of
 // their gateways (nil for none), the engine host's addresses, the gateway
 // image.
@@ -531,11 +552,12 @@ type gatePrep struct {
 	image string
 }
 
-// makeMember makes one pooled container and copies head into it; a
+// makeMember makes one pooled container and copies head into it, then runs
+// preSetup (fillSetup) in the same exec; a
 // confined one gets its gateway (named after it, with the policy the
 // pool's key names: the claim gives it the sandbox's name), which is made
 // once the container is, beside the copy.
-func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, head, platform string, volumes []string, gw gatePrep) (err error) {
+func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, head, platform string, volumes []string, gw gatePrep, preSetup []string) (err error) {
 	if err := p.refill.take(ctx); err != nil {
 		return err
 	}
@@ -592,6 +614,8 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 		// A member is ready once its relay and gateway listen: a create
 		// that claims it hands it over at once.
 		setup = []string{"sh", "-c", egress.WaitReady}
+	} else {
+		setup = preSetup
 	}
 	err = p.guest.CopyAndSetup(ctx, a, sb.Ref, sp.Image, setup, &so, &se)
 	stamp := guest.TakeStamp(&so)
@@ -609,6 +633,8 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 			Image: sp.Image, Platform: platform, Volumes: volumes, Filled: time.Now().UTC()}
 		if plan != nil {
 			rec.Gateway, rec.Ports = plan.Gateway.Name, plan.Ports
+		} else if setup != nil {
+			rec.Setup, rec.SetupOutput = setup, so.String()+se.String()
 		}
 		data, _ := json.Marshal(rec)
 		err = state.WriteAtomic(memberPath(r.Git.CommonDir, sb.Ref.ID), append(data, '\n'))
@@ -768,17 +794,36 @@ func Take(gitDir string, candidates []*MemberFile, c Claim) (*MemberFile, error)
 	return nil, nil
 }
 
-// Candidates are the filled, unclaimed members recorded for key and made
-// from commit, oldest first: host files only, no engine call.
-func Candidates(gitDir, key, commit string) []*MemberFile {
-	var out []*MemberFile
+// Candidates are the filled, unclaimed members recorded for key, oldest
+// first: host files only, no engine call. Those made from commit come
+// first; with recopy (Recopies), members without a gateway made from
+// another commit follow, for a claim that copies commit into them.
+func Candidates(gitDir, key, commit string, recopy bool) []*MemberFile {
+	var same, other []*MemberFile
 	for _, m := range filled(gitDir) {
-		if m.Key == key && m.Commit == commit {
-			out = append(out, m)
+		switch {
+		case m.Key != key:
+		case m.Commit == commit:
+			same = append(same, m)
+		case recopy && m.Gateway == "":
+			other = append(other, m)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Filled.Before(out[j].Filled) })
-	return out
+	for _, l := range [][]*MemberFile{same, other} {
+		sort.Slice(l, func(i, j int) bool { return l[i].Filled.Before(l[j].Filled) })
+	}
+	return append(same, other...)
+}
+
+// Recopies says whether a create on pv's engine takes a member made from
+// another commit than its own, copying its commit in (in place of the
+// member's tree, in the exec that runs its setup), rather than making its
+// own sandbox: on an engine whose claim is one call (provider.Claimer:
+// Kubernetes) a sandbox's start costs seconds, a copy a fraction of that.
+// Elsewhere such a member is stale: the next fill replaces it.
+func Recopies(pv provider.Provider) bool {
+	_, ok := pv.(provider.Claimer)
+	return ok
 }
 
 // Mismatch says why no filled, unclaimed member is a candidate for key and

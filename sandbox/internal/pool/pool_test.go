@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -222,5 +223,46 @@ func TestBucket(t *testing.T) {
 	_ = b.take(context.Background())
 	if want := []time.Duration{time.Second}; !slices.Equal(slept, want) {
 		t.Fatalf("after a cancelled wait: waits = %v, want %v (its token given back)", slept, want)
+	}
+}
+
+// A create takes members of its own commit first, oldest first; with
+// recopy, then members of its key made from another commit, except one
+// with a gateway (its policy went with its commit's configuration); never
+// one of another key, nor one claimed.
+func TestCandidatesOrder(t *testing.T) {
+	gd := t.TempDir()
+	if err := os.MkdirAll(poolDir(gd), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now().UTC()
+	write := func(id, key, commit, gateway string, age time.Duration) {
+		t.Helper()
+		data, _ := json.Marshal(MemberFile{Key: key, Name: id, Ref: provider.Ref{ID: id}, Commit: commit, Stamp: 1, Gateway: gateway, Filled: t0.Add(-age)})
+		if err := os.WriteFile(memberPath(gd, id), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("old-commit", "k", "c1", "", 3*time.Minute)
+	write("same-new", "k", "c2", "", time.Minute)
+	write("same-old", "k", "c2", "", 2*time.Minute)
+	write("old-commit-gw", "k", "c1", "gw", 4*time.Minute)
+	write("other-key", "k2", "c2", "", 5*time.Minute)
+	write("claimed", "k", "c2", "", 6*time.Minute)
+	if ok, err := ClaimMember(gd, "claimed", Claim{Slug: "s", Claimed: t0}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	ids := func(ms []*MemberFile) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.Ref.ID)
+		}
+		return out
+	}
+	if got, want := ids(Candidates(gd, "k", "c2", false)), []string{"same-old", "same-new"}; !slices.Equal(got, want) {
+		t.Errorf("Candidates without recopy = %v, want %v", got, want)
+	}
+	if got, want := ids(Candidates(gd, "k", "c2", true)), []string{"same-old", "same-new", "old-commit"}; !slices.Equal(got, want) {
+		t.Errorf("Candidates with recopy = %v, want %v", got, want)
 	}
 }

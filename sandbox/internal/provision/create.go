@@ -148,6 +148,9 @@ type creation struct {
 	pooled    *pool.MemberFile
 	renamed   chan struct{}
 	renamedTo string
+	// claimed ends with the engine's claim of the pooled member, on an
+	// engine that has one (provider.Claimer), started beside the rest.
+	claimed chan error
 	// branchMade ends with the branch made (claimBranch): beside the
 	// engine calls of a pooled claim.
 	branchMade chan error
@@ -307,7 +310,7 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 	// sandbox with secrets is not pooled: its values are fetched for it.
 	if !opts.FromBranch && !opts.NoPool && !opts.FillCache && c.secrets == nil && len(opts.Binds) == 0 {
 		key := pool.Key(spec.For(pv.Options, r, slug, c.head, c.cfg), c.net)
-		if c.pool = pool.Candidates(r.Git.CommonDir, key, c.start); len(c.pool) == 0 {
+		if c.pool = pool.Candidates(r.Git.CommonDir, key, c.start, pool.Recopies(pv.Provider)); len(c.pool) == 0 {
 			// A member's spec is fixed when it is filled: say why none
 			// fits, for `--log-level debug`.
 			if cfgs, commits := pool.Mismatch(r.Git.CommonDir, key, c.start); cfgs+commits > 0 {
@@ -379,6 +382,12 @@ func (c *creation) claimPooled(ctx context.Context) (bool, error) {
 	}
 	c.progress("claimed the pooled sandbox " + m.Name)
 	c.pooled, c.platform, c.volumes = m, m.Platform, m.Volumes
+	if m.Commit != c.start {
+		// Made from another commit (pool.Recopies): the create's own
+		// commit is copied in its place.
+		c.cancelArchive()
+		c.startArchive(ctx)
+	}
 	c.sandbox = &provider.Sandbox{Ref: m.Ref, Name: m.Name}
 	c.out.Container, c.out.Pooled = m.Name, true
 	c.undo.push("container "+m.Name, func(ctx context.Context) error {
@@ -391,7 +400,22 @@ func (c *creation) claimPooled(ctx context.Context) (bool, error) {
 		c.renamed = make(chan struct{})
 		go c.rename(ctx, rn)
 	}
+	if cl, ok := c.pv.Provider.(provider.Claimer); ok {
+		c.claimed = make(chan error, 1)
+		go func() { c.claimed <- cl.Claim(core.Made(ctx), c.sandbox.Ref, c.slug) }()
+	}
 	return true, nil
+}
+
+// claimEnded waits for the engine's claim of the pooled member (nil when
+// there is none), once.
+func (c *creation) claimEnded() error {
+	if c.claimed == nil {
+		return nil
+	}
+	err := <-c.claimed
+	c.claimed = nil
+	return err
 }
 
 // rename gives the claimed container the sandbox's usual name. Nothing goes
@@ -426,6 +450,7 @@ func (c *creation) replacePooled(ctx context.Context, cause error) error {
 		<-c.renamed
 	}
 	c.renamed, c.renamedTo = nil, ""
+	_ = c.claimEnded()
 	c.pv.Log.Warn("the pooled sandbox is not running; taking another or making a new container", "container", c.sandbox.Name, "err", cause)
 	last := c.undo.steps[len(c.undo.steps)-1]
 	if err := last.fn(core.Made(ctx)); err != nil {
@@ -451,6 +476,7 @@ func (c *creation) replacePooled(ctx context.Context, cause error) error {
 // container: the image and the engine are checked, and the copy starts.
 func (c *creation) unpooled(ctx context.Context) error {
 	c.pool = nil
+	c.cancelArchive()
 	if err := c.inspectImage(ctx); err != nil {
 		return err
 	}
@@ -520,6 +546,7 @@ func (c *creation) end() {
 	if c.renamed != nil {
 		<-c.renamed
 	}
+	_ = c.claimEnded()
 	if c.isolation != nil {
 		c.isolation.Wait()
 	}
@@ -732,14 +759,28 @@ func (c *creation) fill(ctx context.Context) error {
 	// it runs; the copy need not wait for it.
 	extras := c.pv.prepareExtras(ctx, c.r, c.sandbox.Ref, c.cfg, c.out, c.gatewayStarted)
 	var so, se bytes.Buffer
+	var claimErr error // the engine's claim of a pooled member
 	// The shared caches are the sandbox user's to write before the setup
 	// runs (package cache).
 	err := cache.Open(ctx, c.pv.Provider, c.sandbox.Ref, c.cfg.Cache)
 	if err != nil {
 		return errors.Join(err, extras())
 	}
-	if c.pooled != nil {
-		c.progress("running setup in the pooled sandbox (" + core.Short(c.start) + " is copied in): " + runner.Quote(c.setup...))
+	if c.pooled != nil && c.pooled.Commit != c.start {
+		c.progress("copying " + core.Short(c.start) + " into " + api.Workdir + " of the pooled sandbox in place of " + core.Short(c.pooled.Commit) + ", then running setup: " + runner.Quote(c.setup...))
+		err = c.pv.guest.ReplaceAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.slug, c.setupArgv(), &so, &se)
+		c.stamp = guest.TakeStamp(&so)
+		claimErr = c.claimEnded()
+	} else if c.pooled != nil {
+		setup := c.setupArgv()
+		if c.pooled.Setup != nil && slices.Equal(c.setup, c.pooled.Setup) {
+			// It ran when the member was filled (pool.fillSetup).
+			setup = nil
+			so.WriteString(c.pooled.SetupOutput)
+			c.progress("taking the pooled sandbox (" + core.Short(c.start) + " is copied in, its setup ran): " + runner.Quote(c.setup...))
+		} else {
+			c.progress("running setup in the pooled sandbox (" + core.Short(c.start) + " is copied in): " + runner.Quote(c.setup...))
+		}
 		var gerr error
 		if c.net != nil && !slices.Equal(c.setup, config.DefaultSetup) {
 			// A setup that may use the network sees the gateway with the
@@ -748,8 +789,10 @@ func (c *creation) fill(ctx context.Context) error {
 		}
 		if gerr == nil {
 			// Its relay was up when the pool filled; the setup checks
-			// again (setupArgv).
-			err = c.pv.guest.SetupOnly(ctx, c.sandbox.Ref, c.slug, c.bootstrap, c.setupArgv(), &so, &se)
+			// again (setupArgv). With nothing to run, no exec: the
+			// engine's claim, if any, says the member runs.
+			err = c.pv.guest.SetupOnly(ctx, c.sandbox.Ref, c.slug, c.bootstrap, setup, &so, &se)
+			claimErr = c.claimEnded()
 		} else {
 			err = gerr
 		}
@@ -761,16 +804,23 @@ func (c *creation) fill(ctx context.Context) error {
 		c.stamp = guest.TakeStamp(&so)
 	}
 	c.out.SetupOutput = so.String() + se.String()
-	c.phases.Done("copy and setup")
+	if c.pooled != nil {
+		c.phases.Done("setup and the engine's claim of the pooled sandbox")
+	} else {
+		c.phases.Done("copy and setup")
+	}
 	xerr := extras()
 	gerr := c.gatewayReady()
 	c.phases.Done("gateway ready, ports and services")
 	dead := func(err error) bool {
 		return errors.Is(err, provider.ErrNotFound) || errors.Is(err, provider.ErrStopped) || errors.Is(err, provider.ErrPaused)
 	}
-	if c.pooled != nil && (dead(err) || dead(gerr)) {
+	if c.pooled != nil && (dead(err) || dead(gerr) || dead(claimErr)) {
 		// The member, or its gateway, died after it was filled.
-		return c.replacePooled(ctx, errors.Join(err, gerr))
+		return c.replacePooled(ctx, errors.Join(err, gerr, claimErr))
+	}
+	if claimErr != nil {
+		return fmt.Errorf("claim the pooled sandbox %s: %w", c.sandbox.Name, claimErr)
 	}
 	if gerr != nil {
 		return gerr
