@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os/exec"
+	"strings"
+	"sync"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -49,4 +52,41 @@ func cmdStandinKeys(ts *testscript.TestScript, neg bool, args []string) {
 	for _, k := range keys {
 		fmt.Fprintln(ts.Stdout(), k)
 	}
+}
+
+// scriptTs are the scripts' tests, by work directory (setupScript): a
+// deferred command looks there whether its script failed.
+var scriptTs sync.Map
+
+// cmdGatewayEvidence is the script command gateway-evidence
+// (scriptcmds_test.go): when the script fails, it logs what the gateway of
+// sandbox NAME saw (litterbox net log NAME) and the gateway's own log.
+func cmdGatewayEvidence(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: gateway-evidence NAME")
+	}
+	t, ok := scriptTs.Load(ts.Getenv("WORK"))
+	if !ok {
+		ts.Fatalf("gateway-evidence: the script's test is unknown")
+	}
+	name, dir := args[0], ts.MkAbs(".")
+	ts.Defer(func() {
+		if !t.(interface{ Failed() bool }).Failed() {
+			return
+		}
+		cmd := func(args ...string) *exec.Cmd {
+			c := exec.Command(args[0], args[1:]...)
+			c.Dir, c.Env = dir, scriptEnv(ts)
+			return c
+		}
+		out, err := cmd("litterbox", "net", "log", name).CombinedOutput()
+		ts.Logf("gateway-evidence: litterbox net log %s (%v):\n%s", name, err, out)
+		out, _ = cmd("docker", "ps", "-a", "--filter", "label="+ts.Getenv("LITTERBOX_LABELS"), "--format", "{{.Names}}").Output()
+		for _, c := range strings.Fields(string(out)) {
+			if strings.HasSuffix(c, "-gw") {
+				out, err := cmd("docker", "logs", "--tail", "200", c).CombinedOutput()
+				ts.Logf("gateway-evidence: the log of gateway %s (%v):\n%s", c, err, out)
+			}
+		}
+	})
 }

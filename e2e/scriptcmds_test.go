@@ -343,6 +343,13 @@ var scriptCmds = []scriptCommand{
 	//
 	// Prints the API keys the stand-in received, one a line.
 	{"standin-keys", cmdStandinKeys},
+	// gateway-evidence NAME
+	//
+	// When the script fails, logs what the egress gateway of sandbox NAME
+	// saw (litterbox net log NAME) and the gateway's own log, before the
+	// script's sandboxes are removed: a harness that failed in a sandbox
+	// leaves the gateway's side of its connections.
+	{"gateway-evidence", cmdGatewayEvidence},
 	// tlsserve TOKEN
 	//
 	// Serves HTTPS on the host, on every address (0.0.0.0) at a port the

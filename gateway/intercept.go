@@ -14,6 +14,7 @@ import (
 	"net/http/httputil"
 	"net/netip"
 	"net/url"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -169,7 +170,19 @@ type dummyAddr struct{}
 func (dummyAddr) Network() string { return "tunnel" }
 func (dummyAddr) String() string  { return "tunnel" }
 
-var discardLog = stdlog.New(io.Discard, "", 0)
+// errorLog is a logger for net/http's complaints about the requests of an
+// intercepted tunnel to host, into the gateway's log.
+func (g *Gateway) errorLog(host string) *stdlog.Logger {
+	return stdlog.New(logWriter(func(line string) { g.logf("the tunnel to %s: %s", host, line) }), "", 0)
+}
+
+// logWriter writes each line it is given to its function.
+type logWriter func(line string)
+
+func (f logWriter) Write(p []byte) (int, error) {
+	f(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
 
 // interception serves the requests of one tunnel to a host secrets are
 // bound to: the gateway is the TLS server the sandbox talks to (with a
@@ -182,6 +195,8 @@ type interception struct {
 	target string // the name, or the address, as judged
 	host   string // target:port for the URL and the Host header
 	tr     *http.Transport
+	// errorLog takes net/http's complaints into the gateway's log.
+	errorLog *stdlog.Logger
 }
 
 // intercept serves tunnel t, whose client's first bytes (a ClientHello for
@@ -221,7 +236,7 @@ func (g *Gateway) intercept(t *tunnel, s *secretSet, br io.Reader, up net.Conn, 
 
 	var first atomic.Pointer[net.Conn]
 	first.Store(&up)
-	ic := &interception{g: g, t: t, s: s, target: target, host: host}
+	ic := &interception{g: g, t: t, s: s, target: target, host: host, errorLog: g.errorLog(host)}
 	ic.tr = &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			if c := first.Swap(nil); c != nil {
@@ -253,7 +268,7 @@ func (g *Gateway) intercept(t *tunnel, s *secretSet, br io.Reader, up net.Conn, 
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeader,
-		ErrorLog:          discardLog,
+		ErrorLog:          ic.errorLog,
 		TLSNextProto:      map[string]func(*http.Server, *tls.Conn, http.Handler){},
 		ConnState: func(_ net.Conn, st http.ConnState) {
 			if st == http.StateClosed || st == http.StateHijacked {
@@ -273,15 +288,20 @@ func (ic *interception) sameHost(h string) bool {
 	return err == nil && port == ic.t.port && name == ic.t.name && lit == ic.t.lit
 }
 
-// countReader counts what passes.
+// countReader counts what passes, and keeps the error that ended it
+// (other than its end).
 type countReader struct {
-	r io.Reader
-	n int64
+	r   io.Reader
+	n   int64
+	err error
 }
 
 func (c *countReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	if err != nil && err != io.EOF {
+		c.err = err
+	}
 	return n, err
 }
 
@@ -334,6 +354,12 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rec.Secret != "" {
 		rec.Reason += "; secret " + rec.Secret + " added"
 	}
+	// The body and the answer go at the same time: without this, the
+	// server would discard and close what it has not read of the body once
+	// the answer's header goes out, under the proxy still reading it (to
+	// its end, past the last byte the real server waited for), which
+	// breaks the proxy's connection and cuts the answer off.
+	_ = http.NewResponseController(w).EnableFullDuplex()
 	// The answer must come as it is, so that the gateway can scrub it.
 	r.Header.Del("Accept-Encoding")
 	reqBody := &countReader{r: r.Body}
@@ -356,7 +382,7 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		},
 		Transport:     ic.tr,
 		FlushInterval: -1,
-		ErrorLog:      discardLog,
+		ErrorLog:      ic.errorLog,
 		ModifyResponse: func(resp *http.Response) error {
 			scrubHeader(resp.Header, rw.pairs)
 			resp.Trailer = nil
@@ -411,6 +437,11 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		},
 	}
 	sw := &scrubHeaders{ResponseWriter: w, pairs: rw.pairs}
+	defer func() {
+		if p := recover(); p != nil {
+			ic.failed(sw, r, rec, rw.pairs, reqBody, respBody, p)
+		}
+	}()
 	proxy.ServeHTTP(sw, r)
 	// The trailers, which the server sends once the handler returns: the
 	// transport fills them in after the body, past ModifyResponse.
@@ -435,17 +466,68 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.Audit.Add(rec)
 }
 
+// failed records and logs a request whose handling panicked with p: the
+// proxy does so with http.ErrAbortHandler when the answer, begun, could
+// not be carried to its end (the server's connection broke, the client
+// went away); anything else is a fault of the gateway's, logged with
+// where it happened. A client with no answer yet gets a 502 that says
+// so; one whose answer had begun has its connection closed, so that it
+// sees the answer cut off rather than taking it for whole.
+func (ic *interception) failed(sw *scrubHeaders, r *http.Request, rec control.Record, pairs []string, reqBody, respBody *countReader, p any) {
+	var why string
+	switch {
+	case p != http.ErrAbortHandler:
+		why = fmt.Sprintf("the gateway failed: %v", p)
+		ic.g.logf("the tunnel to %s: %s: panic: %v\n%s", ic.host, r.Method, p, debug.Stack())
+	case respBody.err != nil:
+		why = "the answer was cut off: the server's side: " + respBody.err.Error()
+	case sw.err != nil:
+		why = "the answer was cut off: the client's side: " + sw.err.Error()
+	case r.Context().Err() != nil:
+		why = "the answer was cut off: the client went away"
+	default:
+		why = "the answer was cut off"
+	}
+	rec.Error = ScrubText(why, pairs...)
+	rec.Sent, rec.Received = reqBody.n, respBody.n
+	rec.DurationMS = msSince(rec.Time)
+	ic.g.Audit.Add(rec)
+	ic.g.logf("the tunnel to %s: %s: %s", ic.host, r.Method, rec.Error)
+	if p != http.ErrAbortHandler && !sw.begun {
+		clear(sw.Header()) // what the server's answer set there
+		sw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		sw.Header().Set("Connection", "close")
+		sw.WriteHeader(http.StatusBadGateway)
+		_, _ = fmt.Fprintf(sw, "litterbox gateway: %s: %s\n", ic.host, rec.Error)
+		return
+	}
+	panic(http.ErrAbortHandler) // recorded and logged: the server closes the connection
+}
+
 // scrubHeaders scrubs the header of every answer it writes (the proxy
 // passes an informational one, 103 Early Hints, on by itself, past
-// ModifyResponse), and, once the proxy is done, the trailers.
+// ModifyResponse), and, once the proxy is done, the trailers. It notes
+// whether the answer has begun, and the error that ended a write.
 type scrubHeaders struct {
 	http.ResponseWriter
 	pairs []string
+	begun bool
+	err   error
 }
 
 func (s *scrubHeaders) WriteHeader(code int) {
 	s.scrub()
+	s.begun = s.begun || code >= 200
 	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *scrubHeaders) Write(p []byte) (int, error) {
+	s.begun = true
+	n, err := s.ResponseWriter.Write(p)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
 }
 
 func (s *scrubHeaders) scrub() { scrubHeader(s.Header(), s.pairs) }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -9,6 +10,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	stdlog "log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +18,7 @@ import (
 	"net/netip"
 	"net/textproto"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,6 +74,8 @@ func upstreamServerWith(t *testing.T, h http.HandlerFunc) *httptest.Server {
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+var discardLog = stdlog.New(io.Discard, "", 0)
 
 func pemOf(c *x509.Certificate) string {
 	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw}))
@@ -298,5 +303,134 @@ func TestInterceptBadCertificate(t *testing.T) {
 	}
 	if !refused {
 		t.Errorf("no refusal recorded: %+v", r.g.Audit.Since("", 0, 100).Records)
+	}
+}
+
+// tlsConn is the client's own TLS connection through the rig's tunnel,
+// for a test that writes its request byte by byte.
+func (r *interceptRig) tlsConn(t *testing.T) *tls.Conn {
+	t.Helper()
+	tr := r.client.Transport.(*http.Transport)
+	c, err := tr.DialContext(context.Background(), "tcp", "example.com:443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := tls.Client(c, &tls.Config{RootCAs: tr.TLSClientConfig.RootCAs, ServerName: "example.com", NextProtos: []string{"http/1.1"}})
+	t.Cleanup(func() { tc.Close() })
+	return tc
+}
+
+// TestInterceptFullDuplex: the gateway carries a request's body and its
+// answer at the same time. A server whose answer starts before the
+// gateway has read the end of the body (a model API streaming its answer,
+// or only the gateway's own client not yet past the body's last read)
+// used to have the gateway's server discard and close the request body
+// as the answer's header went out, under the proxy still reading it: the
+// proxy's connection to the server broke, and the client got the answer
+// cut off before its end, with no record of it (run_gemini's CI failure,
+// "SocketError: other side closed": the answer whole but its last chunk).
+func TestInterceptFullDuplex(t *testing.T) {
+	srv := upstreamServerWith(t, func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: first\n\n")
+		w.(http.Flusher).Flush()
+		n, err := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "data: got %d bytes, %v\n\n", n, err)
+	})
+	r := newInterceptRig(t, srv, true)
+	conn := r.tlsConn(t)
+	body := strings.Repeat("x", 48<<10)
+	// All of the body but its last byte, which goes once the answer has
+	// begun.
+	if _, err := fmt.Fprintf(conn, "POST /v1beta/models/m:streamGenerateContent HTTP/1.1\r\nHost: example.com\r\nX-Goog-Api-Key: %s\r\nContent-Length: %d\r\n\r\n%s", apiPH, len(body), body[:len(body)-1]); err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan string, 1)
+	rest := make(chan string, 1)
+	go func() {
+		defer close(rest)
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			first <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b := make([]byte, len("data: first\n\n"))
+		_, err = io.ReadFull(resp.Body, b)
+		first <- fmt.Sprintf("%d %s %v", resp.StatusCode, b, err)
+		all, err := io.ReadAll(resp.Body)
+		rest <- fmt.Sprintf("%s, %v", all, err)
+	}()
+	select {
+	case got := <-first:
+		if got != "200 data: first\n\n <nil>" {
+			t.Errorf("the answer's start: %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the answer did not start before the body's end was sent")
+	}
+	if _, err := io.WriteString(conn, body[len(body)-1:]); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := <-rest, fmt.Sprintf("data: got %d bytes, <nil>\n\n, <nil>", len(body)); got != want {
+		t.Errorf("the answer's end: %q, want %q", got, want)
+	}
+	var recorded bool
+	for _, rec := range r.g.Audit.Since("", 0, 100).Records {
+		recorded = recorded || rec.Kind == "https" && rec.Allowed && rec.Error == "" && rec.Sent == int64(len(body))
+	}
+	if !recorded {
+		t.Errorf("the request is not recorded whole: %+v", r.g.Audit.Since("", 0, 100).Records)
+	}
+}
+
+// TestInterceptAnswerCutOff: a server that breaks its connection in the
+// middle of an answer. The client sees the answer cut off, not a whole
+// one; the gateway records the request with why, and logs it (it used to
+// keep no record of it: the proxy's abort skipped the record, and the
+// server's complaint went nowhere).
+func TestInterceptAnswerCutOff(t *testing.T) {
+	srv := upstreamServerWith(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: first\n\n")
+		w.(http.Flusher).Flush()
+		if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			c.Close()
+		}
+	})
+	r := newInterceptRig(t, srv, true)
+	var mu sync.Mutex
+	var logged []string
+	r.g.Logf = func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, fmt.Sprintf(format, args...))
+	}
+	req, _ := http.NewRequest("POST", "https://example.com/stream", strings.NewReader(`{"contents":[]}`))
+	req.Header.Set("X-Goog-Api-Key", apiPH)
+	resp, err := r.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil || string(b) != "data: first\n\n" {
+		t.Errorf("the client got %q, %v: want the first event, then the answer cut off", b, err)
+	}
+	var rec control.Record
+	for _, x := range r.g.Audit.Since("", 0, 100).Records {
+		if x.Kind == "https" {
+			rec = x
+		}
+	}
+	if !strings.Contains(rec.Error, "the answer was cut off: the server's side") || rec.Received != int64(len(b)) || rec.Secret != "api" {
+		t.Errorf("the request's record: %+v", rec)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(logged, "\n"); !strings.Contains(got, "the tunnel to example.com: POST: the answer was cut off") {
+		t.Errorf("the gateway's log: %q", got)
 	}
 }

@@ -219,13 +219,34 @@ func firstLine(s string) string {
 
 // Pause freezes every process of a container. already reports a container
 // that was paused before the call; that is not an error.
+//
+// runc gives up freezing a container whose processes keep changing (a
+// process starting as it freezes, on a loaded machine: "unable to
+// freeze"), thawing it again; its maintainers leave the retry to the
+// caller (opencontainers/runc#4388). Pause tries again, pauseTries times
+// in all, a little later each time.
 func (c *Client) Pause(ctx context.Context, name string) (already bool, err error) {
-	_, err = c.Run(ctx, c.Cmd("pause", name))
+	for i := range pauseTries {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return false, err
+			case <-time.After(time.Duration(i) * 100 * time.Millisecond):
+			}
+		}
+		_, err = c.Run(ctx, c.Cmd("pause", name))
+		if err == nil || !strings.Contains(runner.Stderr(err), "unable to freeze") {
+			break
+		}
+	}
 	if err != nil && strings.Contains(runner.Stderr(err), "is already paused") {
 		return true, nil
 	}
 	return false, err
 }
+
+// pauseTries bounds the tries of a pause that runc could not freeze.
+const pauseTries = 4
 
 // Unpause thaws a paused container. already reports a container that was not
 // paused, which both engines say of a stopped one too: the caller tells them

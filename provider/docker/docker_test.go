@@ -158,6 +158,7 @@ const (
 	stderrExecPaused   = "Error response from daemon: Container lbt-cap is paused, unpause the container before exec\n"
 	stderrNotRunning   = "Error response from daemon: Container 99bf1341a223e44fa324e400181bb2f3dfecfc63bdf6a0d2e146b046bc048dae is not running\n"
 	stderrAlreadyPause = "Error response from daemon: Container 233d5c254e6316717fafd9fcc0d6652c02fb772f7308c2213596fdb17c8d9e66 is already paused\n"
+	stderrNoFreeze     = "Error response from daemon: cannot pause container 233d5c254e6316717fafd9fcc0d6652c02fb772f7308c2213596fdb17c8d9e66: OCI runtime pause failed: unable to freeze: unknown\n"
 	stderrNotPaused    = "Error response from daemon: Container 233d5c254e6316717fafd9fcc0d6652c02fb772f7308c2213596fdb17c8d9e66 is not paused\n"
 	stderrNoNetwork    = "Error response from daemon: network lbt-nonexist not found\n"
 	podmanNoContainer  = "Error response from daemon: no container with name or ID \"lbexp-missing\" found: no such container\n"
@@ -288,6 +289,30 @@ func TestClientToggleAndRemove(t *testing.T) {
 	}
 	if _, err := c.NetworkCreate(ctx, "net", map[string]string{"b": "2", "a": "1"}); err != nil {
 		t.Errorf("NetworkCreate = %v", err)
+	}
+	if err := f.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestClientPauseFreezeRetried: runc gives up freezing a container whose
+// processes keep changing under load ("unable to freeze", and thaws it
+// again); its maintainers leave the retry to the caller. A pause that
+// fails so is tried again, and a pause that keeps failing says so.
+func TestClientPauseFreezeRetried(t *testing.T) {
+	ctx := context.Background()
+	f := &runnertest.Fake{}
+	c := &Client{R: f}
+	f.Expect([]string{"docker", "pause", "id1"}, "", exitErr(1, stderrNoFreeze))
+	f.Expect([]string{"docker", "pause", "id1"}, "id1\n", nil)
+	for range pauseTries {
+		f.Expect([]string{"docker", "pause", "id2"}, "", exitErr(1, stderrNoFreeze))
+	}
+	if already, err := c.Pause(ctx, "id1"); already || err != nil {
+		t.Errorf("Pause that froze the second time = %v, %v", already, err)
+	}
+	if _, err := c.Pause(ctx, "id2"); err == nil || !strings.Contains(runner.Stderr(err), "unable to freeze") {
+		t.Errorf("Pause that never froze = %v", err)
 	}
 	if err := f.Check(); err != nil {
 		t.Error(err)
