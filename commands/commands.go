@@ -32,16 +32,35 @@ type Env struct {
 	Using []string
 
 	swept sync.Once
+	// paused are the sandboxes the sweep paused.
+	paused []string
+
+	mu   sync.Mutex
+	repo *api.Repo // once opened
 }
 
-// Repo opens the repository the command works on. The first time, it
-// pauses the repository's sandboxes that have been idle for their idle
-// time (sandbox.SweepIdle): every command looks, so no process of its own
-// has to.
+// Repo opens the repository the command works on (git, once per command).
+// The first time, it pauses the repository's sandboxes that have been idle
+// for their idle time (sandbox.SweepIdle): every command looks, so no
+// process of its own has to.
 func (e *Env) Repo(ctx context.Context) (*api.Repo, error) {
+	r, err := e.open(ctx)
+	if err == nil {
+		e.swept.Do(func() { e.paused, _ = e.Sandboxes.SweepIdle(ctx, r, e.Using...) })
+	}
+	return r, err
+}
+
+// open opens the repository, once.
+func (e *Env) open(ctx context.Context) (*api.Repo, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.repo != nil {
+		return e.repo, nil
+	}
 	r, err := e.Sandboxes.OpenRepo(ctx, e.RepoDir)
 	if err == nil {
-		e.swept.Do(func() { e.Sandboxes.SweepIdle(ctx, r, e.Using...) })
+		e.repo = r
 	}
 	return r, err
 }
@@ -51,7 +70,7 @@ func (e *Env) Repo(ctx context.Context) (*api.Repo, error) {
 // background all along (sandbox.WatchIdle), whose first sweep is at once,
 // so the command neither waits for Repo's sweep nor makes it twice.
 func (e *Env) RepoWatched(ctx context.Context) (*api.Repo, error) {
-	r, err := e.Sandboxes.OpenRepo(ctx, e.RepoDir)
+	r, err := e.open(ctx)
 	if err == nil {
 		e.swept.Do(func() {})
 		go e.Sandboxes.WatchIdle(ctx, r)

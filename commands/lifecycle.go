@@ -158,10 +158,13 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 	if l.AllRepos {
 		list, err = env.Sandboxes.List(ctx, nil)
 	} else {
-		// Opening the repository pauses the sandboxes left idle first, so
-		// the list shows them paused.
-		_, _ = env.Repo(ctx)
-		list, pool, err = env.Sandboxes.ListDirPool(ctx, env.RepoDir)
+		// Opening the repository pauses the sandboxes left idle, beside
+		// the engine's list; when it paused any, the list is made again
+		// so that it shows them paused.
+		list, pool, err = env.Sandboxes.ListRepoPool(ctx, env.Repo)
+		if err == nil && len(env.paused) > 0 {
+			list, pool, err = env.Sandboxes.ListRepoPool(ctx, env.Repo)
+		}
 		if errors.Is(err, git.ErrNotRepository) {
 			return fmt.Errorf("%w; `litterbox list --all-repos` lists the sandboxes of every repository", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -30,7 +31,9 @@ var ErrSettings = errors.New("--with-config")
 const maxSettings = 64 << 10
 
 // credentialKey is a key whose string value is taken for a credential.
-var credentialKey = regexp.MustCompile(`(?i)(api[-_]?key|token|secret|passw(or)?d|credential|authorization|bearer|cookie)`)
+var credentialKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(api[-_]?key|token|secret|passw(or)?d|credential|authorization|bearer|cookie)`)
+})
 
 // UserSettings is h's settings file in home (h.Settings), as the run
 // writes it into the sandbox's home: refused when missing, larger than 64
@@ -90,7 +93,7 @@ func credentialIn(v any, at string) string {
 		slices.Sort(keys)
 		for _, k := range keys {
 			p := strings.TrimPrefix(at+"."+k, ".")
-			if s, ok := v[k].(string); ok && s != "" && credentialKey.MatchString(k) {
+			if s, ok := v[k].(string); ok && s != "" && credentialKey().MatchString(k) {
 				return p
 			}
 			if w := credentialIn(v[k], p); w != "" {

@@ -129,14 +129,16 @@ func (s *Sandboxes) List(ctx context.Context, r *api.Repo) ([]api.Sandbox, error
 // the cost of one engine list. It first finishes an interrupted merge or
 // apply of this working tree (see review.RecoverWorktree).
 func (s *Sandboxes) ListDir(ctx context.Context, dir string) ([]api.Sandbox, error) {
-	sbs, _, err := s.ListDirPool(ctx, dir)
+	sbs, _, err := s.ListRepoPool(ctx, func(ctx context.Context) (*api.Repo, error) { return s.OpenRepo(ctx, dir) })
 	return sbs, err
 }
 
-// ListDirPool is ListDir, plus the repository's warm pool (from the same
-// engine list).
-func (s *Sandboxes) ListDirPool(ctx context.Context, dir string) ([]api.Sandbox, []api.PoolEntry, error) {
-	return s.review.ListDir(ctx, dir)
+// ListRepoPool is ListDir of the repository open finds, plus its warm pool
+// (from the same engine list). open runs beside the engine list: what the
+// caller does on opening the repository (the idle sweep) costs no time of
+// its own.
+func (s *Sandboxes) ListRepoPool(ctx context.Context, open func(context.Context) (*api.Repo, error)) ([]api.Sandbox, []api.PoolEntry, error) {
+	return s.review.ListDir(ctx, open)
 }
 
 // Handle resolves a running sandbox. Missing, incomplete, paused and stopped

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -105,4 +106,70 @@ func TestNamedSandboxes(t *testing.T) {
 			t.Errorf("%q names %q, want %q", tc.args, got, tc.want)
 		}
 	}
+}
+
+// A command line that starts with a command's name is parsed by that
+// command's grammar alone (parseOne): it must come out as the whole
+// grammar parses it, or not at all (nil), for the whole grammar to parse
+// it and word its error or help.
+func TestParseOneAgreesWithTheWholeGrammar(t *testing.T) {
+	for _, args := range [][]string{
+		{"list"}, {"ls", "--json"}, {"list", "--all-repos", "--log-level", "debug"},
+		{"rm", "--force", "box"}, {"exec", "box", "--", "sh", "-c", "true"},
+		{"create", "box", "--from", "main"}, {"mcp", "--pool", "2"}, {"vm"}, {"version"},
+		{"service", "start", "box", "web"}, {"net", "box", "allow", "example.com"},
+		{"list", "--bogus"}, {"lis"}, {"create"}, {"--log-level", "debug", "list"},
+	} {
+		var one, whole cli
+		kctx := parseOne(&one, args, io.Discard, io.Discard)
+		parser, err := newParser(&whole, io.Discard, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, err := parser.Parse(args)
+		switch {
+		case kctx == nil && err == nil && !strings.HasPrefix(args[0], "-"):
+			t.Errorf("%q: parsed by the whole grammar only", args)
+		case kctx == nil:
+		case err != nil:
+			t.Errorf("%q: parsed alone, refused by the whole grammar: %v", args, err)
+		case kctx.Command() != wctx.Command() || !reflect.DeepEqual(globalFlags(one), globalFlags(whole)) ||
+			!reflect.DeepEqual(kctx.Selected().Target.Interface(), wctx.Selected().Target.Interface()):
+			t.Errorf("%q: alone %q %+v %+v, whole %q %+v %+v", args, kctx.Command(), globalFlags(one), kctx.Selected().Target,
+				wctx.Command(), globalFlags(whole), wctx.Selected().Target)
+		}
+	}
+	// Help is the whole grammar's.
+	if parseOne(&cli{}, []string{"list", "--help"}, io.Discard, io.Discard) != nil {
+		t.Error("list --help parsed alone")
+	}
+}
+
+// Every command's name and alias finds its command's field, as kong names
+// them.
+func TestOtherCommandsKnowsEveryName(t *testing.T) {
+	parser, err := newParser(&cli{}, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range parser.Model.Children {
+		for _, name := range append([]string{n.Name}, n.Aliases...) {
+			others, ok := otherCommands(name)
+			if !ok || len(others) != len(parser.Model.Children)-1 {
+				t.Errorf("%s: found %v, %d other commands of %d", name, ok, len(others), len(parser.Model.Children))
+			}
+		}
+	}
+}
+
+// globalFlags is c without its commands (the grammar of one command sets
+// no other's defaults: they never run).
+func globalFlags(c cli) cli {
+	v := reflect.ValueOf(&c).Elem()
+	for i := range v.NumField() {
+		if _, cmd := v.Type().Field(i).Tag.Lookup("cmd"); cmd {
+			v.Field(i).SetZero()
+		}
+	}
+	return c
 }

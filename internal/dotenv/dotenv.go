@@ -12,6 +12,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Is says whether the file at p (a slash path) is a dotenv file: named
@@ -35,7 +36,9 @@ type Entry struct {
 	Open bool
 }
 
-var assign = regexp.MustCompile(`^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.]*)[ \t]*=[ \t]*`)
+var assign = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.]*)[ \t]*=[ \t]*`)
+})
 
 // Parse is the assignments of data, in order; a line that is none (a
 // comment, a blank line, anything else) is left out.
@@ -50,7 +53,7 @@ func Parse(data []byte) []Entry {
 			end += off
 		}
 		line := data[off:end]
-		if m := assign.FindSubmatchIndex(line); m != nil {
+		if m := assign().FindSubmatchIndex(line); m != nil {
 			e := Entry{Key: string(line[m[2]:m[3]]), Line: n}
 			rest := line[m[1]:]
 			at := off + m[1]

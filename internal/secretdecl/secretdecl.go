@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -133,8 +134,8 @@ func LoadUser() ([]Declaration, error) {
 }
 
 var (
-	nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	envRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
+	envRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
 // keys are the keys of a [secrets.NAME] table.
@@ -215,12 +216,12 @@ func Parse(file string, data []byte) ([]Declaration, error) {
 func parseOne(name string, v any, at func(key string) string) (Declaration, error) {
 	fail := func(key, format string, args ...any) (Declaration, error) {
 		who := name
-		if !nameRE.MatchString(name) {
+		if !nameRE().MatchString(name) {
 			who = fmt.Sprintf("%q", name)
 		}
 		return Declaration{}, fmt.Errorf("%s: secret %s: %s (see docs/secrets.md)", at(key), who, fmt.Sprintf(format, args...))
 	}
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		return fail("", "a name is 1 to 64 of a-z, 0-9, - and _, starting with a letter or digit")
 	}
 	t, ok := v.(map[string]any)
@@ -274,7 +275,7 @@ func parseOne(name string, v any, at func(key string) string) (Declaration, erro
 	case hasSource:
 		kind, ref, _ := strings.Cut(source, ":")
 		switch {
-		case kind == SourceEnv && envRE.MatchString(ref):
+		case kind == SourceEnv && envRE().MatchString(ref):
 			d.Source = Source{Kind: SourceEnv, Ref: ref}
 		case kind == SourceFile && ref != "":
 			if !filepath.IsAbs(ref) && !strings.HasPrefix(ref, "~/") {
@@ -331,7 +332,7 @@ func parseOne(name string, v any, at func(key string) string) (Declaration, erro
 	if !hasEnv {
 		env = strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 	}
-	if !envRE.MatchString(env) {
+	if !envRE().MatchString(env) {
 		return fail(".env", "env %q is not a variable name", env)
 	}
 	if reservedEnv(env) {

@@ -138,7 +138,7 @@ func (p *Provider) classify(err error) error {
 				p.endpoint(), te.Command, te.Limit, p.Cmd("cluster-info"), te.Setting())}
 	}
 	stderr := runner.Stderr(err)
-	if m := quotaRE.FindStringSubmatch(stderr); m != nil {
+	if m := quotaRE().FindStringSubmatch(stderr); m != nil {
 		ns := "the kubeconfig's namespace"
 		if p.o.Namespace != "" {
 			ns = "namespace " + p.o.Namespace
@@ -165,7 +165,7 @@ func (p *Provider) classify(err error) error {
 
 // quotaRE is the apiserver's refusal of an object over a ResourceQuota:
 // the quota's name, then what was requested, used and the limit.
-var quotaRE = regexp.MustCompile(`exceeded quota: ([^,\s]+), (requested: [^\n]*)`)
+var quotaRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`exceeded quota: ([^,\s]+), (requested: [^\n]*)`) })
 
 // notReached reports whether kubectl's stderr says it never reached the
 // apiserver: then it made nothing.

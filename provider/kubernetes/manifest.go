@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/litterbox-dev/litterbox/provider"
 )
@@ -34,13 +35,17 @@ const (
 )
 
 var (
-	labelValueRE = regexp.MustCompile(`^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$`)
-	labelKeyRE   = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
+	labelValueRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$`) })
+	labelKeyRE   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
+	})
 )
 
 // validLabel reports whether k=v can be a Kubernetes label. Every label of
 // a spec is an annotation; only these are labels too.
-func validLabel(k, v string) bool { return labelKeyRE.MatchString(k) && labelValueRE.MatchString(v) }
+func validLabel(k, v string) bool {
+	return labelKeyRE().MatchString(k) && labelValueRE().MatchString(v)
+}
 
 // podLabelValue is labelPod's value for a pod: its name, or, when that is
 // too long for a label value, a prefix and a hash of it.
@@ -66,7 +71,7 @@ type meta struct {
 func objectMeta(name string, labels map[string]string) (meta, error) {
 	m := meta{Name: name, Labels: map[string]string{}, Annotations: map[string]string{}}
 	for k, v := range labels {
-		if !labelKeyRE.MatchString(k) {
+		if !labelKeyRE().MatchString(k) {
 			return m, fmt.Errorf("label key %q cannot be a Kubernetes annotation key", k)
 		}
 		m.Annotations[k] = v

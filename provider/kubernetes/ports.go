@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -62,7 +63,7 @@ func containsArg(args []string, s string) bool {
 	return false
 }
 
-var forwarding = regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+) -> (\d+)`)
+var forwarding = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+) -> (\d+)`) })
 
 // startForward starts `kubectl port-forward` for one port of a pod, in a
 // session of its own, and waits until it says where it listens.
@@ -85,7 +86,7 @@ func (p *Provider) startForward(ctx context.Context, pod string, port int) (forw
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		out, _ := os.ReadFile(logFile)
-		if m := forwarding.FindSubmatch(out); m != nil {
+		if m := forwarding().FindSubmatch(out); m != nil {
 			f.LocalPort, _ = strconv.Atoi(string(m[1]))
 			break
 		}

@@ -11,8 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/litterbox-dev/litterbox/internal/fsname"
-	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"maps"
 	"os"
 	"path"
@@ -23,13 +21,16 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/litterbox-dev/litterbox/gateway/policy"
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/internal/fsname"
 	"github.com/litterbox-dev/litterbox/internal/secretdecl"
+	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/internal/tomlkeys"
 	"github.com/litterbox-dev/litterbox/sandbox/config/devcontainer"
 )
@@ -683,14 +684,14 @@ func setIf[T any](dst **T, src *T) {
 }
 
 var (
-	portNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,30}$`)
-	serviceRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
-	envNameRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	memoryRE   = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[bkmgBKMG]?$`)
+	portNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]{0,30}$`) })
+	serviceRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`) })
+	envNameRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	memoryRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[bkmgBKMG]?$`) })
 	// imageRE is docker's image reference, loosely: name components, an
 	// optional registry with a port, a tag and a digest; nothing that could
 	// pass for an option or hold a space.
-	imageRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:@-]{0,254}$`)
+	imageRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:@-]{0,254}$`) })
 )
 
 // signalNames are the signals busybox kill knows by name that make sense to
@@ -749,7 +750,7 @@ func (c *rawConfig) validate() (*Config, error) {
 	}
 	c.validateEgress(cfg, bad)
 	if c.Image != nil {
-		if !imageRE.MatchString(*c.Image) {
+		if !imageRE().MatchString(*c.Image) {
 			bad("image", "%q is not an image reference such as \"busybox:latest\" or \"registry.example/team/app:1.2\"", *c.Image)
 		}
 		cfg.Image = *c.Image
@@ -768,7 +769,7 @@ func (c *rawConfig) validate() (*Config, error) {
 		cfg.Idle = d
 	}
 	for _, im := range c.AgentImages {
-		if !imageRE.MatchString(im) {
+		if !imageRE().MatchString(im) {
 			bad("agent_images", "%q is not an image reference", im)
 		}
 	}
@@ -816,7 +817,7 @@ func (c *rawConfig) validate() (*Config, error) {
 			continue
 		}
 		p := Port{Name: name, ContainerPort: n}
-		if !portNameRE.MatchString(name) {
+		if !portNameRE().MatchString(name) {
 			bad(key, "a port name is a lowercase letter then up to 30 of [a-z0-9_-]")
 			continue
 		}
@@ -841,7 +842,7 @@ func (c *rawConfig) validate() (*Config, error) {
 
 	if l := c.Limits; l != nil {
 		if l.Memory != nil {
-			if !memoryRE.MatchString(*l.Memory) {
+			if !memoryRE().MatchString(*l.Memory) {
 				bad("limits.memory", "%q is not a size such as \"512m\" or \"2g\"", *l.Memory)
 			}
 			cfg.Memory = *l.Memory
@@ -862,7 +863,7 @@ func (c *rawConfig) validate() (*Config, error) {
 			cfg.Pids = *l.Pids
 		}
 		if l.Record != nil {
-			if !memoryRE.MatchString(*l.Record) {
+			if !memoryRE().MatchString(*l.Record) {
 				bad("limits.record", "%q is not a size such as \"500m\" or \"2g\" (\"0\" for no limit)", *l.Record)
 			}
 			cfg.Record = *l.Record
@@ -872,7 +873,7 @@ func (c *rawConfig) validate() (*Config, error) {
 	for _, name := range slices.Sorted(maps.Keys(c.Services)) {
 		rs := c.Services[name]
 		key := c.serviceKey(name)
-		if !serviceRE.MatchString(name) {
+		if !serviceRE().MatchString(name) {
 			bad(key, "a service name is 1-63 of [a-z0-9_-], starting with a letter or digit")
 			continue
 		}
@@ -920,7 +921,7 @@ func (c *rawConfig) validate() (*Config, error) {
 			sc.Workdir = w
 		}
 		for _, k := range slices.Sorted(maps.Keys(rs.Env)) {
-			if !envNameRE.MatchString(k) {
+			if !envNameRE().MatchString(k) {
 				bad(key+".env."+k, "not a variable name")
 			}
 			if strings.ContainsRune(rs.Env[k], 0) {
@@ -991,16 +992,16 @@ func ParseIdle(s string) (time.Duration, error) {
 
 // ValidRuntime reports whether s reads as a runtime's name: a Docker
 // runtime ("runsc", "io.containerd.runc.v2") or a Kubernetes RuntimeClass.
-func ValidRuntime(s string) bool { return runtimeRE.MatchString(s) }
+func ValidRuntime(s string) bool { return runtimeRE().MatchString(s) }
 
 // runtimeRE is a runtime's name.
-var runtimeRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,62}$`)
+var runtimeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,62}$`) })
 
 // ValidImage reports whether s reads as an image reference.
-func ValidImage(s string) bool { return imageRE.MatchString(s) }
+func ValidImage(s string) bool { return imageRE().MatchString(s) }
 
 // ValidServiceName reports whether name can name a service.
-func ValidServiceName(name string) bool { return serviceRE.MatchString(name) }
+func ValidServiceName(name string) bool { return serviceRE().MatchString(name) }
 
 // Service returns the named service's configuration.
 func (c *Config) Service(name string) (Service, bool) {
@@ -1064,7 +1065,7 @@ func (b *rawBootstrap) dotenv(where string, bad func(key, format string, args ..
 	}
 	for _, k := range slices.Sorted(maps.Keys(b.DotenvSecrets)) {
 		key := "bootstrap.dotenv_secrets." + k
-		if !dotenvKeyRE.MatchString(k) {
+		if !dotenvKeyRE().MatchString(k) {
 			bad(key, "%q is not a variable name of a dotenv file", k)
 		}
 		if len(b.DotenvSecrets[k]) == 0 {
@@ -1075,7 +1076,7 @@ func (b *rawBootstrap) dotenv(where string, bad func(key, format string, args ..
 	return d
 }
 
-var dotenvKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
+var dotenvKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`) })
 
 // check checks [cache].
 func (c *rawCache) check(bad func(key, format string, args ...any)) Cache {

@@ -76,7 +76,7 @@ func (c *Config) ApplyDevContainer(f *devcontainer.File) error {
 		// The label names the port when it makes a port name ("Web App"
 		// is web-app) that is free; else p<port>.
 		name := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(p.Label)), " ", "-")
-		if !portNameRE.MatchString(name) || slices.ContainsFunc(c.Ports, func(q Port) bool { return q.Name == name }) {
+		if !portNameRE().MatchString(name) || slices.ContainsFunc(c.Ports, func(q Port) bool { return q.Name == name }) {
 			name = "p" + strconv.Itoa(p.Port)
 		}
 		switch {
@@ -92,7 +92,7 @@ func (c *Config) ApplyDevContainer(f *devcontainer.File) error {
 	for _, k := range slices.Sorted(maps.Keys(f.Env)) {
 		// litterbox's own variables (docs/images.md) are not the file's, and
 		// a NUL cannot be passed to the engine.
-		if !envNameRE.MatchString(k) || k == "HOME" || k == "LITTERBOX_SANDBOX" || strings.HasPrefix(k, "PORT_") || strings.ContainsRune(f.Env[k], 0) {
+		if !envNameRE().MatchString(k) || k == "HOME" || k == "LITTERBOX_SANDBOX" || strings.HasPrefix(k, "PORT_") || strings.ContainsRune(f.Env[k], 0) {
 			f.Ignored = append(f.Ignored, "containerEnv."+k)
 			delete(f.Env, k)
 		}

@@ -83,7 +83,7 @@ func checkConfig(t *testing.T, cfg *Config) {
 	}
 	ports, envs := map[int]bool{}, map[string]bool{}
 	for _, p := range cfg.Ports {
-		if !portNameRE.MatchString(p.Name) || p.ContainerPort < 1 || p.ContainerPort > 65535 || ports[p.ContainerPort] || envs[p.EnvName()] {
+		if !portNameRE().MatchString(p.Name) || p.ContainerPort < 1 || p.ContainerPort > 65535 || ports[p.ContainerPort] || envs[p.EnvName()] {
 			t.Errorf("port %+v: bad name or number, or used twice", p)
 		}
 		ports[p.ContainerPort], envs[p.EnvName()] = true, true
@@ -91,7 +91,7 @@ func checkConfig(t *testing.T, cfg *Config) {
 	if cfg.Network == NetworkNone && len(cfg.Ports) > 0 {
 		t.Errorf("ports %+v on network none", cfg.Ports)
 	}
-	if cfg.Memory != "" && !memoryRE.MatchString(cfg.Memory) {
+	if cfg.Memory != "" && !memoryRE().MatchString(cfg.Memory) {
 		t.Errorf("memory %q", cfg.Memory)
 	}
 	if cfg.CPUs != "" {
@@ -106,7 +106,7 @@ func checkConfig(t *testing.T, cfg *Config) {
 		t.Errorf("services not sorted by name")
 	}
 	for _, s := range cfg.Services {
-		if !serviceRE.MatchString(s.Name) {
+		if !serviceRE().MatchString(s.Name) {
 			t.Errorf("service name %q", s.Name)
 		}
 		argv("services."+s.Name+".command", s.Command)
@@ -120,7 +120,7 @@ func checkConfig(t *testing.T, cfg *Config) {
 			t.Errorf("service %s workdir %q", s.Name, s.Workdir)
 		}
 		for k, v := range s.Env {
-			if !envNameRE.MatchString(k) || strings.ContainsRune(v, 0) {
+			if !envNameRE().MatchString(k) || strings.ContainsRune(v, 0) {
 				t.Errorf("service %s env %q=%q: bad name, or a NUL no environment can hold", s.Name, k, v)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/atomicfile"
@@ -18,9 +19,9 @@ import (
 // Lines of a TOML file SaveLocalAllow looks for: a table's header, the
 // [network] table's, its allow key.
 var (
-	tableRE   = regexp.MustCompile(`^\s*\[`)
-	networkRE = regexp.MustCompile(`^\s*\[\s*network\s*\]\s*(#.*)?$`)
-	allowRE   = regexp.MustCompile(`^\s*allow\s*=`)
+	tableRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[`) })
+	networkRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[\s*network\s*\]\s*(#.*)?$`) })
+	allowRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*allow\s*=`) })
 )
 
 // SaveLocalAllow adds entry to the allow list of [network] in LocalFile of
@@ -100,7 +101,7 @@ func addAllow(text string, seed []string, entry string) (string, bool) {
 	lines := strings.Split(text, "\n")
 	header := -1
 	for i, l := range lines {
-		if networkRE.MatchString(l) {
+		if networkRE().MatchString(l) {
 			header = i
 			break
 		}
@@ -119,8 +120,8 @@ func addAllow(text string, seed []string, entry string) (string, bool) {
 		}
 		return text + "[network]\nallow = " + quoted(seed) + "\n", true
 	}
-	for i := header + 1; i < len(lines) && !tableRE.MatchString(lines[i]); i++ {
-		if !allowRE.MatchString(lines[i]) {
+	for i := header + 1; i < len(lines) && !tableRE().MatchString(lines[i]); i++ {
+		if !allowRE().MatchString(lines[i]) {
 			continue
 		}
 		l := lines[i]

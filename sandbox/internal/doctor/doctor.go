@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -316,7 +317,7 @@ func (d *Doctor) doctorImage(ctx context.Context, dir string) (string, *config.C
 	return cmp.Or(cfg.Image, d.Image), cfg
 }
 
-var gitVersionRE = regexp.MustCompile(`git version (\d+)\.(\d+)`)
+var gitVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`git version (\d+)\.(\d+)`) })
 
 // gitCheck checks git's version.
 func (d *Doctor) gitCheck(ctx context.Context) api.Check {
@@ -326,7 +327,7 @@ func (d *Doctor) gitCheck(ctx context.Context) api.Check {
 			Fix: fmt.Sprintf("install git %d.%d or later", MinGit[0], MinGit[1])}
 	}
 	out := strings.TrimSpace(string(res.Stdout))
-	m := gitVersionRE.FindStringSubmatch(out)
+	m := gitVersionRE().FindStringSubmatch(out)
 	if m == nil {
 		return api.Check{Name: "git", Status: api.CheckWarn, Detail: fmt.Sprintf("could not read the version in %q", out)}
 	}

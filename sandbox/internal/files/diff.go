@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
@@ -34,7 +35,7 @@ type DiffLine struct {
 	NoEOL bool
 }
 
-var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
+var hunkHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`) })
 
 // ParseDiff parses a unified diff of a single file. Header lines (diff --git,
 // index, mode lines) are read for creation and deletion; file names are
@@ -116,7 +117,7 @@ func ParseDiff(text string) (*Diff, error) {
 			if err := closeHunk(); err != nil {
 				return nil, err
 			}
-			m := hunkHeader.FindStringSubmatch(l)
+			m := hunkHeader().FindStringSubmatch(l)
 			if m == nil {
 				return nil, fmt.Errorf("line %d: bad hunk header %s (want @@ -a,b +c,d @@)", i+1, api.Quote(l))
 			}

@@ -282,7 +282,7 @@ func damageCount(diff string, rng *rand.Rand) (string, bool) {
 	if i < 0 {
 		return diff, false
 	}
-	m := hunkHeader.FindStringSubmatch(lines[i])
+	m := hunkHeader().FindStringSubmatch(lines[i])
 	oldN, newN := countOr1(m[2]), countOr1(m[4])
 	delta := 1
 	if rng.IntN(2) == 0 {
@@ -307,7 +307,7 @@ func damageBody(diff string, rng *rand.Rand) (string, bool) {
 	in := false
 	for i, l := range lines {
 		switch {
-		case hunkHeader.MatchString(l):
+		case hunkHeader().MatchString(l):
 			in = true
 		case in && l != "" && strings.ContainsRune(" +-", rune(l[0])):
 			body = append(body, i)
@@ -340,7 +340,7 @@ func randomHeader(diff string, rng *rand.Rand) ([]string, int) {
 	lines := strings.Split(diff, "\n")
 	var heads []int
 	for i, l := range lines {
-		if hunkHeader.MatchString(l) {
+		if hunkHeader().MatchString(l) {
 			heads = append(heads, i)
 		}
 	}

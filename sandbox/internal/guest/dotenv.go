@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/git"
@@ -77,14 +78,14 @@ func dotenvRefused(d config.Dotenv, format string, args ...any) error {
 	return core.NewError(api.ErrConfig, "%s (marked in %s). Nothing was made.", fmt.Sprintf(format, args...), d.Where)
 }
 
-var notName = regexp.MustCompile(`[^a-z0-9_]+`)
+var notName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_]+`) })
 
 // dotenvName is the secret's name of key in the dotenv file at p:
 // dotenv-FILE-KEY (".env.local", "STRIPE_KEY": dotenv-env-local-stripe_key),
 // a hash of both when that is taken (keys that differ in case only) or too
 // long. It is in the placeholder, where it says what it stands for.
 func dotenvName(p, key string, taken map[string]bool) string {
-	part := func(s string) string { return strings.Trim(notName.ReplaceAllString(strings.ToLower(s), "-"), "-") }
+	part := func(s string) string { return strings.Trim(notName().ReplaceAllString(strings.ToLower(s), "-"), "-") }
 	name := "dotenv-" + part(p) + "-" + part(key)
 	if len(name) <= 64 && !taken[name] {
 		return name

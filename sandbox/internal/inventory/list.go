@@ -216,12 +216,12 @@ func GatewayStates(objs []provider.Sandbox) map[string]provider.State {
 	return gws
 }
 
-// ListDir lists the sandboxes of the repository containing dir, and gives
-// the repository and the pooled containers of every repository (for
-// pool.Entries). Finding the repository (git) runs beside the engine list,
-// which asks for every sandbox and are filtered here: list costs about one
-// engine list.
-func (inv *Inventory) ListDir(ctx context.Context, dir string) (*api.Repo, []api.Sandbox, []provider.Sandbox, error) {
+// ListDir lists the sandboxes of the repository open finds, and gives the
+// repository and the pooled containers of every repository (for
+// pool.Entries). Finding the repository (open: git, and whatever else the
+// caller does first) runs beside the engine list, which asks for every
+// sandbox and are filtered here: list costs about one engine list.
+func (inv *Inventory) ListDir(ctx context.Context, open func(context.Context) (*api.Repo, error)) (*api.Repo, []api.Sandbox, []provider.Sandbox, error) {
 	var (
 		members []provider.Sandbox
 		r       *api.Repo
@@ -234,7 +234,7 @@ func (inv *Inventory) ListDir(ctx context.Context, dir string) (*api.Repo, []api
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		if r, repErr = core.OpenRepo(ctx, inv.Runner, dir); repErr == nil {
+		if r, repErr = open(ctx); repErr == nil {
 			own, repErr = r.Git.Refs(ctx, "refs/heads/"+api.BranchPrefix)
 		}
 	}()

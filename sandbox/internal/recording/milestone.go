@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
@@ -107,7 +108,7 @@ func isMilestone(msg string) bool {
 // trailerLine matches a line git would read as a trailer, "Token: value":
 // the token letters, digits and dashes, then optional blanks and the
 // separator (git's default trailer.separators).
-var trailerLine = regexp.MustCompile(`^[A-Za-z0-9-]+[ \t]*:`)
+var trailerLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9-]+[ \t]*:`) })
 
 // neutralizeTrailers indents every line of an agent's message but the
 // first (the subject, which git never reads as a trailer) that would read
@@ -117,7 +118,7 @@ var trailerLine = regexp.MustCompile(`^[A-Za-z0-9-]+[ \t]*:`)
 func neutralizeTrailers(msg string) string {
 	lines := strings.Split(msg, "\n")
 	for i := 1; i < len(lines); i++ {
-		if trailerLine.MatchString(lines[i]) {
+		if trailerLine().MatchString(lines[i]) {
 			lines[i] = "  " + lines[i]
 		}
 	}

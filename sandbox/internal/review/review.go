@@ -39,11 +39,11 @@ type Reviewer struct {
 // New is the review of c's sandboxes.
 func New(c *core.Common, inv *inventory.Inventory) *Reviewer { return &Reviewer{Common: c, inv: inv} }
 
-// ListDir lists the sandboxes of the repository containing dir and its
-// warm pool, at about the cost of one engine list. It first finishes an
+// ListDir lists the sandboxes of the repository open finds and its warm
+// pool, at about the cost of one engine list (open runs beside it). It first finishes an
 // interrupted merge or apply of this working tree (RecoverWorktree).
-func (rw *Reviewer) ListDir(ctx context.Context, dir string) ([]api.Sandbox, []api.PoolEntry, error) {
-	r, list, members, err := rw.inv.ListDir(ctx, dir)
+func (rw *Reviewer) ListDir(ctx context.Context, open func(context.Context) (*api.Repo, error)) ([]api.Sandbox, []api.PoolEntry, error) {
+	r, list, members, err := rw.inv.ListDir(ctx, open)
 	if err != nil {
 		return nil, nil, err
 	}
