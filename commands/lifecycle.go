@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -406,14 +408,52 @@ func (d *Delete) Run(ctx context.Context, env *Env) error {
 		}
 		return err
 	}
-	rep, err := env.Sandboxes.Delete(ctx, r, d.Name, d.Force)
+	if slug := os.Getenv(finishDeleteEnv); slug != "" {
+		return env.Sandboxes.FinishDelete(ctx, r, slug, os.NewFile(3, "create.lock"))
+	}
+	var detach api.Detach
+	if env.VM == nil {
+		// The VM stops once no sandbox is left in it (stopIdleVM): the
+		// gateway goes before this returns.
+		detach = detachDelete
+	}
+	rep, err := env.Sandboxes.DeleteDetached(ctx, r, d.Name, d.Force, detach)
 	if rep != nil && len(rep.Removed) > 0 {
-		env.outf("Deleted %s (%s)\n", rep.Name, strings.Join(rep.Removed, ", "))
+		later := ""
+		if len(rep.Removing) > 0 {
+			later = "; going in the background: " + strings.Join(rep.Removing, ", ")
+		}
+		env.outf("Deleted %s (%s%s)\n", rep.Name, strings.Join(rep.Removed, ", "), later)
 	}
 	if err == nil {
 		stopIdleVM(ctx, env, r)
 	}
 	return err
+}
+
+// finishDeleteEnv names, in the environment of the process detachDelete
+// starts, the sandbox whose delete it finishes; the sandbox's create lock
+// is its file descriptor 3.
+const finishDeleteEnv = "LITTERBOX_FINISH_DELETE"
+
+// detachDelete starts this program again with the same arguments and
+// finishDeleteEnv set, in a session of its own with no terminal and no
+// standard streams (a caller reading this one's output does not wait for
+// it), to finish a delete: the sandbox's gateway, their volume, networks
+// and state go there, after this process returned.
+func detachDelete(slug string, lock *os.File) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, os.Args[1:]...)
+	cmd.Env = append(os.Environ(), finishDeleteEnv+"="+slug)
+	cmd.ExtraFiles = []*os.File{lock}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
 }
 
 // Prune removes what sandboxes of repositories that no longer exist left.

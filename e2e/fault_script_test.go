@@ -667,6 +667,11 @@ func (f *faulter) truth(usable func(listRow)) map[string]listRow {
 			if branches[slug] || row.Container != "" || row.Network == "" {
 				f.fatalf("list shows %+v, branch exists: %v", row, branches[slug])
 			}
+		case "leftover":
+			// A delete cut short after the container and the branch went.
+			if branches[slug] || row.Container != "" {
+				f.fatalf("list shows %+v, branch exists: %v", row, branches[slug])
+			}
 		case "incomplete":
 		default:
 			f.fatalf("list shows %+v: unexpected status after a fault", row)
@@ -715,22 +720,38 @@ func (f *faulter) userState() string {
 // nothingLeft checks that sandbox name left no container, network, branch or
 // state.
 func (f *faulter) nothingLeft(name string) {
+	// A delete's gateway, volume and state go after it returned, in a
+	// process of their own: nothing left is once it is done.
+	var left string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if left = f.leftOf(name); left == "" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if left != "" {
+		f.fatalf("%s", left)
+	}
+}
+
+// leftOf says what sandbox name left, "" for nothing.
+func (f *faulter) leftOf(name string) string {
 	if c := f.docker("ps", "-aq", "--filter", "label="+f.label, "--filter", "label=dev.litterbox.slug="+name); len(c) > 0 {
-		f.fatalf("container of %s left: %v", name, c)
+		return fmt.Sprintf("container of %s left: %v", name, c)
 	}
 	if n := f.docker("network", "ls", "-q", "--filter", "label="+f.label, "--filter", "label=dev.litterbox.slug="+name); len(n) > 0 {
-		f.fatalf("network of %s left: %v", name, n)
+		return fmt.Sprintf("network of %s left: %v", name, n)
 	}
 	// A gateway's volume (labelled with its sandbox) goes with it.
 	if v := f.docker("volume", "ls", "-q", "--filter", "label="+f.label, "--filter", "label=dev.litterbox.slug="+name); len(v) > 0 {
-		f.fatalf("volume of %s left: %v", name, v)
+		return fmt.Sprintf("volume of %s left: %v", name, v)
 	}
 	if b := f.git("for-each-ref", "refs/heads/litterbox/"+name); b != "" {
-		f.fatalf("branch of %s left: %s", name, b)
+		return fmt.Sprintf("branch of %s left: %s", name, b)
 	}
 	if _, err := os.Stat(filepath.Join(f.repo, ".git", "litterbox", name)); err == nil {
-		f.fatalf("state of %s left in .git/litterbox/%s", name, name)
+		return fmt.Sprintf("state of %s left in .git/litterbox/%s", name, name)
 	}
+	return ""
 }
 
 // create makes sandbox name, unfaulted, and returns its container's name.

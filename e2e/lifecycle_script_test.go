@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -59,6 +60,10 @@ func cmdLBExit(ts *testscript.TestScript, neg bool, args []string) {
 //	cpout  the exec of tar -c that copies a path out of a sandbox runs
 //	       `cat /tmp/stream.tar` in its place, in the same container: the
 //	       stream a process of the sandbox writes instead of tar's
+//	killfinish  the process that finishes a delete (its gateway, volume
+//	       and state, after its container and branch) is killed with
+//	       SIGKILL at its first docker call
+//	slowfinish  each docker call of that process waits 3 s first
 const shimScript = `#!/bin/sh
 real=%q
 mode="${LB_SHIM:-}"
@@ -98,6 +103,12 @@ if [ "$first" = exec ] && [ "$mode" = cpout ]; then
       exec "$real" exec "$c" cat /tmp/stream.tar ;;
   esac
 fi
+if [ -n "${LITTERBOX_FINISH_DELETE:-}" ] && [ "$mode" = killfinish ]; then
+  kill -9 $PPID; exit 137
+fi
+if [ -n "${LITTERBOX_FINISH_DELETE:-}" ] && [ "$mode" = slowfinish ]; then
+  sleep 3
+fi
 if [ "$first" = run ] && [ "$mode" = killrun ]; then
   kill -9 $PPID; exit 137
 fi
@@ -116,7 +127,7 @@ exec "$real" "$@"
 // cmdDockerShim is the script command dockershim (scriptcmds_test.go).
 func cmdDockerShim(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: dockershim image|copy|setup|pause|killcopy|killrun|sigintnet|netrmfail|netrmlost|cpout|absent|off")
+		ts.Fatalf("usage: dockershim image|copy|setup|pause|killcopy|killrun|sigintnet|netrmfail|netrmlost|cpout|killfinish|slowfinish|absent|off")
 	}
 	dir := ts.MkAbs(".shim")
 	if ts.Getenv("LB_SAVED_PATH") == "" {
@@ -157,16 +168,24 @@ func cmdLeftovers(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: leftovers")
 	}
 	label := "label=" + ts.Getenv("LITTERBOX_LABELS")
-	var found []string
-	for _, kind := range [][]string{{"ps", "--all"}, {"network", "ls"}, {"volume", "ls"}} {
-		argv := append(append([]string{}, kind...), "--quiet", "--filter", label)
-		cmd := exec.Command("docker", argv...)
-		cmd.Env = append(os.Environ(), "DOCKER_HOST="+ts.Getenv("DOCKER_HOST"))
-		out, err := cmd.Output()
-		ts.Check(err)
-		for _, id := range strings.Fields(string(out)) {
-			found = append(found, kind[0]+" "+id)
+	left := func() (found []string) {
+		for _, kind := range [][]string{{"ps", "--all"}, {"network", "ls"}, {"volume", "ls"}} {
+			argv := append(append([]string{}, kind...), "--quiet", "--filter", label)
+			cmd := exec.Command("docker", argv...)
+			cmd.Env = append(os.Environ(), "DOCKER_HOST="+ts.Getenv("DOCKER_HOST"))
+			out, err := cmd.Output()
+			ts.Check(err)
+			for _, id := range strings.Fields(string(out)) {
+				found = append(found, kind[0]+" "+id)
+			}
 		}
+		return found
+	}
+	found := left()
+	// A delete's gateway and volume go after it returned (the process
+	// that finishes it): nothing left is once that process is done.
+	for deadline := time.Now().Add(30 * time.Second); !neg && len(found) > 0 && time.Now().Before(deadline); found = left() {
+		time.Sleep(200 * time.Millisecond)
 	}
 	switch {
 	case neg && len(found) == 0:

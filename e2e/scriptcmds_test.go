@@ -174,14 +174,16 @@ var scriptCmds = []scriptCommand{
 	// Puts a docker stand-in first on PATH that breaks one step of create (MODE:
 	// image, copy, setup, pause, killcopy, killrun, sigintnet, netrmfail or
 	// netrmlost), or puts a sandbox's own stream in place of a copy out's
-	// (cpout; see shimScript), and passes every other command to
+	// (cpout), or kills or slows the process that finishes a delete
+	// (killfinish, slowfinish; see shimScript), and passes every other command to
 	// the real docker. `dockershim absent` leaves only litterbox and git on
 	// PATH, so there is no docker CLI at all. `dockershim off` undoes either.
 	{"dockershim", cmdDockerShim},
 	// leftovers
 	//
 	// Fails when any container, network or volume carrying this script's label
-	// ($LITTERBOX_LABELS) exists. `! leftovers` fails when none does.
+	// ($LITTERBOX_LABELS) exists 30 s on (what a delete removes after it
+	// returned goes meanwhile). `! leftovers` fails when none does, at once.
 	{"leftovers", cmdLeftovers},
 	// mcp [-text] [-field NAME -out FILE] TOOL JSONARGS
 	//

@@ -127,7 +127,7 @@ func TestLifecycleOnFake(t *testing.T) {
 		t.Errorf("resume = %+v, %v", out, err)
 	}
 	rep, err := f.s.Delete(f.ctx, f.r, "x", false)
-	if err != nil || !slices.Equal(rep.Removed, []string{"container litterbox-repo-x", "network litterbox-repo-x", "branch litterbox/x"}) {
+	if err != nil || !slices.Equal(rep.Removed, []string{"container litterbox-repo-x", "branch litterbox/x", "network litterbox-repo-x"}) {
 		t.Errorf("delete = %+v, %v", rep, err)
 	}
 	f.nothingLeft("x")
@@ -341,8 +341,9 @@ func TestDeletePartial(t *testing.T) {
 	if !errors.Is(err, api.ErrPartialDelete) || !strings.Contains(err.Error(), "network litterbox-repo-x (") || !strings.Contains(err.Error(), "network has active endpoints") {
 		t.Fatalf("delete = %v", err)
 	}
-	if st := f.status("x"); st != api.StatusNoSandbox {
-		t.Errorf("status = %s, want orphan-network", st)
+	// Its container and branch went first: what is left is a delete's.
+	if st := f.status("x"); st != api.StatusLeftover {
+		t.Errorf("status = %s, want leftover", st)
 	}
 	rep, err := f.s.Delete(f.ctx, f.r, "x", false)
 	if err != nil || !slices.Equal(rep.Removed, []string{"network litterbox-repo-x"}) {

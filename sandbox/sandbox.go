@@ -12,6 +12,7 @@ package sandbox
 import (
 	"context"
 	"io"
+	"os"
 	"time"
 
 	"github.com/charmbracelet/log"
@@ -151,7 +152,21 @@ func (s *Sandboxes) Handle(ctx context.Context, r *api.Repo, name string) (*api.
 // state, refusing to lose unmerged work unless force (see
 // inventory.Delete).
 func (s *Sandboxes) Delete(ctx context.Context, r *api.Repo, name string, force bool) (*api.DeleteReport, error) {
-	return s.ops.Delete(ctx, r, name, force)
+	return s.ops.Delete(ctx, r, name, force, nil)
+}
+
+// DeleteDetached is Delete, which may return once the sandbox's container
+// and branch are gone, handing the rest (its gateway, their volume,
+// networks, state) to the process detach starts, which calls FinishDelete.
+func (s *Sandboxes) DeleteDetached(ctx context.Context, r *api.Repo, name string, force bool, detach api.Detach) (*api.DeleteReport, error) {
+	return s.ops.Delete(ctx, r, name, force, detach)
+}
+
+// FinishDelete is the end of a delete of sandbox name that
+// DeleteDetached's detach handed this process, with lock (see
+// inventory.Finish).
+func (s *Sandboxes) FinishDelete(ctx context.Context, r *api.Repo, name string, lock *os.File) error {
+	return s.inv.Finish(ctx, r, name, lock)
 }
 
 // Prune removes the containers and networks of sandboxes whose repository

@@ -46,6 +46,9 @@ func (b *bench) fastRows(ctx context.Context) []FastRow {
 	if r, ok := byCase["create "+big]; ok && r.Floor > 0 {
 		add(FastRow{What: "create with an empty pool, " + big, Floor: "naive script (branch, own network, run, archive, exec)", FloorMS: r.Floor, Measured: r.Median, Ratio: r.Ratio, Target: "<= 0.8x"}, r.Ratio <= 0.8)
 	}
+	if r, ok := byCase["create + delete "+big]; ok && r.Floor > 0 {
+		add(FastRow{What: "create + delete with an empty pool, " + big, Floor: "the naive script and its delete", FloorMS: r.Floor, Measured: r.Median, Ratio: r.Ratio, Target: "<= 0.5x"}, r.Ratio <= 0.5)
+	}
 	if r, ok := byCase["delete "+big]; ok && r.Floor > 0 {
 		add(FastRow{What: "delete, " + big, Floor: "`docker rm -f` + `git branch -D`", FloorMS: r.Floor, Measured: r.Median, Ratio: r.Ratio, Target: "<= 1.2x"}, r.Ratio <= 1.2)
 	}

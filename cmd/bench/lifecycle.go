@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -15,8 +16,13 @@ import (
 
 // caseCreate times `litterbox create` and `litterbox delete` on the big and
 // the small repository, each beside its floor, runs interleaved so both see
-// the same noise.
+// the same noise; with -before, the binary it names is timed in the same
+// rounds.
 func (b *bench) caseCreate(ctx context.Context) error {
+	bins := []string{b.bin}
+	if b.before != "" {
+		bins = append(bins, b.before)
+	}
 	for _, spec := range []repoSpec{b.big, b.small} {
 		dir, r, err := b.openRepo(ctx, spec)
 		if err != nil {
@@ -26,25 +32,34 @@ func (b *bench) caseCreate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		var create, del, fCreate, fDel []time.Duration
+		create, del := make([][]time.Duration, len(bins)), make([][]time.Duration, len(bins))
+		var fCreate, fDel []time.Duration
 		// Run 0 warms the page cache and docker; it is not counted.
 		for i := 0; i <= b.n; i++ {
-			name, fname := fmt.Sprintf("c%d", i), fmt.Sprintf("f%d", i)
-			lb := func() error {
-				dc, err := timed(func() error { _, err := b.litterbox(dir, "create", name).run(ctx); return err })
-				if err != nil {
-					return err
-				}
-				dd, err := timed(func() error { _, err := b.litterbox(dir, "delete", name).run(ctx); return err })
-				if err != nil {
-					return err
-				}
-				if i > 0 {
-					create, del = append(create, dc), append(del, dd)
-				}
-				return nil
+			var steps []func() error
+			for k, bin := range bins {
+				name := fmt.Sprintf("c%d-%d", i, k)
+				steps = append(steps, func() error {
+					lb := func(args ...string) error {
+						_, err := (proc{args: append([]string{bin}, args...), dir: dir, env: b.env}).run(ctx)
+						return err
+					}
+					dc, err := timed(func() error { return lb("create", name) })
+					if err != nil {
+						return err
+					}
+					dd, err := timed(func() error { return lb("delete", name) })
+					if err != nil {
+						return err
+					}
+					if i > 0 {
+						create[k], del[k] = append(create[k], dc), append(del[k], dd)
+					}
+					return nil
+				})
 			}
-			fl := func() error {
+			fname := fmt.Sprintf("f%d", i)
+			steps = append(steps, func() error {
 				dc, err := timed(func() error { return b.floorCreate(ctx, dir, r, head, fname) })
 				if err != nil {
 					return err
@@ -62,30 +77,31 @@ func (b *bench) caseCreate(ctx context.Context) error {
 					fCreate, fDel = append(fCreate, dc), append(fDel, dd)
 				}
 				return nil
-			}
-			// Alternate which goes first, so neither always runs on a warmer
-			// (or busier) machine.
-			first, second := lb, fl
-			if i%2 == 1 {
-				first, second = fl, lb
-			}
-			if err := first(); err != nil {
-				return err
-			}
-			if err := second(); err != nil {
-				return err
+			})
+			// Rotate which goes first, so none always runs on a warmer (or
+			// busier) machine.
+			for j := range steps {
+				if err := steps[(i+j)%len(steps)](); err != nil {
+					return err
+				}
 			}
 		}
-		t := maxRatio(1.3)
-		if spec == b.big {
-			t = all(maxRatio(1.3), under(1000))
+		for k := range bins {
+			suffix, t := "", maxRatio(1.3)
+			if spec == b.big {
+				t = all(maxRatio(1.3), under(1000))
+			}
+			if k > 0 {
+				suffix = ", before (" + filepath.Base(b.before) + ")"
+			}
+			b.rows = append(b.rows,
+				row("create "+spec.String()+suffix, create[k], fCreate, t),
+				row("delete "+spec.String()+suffix, del[k], fDel, maxRatio(1.2)), // the delete target
+				row("create + delete "+spec.String()+suffix, sums(create[k], del[k]), sums(fCreate, fDel), maxRatio(0.5)),
+			)
 		}
-		b.rows = append(b.rows,
-			row("create "+spec.String(), create, fCreate, t),
-			row("delete "+spec.String(), del, fDel, maxRatio(1.2)), // the delete target
-		)
 		if spec == b.small {
-			if err := b.parallelCreates(ctx, dir, spec, median(create)); err != nil {
+			if err := b.parallelCreates(ctx, dir, spec, median(create[0])); err != nil {
 				return err
 			}
 		}
@@ -96,6 +112,15 @@ func (b *bench) caseCreate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// sums are a[i]+b[i]: each round's two steps together.
+func sums(a, b []time.Duration) []time.Duration {
+	out := make([]time.Duration, min(len(a), len(b)))
+	for i := range out {
+		out[i] = a[i] + b[i]
+	}
+	return out
 }
 
 // pooledCreates times `litterbox create` taking a sandbox of the warm pool

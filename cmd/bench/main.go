@@ -32,14 +32,17 @@ import (
 var groups = []string{"create", "pause", "idle", "list", "mcp", "hostile", "remote", "kubernetes", "kubernetes-pool", "snapshot", "services", "egress-create", "egress", "egress-download", "bigwrite", "activity", "runtimes", "vm", "run", "go-cache", "bootstrap"}
 
 type bench struct {
-	bin   string   // the litterbox binary under test
-	ssh   string   // the ssh engine of the remote group, "" for none
-	n     int      // runs per case
-	label string   // key=value put on everything made, and used to clean up
-	env   []string // extra environment for litterbox
-	tmp   string   // temp dir holding the synthetic repositories
-	svc   *sandbox.Sandboxes
-	rows  []Row
+	bin string // the litterbox binary under test
+	// before is another litterbox binary (an earlier one) whose create and
+	// delete the create group times in the same rounds; "" for none.
+	before string
+	ssh    string   // the ssh engine of the remote group, "" for none
+	n      int      // runs per case
+	label  string   // key=value put on everything made, and used to clean up
+	env    []string // extra environment for litterbox
+	tmp    string   // temp dir holding the synthetic repositories
+	svc    *sandbox.Sandboxes
+	rows   []Row
 	// snapCost is the snapshot cost of one changed file, by repository
 	// ("250 files"), for the speed table.
 	snapCost map[string]float64
@@ -54,6 +57,7 @@ type bench struct {
 func main() {
 	var (
 		bin       = flag.String("bin", "", "litterbox binary to measure (default: build one from this module)")
+		before    = flag.String("before", "", "another litterbox binary (an earlier build) whose create and delete the create group times in the same rounds, for a before/after from one run")
 		n         = flag.Int("n", 7, "runs per case; the median is printed")
 		jsonOut   = flag.Bool("json", false, "print JSON instead of the table")
 		only      = flag.String("only", "", "comma-separated groups to run: "+strings.Join(groups, ","))
@@ -67,10 +71,10 @@ func main() {
 		ssh       = flag.String("ssh", "ssh://litterbox-remote", "ssh engine of the remote group (scripts/ensure-ssh-engine.sh); \"\" for none")
 	)
 	flag.Parse()
-	os.Exit(run(*bin, *n, *jsonOut, *only, *bigFiles, *bigMB, *small, *scale, *listCount, *keep, *bigWrite, *ssh))
+	os.Exit(run(*bin, *before, *n, *jsonOut, *only, *bigFiles, *bigMB, *small, *scale, *listCount, *keep, *bigWrite, *ssh))
 }
 
-func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFiles int, scale string, listCount int, keep bool, bigWrite, ssh string) int {
+func run(bin, before string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFiles int, scale string, listCount int, keep bool, bigWrite, ssh string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -81,6 +85,7 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		listCount: listCount,
 		repos:     map[repoSpec]string{},
 		ssh:       ssh,
+		before:    before,
 	}
 	for _, f := range strings.Split(scale, ",") {
 		var files int
@@ -137,6 +142,12 @@ func run(bin string, n int, jsonOut bool, only string, bigFiles, bigMB, smallFil
 		progress("building litterbox into %s", bin)
 		if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: go build: %v\n%s", err, out)
+			return 1
+		}
+	}
+	if before != "" {
+		if b.before, err = filepath.Abs(before); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
 			return 1
 		}
 	}

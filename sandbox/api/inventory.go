@@ -1,6 +1,7 @@
 package api
 
 import (
+	"os"
 	"time"
 )
 
@@ -26,6 +27,10 @@ const (
 	StatusNoContainer Status = "orphan-branch"    // branch without container
 	StatusNoBranch    Status = "orphan-container" // container without branch
 	StatusNoSandbox   Status = "orphan-network"   // network without container or branch
+	// StatusLeftover: a delete removed the container and the branch, and
+	// was cut short before the rest (the gateway, its volume, networks,
+	// the state); delete finishes it.
+	StatusLeftover Status = "leftover"
 )
 
 // Sandbox is one sandbox as list and create report it.
@@ -78,7 +83,18 @@ type Egress struct {
 type DeleteReport struct {
 	Name    string   `json:"name"`
 	Removed []string `json:"removed"`
+	// Removing is what another process removes after the delete returned
+	// (see Detach): the gateway's container and volume, from its record.
+	Removing []string `json:"removing,omitempty"`
 }
+
+// Detach hands the end of a delete (what its user no longer sees: the
+// sandbox's gateway, their volume, networks, its state) to another
+// process, which it starts with lock (sandbox slug's create lock) among
+// its files and which finishes with Sandboxes.FinishDelete, holding the
+// lock until it is done. An error, or a nil Detach, finishes in this
+// process.
+type Detach func(slug string, lock *os.File) error
 
 // Pruned is a container or network Prune removed.
 type Pruned struct {

@@ -201,7 +201,7 @@ func (hr *Runner) Run(ctx context.Context, r *api.Repo, name string, o Options) 
 	case len(out.Skipped) > 0:
 		out.Kept = "a file its snapshots left out is only in the sandbox"
 	default:
-		if _, err := hr.ops.Delete(final, r, slug, false); err == nil {
+		if _, err := hr.ops.Delete(final, r, slug, false, nil); err == nil {
 			out.Removed = true
 		} else if !errors.Is(err, api.ErrUnmerged) {
 			return out, err

@@ -335,12 +335,22 @@ func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.
 		for ref := range o.refs {
 			row(o, strings.TrimPrefix(ref, "refs/heads/"+api.BranchPrefix))
 		}
+		if o.gitDir != "" {
+			// A delete cut short after the container and the branch
+			// went: what is left is its gateway, volume or state alone.
+			for _, slug := range state.CutShort(o.gitDir) {
+				row(o, slug)
+			}
+		}
 	}
 	out := make([]api.Sandbox, 0, len(order))
 	for _, k := range order {
 		sb := rows[k]
 		o := repos[k.owner]
 		hasBranch := o.refs[api.BranchRef(k.slug)] != ""
+		if sb.Container == "" && !hasBranch && o.gitDir != "" && state.Deleting(o.gitDir, k.slug) && state.BeingCreated(o.gitDir, k.slug) {
+			continue // being deleted: its user saw it go
+		}
 		st := states[k]
 		sb.Status = status(o.gitDir, k.slug, sb.Container != "", st.state, st.ready, hasBranch)
 		if o.gitDir != "" {
@@ -370,6 +380,8 @@ func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.
 func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 	restart := inv.gate != nil && inv.gate.Supported()
 	switch sb.Status {
+	case api.StatusLeftover:
+		sb.Note = "a delete of it was cut short after its container and branch went: `litterbox delete " + sb.Name + "` removes what is left (its gateway, their volume, its state)"
 	case api.StatusStopped:
 		if restart {
 			sb.Note = "its container stopped (an engine restart stops them): `litterbox resume " + sb.Name + "` starts it again and fills /src from its branch"
@@ -474,6 +486,8 @@ func status(gitDir, slug string, container bool, cstate provider.State, ready, b
 		return api.StatusIncomplete
 	case branch:
 		return api.StatusNoContainer
+	case known && state.Deleting(gitDir, slug):
+		return api.StatusLeftover
 	}
 	return api.StatusNoSandbox
 }

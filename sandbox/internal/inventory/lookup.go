@@ -36,9 +36,6 @@ type Found struct {
 	Journal *state.Journal
 	// HasState: the sandbox has a state directory (only lookupAll).
 	HasState bool
-	// early is the removal of its ready container that Delete started
-	// before the lookup ended; nil when none.
-	early *earlyRemoval
 	// phases times the delete's phases for the debug log.
 	phases *core.Phases
 }
@@ -121,7 +118,11 @@ func (f *Found) Usable(gitDir string) error {
 // is set: that work would be lost. Every removal is idempotent, and the state
 // directory goes last, only once everything else is gone: a delete cut short
 // at any point is finished by running it again.
-func (inv *Inventory) Delete(ctx context.Context, r *api.Repo, name string, force bool) (*api.DeleteReport, error) {
+//
+// A sandbox whose create finished goes in the order its user sees it go
+// (deleteReady): its container, its branch, then the rest, which detach
+// may hand to another process.
+func (inv *Inventory) Delete(ctx context.Context, r *api.Repo, name string, force bool, detach api.Detach) (*api.DeleteReport, error) {
 	slug, err := api.Slugify(name)
 	if err != nil {
 		return nil, err
@@ -131,36 +132,25 @@ func (inv *Inventory) Delete(ctx context.Context, r *api.Repo, name string, forc
 	// Taken before looking, so a create of the name cannot be halfway
 	// through while this removes its parts.
 	_, statErr := os.Stat(r.StateDir(slug))
-	unlock, lockErr := state.LockCreate(ctx, r, slug)
+	lock, lockErr := state.TakeCreate(ctx, r, slug)
 	if lockErr != nil && (!force || !errors.Is(lockErr, api.ErrIncomplete)) {
-		if errors.Is(lockErr, api.ErrIncomplete) {
+		if errors.Is(lockErr, api.ErrIncomplete) && !state.Deleting(r.Git.CommonDir, slug) {
 			return nil, core.NewError(api.ErrIncomplete, "Sandbox '%s' is being created by another litterbox process right now. Wait for it to finish, then delete it; or delete it now with `litterbox delete --force %s`, which makes that create fail.", slug, slug)
 		}
 		return nil, lockErr
 	}
 	if lockErr == nil {
-		defer unlock()
-	}
-	var early *earlyRemoval
-	if lockErr == nil {
-		early = inv.startEarlyRemoval(ctx, r, slug, force)
+		if rep, done, err := inv.deleteReady(ctx, r, slug, force, lock, detach, ph); done {
+			return rep, err
+		}
+		defer lock.Unlock()
 	}
 	f, err := inv.lookupAll(ctx, r, slug, statErr == nil)
 	if err != nil {
-		if early != nil {
-			<-early.done
-		}
 		if errors.Is(err, api.ErrNotFound) && os.IsNotExist(statErr) && lockErr == nil {
 			_ = state.Remove(r, slug) // made by lockCreate just now
 		}
 		return nil, err
-	}
-	if early != nil {
-		<-early.decided
-		if early.started {
-			// The check below was made before the container went.
-			f.early, force = early, true
-		}
 	}
 	if f.BranchID != "" && !force {
 		base, beyond := "HEAD", "that are not in HEAD"
@@ -177,13 +167,134 @@ func (inv *Inventory) Delete(ctx context.Context, r *api.Repo, name string, forc
 			return nil, core.NewError(api.ErrUnmerged, "Sandbox '%s' has %d commit(s) on %s%s %s; deleting it would lose them. Review them with `litterbox diff %s`, bring them in with `litterbox merge %s` or `litterbox apply %s`, or delete anyway with `litterbox delete --force %s`.", slug, n, api.BranchPrefix, slug, beyond, slug, slug, slug, slug)
 		}
 	}
-	ph.Done("checks and lookup (the containers' removal started beside them)")
+	ph.Done("checks and lookup")
 	f.phases = ph
 	remove := state.Remove
 	if lockErr != nil {
 		remove = state.Clear // --force past a running create: its lock stays its own
 	}
 	return inv.RemoveSandbox(ctx, r, f, func() error { return remove(r, slug) })
+}
+
+// deleteReady deletes a sandbox whose create finished (its ready mark names
+// its container; no create journal is there) in the order its user sees
+// it go, with no engine lookup first: its container (one engine call),
+// its branch, and then what is left, which list shows only as its row's
+// gateway: the gateway, their volume, networks, the state. detach may
+// hand that rest to another process, with lock; otherwise it goes here.
+// The deleting mark, written before anything goes, makes a delete cut
+// short after the branch went a row of list (StatusLeftover) that delete
+// finishes. done is false, with nothing changed, for any other sandbox,
+// or when its branch holds commits HEAD lacks and force is not set: the
+// lookup's path then deletes it, or refuses.
+func (inv *Inventory) deleteReady(ctx context.Context, r *api.Repo, slug string, force bool, lock *state.CreateLock, detach api.Detach, ph *core.Phases) (rep *api.DeleteReport, done bool, err error) {
+	gitDir := r.Git.CommonDir
+	id, name := state.ReadyMark(gitDir, slug)
+	if id == "" || state.ReadJournal(gitDir, slug) != nil {
+		return nil, false, nil
+	}
+	ref := api.BranchRef(slug)
+	tip, ok, err := r.Git.ResolveRef(ctx, ref)
+	if err != nil || !ok {
+		return nil, false, nil
+	}
+	if !force {
+		if n, err := r.Git.CountCommits(ctx, "HEAD", tip); err != nil || n > 0 {
+			return nil, false, nil
+		}
+	}
+	finished := false
+	defer func() {
+		if !finished {
+			lock.Unlock()
+		}
+	}()
+	if err := state.MarkDeleting(r, slug); err != nil {
+		return nil, true, fmt.Errorf("delete sandbox '%s': %w\nNothing was removed.", slug, err)
+	}
+	ph.Done("checks")
+	rep = &api.DeleteReport{Name: slug, Removed: []string{}}
+	removed, err := inv.gate.RemoveWithGateway(ctx, id, "")
+	if err != nil {
+		_ = os.Remove(state.File(gitDir, slug, state.DeletingFile))
+		return rep, true, core.NewError(api.ErrPartialDelete, "delete sandbox '%s': could not remove its container: %v\nNothing was removed; run `litterbox delete %s` again.", slug, core.ErrText(err), slug)
+	}
+	if len(removed) > 0 {
+		rep.Removed = append(rep.Removed, "container "+cmp.Or(name, r.ContainerName(slug)))
+	}
+	// The mark names a container no more: a delete run again does not
+	// remove, and name, it twice; nor does the pool's record of it stay.
+	_ = state.Unready(gitDir, slug)
+	if err := pool.Forget(gitDir, id); err != nil {
+		inv.Log.Warn("could not remove the pool's record of the container", "container", id, "err", err)
+	}
+	ph.Done("container")
+	if err := r.Git.DeleteRef(ctx, ref, tip); err != nil {
+		return rep, true, core.NewError(api.ErrPartialDelete, "delete sandbox '%s' was partial; still present:\n  branch %s%s (%s)\nRun `litterbox delete %s` again.", slug, api.BranchPrefix, slug, core.ErrText(err), slug)
+	}
+	rep.Removed = append(rep.Removed, "branch "+api.BranchPrefix+slug)
+	ph.Done("branch")
+	if detach != nil {
+		if err := detach(slug, lock.File()); err == nil {
+			lock.Release()
+			finished = true
+			rep.Removing = gatewayOf(gitDir, slug)
+			ph.Done("the rest handed to another process")
+			return rep, true, nil
+		} else {
+			inv.Log.Debug("could not hand the end of the delete to another process: finishing here", "err", err)
+		}
+	}
+	rest, err := inv.finish(ctx, r, slug)
+	if rest != nil {
+		rep.Removed = append(rep.Removed, rest.Removed...)
+	}
+	return rep, true, err
+}
+
+// gatewayOf names, for a report, the gateway container and volume that
+// sandbox slug's record names.
+func gatewayOf(gitDir, slug string) []string {
+	rec, ok, _ := netgate.Read(gitDir, slug)
+	if !ok || rec.Gateway == "" {
+		return nil
+	}
+	out := []string{"container " + rec.Gateway}
+	if rec.Volume != "" {
+		out = append(out, "volume "+rec.Volume)
+	}
+	return out
+}
+
+// finish removes what a delete leaves after the container and the branch
+// of sandbox slug (deleteReady): whatever the engine holds of it (its
+// gateway, other containers, networks), the gateway's volume, then its
+// state. The caller holds its create lock. It never removes a branch: a
+// branch of that name is not the one the delete removed.
+func (inv *Inventory) finish(ctx context.Context, r *api.Repo, slug string) (*api.DeleteReport, error) {
+	f, err := inv.find(ctx, r, slug)
+	if err != nil {
+		return nil, err
+	}
+	f.BranchID = ""
+	return inv.RemoveSandbox(ctx, r, f, func() error { return state.Remove(r, slug) })
+}
+
+// Finish is FinishDelete: the end of a delete of sandbox name that another
+// process handed this one, with lock, its create lock, which is let go
+// once done (or when this process dies: a delete cut short, which list
+// shows and delete finishes).
+func (inv *Inventory) Finish(ctx context.Context, r *api.Repo, name string, lock *os.File) error {
+	l := state.Adopt(lock)
+	defer l.Unlock()
+	slug, err := api.Slugify(name)
+	if err != nil {
+		return err
+	}
+	ph := core.StartPhases(inv.Log, "delete, its end")
+	defer ph.End()
+	_, err = inv.finish(ctx, r, slug)
+	return err
 }
 
 // RemoveSandbox removes a sandbox's container, networks, state (with
@@ -201,34 +312,8 @@ func (inv *Inventory) RemoveSandbox(ctx context.Context, r *api.Repo, f *Found, 
 		ph = core.StartPhases(inv.Log, "remove")
 		defer ph.End()
 	}
-	if e := f.early; e != nil {
-		<-e.done
-		if e.err != nil {
-			if e.gateway == "" {
-				return rep, core.NewError(api.ErrPartialDelete, "delete sandbox '%s': could not remove its container: %v\nNothing was removed; run `litterbox delete %s` again.", slug, core.ErrText(e.err), slug)
-			}
-			return rep, core.NewError(api.ErrPartialDelete, "delete sandbox '%s': could not remove its container and its gateway's (one engine call removes both: either may be gone now): %v\nRun `litterbox delete %s` again; it removes what is left.", slug, core.ErrText(e.err), slug)
-		}
-		// Removed before the lookup listed it, or not: named either way,
-		// by the lookup's name, else the mark's.
-		name := e.name
-		for _, c := range f.Objects {
-			if c.Ref.ID == e.id {
-				name = c.Name
-			}
-		}
-		if slices.Contains(e.removed, e.id) {
-			rep.Removed = append(rep.Removed, "container "+name)
-		}
-		if e.gateway != "" && slices.Contains(e.removed, e.gateway) {
-			rep.Removed = append(rep.Removed, "container "+e.gateway)
-		}
-		if err := pool.Forget(r.Git.CommonDir, e.id); err != nil {
-			inv.Log.Warn("could not remove the pool's record of the container", "container", e.id, "err", err)
-		}
-	}
 	for _, c := range f.Objects {
-		if c.State == provider.StateNone || f.early.took(c) {
+		if c.State == provider.StateNone {
 			continue
 		}
 		if err := inv.Provider.Remove(ctx, provider.Ref{ID: c.Ref.ID}); err != nil {
@@ -404,64 +489,6 @@ func (inv *Inventory) RemoveLeftovers(ctx context.Context, r *api.Repo, slug str
 		}
 	}
 	return len(sbs) > 0, errors.Join(errs...)
-}
-
-// earlyRemoval is a delete's removal of the container its sandbox's ready
-// mark names and of the gateway its record names, in one engine call,
-// started beside the lookup that finds whatever else the sandbox has
-// (networks, what earlier creates left): a delete then costs about one
-// docker rm, not a lookup and then a docker rm for each container.
-type earlyRemoval struct {
-	id, name string
-	gateway  string        // the gateway's container name, "" for none
-	decided  chan struct{} // closed once started is known
-	started  bool          // the checks passed, and the removal began
-	done     chan struct{} // closed once the removal ended, or never began
-	removed  []string      // of id and gateway, those that were there
-	err      error
-}
-
-// took says c is a container the early removal removed, or found gone.
-func (e *earlyRemoval) took(c provider.Sandbox) bool {
-	return e != nil && e.err == nil && (c.Ref.ID == e.id || (e.gateway != "" && c.Name == e.gateway))
-}
-
-// startEarlyRemoval removes the ready container of slug unless its branch
-// holds commits HEAD lacks (and force is not set), or a create of it never
-// finished (its journal is there: what a delete then removes is Found by
-// the lookup alone). nil when there is no such container.
-func (inv *Inventory) startEarlyRemoval(ctx context.Context, r *api.Repo, slug string, force bool) *earlyRemoval {
-	id, name := state.ReadyMark(r.Git.CommonDir, slug)
-	if id == "" || state.ReadJournal(r.Git.CommonDir, slug) != nil {
-		return nil
-	}
-	e := &earlyRemoval{id: id, name: cmp.Or(name, r.ContainerName(slug)), decided: make(chan struct{}), done: make(chan struct{})}
-	if rec, ok, _ := netgate.Read(r.Git.CommonDir, slug); ok {
-		e.gateway = rec.Gateway
-	}
-	go func() {
-		defer close(e.done)
-		decide := func(ok bool) {
-			e.started = ok
-			close(e.decided)
-		}
-		if !force {
-			// One git call: a branch that is not there fails it, and
-			// leaves the decision to the lookup.
-			if n, err := r.Git.CountCommits(ctx, "HEAD", api.BranchRef(slug)); err != nil || n > 0 {
-				decide(false)
-				return
-			}
-		}
-		decide(true)
-		e.removed, e.err = inv.gate.RemoveWithGateway(ctx, id, e.gateway)
-		if e.err == nil {
-			// The mark names a container no more: a delete run again
-			// (this one partial) does not remove, and name, it twice.
-			_ = state.Unready(r.Git.CommonDir, slug)
-		}
-	}()
-	return e
 }
 
 // Running finds a sandbox whose container is running. Missing, incomplete,

@@ -60,11 +60,11 @@ func New(c *core.Common, inv *inventory.Inventory, sv *services.Supervisor, rec 
 }
 
 // Delete removes a sandbox's container, networks, branch and host-side
-// state, refusing to lose unmerged work unless force (see
-// inventory.Delete).
-func (op *Ops) Delete(ctx context.Context, r *api.Repo, name string, force bool) (*api.DeleteReport, error) {
+// state, refusing to lose unmerged work unless force; detach, when not
+// nil, may hand the end of it to another process (see inventory.Delete).
+func (op *Ops) Delete(ctx context.Context, r *api.Repo, name string, force bool, detach api.Detach) (*api.DeleteReport, error) {
 	start := time.Now()
-	rep, err := op.inv.Delete(ctx, r, name, force)
+	rep, err := op.inv.Delete(ctx, r, name, force, detach)
 	e := activity.Event{Kind: activity.KindDelete}
 	if force {
 		e.Message = "forced"

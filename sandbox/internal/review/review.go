@@ -525,7 +525,7 @@ func (rw *Reviewer) mergeCommit(ctx context.Context, r *api.Repo, res *api.Merge
 // again that no commit would be lost, so a snapshot that landed during the
 // merge keeps the sandbox.
 func (rw *Reviewer) deleteMerged(ctx context.Context, r *api.Repo, res *api.MergeResult) (*api.MergeResult, error) {
-	rep, err := rw.inv.Delete(ctx, r, res.Name, false)
+	rep, err := rw.inv.Delete(ctx, r, res.Name, false, nil)
 	res.Deleted = rep
 	if err != nil {
 		what := "merged into " + res.Into

@@ -179,10 +179,45 @@ func Remove(r *api.Repo, slug string) error {
 // (or a list peeking at the lock) before it gives up.
 const CreateLockWait = 2 * time.Second
 
+// DeleteLockWait is how long it waits for the process that finishes a
+// delete of that name (DeletingFile).
+const DeleteLockWait = 30 * time.Second
+
 // LockCreate takes the create lock of sandbox slug. It fails with
 // ErrIncomplete when another process keeps it longer than CreateLockWait:
 // that process is creating the sandbox right now.
 func LockCreate(ctx context.Context, r *api.Repo, slug string) (func(), error) {
+	l, err := TakeCreate(ctx, r, slug)
+	if err != nil {
+		return nil, err
+	}
+	return l.Unlock, nil
+}
+
+// CreateLock is a create lock held by this process.
+type CreateLock struct{ f *os.File }
+
+// Unlock releases the lock.
+func (l *CreateLock) Unlock() {
+	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	l.f.Close()
+}
+
+// File is the locked file, to hand to a child process (exec.Cmd's
+// ExtraFiles): the lock belongs to the open file, which the child then
+// shares, so it holds the lock on after this process let go (Release) or
+// died, until it exits or unlocks.
+func (l *CreateLock) File() *os.File { return l.f }
+
+// Release closes this process's descriptor of the lock without unlocking
+// it: a child given File keeps it.
+func (l *CreateLock) Release() { l.f.Close() }
+
+// Adopt is the lock f that a parent process handed this one (File).
+func Adopt(f *os.File) *CreateLock { return &CreateLock{f: f} }
+
+// TakeCreate is LockCreate, giving the lock itself (Lock.File).
+func TakeCreate(ctx context.Context, r *api.Repo, slug string) (*CreateLock, error) {
 	p := File(r.Git.CommonDir, slug, CreateLockFile)
 	deadline := time.Now().Add(CreateLockWait)
 	for {
@@ -206,10 +241,7 @@ func LockCreate(ctx context.Context, r *api.Repo, slug string) (func(), error) {
 			// after this open: then this lock guards nothing; take the new
 			// file's.
 			if same(f, p) {
-				return func() {
-					_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-					f.Close()
-				}, nil
+				return &CreateLock{f: f}, nil
 			}
 			f.Close()
 			continue
@@ -219,7 +251,14 @@ func LockCreate(ctx context.Context, r *api.Repo, slug string) (func(), error) {
 			return nil, fmt.Errorf("lock %s: %w", p, err)
 		}
 		if time.Now().After(deadline) {
-			return nil, CreatingError(slug)
+			// The end of a delete (its gateway and volume go) may take
+			// longer on a busy engine: it is waited for longer.
+			switch {
+			case !Deleting(r.Git.CommonDir, slug):
+				return nil, CreatingError(slug)
+			case time.Now().After(deadline.Add(DeleteLockWait - CreateLockWait)):
+				return nil, DeletingError(slug)
+			}
 		}
 		select {
 		case <-ctx.Done():

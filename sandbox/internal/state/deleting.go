@@ -1,0 +1,50 @@
+package state
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/litterbox-dev/litterbox/sandbox/api"
+)
+
+// DeletingFile marks a sandbox whose delete has begun. A delete removes
+// what its user sees first (the container, then the branch) and what is
+// left after (the gateway, its volume, networks, the state directory with
+// this mark, last) in a process that holds the create lock until it is
+// done. So the mark with no process holding the lock is a delete cut
+// short: list shows it, and delete finishes it.
+const DeletingFile = "deleting"
+
+// MarkDeleting writes the mark, before the delete removes anything.
+func MarkDeleting(r *api.Repo, slug string) error {
+	return WriteAtomic(File(r.Git.CommonDir, slug, DeletingFile), nil)
+}
+
+// Deleting reports whether a delete of sandbox slug began (and did not
+// finish: the mark goes with the state directory).
+func Deleting(gitDir, slug string) bool {
+	_, err := os.Stat(File(gitDir, slug, DeletingFile))
+	return err == nil
+}
+
+// CutShort names the sandboxes of the repository whose common git dir is
+// gitDir that a delete began and no process is finishing.
+func CutShort(gitDir string) []string {
+	entries, _ := os.ReadDir(filepath.Join(gitDir, "litterbox"))
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && Deleting(gitDir, e.Name()) && !BeingCreated(gitDir, e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// DeletingError is the refusal of a create of sandbox slug while another
+// process still removes what a delete of that name left.
+func DeletingError(slug string) error {
+	return &api.Error{Kind: api.ErrIncomplete,
+		Msg:   fmt.Sprintf("Sandbox '%s' is still being deleted by another litterbox process (its gateway, volume and state go after its container and branch). Wait a moment, then try again; `litterbox list` shows it as leftover if that process died, and `litterbox delete %s` then finishes it.", slug, slug),
+		Agent: fmt.Sprintf("Sandbox '%s' is still being deleted. Wait a moment, then try again.", slug)}
+}
