@@ -373,6 +373,7 @@ type Delete struct {
 	Name  string `arg:"" optional:"" predictor:"sandbox" help:"Sandbox name."`
 	Force bool   `short:"f" help:"Delete even when the branch has commits that are not in HEAD."`
 	Pool  bool   `name:"pool" help:"Remove this repository's warm pool instead: the pooled sandboxes no create has taken (see litterbox pool)."`
+	Wait  bool   `name:"wait" help:"Return once everything of the sandbox is gone. Without it, delete returns once its container and branch are: its egress gateway, their volume and its state go just after, in a process of its own."`
 }
 
 // Validate refuses a bad name, or a name with --pool, before anything runs.
@@ -412,7 +413,7 @@ func (d *Delete) Run(ctx context.Context, env *Env) error {
 		return env.Sandboxes.FinishDelete(ctx, r, slug, os.NewFile(3, "create.lock"))
 	}
 	var detach api.Detach
-	if env.VM == nil {
+	if env.VM == nil && !d.Wait {
 		// The VM stops once no sandbox is left in it (stopIdleVM): the
 		// gateway goes before this returns.
 		detach = detachDelete

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/charmbracelet/log"
@@ -329,6 +330,52 @@ func TestListLeftovers(t *testing.T) {
 	if list, err := f.s.List(f.ctx, f.r); err != nil || len(list) != 0 {
 		t.Errorf("list after deleting all = %+v, %v", list, err)
 	}
+}
+
+// A detached delete returns once the container and the branch are gone;
+// while the process it handed the rest to holds the lock, list leaves the
+// sandbox out, and that process finishes it. Killed instead (its lock let
+// go with nothing finished), it leaves a row list shows as leftover, which
+// delete finishes.
+func TestDeleteDetached(t *testing.T) {
+	f := newFixture(t, map[string]string{})
+	f.mustCreate("x")
+	var held *os.File
+	rep, err := f.s.DeleteDetached(f.ctx, f.r, "x", false, func(slug string, lock *os.File) error {
+		fd, err := syscall.Dup(int(lock.Fd())) // the other process's copy
+		held = os.NewFile(uintptr(fd), lock.Name())
+		return err
+	})
+	if err != nil || !slices.Equal(rep.Removed, []string{"container litterbox-repo-x", "branch litterbox/x"}) {
+		t.Fatalf("delete = %+v, %v", rep, err)
+	}
+	if _, err := f.git("rev-parse", "--verify", "--quiet", api.BranchRef("x")); err == nil {
+		t.Error("the branch is still there")
+	}
+	if len(f.p.Objects()) == 0 {
+		t.Fatal("nothing left for the other process to finish")
+	}
+	if st := f.status("x"); st != "" {
+		t.Errorf("list shows x as %s while its delete is being finished", st)
+	}
+	if err := f.s.FinishDelete(f.ctx, f.r, "x", held); err != nil {
+		t.Fatal(err)
+	}
+	f.nothingLeft("x")
+
+	// Killed: the other process's lock goes with it.
+	f.mustCreate("y")
+	if _, err := f.s.DeleteDetached(f.ctx, f.r, "y", false, func(string, *os.File) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.status("y"); st != api.StatusLeftover {
+		t.Errorf("status after the finishing process died = %q, want leftover", st)
+	}
+	rep, err = f.s.Delete(f.ctx, f.r, "y", false)
+	if err != nil || len(rep.Removed) == 0 || slices.Contains(rep.Removed, "branch litterbox/y") {
+		t.Errorf("delete of the leftover = %+v, %v", rep, err)
+	}
+	f.nothingLeft("y")
 }
 
 // A network the engine will not remove: delete says what is left and keeps
