@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -50,6 +52,12 @@ func (b *bench) caseCreate(ctx context.Context) error {
 					}
 					dd, err := timed(func() error { return lb("delete", name) })
 					if err != nil {
+						return err
+					}
+					// Untimed: what delete leaves to a process of its own
+					// (the gateway, their volume, the state) goes before
+					// the next step, which would otherwise bear it.
+					if err := waitGone(ctx, filepath.Join(r.Git.CommonDir, "litterbox", name)); err != nil {
 						return err
 					}
 					if i > 0 {
@@ -114,6 +122,23 @@ func (b *bench) caseCreate(ctx context.Context) error {
 	return nil
 }
 
+// waitGone waits (a minute at most) for path to be gone.
+func waitGone(ctx context.Context, path string) error {
+	for deadline := time.Now().Add(time.Minute); ; {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s is still there a minute after delete returned", path)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // sums are a[i]+b[i]: each round's two steps together.
 func sums(a, b []time.Duration) []time.Duration {
 	out := make([]time.Duration, min(len(a), len(b)))
@@ -148,6 +173,9 @@ func (b *bench) pooledCreates(ctx context.Context, dir string, spec repoSpec) er
 			return fmt.Errorf("create %s did not take the pooled sandbox:\n%s", name, out)
 		}
 		if _, err := b.litterbox(dir, "delete", name).run(ctx); err != nil {
+			return err
+		}
+		if err := waitGone(ctx, filepath.Join(dir, ".git", "litterbox", name)); err != nil {
 			return err
 		}
 		var id []byte
@@ -228,6 +256,11 @@ func (b *bench) createsAtOnce(ctx context.Context, dir string, before []string) 
 		}
 		if derr != nil {
 			return nil, derr
+		}
+		for _, name := range names {
+			if err := waitGone(ctx, filepath.Join(dir, ".git", "litterbox", name)); err != nil {
+				return nil, err
+			}
 		}
 		samples = append(samples, d)
 	}

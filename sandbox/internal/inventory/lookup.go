@@ -131,8 +131,9 @@ func (inv *Inventory) Delete(ctx context.Context, r *api.Repo, name string, forc
 	defer ph.End()
 	// Taken before looking, so a create of the name cannot be halfway
 	// through while this removes its parts.
-	_, statErr := os.Stat(r.StateDir(slug))
 	lock, lockErr := state.TakeCreate(ctx, r, slug)
+	// Read once the lock is taken: a delete finishing meanwhile removed it.
+	hasState := state.HasState(r.Git.CommonDir, slug)
 	if lockErr != nil && (!force || !errors.Is(lockErr, api.ErrIncomplete)) {
 		if errors.Is(lockErr, api.ErrIncomplete) && !state.Deleting(r.Git.CommonDir, slug) {
 			return nil, core.NewError(api.ErrIncomplete, "Sandbox '%s' is being created by another litterbox process right now. Wait for it to finish, then delete it; or delete it now with `litterbox delete --force %s`, which makes that create fail.", slug, slug)
@@ -145,9 +146,9 @@ func (inv *Inventory) Delete(ctx context.Context, r *api.Repo, name string, forc
 		}
 		defer lock.Unlock()
 	}
-	f, err := inv.lookupAll(ctx, r, slug, statErr == nil)
+	f, err := inv.lookupAll(ctx, r, slug, hasState)
 	if err != nil {
-		if errors.Is(err, api.ErrNotFound) && os.IsNotExist(statErr) && lockErr == nil {
+		if errors.Is(err, api.ErrNotFound) && !hasState && lockErr == nil {
 			_ = state.Remove(r, slug) // made by lockCreate just now
 		}
 		return nil, err
@@ -209,7 +210,7 @@ func (inv *Inventory) deleteReady(ctx context.Context, r *api.Repo, slug string,
 			lock.Unlock()
 		}
 	}()
-	if err := state.MarkDeleting(r, slug); err != nil {
+	if err := state.MarkDeleting(r, slug, id); err != nil {
 		return nil, true, fmt.Errorf("delete sandbox '%s': %w\nNothing was removed.", slug, err)
 	}
 	ph.Done("checks")
@@ -223,11 +224,9 @@ func (inv *Inventory) deleteReady(ctx context.Context, r *api.Repo, slug string,
 		rep.Removed = append(rep.Removed, "container "+cmp.Or(name, r.ContainerName(slug)))
 	}
 	// The mark names a container no more: a delete run again does not
-	// remove, and name, it twice; nor does the pool's record of it stay.
+	// remove, and name, it twice. Its pool claim stays until its gateway
+	// is gone (RemoveSandbox).
 	_ = state.Unready(gitDir, slug)
-	if err := pool.Forget(gitDir, id); err != nil {
-		inv.Log.Warn("could not remove the pool's record of the container", "container", id, "err", err)
-	}
 	ph.Done("container")
 	if err := r.Git.DeleteRef(ctx, ref, tip); err != nil {
 		return rep, true, core.NewError(api.ErrPartialDelete, "delete sandbox '%s' was partial; still present:\n  branch %s%s (%s)\nRun `litterbox delete %s` again.", slug, api.BranchPrefix, slug, core.ErrText(err), slug)
@@ -363,8 +362,15 @@ func (inv *Inventory) RemoveSandbox(ctx context.Context, r *api.Repo, f *Found, 
 	}
 	ph.Done("networks")
 	if len(left) == 0 {
-		// The state goes once nothing on the engine needs it; with
-		// anything left it stays, so a new delete finds the sandbox.
+		// The pool claim of a container a delete removed before (its
+		// gateway, a pool member's, was its by the claim), then the
+		// state, once nothing on the engine needs them; with anything
+		// left they stay, so a new delete finds the sandbox.
+		if id := state.DeletingID(r.Git.CommonDir, slug); id != "" {
+			if err := pool.Forget(r.Git.CommonDir, id); err != nil {
+				inv.Log.Warn("could not remove the pool's record of the container", "container", id, "err", err)
+			}
+		}
 		if err := clearState(); err != nil {
 			left = append(left, fmt.Sprintf("state %s (%v)", r.StateDir(slug), err))
 		} else if f.HasState && len(rep.Removed) == 0 && f.BranchID == "" {

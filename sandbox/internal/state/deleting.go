@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
@@ -16,9 +17,30 @@ import (
 // short: list shows it, and delete finishes it.
 const DeletingFile = "deleting"
 
-// MarkDeleting writes the mark, before the delete removes anything.
-func MarkDeleting(r *api.Repo, slug string) error {
-	return WriteAtomic(File(r.Git.CommonDir, slug, DeletingFile), nil)
+// MarkDeleting writes the mark, before the delete removes anything. It
+// names the container the delete removes first (id), whose pool claim, if
+// any, goes last (DeletingID): the claim is what makes its gateway, a pool
+// member's, a container of this sandbox.
+func MarkDeleting(r *api.Repo, slug, id string) error {
+	return WriteAtomic(File(r.Git.CommonDir, slug, DeletingFile), []byte(id+"\n"))
+}
+
+// DeletingID is the container the mark names, "" for none.
+func DeletingID(gitDir, slug string) string {
+	data, _ := os.ReadFile(File(gitDir, slug, DeletingFile))
+	return strings.TrimSpace(string(data))
+}
+
+// HasState reports whether sandbox slug has a state directory holding
+// anything besides its create lock (which a lock taken just now makes).
+func HasState(gitDir, slug string) bool {
+	entries, _ := os.ReadDir(filepath.Join(gitDir, "litterbox", slug))
+	for _, e := range entries {
+		if e.Name() != CreateLockFile {
+			return true
+		}
+	}
+	return false
 }
 
 // Deleting reports whether a delete of sandbox slug began (and did not
