@@ -103,6 +103,28 @@ func (g *Repo) Head(ctx context.Context) (string, error) {
 	return id, nil
 }
 
+// Commits returns the commits revs name, in their order, from one git
+// call; an error when any of them names none. A rev may not start with
+// "-" (rev-parse of several takes no --end-of-options: it prints it).
+func (g *Repo) Commits(ctx context.Context, revs ...string) ([]string, error) {
+	args := []string{"rev-parse"}
+	for _, r := range revs {
+		if strings.HasPrefix(r, "-") {
+			return nil, fmt.Errorf("git rev-parse: %q is not a revision", r)
+		}
+		args = append(args, r+"^{commit}")
+	}
+	out, err := g.output(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	ids := strings.Fields(out)
+	if len(ids) != len(revs) {
+		return nil, fmt.Errorf("git rev-parse %s: %d commits, want %d", strings.Join(revs, " "), len(ids), len(revs))
+	}
+	return ids, nil
+}
+
 // ResolveRef returns the object id of ref, or ok=false when it does not exist.
 func (g *Repo) ResolveRef(ctx context.Context, ref string) (id string, ok bool, err error) {
 	id, err = g.output(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")

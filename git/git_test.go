@@ -186,3 +186,22 @@ func TestRefsKeepsOddNames(t *testing.T) {
 		t.Errorf("Refs = %q, want %q and %q at %s", refs, names[0], names[1], c)
 	}
 }
+
+// Commits names HEAD's commit and a branch's in one call, in order, and
+// fails when one of them names none.
+func TestCommits(t *testing.T) {
+	g, c := newTestRepo(t)
+	ctx := context.Background()
+	if out, err := exec.Command("git", "-C", g.Root, "update-ref", "HEAD", c).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if out, err := exec.Command("git", "-C", g.Root, "update-ref", "refs/heads/litterbox/x", c).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if ids, err := g.Commits(ctx, "HEAD", "refs/heads/litterbox/x"); err != nil || len(ids) != 2 || ids[0] != c || ids[1] != c {
+		t.Errorf("Commits = %v, %v; want [%s %s]", ids, err, c, c)
+	}
+	if ids, err := g.Commits(ctx, "HEAD", "refs/heads/litterbox/gone"); err == nil {
+		t.Errorf("Commits of a missing branch = %v, no error", ids)
+	}
+}

@@ -194,13 +194,17 @@ func (inv *Inventory) deleteReady(ctx context.Context, r *api.Repo, slug string,
 	if id == "" || state.ReadJournal(gitDir, slug) != nil {
 		return nil, false, nil
 	}
+	// One git call finds the branch's tip and HEAD: a tip at HEAD (a
+	// sandbox with no work, the usual one to delete) has nothing HEAD
+	// lacks, and no second call counts it.
 	ref := api.BranchRef(slug)
-	tip, ok, err := r.Git.ResolveRef(ctx, ref)
-	if err != nil || !ok {
+	ids, err := r.Git.Commits(ctx, "HEAD", ref)
+	if err != nil {
 		return nil, false, nil
 	}
-	if !force {
-		if n, err := r.Git.CountCommits(ctx, "HEAD", tip); err != nil || n > 0 {
+	head, tip := ids[0], ids[1]
+	if !force && tip != head {
+		if n, err := r.Git.CountCommits(ctx, head, tip); err != nil || n > 0 {
 			return nil, false, nil
 		}
 	}
