@@ -42,6 +42,10 @@ type Gateways interface {
 	// volumes, in one engine call where it can; missing are those that
 	// were gone already.
 	RemoveAll(ctx context.Context, names ...string) (missing []string, err error)
+	// RemoveNetless is RemoveAll of containers that have no network (a
+	// confined sandbox's: its way out is its gateway's): their removal
+	// touches no network of the engine, so it waits for no other.
+	RemoveNetless(ctx context.Context, names ...string) (missing []string, err error)
 	// State is the state of container ref (a gateway's), StateNone when
 	// there is none.
 	State(ctx context.Context, ref Ref) (State, error)

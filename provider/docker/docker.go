@@ -287,10 +287,22 @@ func (c *Client) Remove(ctx context.Context, name string) error {
 // may go in one call (a sandbox and its gateway do not: the sandbox has
 // none).
 func (c *Client) RemoveAll(ctx context.Context, names ...string) (missing []string, err error) {
+	return c.removeAll(ctx, true, names)
+}
+
+// RemoveNetless is RemoveAll of containers with no network (--network
+// none), which takes no removal turn: the engine's network code, which the
+// turn guards, has nothing to do for them.
+func (c *Client) RemoveNetless(ctx context.Context, names ...string) (missing []string, err error) {
+	return c.removeAll(ctx, false, names)
+}
+
+// removeAll is RemoveAll, in a removal turn when turn is set.
+func (c *Client) removeAll(ctx context.Context, turn bool, names []string) (missing []string, err error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
-	if c.dialect().SharedNetwork != "" {
+	if turn && c.dialect().SharedNetwork != "" {
 		unlock := c.removalTurn()
 		defer unlock()
 	}
@@ -324,12 +336,10 @@ const removalSettle = 30 * time.Millisecond
 // the turn. A removal alone waits for nothing. Without a runtime directory
 // there is no turn to take.
 func (c *Client) removalTurn() func() {
-	dir, err := runtimeDir()
+	path, err := c.removalLock()
 	if err != nil {
 		return func() {}
 	}
-	sum := sha256.Sum256([]byte(c.endpoint()))
-	path := filepath.Join(dir, "rm-"+hex.EncodeToString(sum[:8])+".lock")
 	unlock, err := flock.Lock(path)
 	if err != nil {
 		return func() {}
@@ -344,6 +354,16 @@ func (c *Client) removalTurn() func() {
 		_ = os.Chtimes(path, now, now)
 		unlock()
 	}
+}
+
+// removalLock is the file whose lock is the removal turn on c's engine.
+func (c *Client) removalLock() (string, error) {
+	dir, err := runtimeDir()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(c.endpoint()))
+	return filepath.Join(dir, "rm-"+hex.EncodeToString(sum[:8])+".lock"), nil
 }
 
 // NetworkCreateArgs builds the argv of `docker network create` for a bridge

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/runner/runnertest"
@@ -362,6 +363,49 @@ func TestRemoveAll(t *testing.T) {
 	f.ExpectStderr([]string{"docker", "rm", "--force", "--volumes", "sb"}, "", "Error response from daemon: No such container: sb\nError response from daemon: No such container: sb\n", nil)
 	if missing, err := c.RemoveAll(ctx, "sb"); err != nil || !slices.Equal(missing, []string{"sb"}) {
 		t.Errorf("RemoveAll of one = %q, %v; want [sb]", missing, err)
+	}
+	if err := f.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestRemoveNetlessTakesNoTurn: while another process removes a container
+// (it holds the removal turn), RemoveAll waits for it, and RemoveNetless,
+// of a container with no network, does not.
+func TestRemoveNetlessTakesNoTurn(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	ctx := context.Background()
+	f := &runnertest.Fake{}
+	c := &Client{R: f}
+	f.Expect([]string{"docker", "rm", "--force", "--volumes", "sb"}, "sb\n", nil)
+	f.Expect([]string{"docker", "rm", "--force", "--volumes", "gw"}, "gw\n", nil)
+	path, err := c.removalLock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := flock.Lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := c.RemoveNetless(ctx, "sb"); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("RemoveNetless waited for the removal turn")
+	}
+	go func() { _, err := c.RemoveAll(ctx, "gw"); done <- err }()
+	select {
+	case <-done:
+		t.Fatal("RemoveAll did not wait for the removal turn")
+	case <-time.After(200 * time.Millisecond):
+	}
+	unlock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 	if err := f.Check(); err != nil {
 		t.Error(err)

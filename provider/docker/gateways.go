@@ -33,6 +33,12 @@ func (p *Provider) RemoveAll(ctx context.Context, names ...string) ([]string, er
 	return p.c.RemoveAll(ctx, names...)
 }
 
+// RemoveNetless removes containers with no network in one engine call
+// (Client.RemoveNetless).
+func (p *Provider) RemoveNetless(ctx context.Context, names ...string) ([]string, error) {
+	return p.c.RemoveNetless(ctx, names...)
+}
+
 // State is the state of container ref (Client.ContainerState).
 func (p *Provider) State(ctx context.Context, ref provider.Ref) (provider.State, error) {
 	return p.c.ContainerState(ctx, ref.ID)

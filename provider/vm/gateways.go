@@ -36,6 +36,13 @@ func (p *Provider) RemoveAll(ctx context.Context, names ...string) ([]string, er
 	return p.d.RemoveAll(ctx, names...)
 }
 
+func (p *Provider) RemoveNetless(ctx context.Context, names ...string) ([]string, error) {
+	if err := p.up(ctx); err != nil {
+		return nil, err
+	}
+	return p.d.RemoveNetless(ctx, names...)
+}
+
 func (p *Provider) State(ctx context.Context, ref provider.Ref) (provider.State, error) {
 	if err := p.up(ctx); err != nil {
 		return provider.StateNone, err

@@ -219,12 +219,14 @@ func (inv *Inventory) deleteReady(ctx context.Context, r *api.Repo, slug string,
 	}
 	ph.Done("checks")
 	rep = &api.DeleteReport{Name: slug, Removed: []string{}}
-	removed, err := inv.gate.RemoveWithGateway(ctx, id, "")
+	// A sandbox with a gateway has no network of its own.
+	rec, confined, _ := netgate.Read(gitDir, slug)
+	removed, err := inv.gate.RemoveContainer(ctx, id, confined && rec.Gateway != "")
 	if err != nil {
 		_ = os.Remove(state.File(gitDir, slug, state.DeletingFile))
 		return rep, true, core.NewError(api.ErrPartialDelete, "delete sandbox '%s': could not remove its container: %v\nNothing was removed; run `litterbox delete %s` again.", slug, core.ErrText(err), slug)
 	}
-	if len(removed) > 0 {
+	if removed {
 		rep.Removed = append(rep.Removed, "container "+cmp.Or(name, r.ContainerName(slug)))
 	}
 	// The mark names a container no more: a delete run again does not

@@ -353,27 +353,24 @@ func (g *Gate) RemoveVolume(ctx context.Context, name string) error {
 	return e.RemoveVolume(ctx, name)
 }
 
-// RemoveWithGateway removes a sandbox's container (by id or name) and its
-// gateway's in one engine call where the engine's CLI takes both (`docker
-// rm --force --volumes A B`), one after the other elsewhere; gone already
-// is removed. removed are those of the two that were there.
-func (g *Gate) RemoveWithGateway(ctx context.Context, container, gateway string) (removed []string, err error) {
-	names := slices.DeleteFunc([]string{container, gateway}, func(n string) bool { return n == "" })
+// RemoveContainer removes a sandbox's container (by id or name); netless
+// says it has no network (a confined sandbox's: Gateways.RemoveNetless).
+// removed is false when it was gone already.
+func (g *Gate) RemoveContainer(ctx context.Context, container string, netless bool) (removed bool, err error) {
 	e, ok := Engine(g.Provider)
 	if !ok {
-		for _, n := range names {
-			if err := g.Provider.Remove(ctx, provider.Ref{ID: n}); err != nil {
-				return removed, err
-			}
-			removed = append(removed, n)
+		err := g.Provider.Remove(ctx, provider.Ref{ID: container})
+		if errors.Is(err, provider.ErrNotFound) {
+			return false, nil
 		}
-		return removed, nil
+		return err == nil, err
 	}
-	missing, err := e.RemoveAll(ctx, names...)
-	if err != nil {
-		return nil, err
+	remove := e.RemoveAll
+	if netless {
+		remove = e.RemoveNetless
 	}
-	return slices.DeleteFunc(names, func(n string) bool { return slices.Contains(missing, n) }), nil
+	missing, err := remove(ctx, container)
+	return err == nil && len(missing) == 0, err
 }
 
 // IsGateway says an engine object is a gateway (its container, or its
