@@ -215,7 +215,7 @@ func (inv *Inventory) deleteReady(ctx context.Context, r *api.Repo, slug string,
 		}
 	}()
 	if err := state.MarkDeleting(r, slug, id); err != nil {
-		return nil, true, fmt.Errorf("delete sandbox '%s': %w\nNothing was removed.", slug, err)
+		return nil, true, fmt.Errorf("delete sandbox '%s': nothing was removed: %w", slug, err)
 	}
 	ph.Done("checks")
 	rep = &api.DeleteReport{Name: slug, Removed: []string{}}
@@ -223,7 +223,7 @@ func (inv *Inventory) deleteReady(ctx context.Context, r *api.Repo, slug string,
 	rec, confined, _ := netgate.Read(gitDir, slug)
 	removed, err := inv.gate.RemoveContainer(ctx, id, confined && rec.Gateway != "")
 	if err != nil {
-		_ = os.Remove(state.File(gitDir, slug, state.DeletingFile))
+		state.UnmarkDeleting(gitDir, slug) // the sandbox is whole
 		return rep, true, core.NewError(api.ErrPartialDelete, "delete sandbox '%s': could not remove its container: %v\nNothing was removed; run `litterbox delete %s` again.", slug, core.ErrText(err), slug)
 	}
 	if removed {
@@ -240,15 +240,15 @@ func (inv *Inventory) deleteReady(ctx context.Context, r *api.Repo, slug string,
 	rep.Removed = append(rep.Removed, "branch "+api.BranchPrefix+slug)
 	ph.Done("branch")
 	if detach != nil {
-		if err := detach(slug, lock.File()); err == nil {
+		err := detach(slug, lock.File())
+		if err == nil {
 			lock.Release()
 			finished = true
 			rep.Removing = gatewayOf(gitDir, slug)
 			ph.Done("the rest handed to another process")
 			return rep, true, nil
-		} else {
-			inv.Log.Debug("could not hand the end of the delete to another process: finishing here", "err", err)
 		}
+		inv.Log.Debug("could not hand the end of the delete to another process: finishing here", "err", err)
 	}
 	rest, err := inv.finish(ctx, r, slug)
 	if rest != nil {

@@ -25,6 +25,11 @@ func MarkDeleting(r *api.Repo, slug, id string) error {
 	return WriteAtomic(File(r.Git.CommonDir, slug, DeletingFile), []byte(id+"\n"))
 }
 
+// UnmarkDeleting removes the mark of a delete that removed nothing.
+func UnmarkDeleting(gitDir, slug string) {
+	_ = os.Remove(File(gitDir, slug, DeletingFile))
+}
+
 // DeletingID is the container the mark names, "" for none.
 func DeletingID(gitDir, slug string) string {
 	data, _ := os.ReadFile(File(gitDir, slug, DeletingFile))
