@@ -257,6 +257,25 @@ func (g *Gateway) ServeDNS(l net.Listener) error {
 	})
 }
 
+// ServeDNSPackets serves the resolver on a UDP socket: a sandbox that
+// reaches its gateway over the network asks it there. Every query is
+// answered REFUSED and recorded, as ServeDNS does.
+func (g *Gateway) ServeDNSPackets(pc net.PacketConn) error {
+	buf := make([]byte, 65535)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		if ans, ok := g.answerDNS(buf[:n]); ok {
+			_, _ = pc.WriteTo(ans, from)
+		}
+	}
+}
+
 // answerDNS records a query and answers it REFUSED; ok is false for a
 // message that is no query, which gets no answer.
 func (g *Gateway) answerDNS(m []byte) ([]byte, bool) {

@@ -371,7 +371,9 @@ func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 	restart := inv.gate != nil && inv.gate.Supported()
 	switch sb.Status {
 	case api.StatusStopped:
-		if restart {
+		// Not where gateways are linked by network (Kubernetes): a pod
+		// does not stop and start again.
+		if restart && !inv.gate.Linked() {
 			sb.Note = "its container stopped (an engine restart stops them): `litterbox resume " + sb.Name + "` starts it again and fills /src from its branch"
 		}
 	case api.StatusActive, api.StatusPaused, api.StatusFailedSetup:

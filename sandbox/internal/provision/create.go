@@ -324,8 +324,9 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 	// check asks the engine which instance it is, beside the image's
 	// inspection.
 	// A confined sandbox has no network to share with another: its
-	// gateway keeps it apart.
-	if c.cfg.Network != config.NetworkNone && len(c.pool) == 0 && c.net == nil {
+	// gateway keeps it apart; unless its engine links the two by network,
+	// which holds only where the engine keeps sandboxes apart.
+	if c.cfg.Network != config.NetworkNone && len(c.pool) == 0 && (c.net == nil || c.linked()) {
 		c.isolation = pv.iso.Start(ctx, c.cfg.Image)
 	}
 	if len(c.pool) == 0 {
@@ -798,6 +799,14 @@ func (c *creation) fill(ctx context.Context) error {
 		}
 		c.stamp = c.pooled.Stamp
 	} else {
+		if c.linked() {
+			// The setup may use the network: a gateway linked by
+			// network has no relay for it to wait for, so the gateway
+			// is waited for here (it came up beside the sandbox's pod).
+			if gerr := c.gatewayReady(); gerr != nil {
+				return errors.Join(gerr, extras())
+			}
+		}
 		c.progress("copying " + core.Short(c.start) + " into " + api.Workdir + ", then running setup: " + runner.Quote(c.setup...))
 		c.startTrust(ctx)
 		err = c.pv.guest.CopyAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.setupArgv(), &so, &se)

@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -97,13 +98,16 @@ func (c *creation) startGateway(ctx context.Context) error {
 		// The placeholders, and the CA bundle the gateway's CA goes in.
 		sp.Env = slices.Concat(sp.Env, secrets.Env(netgate.Bindings(c.secrets.bound)), egress.TrustEnv())
 	}
+	// Named with the repository's id: a gateway of the name is this
+	// sandbox's, left by an earlier create, never another repository's.
+	name := c.r.SuffixedName(c.slug) + "-gw"
+	if l, ok := netgate.Linked(c.pv.Provider); ok {
+		return c.startLinkedGateway(ctx, sp, name, l.GatewayHost())
+	}
 	plan, err := egress.Confine(sp, api.DefaultImage, c.net.Policy(c.slug, netgate.Reach{}), sp.Labels)
 	if err != nil {
 		return err
 	}
-	// Named with the repository's id: a gateway of the name is this
-	// sandbox's, left by an earlier create, never another repository's.
-	name := c.r.SuffixedName(c.slug) + "-gw"
 	eng, _ := netgate.Engine(c.pv.Provider)
 	atMount := nameGateway(&plan, name, eng)
 	c.net.Gateway, c.net.Volume, c.net.Ports = name, name, plan.Ports
@@ -172,6 +176,64 @@ func (c *creation) startGateway(ctx context.Context) error {
 	}()
 	return nil
 }
+
+// startLinkedGateway starts making the gateway of a sandbox on an engine
+// that links the two by network (egress.ConfineLinked: Kubernetes), named
+// name, which the sandbox finds by the name host. Once the engine host's
+// addresses are known, the gateway is made from the base image, and the
+// sandbox's start, which needs its address, waits for it (volumeReady);
+// then, beside the sandbox's start, its program is installed by an exec,
+// and it gets its secrets and is told it is ready. The copy and setup wait
+// for that (fill): there is no relay for the setup to wait for.
+func (c *creation) startLinkedGateway(ctx context.Context, sp provider.Spec, name, host string) error {
+	plan, err := egress.ConfineLinked(sp, api.DefaultImage, c.net.Policy(c.slug, netgate.Reach{}), sp.Labels, host)
+	if err != nil {
+		return err
+	}
+	plan.NameGateway(name)
+	c.net.Gateway, c.net.Volume, c.net.Ports = name, "", nil
+	if err := netgate.Write(c.r, c.slug, c.net); err != nil {
+		return fmt.Errorf("create sandbox %q: record its gateway: %w", c.slug, err)
+	}
+	if c.secrets != nil {
+		if err := netgate.WriteSecrets(c.r, c.slug, c.secrets.bound); err != nil {
+			return fmt.Errorf("create sandbox %q: record its secrets: %w", c.slug, err)
+		}
+	}
+	c.confined = &plan.Sandbox
+	c.progress("starting egress gateway " + name)
+	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, provider.Ref{ID: name}) })
+	c.volumeMade, c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1), make(chan error, 1)
+	go func() {
+		h := <-c.host
+		c.host <- h
+		program, perr := c.pv.gate.Program(ctx)
+		err := errors.Join(h.err, perr)
+		var gp egress.Plan
+		if err == nil {
+			gp, err = egress.ConfineLinked(sp, api.DefaultImage, c.net.Policy(c.slug, h.addrs), sp.Labels, host)
+		}
+		if err == nil {
+			gp.NameGateway(name)
+			err = c.makeGateway(ctx, gp.Gateway)
+		} else {
+			c.gatewayMade <- err
+		}
+		c.volumeMade <- err
+		if err == nil {
+			err = egress.InstallLinked(ctx, c.pv.Provider, provider.Ref{ID: name}, bytes.NewReader(program))
+		}
+		if aerr := c.armSecrets(ctx, err); err == nil && aerr == nil {
+			err = c.pv.gate.Ready(ctx, c.slug, c.net)
+		}
+		c.gateway <- err
+	}()
+	return nil
+}
+
+// linked says the sandbox's gateway is linked to it by network
+// (startLinkedGateway).
+func (c *creation) linked() bool { return c.net != nil && c.pv.gate.Linked() }
 
 // armSecrets hands the secrets' values to the gateway made (err nil) and
 // passes on its CA, or the error, to the sandbox's trust step; it returns
@@ -288,6 +350,13 @@ func (c *creation) gatewayReady() error {
 func (c *creation) setupArgv() []string {
 	if c.net == nil {
 		return c.setup
+	}
+	if c.linked() {
+		// No relay: fill waited for the gateway.
+		if c.secrets == nil {
+			return c.setup
+		}
+		return append([]string{"sh", "-c", waitTrust + `; exec "$@"`, "sh"}, c.setup...)
 	}
 	wait := egress.WaitReady
 	if c.secrets != nil {
