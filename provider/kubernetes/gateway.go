@@ -3,17 +3,19 @@ package kubernetes
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/litterbox-dev/litterbox/provider"
 )
 
 // A confined sandbox's gateway is a pod of its own beside the sandbox's
-// (provider.GatewayLinks, docs/egress.md): made first, from a Spec whose
-// Link names the two, with a NetworkPolicy that lets in only its sandbox
+// (provider.GatewayLinks, docs/egress.md): made from a Spec whose Link
+// names the two, with a NetworkPolicy that lets in only its sandbox
 // (on the link's ports) and lets out only what is beyond the cluster. The
 // sandbox's pod, made once the gateway has an address, names it
 // litterbox-gateway in /etc/hosts and resolves names with it, and its
@@ -101,7 +103,7 @@ func (p *Provider) Subnets(ctx context.Context) ([]string, error) {
 }
 
 // linkOf is what a linked Spec's pod and policy need: for a sandbox, its
-// gateway pod's address (the gateway is made first); for a gateway, the
+// gateway pod's address (gatewayIP); for a gateway, the
 // cluster's ranges, which its policy closes.
 func (p *Provider) linkOf(ctx context.Context, s provider.Spec) (gatewayIP string, closed []string, err error) {
 	if isGateway(s) {
@@ -111,13 +113,39 @@ func (p *Provider) linkOf(ctx context.Context, s provider.Spec) (gatewayIP strin
 		closed, err = p.Subnets(ctx)
 		return "", closed, err
 	}
-	res, err := p.run(ctx, p.Cmd("get", "pod", s.Link.Gateway, "-o", "jsonpath={.status.podIP}"))
+	ip, err := p.gatewayIP(ctx, s.Link.Gateway)
 	if err != nil {
 		return "", nil, fmt.Errorf("find its egress gateway %s: %w", s.Link.Gateway, err)
 	}
-	ip := strings.TrimSpace(string(res.Stdout))
-	if _, err := netip.ParseAddr(ip); err != nil {
-		return "", nil, fmt.Errorf("its egress gateway %s has no address yet (%q)", s.Link.Gateway, ip)
-	}
 	return ip, nil, nil
+}
+
+// gatewayIP waits until gateway pod name has an address: it may not
+// exist yet, since the sandbox's pod is made beside it (the sandbox's
+// start needs only its address, which the pod has once its node made its
+// network). It gives up when ctx is done (the gateway's create failed), the
+// pod cannot start, or after 3 minutes.
+func (p *Provider) gatewayIP(ctx context.Context, name string) (string, error) {
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		pod, err := p.getPod(ctx, name)
+		switch {
+		case err == nil && pod.Status.PodIP != "":
+			return pod.Status.PodIP, nil
+		case err == nil:
+			if why := pod.failure(); why != "" {
+				return "", fmt.Errorf("pod %s cannot start: %s", name, why)
+			}
+		case !errors.Is(err, provider.ErrNotFound):
+			return "", err
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("pod %s has no address after 3 minutes (see `%s`)", name, p.Cmd("describe", "pod", name))
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

@@ -227,6 +227,7 @@ type podObject struct {
 	Spec   json.RawMessage `json:"spec"`
 	Status struct {
 		Phase                 string `json:"phase"`
+		PodIP                 string `json:"podIP"`
 		Conditions            []struct{ Type, Status string }
 		InitContainerStatuses []containerStatus `json:"initContainerStatuses"`
 		ContainerStatuses     []containerStatus `json:"containerStatuses"`

@@ -159,8 +159,13 @@ type creation struct {
 	// once startGateway planned it; volumeMade ends with its volume made,
 	// gatewayMade with its container, gateway with both (its program is in
 	// its image); host is what the gateway needs of the engine.
-	net         *netgate.NetFile
-	confined    *provider.Spec
+	net      *netgate.NetFile
+	confined *provider.Spec
+	// link is the sandbox's start beside a gateway linked by network:
+	// cancelled when the gateway cannot be made (the sandbox's start waits
+	// for its address).
+	link        context.Context
+	linkCancel  context.CancelFunc
 	volumeMade  chan error
 	gateway     chan error
 	gatewayMade chan error
@@ -678,7 +683,16 @@ func (c *creation) startContainer(ctx context.Context) error {
 		}
 	}
 	c.progress("starting container " + sp.Name)
-	sb, err := c.pv.Provider.Create(ctx, sp)
+	cctx := ctx
+	if c.link != nil {
+		cctx = c.link
+		defer c.linkCancel()
+	}
+	sb, err := c.pv.Provider.Create(cctx, sp)
+	if err != nil && c.link != nil && c.link.Err() != nil && ctx.Err() == nil {
+		// Its gateway could not be made: that is the error.
+		err = c.gatewayStarted()
+	}
 	if errors.Is(err, provider.ErrConflict) {
 		// No sandbox of this name exists (see clearLeftovers), so what holds
 		// the name is a network this very sandbox left, or its container

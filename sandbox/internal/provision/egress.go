@@ -110,17 +110,9 @@ func (c *creation) startGateway(ctx context.Context) error {
 	}
 	eng, _ := netgate.Engine(c.pv.Provider)
 	atMount := nameGateway(&plan, name, eng)
-	c.net.Gateway, c.net.Volume, c.net.Ports = name, name, plan.Ports
-	if err := netgate.Write(c.r, c.slug, c.net); err != nil {
-		return fmt.Errorf("create sandbox %q: record its gateway: %w", c.slug, err)
+	if err := c.recordGateway(name, name, plan.Ports, &plan.Sandbox); err != nil {
+		return err
 	}
-	if c.secrets != nil {
-		if err := netgate.WriteSecrets(c.r, c.slug, c.secrets.bound); err != nil {
-			return fmt.Errorf("create sandbox %q: record its secrets: %w", c.slug, err)
-		}
-	}
-	c.confined = &plan.Sandbox
-	c.progress("starting egress gateway " + name)
 	c.undo.push("volume "+name, func(ctx context.Context) error { return eng.RemoveVolume(ctx, name) })
 	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, provider.Ref{ID: name}) })
 	c.volumeMade, c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1), make(chan error, 1)
@@ -177,21 +169,11 @@ func (c *creation) startGateway(ctx context.Context) error {
 	return nil
 }
 
-// startLinkedGateway starts making the gateway of a sandbox on an engine
-// that links the two by network (egress.ConfineLinked: Kubernetes), named
-// name, which the sandbox finds by the name host. Once the engine host's
-// addresses are known, the gateway is made from the base image, and the
-// sandbox's start, which needs its address, waits for it (volumeReady);
-// then, beside the sandbox's start, its program is installed by an exec,
-// and it gets its secrets and is told it is ready. The copy and setup wait
-// for that (fill): there is no relay for the setup to wait for.
-func (c *creation) startLinkedGateway(ctx context.Context, sp provider.Spec, name, host string) error {
-	plan, err := egress.ConfineLinked(sp, api.DefaultImage, c.net.Policy(c.slug, netgate.Reach{}), sp.Labels, host)
-	if err != nil {
-		return err
-	}
-	plan.NameGateway(name)
-	c.net.Gateway, c.net.Volume, c.net.Ports = name, "", nil
+// recordGateway records the gateway about to be made, name, its volume and
+// the ports it publishes (and the secrets it will hold), and makes sandbox
+// the spec the sandbox's start makes.
+func (c *creation) recordGateway(name, volume string, ports []int, sandbox *provider.Spec) error {
+	c.net.Gateway, c.net.Volume, c.net.Ports = name, volume, ports
 	if err := netgate.Write(c.r, c.slug, c.net); err != nil {
 		return fmt.Errorf("create sandbox %q: record its gateway: %w", c.slug, err)
 	}
@@ -200,10 +182,32 @@ func (c *creation) startLinkedGateway(ctx context.Context, sp provider.Spec, nam
 			return fmt.Errorf("create sandbox %q: record its secrets: %w", c.slug, err)
 		}
 	}
-	c.confined = &plan.Sandbox
+	c.confined = sandbox
 	c.progress("starting egress gateway " + name)
+	return nil
+}
+
+// startLinkedGateway starts making the gateway of a sandbox on an engine
+// that links the two by network (egress.ConfineLinked: Kubernetes), named
+// name, which the sandbox finds by the name host. Once the engine host's
+// addresses are known, the gateway is made from the base image, beside
+// the sandbox's start (the engine waits for the gateway's address, and
+// c.link is cancelled when the gateway cannot be made); once it runs, its
+// program is installed by an exec, and it gets its secrets and is told it
+// is ready. The copy and setup wait
+// for that (fill): there is no relay for the setup to wait for.
+func (c *creation) startLinkedGateway(ctx context.Context, sp provider.Spec, name, host string) error {
+	plan, err := egress.ConfineLinked(sp, api.DefaultImage, c.net.Policy(c.slug, netgate.Reach{}), sp.Labels, host)
+	if err != nil {
+		return err
+	}
+	plan.NameGateway(name)
+	if err := c.recordGateway(name, "", nil, &plan.Sandbox); err != nil {
+		return err
+	}
 	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, provider.Ref{ID: name}) })
-	c.volumeMade, c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1), make(chan error, 1)
+	c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1)
+	c.link, c.linkCancel = context.WithCancel(ctx)
 	go func() {
 		h := <-c.host
 		c.host <- h
@@ -219,7 +223,9 @@ func (c *creation) startLinkedGateway(ctx context.Context, sp provider.Spec, nam
 		} else {
 			c.gatewayMade <- err
 		}
-		c.volumeMade <- err
+		if err != nil {
+			c.linkCancel() // the sandbox's start waits for it no more
+		}
 		if err == nil {
 			err = egress.InstallLinked(ctx, c.pv.Provider, provider.Ref{ID: name}, bytes.NewReader(program))
 		}
