@@ -386,7 +386,9 @@ func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 		switch st, ok := gws[sb.Egress.Gateway]; {
 		case st == provider.StatePaused && sb.Status == api.StatusPaused:
 			// Paused with it (an idle pause): resume resumes both.
-		case !ok:
+		case !ok || st == provider.StateNone:
+			// (On Kubernetes a gateway pod that is gone leaves its
+			// NetworkPolicy, listed without a state.)
 			sb.Status = api.StatusGatewayDown
 			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is gone, and with it its way out: " + netgate.Recreate(sb.Name, sb.Container)
 		case st != provider.StateRunning:

@@ -208,11 +208,21 @@ func (c *creation) startLinkedGateway(ctx context.Context, sp provider.Spec, nam
 	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, provider.Ref{ID: name}) })
 	c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1)
 	c.link, c.linkCancel = context.WithCancel(ctx)
+	type programResult struct {
+		b   []byte
+		err error
+	}
+	prog := make(chan programResult, 1)
+	go func() {
+		b, err := c.pv.gate.Program(ctx)
+		prog <- programResult{b, err}
+	}()
 	go func() {
 		h := <-c.host
 		c.host <- h
-		program, perr := c.pv.gate.Program(ctx)
-		err := errors.Join(h.err, perr)
+		p := <-prog
+		program := p.b
+		err := errors.Join(h.err, p.err)
 		var gp egress.Plan
 		if err == nil {
 			gp, err = egress.ConfineLinked(sp, api.DefaultImage, c.net.Policy(c.slug, h.addrs), sp.Labels, host)
