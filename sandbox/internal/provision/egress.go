@@ -116,15 +116,7 @@ func (c *creation) startGateway(ctx context.Context) error {
 	c.undo.push("volume "+name, func(ctx context.Context) error { return eng.RemoveVolume(ctx, name) })
 	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, provider.Ref{ID: name}) })
 	c.volumeMade, c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1), make(chan error, 1)
-	type imageResult struct {
-		tag string
-		err error
-	}
-	image := make(chan imageResult, 1)
-	go func() {
-		tag, err := c.pv.gate.Image(ctx)
-		image <- imageResult{tag, err}
-	}()
+	image := beside(func() (string, error) { return c.pv.gate.Image(ctx) })
 	go func() {
 		var err error
 		if !atMount {
@@ -151,7 +143,7 @@ func (c *creation) startGateway(ctx context.Context) error {
 			}
 			if err == nil {
 				nameGateway(&gp, name, eng)
-				gp.FromImage(img.tag)
+				gp.FromImage(img.v)
 				err = c.makeGateway(ctx, gp.Gateway)
 				if aerr := c.armSecrets(ctx, err); err == nil && aerr == nil {
 					// It holds all it should: it opens its sockets,
@@ -208,20 +200,12 @@ func (c *creation) startLinkedGateway(ctx context.Context, sp provider.Spec, nam
 	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, provider.Ref{ID: name}) })
 	c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1)
 	c.link, c.linkCancel = context.WithCancel(ctx)
-	type programResult struct {
-		b   []byte
-		err error
-	}
-	prog := make(chan programResult, 1)
-	go func() {
-		b, err := c.pv.gate.Program(ctx)
-		prog <- programResult{b, err}
-	}()
+	prog := beside(func() ([]byte, error) { return c.pv.gate.Program(ctx) })
 	go func() {
 		h := <-c.host
 		c.host <- h
 		p := <-prog
-		program := p.b
+		program := p.v
 		err := errors.Join(h.err, p.err)
 		var gp egress.Plan
 		if err == nil {
@@ -250,6 +234,23 @@ func (c *creation) startLinkedGateway(ctx context.Context, sp provider.Spec, nam
 // linked says the sandbox's gateway is linked to it by network
 // (startLinkedGateway).
 func (c *creation) linked() bool { return c.net != nil && c.pv.gate.Linked() }
+
+// result is a value made beside the caller, or why not.
+type result[T any] struct {
+	v   T
+	err error
+}
+
+// beside runs f in a goroutine of its own; its result comes on the
+// channel.
+func beside[T any](f func() (T, error)) <-chan result[T] {
+	ch := make(chan result[T], 1)
+	go func() {
+		v, err := f()
+		ch <- result[T]{v, err}
+	}()
+	return ch
+}
 
 // armSecrets hands the secrets' values to the gateway made (err nil) and
 // passes on its CA, or the error, to the sandbox's trust step; it returns
