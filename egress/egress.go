@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -61,8 +62,11 @@ func Name(sandbox string) string { return sandbox + "-gw" }
 // Env is what every command in a confined sandbox needs: the proxy, in the
 // spellings clients read (curl reads only the lower-case http_proxy, Go and
 // Python both), and the sandbox's own loopback left out of it.
-func Env() []string {
-	url := "http://" + ProxyAddr
+func Env() []string { return proxyEnv(ProxyAddr) }
+
+// proxyEnv is Env for a proxy at addr.
+func proxyEnv(addr string) []string {
+	url := "http://" + addr
 	noProxy := "localhost,127.0.0.1,::1"
 	return []string{
 		"HTTP_PROXY=" + url, "HTTPS_PROXY=" + url, "http_proxy=" + url, "https_proxy=" + url,
@@ -117,59 +121,27 @@ func (p *Plan) FromImage(image string) {
 // p at its start. labels go on the gateway and the volume, with
 // LabelGatewayOf.
 func Confine(s provider.Spec, image string, p policy.Policy, labels map[string]string) (Plan, error) {
-	pj, err := json.Marshal(p)
+	gw, pj, gid, err := gatewaySpec(s, image, p, labels)
 	if err != nil {
 		return Plan{}, err
 	}
-	if _, err := policy.ParsePolicy(pj); err != nil {
-		return Plan{}, err
-	}
-	gid, err := groupOf(s.User)
-	if err != nil {
-		return Plan{}, err
-	}
-	name := Name(s.Name)
-	l := map[string]string{LabelGatewayOf: s.Name}
-	for k, v := range labels {
-		l[k] = v
-	}
-	gwUser := fmt.Sprintf("%d:%d", UID, gid)
 	// Sticky, as /tmp is: the sandbox's group can make files there but
 	// not remove or replace the gateway's (its refusal log, the relay).
-	vol := provider.SharedVolume{Name: name, Labels: l, UID: UID, GID: gid, Mode: 0o1770, Size: 32 << 20}
-	mount := provider.Volume{Name: name, Path: Dir}
+	vol := provider.SharedVolume{Name: gw.Name, Labels: gw.Labels, UID: UID, GID: gid, Mode: 0o1770, Size: 32 << 20}
+	mount := provider.Volume{Name: gw.Name, Path: Dir}
 
 	var ports []int
-	serve := []string{"serve", "-dir", Dir, "-policy", string(pj)}
+	serve := []string{"serve", "-dir", Dir, "-policy", pj}
 	relay := Dir + "/litterbox-relay relay -dir " + Dir + " -proxy " + ProxyAddr + " -dns 127.0.0.1:53"
 	for _, ps := range s.Ports {
 		ports = append(ports, ps.Port)
 		serve = append(serve, "-port", strconv.Itoa(ps.Port))
 		relay += " -port " + strconv.Itoa(ps.Port)
 	}
-	// Until the host installs the program, the gateway's main process
-	// waits; then the program takes its place (and its pid, 1).
-	wait := `until [ -x ` + ProgramDir + `/litterbox-gateway ]; do sleep 0.05; done; exec ` + ProgramDir + `/litterbox-gateway "$@"`
-	gw := provider.Spec{
-		Name:            name,
-		Image:           image,
-		Labels:          l,
-		User:            gwUser,
-		ReadOnlyRoot:    true,
-		DropCaps:        true,
-		NoNewPrivileges: true,
-		NoHealthcheck:   true,
-		Tmpfs:           []provider.Tmpfs{{Path: ProgramDir, Size: 16 << 20, Mode: 0o700, Owner: gwUser, Exec: true}},
-		// One CPU: a sandbox that keeps its gateway busy (a flood of
-		// refused connections, TLS it terminates) takes no more of the
-		// host's; the log's bound keeps what it writes off the disk.
-		Limits:    provider.Limits{Pids: 256, Memory: 256 << 20, CPUs: 1, Log: provider.DefaultLog},
-		Network:   provider.NetworkShared,
-		Ports:     s.Ports,
-		HostPorts: s.HostPorts,
-		Volumes:   []provider.Volume{mount},
-		Cmd:       append([]string{"sh", "-c", wait, "sh"}, serve...),
-	}
+	gw.Network = provider.NetworkShared
+	gw.Ports, gw.HostPorts = s.Ports, s.HostPorts
+	gw.Volumes = []provider.Volume{mount}
+	gw.Cmd = append(gw.Cmd, serve...)
 
 	sb := s
 	sb.Network = provider.NetworkNone
@@ -194,6 +166,95 @@ func Confine(s provider.Spec, image string, p policy.Policy, labels map[string]s
 		sb.Cmd = append([]string{"sh", "-c", start, "sh"}, s.Cmd...)
 	}
 	return Plan{Sandbox: sb, Gateway: gw, Volume: vol, Ports: ports, serve: serve}, nil
+}
+
+// Ports a linked gateway serves (ConfineLinked): the proxy, and the
+// resolver (UDP and TCP).
+const (
+	LinkedProxyPort = 3128
+	LinkedDNSPort   = 53
+)
+
+// ConfineLinked plans sandbox s behind a gateway on an engine that links
+// the two by network (provider.GatewayLinks: Kubernetes). The sandbox
+// keeps its network, which the engine narrows to its gateway; its proxy is
+// the gateway at host (the name the engine gives it), and its resolver the
+// gateway's. The gateway, run from image (it needs only sh), waits until
+// Install puts its program in its own directory, then serves the proxy
+// and the resolver on its own address: no volume, no relay. The sandbox
+// keeps its named ports: the engine forwards them to it directly.
+func ConfineLinked(s provider.Spec, image string, p policy.Policy, labels map[string]string, host string) (Plan, error) {
+	gw, pj, _, err := gatewaySpec(s, image, p, labels)
+	if err != nil {
+		return Plan{}, err
+	}
+	link := &provider.Link{Sandbox: s.Name, Gateway: gw.Name, TCP: []int{LinkedProxyPort, LinkedDNSPort}, UDP: []int{LinkedDNSPort}, Closed: p.Engine}
+	serve := []string{"serve", "-dir", ProgramDir, "-listen", ":" + strconv.Itoa(LinkedProxyPort), "-dns", ":" + strconv.Itoa(LinkedDNSPort), "-policy", pj}
+	gw.Network = provider.NetworkIsolated
+	gw.Link = link
+	// Its user binds port 53.
+	gw.Sysctls = map[string]string{"net.ipv4.ip_unprivileged_port_start": "0"}
+	gw.Cmd = append(gw.Cmd, serve...)
+
+	sb := s
+	sb.Link = link
+	sb.Env = append(append([]string(nil), s.Env...), proxyEnv(net.JoinHostPort(host, strconv.Itoa(LinkedProxyPort)))...)
+	return Plan{Sandbox: sb, Gateway: gw, serve: serve}, nil
+}
+
+// Linked says the plan's two halves are linked by network
+// (ConfineLinked), not by a shared volume.
+func (p *Plan) Linked() bool { return p.Gateway.Link != nil }
+
+// NameGateway gives the plan's gateway (and its volume, or its link) the
+// name name.
+func (p *Plan) NameGateway(name string) {
+	p.Volume.Name, p.Gateway.Name = name, name
+	if p.Gateway.Link != nil {
+		p.Gateway.Link.Gateway = name
+	}
+}
+
+// gatewaySpec is what a gateway for sandbox s is on every engine: its
+// user (the gateway's, in the sandbox user's group gid), its hardening and
+// bounds, its own in-memory directory for its program, its labels, and a
+// main process that waits there for the program and becomes it (its argv
+// goes after Cmd). pj is policy p as its -policy argument.
+func gatewaySpec(s provider.Spec, image string, p policy.Policy, labels map[string]string) (gw provider.Spec, pj string, gid int, err error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return gw, "", 0, err
+	}
+	if _, err := policy.ParsePolicy(b); err != nil {
+		return gw, "", 0, err
+	}
+	if gid, err = groupOf(s.User); err != nil {
+		return gw, "", 0, err
+	}
+	l := map[string]string{LabelGatewayOf: s.Name}
+	for k, v := range labels {
+		l[k] = v
+	}
+	gwUser := fmt.Sprintf("%d:%d", UID, gid)
+	// Until the host installs the program, the gateway's main process
+	// waits; then the program takes its place (and its pid, 1).
+	wait := `until [ -x ` + ProgramDir + `/litterbox-gateway ]; do sleep 0.05; done; exec ` + ProgramDir + `/litterbox-gateway "$@"`
+	return provider.Spec{
+		Name:            Name(s.Name),
+		Image:           image,
+		Labels:          l,
+		User:            gwUser,
+		ReadOnlyRoot:    true,
+		DropCaps:        true,
+		NoNewPrivileges: true,
+		NoHealthcheck:   true,
+		Tmpfs:           []provider.Tmpfs{{Path: ProgramDir, Size: 16 << 20, Mode: 0o700, Owner: gwUser, Exec: true}},
+		// One CPU: a sandbox that keeps its gateway busy (a flood of
+		// refused connections, TLS it terminates) takes no more of the
+		// host's; the log's bound keeps what it writes off the disk.
+		Limits: provider.Limits{Pids: 256, Memory: 256 << 20, CPUs: 1, Log: provider.DefaultLog},
+		Cmd:    []string{"sh", "-c", wait, "sh"},
+	}, string(b), gid, nil
 }
 
 // groupOf reads the group of a uid:gid; a sandbox with no user set runs
@@ -225,10 +286,7 @@ type Execer interface {
 // mktemp makes a new file and mv replaces a name, never following what
 // the sandbox may have put there.
 func installScript(from string) string {
-	return `set -e
-t=$(mktemp ` + ProgramDir + `/.inst.XXXXXX)
-` + from + ` >"$t"
-chmod 0755 "$t"
+	return programScript(from) + `
 r=
 if r=$(mktemp ` + Dir + `/.relay.XXXXXX) && cp "$t" "$r" && chmod 0755 "$r" && mv -f "$r" ` + Dir + `/litterbox-relay; then :; else
   rm -f "$r"
@@ -241,12 +299,32 @@ fi
 mv -f "$t" ` + ProgramDir + `/litterbox-gateway`
 }
 
+// programScript puts the program (which from reads) in the gateway's own
+// directory under a temporary name, "$t", made executable.
+func programScript(from string) string {
+	return `set -e
+t=$(mktemp ` + ProgramDir + `/.inst.XXXXXX)
+` + from + ` >"$t"
+chmod 0755 "$t"`
+}
+
 // Install copies the gateway's program (gatewaybin's, for the engine's
 // platform) into its running container, whose main process then starts
 // it, and onto the volume, where the sandbox's main process finds the
 // relay.
 func Install(ctx context.Context, e Execer, gw provider.Ref, program io.Reader) error {
-	res, err := e.Exec(ctx, provider.ExecRequest{Ref: gw, Stdin: program, Cmd: []string{"sh", "-c", installScript("cat")}})
+	return install(ctx, e, gw, program, installScript("cat"))
+}
+
+// InstallLinked copies the gateway's program into its running container
+// (a linked gateway's: ConfineLinked), whose main process then starts it.
+// There is no volume, and no relay.
+func InstallLinked(ctx context.Context, e Execer, gw provider.Ref, program io.Reader) error {
+	return install(ctx, e, gw, program, programScript("cat")+"\nmv -f \"$t\" "+ProgramDir+"/litterbox-gateway")
+}
+
+func install(ctx context.Context, e Execer, gw provider.Ref, program io.Reader, script string) error {
+	res, err := e.Exec(ctx, provider.ExecRequest{Ref: gw, Stdin: program, Cmd: []string{"sh", "-c", script}})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
 	}

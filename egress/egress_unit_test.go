@@ -73,6 +73,41 @@ func TestConfine(t *testing.T) {
 	}
 }
 
+// TestConfineLinked: on an engine that links the two by network the
+// sandbox keeps its network and its ports (the engine forwards them to
+// it), gets no volume, resolver or sysctl, and its clients are pointed at
+// the gateway by the engine's name for it; both Specs carry one Link; the
+// gateway serves on its own address, binds port 53, and may not reach the
+// engine's networks.
+func TestConfineLinked(t *testing.T) {
+	s := provider.Spec{Name: "litterbox-repo-x", Image: "busybox:latest", Network: provider.NetworkIsolated, User: "1000:1000", Cmd: []string{"sleep", "infinity"},
+		Ports: []provider.PortSpec{{Name: "web", Port: 8080}}}
+	p, err := ConfineLinked(s, "busybox:latest", policy.Policy{Sandbox: "x", Mode: policy.ModeAllowlist, Engine: []string{"10.96.0.0/16"}}, nil, "litterbox-gateway")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, gw := p.Sandbox, p.Gateway
+	if sb.Network != provider.NetworkIsolated || len(sb.Ports) != 1 || len(sb.Volumes) != 0 || len(sb.DNS) != 0 || len(sb.Sysctls) != 0 || !slices.Equal(sb.Cmd, s.Cmd) {
+		t.Errorf("sandbox %+v", sb)
+	}
+	if !slices.Contains(sb.Env, "http_proxy=http://litterbox-gateway:3128") || !slices.Contains(sb.Env, "NO_PROXY=localhost,127.0.0.1,::1") {
+		t.Errorf("sandbox env %q", sb.Env)
+	}
+	p.NameGateway("litterbox-repo-x-abc-gw")
+	gw = p.Gateway
+	l := sb.Link
+	if l == nil || l != gw.Link || l.Sandbox != s.Name || l.Gateway != "litterbox-repo-x-abc-gw" || gw.Name != l.Gateway ||
+		!slices.Equal(l.TCP, []int{3128, 53}) || !slices.Equal(l.UDP, []int{53}) || !slices.Equal(l.Closed, []string{"10.96.0.0/16"}) || !p.Linked() {
+		t.Errorf("link %+v, gateway %q", l, gw.Name)
+	}
+	if gw.User != "65532:1000" || !gw.ReadOnlyRoot || !gw.DropCaps || gw.Sysctls["net.ipv4.ip_unprivileged_port_start"] != "0" || len(gw.Volumes) != 0 || len(gw.Ports) != 0 {
+		t.Errorf("gateway %+v", gw)
+	}
+	if cmd := strings.Join(gw.Cmd, " "); !strings.Contains(cmd, "sh serve -dir "+ProgramDir+" -listen :3128 -dns :53 -policy {") {
+		t.Errorf("gateway cmd %q", cmd)
+	}
+}
+
 // TestStore: records append after a note of what was lost, the cursor
 // follows, and the files stay bounded.
 func TestStore(t *testing.T) {

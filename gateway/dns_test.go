@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/litterbox-dev/litterbox/gateway/control"
 )
@@ -107,4 +108,37 @@ func FuzzParseQuery(f *testing.F) {
 			t.Fatalf("printable name %q", printableName(q.Name))
 		}
 	})
+}
+
+// A gateway linked to its sandbox by network (serve -listen -dns) answers
+// queries over UDP: REFUSED, and recorded, as over a stream.
+func TestDNSPacketsRefuseAndRecord(t *testing.T) {
+	g := &Gateway{Audit: NewAudit(16, nil)}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	go g.ServeDNSPackets(pc)
+	c, err := net.Dial("udp", pc.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	q := query(0xcafe, "a.example", 1)
+	if _, err := c.Write(q); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	ans := make([]byte, 512)
+	n, err := c.Read(ans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if binary.BigEndian.Uint16(ans) != 0xcafe || ans[3]&0x0f != 5 || string(ans[12:n]) != string(q[12:]) {
+		t.Errorf("answer % x", ans[:n])
+	}
+	if b := g.Audit.Since("", 0, 10); len(b.Records) != 1 || b.Records[0].Host != "a.example" || b.Records[0].Kind != "dns" {
+		t.Errorf("records: %+v", b.Records)
+	}
 }

@@ -28,6 +28,7 @@ import (
 // Main runs litterbox-gateway with args (without the program name):
 //
 //	serve -dir DIR [-policy JSON] [-port PORT]...   the gateway, in its container
+//	serve -listen ADDR -dns ADDR [-policy JSON]     the gateway as its sandbox's network peer
 //	relay -dir DIR [-port PORT]...                  its half in the sandbox
 //	ctl set < POLICY.json | get | log [-boot B] [-after N] [-max M] | refused -within D
 //	ctl secrets [< SECRETS.json]
@@ -74,8 +75,13 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 	ctlAddr := fs.String("ctl", control.CtlSocket, "the control socket")
 	var ports portsFlag
 	fs.Var(&ports, "port", "a named port of the sandbox to publish (repeat)")
+	listen := fs.String("listen", "", "serve the proxy on this TCP address, not on the shared directory (an engine that links the sandbox to its gateway by network)")
+	dnsAddr := fs.String("dns", "", "with -listen: serve the resolver on this address, UDP and TCP")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if (*listen == "") != (*dnsAddr == "") || *listen != "" && len(ports) > 0 {
+		return errors.New("serve: -listen and -dns go together, without -port")
 	}
 	p, err := policy.ParsePolicy([]byte(*policyJSON))
 	if err != nil {
@@ -100,8 +106,10 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 	// are made; a chmod after would follow whatever the sandbox put in a
 	// socket's place.
 	syscall.Umask(0o007)
-	if err := os.MkdirAll(filepath.Join(*dir, control.PortsDir), 0o770); err != nil {
-		return err
+	if *listen == "" {
+		if err := os.MkdirAll(filepath.Join(*dir, control.PortsDir), 0o770); err != nil {
+			return err
+		}
 	}
 	// The proxy's and the resolver's sockets are made only once the host
 	// says the gateway holds what it should (`ctl ready`: the policy the
@@ -123,33 +131,17 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 	var once sync.Once
 	g.OnReady = func() { once.Do(func() { close(opened) }) }
 	go func() { errc <- g.ServeCtl(cl) }()
-	go func() {
-		<-opened
-		// Before the sockets: once the relay can reach the proxy, every
-		// refusal is written to the file a bash call reads.
-		if rl, err := OpenRefusalLog(*dir); err != nil {
-			logf("%v: a bash call asks the gateway what it refused instead", err)
-		} else {
-			g.Audit.SetRefusals(rl)
-		}
-		listenUnix := func(name string) (net.Listener, error) {
-			path := filepath.Join(*dir, name)
-			_ = os.Remove(path)
-			return net.Listen("unix", path)
-		}
-		pl, err := listenUnix(control.ProxySocket)
-		if err != nil {
-			errc <- err
-			return
-		}
-		dl, err := listenUnix(control.DNSSocket)
-		if err != nil {
-			errc <- err
-			return
-		}
-		go func() { errc <- g.ServeProxy(pl) }()
-		errc <- g.ServeDNS(dl)
-	}()
+	if *listen != "" {
+		go func() {
+			<-opened
+			errc <- g.serveNetwork(*listen, *dnsAddr)
+		}()
+	} else {
+		go func() {
+			<-opened
+			errc <- g.serveShared(*dir, logf)
+		}()
+	}
 	// The engine forwards a published port to the gateway from the host's
 	// side of the gateway's network (its route out): a connection from
 	// anywhere else (another gateway on the shared network, where the engine
@@ -409,4 +401,59 @@ func defaultGateways() []netip.Addr {
 		f.Close()
 	}
 	return out
+}
+
+// serveShared serves the proxy and the resolver on unix sockets in dir, the
+// volume the sandbox's relay shares, once the host said the gateway is
+// ready.
+func (g *Gateway) serveShared(dir string, logf func(string, ...any)) error {
+	// Before the sockets: once the relay can reach the proxy, every
+	// refusal is written to the file a bash call reads.
+	if rl, err := OpenRefusalLog(dir); err != nil {
+		logf("%v: a bash call asks the gateway what it refused instead", err)
+	} else {
+		g.Audit.SetRefusals(rl)
+	}
+	listenUnix := func(name string) (net.Listener, error) {
+		path := filepath.Join(dir, name)
+		_ = os.Remove(path)
+		return net.Listen("unix", path)
+	}
+	pl, err := listenUnix(control.ProxySocket)
+	if err != nil {
+		return err
+	}
+	dl, err := listenUnix(control.DNSSocket)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- g.ServeProxy(pl) }()
+	go func() { errc <- g.ServeDNS(dl) }()
+	return <-errc
+}
+
+// serveNetwork serves the proxy on TCP address proxy and the resolver on
+// address dns (UDP and TCP): for a sandbox that reaches its gateway over
+// the engine's network, which lets nothing else reach it (a Kubernetes
+// NetworkPolicy). No refusal log is kept: the sandbox shares no volume to
+// read it from, and a bash call asks the gateway instead.
+func (g *Gateway) serveNetwork(proxy, dns string) error {
+	pl, err := net.Listen("tcp", proxy)
+	if err != nil {
+		return fmt.Errorf("listen for the proxy: %w", err)
+	}
+	dl, err := net.Listen("tcp", dns)
+	if err != nil {
+		return fmt.Errorf("listen for DNS over TCP: %w", err)
+	}
+	du, err := net.ListenPacket("udp", dns)
+	if err != nil {
+		return fmt.Errorf("listen for DNS: %w", err)
+	}
+	errc := make(chan error, 3)
+	go func() { errc <- g.ServeProxy(pl) }()
+	go func() { errc <- g.ServeDNS(dl) }()
+	go func() { errc <- g.ServeDNSPackets(du) }()
+	return <-errc
 }

@@ -174,20 +174,12 @@ func (r *Relay) acceptPass(l net.Listener, path string) error {
 // answer back.
 func (r *Relay) serveDNSPackets(pc net.PacketConn) error {
 	sem := make(chan struct{}, 64)
-	buf := make([]byte, 65535)
-	for {
-		n, from, err := pc.ReadFrom(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			return err
-		}
-		q := append([]byte(nil), buf[:n]...)
+	return eachPacket(pc, func(m []byte, from net.Addr) {
+		q := append([]byte(nil), m...)
 		select {
 		case sem <- struct{}{}:
 		default:
-			continue // too many queries at once: drop, as a busy resolver would
+			return // too many queries at once: drop, as a busy resolver would
 		}
 		go func() {
 			defer func() { <-sem }()
@@ -198,6 +190,22 @@ func (r *Relay) serveDNSPackets(pc net.PacketConn) error {
 			}
 			_, _ = pc.WriteTo(ans, from)
 		}()
+	})
+}
+
+// eachPacket calls serve with each packet read from pc (m is the read
+// buffer's until serve returns), until pc is closed.
+func eachPacket(pc net.PacketConn, serve func(m []byte, from net.Addr)) error {
+	buf := make([]byte, 65535)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		serve(buf[:n], from)
 	}
 }
 
@@ -253,6 +261,17 @@ func (g *Gateway) ServeDNS(l net.Listener) error {
 			if !ok || writeFrame(c, ans) != nil {
 				return
 			}
+		}
+	})
+}
+
+// ServeDNSPackets serves the resolver on a UDP socket: a sandbox that
+// reaches its gateway over the network asks it there. Every query is
+// answered REFUSED and recorded, as ServeDNS does.
+func (g *Gateway) ServeDNSPackets(pc net.PacketConn) error {
+	return eachPacket(pc, func(m []byte, from net.Addr) {
+		if ans, ok := g.answerDNS(m); ok {
+			_, _ = pc.WriteTo(ans, from)
 		}
 	})
 }

@@ -22,10 +22,11 @@ type SharedVolume struct {
 // Gateways is implemented by a provider that can run a confined sandbox's
 // egress gateway beside it (package egress, docs/egress.md): a container
 // of its own, from an image the engine builds, sharing a volume in memory
-// with the sandbox. Docker, Podman, an ssh engine and the VM engine (its
-// Docker) do; an engine that does not (Kubernetes for now) runs no
-// gateway, and a confined sandbox there is refused.
+// with the sandbox, which has no network at all. Docker, Podman, an ssh
+// engine and the VM engine (its Docker) do; Kubernetes, whose pods always
+// have a network, links the two by network instead (GatewayLinks).
 type Gateways interface {
+	Reach
 	// The gateway's image is built on the engine.
 	ImageBuilder
 	// MountShared is a mount of v at path for a Spec's Volumes. made
@@ -51,6 +52,11 @@ type Gateways interface {
 	State(ctx context.Context, ref Ref) (State, error)
 	// Start starts a stopped container again, as it was made.
 	Start(ctx context.Context, ref Ref) error
+}
+
+// Reach is what an engine that runs gateways says no sandbox may reach
+// without the user: its host's addresses and its networks.
+type Reach interface {
 	// HostAddrs are the engine host's own addresses (its loopback and
 	// link-local ones aside), which a sandbox may not reach unless the
 	// user says: found by a one-shot container of image (it must hold
@@ -62,6 +68,35 @@ type Gateways interface {
 	// Endpoint names the engine the calls reach, to key what is kept of
 	// its answers.
 	Endpoint() string
+}
+
+// GatewayLinks is implemented by a provider whose sandboxes always have a
+// network, which it can narrow to one peer (Kubernetes: a pod, and a
+// NetworkPolicy). A confined sandbox's gateway is then a sandbox-like
+// object of its own, made by Create from a Spec whose Link names both; the
+// sandbox, made from a Spec with the same Link, reaches the gateway and
+// nothing else, finds it by the name GatewayHost, and resolves names with
+// it. The gateway takes connections from its sandbox only, and reaches
+// nothing of the engine's own (its pods, services, nodes' private
+// addresses): what is left it judges itself. Such an engine builds no
+// image: the gateway runs from a base image, and its program is installed
+// by an exec.
+type GatewayLinks interface {
+	Reach
+	// GatewayHost is the name a linked sandbox finds its gateway by.
+	GatewayHost() string
+}
+
+// Link joins a confined sandbox and its gateway on an engine that links
+// them by network (GatewayLinks).
+type Link struct {
+	// Sandbox and Gateway are the two Specs' names.
+	Sandbox, Gateway string
+	// TCP and UDP are the gateway's ports the sandbox may reach.
+	TCP, UDP []int
+	// Closed are the engine's networks (Reach.Subnets) the gateway may
+	// not reach; when empty, the engine asks itself.
+	Closed []string
 }
 
 // ImageBuilder is implemented by a provider that can build an image on its

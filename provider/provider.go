@@ -237,6 +237,10 @@ type Spec struct {
 	// Sysctls are namespaced kernel settings of the container (net.* of
 	// its own network namespace).
 	Sysctls map[string]string
+	// Link, on an engine that links a confined sandbox to its gateway by
+	// network (GatewayLinks), is set on both Specs: the sandbox's network
+	// reaches only its gateway, and the gateway's takes only its sandbox.
+	Link *Link
 	// Runtime is the runtime the engine runs the sandbox with, by the
 	// engine's name for it (Docker's and Podman's --runtime, "runsc" for
 	// gVisor; a RuntimeClass on Kubernetes); "" for the engine's default.

@@ -32,7 +32,7 @@ func testSpec() provider.Spec {
 // The pod is hardened as the spec asks, in Kubernetes terms; a label value
 // Kubernetes refuses (a path) is an annotation only.
 func TestPodManifest(t *testing.T) {
-	raw, err := podManifest(testSpec())
+	raw, err := podManifest(testSpec(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestPodManifest(t *testing.T) {
 	// A runtime is the pod's RuntimeClass.
 	gv := testSpec()
 	gv.Runtime = "gvisor"
-	raw, err = podManifest(gv)
+	raw, err = podManifest(gv, "")
 	var rc struct {
 		Spec struct{ RuntimeClassName string }
 	}
@@ -339,7 +339,7 @@ func TestRuntimeClass(t *testing.T) {
 // let the pod out to 0.0.0.0/0 and to every pod that is not a sandbox's.
 // The cluster test (kubernetes_egress.txtar) shows it enforced.
 func TestPolicyManifest(t *testing.T) {
-	raw, err := policyManifest(testSpec())
+	raw, err := policyManifest(testSpec(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,5 +400,79 @@ func TestPolicyManifest(t *testing.T) {
 	}
 	if len(blocks) != 2 {
 		t.Errorf("egress ipBlocks = %v", blocks)
+	}
+}
+
+// linkedSpecs are a confined sandbox and its gateway, linked by network.
+func linkedSpecs() (sb, gw provider.Spec) {
+	link := &provider.Link{Sandbox: "litterbox-repo-x", Gateway: "litterbox-repo-x-gw", TCP: []int{3128, 53}, UDP: []int{53}, Closed: []string{"10.96.0.0/16", "fd00:10::/108"}}
+	sb = testSpec()
+	sb.Link = link
+	gw = provider.Spec{Name: link.Gateway, Image: "busybox:latest", User: "65532:1000", Link: link,
+		Sysctls: map[string]string{"net.ipv4.ip_unprivileged_port_start": "0"}, Cmd: []string{"sh"}}
+	return sb, gw
+}
+
+// A linked sandbox's pod finds its gateway by name and resolves names with
+// it; the gateway's pod binds port 53 by the namespaced sysctl and has no
+// root container beside it.
+func TestLinkedPods(t *testing.T) {
+	sb, gw := linkedSpecs()
+	raw, err := podManifest(sb, "10.244.0.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`"hostAliases":[{"hostnames":["litterbox-gateway"],"ip":"10.244.0.9"}]`, `"dnsPolicy":"None"`, `"dnsConfig":{"nameservers":["10.244.0.9"]}`} {
+		if !strings.Contains(string(raw), w) {
+			t.Errorf("the sandbox's pod has no %s: %s", w, raw)
+		}
+	}
+	raw, err = podManifest(gw, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"sysctls":[{"name":"net.ipv4.ip_unprivileged_port_start","value":"0"}]`) ||
+		strings.Contains(string(raw), `"name":"root"`) || strings.Contains(string(raw), "hostAliases") {
+		t.Errorf("the gateway's pod = %s", raw)
+	}
+}
+
+// The linked sandbox goes out to its gateway's ports only and takes nothing
+// in; the gateway takes its sandbox only, on those ports, and goes out
+// beyond the cluster's ranges and link-local (the metadata endpoint), and
+// to the cluster's resolvers.
+func TestLinkedPolicies(t *testing.T) {
+	sb, gw := linkedSpecs()
+	type rule struct {
+		To, From []map[string]json.RawMessage
+		Ports    []struct {
+			Protocol string
+			Port     int
+		}
+	}
+	var pol struct {
+		Spec struct{ Ingress, Egress []rule }
+	}
+	raw, err := policyManifest(sb, nil)
+	if err != nil || json.Unmarshal(raw, &pol) != nil {
+		t.Fatal(err, string(raw))
+	}
+	if len(pol.Spec.Ingress) != 0 || len(pol.Spec.Egress) != 1 || len(pol.Spec.Egress[0].To) != 1 ||
+		string(pol.Spec.Egress[0].To[0]["podSelector"]) != `{"matchLabels":{"dev.litterbox.pod":"litterbox-repo-x-gw"}}` || len(pol.Spec.Egress[0].Ports) != 3 {
+		t.Errorf("the sandbox's policy = %s", raw)
+	}
+	pol.Spec.Ingress, pol.Spec.Egress = nil, nil
+	raw, err = policyManifest(gw, gw.Link.Closed)
+	if err != nil || json.Unmarshal(raw, &pol) != nil {
+		t.Fatal(err, string(raw))
+	}
+	in := pol.Spec.Ingress
+	if len(in) != 1 || len(in[0].From) != 1 || string(in[0].From[0]["podSelector"]) != `{"matchLabels":{"dev.litterbox.pod":"litterbox-repo-x"}}` || len(in[0].Ports) != 3 {
+		t.Errorf("the gateway's ingress = %s", raw)
+	}
+	for _, w := range []string{`"cidr":"0.0.0.0/0","except":["169.254.0.0/16","10.96.0.0/16"]`, `"cidr":"::/0","except":["fe80::/10","fd00:10::/108"]`, `"k8s-app":"kube-dns"`} {
+		if !strings.Contains(string(raw), w) {
+			t.Errorf("the gateway's policy has no %s: %s", w, raw)
+		}
 	}
 }

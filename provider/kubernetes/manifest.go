@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,8 +86,10 @@ func objectMeta(name string, labels map[string]string) (meta, error) {
 }
 
 // podManifest is the pod of a sandbox (see the package comment), as JSON
-// kubectl create takes.
-func podManifest(s provider.Spec) ([]byte, error) {
+// kubectl create takes. gatewayIP is the address of a linked sandbox's
+// gateway (s.Link), which the pod finds by provider.GatewayHost and
+// resolves names with; "" for any other pod.
+func podManifest(s provider.Spec, gatewayIP string) ([]byte, error) {
 	labels := make(map[string]string, len(s.Labels)+1)
 	for k, v := range s.Labels {
 		labels[k] = v
@@ -174,7 +178,7 @@ func podManifest(s provider.Spec) ([]byte, error) {
 		main["ports"] = ports
 	}
 	containers := []any{main}
-	if uid != 0 {
+	if uid != 0 && !isGateway(s) {
 		containers = append(containers, map[string]any{
 			"name": rootContainer, "image": s.Image, "imagePullPolicy": "IfNotPresent",
 			"command":         []string{"sh", "-c", `trap 'exit 0' TERM; sleep 2147483647 & wait`},
@@ -199,6 +203,22 @@ func podManifest(s provider.Spec) ([]byte, error) {
 	}
 	if s.Hostname != "" {
 		spec["hostname"] = s.Hostname
+	}
+	dns := s.DNS
+	if gatewayIP != "" {
+		spec["hostAliases"] = []any{map[string]any{"ip": gatewayIP, "hostnames": []string{gatewayHost}}}
+		dns = []string{gatewayIP}
+	}
+	if len(dns) > 0 {
+		spec["dnsPolicy"] = "None"
+		spec["dnsConfig"] = map[string]any{"nameservers": dns}
+	}
+	if len(s.Sysctls) > 0 {
+		var sysctls []any
+		for _, k := range sortedKeys(s.Sysctls) {
+			sysctls = append(sysctls, map[string]string{"name": k, "value": s.Sysctls[k]})
+		}
+		spec["securityContext"].(map[string]any)["sysctls"] = sysctls
 	}
 	if s.Runtime != "" {
 		// A RuntimeClass of the cluster names the runtime (its handler
@@ -245,21 +265,90 @@ var clusterDNS = map[string]any{
 // address in deniedV4 or deniedV6. Pods and services
 // are not named as peers, so they are reached only where their addresses
 // are public, which a cluster's seldom are.
-func policyManifest(s provider.Spec) ([]byte, error) {
+//
+// A linked Spec's policy is linkedRules', closed being the cluster's
+// ranges.
+func policyManifest(s provider.Spec, closed []string) ([]byte, error) {
 	m, err := objectMeta(s.Name, s.Labels)
 	if err != nil {
 		return nil, err
 	}
+	ingress, egress := []any{}, []any{map[string]any{"to": []any{
+		map[string]any{"ipBlock": map[string]any{"cidr": "0.0.0.0/0", "except": deniedV4}},
+		map[string]any{"ipBlock": map[string]any{"cidr": "::/0", "except": deniedV6}},
+	}}, clusterDNS}
+	if s.Link != nil {
+		ingress, egress = linkedRules(s, closed)
+	}
 	spec := map[string]any{
 		"podSelector": map[string]any{"matchLabels": map[string]string{labelPod: podLabelValue(s.Name)}},
 		"policyTypes": []string{"Ingress", "Egress"},
-		"ingress":     []any{},
-		"egress": []any{map[string]any{"to": []any{
-			map[string]any{"ipBlock": map[string]any{"cidr": "0.0.0.0/0", "except": deniedV4}},
-			map[string]any{"ipBlock": map[string]any{"cidr": "::/0", "except": deniedV6}},
-		}}, clusterDNS},
+		"ingress":     ingress,
+		"egress":      egress,
 	}
 	return json.Marshal(map[string]any{"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": m, "spec": spec})
+}
+
+// gatewayHost is the name a linked sandbox finds its gateway by, in its
+// /etc/hosts (provider.GatewayLinks).
+const gatewayHost = "litterbox-gateway"
+
+// isGateway says s is a linked gateway's Spec.
+func isGateway(s provider.Spec) bool { return s.Link != nil && s.Link.Gateway == s.Name }
+
+// linkPorts are a link's ports, as a NetworkPolicy rule names them.
+func linkPorts(l *provider.Link) []any {
+	var ports []any
+	for _, p := range l.TCP {
+		ports = append(ports, map[string]any{"protocol": "TCP", "port": p})
+	}
+	for _, p := range l.UDP {
+		ports = append(ports, map[string]any{"protocol": "UDP", "port": p})
+	}
+	return ports
+}
+
+// podPeer is a NetworkPolicy peer: the pod named name, in the namespace.
+func podPeer(name string) map[string]any {
+	return map[string]any{"podSelector": map[string]any{"matchLabels": map[string]string{labelPod: podLabelValue(name)}}}
+}
+
+// linkedRules are the ingress and egress rules of a linked Spec's policy
+// (provider.GatewayLinks). The sandbox: nothing comes in, and it goes out
+// to its gateway's ports only. The gateway: only its sandbox comes in, on
+// those ports; it goes out beyond the cluster only (0.0.0.0/0 and ::/0
+// less closed, the cluster's pod and service ranges, and link-local, where
+// the metadata endpoint is), and to the cluster's resolvers, which resolve
+// the names its sandbox asks for. What else it may not reach (private
+// ranges, the nodes) it refuses itself.
+func linkedRules(s provider.Spec, closed []string) (ingress, egress []any) {
+	l := s.Link
+	if !isGateway(s) {
+		return []any{}, []any{map[string]any{"to": []any{podPeer(l.Gateway)}, "ports": linkPorts(l)}}
+	}
+	ingress = []any{map[string]any{"from": []any{podPeer(l.Sandbox)}, "ports": linkPorts(l)}}
+	v4, v6 := []string{"169.254.0.0/16"}, []string{"fe80::/10"}
+	for _, c := range closed {
+		if strings.Contains(c, ":") {
+			v6 = append(v6, c)
+		} else if c != "0.0.0.0/0" {
+			v4 = append(v4, c)
+		}
+	}
+	egress = []any{map[string]any{"to": []any{
+		map[string]any{"ipBlock": map[string]any{"cidr": "0.0.0.0/0", "except": v4}},
+		map[string]any{"ipBlock": map[string]any{"cidr": "::/0", "except": slices.DeleteFunc(v6, func(c string) bool { return c == "::/0" })}},
+	}}, clusterDNS}
+	return ingress, egress
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // userIDs reads "uid[:gid]"; "" is 0:0, as the image would say for

@@ -73,22 +73,31 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 	if s.Network == provider.NetworkNone {
 		return nil, provider.Errorf(provider.ErrUnsupported, "create %s: a pod always has a network, so network \"none\" cannot be kept on Kubernetes: leave the network isolated", s.Name)
 	}
-	if len(s.Volumes) > 0 || len(s.Binds) > 0 || len(s.DNS) > 0 || len(s.Sysctls) > 0 {
-		// The egress gateway's topology (a sandbox without a network,
-		// and a volume shared with its gateway) is Docker's and
-		// Podman's; on a cluster it is a NetworkPolicy (docs/egress.md).
-		return nil, provider.Errorf(provider.ErrUnsupported, "create %s: volumes, host directories, resolvers and sysctls of a sandbox are not kept on Kubernetes", s.Name)
+	if len(s.Volumes) > 0 || len(s.Binds) > 0 {
+		// The egress gateway's topology on Docker and Podman (a sandbox
+		// without a network, and a volume shared with its gateway) is
+		// not a cluster's: there the two are linked by NetworkPolicy
+		// (s.Link, gateway.go; docs/egress.md).
+		return nil, provider.Errorf(provider.ErrUnsupported, "create %s: volumes and host directories of a sandbox are not kept on Kubernetes", s.Name)
 	}
 	// A pod with its policy is a sandbox's own network already: isolated
 	// and own are one on a cluster.
 	if s.Network != provider.NetworkIsolated && s.Network != provider.NetworkOwn {
 		return nil, fmt.Errorf("create %s: network %q is not %q", s.Name, s.Network, provider.NetworkIsolated)
 	}
-	pod, err := podManifest(s)
+	var gatewayIP string
+	var closed []string
+	if s.Link != nil {
+		var err error
+		if gatewayIP, closed, err = p.linkOf(ctx, s); err != nil {
+			return nil, fmt.Errorf("create %s: %w", s.Name, err)
+		}
+	}
+	pod, err := podManifest(s, gatewayIP)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", s.Name, err)
 	}
-	policy, err := policyManifest(s)
+	policy, err := policyManifest(s, closed)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", s.Name, err)
 	}
@@ -218,6 +227,7 @@ type podObject struct {
 	Spec   json.RawMessage `json:"spec"`
 	Status struct {
 		Phase                 string `json:"phase"`
+		PodIP                 string `json:"podIP"`
 		Conditions            []struct{ Type, Status string }
 		InitContainerStatuses []containerStatus `json:"initContainerStatuses"`
 		ContainerStatuses     []containerStatus `json:"containerStatuses"`
@@ -511,17 +521,17 @@ func (p *Provider) Resume(ctx context.Context, ref provider.Ref) (bool, error) {
 }
 
 // Remove deletes the pod and a paused sandbox's record (ref.ID), then the
-// NetworkPolicy (ref.NetworkID); gone already is success. The pod's
+// NetworkPolicy (ref.NetworkID, else the pod's name); gone already is
+// success. The pod's
 // port-forwards end with it.
 func (p *Provider) Remove(ctx context.Context, ref provider.Ref) error {
 	if ref.ID != "" {
 		p.stopForwards(ref.ID)
-		objs := []string{"pod/" + ref.ID, "configmap/" + ref.ID}
-		if ref.NetworkID != "" {
-			// One call for all: the pod goes first (kubectl deletes in
-			// the order given), and a failure leaves the policy too.
-			objs = append(objs, "networkpolicy/"+ref.NetworkID)
-		}
+		// One call for all: the pod goes first (kubectl deletes in the
+		// order given), and a failure leaves the policy too. A pod's
+		// policy is named as it is: a ref by the pod's name alone (a
+		// linked gateway's) removes it too.
+		objs := []string{"pod/" + ref.ID, "configmap/" + ref.ID, "networkpolicy/" + cmp.Or(ref.NetworkID, ref.ID)}
 		if err := p.deleteObjects(ctx, objs...); err != nil {
 			return fmt.Errorf("remove pod: %w", err)
 		}

@@ -383,7 +383,9 @@ func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 	case api.StatusLeftover:
 		sb.Note = "a delete of it was cut short after its container and branch went: `litterbox delete " + sb.Name + "` removes what is left (its gateway, their volume, its state)"
 	case api.StatusStopped:
-		if restart {
+		// Not where gateways are linked by network (Kubernetes): a pod
+		// does not stop and start again.
+		if restart && !inv.gate.Linked() {
 			sb.Note = "its container stopped (an engine restart stops them): `litterbox resume " + sb.Name + "` starts it again and fills /src from its branch"
 		}
 	case api.StatusActive, api.StatusPaused, api.StatusFailedSetup:
@@ -396,7 +398,9 @@ func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 		switch st, ok := gws[sb.Egress.Gateway]; {
 		case st == provider.StatePaused && sb.Status == api.StatusPaused:
 			// Paused with it (an idle pause): resume resumes both.
-		case !ok:
+		case !ok || st == provider.StateNone:
+			// (On Kubernetes a gateway pod that is gone leaves its
+			// NetworkPolicy, listed without a state.)
 			sb.Status = api.StatusGatewayDown
 			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is gone, and with it its way out: " + netgate.Recreate(sb.Name, sb.Container)
 		case st != provider.StateRunning:

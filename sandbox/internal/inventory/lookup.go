@@ -349,6 +349,9 @@ func (inv *Inventory) RemoveSandbox(ctx context.Context, r *api.Repo, f *Found, 
 		}
 	}
 	for _, v := range slices.Sorted(maps.Keys(vols)) {
+		if v == "" || !inv.gate.Volumes() {
+			continue
+		}
 		if err := inv.gate.RemoveVolume(ctx, v); err != nil {
 			left = append(left, fmt.Sprintf("volume %s (%s)", v, core.ErrText(err)))
 		} else {
@@ -444,7 +447,7 @@ func (inv *Inventory) Prune(ctx context.Context) ([]api.Pruned, error) {
 			continue
 		}
 		out = append(out, api.Pruned{Kind: "container", Name: c.Name, Sandbox: name(c.Labels), Repo: c.Labels[api.LabelRepo]})
-		if netgate.IsGateway(c) {
+		if netgate.IsGateway(c) && inv.gate.Volumes() {
 			gateways = append(gateways, c)
 		}
 	}

@@ -93,12 +93,29 @@ func Store(gitDir, slug string) egress.Store {
 	return egress.Store{File: state.File(gitDir, slug, "net.jsonl")}
 }
 
-// Engine is p as an engine that runs gateways (Docker, Podman, an ssh
-// engine, the VM engine's Docker); false for one that cannot (Kubernetes,
-// the fake).
+// Engine is p as an engine that runs gateways beside its sandboxes,
+// sharing a volume (Docker, Podman, an ssh engine, the VM engine's
+// Docker); false for one that cannot (Kubernetes, which links them by
+// network: Linked; the fake).
 func Engine(p provider.Provider) (provider.Gateways, bool) {
 	g, ok := p.(provider.Gateways)
 	return g, ok
+}
+
+// Linked is p as an engine that links a sandbox to its gateway by network
+// (Kubernetes: egress.ConfineLinked); false for any other.
+func Linked(p provider.Provider) (provider.GatewayLinks, bool) {
+	g, ok := p.(provider.GatewayLinks)
+	return g, ok
+}
+
+// reacher is p's Reach: both kinds of engines that run gateways say what
+// their sandboxes may not reach.
+func reacher(p provider.Provider) (provider.Reach, bool) {
+	if e, ok := Engine(p); ok {
+		return e, true
+	}
+	return Linked(p)
 }
 
 // Gate is what the service does with gateways on c's engine.
@@ -171,12 +188,36 @@ func (g *Gate) buildImage(ctx context.Context, e provider.Gateways, tag string) 
 	return egress.BuildImage(ctx, e, api.DefaultImage, tag, bin)
 }
 
+// Program is the gateway's program for the platform of the image a
+// linked gateway runs from (DefaultImage, which its nodes must hold or
+// pull), which egress.InstallLinked puts in it: an engine that links
+// builds no image.
+func (g *Gate) Program(ctx context.Context) ([]byte, error) {
+	img, err := g.Provider.Image(ctx, api.DefaultImage)
+	if errors.Is(err, provider.ErrNoImage) {
+		return nil, fmt.Errorf("%w: the egress gateway runs from %s, which the engine must hold or pull", err, api.DefaultImage)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return gatewaybin.For(img.OS, img.Arch)
+}
+
 // New is the gate of c's engine.
 func New(c *core.Common) *Gate { return &Gate{Common: c} }
 
 // Supported says c's engine can run gateways.
 func (g *Gate) Supported() bool {
-	_, ok := Engine(g.Provider)
+	_, ok := reacher(g.Provider)
+	return ok
+}
+
+// Linked says c's engine links a sandbox to its gateway by network: the
+// sandbox keeps a network of its own, which the engine narrows to the
+// gateway, so it holds only where the engine enforces that (an isolation
+// check), and there is no relay to wait for.
+func (g *Gate) Linked() bool {
+	_, ok := Linked(g.Provider)
 	return ok
 }
 
@@ -200,7 +241,7 @@ func (g *Gate) Reach(ctx context.Context) (Reach, error) {
 	if g.hostOK {
 		return g.reach, nil
 	}
-	e, ok := Engine(g.Provider)
+	e, ok := reacher(g.Provider)
 	if !ok {
 		return Reach{}, nil
 	}
@@ -235,7 +276,7 @@ func (g *Gate) Reach(ctx context.Context) (Reach, error) {
 }
 
 // hostCache is the file the host's addresses are kept in, per endpoint.
-func (g *Gate) hostCache(e provider.Gateways) string {
+func (g *Gate) hostCache(e provider.Reach) string {
 	base := g.CacheDir
 	if base == "" {
 		d, err := os.UserCacheDir()
@@ -339,6 +380,13 @@ func (g *Gate) Refused(ctx context.Context, rec *NetFile, start time.Time) ([]st
 // refusedSkew is how far the gateway's clock may be behind the host's for
 // Refused to tell one call's refusals from the last one's.
 const refusedSkew = 50 * time.Millisecond
+
+// Volumes says c's engine gives gateways volumes (Engine): a gateway
+// linked by network has none.
+func (g *Gate) Volumes() bool {
+	_, ok := Engine(g.Provider)
+	return ok
+}
 
 // RemoveVolume removes a gateway's volume, once no container mounts it;
 // gone already is done.

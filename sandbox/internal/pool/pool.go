@@ -440,6 +440,9 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	if err != nil {
 		return nil, err
 	}
+	if p.egressOf(cfg) != nil && p.gate.Linked() {
+		return nil, core.NewError(api.ErrConfig, "The warm pool cannot hold confined sandboxes on this engine yet: their gateways are pods linked to them by NetworkPolicy, which a pooled pod's claim does not make. Set egress = \"open\" under [network] in %s for pooled sandboxes (the public internet only, by the pod's NetworkPolicy), or create confined sandboxes without a pool. Nothing was made.", config.LocalFile)
+	}
 	// Pooled sandboxes are sandboxes: none is made on an engine that does
 	// not keep them apart, unless the user allows it.
 	// A confined member has no network: its gateway keeps it apart.

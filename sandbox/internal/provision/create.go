@@ -159,8 +159,13 @@ type creation struct {
 	// once startGateway planned it; volumeMade ends with its volume made,
 	// gatewayMade with its container, gateway with both (its program is in
 	// its image); host is what the gateway needs of the engine.
-	net         *netgate.NetFile
-	confined    *provider.Spec
+	net      *netgate.NetFile
+	confined *provider.Spec
+	// link is the sandbox's start beside a gateway linked by network:
+	// cancelled when the gateway cannot be made (the sandbox's start waits
+	// for its address).
+	link        context.Context
+	linkCancel  context.CancelFunc
 	volumeMade  chan error
 	gateway     chan error
 	gatewayMade chan error
@@ -324,8 +329,9 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 	// check asks the engine which instance it is, beside the image's
 	// inspection.
 	// A confined sandbox has no network to share with another: its
-	// gateway keeps it apart.
-	if c.cfg.Network != config.NetworkNone && len(c.pool) == 0 && c.net == nil {
+	// gateway keeps it apart; unless its engine links the two by network,
+	// which holds only where the engine keeps sandboxes apart.
+	if c.cfg.Network != config.NetworkNone && len(c.pool) == 0 && (c.net == nil || c.linked()) {
 		c.isolation = pv.iso.Start(ctx, c.cfg.Image)
 	}
 	if len(c.pool) == 0 {
@@ -677,7 +683,16 @@ func (c *creation) startContainer(ctx context.Context) error {
 		}
 	}
 	c.progress("starting container " + sp.Name)
-	sb, err := c.pv.Provider.Create(ctx, sp)
+	cctx := ctx
+	if c.link != nil {
+		cctx = c.link
+		defer c.linkCancel()
+	}
+	sb, err := c.pv.Provider.Create(cctx, sp)
+	if err != nil && c.link != nil && c.link.Err() != nil && ctx.Err() == nil {
+		// Its gateway could not be made: that is the error.
+		err = c.gatewayStarted()
+	}
 	if errors.Is(err, provider.ErrConflict) {
 		// No sandbox of this name exists (see clearLeftovers), so what holds
 		// the name is a network this very sandbox left, or its container
@@ -798,6 +813,14 @@ func (c *creation) fill(ctx context.Context) error {
 		}
 		c.stamp = c.pooled.Stamp
 	} else {
+		if c.linked() {
+			// The setup may use the network: a gateway linked by
+			// network has no relay for it to wait for, so the gateway
+			// is waited for here (it came up beside the sandbox's pod).
+			if gerr := c.gatewayReady(); gerr != nil {
+				return errors.Join(gerr, extras())
+			}
+		}
 		c.progress("copying " + core.Short(c.start) + " into " + api.Workdir + ", then running setup: " + runner.Quote(c.setup...))
 		c.startTrust(ctx)
 		err = c.pv.guest.CopyAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.setupArgv(), &so, &se)

@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -97,38 +98,25 @@ func (c *creation) startGateway(ctx context.Context) error {
 		// The placeholders, and the CA bundle the gateway's CA goes in.
 		sp.Env = slices.Concat(sp.Env, secrets.Env(netgate.Bindings(c.secrets.bound)), egress.TrustEnv())
 	}
+	// Named with the repository's id: a gateway of the name is this
+	// sandbox's, left by an earlier create, never another repository's.
+	name := c.r.SuffixedName(c.slug) + "-gw"
+	if l, ok := netgate.Linked(c.pv.Provider); ok {
+		return c.startLinkedGateway(ctx, sp, name, l.GatewayHost())
+	}
 	plan, err := egress.Confine(sp, api.DefaultImage, c.net.Policy(c.slug, netgate.Reach{}), sp.Labels)
 	if err != nil {
 		return err
 	}
-	// Named with the repository's id: a gateway of the name is this
-	// sandbox's, left by an earlier create, never another repository's.
-	name := c.r.SuffixedName(c.slug) + "-gw"
 	eng, _ := netgate.Engine(c.pv.Provider)
 	atMount := nameGateway(&plan, name, eng)
-	c.net.Gateway, c.net.Volume, c.net.Ports = name, name, plan.Ports
-	if err := netgate.Write(c.r, c.slug, c.net); err != nil {
-		return fmt.Errorf("create sandbox %q: record its gateway: %w", c.slug, err)
+	if err := c.recordGateway(name, name, plan.Ports, &plan.Sandbox); err != nil {
+		return err
 	}
-	if c.secrets != nil {
-		if err := netgate.WriteSecrets(c.r, c.slug, c.secrets.bound); err != nil {
-			return fmt.Errorf("create sandbox %q: record its secrets: %w", c.slug, err)
-		}
-	}
-	c.confined = &plan.Sandbox
-	c.progress("starting egress gateway " + name)
 	c.undo.push("volume "+name, func(ctx context.Context) error { return eng.RemoveVolume(ctx, name) })
 	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, provider.Ref{ID: name}) })
 	c.volumeMade, c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1), make(chan error, 1)
-	type imageResult struct {
-		tag string
-		err error
-	}
-	image := make(chan imageResult, 1)
-	go func() {
-		tag, err := c.pv.gate.Image(ctx)
-		image <- imageResult{tag, err}
-	}()
+	image := beside(func() (string, error) { return c.pv.gate.Image(ctx) })
 	go func() {
 		var err error
 		if !atMount {
@@ -155,7 +143,7 @@ func (c *creation) startGateway(ctx context.Context) error {
 			}
 			if err == nil {
 				nameGateway(&gp, name, eng)
-				gp.FromImage(img.tag)
+				gp.FromImage(img.v)
 				err = c.makeGateway(ctx, gp.Gateway)
 				if aerr := c.armSecrets(ctx, err); err == nil && aerr == nil {
 					// It holds all it should: it opens its sockets,
@@ -171,6 +159,97 @@ func (c *creation) startGateway(ctx context.Context) error {
 		c.gateway <- err
 	}()
 	return nil
+}
+
+// recordGateway records the gateway about to be made, name, its volume and
+// the ports it publishes (and the secrets it will hold), and makes sandbox
+// the spec the sandbox's start makes.
+func (c *creation) recordGateway(name, volume string, ports []int, sandbox *provider.Spec) error {
+	c.net.Gateway, c.net.Volume, c.net.Ports = name, volume, ports
+	if err := netgate.Write(c.r, c.slug, c.net); err != nil {
+		return fmt.Errorf("create sandbox %q: record its gateway: %w", c.slug, err)
+	}
+	if c.secrets != nil {
+		if err := netgate.WriteSecrets(c.r, c.slug, c.secrets.bound); err != nil {
+			return fmt.Errorf("create sandbox %q: record its secrets: %w", c.slug, err)
+		}
+	}
+	c.confined = sandbox
+	c.progress("starting egress gateway " + name)
+	return nil
+}
+
+// startLinkedGateway starts making the gateway of a sandbox on an engine
+// that links the two by network (egress.ConfineLinked: Kubernetes), named
+// name, which the sandbox finds by the name host. Once the engine host's
+// addresses are known, the gateway is made from the base image, beside
+// the sandbox's start (the engine waits for the gateway's address, and
+// c.link is cancelled when the gateway cannot be made); once it runs, its
+// program is installed by an exec, and it gets its secrets and is told it
+// is ready. The copy and setup wait
+// for that (fill): there is no relay for the setup to wait for.
+func (c *creation) startLinkedGateway(ctx context.Context, sp provider.Spec, name, host string) error {
+	plan, err := egress.ConfineLinked(sp, api.DefaultImage, c.net.Policy(c.slug, netgate.Reach{}), sp.Labels, host)
+	if err != nil {
+		return err
+	}
+	plan.NameGateway(name)
+	if err := c.recordGateway(name, "", nil, &plan.Sandbox); err != nil {
+		return err
+	}
+	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, provider.Ref{ID: name}) })
+	c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1)
+	c.link, c.linkCancel = context.WithCancel(ctx)
+	prog := beside(func() ([]byte, error) { return c.pv.gate.Program(ctx) })
+	go func() {
+		h := <-c.host
+		c.host <- h
+		p := <-prog
+		program := p.v
+		err := errors.Join(h.err, p.err)
+		var gp egress.Plan
+		if err == nil {
+			gp, err = egress.ConfineLinked(sp, api.DefaultImage, c.net.Policy(c.slug, h.addrs), sp.Labels, host)
+		}
+		if err == nil {
+			gp.NameGateway(name)
+			err = c.makeGateway(ctx, gp.Gateway)
+		} else {
+			c.gatewayMade <- err
+		}
+		if err != nil {
+			c.linkCancel() // the sandbox's start waits for it no more
+		}
+		if err == nil {
+			err = egress.InstallLinked(ctx, c.pv.Provider, provider.Ref{ID: name}, bytes.NewReader(program))
+		}
+		if aerr := c.armSecrets(ctx, err); err == nil && aerr == nil {
+			err = c.pv.gate.Ready(ctx, c.slug, c.net)
+		}
+		c.gateway <- err
+	}()
+	return nil
+}
+
+// linked says the sandbox's gateway is linked to it by network
+// (startLinkedGateway).
+func (c *creation) linked() bool { return c.net != nil && c.pv.gate.Linked() }
+
+// result is a value made beside the caller, or why not.
+type result[T any] struct {
+	v   T
+	err error
+}
+
+// beside runs f in a goroutine of its own; its result comes on the
+// channel.
+func beside[T any](f func() (T, error)) <-chan result[T] {
+	ch := make(chan result[T], 1)
+	go func() {
+		v, err := f()
+		ch <- result[T]{v, err}
+	}()
+	return ch
 }
 
 // armSecrets hands the secrets' values to the gateway made (err nil) and
@@ -288,6 +367,13 @@ func (c *creation) gatewayReady() error {
 func (c *creation) setupArgv() []string {
 	if c.net == nil {
 		return c.setup
+	}
+	if c.linked() {
+		// No relay: fill waited for the gateway.
+		if c.secrets == nil {
+			return c.setup
+		}
+		return append([]string{"sh", "-c", waitTrust + `; exec "$@"`, "sh"}, c.setup...)
 	}
 	wait := egress.WaitReady
 	if c.secrets != nil {

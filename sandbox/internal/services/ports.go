@@ -16,10 +16,12 @@ import (
 func (sv *Supervisor) Ports(ctx context.Context, h *api.Handle) (*api.PortsResult, error) {
 	ref := h.Ref
 	if h.Repo != nil {
-		// A confined sandbox's ports are its gateway's to publish.
+		// A confined sandbox's ports are its gateway's to publish,
+		// where the two share a volume (a gateway linked by network
+		// publishes none: the engine forwards to the sandbox itself).
 		if rec, ok, err := netgate.Read(h.Repo.Git.CommonDir, h.Slug); err != nil {
 			return nil, err
-		} else if ok {
+		} else if ok && rec.Volume != "" {
 			ref = rec.Ref()
 		}
 	}

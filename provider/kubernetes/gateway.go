@@ -1,0 +1,151 @@
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/provider"
+)
+
+// A confined sandbox's gateway is a pod of its own beside the sandbox's
+// (provider.GatewayLinks, docs/egress.md): made from a Spec whose Link
+// names the two, with a NetworkPolicy that lets in only its sandbox
+// (on the link's ports) and lets out only what is beyond the cluster. The
+// sandbox's pod, made once the gateway has an address, names it
+// litterbox-gateway in /etc/hosts and resolves names with it, and its
+// policy lets it reach the gateway's ports and nothing else.
+
+var _ provider.GatewayLinks = (*Provider)(nil)
+
+// GatewayHost is the name a linked sandbox finds its gateway by.
+func (p *Provider) GatewayHost() string { return gatewayHost }
+
+// Endpoint names the cluster: its apiserver and context.
+func (p *Provider) Endpoint() string { return p.endpoint() }
+
+// nodeList is what is read of the cluster's nodes.
+type nodeList struct {
+	Items []struct {
+		Spec struct {
+			PodCIDR  string   `json:"podCIDR"`
+			PodCIDRs []string `json:"podCIDRs"`
+		} `json:"spec"`
+		Status struct {
+			Addresses []struct{ Type, Address string } `json:"addresses"`
+		} `json:"status"`
+	} `json:"items"`
+}
+
+func (p *Provider) nodes(ctx context.Context) (*nodeList, error) {
+	res, err := p.run(ctx, p.Cmd("get", "nodes", "-o", "json"))
+	if err != nil {
+		return nil, fmt.Errorf("list the cluster's nodes: %w", err)
+	}
+	var n nodeList
+	if err := json.Unmarshal(res.Stdout, &n); err != nil {
+		return nil, fmt.Errorf("parse the cluster's nodes: %w", err)
+	}
+	return &n, nil
+}
+
+// HostAddrs are the nodes' addresses (InternalIP, ExternalIP): what a
+// gateway refuses unless the user lists one. image is not used: the
+// apiserver knows them.
+func (p *Provider) HostAddrs(ctx context.Context, _ string) ([]string, error) {
+	n, err := p.nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, it := range n.Items {
+		for _, a := range it.Status.Addresses {
+			if _, err := netip.ParseAddr(a.Address); err == nil && (a.Type == "InternalIP" || a.Type == "ExternalIP") && !slices.Contains(out, a.Address) {
+				out = append(out, a.Address)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Subnets are the cluster's pod ranges (the nodes' podCIDRs) and service
+// ranges (its ServiceCIDRs, Kubernetes 1.33 and later; a cluster without
+// them names none, and the gateway's refusal of private ranges covers the
+// usual ones).
+func (p *Provider) Subnets(ctx context.Context) ([]string, error) {
+	n, err := p.nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	add := func(c string) {
+		if pf, err := netip.ParsePrefix(strings.TrimSpace(c)); err == nil && !slices.Contains(out, pf.Masked().String()) {
+			out = append(out, pf.Masked().String())
+		}
+	}
+	for _, it := range n.Items {
+		add(it.Spec.PodCIDR)
+		for _, c := range it.Spec.PodCIDRs {
+			add(c)
+		}
+	}
+	if res, err := p.run(ctx, p.Cmd("get", "servicecidrs", "-o", "jsonpath={.items[*].spec.cidrs[*]}")); err == nil {
+		for _, c := range strings.Fields(string(res.Stdout)) {
+			add(c)
+		}
+	}
+	return out, nil
+}
+
+// linkOf is what a linked Spec's pod and policy need: for a sandbox, its
+// gateway pod's address (gatewayIP); for a gateway, the
+// cluster's ranges, which its policy closes.
+func (p *Provider) linkOf(ctx context.Context, s provider.Spec) (gatewayIP string, closed []string, err error) {
+	if isGateway(s) {
+		if len(s.Link.Closed) > 0 {
+			return "", s.Link.Closed, nil
+		}
+		closed, err = p.Subnets(ctx)
+		return "", closed, err
+	}
+	ip, err := p.gatewayIP(ctx, s.Link.Gateway)
+	if err != nil {
+		return "", nil, fmt.Errorf("find its egress gateway %s: %w", s.Link.Gateway, err)
+	}
+	return ip, nil, nil
+}
+
+// gatewayIP waits until gateway pod name has an address: it may not
+// exist yet, since the sandbox's pod is made beside it (the sandbox's
+// start needs only its address, which the pod has once its node made its
+// network). It gives up when ctx is done (the gateway's create failed), the
+// pod cannot start, or after 3 minutes.
+func (p *Provider) gatewayIP(ctx context.Context, name string) (string, error) {
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		pod, err := p.getPod(ctx, name)
+		switch {
+		case err == nil && pod.Status.PodIP != "":
+			return pod.Status.PodIP, nil
+		case err == nil:
+			if why := pod.failure(); why != "" {
+				return "", fmt.Errorf("pod %s cannot start: %s", name, why)
+			}
+		case !errors.Is(err, provider.ErrNotFound):
+			return "", err
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("pod %s has no address after 3 minutes (see `%s`)", name, p.Cmd("describe", "pod", name))
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
