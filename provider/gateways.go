@@ -80,7 +80,8 @@ type Reach interface {
 // nothing of the engine's own (its pods, services, nodes' private
 // addresses): what is left it judges itself. Such an engine builds no
 // image: the gateway runs from a base image, and its program is installed
-// by an exec.
+// by an exec. Each object's network is named as it is: Create's Ref has
+// NetworkID == ID, and Remove of that Ref takes both.
 type GatewayLinks interface {
 	Reach
 	// GatewayHost is the name a linked sandbox finds its gateway by.

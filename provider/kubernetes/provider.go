@@ -521,17 +521,17 @@ func (p *Provider) Resume(ctx context.Context, ref provider.Ref) (bool, error) {
 }
 
 // Remove deletes the pod and a paused sandbox's record (ref.ID), then the
-// NetworkPolicy (ref.NetworkID, else the pod's name); gone already is
-// success. The pod's
+// NetworkPolicy (ref.NetworkID); gone already is success. The pod's
 // port-forwards end with it.
 func (p *Provider) Remove(ctx context.Context, ref provider.Ref) error {
 	if ref.ID != "" {
 		p.stopForwards(ref.ID)
-		// One call for all: the pod goes first (kubectl deletes in the
-		// order given), and a failure leaves the policy too. A pod's
-		// policy is named as it is: a ref by the pod's name alone (a
-		// linked gateway's) removes it too.
-		objs := []string{"pod/" + ref.ID, "configmap/" + ref.ID, "networkpolicy/" + cmp.Or(ref.NetworkID, ref.ID)}
+		objs := []string{"pod/" + ref.ID, "configmap/" + ref.ID}
+		if ref.NetworkID != "" {
+			// One call for all: the pod goes first (kubectl deletes in
+			// the order given), and a failure leaves the policy too.
+			objs = append(objs, "networkpolicy/"+ref.NetworkID)
+		}
 		if err := p.deleteObjects(ctx, objs...); err != nil {
 			return fmt.Errorf("remove pod: %w", err)
 		}

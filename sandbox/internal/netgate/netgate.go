@@ -407,7 +407,13 @@ func (g *Gate) RemoveVolume(ctx context.Context, name string) error {
 func (g *Gate) RemoveContainer(ctx context.Context, container string, netless bool) (removed bool, err error) {
 	e, ok := Engine(g.Provider)
 	if !ok {
-		err := g.Provider.Remove(ctx, provider.Ref{ID: container})
+		ref := provider.Ref{ID: container}
+		if _, linked := Linked(g.Provider); linked {
+			// Its network (a linked engine's policy) is named as it is
+			// (provider.GatewayLinks), and goes with it.
+			ref.NetworkID = container
+		}
+		err := g.Provider.Remove(ctx, ref)
 		if errors.Is(err, provider.ErrNotFound) {
 			return false, nil
 		}
