@@ -171,9 +171,11 @@ func (dummyAddr) Network() string { return "tunnel" }
 func (dummyAddr) String() string  { return "tunnel" }
 
 // errorLog is a logger for net/http's complaints about the requests of an
-// intercepted tunnel to host, into the gateway's log.
-func (g *Gateway) errorLog(host string) *stdlog.Logger {
-	return stdlog.New(logWriter(func(line string) { g.logf("the tunnel to %s: %s", host, line) }), "", 0)
+// intercepted tunnel to host, into the gateway's log, scrubbed of pairs
+// (ScrubText): a complaint may quote the server's answer, which may echo
+// a value.
+func (g *Gateway) errorLog(host string, pairs []string) *stdlog.Logger {
+	return stdlog.New(logWriter(func(line string) { g.logf("the tunnel to %s: %s", host, ScrubText(line, pairs...)) }), "", 0)
 }
 
 // logWriter writes each line it is given to its function.
@@ -195,7 +197,8 @@ type interception struct {
 	target string // the name, or the address, as judged
 	host   string // target:port for the URL and the Host header
 	tr     *http.Transport
-	// errorLog takes net/http's complaints into the gateway's log.
+	// errorLog takes the server's complaints into the gateway's log,
+	// scrubbed of every value of s.
 	errorLog *stdlog.Logger
 }
 
@@ -236,7 +239,7 @@ func (g *Gateway) intercept(t *tunnel, s *secretSet, br io.Reader, up net.Conn, 
 
 	var first atomic.Pointer[net.Conn]
 	first.Store(&up)
-	ic := &interception{g: g, t: t, s: s, target: target, host: host, errorLog: g.errorLog(host)}
+	ic := &interception{g: g, t: t, s: s, target: target, host: host, errorLog: g.errorLog(host, s.pairs)}
 	ic.tr = &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			if c := first.Swap(nil); c != nil {
@@ -382,7 +385,8 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		},
 		Transport:     ic.tr,
 		FlushInterval: -1,
-		ErrorLog:      ic.errorLog,
+		// Scrubbed of this request's forms of the values too.
+		ErrorLog: ic.g.errorLog(ic.host, rw.pairs),
 		ModifyResponse: func(resp *http.Response) error {
 			scrubHeader(resp.Header, rw.pairs)
 			resp.Trailer = nil
@@ -478,7 +482,7 @@ func (ic *interception) failed(sw *scrubHeaders, r *http.Request, rec control.Re
 	switch {
 	case p != http.ErrAbortHandler:
 		why = fmt.Sprintf("the gateway failed: %v", p)
-		ic.g.logf("the tunnel to %s: %s: panic: %v\n%s", ic.host, r.Method, p, debug.Stack())
+		ic.g.logf("the tunnel to %s: %s: panic: %s\n%s", ic.host, r.Method, ScrubText(fmt.Sprint(p), pairs...), debug.Stack())
 	case respBody.err != nil:
 		why = "the answer was cut off: the server's side: " + respBody.err.Error()
 	case sw.err != nil:

@@ -401,13 +401,7 @@ func TestInterceptAnswerCutOff(t *testing.T) {
 		}
 	})
 	r := newInterceptRig(t, srv, true)
-	var mu sync.Mutex
-	var logged []string
-	r.g.Logf = func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		logged = append(logged, fmt.Sprintf(format, args...))
-	}
+	logged := r.captureLog()
 	req, _ := http.NewRequest("POST", "https://example.com/stream", strings.NewReader(`{"contents":[]}`))
 	req.Header.Set("X-Goog-Api-Key", apiPH)
 	resp, err := r.client.Do(req)
@@ -428,9 +422,61 @@ func TestInterceptAnswerCutOff(t *testing.T) {
 	if !strings.Contains(rec.Error, "the answer was cut off: the server's side") || rec.Received != int64(len(b)) || rec.Secret != "api" {
 		t.Errorf("the request's record: %+v", rec)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if got := strings.Join(logged, "\n"); !strings.Contains(got, "the tunnel to example.com: POST: the answer was cut off") {
+	if got := logged(); !strings.Contains(got, "the tunnel to example.com: POST: the answer was cut off") {
 		t.Errorf("the gateway's log: %q", got)
+	}
+}
+
+// TestInterceptLogHoldsNoValue: what net/http says of a failed answer goes
+// into the gateway's log scrubbed, as the record is: a server whose
+// trailer echoes the value, malformed (net/http quotes the line in its
+// error), leaves neither the value in the log nor the record.
+func TestInterceptLogHoldsNoValue(t *testing.T) {
+	srv := upstreamServerWith(t, func(w http.ResponseWriter, r *http.Request) {
+		c, bw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\n\r\n5\r\nfirst\r\n0\r\necho %s\r\n\r\n", r.Header.Get("X-Goog-Api-Key"))
+		bw.Flush()
+	})
+	r := newInterceptRig(t, srv, true)
+	logged := r.captureLog()
+	req, _ := http.NewRequest("GET", "https://example.com/echo", nil)
+	req.Header.Set("X-Goog-Api-Key", apiPH)
+	if resp, err := r.client.Do(req); err == nil {
+		_, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	var rec control.Record
+	for _, x := range r.g.Audit.Since("", 0, 100).Records {
+		if x.Kind == "https" {
+			rec = x
+		}
+	}
+	if rec.Error == "" || strings.Contains(fmt.Sprint(rec), apiVal) {
+		t.Errorf("the request's record: %+v", rec)
+	}
+	got := logged()
+	if !strings.Contains(got, "echo "+apiPH) || strings.Contains(got, apiVal) {
+		t.Errorf("the gateway's log holds the value, or not the failure with the placeholder: %q", got)
+	}
+}
+
+// captureLog takes the gateway's log: what it returns gives the lines
+// logged so far.
+func (r *interceptRig) captureLog() func() string {
+	var mu sync.Mutex
+	var logged []string
+	r.g.Logf = func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, fmt.Sprintf(format, args...))
+	}
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(logged, "\n")
 	}
 }
