@@ -401,19 +401,23 @@ func (g *Gate) RemoveVolume(ctx context.Context, name string) error {
 	return e.RemoveVolume(ctx, name)
 }
 
+// RefOf is the Ref that removes object name (a gateway, or a sandbox's
+// container) whole: on an engine that links them by network, its network
+// (a policy) is named as it is (provider.GatewayLinks) and goes with it.
+func (g *Gate) RefOf(name string) provider.Ref {
+	if _, linked := Linked(g.Provider); linked {
+		return provider.Ref{ID: name, NetworkID: name}
+	}
+	return provider.Ref{ID: name}
+}
+
 // RemoveContainer removes a sandbox's container (by id or name); netless
 // says it has no network (a confined sandbox's: Gateways.RemoveNetless).
 // removed is false when it was gone already.
 func (g *Gate) RemoveContainer(ctx context.Context, container string, netless bool) (removed bool, err error) {
 	e, ok := Engine(g.Provider)
 	if !ok {
-		ref := provider.Ref{ID: container}
-		if _, linked := Linked(g.Provider); linked {
-			// Its network (a linked engine's policy) is named as it is
-			// (provider.GatewayLinks), and goes with it.
-			ref.NetworkID = container
-		}
-		err := g.Provider.Remove(ctx, ref)
+		err := g.Provider.Remove(ctx, g.RefOf(container))
 		if errors.Is(err, provider.ErrNotFound) {
 			return false, nil
 		}

@@ -197,7 +197,7 @@ func (c *creation) startLinkedGateway(ctx context.Context, sp provider.Spec, nam
 	if err := c.recordGateway(name, "", nil, &plan.Sandbox); err != nil {
 		return err
 	}
-	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, provider.Ref{ID: name}) })
+	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, c.pv.gate.RefOf(name)) })
 	c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1)
 	c.link, c.linkCancel = context.WithCancel(ctx)
 	prog := beside(func() ([]byte, error) { return c.pv.gate.Program(ctx) })
@@ -317,7 +317,7 @@ func (c *creation) makeGateway(ctx context.Context, gw provider.Spec) error {
 	if errors.Is(err, provider.ErrConflict) {
 		// What an earlier create of this sandbox left (it is named with
 		// the repository's id: ours).
-		if err = c.pv.Provider.Remove(ctx, provider.Ref{ID: gw.Name}); err == nil {
+		if err = c.pv.Provider.Remove(ctx, c.pv.gate.RefOf(gw.Name)); err == nil {
 			_, err = c.pv.Provider.Create(core.Made(ctx), gw)
 		}
 	}
