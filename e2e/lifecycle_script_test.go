@@ -64,6 +64,7 @@ func cmdLBExit(ts *testscript.TestScript, neg bool, args []string) {
 //	       and state, after its container and branch) is killed with
 //	       SIGKILL at its first docker call
 //	slowfinish  each docker call of that process waits 3 s first
+//	failfinish  each docker call of that process fails
 const shimScript = `#!/bin/sh
 real=%q
 mode="${LB_SHIM:-}"
@@ -109,6 +110,9 @@ fi
 if [ -n "${LITTERBOX_FINISH_DELETE:-}" ] && [ "$mode" = slowfinish ]; then
   sleep 3
 fi
+if [ -n "${LITTERBOX_FINISH_DELETE:-}" ] && [ "$mode" = failfinish ]; then
+  echo "Error response from daemon: the engine failed on purpose" >&2; exit 1
+fi
 if [ "$first" = run ] && [ "$mode" = killrun ]; then
   kill -9 $PPID; exit 137
 fi
@@ -127,7 +131,7 @@ exec "$real" "$@"
 // cmdDockerShim is the script command dockershim (scriptcmds_test.go).
 func cmdDockerShim(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: dockershim image|copy|setup|pause|killcopy|killrun|sigintnet|netrmfail|netrmlost|cpout|killfinish|slowfinish|absent|off")
+		ts.Fatalf("usage: dockershim image|copy|setup|pause|killcopy|killrun|sigintnet|netrmfail|netrmlost|cpout|killfinish|slowfinish|failfinish|absent|off")
 	}
 	dir := ts.MkAbs(".shim")
 	if ts.Getenv("LB_SAVED_PATH") == "" {

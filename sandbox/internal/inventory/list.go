@@ -358,6 +358,11 @@ func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.
 			sb.Secrets = SecretsOf(o.gitDir, k.slug)
 		}
 		inv.note(sb, gws)
+		if sb.Status == api.StatusLeftover {
+			if why := state.DeleteFailed(o.gitDir, k.slug); why != "" {
+				sb.Note += "; its removal in the background failed: " + strings.TrimRight(why, ".")
+			}
+		}
 		if sb.Note == "" && sb.Status == api.StatusActive && o.gitDir != "" {
 			sb.Note = runNote(o.gitDir, sb.Name)
 		}
