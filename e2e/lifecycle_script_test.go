@@ -62,7 +62,8 @@ func cmdLBExit(ts *testscript.TestScript, neg bool, args []string) {
 //	       stream a process of the sandbox writes instead of tar's
 //	killfinish  the process that finishes a delete (its gateway, volume
 //	       and state, after its container and branch) is killed with
-//	       SIGKILL at its first docker call
+//	       SIGKILL at its first docker call, which leaves a program
+//	       running 20 s (as an engine's helper outlives the CLI)
 //	slowfinish  each docker call of that process waits 3 s first
 //	failfinish  each docker call of that process fails
 const shimScript = `#!/bin/sh
@@ -105,6 +106,7 @@ if [ "$first" = exec ] && [ "$mode" = cpout ]; then
   esac
 fi
 if [ -n "${LITTERBOX_FINISH_DELETE:-}" ] && [ "$mode" = killfinish ]; then
+  sleep 20 </dev/null >/dev/null 2>&1 &
   kill -9 $PPID; exit 137
 fi
 if [ -n "${LITTERBOX_FINISH_DELETE:-}" ] && [ "$mode" = slowfinish ]; then
