@@ -62,8 +62,10 @@ func cmdLBExit(ts *testscript.TestScript, neg bool, args []string) {
 //	       stream a process of the sandbox writes instead of tar's
 //	killfinish  the process that finishes a delete (its gateway, volume
 //	       and state, after its container and branch) is killed with
-//	       SIGKILL at its first docker call
+//	       SIGKILL at its first docker call, which leaves a program
+//	       running 20 s (as an engine's helper outlives the CLI)
 //	slowfinish  each docker call of that process waits 3 s first
+//	failfinish  each docker call of that process fails
 const shimScript = `#!/bin/sh
 real=%q
 mode="${LB_SHIM:-}"
@@ -104,10 +106,14 @@ if [ "$first" = exec ] && [ "$mode" = cpout ]; then
   esac
 fi
 if [ -n "${LITTERBOX_FINISH_DELETE:-}" ] && [ "$mode" = killfinish ]; then
+  sleep 20 </dev/null >/dev/null 2>&1 &
   kill -9 $PPID; exit 137
 fi
 if [ -n "${LITTERBOX_FINISH_DELETE:-}" ] && [ "$mode" = slowfinish ]; then
   sleep 3
+fi
+if [ -n "${LITTERBOX_FINISH_DELETE:-}" ] && [ "$mode" = failfinish ]; then
+  echo "Error response from daemon: the engine failed on purpose" >&2; exit 1
 fi
 if [ "$first" = run ] && [ "$mode" = killrun ]; then
   kill -9 $PPID; exit 137
@@ -127,7 +133,7 @@ exec "$real" "$@"
 // cmdDockerShim is the script command dockershim (scriptcmds_test.go).
 func cmdDockerShim(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: dockershim image|copy|setup|pause|killcopy|killrun|sigintnet|netrmfail|netrmlost|cpout|killfinish|slowfinish|absent|off")
+		ts.Fatalf("usage: dockershim image|copy|setup|pause|killcopy|killrun|sigintnet|netrmfail|netrmlost|cpout|killfinish|slowfinish|failfinish|absent|off")
 	}
 	dir := ts.MkAbs(".shim")
 	if ts.Getenv("LB_SAVED_PATH") == "" {

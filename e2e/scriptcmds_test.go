@@ -175,7 +175,7 @@ var scriptCmds = []scriptCommand{
 	// image, copy, setup, pause, killcopy, killrun, sigintnet, netrmfail or
 	// netrmlost), or puts a sandbox's own stream in place of a copy out's
 	// (cpout), or kills or slows the process that finishes a delete
-	// (killfinish, slowfinish; see shimScript), and passes every other command to
+	// (killfinish, slowfinish, failfinish; see shimScript), and passes every other command to
 	// the real docker. `dockershim absent` leaves only litterbox and git on
 	// PATH, so there is no docker CLI at all. `dockershim off` undoes either.
 	{"dockershim", cmdDockerShim},

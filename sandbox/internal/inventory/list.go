@@ -166,7 +166,7 @@ func (inv *Inventory) List(ctx context.Context, r *api.Repo) ([]api.Sandbox, err
 		}
 	}
 	gws := GatewayStates(sbs)
-	return inv.assemble(ctx, r, slices.DeleteFunc(sbs, netgate.IsGateway), own, gws)
+	return inv.assemble(ctx, r, sbs, own, gws)
 }
 
 // needNetworks says whether a list of r, whose engine list (objs, of r
@@ -253,7 +253,7 @@ func (inv *Inventory) ListDir(ctx context.Context, open func(context.Context) (*
 		return nil, nil, nil, listErr
 	}
 	gws := GatewayStates(sbs)
-	mine := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return !r.Owns(sb.Labels) || netgate.IsGateway(sb) })
+	mine := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return !r.Owns(sb.Labels) })
 	list, err := inv.assemble(ctx, r, mine, own, gws)
 	return r, list, members, err
 }
@@ -261,7 +261,8 @@ func (inv *Inventory) ListDir(ctx context.Context, open func(context.Context) (*
 // assemble joins what the engine holds (containers, leftover networks) and
 // branches into list rows; own are r's branches (r may be nil when listing
 // every repository); gws are the states of the gateways the engine holds,
-// by name.
+// by name. A gateway among sbs is no row, but names its repository, whose
+// delete cut short may have left it alone (StatusLeftover).
 func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.Sandbox, own map[string]string, gws map[string]provider.State) ([]api.Sandbox, error) {
 	var wg sync.WaitGroup
 	// Every repository that has a sandbox container or network, with its
@@ -320,6 +321,9 @@ func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.
 	}
 	states := map[key]seen{} // of the container, for the status
 	for i, c := range sbs {
+		if netgate.IsGateway(c) {
+			continue
+		}
 		o, slug := objOwner[i], c.Labels[api.LabelSlug]
 		sb := row(o, slug)
 		if sb.Network == "" {
@@ -358,6 +362,11 @@ func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.
 			sb.Secrets = SecretsOf(o.gitDir, k.slug)
 		}
 		inv.note(sb, gws)
+		if sb.Status == api.StatusLeftover {
+			if why := state.DeleteFailed(o.gitDir, k.slug); why != "" {
+				sb.Note += "; its removal in the background failed: " + strings.TrimRight(why, ".")
+			}
+		}
 		if sb.Note == "" && sb.Status == api.StatusActive && o.gitDir != "" {
 			sb.Note = runNote(o.gitDir, sb.Name)
 		}

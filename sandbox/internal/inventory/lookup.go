@@ -298,7 +298,10 @@ func (inv *Inventory) Finish(ctx context.Context, r *api.Repo, name string, lock
 	}
 	ph := core.StartPhases(inv.Log, "delete, its end")
 	defer ph.End()
-	_, err = inv.finish(ctx, r, slug)
+	if _, err = inv.finish(ctx, r, slug); err != nil {
+		// No one reads this process's errors: list's leftover row does.
+		state.NoteDeleteFailed(r.Git.CommonDir, slug, core.ErrText(err))
+	}
 	return err
 }
 

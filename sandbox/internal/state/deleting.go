@@ -75,3 +75,23 @@ func DeletingError(slug string) error {
 		Msg:   fmt.Sprintf("Sandbox '%s' is still being deleted by another litterbox process (its gateway, volume and state go after its container and branch). Wait a moment, then try again; `litterbox list` shows it as leftover if that process died, and `litterbox delete %s` then finishes it.", slug, slug),
 		Agent: fmt.Sprintf("Sandbox '%s' is still being deleted. Wait a moment, then try again.", slug)}
 }
+
+// DeleteFailedFile holds why the process that finished a delete in the
+// background (the gateway, its volume, networks, the state, after the
+// container and the branch) failed: it has no terminal to say so on, and
+// list's leftover row says it instead.
+const DeleteFailedFile = "delete-failed"
+
+// NoteDeleteFailed records why the end of a delete of sandbox slug failed,
+// on one line; nothing once the delete's mark is gone (the state is).
+func NoteDeleteFailed(gitDir, slug, why string) {
+	if Deleting(gitDir, slug) {
+		_ = WriteAtomic(File(gitDir, slug, DeleteFailedFile), []byte(strings.Join(strings.Fields(why), " ")+"\n"))
+	}
+}
+
+// DeleteFailed is what NoteDeleteFailed recorded, "" for nothing.
+func DeleteFailed(gitDir, slug string) string {
+	data, _ := os.ReadFile(File(gitDir, slug, DeleteFailedFile))
+	return strings.TrimSpace(string(data))
+}

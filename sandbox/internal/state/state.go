@@ -213,8 +213,14 @@ func (l *CreateLock) File() *os.File { return l.f }
 // it: a child given File keeps it.
 func (l *CreateLock) Release() { l.f.Close() }
 
-// Adopt is the lock f that a parent process handed this one (File).
-func Adopt(f *os.File) *CreateLock { return &CreateLock{f: f} }
+// Adopt is the lock f that a parent process handed this one (File). Its
+// descriptor, handed on with no close-on-exec, gets it again: the programs
+// this process runs (docker, or an engine's helper that outlives it) do not
+// hold the lock on once this process died.
+func Adopt(f *os.File) *CreateLock {
+	syscall.CloseOnExec(int(f.Fd()))
+	return &CreateLock{f: f}
+}
 
 // TakeCreate is LockCreate, giving the lock itself (Lock.File).
 func TakeCreate(ctx context.Context, r *api.Repo, slug string) (*CreateLock, error) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,5 +59,35 @@ func TestLockCreate(t *testing.T) {
 	u()
 	if BeingCreated(r.Git.CommonDir, "x") {
 		t.Error("beingCreated = true after the lock was released")
+	}
+}
+
+// TestAdoptedLockGoesWithItsHolder: a create lock handed to another
+// process (Adopt: its descriptor is not closed on exec there) is not handed
+// on to the programs that process runs (docker, or a helper of the engine's
+// that outlives it): once its holder dies, the lock is free, and a create
+// of the name does not wait for a program that never lets go.
+func TestAdoptedLockGoesWithItsHolder(t *testing.T) {
+	r := stateRepo(t)
+	l, err := TakeCreate(context.Background(), r, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As exec.Cmd's ExtraFiles hands it on: a descriptor with no
+	// close-on-exec.
+	fd, err := syscall.Dup(int(l.File().Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	a := Adopt(os.NewFile(uintptr(fd), "create.lock"))
+	sleep := exec.Command("sleep", "30")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sleep.Process.Kill(); _ = sleep.Wait() })
+	a.Release() // its holder dies, unlocking nothing
+	if BeingCreated(r.Git.CommonDir, "x") {
+		t.Error("the create lock is held by a program its holder ran, after the holder let go")
 	}
 }
