@@ -232,6 +232,11 @@ type Reach struct {
 	Engine []string `json:"engine"`
 }
 
+// Equal says r and o hold the same addresses, in the same order.
+func (r Reach) Equal(o Reach) bool {
+	return slices.Equal(r.Host, o.Host) && slices.Equal(r.Engine, o.Engine)
+}
+
 // Reach is the engine's Reach: probed once (a one-shot container on the
 // host's network for its addresses, the engine's networks for theirs),
 // then kept for hostTTL in this process and in the cache directory.
