@@ -232,9 +232,13 @@ type Reach struct {
 	Engine []string `json:"engine"`
 }
 
-// Equal says r and o hold the same addresses, in the same order.
+// Equal says r and o hold the same addresses, in whatever order (a probe
+// may list them in another).
 func (r Reach) Equal(o Reach) bool {
-	return slices.Equal(r.Host, o.Host) && slices.Equal(r.Engine, o.Engine)
+	same := func(a, b []string) bool {
+		return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
+	}
+	return same(r.Host, o.Host) && same(r.Engine, o.Engine)
 }
 
 // Reach is the engine's Reach: probed once (a one-shot container on the
