@@ -3,14 +3,24 @@ package gateway
 import (
 	"io"
 	"os"
-	"regexp"
 	"strings"
 	"syscall"
 )
 
-// nameRE is what a sandbox's name looks like (a slug): anything else in
-// the name file is not repeated.
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+// isSlug says n looks like a sandbox's name (a slug: lower-case letters,
+// digits and inner dashes, at most 63): anything else in the name file is
+// not repeated.
+func isSlug(n string) bool {
+	if n == "" || len(n) > 63 || n[0] == '-' {
+		return false
+	}
+	for _, c := range []byte(n) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // sandboxName is the sandbox's name for what a refusal tells it: the
 // policy's, or when the policy names none (a gateway made for the warm
@@ -50,7 +60,7 @@ func readName(path string) string {
 		return ""
 	}
 	n := strings.TrimSpace(string(b))
-	if !nameRE.MatchString(n) {
+	if !isSlug(n) {
 		return ""
 	}
 	return n
