@@ -384,6 +384,13 @@ const WaitRelay = `i=0; until ` + relayUp + ` || [ $i -ge 3000 ]; do sleep 0.01;
 // already.
 const WaitReady = WaitRelay + `; ` + relayUp + ` || { echo "` + NotReadyMarker + `" >&2; exit ` + NotReadyExit + `; }`
 
+// WriteName is a shell command that writes the sandbox's name
+// ($LITTERBOX_SANDBOX) where its gateway reads it (control.NameFile): what
+// the setup of a sandbox claimed from the warm pool runs, since its
+// gateway's policy, made before the claim, names no sandbox. A name it
+// cannot write costs only that name in a refusal's text.
+const WriteName = `{ printf '%s\n' "$LITTERBOX_SANDBOX" >` + Dir + `/` + control.NameFile + `; } 2>/dev/null || :`
+
 // NotReadyMarker and NotReadyExit are how WaitReady says the way out did
 // not come up.
 const (

@@ -53,6 +53,10 @@ type Gateway struct {
 	// should (`ctl ready`): serve opens the sandbox's sockets then.
 	OnReady func()
 	ready   atomic.Bool
+	// NameFile is the shared volume's control.NameFile: where the setup
+	// of a sandbox claimed from the warm pool writes its name
+	// (sandboxName).
+	NameFile string
 
 	policy atomic.Pointer[policy.Compiled]
 	mu     sync.Mutex
@@ -285,13 +289,9 @@ func serve(l net.Listener, sem chan struct{}, busy func(net.Conn), handle func(n
 	}
 }
 
-// refusalText is what a refused client is told: the host, the sandbox, why,
-// and the command that would allow it.
-func refusalText(p policy.Policy, target string, port int, d decision) string {
-	sandbox := p.Sandbox
-	if sandbox == "" {
-		sandbox = "NAME"
-	}
+// refusalText is what a refused client is told: the host, the sandbox (by
+// name), why, and the command that would allow it.
+func refusalText(sandbox, target string, port int, d decision) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "litterbox: sandbox %s may not connect to %s: %s.\n", sandbox, net.JoinHostPort(target, strconv.Itoa(port)), d.reason)
 	switch {

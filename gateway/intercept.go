@@ -92,7 +92,7 @@ func (g *Gateway) openTunnels() []*tunnel {
 // it may not go with 403, and records it as an exfiltration attempt.
 func (g *Gateway) refuseSecret(w io.Writer, rec control.Record, sec *secret, target string, why string) {
 	where := net.JoinHostPort(target, strconv.Itoa(rec.Port))
-	sandbox := cmpOr(g.Policy().Sandbox, "NAME")
+	sandbox := g.sandboxName()
 	rec.Allowed, rec.Secret = false, sec.Name
 	rec.Reason = fmt.Sprintf("exfiltration attempt: the placeholder of secret %s sent to %s, %s", sec.Name, where, why)
 	body := fmt.Sprintf("litterbox: sandbox %s may not send the placeholder of secret %s to %s: %s.\nThe secret goes only to %s, over https. The attempt is recorded.\n",
@@ -111,13 +111,6 @@ func leakWhy(sec *secret, name string, lit netip.Addr, port int) string {
 		return "which would carry it unencrypted"
 	}
 	return "a host it is not bound to"
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // bufferedConn reads what its reader holds first (a ClientHello the
@@ -327,7 +320,7 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(code)
 		_, _ = io.WriteString(w, "litterbox: "+body+"\n")
 	}
-	sandbox := cmpOr(g.Policy().Sandbox, "NAME")
+	sandbox := g.sandboxName()
 	switch {
 	case !ic.sameHost(r.Host):
 		refuse(http.StatusMisdirectedRequest, fmt.Sprintf("the request names host %s in a tunnel to %s", printableName(r.Host), ic.host),

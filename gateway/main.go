@@ -95,6 +95,7 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 		Resolver: &net.Resolver{PreferGo: true},
 		Base:     DetectBase(),
 		Logf:     logf,
+		NameFile: filepath.Join(*dir, control.NameFile),
 	}
 	g.Dialer.Timeout = 10 * time.Second
 	if err := g.SetPolicy(p); err != nil {

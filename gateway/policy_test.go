@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/litterbox-dev/litterbox/gateway/policy"
@@ -119,12 +122,12 @@ func TestDecide(t *testing.T) {
 // TestRefusalText: the agent is told the host, the sandbox, why, and what
 // the user can run.
 func TestRefusalText(t *testing.T) {
-	got := refusalText(policy.Policy{Sandbox: "demo"}, "api.example.com", 8443, decision{reason: "not in the allowlist", suggest: "api.example.com:8443"})
+	got := refusalText("demo", "api.example.com", 8443, decision{reason: "not in the allowlist", suggest: "api.example.com:8443"})
 	want := "litterbox: sandbox demo may not connect to api.example.com:8443: not in the allowlist.\nThe user can allow it with: litterbox net demo allow api.example.com:8443\n"
 	if got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
-	got = refusalText(policy.Policy{Sandbox: "demo"}, "127.0.0.1", 80, decision{reason: "127.0.0.1 is loopback"})
+	got = refusalText("demo", "127.0.0.1", 80, decision{reason: "127.0.0.1 is loopback"})
 	if !strings.Contains(got, "No policy can allow it.") {
 		t.Errorf("got %q", got)
 	}
@@ -165,5 +168,60 @@ func TestHostOnlyListedExactly(t *testing.T) {
 		if !tc.allowed && !strings.Contains(d.reason, "listed by its own address") && !strings.Contains(d.reason, "a network of the container engine, which a sandbox may never reach") {
 			t.Errorf("%s:%d: reason %q", tc.host, tc.port, d.reason)
 		}
+	}
+}
+
+// TestSandboxNameFromFile: a gateway whose policy names no sandbox (made for
+// the warm pool) names it as its setup wrote, and only a slug in a regular
+// file: not a link (which could point at the gateway's own files), not a
+// FIFO (which would hold the refusal up), not text that is no name.
+func TestSandboxNameFromFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sandbox.name")
+	g := &Gateway{NameFile: path}
+	if err := g.SetPolicy(policy.Policy{Mode: policy.ModeNone}); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.sandboxName(); got != "NAME" {
+		t.Errorf("no file: %q", got)
+	}
+	if err := os.WriteFile(path, []byte("fix-login\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.sandboxName(); got != "fix-login" {
+		t.Errorf("the file's name: %q", got)
+	}
+	for what, text := range map[string]string{"spaces": "a b", "upper case": "Fix", "a line break": "a\nb", "too long": strings.Repeat("a", 64)} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := g.sandboxName(); got != "NAME" {
+			t.Errorf("%s: %q", what, got)
+		}
+	}
+	secret := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(secret, []byte("gatewaykey"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path)
+	if err := os.Symlink(secret, path); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.sandboxName(); got != "NAME" {
+		t.Errorf("through a link: %q", got)
+	}
+	os.Remove(path)
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.sandboxName(); got != "NAME" {
+		t.Errorf("a FIFO: %q", got)
+	}
+	// The policy's name, once the host sets one, wins.
+	if err := g.SetPolicy(policy.Policy{Sandbox: "demo", Mode: policy.ModeNone}); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.sandboxName(); got != "demo" {
+		t.Errorf("the policy's: %q", got)
 	}
 }

@@ -184,7 +184,7 @@ func (g *Gateway) judge(conn net.Conn, rec *control.Record, target, name string,
 
 // refuse answers a refused request with 403, and records it.
 func (g *Gateway) refuse(conn net.Conn, c *policy.Compiled, rec control.Record, target string, d decision) {
-	body := refusalText(c.Policy, target, rec.Port, d)
+	body := refusalText(g.sandboxName(), target, rec.Port, d)
 	rec.Allowed, rec.Reason = false, d.reason
 	if d.addr.IsValid() {
 		rec.Addr = d.addr.String()

@@ -1,6 +1,10 @@
 package git
 
-import "testing"
+import (
+	"context"
+	"os/exec"
+	"testing"
+)
 
 func TestParseCatFileBlob(t *testing.T) {
 	body, ok, err := ParseCatFileBlob([]byte("abc123 blob 12\n[ports]\nx=1\n\n"), "f")
@@ -12,5 +16,30 @@ func TestParseCatFileBlob(t *testing.T) {
 	}
 	if _, _, err := ParseCatFileBlob([]byte("abc123 tree 30\n..."), "f"); err == nil {
 		t.Error("a tree was accepted")
+	}
+}
+
+// TestFilesAt: several files of a commit in one git call, each answered in
+// its place: found (empty too), missing, and a directory, which fails only
+// its own path.
+func TestFilesAt(t *testing.T) {
+	g, _ := newTestRepo(t)
+	cmd := exec.Command("sh", "-c", "mkdir d && printf 'x=1\\n' > a && : > empty && echo f > d/f && git add . && git -c user.name=T -c user.email=t@t commit -qm files")
+	cmd.Dir = g.Root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	fs, err := g.FilesAt(context.Background(), "HEAD", "a", "nope", "d", "empty", "d/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		content string
+		ok, err bool
+	}{{"x=1\n", true, false}, {"", false, false}, {"", false, true}, {"", true, false}, {"f\n", true, false}}
+	for i, w := range want {
+		if f := fs[i]; string(f.Content) != w.content || f.OK != w.ok || (f.Err != nil) != w.err {
+			t.Errorf("file %d: %q %v %v, want %q %v error %v", i, f.Content, f.OK, f.Err, w.content, w.ok, w.err)
+		}
 	}
 }

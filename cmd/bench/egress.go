@@ -521,9 +521,10 @@ func (b *bench) egressCreate(ctx context.Context, p *docker.Provider, program []
 			return cmpErr(gwErr, sbErr)
 		})
 		if err == nil {
-			// A pooled sandbox's gateway is made with it; taking it sets
-			// the policy with the sandbox's name (beside the startup
-			// command).
+			// A pooled sandbox's gateway is made with it, its policy
+			// too; taking one whose engine's addresses changed since
+			// the fill sets the policy again (beside the startup
+			// command): what that costs.
 			var dt time.Duration
 			dt, err = timed(func() error {
 				return egress.SetPolicy(ctx, p, gwRef, policy.Policy{Sandbox: slug + "-taken", Mode: policy.ModeAllowlist, Registries: true})

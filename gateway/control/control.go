@@ -97,17 +97,28 @@ func Ctl(addr string, req CtlRequest) (CtlResponse, error) {
 //	litterbox-relay  the program, for the relay (the gateway runs its own copy)
 //	relay.ready      made once the relay listens
 //	refused.log    the gateway's refusals, one JSON line each (the gateway's RefusalLog)
+//	sandbox.name   the sandbox's name, written by a pooled sandbox's setup
 //
 // The sandbox can make files there, but not write, remove or replace the
 // gateway's (refused.log, mode 0640; the relay): nothing there is trusted
 // by the gateway, which only ever takes a TCP connection or a DNS message
-// from it.
+// from it, and the name in sandbox.name, which it only repeats to the
+// sandbox (NameFile).
 const (
 	ProxySocket  = "proxy.sock"
 	DNSSocket    = "dns.sock"
 	PortsDir     = "ports"
 	RefusalsFile = "refused.log"
 )
+
+// NameFile is where the setup of a sandbox claimed from the warm pool
+// writes the sandbox's name: its gateway was made before the name was
+// known, with a policy that names no sandbox, and takes the name from this
+// file for what a refusal tells the sandbox (the command the user can run).
+// The sandbox can write the file, so the name is never part of a decision,
+// a record or a certificate: a sandbox that writes another name only
+// misleads itself.
+const NameFile = "sandbox.name"
 
 // ReadyFile is made in the shared directory once the relay listens: what
 // the host waits for before a setup command that may use the network.

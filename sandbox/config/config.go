@@ -383,10 +383,15 @@ func IsFile(p string) bool { return fsname.Same(p, File) }
 // line. warn is told when the working tree's File differs from the
 // commit's.
 func Load(ctx context.Context, g *git.Repo, commit string, warn func(string)) (*Config, error) {
-	base, ok, err := g.FileAt(ctx, commit, File)
+	// File and the devcontainer.json, in one git call.
+	fs, err := g.FilesAt(ctx, commit, append([]string{File}, devcontainer.Files...)...)
+	if err == nil {
+		err = fs[0].Err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s from %s: %w", File, short(commit), err)
 	}
+	base, ok := fs[0].Content, fs[0].OK
 	if !ok {
 		base = nil
 	} else if base == nil {
@@ -399,7 +404,7 @@ func Load(ctx context.Context, g *git.Repo, commit string, warn func(string)) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.UseDevContainer(ctx, g, commit); err != nil {
+	if err := cfg.UseDevContainer(commit, fs[1:]); err != nil {
 		return nil, err
 	}
 	return cfg, nil

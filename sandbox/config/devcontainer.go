@@ -13,18 +13,19 @@ import (
 )
 
 // UseDevContainer lays the repository's devcontainer.json at commit
-// (devcontainer.Files) under c when c names no image: its image (or its
-// Dockerfile, which the create builds), its postCreateCommand as the setup
-// command unless c has one, its forwardPorts as named ports beside c's, its
-// containerEnv. What the file asks for that a sandbox cannot honour, or
-// that c's own settings win over, is in c.DevContainer.Ignored, never
-// applied. It is read from the user's commit, as File is: never from an
-// agent's branch or the working tree.
-func (c *Config) UseDevContainer(ctx context.Context, g *git.Repo, commit string) error {
+// (devcontainer.Files; fs are what FilesAt read of them there) under c
+// when c names no image: its image (or its Dockerfile, which the create
+// builds), its postCreateCommand as the setup command unless c has one,
+// its forwardPorts as named ports beside c's, its containerEnv. What the
+// file asks for that a sandbox cannot honour, or that c's own settings win
+// over, is in c.DevContainer.Ignored, never applied. It is read from the
+// user's commit, as File is: never from an agent's branch or the working
+// tree.
+func (c *Config) UseDevContainer(commit string, fs []git.FileContent) error {
 	if c.Image != "" {
 		return nil
 	}
-	name, data, err := FindDevContainer(ctx, g, commit)
+	name, data, err := firstDevContainer(commit, fs)
 	if err != nil || name == "" {
 		return err
 	}
@@ -39,13 +40,22 @@ func (c *Config) UseDevContainer(ctx context.Context, g *git.Repo, commit string
 // devcontainer.json at commit, the first of devcontainer.Files there; ""
 // when there is none.
 func FindDevContainer(ctx context.Context, g *git.Repo, commit string) (name string, data []byte, err error) {
-	for _, name := range devcontainer.Files {
-		data, ok, err := g.FileAt(ctx, commit, name)
-		if err != nil {
-			return "", nil, fmt.Errorf("read %s from %s: %w", name, short(commit), err)
+	fs, err := g.FilesAt(ctx, commit, devcontainer.Files...)
+	if err != nil {
+		return "", nil, fmt.Errorf("read %s from %s: %w", devcontainer.Files[0], short(commit), err)
+	}
+	return firstDevContainer(commit, fs)
+}
+
+// firstDevContainer is the first of devcontainer.Files that fs, read of
+// them at commit, found.
+func firstDevContainer(commit string, fs []git.FileContent) (name string, data []byte, err error) {
+	for i, f := range fs {
+		if f.Err != nil {
+			return "", nil, fmt.Errorf("read %s from %s: %w", devcontainer.Files[i], short(commit), f.Err)
 		}
-		if ok {
-			return name, data, nil
+		if f.OK {
+			return devcontainer.Files[i], f.Content, nil
 		}
 	}
 	return "", nil, nil

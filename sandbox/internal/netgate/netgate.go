@@ -232,6 +232,15 @@ type Reach struct {
 	Engine []string `json:"engine"`
 }
 
+// Equal says r and o hold the same addresses, in whatever order (a probe
+// may list them in another).
+func (r Reach) Equal(o Reach) bool {
+	same := func(a, b []string) bool {
+		return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
+	}
+	return same(r.Host, o.Host) && same(r.Engine, o.Engine)
+}
+
 // Reach is the engine's Reach: probed once (a one-shot container on the
 // host's network for its addresses, the engine's networks for theirs),
 // then kept for hostTTL in this process and in the cache directory.

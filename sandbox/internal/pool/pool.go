@@ -110,6 +110,12 @@ type MemberFile struct {
 	// is the same reports that output and runs none. nil: none ran.
 	Setup       []string `json:"setup,omitempty"`
 	SetupOutput string   `json:"setup_output,omitempty"`
+	// Reach is what the engine said of its host and networks when the
+	// gateway's policy was made (the policy refuses them): a claim that
+	// finds the engine says the same leaves the policy as it is. Its
+	// policy names no sandbox: the claim's setup writes the name where
+	// the gateway reads it (egress.WriteName).
+	Reach *netgate.Reach `json:"reach,omitempty"`
 }
 
 // Claim is what the create that took a member records.
@@ -558,8 +564,8 @@ type gatePrep struct {
 // makeMember makes one pooled container and copies head into it, then runs
 // preSetup (fillSetup) in the same exec; a
 // confined one gets its gateway (named after it, with the policy the
-// pool's key names: the claim gives it the sandbox's name), which is made
-// once the container is, beside the copy.
+// pool's key names, which names no sandbox: the claim's setup gives it the
+// name), which is made once the container is, beside the copy.
 func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, head, platform string, volumes []string, gw gatePrep, preSetup []string) (err error) {
 	if err := p.refill.take(ctx); err != nil {
 		return err
@@ -569,7 +575,7 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 	sp.Name = "litterbox-pool-" + r.ShortID() + "-" + hex.EncodeToString(b[:])
 	var plan *egress.Plan
 	if gw.net != nil {
-		pl, err := egress.Confine(sp, api.DefaultImage, gw.net.Policy(sp.Name, gw.host), sp.Labels)
+		pl, err := egress.Confine(sp, api.DefaultImage, gw.net.Policy("", gw.host), sp.Labels)
 		if err != nil {
 			return err
 		}
@@ -635,7 +641,7 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 		rec := MemberFile{Key: sp.Labels[api.LabelPool], Name: sp.Name, Ref: sb.Ref, Commit: head, Stamp: stamp,
 			Image: sp.Image, Platform: platform, Volumes: volumes, Filled: time.Now().UTC()}
 		if plan != nil {
-			rec.Gateway, rec.Ports = plan.Gateway.Name, plan.Ports
+			rec.Gateway, rec.Ports, rec.Reach = plan.Gateway.Name, plan.Ports, &gw.host
 		} else if setup != nil {
 			rec.Setup, rec.SetupOutput = setup, so.String()+se.String()
 		}

@@ -798,8 +798,8 @@ func (c *creation) fill(ctx context.Context) error {
 		}
 		var gerr error
 		if c.net != nil && !slices.Equal(c.setup, config.DefaultSetup) {
-			// A setup that may use the network sees the gateway with the
-			// sandbox's name in its policy.
+			// A setup that may use the network sees the gateway with
+			// its policy set, when the claim sets it (claimGateway).
 			gerr = c.gatewayReady()
 		}
 		if gerr == nil {

@@ -277,8 +277,13 @@ func nameGateway(plan *egress.Plan, name string, eng provider.Gateways) (atMount
 }
 
 // claimGateway takes the gateway of claimed pool member m: the record names
-// it, and the policy (the pool's key matched it) gets the sandbox's name,
-// beside the setup. A member without one was made for an open network.
+// it, and its policy is the sandbox's already (the pool's key matched it),
+// made with what the engine says today of its host and networks: then it
+// costs no engine call, and the setup writes the sandbox's name where the
+// gateway reads it (setupArgv). Should the engine say otherwise (its
+// networks changed since the fill; a member filled before the record
+// held them), the policy is set anew, with the name, beside the setup. A
+// member without a gateway was made for an open network.
 func (c *creation) claimGateway(ctx context.Context, m *pool.MemberFile) error {
 	if c.net == nil || m.Gateway == "" {
 		return nil
@@ -292,7 +297,7 @@ func (c *creation) claimGateway(ctx context.Context, m *pool.MemberFile) error {
 		h := <-c.host
 		c.host <- h
 		err := h.err
-		if err == nil {
+		if err == nil && (m.Reach == nil || !m.Reach.Equal(h.addrs)) {
 			err = egress.SetPolicy(ctx, c.pv.Provider, c.net.Ref(), c.net.Policy(c.slug, h.addrs))
 		}
 		c.gateway <- err
@@ -379,6 +384,10 @@ func (c *creation) setupArgv() []string {
 	if c.secrets != nil {
 		// and for the gateway's CA, to reach the hosts secrets are bound to
 		wait += "; " + waitTrust
+	}
+	if c.pooled != nil {
+		// A pooled gateway's policy names no sandbox (claimGateway).
+		wait += "; " + egress.WriteName
 	}
 	return append([]string{"sh", "-c", wait + `; exec "$@"`, "sh"}, c.setup...)
 }
