@@ -752,10 +752,19 @@ func forgetGone(gitDir string, all []provider.Sandbox) {
 		if !ok {
 			id, ok = strings.CutSuffix(e.Name(), ".claim")
 		}
-		if ok && !live[id] {
+		if ok && !live[id] && !beingDeleted(gitDir, id) {
 			_ = Forget(gitDir, id)
 		}
 	}
+}
+
+// beingDeleted says the claim of container id is still needed: the delete
+// of the sandbox that claimed it removed the container and goes on with
+// the rest (state.MarkDeleting), among it the gateway, a pool member's,
+// which the claim makes the sandbox's. That delete forgets it at its end.
+func beingDeleted(gitDir, id string) bool {
+	c, _ := ReadClaim(gitDir, id)
+	return c != nil && state.DeletingID(gitDir, c.Slug) == id
 }
 
 // Delete removes every unclaimed pooled container of r and its record;

@@ -22,6 +22,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 // Of many creates claiming one pooled container at once, exactly one gets
@@ -264,5 +265,35 @@ func TestCandidatesOrder(t *testing.T) {
 	}
 	if got, want := ids(Candidates(gd, "k", "c2", true)), []string{"same-old", "same-new", "old-commit"}; !slices.Equal(got, want) {
 		t.Errorf("Candidates with recopy = %v, want %v", got, want)
+	}
+}
+
+// A fill's clean-up of records whose container is gone keeps the claim of
+// one a delete removed and goes on from (its gateway, a pool member's, is
+// its sandbox's by that claim, and the delete's end removes it): without
+// it, the delete's end found no gateway of the sandbox and left it
+// leftover for good.
+func TestForgetGoneKeepsADeletesClaim(t *testing.T) {
+	gd := t.TempDir()
+	if err := os.MkdirAll(poolDir(gd), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"c0ffee", "decade"} {
+		if ok, err := ClaimMember(gd, id, Claim{Slug: "s-" + id, Claimed: time.Now()}); !ok || err != nil {
+			t.Fatalf("claim %s: %v %v", id, ok, err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(gd, "litterbox", "s-c0ffee"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := state.MarkDeleting(&api.Repo{Git: &git.Repo{CommonDir: gd}}, "s-c0ffee", "c0ffee"); err != nil {
+		t.Fatal(err)
+	}
+	forgetGone(gd, nil)
+	if _, taken := ReadClaim(gd, "c0ffee"); !taken {
+		t.Error("the claim of a container whose sandbox's delete goes on was forgotten")
+	}
+	if _, taken := ReadClaim(gd, "decade"); taken {
+		t.Error("the claim of a gone container no delete needs was kept")
 	}
 }
