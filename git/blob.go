@@ -28,12 +28,17 @@ type FileContent struct {
 	Err     error
 }
 
-// FilesAt is FileAt for several paths (none holding a newline), with one
+// FilesAt is FileAt for several paths (a path holding a line break is an
+// error: git reads its input by lines), with one
 // `git cat-file --batch`: each process saved is a few milliseconds of a
 // create.
 func (g *Repo) FilesAt(ctx context.Context, commit string, paths ...string) ([]FileContent, error) {
 	var in strings.Builder
 	for _, p := range paths {
+		if strings.ContainsAny(commit+p, "\n\r") {
+			// Two lines of input: every answer would fall a place off.
+			return nil, fmt.Errorf("cannot read %q at %s with git cat-file: the name holds a line break", p, commit)
+		}
 		in.WriteString(commit + ":" + p + "\n")
 	}
 	res, err := g.R.Run(ctx, g.Cmd("cat-file", "--batch").WithStdin(strings.NewReader(in.String())))

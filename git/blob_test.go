@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -21,7 +22,7 @@ func TestParseCatFileBlob(t *testing.T) {
 
 // TestFilesAt: several files of a commit in one git call, each answered in
 // its place: found (empty too), missing, and a directory, which fails only
-// its own path.
+// its own path; a path holding a line break is refused.
 func TestFilesAt(t *testing.T) {
 	g, _ := newTestRepo(t)
 	cmd := exec.Command("sh", "-c", "mkdir d && printf 'x=1\\n' > a && : > empty && echo f > d/f && git add . && git -c user.name=T -c user.email=t@t commit -qm files")
@@ -41,5 +42,10 @@ func TestFilesAt(t *testing.T) {
 		if f := fs[i]; string(f.Content) != w.content || f.OK != w.ok || (f.Err != nil) != w.err {
 			t.Errorf("file %d: %q %v %v, want %q %v error %v", i, f.Content, f.OK, f.Err, w.content, w.ok, w.err)
 		}
+	}
+	// A path holding a line break would be two lines of git's input, and
+	// the answers would fall a place off (a's read as "a\nb"'s): refused.
+	if fs, err := g.FilesAt(context.Background(), "HEAD", "a\nb", "a"); err == nil || !strings.Contains(err.Error(), `"a\nb"`) {
+		t.Errorf("a path with a line break: %+v, %v", fs, err)
 	}
 }
