@@ -240,7 +240,7 @@ func TestIntercept(t *testing.T) {
 	}
 
 	resp, body = r.do(t, "/", http.Header{"X-Steal": {ghPH}})
-	if resp.StatusCode != 403 || !strings.Contains(body, "may not send the placeholder of secret github to example.com:443") {
+	if resp.StatusCode != 403 || !strings.Contains(body, "sandbox alpha may not send the placeholder of secret github to example.com:443") {
 		t.Errorf("another secret's placeholder: %d %q", resp.StatusCode, body)
 	}
 	select {
@@ -275,9 +275,10 @@ func TestInterceptFronting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusMisdirectedRequest {
-		t.Errorf("status %d", resp.StatusCode)
+	if resp.StatusCode != http.StatusMisdirectedRequest || !strings.Contains(string(b), "sandbox alpha sent a request for attacker.example") {
+		t.Errorf("status %d: %q", resp.StatusCode, b)
 	}
 	if len(seen) != 0 {
 		t.Error("the server got it")

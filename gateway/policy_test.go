@@ -217,6 +217,22 @@ func TestSandboxNameFromFile(t *testing.T) {
 	if got := g.sandboxName(); got != "NAME" {
 		t.Errorf("a FIFO: %q", got)
 	}
+	os.Remove(path)
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.sandboxName(); got != "NAME" {
+		t.Errorf("a directory: %q", got)
+	}
+	os.Remove(path)
+	// A big file is read no further than a name's length: a slug past
+	// what is read is not taken.
+	if err := os.WriteFile(path, []byte(strings.Repeat("a", 1<<20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.sandboxName(); got != "NAME" {
+		t.Errorf("a big file: %q", got)
+	}
 	// The policy's name, once the host sets one, wins.
 	if err := g.SetPolicy(policy.Policy{Sandbox: "demo", Mode: policy.ModeNone}); err != nil {
 		t.Fatal(err)
