@@ -320,11 +320,12 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(code)
 		_, _ = io.WriteString(w, "litterbox: "+body+"\n")
 	}
-	sandbox := g.sandboxName()
+	// The sandbox's name is read (sandboxName: a file, for a pooled
+	// gateway) only for a refusal's text, never for a request let through.
 	switch {
 	case !ic.sameHost(r.Host):
 		refuse(http.StatusMisdirectedRequest, fmt.Sprintf("the request names host %s in a tunnel to %s", printableName(r.Host), ic.host),
-			fmt.Sprintf("sandbox %s sent a request for %s through its tunnel to %s: a tunnel to a host a secret is bound to carries requests for that host only", sandbox, printableName(r.Host), ic.host))
+			fmt.Sprintf("sandbox %s sent a request for %s through its tunnel to %s: a tunnel to a host a secret is bound to carries requests for that host only", g.sandboxName(), printableName(r.Host), ic.host))
 		return
 	case r.Method == http.MethodConnect:
 		refuse(http.StatusMethodNotAllowed, "CONNECT inside a tunnel", "a CONNECT inside a tunnel is not carried")
@@ -338,7 +339,7 @@ func (ic *interception) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Secret = sec.Name
 		where := net.JoinHostPort(ic.target, strconv.Itoa(ic.t.port))
 		refuse(http.StatusForbidden, fmt.Sprintf("exfiltration attempt: the placeholder of secret %s sent to %s, a host it is not bound to", sec.Name, where),
-			fmt.Sprintf("sandbox %s may not send the placeholder of secret %s to %s: it goes only to %s. The attempt is recorded.", sandbox, sec.Name, where, strings.Join(sec.Hosts, ", ")))
+			fmt.Sprintf("sandbox %s may not send the placeholder of secret %s to %s: it goes only to %s. The attempt is recorded.", g.sandboxName(), sec.Name, where, strings.Join(sec.Hosts, ", ")))
 	}
 	rw := ic.s.rewrite(ic.t.name, ic.t.lit, ic.t.port, r.RequestURI, r.Header)
 	if rw.refused != nil {
