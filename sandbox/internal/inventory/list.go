@@ -411,7 +411,7 @@ func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 			// (On Kubernetes a gateway pod that is gone leaves its
 			// NetworkPolicy, listed without a state.)
 			sb.Status = api.StatusGatewayDown
-			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is gone, and with it its way out: " + netgate.Recreate(sb.Name, sb.Container)
+			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is gone, and with it its way out: " + inv.gate.Recreate(sb.Name, sb.Container)
 		case st != provider.StateRunning:
 			sb.Status = api.StatusGatewayDown
 			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is " + string(st) + ", so it cannot reach the network: `litterbox resume " + sb.Name + "` starts it again"

@@ -34,16 +34,21 @@ func (g *Gate) GatewayState(ctx context.Context, rec *NetFile) (provider.State, 
 	return e.State(ctx, rec.Ref())
 }
 
-// GoneError is the error of a sandbox whose gateway container is gone: it
+// goneError is the error of a sandbox whose gateway container is gone: it
 // has no way out, and only a recreate makes one.
-func GoneError(slug, container string, rec *NetFile) error {
-	return core.NewError(api.ErrStopped, "Sandbox '%s' cannot be resumed: its egress gateway %s is gone (removed), and with it the sandbox's way out. To bring both back, %s, with the policy `litterbox net %s` shows.", slug, rec.Gateway, Recreate(slug, container), slug)
+func (g *Gate) goneError(slug, container string, rec *NetFile) error {
+	return core.NewError(api.ErrStopped, "Sandbox '%s' cannot be resumed: its egress gateway %s is gone (removed), and with it the sandbox's way out. To bring both back, %s, with the policy `litterbox net %s` shows.", slug, rec.Gateway, g.Recreate(slug, container), slug)
 }
 
 // Recreate says how to bring back a sandbox whose gateway is gone: its
-// work recorded, its container removed, both made again from its branch.
-func Recreate(slug, container string) string {
-	return "record its work with `litterbox snapshot " + slug + "`, remove its container (`docker rm -f " + container + "`), then `litterbox create --from-branch " + slug + "` makes both again"
+// work recorded, its container removed (by the engine's own command:
+// provider.Reach), both made again from its branch.
+func (g *Gate) Recreate(slug, container string) string {
+	remove := "remove its container"
+	if e, ok := reacher(g.Provider); ok {
+		remove += " (`" + e.RemoveCommand(container) + "`)"
+	}
+	return "record its work with `litterbox snapshot " + slug + "`, " + remove + ", then `litterbox create --from-branch " + slug + "` makes both again"
 }
 
 // Start starts rec's gateway (stopped or paused) and gives it its policy
@@ -64,7 +69,7 @@ func (g *Gate) Start(ctx context.Context, r *api.Repo, slug string, rec *NetFile
 	}
 	switch st {
 	case provider.StateNone:
-		return "", GoneError(slug, r.ContainerName(slug), rec)
+		return "", g.goneError(slug, r.ContainerName(slug), rec)
 	case provider.StatePaused:
 		_, err = g.Provider.Resume(ctx, rec.Ref())
 	case provider.StateStopped:
