@@ -5,9 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -215,7 +215,7 @@ func podManifest(s provider.Spec, gatewayIP string) ([]byte, error) {
 	}
 	if len(s.Sysctls) > 0 {
 		var sysctls []any
-		for _, k := range sortedKeys(s.Sysctls) {
+		for _, k := range slices.Sorted(maps.Keys(s.Sysctls)) {
 			sysctls = append(sysctls, map[string]string{"name": k, "value": s.Sysctls[k]})
 		}
 		spec["securityContext"].(map[string]any)["sysctls"] = sysctls
@@ -340,15 +340,6 @@ func linkedRules(s provider.Spec, closed []string) (ingress, egress []any) {
 		map[string]any{"ipBlock": map[string]any{"cidr": "::/0", "except": slices.DeleteFunc(v6, func(c string) bool { return c == "::/0" })}},
 	}}, clusterDNS}
 	return ingress, egress
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // userIDs reads "uid[:gid]"; "" is 0:0, as the image would say for
