@@ -17,6 +17,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +28,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pool"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 // Reviewer reviews c's sandboxes' branches; inv finds a sandbox's branch
@@ -362,6 +364,9 @@ func (rw *Reviewer) fillOld(ctx context.Context, r *api.Repo, t *worktreeTxn) er
 // is one git transaction with a check that the branch is still there, so
 // a snapshot landing during the merge makes it refuse (rolled back) too.
 func (rw *Reviewer) Merge(ctx context.Context, r *api.Repo, name, at string) (*api.MergeResult, error) {
+	if res, ok, err := rw.finishMerged(ctx, r, name); ok {
+		return res, err
+	}
 	rv, unlock, err := rw.writeFrom(ctx, r, name, "merge", at)
 	if err != nil {
 		return nil, err
@@ -524,6 +529,26 @@ func (rw *Reviewer) mergeCommit(ctx context.Context, r *api.Repo, res *api.Merge
 // deleteMerged deletes a sandbox whose branch is now in HEAD. Delete checks
 // again that no commit would be lost, so a snapshot that landed during the
 // merge keeps the sandbox.
+// finishMerged finishes the delete of a merge cut short once the branch was
+// gone (list shows the sandbox leftover): the merge was done, and what is
+// left is removed as `delete` would. ok is false for any other sandbox.
+func (rw *Reviewer) finishMerged(ctx context.Context, r *api.Repo, name string) (*api.MergeResult, bool, error) {
+	slug, err := api.Slugify(name)
+	if err != nil || !slices.Contains(state.CutShort(r.Git.CommonDir), slug) {
+		return nil, false, nil
+	}
+	if _, ok, err := r.Git.ResolveRef(ctx, api.BranchRef(slug)); err != nil || ok {
+		return nil, false, nil
+	}
+	ref, _, err := r.Git.CurrentBranch(ctx)
+	if err != nil {
+		return nil, true, err
+	}
+	res := &api.MergeResult{Name: slug, Into: strings.TrimPrefix(ref, "refs/heads/"), NothingToMerge: true, Files: []string{}}
+	res, err = rw.deleteMerged(ctx, r, res)
+	return res, true, err
+}
+
 func (rw *Reviewer) deleteMerged(ctx context.Context, r *api.Repo, res *api.MergeResult) (*api.MergeResult, error) {
 	rep, err := rw.inv.Delete(ctx, r, res.Name, false, nil)
 	res.Deleted = rep
