@@ -70,24 +70,34 @@ func (run Run) Going() bool {
 	if err := syscall.Kill(run.PID, 0); errors.Is(err, syscall.ESRCH) {
 		return false
 	}
+	if st := procState(run.PID); st == "Z" || st == "X" {
+		return false // killed, not yet reaped by its parent
+	}
 	return run.Start == "" || procStart(run.PID) == run.Start
 }
 
 // procStart is field 22 of /proc/pid/stat (the process's start time), ""
 // where there is none.
-func procStart(pid int) string {
+func procStart(pid int) string { return procStat(pid, 19) }
+
+// procState is field 3 of /proc/pid/stat (R, S, Z...), "" where there is
+// none.
+func procState(pid int) string { return procStat(pid, 0) }
+
+// procStat is field 3+i of /proc/pid/stat, "" where there is none.
+func procStat(pid, i int) string {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return ""
 	}
 	// The command name (field 2) is in parentheses and may hold spaces.
-	i := strings.LastIndexByte(string(data), ')')
-	if i < 0 {
+	j := strings.LastIndexByte(string(data), ')')
+	if j < 0 {
 		return ""
 	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 20 {
+	f := strings.Fields(string(data[j+1:]))
+	if len(f) <= i {
 		return ""
 	}
-	return f[19]
+	return f[i]
 }

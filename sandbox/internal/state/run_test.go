@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 )
 
 // TestRunRecord: a run's record names its harness while its litterbox
@@ -58,5 +59,27 @@ func TestRunRecord(t *testing.T) {
 	}
 	if _, ok := ReadRun(gitDir, "s"); ok {
 		t.Error("the run's own record stays after RemoveRun")
+	}
+}
+
+// A run's litterbox killed but not yet reaped by its parent (a zombie, as a
+// script's background job is for a moment after kill -9) is gone: list said
+// the run still went on (run_record failed so under load).
+func TestRunOfAZombieIsNotGoing(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "exit 0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	host, _ := os.Hostname()
+	run := Run{PID: cmd.Process.Pid, Host: host, Start: procStart(cmd.Process.Pid)}
+	for i := 0; i < 100 && procState(cmd.Process.Pid) != "Z"; i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := procState(cmd.Process.Pid); st != "Z" {
+		t.Fatalf("the child's state is %q, want a zombie", st)
+	}
+	if run.Going() {
+		t.Fatal("a zombie's run is going")
 	}
 }
