@@ -225,8 +225,8 @@ func setupScript(env *testscript.Env) error {
 		return err
 	}
 	env.Setenv("HOME", home)
-	scriptTs.Store(env.WorkDir, env.T())
-	env.Defer(func() { scriptTs.Delete(env.WorkDir) })
+	scriptTests.Store(env.WorkDir, env.T())
+	env.Defer(func() { scriptTests.Delete(env.WorkDir) })
 	env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	id := fmt.Sprintf("%d-%d", os.Getpid(), scriptSeq.Add(1))
 	label := "dev.litterbox.test=" + id

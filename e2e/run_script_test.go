@@ -54,9 +54,9 @@ func cmdStandinKeys(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// scriptTs are the scripts' tests, by work directory (setupScript): a
+// scriptTests are the scripts' tests, by work directory (setupScript): a
 // deferred command looks there whether its script failed.
-var scriptTs sync.Map
+var scriptTests sync.Map
 
 // cmdGatewayEvidence is the script command gateway-evidence
 // (scriptcmds_test.go): when the script fails, it logs what the gateway of
@@ -65,7 +65,7 @@ func cmdGatewayEvidence(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: gateway-evidence NAME")
 	}
-	t, ok := scriptTs.Load(ts.Getenv("WORK"))
+	t, ok := scriptTests.Load(ts.Getenv("WORK"))
 	if !ok {
 		ts.Fatalf("gateway-evidence: the script's test is unknown")
 	}
