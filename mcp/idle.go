@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"os"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -56,5 +57,18 @@ func (t *idleTracker) freeIfIdle() {
 	t.mu.Unlock()
 	if !busy {
 		t.free()
+	}
+}
+
+// heapSoftLimit is the server's soft memory limit (GOMEMLIMIT, unless the
+// user set one). What one call may hold is bounded (a scan's stream, an
+// output's cap); with the collector's default pacing alone, two such calls
+// at once on a busy machine took the server's peak past 250 MiB, as the
+// collector ran late. Near the limit it runs sooner; it never fails a call.
+const heapSoftLimit = 160 << 20
+
+func softLimit() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(heapSoftLimit)
 	}
 }

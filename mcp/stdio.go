@@ -58,6 +58,7 @@ const (
 // a cancel for a call still queued, and once its queue is full runs calls on
 // the reading goroutine, so pings and cancels wait for a call to end.
 func (s *Server) ServeStdio(ctx context.Context, version string, in io.Reader, out io.Writer) error {
+	softLimit()
 	ms := s.MCPServer(version)
 	sess := server.NewInProcessSession("stdio", nil)
 	if err := ms.RegisterSession(ctx, sess); err != nil {
