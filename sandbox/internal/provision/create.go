@@ -415,12 +415,16 @@ func (c *creation) claimPooled(ctx context.Context) (bool, error) {
 
 // claimEnded waits for the engine's claim of the pooled member (nil when
 // there is none), once.
-func (c *creation) claimEnded() error {
-	if c.claimed == nil {
+func (c *creation) claimEnded() error { return awaitOnce(&c.claimed) }
+
+// awaitOnce receives the one result of *ch and forgets the channel: nil
+// when there is none, or it was received already.
+func awaitOnce(ch *chan error) error {
+	if *ch == nil {
 		return nil
 	}
-	err := <-c.claimed
-	c.claimed = nil
+	err := <-*ch
+	*ch = nil
 	return err
 }
 

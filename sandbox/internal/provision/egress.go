@@ -306,14 +306,7 @@ func (c *creation) claimGateway(ctx context.Context, m *pool.MemberFile) error {
 }
 
 // volumeReady waits for the gateway's volume, which the sandbox mounts.
-func (c *creation) volumeReady() error {
-	if c.volumeMade == nil {
-		return nil
-	}
-	err := <-c.volumeMade
-	c.volumeMade = nil
-	return err
-}
+func (c *creation) volumeReady() error { return awaitOnce(&c.volumeMade) }
 
 // makeGateway creates the gateway, which installs its program from its
 // image as it starts.
