@@ -239,12 +239,23 @@ func (inv *Inventory) deleteReady(ctx context.Context, r *api.Repo, slug string,
 	}
 	rep.Removed = append(rep.Removed, "branch "+api.BranchPrefix+slug)
 	ph.Done("branch")
+	// A gateway that publishes the sandbox's ports holds them on the host
+	// until it goes: it goes here, before the delete returns, so that a
+	// create right after finds them free.
+	gatewayGone := false
+	if confined && rec.Gateway != "" && len(rec.Ports) > 0 && detach != nil {
+		err := inv.Provider.Remove(ctx, inv.gate.RefOf(rec.Gateway))
+		if gatewayGone = err == nil || errors.Is(err, provider.ErrNotFound); gatewayGone {
+			rep.Removed = append(rep.Removed, "container "+rec.Gateway)
+		}
+		ph.Done("gateway, which holds its ports")
+	}
 	if detach != nil {
 		err := detach(slug, lock.File())
 		if err == nil {
 			lock.Release()
 			finished = true
-			rep.Removing = gatewayOf(gitDir, slug)
+			rep.Removing = gatewayOf(gitDir, slug, gatewayGone)
 			ph.Done("the rest handed to another process")
 			return rep, true, nil
 		}
@@ -257,14 +268,17 @@ func (inv *Inventory) deleteReady(ctx context.Context, r *api.Repo, slug string,
 	return rep, true, err
 }
 
-// gatewayOf names, for a report, the gateway container and volume that
-// sandbox slug's record names.
-func gatewayOf(gitDir, slug string) []string {
+// gatewayOf names, for a report, the gateway container (unless it is
+// gone) and volume that sandbox slug's record names.
+func gatewayOf(gitDir, slug string, gone bool) []string {
 	rec, ok, _ := netgate.Read(gitDir, slug)
 	if !ok || rec.Gateway == "" {
 		return nil
 	}
-	out := []string{"container " + rec.Gateway}
+	var out []string
+	if !gone {
+		out = append(out, "container "+rec.Gateway)
+	}
 	if rec.Volume != "" {
 		out = append(out, "volume "+rec.Volume)
 	}
