@@ -40,6 +40,9 @@ func (p feedPane) selected() (activity.Event, bool) {
 
 func (p feedPane) move(d int) feedPane {
 	if len(p.events) == 0 {
+		// Not read yet: a move up stops following, so the cursor is
+		// at the oldest once the events come.
+		p.follow = p.follow && d > 0
 		return p
 	}
 	p.cursor = min(max(p.cursor+d, 0), len(p.events)-1)

@@ -627,6 +627,25 @@ func TestFeedKeepsRefusalsThroughFlood(t *testing.T) {
 	}
 }
 
+// g pressed before the record is read (a long one, after a flood) is not
+// lost: once it is read, the oldest event is the one selected, and new
+// events do not take the cursor back to the newest.
+func TestFeedTopBeforeLoad(t *testing.T) {
+	m, _ := newTest(t, 140, 30, false)
+	m.Update(sandboxes("f"))
+	keys(m, "tab", "g")
+	now := time.Now()
+	var events []activity.Event
+	for i := range 100 {
+		events = append(events, activity.Event{Time: now, Seq: int64(i + 1), Sandbox: "f", Kind: activity.KindCall, Tool: "bash", Args: fmt.Sprintf("echo %d", i)})
+	}
+	m.Update(historyMsg{full: true, events: map[sbKey][]activity.Event{{root, "f"}: events}})
+	m.Update(eventsMsg{repo: root, events: []activity.Event{{Time: now, Seq: 101, Sandbox: "f", Kind: activity.KindCall, Tool: "bash", Args: "echo new"}}})
+	if v := m.View(); !regexp.MustCompile(`> \S+\s+bash +echo 0\b`).MatchString(v) {
+		t.Errorf("the oldest event is not selected:\n%s", v)
+	}
+}
+
 // What m and a land is the commit the diff view showed, named with its
 // files in the question, even when the branch moved since; the service's
 // refusal then says to read it again.
