@@ -22,7 +22,7 @@ func cmdStandinTLS(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: standin-tls HARNESS TURNS")
 	}
 	host := docker0Addr(ts)
-	cert := hostCert(ts, host, "standin-ca.pem")
+	cert := hostCert(ts, "standin-ca.pem", host)
 	startStandin(ts, args[0], args[1], func(turns []standin.Turn, record string) (*standin.Server, error) {
 		l, err := net.Listen("tcp4", "0.0.0.0:0")
 		if err != nil {

@@ -362,6 +362,13 @@ var scriptCmds = []scriptCommand{
 	// address on the engine's default bridge (docker0), signed by a CA of its
 	// own, written to $WORK/tls-ca.pem. It sets TLSADDR to that address and
 	// TLSPORT to the port.
+	//
+	// tlsserve -netns NAME TOKEN ADDR...
+	//
+	// The same, served in the network namespace /run/netns/NAME instead (the
+	// test cluster's stand-in of what lies outside it, litterbox-k8s-ext,
+	// where a gateway pod reaches it; root only), on all its addresses, with
+	// a certificate for ADDRs; TLSADDR is the first.
 	{"tlsserve", cmdTLSServe},
 	// httpget URL
 	//

@@ -15,10 +15,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 )
 
 // toolsImage has curl, git and python3-requests
@@ -27,14 +29,24 @@ const toolsImage = "litterbox-test/debian-tools:bookworm"
 
 // cmdTLSServe is the script command tlsserve (scriptcmds_test.go).
 func cmdTLSServe(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: tlsserve TOKEN")
+	netns := ""
+	if len(args) > 2 && args[0] == "-netns" {
+		netns, args = args[1], args[2:]
 	}
-	token := args[0]
-	host := docker0Addr(ts)
-	cert := hostCert(ts, host, "tls-ca.pem")
-	l, err := net.Listen("tcp4", "0.0.0.0:0")
+	if neg || len(args) < 1 || netns == "" && len(args) != 1 || netns != "" && len(args) < 2 {
+		ts.Fatalf("usage: tlsserve TOKEN | tlsserve -netns NAME TOKEN ADDR...")
+	}
+	token, hosts := args[0], args[1:]
+	var l net.Listener
+	var err error
+	if netns == "" {
+		hosts = []string{docker0Addr(ts)}
+		l, err = net.Listen("tcp4", "0.0.0.0:0")
+	} else {
+		l, err = listenIn("/run/netns/"+netns, "0.0.0.0:0")
+	}
 	ts.Check(err)
+	cert := hostCert(ts, "tls-ca.pem", hosts...)
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			auth := r.Header.Get("Authorization")
@@ -49,13 +61,56 @@ func cmdTLSServe(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	go srv.ServeTLS(l, "", "")
 	ts.Defer(func() { srv.Close() })
-	ts.Setenv("TLSADDR", host)
+	ts.Setenv("TLSADDR", hosts[0])
 	ts.Setenv("TLSPORT", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 }
 
-// hostCert is a certificate for host (an address), signed by a CA of its
+// listenIn listens on addr in the network namespace at path (a stand-in
+// of what lies outside a cluster): the socket stays in that namespace
+// when the thread that made it goes back to the test's own. It needs
+// root (CAP_SYS_ADMIN).
+func listenIn(path, addr string) (net.Listener, error) {
+	type result struct {
+		l   net.Listener
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		// A thread that cannot go back stays locked, and ends with the
+		// goroutine: no other goroutine runs in the wrong namespace.
+		runtime.LockOSThread()
+		own, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{nil, err}
+			return
+		}
+		defer own.Close()
+		ns, err := os.Open(path)
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{nil, fmt.Errorf("the network namespace of the cluster's outside stand-in: %w", err)}
+			return
+		}
+		defer ns.Close()
+		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{nil, fmt.Errorf("enter %s (root only): %w", path, err)}
+			return
+		}
+		l, err := net.Listen("tcp4", addr)
+		if unix.Setns(int(own.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		ch <- result{l, err}
+	}()
+	r := <-ch
+	return r.l, r.err
+}
+
+// hostCert is a certificate for hosts (addresses), signed by a CA of its
 // own whose certificate is written to $WORK/caFile.
-func hostCert(ts *testscript.TestScript, host, caFile string) tls.Certificate {
+func hostCert(ts *testscript.TestScript, caFile string, hosts ...string) tls.Certificate {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	ts.Check(err)
 	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "litterbox test CA"},
@@ -67,9 +122,13 @@ func hostCert(ts *testscript.TestScript, host, caFile string) tls.Certificate {
 	ts.Check(err)
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	ts.Check(err)
-	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: host},
+	var ips []net.IP
+	for _, h := range hosts {
+		ips = append(ips, net.ParseIP(h))
+	}
+	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: hosts[0]},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.ParseIP(host)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+		IPAddresses: ips, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
 	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
 	ts.Check(err)
 	ts.Check(os.WriteFile(filepath.Join(ts.Getenv("WORK"), caFile), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644))

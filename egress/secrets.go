@@ -13,8 +13,8 @@ import (
 
 // CABundle is the CA bundle of a sandbox with secrets: the image's own
 // roots and the gateway's CA, which signs what the sandbox is shown for
-// the hosts a secret is bound to. It is on the shared volume, made by
-// WriteTrust; the sandbox can read it (and break it, as it can anything of
+// the hosts a secret is bound to. It is on the shared volume (in TrustDir,
+// for a linked sandbox), made by WriteTrust; the sandbox can read it (and break it, as it can anything of
 // its own: then its TLS to those hosts fails, nothing more).
 const CABundle = Dir + "/ca-bundle.pem"
 
@@ -31,6 +31,15 @@ func TrustEnv() []string {
 		env = append(env, v+"="+CABundle)
 	}
 	return env
+}
+
+// TrustDir is where CABundle goes in a sandbox linked to its gateway by
+// network (ConfineLinked: Kubernetes), which shares no volume with it: a
+// small in-memory directory at Dir, owned by the sandbox's user, as whom
+// WriteTrust writes it (the host reads the CA from the gateway, and writes
+// it in with an exec, as it writes every file it puts in a pod).
+func TrustDir(user string) provider.Tmpfs {
+	return provider.Tmpfs{Path: Dir, Size: 1 << 20, Mode: 0o755, Owner: user}
 }
 
 // SetSecrets gives the gateway its secrets, values and all, on the stdin

@@ -9,6 +9,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway/control"
+	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
@@ -69,6 +70,32 @@ func WriteSecrets(r *api.Repo, slug string, bs []Bound) error {
 // which waits for a gateway that is starting).
 func (g *Gate) SetSecrets(ctx context.Context, rec *NetFile, s control.Secrets) (control.SecretsInfo, error) {
 	return egress.SetSecrets(ctx, g.Provider, rec.Ref(), s)
+}
+
+// Retrust writes the CA of the running gateway of sandbox slug into its
+// container ref, when it holds secrets: what a new container of the
+// sandbox needs (a resume where a pause ended it: Kubernetes), while its
+// gateway kept the values and the CA. A gateway that holds none (it
+// restarted, and waits for them) has no CA to trust.
+func (g *Gate) Retrust(ctx context.Context, gitDir, slug string, ref provider.Ref) error {
+	rec, ok, err := Read(gitDir, slug)
+	if err != nil || !ok {
+		return err
+	}
+	if bs, _, err := ReadSecrets(gitDir, slug); err != nil || len(bs) == 0 {
+		return err
+	}
+	info, err := egress.GetSecrets(ctx, g.Provider, rec.Ref())
+	if err != nil {
+		return fmt.Errorf("sandbox '%s': read its gateway's CA: %w", slug, err)
+	}
+	if info.CA == "" {
+		return nil
+	}
+	if err := egress.WriteTrust(ctx, g.Provider, ref, []byte(info.CA)); err != nil {
+		return fmt.Errorf("sandbox '%s': %w", slug, err)
+	}
+	return nil
 }
 
 // Declared are the secrets the user declared for r: its local file's over

@@ -119,7 +119,8 @@ func plural(n int, what string) string {
 }
 
 // refillAfterResume copies c's branch into the /src of its new sandbox,
-// records the scan stamp, and installs its services' definitions again.
+// writes its gateway's CA there (when it holds secrets), records the scan
+// stamp, and installs its services' definitions again.
 func (ps *Pauser) refillAfterResume(ctx context.Context, r *api.Repo, c provider.Sandbox) error {
 	r, err := ps.ownerRepo(ctx, r, c)
 	if err != nil {
@@ -130,8 +131,16 @@ func (ps *Pauser) refillAfterResume(ctx context.Context, r *api.Repo, c provider
 	if err != nil || !ok {
 		return fmt.Errorf("resume: read branch %s%s (%v): the sandbox runs with an empty %s; delete it and create it again from the branch", api.BranchPrefix, h.Slug, err, api.Workdir)
 	}
+	// The gateway kept its secrets and CA: the new sandbox trusts it
+	// again, beside the copy.
+	trust := make(chan error, 1)
+	go func() { trust <- ps.gate.Retrust(ctx, r.Git.CommonDir, h.Slug, c.Ref) }()
 	var so, se bytes.Buffer
-	if err := ps.guest.CopyAndSetup(ctx, ps.branchArchive(ctx, r, h.Slug, tip), c.Ref, h.Image, nil, &so, &se); err != nil {
+	err = ps.guest.CopyAndSetup(ctx, ps.branchArchive(ctx, r, h.Slug, tip), c.Ref, h.Image, nil, &so, &se)
+	if terr := <-trust; terr != nil {
+		return fmt.Errorf("resume: %w", terr)
+	}
+	if err != nil {
 		return fmt.Errorf("resume: copy branch %s%s into %s: %w", api.BranchPrefix, h.Slug, api.Workdir, err)
 	}
 	if err := state.WriteSince(r, h.Slug, guest.TakeStamp(&so)); err != nil {

@@ -94,14 +94,18 @@ func (c *creation) startGateway(ctx context.Context) error {
 		return nil
 	}
 	sp := c.sandboxSpec()
+	l, linked := netgate.Linked(c.pv.Provider)
 	if c.secrets != nil {
 		// The placeholders, and the CA bundle the gateway's CA goes in.
 		sp.Env = slices.Concat(sp.Env, secrets.Env(netgate.Bindings(c.secrets.bound)), egress.TrustEnv())
+		if linked {
+			sp.Tmpfs = append(sp.Tmpfs, egress.TrustDir(sp.User))
+		}
 	}
 	// Named with the repository's id: a gateway of the name is this
 	// sandbox's, left by an earlier create, never another repository's.
 	name := c.r.SuffixedName(c.slug) + "-gw"
-	if l, ok := netgate.Linked(c.pv.Provider); ok {
+	if linked {
 		return c.startLinkedGateway(ctx, sp, name, l.GatewayHost())
 	}
 	plan, err := egress.Confine(sp, api.DefaultImage, c.net.Policy(c.slug, netgate.Reach{}), sp.Labels)

@@ -78,11 +78,6 @@ func (c *creation) planSecrets(ctx context.Context, inherited bool) error {
 	if needed := slices.Concat(c.opts.Secrets, c.dotenv); c.net == nil && len(needed) > 0 {
 		return core.NewError(api.ErrConfig, "Sandbox '%s' was not created: it needs secret %q held outside it, by an egress gateway, and it would have none (egress = \"open\", network = \"none\", or an engine that runs none): use [network] egress = \"allowlist\" (the default) in %s (see docs/egress.md). Nothing was made.", c.slug, needed[0].Name, config.LocalFile)
 	}
-	if c.net != nil && c.pv.gate.Linked() {
-		// The gateway's CA would go to the sandbox through the volume
-		// they share, which a gateway linked by network has not.
-		return core.NewError(api.ErrConfig, "Sandbox '%s' was not created: it needs secret %q, and this engine's gateway (a pod of its own, on Kubernetes) does not hold secrets yet: create it on Docker, Podman, an ssh engine or the VM engine, or leave the secret out of %s (see docs/secrets.md). Nothing was made.", c.slug, decls[0].Name, config.LocalFile)
-	}
 	if c.net == nil {
 		names := make([]string, 0, len(decls))
 		for _, d := range decls {
