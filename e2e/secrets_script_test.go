@@ -33,7 +33,7 @@ func cmdTLSServe(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) > 2 && args[0] == "-netns" {
 		netns, args = args[1], args[2:]
 	}
-	if neg || len(args) < 1 || netns == "" && len(args) != 1 || netns != "" && len(args) < 2 {
+	if neg || netns == "" && len(args) != 1 || netns != "" && len(args) < 2 {
 		ts.Fatalf("usage: tlsserve TOKEN | tlsserve -netns NAME TOKEN ADDR...")
 	}
 	token, hosts := args[0], args[1:]

@@ -14,8 +14,9 @@ import (
 // CABundle is the CA bundle of a sandbox with secrets: the image's own
 // roots and the gateway's CA, which signs what the sandbox is shown for
 // the hosts a secret is bound to. It is on the shared volume (in TrustDir,
-// for a linked sandbox), made by WriteTrust; the sandbox can read it (and break it, as it can anything of
-// its own: then its TLS to those hosts fails, nothing more).
+// for a linked sandbox), made by WriteTrust; the sandbox can read it (and
+// break it, as it can anything of its own: then its TLS to those hosts
+// fails, nothing more).
 const CABundle = Dir + "/ca-bundle.pem"
 
 // TrustEnv is what a sandbox with secrets needs in its environment: the

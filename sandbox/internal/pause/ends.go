@@ -137,11 +137,12 @@ func (ps *Pauser) refillAfterResume(ctx context.Context, r *api.Repo, c provider
 	go func() { trust <- ps.gate.Retrust(ctx, r.Git.CommonDir, h.Slug, c.Ref) }()
 	var so, se bytes.Buffer
 	err = ps.guest.CopyAndSetup(ctx, ps.branchArchive(ctx, r, h.Slug, tip), c.Ref, h.Image, nil, &so, &se)
-	if terr := <-trust; terr != nil {
-		return fmt.Errorf("resume: %w", terr)
-	}
+	terr := <-trust
 	if err != nil {
 		return fmt.Errorf("resume: copy branch %s%s into %s: %w", api.BranchPrefix, h.Slug, api.Workdir, err)
+	}
+	if terr != nil {
+		return fmt.Errorf("resume: %w", terr)
 	}
 	if err := state.WriteSince(r, h.Slug, guest.TakeStamp(&so)); err != nil {
 		ps.Log.Warn("could not record the scan stamp; the next snapshot will scan all of /src", "err", err)
