@@ -333,14 +333,18 @@ func (b *bench) egressBound(ctx context.Context, x egressBox, gw provider.Ref, i
 }
 
 // eachWay runs the client with args in the open sandbox and in the confined
-// one in turn, b.n times after one to warm up, checks each result, and
-// returns the seconds the client measured each way.
+// one in turn, b.n times after one to warm up, each way first in every other
+// round (what falls on a round's first run, or its second, falls on both
+// ways alike), checks each result, and returns the seconds the client
+// measured each way.
 func (b *bench) eachWay(ctx context.Context, direct, viaGW egressBox, check func(clientResult) error, args ...string) (gw, floor []time.Duration, err error) {
+	ways := []struct {
+		x    egressBox
+		into *[]time.Duration
+	}{{direct, &floor}, {viaGW, &gw}}
 	for i := 0; i <= b.n; i++ {
-		for _, c := range []struct {
-			x    egressBox
-			into *[]time.Duration
-		}{{direct, &floor}, {viaGW, &gw}} {
+		for k := range ways {
+			c := ways[(i+k)%2]
 			r, err := c.x.client(ctx, args...)
 			if err == nil && check != nil {
 				err = check(r)

@@ -195,7 +195,7 @@ func run(bin, before string, n int, jsonOut bool, only string, bigFiles, bigMB, 
 		// A create with a 10 MB .worktreeinclude set against one without.
 		"bootstrap": b.caseBootstrap,
 	}
-	started := time.Now()
+	started, loadStart := time.Now(), loadAvg()
 	for _, g := range groups {
 		if len(want) > 0 && !want[g] && !(g == "egress-create" && want["egress"]) {
 			continue
@@ -213,9 +213,14 @@ func run(bin, before string, n int, jsonOut bool, only string, bigFiles, bigMB, 
 		}
 	}
 
+	load := loadText(loadStart, loadAvg())
 	meta := map[string]any{
 		"runs": b.n, "cpus": runtime.NumCPU(), "binary": b.bin, "seconds": time.Since(started).Seconds(),
 		"date": time.Now().UTC().Format(time.RFC3339),
+	}
+	if load != "" {
+		meta["load"] = load
+		load = "; " + load
 	}
 	fast := b.fastRows(ctx)
 	meta["fast"] = fast
@@ -225,7 +230,7 @@ func run(bin, before string, n int, jsonOut bool, only string, bigFiles, bigMB, 
 			return 1
 		}
 	} else {
-		fmt.Printf("litterbox bench: median of %d runs; floor = bare docker/git commands, same run; %d CPUs; %.0f s\n\n", b.n, runtime.NumCPU(), time.Since(started).Seconds())
+		fmt.Printf("litterbox bench: median of %d runs; floor = bare docker/git commands, same run; %d CPUs%s; %.0f s\n\n", b.n, runtime.NumCPU(), load, time.Since(started).Seconds())
 		printTable(os.Stdout, b.rows)
 		if len(fast) > 0 {
 			fmt.Printf("\nspeed targets: each ratio against a floor from this run\n\n")

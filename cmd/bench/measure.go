@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -201,4 +202,32 @@ func printJSON(w io.Writer, rows []Row, meta map[string]any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(map[string]any{"meta": meta, "rows": rows})
+}
+
+// loadAvg is /proc/loadavg's text, or "" where there is none.
+func loadAvg() string {
+	data, _ := os.ReadFile("/proc/loadavg")
+	return string(data)
+}
+
+// loadText says the one-minute load average at a run's start and at its
+// end, from /proc/loadavg's texts (either "" or unreadable: left out).
+func loadText(start, end string) string {
+	first := func(s string) (float64, bool) {
+		f := strings.Fields(s)
+		if len(f) == 0 {
+			return 0, false
+		}
+		v, err := strconv.ParseFloat(f[0], 64)
+		return v, err == nil
+	}
+	s, okS := first(start)
+	e, okE := first(end)
+	switch {
+	case okS && okE:
+		return fmt.Sprintf("load %.1f at the start, %.1f at the end", s, e)
+	case okS:
+		return fmt.Sprintf("load %.1f at the start", s)
+	}
+	return ""
 }
