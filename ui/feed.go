@@ -40,9 +40,12 @@ func (p feedPane) selected() (activity.Event, bool) {
 
 func (p feedPane) move(d int) feedPane {
 	if len(p.events) == 0 {
-		// Not read yet: a move up stops following, so the cursor is
-		// at the oldest once the events come.
-		p.follow = p.follow && d > 0
+		if !p.loaded {
+			// Not read yet: a move up stops following, so the
+			// cursor is at the oldest once the events come. (Read
+			// and empty, there is nothing older to choose.)
+			p.follow = p.follow && d > 0
+		}
 		return p
 	}
 	p.cursor = min(max(p.cursor+d, 0), len(p.events)-1)

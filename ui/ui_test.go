@@ -646,6 +646,23 @@ func TestFeedTopBeforeLoad(t *testing.T) {
 	}
 }
 
+// A move up in a feed that was read and is empty (a sandbox with no
+// activity yet) is no choice of an older event: the feed still follows
+// the newest as events come.
+func TestFeedEmptyKeepsFollowing(t *testing.T) {
+	m, _ := newTest(t, 140, 30, false)
+	m.Update(sandboxes("f"))
+	m.Update(historyMsg{full: true, events: map[sbKey][]activity.Event{{root, "f"}: nil}})
+	keys(m, "tab", "k")
+	now := time.Now()
+	for i := range 3 {
+		m.Update(eventsMsg{repo: root, events: []activity.Event{{Time: now, Seq: int64(i + 1), Sandbox: "f", Kind: activity.KindCall, Tool: "bash", Args: fmt.Sprintf("echo %d", i)}}})
+	}
+	if v := m.View(); !regexp.MustCompile(`> \S+\s+bash +echo 2\b`).MatchString(v) {
+		t.Errorf("the newest event is not selected:\n%s", v)
+	}
+}
+
 // What m and a land is the commit the diff view showed, named with its
 // files in the question, even when the branch moved since; the service's
 // refusal then says to read it again.
