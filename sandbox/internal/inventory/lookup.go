@@ -244,8 +244,8 @@ func (inv *Inventory) deleteReady(ctx context.Context, r *api.Repo, slug string,
 	// create right after finds them free.
 	gatewayGone := false
 	if confined && rec.Gateway != "" && len(rec.Ports) > 0 && detach != nil {
-		err := inv.Provider.Remove(ctx, inv.gate.RefOf(rec.Gateway))
-		if gatewayGone = err == nil || errors.Is(err, provider.ErrNotFound); gatewayGone {
+		removed, err := inv.gate.RemoveContainer(ctx, rec.Gateway, false)
+		if gatewayGone = err == nil; removed {
 			rep.Removed = append(rep.Removed, "container "+rec.Gateway)
 		}
 		ph.Done("gateway, which holds its ports")
