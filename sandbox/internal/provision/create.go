@@ -182,12 +182,29 @@ type creation struct {
 	phases *core.Phases
 }
 
+// ownObjectName refuses a name that would give the sandbox's container
+// the name of one of the repository's own objects: a sandbox's gateway
+// (NAME-<id>-gw), or a container named apart from another repository's
+// (NAME-<id>). A repository with no id yet has none.
+func ownObjectName(r *api.Repo, name, slug string) error {
+	if r.ID == "" {
+		return nil
+	}
+	if id := "-" + r.ShortID(); strings.HasSuffix(slug, id) || strings.HasSuffix(slug, id+"-gw") {
+		return core.NewError(api.ErrInvalidName, "Invalid sandbox name %s: names ending in %s-gw or %s name this repository's own objects (a sandbox's gateway, a container named apart from another repository's). Choose another name.", api.Quote(name), id, id)
+	}
+	return nil
+}
+
 // beginCreate checks everything that can be checked before anything is made
 // (the name, HEAD, what an earlier sandbox of the name left, the
 // configuration), takes the create lock, and starts the side work.
 func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string, opts api.CreateOptions) (*creation, error) {
 	slug, err := api.Slugify(name)
 	if err != nil {
+		return nil, err
+	}
+	if err := ownObjectName(r, name, slug); err != nil {
 		return nil, err
 	}
 	c := &creation{pv: pv, r: r, slug: slug, opts: opts, progress: opts.Progress}
