@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -168,6 +169,22 @@ func cmdDockerShim(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("LB_SHIM", args[0])
 }
 
+// backgroundWait bounds the scripts' waits for what a process in the
+// background does after the command that started it returned (the end of a
+// delete: its gateway, volume and state), however loaded the machine.
+const backgroundWait = 30 * time.Second
+
+// eventually calls done every 200 ms until it is true, for at most
+// backgroundWait, and says whether it became true.
+func eventually(done func() bool) bool {
+	for deadline := time.Now().Add(backgroundWait); !done(); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
 // cmdLeftovers is the script command leftovers (scriptcmds_test.go).
 func cmdLeftovers(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 0 {
@@ -187,17 +204,59 @@ func cmdLeftovers(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		return found
 	}
-	found := left()
 	// A delete's gateway and volume go after it returned (the process
 	// that finishes it): nothing left is once that process is done.
-	for deadline := time.Now().Add(30 * time.Second); !neg && len(found) > 0 && time.Now().Before(deadline); found = left() {
-		time.Sleep(200 * time.Millisecond)
+	var found []string
+	if neg {
+		found = left()
+	} else {
+		eventually(func() bool { found = left(); return len(found) == 0 })
 	}
 	switch {
 	case neg && len(found) == 0:
 		ts.Fatalf("no labelled docker resources left, expected some")
 	case !neg && len(found) > 0:
 		ts.Fatalf("labelled docker resources left behind: %s", strings.Join(found, ", "))
+	}
+}
+
+// cmdWaitGone is the script command waitgone (scriptcmds_test.go).
+func cmdWaitGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: waitgone PATTERN...")
+	}
+	var there []string
+	if !eventually(func() bool {
+		there = nil
+		for _, p := range args {
+			m, err := filepath.Glob(ts.MkAbs(p))
+			ts.Check(err)
+			there = append(there, m...)
+		}
+		return len(there) == 0
+	}) {
+		ts.Fatalf("still there after %s: %s", backgroundWait, strings.Join(there, ", "))
+	}
+}
+
+// cmdWaitFor is the script command waitfor (scriptcmds_test.go).
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	not := len(args) > 0 && args[0] == "-not"
+	if not {
+		args = args[1:]
+	}
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: waitfor [-not] REGEXP PROG [ARGS...]")
+	}
+	re := regexp.MustCompile(args[0])
+	if !eventually(func() bool {
+		return ts.Exec(args[1], args[2:]...) == nil && re.MatchString(ts.ReadFile("stdout")) != not
+	}) {
+		what := "matches"
+		if !not {
+			what = "does not match"
+		}
+		ts.Fatalf("after %s, %s still fails or its stdout %s %q", backgroundWait, strings.Join(args[1:], " "), what, args[0])
 	}
 }
 

@@ -185,6 +185,20 @@ var scriptCmds = []scriptCommand{
 	// ($LITTERBOX_LABELS) exists 30 s on (what a delete removes after it
 	// returned goes meanwhile). `! leftovers` fails when none does, at once.
 	{"leftovers", cmdLeftovers},
+	// waitgone PATTERN...
+	//
+	// Waits up to 30 s until no file matches any PATTERN (a path, or a glob
+	// such as .git/litterbox/pool.d/*.claim): what a delete removes after
+	// it returned, in the background (the sandbox's state, a pool claim).
+	{"waitgone", cmdWaitGone},
+	// waitfor [-not] REGEXP PROG [ARGS...]
+	//
+	// Runs PROG ARGS as exec does (litterbox, or a program on the script's
+	// PATH) every 200 ms until it exits 0 with a stdout that matches REGEXP
+	// (with -not, that does not), for at most 30 s: a state that another
+	// process brings about in its own time. Its last stdout and stderr are
+	// kept for the stdout and stderr commands.
+	{"waitfor", cmdWaitFor},
 	// mcp [-text] [-field NAME -out FILE] TOOL JSONARGS
 	//
 	// Calls TOOL through a real stdio MCP client talking to `litterbox mcp`,
