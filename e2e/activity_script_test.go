@@ -167,7 +167,10 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("the pane's %s is %q: a match of %q is %v, want %v", args[0], got, args[1], !neg, neg)
 		}
 	case "exited":
-		deadline := time.Now().Add(10 * time.Second)
+		// As long as the other waits: a program that does not exit waits
+		// for nothing, and one that does may take a while on a loaded
+		// machine.
+		deadline := time.Now().Add(30 * time.Second)
 		for {
 			if b, err := os.ReadFile(tuiStatusFile(ts)); err == nil {
 				if code := strings.TrimSpace(string(b)); code != "0" {

@@ -55,7 +55,7 @@ var scriptCmds = []scriptCommand{
 	//
 	// tui exited
 	//
-	// Waits up to 10 s for the program to exit, and fails unless it
+	// Waits up to 30 s for the program to exit, and fails unless it
 	// exited 0.
 	{"tui", cmdTUI},
 	// buildlitterbox cgo|static DIR

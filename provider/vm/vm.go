@@ -315,8 +315,9 @@ func (m *Machine) Start(ctx context.Context) error {
 	_, err = os.Stat(m.path("state"))
 	resume := err == nil
 	var lastErr error
+	var port int
 	for try := 0; try < 3; try++ {
-		port, err := freePort()
+		port, err = freePort()
 		if err != nil {
 			return m.unreachable("find a free port: %v", err)
 		}
@@ -339,10 +340,14 @@ func (m *Machine) Start(ctx context.Context) error {
 		return m.unreachable("qemu: %v", lastErr)
 	}
 	m.Touch()
+	deadline := time.Now().Add(m.c.BootTimeout)
 	if resume {
-		err = m.waitResumed(ctx)
+		err = m.waitResumed(ctx, deadline)
 	} else {
-		err = m.waitReady(ctx)
+		err = m.waitReady(ctx, deadline)
+	}
+	if err == nil {
+		err = m.waitGreeting(ctx, port, deadline)
 	}
 	if err != nil {
 		m.kill()
@@ -355,8 +360,7 @@ func (m *Machine) Start(ctx context.Context) error {
 // on from where it was; the state, now behind the disk, is removed. A
 // state that cannot be loaded is removed too (the next start boots), and
 // said.
-func (m *Machine) waitResumed(ctx context.Context) error {
-	deadline := time.Now().Add(m.c.BootTimeout)
+func (m *Machine) waitResumed(ctx context.Context, deadline time.Time) error {
 	for {
 		st, err := m.qmpStatus(ctx)
 		if err == nil && st == "running" {
@@ -470,8 +474,7 @@ func freePort() (int, error) {
 }
 
 // waitReady waits until the VM's init says its engine answers.
-func (m *Machine) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(m.c.BootTimeout)
+func (m *Machine) waitReady(ctx context.Context, deadline time.Time) error {
 	for {
 		data, _ := os.ReadFile(m.path("console.log"))
 		if bytes.Contains(data, []byte("litterbox-init: ready")) {
@@ -489,6 +492,42 @@ func (m *Machine) waitReady(ctx context.Context) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// greetWait bounds the wait for one connection's greeting (waitGreeting).
+const greetWait = 30 * time.Second
+
+// waitGreeting waits until the VM's sshd, on the host's port, greets a
+// connection (its "SSH-" line). Its first connection after a boot or a
+// resume is its slowest: an emulated VM, its code translated afresh, on a
+// busy host, took past ssh's own bound (45 s) to greet it ("Connection
+// timed out during banner exchange" in CI), though its init had said it
+// was ready. Waited for here, within the boot's bound, it leaves the
+// connections ssh then makes a warm sshd. A connection dropped before the
+// sshd listens (qemu accepts it on the host first) is made again.
+func (m *Machine) waitGreeting(ctx context.Context, port int, deadline time.Time) error {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	greets := func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Until(deadline))
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		_ = c.SetReadDeadline(time.Now().Add(min(time.Until(deadline), greetWait)))
+		line, err := bufio.NewReader(c).ReadString('\n')
+		return err == nil && strings.HasPrefix(line, "SSH-")
+	}
+	for !greets() {
+		if time.Now().After(deadline) {
+			return m.unreachable("its sshd (port %d on this machine) did not greet a connection within %s (accel %s); the end of its console (%s):\n%s", port, m.c.BootTimeout, m.c.Accel.Name, m.path("console.log"), m.consoleTail(15))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // consoleTail is the last n lines of the VM's console.

@@ -1,6 +1,8 @@
 package vm
 
 import (
+	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,5 +104,62 @@ func TestStatusStopped(t *testing.T) {
 	m := New(Config{Dir: t.TempDir(), Idle: time.Minute})
 	if st := m.Status(); st.State != StateStopped || st.PID != 0 {
 		t.Errorf("status of a VM never started = %+v", st)
+	}
+}
+
+// Start returns once the VM's sshd greets a connection, not only once its
+// init said it was ready: an emulated VM on a busy host took past ssh's
+// 45 s to greet ssh's first connection after a boot ("Connection timed
+// out during banner exchange"). A connection the VM drops before its sshd
+// listens (qemu accepts it on the host first) is tried again; no greeting
+// before the deadline is an error that says so.
+func TestWaitGreeting(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for i := 0; ; i++ {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			if i == 0 { // not listening yet in the VM: qemu drops it
+				c.Close()
+				continue
+			}
+			time.Sleep(300 * time.Millisecond) // slow to greet
+			c.Write([]byte("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n"))
+			c.Close()
+		}
+	}()
+	m := New(Config{Dir: t.TempDir(), Accel: kvm.Accel{Name: "tcg"}})
+	port := l.Addr().(*net.TCPAddr).Port
+	start := time.Now()
+	if err := m.waitGreeting(context.Background(), port, time.Now().Add(10*time.Second)); err != nil {
+		t.Fatalf("waitGreeting: %v", err)
+	}
+	if took := time.Since(start); took < 300*time.Millisecond {
+		t.Errorf("returned after %s, before the greeting", took)
+	}
+
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // accepted, never greeted
+		}
+	}()
+	err = m.waitGreeting(context.Background(), silent.Addr().(*net.TCPAddr).Port, time.Now().Add(time.Second))
+	if err == nil || !strings.Contains(err.Error(), "sshd") {
+		t.Errorf("a VM whose sshd never greets: %v; want an error naming its sshd", err)
 	}
 }
