@@ -582,7 +582,12 @@ func (m *Machine) qemuArgs(port int, resume bool) []string {
 		"-daemonize", "-pidfile", m.path("qemu.pid"),
 	)
 	if resume {
-		args = append(args, "-incoming", "exec:cat "+shellQuote(m.path("state")))
+		// The feed (qemu runs it with sh -c) reads the state on after
+		// qemu has daemonized: its stderr, qemu's first one, would be the
+		// runner's, which then waits for it (and fails) however long the
+		// state takes. exec: a shell that forked cat would keep that
+		// stderr aside for itself.
+		args = append(args, "-incoming", "exec:exec cat "+shellQuote(m.path("state"))+" 2>/dev/null")
 	}
 	return args
 }

@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/internal/kvm"
+	"github.com/litterbox-dev/litterbox/runner"
 )
 
 func writeImage(t *testing.T) Image {
@@ -69,7 +71,7 @@ func TestQemuArgs(t *testing.T) {
 		t.Errorf("a boot's argv: %s", line)
 	}
 	// A VM with a saved state resumes from it.
-	if line := strings.Join(m.qemuArgs(40022, true), " "); !strings.Contains(line, "-incoming exec:cat '/v/state'") {
+	if line := strings.Join(m.qemuArgs(40022, true), " "); !strings.Contains(line, "-incoming exec:exec cat '/v/state' 2>/dev/null") {
 		t.Errorf("a resume's argv lacks the state: %s", line)
 	}
 	if slices.Contains(args, "-enable-kvm") && m.c.Accel.Name != "kvm" {
@@ -161,5 +163,39 @@ func TestWaitGreeting(t *testing.T) {
 	err = m.waitGreeting(context.Background(), silent.Addr().(*net.TCPAddr).Port, time.Now().Add(time.Second))
 	if err == nil || !strings.Contains(err.Error(), "sshd") {
 		t.Errorf("a VM whose sshd never greets: %v; want an error naming its sshd", err)
+	}
+}
+
+// A resume's qemu (daemonized) exits once the VM runs, while the command
+// that feeds it the saved state, its child, still reads it: that command
+// must not hold the streams of the qemu litterbox ran, or the run waits
+// for the whole state to be read and then fails ("WaitDelay expired before
+// I/O complete": vm_journey's resume under load). Here it is run as qemu
+// runs it (sh -c, its stdout qemu's, its stderr inherited), with a state
+// that is never written.
+func TestResumeFeedLeavesStreams(t *testing.T) {
+	dir := t.TempDir()
+	m := New(Config{Dir: dir, Image: writeImage(t), Accel: kvm.Accel{Name: "tcg"}})
+	if err := syscall.Mkfifo(m.path("state"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := m.qemuArgs(40022, true)
+	i := slices.Index(args, "-incoming")
+	if i < 0 || i+1 == len(args) || !strings.HasPrefix(args[i+1], "exec:") {
+		t.Fatalf("a resume's argv: %v", args)
+	}
+	feed := strings.TrimPrefix(args[i+1], "exec:")
+	defer func() { // let the feed end
+		if f, err := os.OpenFile(m.path("state"), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	}()
+	qemu := runner.New("sh", "-c", `sh -c "$1" </dev/null >/dev/null & exit 0`, "qemu", feed)
+	start := time.Now()
+	if _, err := (runner.Exec{}).Run(context.Background(), qemu); err != nil {
+		t.Fatalf("qemu that daemonized, its feed still reading: %v", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the run took %s: it waited for the feed", took)
 	}
 }
