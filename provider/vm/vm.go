@@ -499,12 +499,13 @@ const greetWait = 30 * time.Second
 
 // waitGreeting waits until the VM's sshd, on the host's port, greets a
 // connection (its "SSH-" line). Its first connection after a boot or a
-// resume is its slowest: an emulated VM, its code translated afresh, on a
-// busy host, took past ssh's own bound (45 s) to greet it ("Connection
-// timed out during banner exchange" in CI), though its init had said it
-// was ready. Waited for here, within the boot's bound, it leaves the
-// connections ssh then makes a warm sshd. A connection dropped before the
-// sshd listens (qemu accepts it on the host first) is made again.
+// resume is its slowest (an emulated VM runs sshd's code translated
+// afresh): on a loaded host ssh gave up on the greeting after its own
+// 45 s in CI ("Connection timed out during banner exchange"), the VM's
+// init having said it was ready. Waited for here, within the boot's
+// bound, it leaves the connection ssh then makes a warm sshd. A
+// connection dropped before the sshd listens (qemu accepts it on the host
+// first) is made again.
 func (m *Machine) waitGreeting(ctx context.Context, port int, deadline time.Time) error {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	greets := func() bool {
