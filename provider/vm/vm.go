@@ -337,6 +337,9 @@ func (m *Machine) Start(ctx context.Context) error {
 		}
 	}
 	if lastErr != nil {
+		// A qemu that daemonized before its run failed would run on
+		// with no idle watcher and no use.
+		m.kill()
 		return m.unreachable("qemu: %v", lastErr)
 	}
 	m.Touch()

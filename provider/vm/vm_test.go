@@ -199,3 +199,34 @@ func TestResumeFeedLeavesStreams(t *testing.T) {
 		t.Errorf("the run took %s: it waited for the feed", took)
 	}
 }
+
+// A qemu whose run failed after it daemonized (here: its child held the
+// run's stderr past the runner's wait) is not left running: the VM would
+// run on with no idle watcher to stop it, nor anything to use it.
+func TestStartFailedLeavesNoVM(t *testing.T) {
+	bin := t.TempDir()
+	fake := `#!/bin/sh
+# A stand-in for qemu that daemonizes (its pid file names the daemon) and
+# exits 0, the daemon keeping its stderr.
+if [ "$1" = --daemon ]; then sleep 30; exit 0; fi
+while [ $# -gt 0 ]; do [ "$1" = -pidfile ] && pf=$2; shift; done
+"$0" --daemon </dev/null >/dev/null &
+echo $! >"$pf"
+exit 0
+`
+	if err := os.WriteFile(filepath.Join(bin, "qemu-system-x86_64"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	m := New(Config{Dir: t.TempDir(), Image: writeImage(t), Accel: kvm.Accel{Name: "tcg"}, BootTimeout: 5 * time.Second, Runner: runner.Exec{}})
+	if err := os.WriteFile(m.path("disk.qcow2"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer m.kill()
+	if err := m.Start(context.Background()); err == nil {
+		t.Fatal("Start succeeded with a qemu that failed")
+	}
+	if pid, ok := m.running(); ok {
+		t.Errorf("the qemu of a failed start runs on (pid %d)", pid)
+	}
+}
