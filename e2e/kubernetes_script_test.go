@@ -27,6 +27,12 @@ func TestScriptsKubernetes(t *testing.T) {
 		"LITTERBOX_ENGINE=kubernetes", "LITTERBOX_KUBECONFIG="+k.Kubeconfig, "LITTERBOX_KUBECTL="+k.Kubectl, "LITTERBOX_NAMESPACE="+ns))
 }
 
+// condKubernetesGvisor is the script condition k8sgvisor (scriptcmds_test.go).
+func condKubernetesGvisor() (bool, error) {
+	err := enginetest.FindKubernetes().Command("get", "runtimeclass", "gvisor", "--request-timeout=10s").Run()
+	return neededInCI(err == nil, "CI=true but the test cluster has no RuntimeClass gvisor: scripts/ensure-kubernetes.sh makes it when it can build runsc and gVisor's containerd shim (its output says why it could not)")
+}
+
 // cmdKubectl is the script command kubectl (scriptcmds_test.go).
 func cmdKubectl(ts *testscript.TestScript, neg bool, args []string) {
 	kubectl := ts.Getenv("LITTERBOX_KUBECTL")

@@ -467,6 +467,10 @@ var scriptConds = []scriptCondition{
 	// scripts/ensure-gvisor.sh registers it. In CI a Docker engine without
 	// it fails the script instead of skipping it.
 	{"gvisor", condGvisor},
+	// k8sgvisor: the test cluster (scripts/ensure-kubernetes.sh) has the
+	// RuntimeClass gvisor. In CI a cluster without it fails the script
+	// instead of skipping it.
+	{"k8sgvisor", condKubernetesGvisor},
 	// debiantools: the engine holds toolsImage. In CI (CI=true) a missing
 	// image fails the script instead of skipping it.
 	{"debiantools", condDebianTools},

@@ -30,6 +30,12 @@
 # that has no route. busybox:latest comes from the Docker engine (built by
 # scripts/ensure-busybox.sh), imported into the cluster's containerd; pods
 # name it busybox:latest with imagePullPolicy Never (or IfNotPresent).
+#
+# gVisor is the RuntimeClass $GVISOR_CLASS (handler runsc in containerd's
+# configuration) when runsc and its shim could be built: a pod with
+# runtimeClassName $GVISOR_CLASS runs on gVisor's kernel. When they could
+# not (no Go, no module proxy, a build that fails), the cluster comes up
+# without the class and says so, and the tests that need it skip (fail in CI).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
@@ -53,6 +59,14 @@ NETPOL_VERSION=${LITTERBOX_NETPOL_VERSION:-v0.8.0}
 NETPOL_DIR=$CACHE/cache/kube-network-policies/$NETPOL_VERSION
 NETPOL=$NETPOL_DIR/kube-network-policies
 DEBS="containerd runc containernetworking-plugins"
+# gVisor: runsc where scripts/ensure-gvisor.sh caches it, and the shim built
+# from the same version of the module beside it under $CACHE.
+GVISOR_SH=$(dirname "${BASH_SOURCE[0]}")/ensure-gvisor.sh
+RUNSC=$(bash "$GVISOR_SH" path)
+GVISOR_VERSION=$(basename "$(dirname "$RUNSC")")
+GVISOR_DIR=$CACHE/cache/gvisor-shim/$GVISOR_VERSION
+SHIM=$GVISOR_DIR/bin/containerd-shim-runsc-v1
+GVISOR_CLASS=gvisor
 
 HOST_IF=lbk8s-h
 NS_IF=lbk8s-n
@@ -112,7 +126,9 @@ alive() {
 }
 kc() { KUBECONFIG=$KUBECONFIG_FILE "$KUBECTL" "$@"; }
 ctr_() { "$ROOT/usr/bin/ctr" -a "$CTRD_SOCK" -n k8s.io "$@"; }
-readyz() { curl -sf --max-time 5 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" "https://$NODE_IP:6443/readyz" >/dev/null; }
+# api PATH: the apiserver answers GET PATH with success.
+api() { curl -sf --max-time 5 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" "https://$NODE_IP:6443$1" >/dev/null; }
+readyz() { api /readyz; }
 node_ready() { [ "$(kc get node "$NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]; }
 # wait_for DESC SECONDS CMD...: poll CMD every 0.2 s until it succeeds; after
 # SECONDS, fail and show the end of each daemon's log.
@@ -278,6 +294,104 @@ EOT
   [ -x "$NETPOL" ] || die "the build left no $NETPOL"
 }
 
+# gvisor_wanted: runsc is built, and its shim is built or has not failed
+# to build at this version (a failure is not retried by every run: remove
+# $SHIM.failed to try again).
+gvisor_wanted() { [ -x "$RUNSC" ] && [ ! -f "$SHIM.failed" ]; }
+gvisor_ready() { [ -x "$RUNSC" ] && [ -x "$SHIM" ]; }
+
+# build_gvisor builds runsc (scripts/ensure-gvisor.sh build, about 4 minutes
+# the first time; nothing when Docker's tests built it already) and gVisor's
+# containerd shim, containerd-shim-runsc-v1, from the same module version
+# (about a minute more). Two changes make the shim work with Debian 12's
+# containerd 1.6: a main of ours prints `start`'s socket address alone,
+# where gVisor's answers with the JSON bootstrap parameters of containerd
+# 1.7 and later (1.6 takes the JSON for an address: "dial unix
+# {"version":2,...}: invalid argument"); and the shim tolerates being
+# refused an OOM score of -999, which root here cannot set (no
+# CAP_SYS_RESOURCE), as containerd's own shims do (a one-line change to the
+# vendored gVisor, checked to apply). A failure is logged, not fatal: the
+# cluster then has no gVisor.
+build_gvisor() {
+  gvisor_ready && return 0
+  [ ! -f "$SHIM.failed" ] || return 0
+  if [ ! -x "$RUNSC" ] && ! bash "$GVISOR_SH" build; then
+    log "runsc could not be built: the cluster comes up without gVisor (no RuntimeClass $GVISOR_CLASS)"
+    return 0
+  fi
+  log "building gVisor's containerd shim $GVISOR_VERSION from the Go module proxy into $SHIM"
+  mkdir -p "$GVISOR_DIR"
+  if ! (build_shim) >"$GVISOR_DIR.log" 2>&1; then
+    tail -n 20 "$GVISOR_DIR.log" >&2
+    mkdir -p "$(dirname "$SHIM")"
+    mv "$GVISOR_DIR.log" "$SHIM.failed"
+    log "gVisor's shim could not be built (log in $SHIM.failed): the cluster comes up without gVisor (no RuntimeClass $GVISOR_CLASS)"
+    return 0
+  fi
+  rm -f "$GVISOR_DIR.log"
+}
+
+# build_shim runs in a subshell whose status build_gvisor tests, where set -e
+# does not hold: every step says what it does when it fails.
+build_shim() {
+  local src=$GVISOR_DIR/src mgr=vendor/gvisor.dev/gvisor/pkg/shim/v1/manager.go
+  local oom='if err := sys.SetOOMScore(cmd.Process.Pid, oomScoreMax); err != nil {'
+  command -v go >/dev/null || { echo "building gVisor's shim needs Go"; return 1; }
+  rm -rf "$src"
+  mkdir -p "$src" "$(dirname "$SHIM")" && cd "$src" || return 1
+  cat >main.go <<'EOT'
+// Command containerd-shim-runsc-v1 is gVisor's containerd shim for the
+// containerd 1.6 of litterbox's test cluster: gVisor's own answers `start`
+// with the JSON bootstrap parameters of containerd 1.7 and later, which
+// 1.6 takes for the socket's address; this one prints the address alone.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"gvisor.dev/gvisor/shim/v1/cli"
+)
+
+func main() {
+	if os.Args[len(os.Args)-1] != "start" {
+		cli.Main()
+		return
+	}
+	out := os.Stdout
+	r, w, err := os.Pipe()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Stdout = w
+	read := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(r)
+		read <- b
+	}()
+	cli.Main() // on failure it says why and exits
+	w.Close()
+	b := <-read
+	var params struct{ Address string }
+	if json.Unmarshal(b, &params) != nil || params.Address == "" {
+		out.Write(b)
+		return
+	}
+	fmt.Fprint(out, params.Address)
+}
+EOT
+  printf 'module localbuild\n\ngo 1.24\n' >go.mod &&
+    go get "gvisor.dev/gvisor@$GVISOR_VERSION" && go mod tidy && go mod vendor || return 1
+  grep -qF "$oom" "$mgr" || { echo "$mgr has no line '$oom' to change: gVisor $GVISOR_VERSION differs from the one this script knows"; return 1; }
+  sed -i "s/$oom/if err := sys.SetOOMScore(cmd.Process.Pid, oomScoreMax); err != nil \&\& !os.IsPermission(err) {/" "$mgr" &&
+    CGO_ENABLED=0 go build -mod=vendor -trimpath -ldflags "-s -w" -o "$SHIM.tmp" . &&
+    mv "$SHIM.tmp" "$SHIM" || return 1
+  cd / && rm -rf "$src"
+}
+
 # unpack_debs puts Debian's containerd, runc and CNI plugins under $ROOT
 # without installing them.
 unpack_debs() {
@@ -360,6 +474,7 @@ build() {
   build_netpol
   unpack_debs
   build_pause
+  build_gvisor
 }
 
 # ---------------------------------------------------------------- down
@@ -402,8 +517,17 @@ down() {
   # Shims outlive containerd by design; ours carry its socket on their
   # command line (Docker's run the same binary name from another path).
   for pid in $(pgrep -f -- "-address $CTRD_SOCK" || true); do
-    [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$ROOT/usr/bin/containerd-shim-runc-v2" ] && kill -KILL "$pid" 2>/dev/null || true
+    case "$(readlink "/proc/$pid/exe" 2>/dev/null)" in
+    "$ROOT/usr/bin/containerd-shim-runc-v2" | "$SHIM") kill -KILL "$pid" 2>/dev/null || true ;;
+    esac
   done
+  # gVisor's sandboxes outlive a killed shim: runsc removes what is left
+  # under its root.
+  if [ -x "$RUNSC" ] && [ -d "$DIR/runsc/k8s.io" ]; then
+    for p in $("$RUNSC" --root "$DIR/runsc/k8s.io" list -quiet 2>/dev/null); do
+      "$RUNSC" --root "$DIR/runsc/k8s.io" delete --force "$p" >/dev/null 2>&1 || true
+    done
+  fi
   # Paths containerd 1.6 and the kubelet write whatever they are told: the
   # folders up recorded as new, and libcni's cache of our network's results.
   if [ -f "$DIR/created-host-dirs" ]; then
@@ -480,6 +604,21 @@ EOF
   )
 }
 
+# runsc_runtime prints containerd's runtime runsc (gVisor's shim, which
+# reads $DIR/runsc.toml for where runsc is and its state goes) when gVisor
+# is built; nothing otherwise.
+runsc_runtime() {
+  gvisor_ready || return 0
+  printf 'binary_name = "%s"\nroot = "%s"\n' "$RUNSC" "$DIR/runsc" >"$DIR/runsc.toml"
+  cat <<EOF
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc]
+      runtime_type = "io.containerd.runsc.v1"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc.options]
+        TypeUrl = "io.containerd.runsc.v1.options"
+        ConfigPath = "$DIR/runsc.toml"
+EOF
+}
+
 write_configs() {
   cat >"$KUBECONFIG_FILE" <<EOF
 apiVersion: v1
@@ -536,6 +675,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         BinaryName = "$ROOT/usr/sbin/runc"
         Root = "$DIR/runc"
         SystemdCgroup = false
+$(runsc_runtime)
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "$ROOT/usr/lib/cni"
     conf_dir = "$DIR/cni"
@@ -678,7 +818,49 @@ healthy() {
   local d
   for d in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-network-policies outside; do alive "$d" || return 1; done
   nsenter --net="/run/netns/$NETNS" iptables -w -t mangle -C POSTROUTING -j "$NETPOL_CHAIN" 2>/dev/null || return 1
-  readyz && node_ready
+  readyz && node_ready && gvisor_current
+}
+
+# gvisor_current: the cluster offers gVisor exactly when it is built: the
+# running containerd has the runtime runsc and the RuntimeClass is there;
+# without gVisor, no RuntimeClass says otherwise.
+gvisor_current() {
+  local class=/apis/node.k8s.io/v1/runtimeclasses/$GVISOR_CLASS
+  if gvisor_wanted; then
+    gvisor_ready && grep -qF 'runtimes.runsc]' "$DIR/containerd.toml.started" 2>/dev/null && api "$class"
+  elif api "$class"; then
+    return 1
+  fi
+}
+
+gvisor_said() {
+  if gvisor_ready; then echo "gVisor: RuntimeClass $GVISOR_CLASS"; else echo "no gVisor: runsc or its shim could not be built"; fi
+}
+
+# gvisor_class makes the RuntimeClass $GVISOR_CLASS, whose pods containerd
+# runs with runsc, when gVisor is built, and removes it otherwise.
+gvisor_class() {
+  if gvisor_ready; then
+    echo "{\"apiVersion\": \"node.k8s.io/v1\", \"kind\": \"RuntimeClass\", \"metadata\": {\"name\": \"$GVISOR_CLASS\"}, \"handler\": \"runsc\"}" | kc apply -f - >/dev/null
+  else
+    kc delete runtimeclass "$GVISOR_CLASS" --ignore-not-found >/dev/null
+  fi
+}
+
+# restart_containerd_if_changed stops a containerd started with another
+# configuration than $DIR/containerd.toml (gVisor built since, say), for up
+# to start it again: it reads its configuration once. The pods keep running
+# (their shims outlive it) and the kubelet reconnects.
+restart_containerd_if_changed() {
+  alive containerd || return 0
+  cmp -s "$DIR/containerd.toml" "$DIR/containerd.toml.started" 2>/dev/null && return 0
+  log "containerd's configuration changed: restarting it (pods keep running)"
+  kill -TERM "$(cat "$PIDS/containerd.pid")" 2>/dev/null || true
+  for _ in $(seq 1 100); do
+    alive containerd || break
+    sleep 0.1
+  done
+  kill_daemons containerd
 }
 
 up() {
@@ -686,7 +868,7 @@ up() {
     die "this sets up a network namespace, containerd and a kubelet: run it as root"
   fi
   if healthy && image_current; then
-    log "cluster answers at https://$NODE_IP:6443 (KUBECONFIG=$KUBECONFIG_FILE, context $CONTEXT, namespace default)"
+    log "cluster answers at https://$NODE_IP:6443 (KUBECONFIG=$KUBECONFIG_FILE, context $CONTEXT, namespace default; $(gvisor_said))"
     return 0
   fi
   build
@@ -742,8 +924,11 @@ up() {
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \
     --authorization-mode=Node,RBAC --profiling=false
-  start containerd env PATH="$ROOT/usr/bin:$ROOT/usr/sbin:/usr/sbin:/usr/bin:/sbin:/bin" \
+  restart_containerd_if_changed
+  # gVisor's shim is found on containerd's PATH, by the runtime's name.
+  start containerd env PATH="$(dirname "$SHIM"):$ROOT/usr/bin:$ROOT/usr/sbin:/usr/sbin:/usr/bin:/sbin:/bin" \
     "$ROOT/usr/bin/containerd" --config "$DIR/containerd.toml"
+  cp "$DIR/containerd.toml" "$DIR/containerd.toml.started"
   wait_for "containerd" 60 ctr_ version
   import_images
   start_kubelet
@@ -766,7 +951,8 @@ up() {
   wait_for "kube-network-policies on its queue" 60 netpol_ready
   # A namespace's pods are refused until its default service account exists.
   wait_for "default service account" 60 kc -n default get serviceaccount default
-  log "cluster up in $(elapsed) at https://$NODE_IP:6443 (KUBECONFIG=$KUBECONFIG_FILE, context $CONTEXT, namespace default; kubectl $KUBECTL)"
+  gvisor_class
+  log "cluster up in $(elapsed) at https://$NODE_IP:6443 (KUBECONFIG=$KUBECONFIG_FILE, context $CONTEXT, namespace default; kubectl $KUBECTL; $(gvisor_said))"
 }
 
 main() {

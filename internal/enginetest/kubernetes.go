@@ -32,19 +32,7 @@ type Kubernetes struct {
 // it with CI=true, where the Kubernetes tests must run.
 func KubernetesOrSkip(tb testing.TB) Kubernetes {
 	tb.Helper()
-	k := Kubernetes{
-		Kubeconfig: os.Getenv("LITTERBOX_TEST_KUBECONFIG"),
-		Kubectl:    os.Getenv("LITTERBOX_KUBECTL"),
-	}
-	if k.Kubeconfig == "" {
-		k.Kubeconfig = filepath.Join(KubeDir, "kubeconfig")
-	}
-	if k.Kubectl == "" {
-		k.Kubectl = "kubectl"
-		if link := filepath.Join(KubeDir, "bin", "kubectl"); fileExists(link) {
-			k.Kubectl = link
-		}
-	}
+	k := FindKubernetes()
 	why := ""
 	if !fileExists(k.Kubeconfig) {
 		why = "no kubeconfig at " + k.Kubeconfig
@@ -57,6 +45,25 @@ func KubernetesOrSkip(tb testing.TB) Kubernetes {
 			tb.Fatal("CI=true but this " + msg)
 		}
 		tb.Skip(msg)
+	}
+	return k
+}
+
+// FindKubernetes returns the cluster KubernetesOrSkip uses, without asking
+// whether it answers.
+func FindKubernetes() Kubernetes {
+	k := Kubernetes{
+		Kubeconfig: os.Getenv("LITTERBOX_TEST_KUBECONFIG"),
+		Kubectl:    os.Getenv("LITTERBOX_KUBECTL"),
+	}
+	if k.Kubeconfig == "" {
+		k.Kubeconfig = filepath.Join(KubeDir, "kubeconfig")
+	}
+	if k.Kubectl == "" {
+		k.Kubectl = "kubectl"
+		if link := filepath.Join(KubeDir, "bin", "kubectl"); fileExists(link) {
+			k.Kubectl = link
+		}
 	}
 	return k
 }
