@@ -48,6 +48,11 @@ build() {
   [ -x "$RUNSC" ] && return 0
   command -v go >/dev/null || { log "building runsc needs Go: install it, then run this again"; exit 1; }
   mkdir -p "$CACHE"
+  # One build at a time: CI runs this beside ensure-kubernetes.sh build,
+  # which needs runsc too; the second waits for the first and finds it.
+  exec 9>"$CACHE/build.lock"
+  flock 9
+  [ -x "$RUNSC" ] && return 0
   local tmp t0=$SECONDS
   tmp=$(mktemp -d "$CACHE/build.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT

@@ -834,7 +834,13 @@ gvisor_current() {
 }
 
 gvisor_said() {
-  if gvisor_ready; then echo "gVisor: RuntimeClass $GVISOR_CLASS"; else echo "no gVisor: runsc or its shim could not be built"; fi
+  if gvisor_ready; then
+    echo "gVisor: RuntimeClass $GVISOR_CLASS"
+  elif [ -f "$SHIM.failed" ]; then
+    echo "no gVisor: its shim did not build, see $SHIM.failed (remove it to try again)"
+  else
+    echo "no gVisor: runsc did not build"
+  fi
 }
 
 # gvisor_class makes the RuntimeClass $GVISOR_CLASS, whose pods containerd

@@ -58,6 +58,18 @@ type Engine struct {
 	Kernel func(t *testing.T, inside string)
 }
 
+// GVisorKernel is an Engine.Kernel for gVisor: the sandbox sees gVisor's
+// kernel (its release and boot messages), nothing of the host's.
+func GVisorKernel(t *testing.T, inside string) {
+	host, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(inside, "gvisor") || !strings.Contains(inside, "Starting gVisor") || strings.Contains(inside, strings.TrimSpace(string(host))) {
+		t.Errorf("inside the sandbox: %q; want gVisor's kernel (uname -r ...-gvisor, dmesg \"Starting gVisor\"), nothing of the host's %s", inside, strings.TrimSpace(string(host)))
+	}
+}
+
 // What an engine may lack, as Engine.Lacks names it.
 const (
 	// LacksPidsLimit: no per-sandbox limit on processes (Kubernetes has it

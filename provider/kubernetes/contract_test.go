@@ -1,6 +1,7 @@
 package kubernetes_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -36,7 +37,28 @@ current-context: dead
 // scripts/ensure-kubernetes.sh, in a namespace of its own. With CI=true a
 // cluster that does not answer fails the test.
 func TestContract(t *testing.T) {
+	runContract(t, enginetest.KubernetesOrSkip(t), "", nil)
+}
+
+// TestContractGVisor runs it with every sandbox's pod in the RuntimeClass
+// gvisor, which the test cluster has when it could build gVisor: the whole
+// contract holds on gVisor's kernel. With CI=true a cluster without the
+// class fails the test.
+func TestContractGVisor(t *testing.T) {
 	k := enginetest.KubernetesOrSkip(t)
+	if out, err := k.Command("get", "runtimeclass", "gvisor").CombinedOutput(); err != nil {
+		msg := fmt.Sprintf("the cluster has no RuntimeClass gvisor (%s): scripts/ensure-kubernetes.sh makes it when it can build runsc and gVisor's shim", bytes.TrimSpace(out))
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but " + msg)
+		}
+		t.Skip(msg)
+	}
+	runContract(t, k, "gvisor", contract.GVisorKernel)
+}
+
+// runContract runs the contract against k with every Spec's Runtime set to
+// runtime (the nodes' default when "") and kernel as its Kernel check.
+func runContract(t *testing.T, k enginetest.Kubernetes, runtime string, kernel func(*testing.T, string)) {
 	ns := k.Namespace(t)
 	run := runner.Exec{Log: log.New(io.Discard)}
 	p, err := kubernetes.New(kubernetes.Options{Kubectl: k.Kubectl, Kubeconfig: k.Kubeconfig, Namespace: ns, Runner: run, StateDir: t.TempDir()})
@@ -51,13 +73,18 @@ func TestContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	label := fmt.Sprintf("dev.litterbox.test=contract-%d-kubernetes", os.Getpid())
+	if runtime != "" {
+		label += "-" + runtime
+	}
 	contract.Run(t, contract.Engine{
 		Provider: p, Kind: kubernetes.Engine, Dead: dp, // ports: port-forwards listen on this machine
-		Label: fmt.Sprintf("dev.litterbox.test=contract-%d-kubernetes", os.Getpid()),
+		Label: label,
 		Lacks: map[string]string{
 			contract.LacksPidsLimit:   "Kubernetes limits processes per node (the kubelet's podPidsLimit), not per pod",
 			contract.LacksNetworkNone: "a pod always has a network interface",
 		},
+		Runtime: runtime, Kernel: kernel,
 	})
 }
 
