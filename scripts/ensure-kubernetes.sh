@@ -303,7 +303,7 @@ gvisor_ready() { [ -x "$RUNSC" ] && [ -x "$SHIM" ]; }
 # build_gvisor builds runsc (scripts/ensure-gvisor.sh build, about 4 minutes
 # the first time; nothing when Docker's tests built it already) and gVisor's
 # containerd shim, containerd-shim-runsc-v1, from the same module version
-# (about a minute more). Two changes make the shim work with Debian 12's
+# (1-2 CPU-minutes more; seconds when the Go build cache holds it). Two changes make the shim work with Debian 12's
 # containerd 1.6: a main of ours prints `start`'s socket address alone,
 # where gVisor's answers with the JSON bootstrap parameters of containerd
 # 1.7 and later (1.6 takes the JSON for an address: "dial unix
