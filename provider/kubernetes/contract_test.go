@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,7 +38,7 @@ current-context: dead
 // scripts/ensure-kubernetes.sh, in a namespace of its own. With CI=true a
 // cluster that does not answer fails the test.
 func TestContract(t *testing.T) {
-	runContract(t, enginetest.KubernetesOrSkip(t), "", nil)
+	runContract(t, enginetest.KubernetesOrSkip(t), "", nil, nil)
 }
 
 // TestContractGVisor runs it with every sandbox's pod in the RuntimeClass
@@ -53,12 +54,16 @@ func TestContractGVisor(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
-	runContract(t, k, "gvisor", contract.GVisorKernel)
+	runContract(t, k, "gvisor", contract.GVisorKernel, map[string]string{
+		contract.LacksPorts:       "kubectl port-forward cannot reach a port of a pod under gVisor",
+		contract.LacksMemoryExact: "gVisor holds all of a pod's containers to the pod's memory limit, which adds the root container's 64 MiB",
+	})
 }
 
 // runContract runs the contract against k with every Spec's Runtime set to
-// runtime (the nodes' default when "") and kernel as its Kernel check.
-func runContract(t *testing.T, k enginetest.Kubernetes, runtime string, kernel func(*testing.T, string)) {
+// runtime (the nodes' default when ""), kernel as its Kernel check, and
+// what the runtime lacks beside what Kubernetes lacks.
+func runContract(t *testing.T, k enginetest.Kubernetes, runtime string, kernel func(*testing.T, string), lacks map[string]string) {
 	ns := k.Namespace(t)
 	run := runner.Exec{Log: log.New(io.Discard)}
 	p, err := kubernetes.New(kubernetes.Options{Kubectl: k.Kubectl, Kubeconfig: k.Kubeconfig, Namespace: ns, Runner: run, StateDir: t.TempDir()})
@@ -77,14 +82,14 @@ func runContract(t *testing.T, k enginetest.Kubernetes, runtime string, kernel f
 	if runtime != "" {
 		label += "-" + runtime
 	}
+	all := map[string]string{
+		contract.LacksPidsLimit:   "Kubernetes limits processes per node (the kubelet's podPidsLimit), not per pod",
+		contract.LacksNetworkNone: "a pod always has a network interface",
+	}
+	maps.Copy(all, lacks)
 	contract.Run(t, contract.Engine{
 		Provider: p, Kind: kubernetes.Engine, Dead: dp, // ports: port-forwards listen on this machine
-		Label: label,
-		Lacks: map[string]string{
-			contract.LacksPidsLimit:   "Kubernetes limits processes per node (the kubelet's podPidsLimit), not per pod",
-			contract.LacksNetworkNone: "a pod always has a network interface",
-		},
-		Runtime: runtime, Kernel: kernel,
+		Label: label, Lacks: all, Runtime: runtime, Kernel: kernel,
 	})
 }
 

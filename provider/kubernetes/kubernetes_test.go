@@ -314,20 +314,41 @@ func TestCreateUnknownRuntimeClass(t *testing.T) {
 	}
 }
 
+// A pod under gVisor cannot be reached by kubectl port-forward (its network
+// stack is gVisor's own), so a create with ports there is refused before
+// anything is made, saying what to do: it used to make a pod whose ports
+// refused every connection.
+func TestCreateGVisorWithPorts(t *testing.T) {
+	f := runnertest.New(t)
+	p, err := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Expect([]string{"kubectl", "get", "runtimeclass", "-o", `jsonpath={range .items[*]}{.metadata.name}={.handler}{"\n"}{end}`}, "gvisor=runsc\n", nil)
+	spec := testSpec()
+	spec.Runtime = "gvisor"
+	_, err = p.Create(context.Background(), spec)
+	for _, want := range []string{"port-forward cannot reach", "gVisor", "remove the ports"} {
+		if !errors.Is(err, provider.ErrUnsupported) || !strings.Contains(err.Error(), want) {
+			t.Errorf("create under gVisor with a port = %v; want ErrUnsupported saying %q", err, want)
+		}
+	}
+}
+
 // gVisor's RuntimeClass is the one named gvisor, else one whose handler is
 // runsc; any other runtime is the class of its name.
 func TestRuntimeClass(t *testing.T) {
-	for _, c := range []struct{ classes, runtime, want string }{
-		{"gvisor=runsc\nkata=kata\n", "gvisor", "gvisor"},
-		{"sandboxed=runsc\n", "gvisor", "sandboxed"},
-		{"a=runsc\ngvisor=other\n", "gvisor", "gvisor"},
-		{"kata=kata\n", "gvisor", ""},
-		{"", "gvisor", ""},
-		{"kata=kata\nrunsc=runsc\n", "kata", "kata"},
-		{"x=runsc\n", "kata", ""},
+	for _, c := range []struct{ classes, runtime, want, handler string }{
+		{"gvisor=runsc\nkata=kata\n", "gvisor", "gvisor", "runsc"},
+		{"sandboxed=runsc\n", "gvisor", "sandboxed", "runsc"},
+		{"a=runsc\ngvisor=other\n", "gvisor", "gvisor", "other"},
+		{"kata=kata\n", "gvisor", "", ""},
+		{"", "gvisor", "", ""},
+		{"kata=kata\nrunsc=runsc\n", "kata", "kata", "kata"},
+		{"x=runsc\n", "kata", "", ""},
 	} {
-		if got := runtimeClass(c.classes, c.runtime); got != c.want {
-			t.Errorf("runtimeClass(%q, %q) = %q; want %q", c.classes, c.runtime, got, c.want)
+		if got, handler := runtimeClass(c.classes, c.runtime); got != c.want || handler != c.handler {
+			t.Errorf("runtimeClass(%q, %q) = %q, %q; want %q, %q", c.classes, c.runtime, got, handler, c.want, c.handler)
 		}
 	}
 }

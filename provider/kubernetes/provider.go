@@ -104,8 +104,15 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 	if s.Runtime != "" {
 		// The apiserver would refuse the pod only after the policy was
 		// made.
-		if _, err := p.CheckRuntime(ctx, s.Runtime); err != nil {
+		_, handler, err := p.runtimeClass(ctx, s.Runtime)
+		if err != nil {
 			return nil, fmt.Errorf("create %s: %w", s.Name, err)
+		}
+		if handler == gvisorHandler && len(s.Ports) > 0 {
+			// gVisor's own network stack holds the pod's sockets: the
+			// node's, where kubectl port-forward dials, has none.
+			return nil, provider.Errorf(provider.ErrUnsupported, "create %s: kubectl port-forward cannot reach a port of a pod under gVisor (RuntimeClass %s: its sockets are in gVisor's own network stack, https://github.com/google/gvisor/issues/3811), so its ports could not be published: "+
+				"remove the ports ([ports] in .litterbox.toml) or leave the runtime unset", s.Name, s.Runtime)
 		}
 	}
 	mk := context.WithoutCancel(ctx)
@@ -800,20 +807,27 @@ func (p *Provider) CheckRuntime(ctx context.Context, runtime string) (string, er
 	if runtime == "" {
 		return "", nil
 	}
+	name, _, err := p.runtimeClass(ctx, runtime)
+	return name, err
+}
+
+// runtimeClass is CheckRuntime's class for runtime (not "") and its
+// handler.
+func (p *Provider) runtimeClass(ctx context.Context, runtime string) (name, handler string, err error) {
 	res, err := p.run(ctx, p.Cmd("get", "runtimeclass", "-o", `jsonpath={range .items[*]}{.metadata.name}={.handler}{"\n"}{end}`))
 	if err != nil {
-		return "", fmt.Errorf("list the cluster's RuntimeClasses: %w", err)
+		return "", "", fmt.Errorf("list the cluster's RuntimeClasses: %w", err)
 	}
-	if name := runtimeClass(string(res.Stdout), runtime); name != "" {
-		return name, nil
+	if name, handler := runtimeClass(string(res.Stdout), runtime); name != "" {
+		return name, handler, nil
 	}
 	if runtime == provider.RuntimeGVisor {
-		return "", provider.Errorf(provider.ErrNoRuntime, "the cluster has no RuntimeClass for gVisor (none named %q, none whose handler is %q; `%s` lists those it has): "+
+		return "", "", provider.Errorf(provider.ErrNoRuntime, "the cluster has no RuntimeClass for gVisor (none named %q, none whose handler is %q; `%s` lists those it has): "+
 			"on every node install runsc and containerd-shim-runsc-v1 and add a runsc runtime to containerd's configuration (https://gvisor.dev/docs/user_guide/containerd/quick_start/), "+
 			"then make the class: `echo '{\"apiVersion\":\"node.k8s.io/v1\",\"kind\":\"RuntimeClass\",\"metadata\":{\"name\":\"gvisor\"},\"handler\":\"runsc\"}' | kubectl apply -f -`; or leave the runtime unset",
 			runtime, gvisorHandler, p.Cmd("get", "runtimeclass"))
 	}
-	return "", provider.Errorf(provider.ErrNoRuntime, "the cluster has no RuntimeClass %q (`%s` lists those it has): "+
+	return "", "", provider.Errorf(provider.ErrNoRuntime, "the cluster has no RuntimeClass %q (`%s` lists those it has): "+
 		"install the runtime on its nodes and make a RuntimeClass of that name, or leave the runtime unset", runtime, p.Cmd("get", "runtimeclass"))
 }
 
@@ -823,18 +837,21 @@ const gvisorHandler = "runsc"
 
 // runtimeClass picks the RuntimeClass for runtime among classes (lines of
 // name=handler): the one of that name, else for gVisor the first whose
-// handler is runsc; "" when none.
-func runtimeClass(classes, runtime string) string {
+// handler is runsc; "" when none. handler is the class's.
+func runtimeClass(classes, runtime string) (name, handler string) {
 	var byHandler string
 	for _, line := range strings.Split(classes, "\n") {
-		name, handler, _ := strings.Cut(strings.TrimSpace(line), "=")
+		n, h, _ := strings.Cut(strings.TrimSpace(line), "=")
 		switch {
-		case name == "":
-		case name == runtime:
-			return name
-		case runtime == provider.RuntimeGVisor && handler == gvisorHandler && byHandler == "":
-			byHandler = name
+		case n == "":
+		case n == runtime:
+			return n, h
+		case runtime == provider.RuntimeGVisor && h == gvisorHandler && byHandler == "":
+			byHandler = n
 		}
 	}
-	return byHandler
+	if byHandler == "" {
+		return "", ""
+	}
+	return byHandler, gvisorHandler
 }
