@@ -298,15 +298,7 @@ func TestNormalizeImage(t *testing.T) {
 // NetworkPolicy comes first otherwise), saying what to do; one it has lets
 // the create go on.
 func TestCreateUnknownRuntimeClass(t *testing.T) {
-	f := runnertest.New(t)
-	p, err := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Expect([]string{"kubectl", "get", "runtimeclass", "-o", `jsonpath={range .items[*]}{.metadata.name}={.handler}{"\n"}{end}`}, "kata=kata-qemu\n", nil)
-	spec := testSpec()
-	spec.Runtime = "gvisor"
-	_, err = p.Create(context.Background(), spec)
+	err := createWithRuntimeClasses(t, "kata=kata-qemu\n")
 	for _, want := range []string{"no RuntimeClass for gVisor", "containerd-shim-runsc-v1", `"handler":"runsc"`, "kubectl apply -f -"} {
 		if !errors.Is(err, provider.ErrNoRuntime) || !strings.Contains(err.Error(), want) {
 			t.Errorf("create with no RuntimeClass for gVisor = %v; want ErrNoRuntime saying %q", err, want)
@@ -319,20 +311,28 @@ func TestCreateUnknownRuntimeClass(t *testing.T) {
 // anything is made, saying what to do: it used to make a pod whose ports
 // refused every connection.
 func TestCreateGVisorWithPorts(t *testing.T) {
-	f := runnertest.New(t)
-	p, err := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Expect([]string{"kubectl", "get", "runtimeclass", "-o", `jsonpath={range .items[*]}{.metadata.name}={.handler}{"\n"}{end}`}, "gvisor=runsc\n", nil)
-	spec := testSpec()
-	spec.Runtime = "gvisor"
-	_, err = p.Create(context.Background(), spec)
+	err := createWithRuntimeClasses(t, "gvisor=runsc\n")
 	for _, want := range []string{"port-forward cannot reach", "gVisor", "remove the ports"} {
 		if !errors.Is(err, provider.ErrUnsupported) || !strings.Contains(err.Error(), want) {
 			t.Errorf("create under gVisor with a port = %v; want ErrUnsupported saying %q", err, want)
 		}
 	}
+}
+
+// createWithRuntimeClasses creates testSpec (which has a port) with the
+// runtime gvisor on a cluster whose RuntimeClasses are classes (lines of
+// name=handler), where nothing else may be asked or made.
+func createWithRuntimeClasses(t *testing.T, classes string) error {
+	f := runnertest.New(t)
+	p, err := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Expect([]string{"kubectl", "get", "runtimeclass", "-o", `jsonpath={range .items[*]}{.metadata.name}={.handler}{"\n"}{end}`}, classes, nil)
+	spec := testSpec()
+	spec.Runtime = "gvisor"
+	_, err = p.Create(context.Background(), spec)
+	return err
 }
 
 // gVisor's RuntimeClass is the one named gvisor, else one whose handler is
