@@ -437,6 +437,35 @@ func TestLinkedPods(t *testing.T) {
 	}
 }
 
+// A linked sandbox's pod names its gateway, and its paused record, made
+// again at resume, finds the gateway at its address then (a gateway made
+// again has another): the rest of the pod is as it was.
+func TestLinkedPodMadeAgainFindsItsGateway(t *testing.T) {
+	sb, gw := linkedSpecs()
+	raw, err := podManifest(sb, "10.244.0.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"`+annotationGateway+`":"`+gw.Name+`"`) {
+		t.Errorf("the sandbox's pod does not name its gateway: %s", raw)
+	}
+	again, err := linkedManifest(raw, "10.244.0.23")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`"hostAliases":[{"hostnames":["litterbox-gateway"],"ip":"10.244.0.23"}]`, `"dnsPolicy":"None"`, `"dnsConfig":{"nameservers":["10.244.0.23"]}`, `"runAsUser":1000`, `"name":"root"`} {
+		if !strings.Contains(string(again), w) {
+			t.Errorf("the pod made again has no %s: %s", w, again)
+		}
+	}
+	if strings.Contains(string(again), "10.244.0.9") {
+		t.Errorf("the pod made again keeps the gone gateway's address: %s", again)
+	}
+	if raw, _ := podManifest(gw, ""); strings.Contains(string(raw), annotationGateway) {
+		t.Errorf("the gateway's pod names a gateway: %s", raw)
+	}
+}
+
 // The linked sandbox goes out to its gateway's ports only and takes nothing
 // in; the gateway takes its sandbox only, on those ports, and goes out
 // beyond the cluster's ranges and link-local (the metadata endpoint), and
