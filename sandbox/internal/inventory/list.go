@@ -404,7 +404,16 @@ func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 		if sb.Egress == nil || sb.Egress.Gateway == "" || !restart {
 			return
 		}
-		again := podAgain(inv.gate.Linked() && sb.Status != api.StatusPaused)
+		// Where gateways are linked by network (Kubernetes), resume makes
+		// a gateway pod that ended again, and a running sandbox's pod
+		// with it (it knows its gateway by its old address).
+		starts, again := "starts it again", ""
+		if inv.gate.Linked() {
+			starts = "makes it again"
+			if sb.Status != api.StatusPaused {
+				again = ", and its pod again (as a pause and resume do: its work is recorded first, its processes and /tmp are lost)"
+			}
+		}
 		switch st, ok := gws[sb.Egress.Gateway]; {
 		case st == provider.StatePaused && sb.Status == api.StatusPaused:
 			// Paused with it (an idle pause): resume resumes both.
@@ -415,19 +424,9 @@ func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is gone, and with it its way out (it reaches nothing): `litterbox resume " + sb.Name + "` makes it again, with the policy `litterbox net " + sb.Name + "` shows" + again
 		case st != provider.StateRunning:
 			sb.Status = api.StatusGatewayDown
-			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is " + string(st) + ", so it reaches nothing: `litterbox resume " + sb.Name + "` starts it again" + again
+			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is " + string(st) + ", so it reaches nothing: `litterbox resume " + sb.Name + "` " + starts + again
 		}
 	}
-}
-
-// podAgain is what a note on a sandbox's gateway adds when resume makes
-// its pod again too: yes where the engine links a sandbox to its gateway
-// by an address fixed at the pod's start (Kubernetes), and the pod runs.
-func podAgain(yes bool) string {
-	if !yes {
-		return ""
-	}
-	return ", and its pod again (as a pause and resume do: its work is recorded first, its processes and /tmp are lost)"
 }
 
 // runNote says that a `litterbox run` is going in sandbox slug, or that
