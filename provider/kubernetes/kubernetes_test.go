@@ -505,17 +505,3 @@ func TestLinkedPolicies(t *testing.T) {
 		}
 	}
 }
-
-// The command a note gives to remove a sandbox's pod by hand is kubectl's,
-// with the provider's kubeconfig, context and namespace: pasted, it
-// reaches the same cluster.
-func TestRemoveCommand(t *testing.T) {
-	p, err := New(Options{Kubectl: "/opt/k/kubectl", Kubeconfig: "/etc/k 1/config", Context: "kind", Namespace: "dev", Runner: runnertest.New(t), StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `/opt/k/kubectl --kubeconfig '/etc/k 1/config' --context kind --namespace dev delete pod litterbox-r-a`
-	if got := p.RemoveCommand("litterbox-r-a"); got != want {
-		t.Errorf("RemoveCommand = %s; want %s", got, want)
-	}
-}
