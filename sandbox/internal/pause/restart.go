@@ -68,16 +68,17 @@ func (ps *Pauser) startGateway(ctx context.Context, r *api.Repo, c provider.Sand
 }
 
 // armSandbox gives the running sandbox ref the gateway's CA (when there
-// is one) and waits until its way out answers: its relay, where it has one
-// (a linked sandbox's pod reaches its gateway directly).
+// is one) and waits until its relay and gateway answer. A linked
+// sandbox's pod has no relay, and is new after its gateway was made
+// again: its refill gave it the CA (refillAfterResume).
 func (ps *Pauser) armSandbox(ctx context.Context, ref provider.Ref, w *way, ca string) error {
+	if ps.gate.Linked() {
+		return nil
+	}
 	if ca != "" {
 		if err := egress.WriteTrust(ctx, ps.Provider, ref, []byte(ca)); err != nil {
 			return fmt.Errorf("sandbox '%s': %w", w.slug, err)
 		}
-	}
-	if ps.gate.Linked() {
-		return nil
 	}
 	return ps.gate.WaitRelay(ctx, w.slug, ref, w.rec)
 }
