@@ -328,8 +328,14 @@ func (t *toggleFlags) run(ctx context.Context, env *Env, pause, force bool) erro
 			env.outf("Sandbox %s is %s%s\n", o.Name, already, where)
 		default:
 			env.outf("%s %s%s\n", verb, o.Name, where)
-			if o.Ended {
+			if o.Gateway != "" {
+				env.outf("  Its egress gateway %s was gone: resume made it again, with the policy `%s net %s` shows.\n", o.Gateway, lb, o.Name)
+			}
+			switch {
+			case o.Ended && pause:
 				env.outf("  This engine cannot freeze %s: its pod was deleted, and with it its processes, /tmp and the files of /src the repository ignores. Its branch keeps the rest of /src; `%s resume %s` makes a new pod from it (start its services again; the ignored files create copied in from your working tree are copied in again).\n", o.Name, lb, o.Name)
+			case o.Ended:
+				env.outf("  Its pod was made again too, to reach the new gateway: its processes and /tmp are gone, and /src was filled from its branch, where its work was recorded first (start its services again).\n")
 			}
 			if len(o.Lost) > 0 {
 				env.errf("Lost with the pause of %s%s (--force; its branch does not hold them):\n", o.Name, where)

@@ -55,8 +55,7 @@ type Gateways interface {
 }
 
 // Reach is what an engine that runs gateways says no sandbox may reach
-// without the user: its host's addresses and its networks; and how its
-// user removes a sandbox whose gateway is gone by hand.
+// without the user: its host's addresses and its networks.
 type Reach interface {
 	// HostAddrs are the engine host's own addresses (its loopback and
 	// link-local ones aside), which a sandbox may not reach unless the
@@ -69,10 +68,6 @@ type Reach interface {
 	// Endpoint names the engine the calls reach, to key what is kept of
 	// its answers.
 	Endpoint() string
-	// RemoveCommand is the engine's own command line that removes
-	// sandbox name (its container, or its pod), for a message that asks
-	// the user to run it.
-	RemoveCommand(name string) string
 }
 
 // GatewayLinks is implemented by a provider whose sandboxes always have a

@@ -52,9 +52,6 @@ func (p *Provider) Start(ctx context.Context, ref provider.Ref) error {
 // Endpoint names the engine the client reaches.
 func (p *Provider) Endpoint() string { return p.c.Endpoint() }
 
-// RemoveCommand is `docker rm -f name`.
-func (p *Provider) RemoveCommand(name string) string { return runner.Quote("docker", "rm", "-f", name) }
-
 // BuildImage makes image tag from buildContext (Client.Build). A build,
 // not a container committed: Podman's compatible API refuses the commit
 // the docker CLI sends ("Decode(): EOF"), and both engines build.

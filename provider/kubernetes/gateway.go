@@ -29,11 +29,6 @@ func (p *Provider) GatewayHost() string { return gatewayHost }
 // Endpoint names the cluster: its apiserver and context.
 func (p *Provider) Endpoint() string { return p.endpoint() }
 
-// RemoveCommand is kubectl's delete of pod name, with the provider's
-// kubeconfig, context and namespace: the pod's policy and record stay,
-// and go with the next create of its name.
-func (p *Provider) RemoveCommand(name string) string { return p.Cmd("delete", "pod", name).String() }
-
 // nodeList is what is read of the cluster's nodes.
 type nodeList struct {
 	Items []struct {

@@ -458,6 +458,35 @@ func TestLinkedPods(t *testing.T) {
 	}
 }
 
+// A linked sandbox's pod names its gateway, and its paused record, made
+// again at resume, finds the gateway at its address then (a gateway made
+// again has another): the rest of the pod is as it was.
+func TestLinkedPodMadeAgainFindsItsGateway(t *testing.T) {
+	sb, gw := linkedSpecs()
+	raw, err := podManifest(sb, "10.244.0.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"`+annotationGateway+`":"`+gw.Name+`"`) {
+		t.Errorf("the sandbox's pod does not name its gateway: %s", raw)
+	}
+	again, err := linkedManifest(raw, "10.244.0.23")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`"hostAliases":[{"hostnames":["litterbox-gateway"],"ip":"10.244.0.23"}]`, `"dnsPolicy":"None"`, `"dnsConfig":{"nameservers":["10.244.0.23"]}`, `"runAsUser":1000`, `"name":"root"`} {
+		if !strings.Contains(string(again), w) {
+			t.Errorf("the pod made again has no %s: %s", w, again)
+		}
+	}
+	if strings.Contains(string(again), "10.244.0.9") {
+		t.Errorf("the pod made again keeps the gone gateway's address: %s", again)
+	}
+	if raw, _ := podManifest(gw, ""); strings.Contains(string(raw), annotationGateway) {
+		t.Errorf("the gateway's pod names a gateway: %s", raw)
+	}
+}
+
 // The linked sandbox goes out to its gateway's ports only and takes nothing
 // in; the gateway takes its sandbox only, on those ports, and goes out
 // beyond the cluster's ranges and link-local (the metadata endpoint), and
@@ -495,19 +524,5 @@ func TestLinkedPolicies(t *testing.T) {
 		if !strings.Contains(string(raw), w) {
 			t.Errorf("the gateway's policy has no %s: %s", w, raw)
 		}
-	}
-}
-
-// The command a note gives to remove a sandbox's pod by hand is kubectl's,
-// with the provider's kubeconfig, context and namespace: pasted, it
-// reaches the same cluster.
-func TestRemoveCommand(t *testing.T) {
-	p, err := New(Options{Kubectl: "/opt/k/kubectl", Kubeconfig: "/etc/k 1/config", Context: "kind", Namespace: "dev", Runner: runnertest.New(t), StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `/opt/k/kubectl --kubeconfig '/etc/k 1/config' --context kind --namespace dev delete pod litterbox-r-a`
-	if got := p.RemoveCommand("litterbox-r-a"); got != want {
-		t.Errorf("RemoveCommand = %s; want %s", got, want)
 	}
 }

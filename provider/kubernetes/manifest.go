@@ -102,6 +102,9 @@ func podManifest(s provider.Spec, gatewayIP string) ([]byte, error) {
 		return nil, err
 	}
 	m.Labels[labelPod] = podLabelValue(s.Name)
+	if s.Link != nil && !isGateway(s) {
+		m.Annotations[annotationGateway] = s.Link.Gateway
+	}
 	uid, gid, err := userIDs(s.User)
 	if err != nil {
 		return nil, err
@@ -204,14 +207,12 @@ func podManifest(s provider.Spec, gatewayIP string) ([]byte, error) {
 	if s.Hostname != "" {
 		spec["hostname"] = s.Hostname
 	}
-	dns := s.DNS
-	if gatewayIP != "" {
-		spec["hostAliases"] = []any{map[string]any{"ip": gatewayIP, "hostnames": []string{gatewayHost}}}
-		dns = []string{gatewayIP}
-	}
-	if len(dns) > 0 {
+	if len(s.DNS) > 0 {
 		spec["dnsPolicy"] = "None"
-		spec["dnsConfig"] = map[string]any{"nameservers": dns}
+		spec["dnsConfig"] = map[string]any{"nameservers": s.DNS}
+	}
+	if gatewayIP != "" {
+		linkTo(spec, gatewayIP)
 	}
 	if len(s.Sysctls) > 0 {
 		var sysctls []any
@@ -292,6 +293,20 @@ func policyManifest(s provider.Spec, closed []string) ([]byte, error) {
 // gatewayHost is the name a linked sandbox finds its gateway by, in its
 // /etc/hosts (provider.GatewayLinks).
 const gatewayHost = "litterbox-gateway"
+
+// annotationGateway, on a linked sandbox's pod, names its gateway's pod,
+// whose address the pod is given at its start (podManifest): a resume
+// gives the new pod the gateway's address then (relink), which is
+// another once the gateway was made again.
+const annotationGateway = "dev.litterbox.k8s-gateway"
+
+// linkTo sets a linked sandbox pod's spec (a manifest's "spec") to find
+// its gateway at gatewayIP, and resolve names with it.
+func linkTo(spec map[string]any, gatewayIP string) {
+	spec["hostAliases"] = []any{map[string]any{"ip": gatewayIP, "hostnames": []string{gatewayHost}}}
+	spec["dnsPolicy"] = "None"
+	spec["dnsConfig"] = map[string]any{"nameservers": []string{gatewayIP}}
+}
 
 // isGateway says s is a linked gateway's Spec.
 func isGateway(s provider.Spec) bool { return s.Link != nil && s.Link.Gateway == s.Name }

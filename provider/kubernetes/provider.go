@@ -517,14 +517,63 @@ func (p *Provider) Resume(ctx context.Context, ref provider.Ref) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	manifest, err := p.relink(ctx, []byte(record.Metadata.Annotations[annotationPod]))
+	if err != nil {
+		return false, fmt.Errorf("resume: %w", err)
+	}
 	mk := context.WithoutCancel(ctx)
-	if err := p.createPod(mk, ref.ID, []byte(record.Metadata.Annotations[annotationPod])); err != nil && !errors.Is(err, provider.ErrConflict) {
+	if err := p.createPod(mk, ref.ID, manifest); err != nil && !errors.Is(err, provider.ErrConflict) {
 		return false, fmt.Errorf("resume: %w", err)
 	}
 	if err := p.deleteObjects(mk, "configmap/"+ref.ID); err != nil {
 		return false, fmt.Errorf("resume: drop the record of pod %s: %w", ref.ID, err)
 	}
 	return false, nil
+}
+
+// relink is the manifest of a paused linked sandbox's pod with its
+// gateway's address now: the gateway may have been made again meanwhile
+// (a resume makes a gone one again), at another address. A gateway that
+// is gone leaves the manifest as it was: the new pod reaches nothing (its
+// policy lets it reach the gateway's pod alone). A pod made before
+// annotationGateway keeps the address it had.
+func (p *Provider) relink(ctx context.Context, manifest []byte) ([]byte, error) {
+	var pod struct {
+		Metadata meta `json:"metadata"`
+	}
+	if err := json.Unmarshal(manifest, &pod); err != nil {
+		return nil, fmt.Errorf("parse the paused pod's record: %w", err)
+	}
+	gw := pod.Metadata.Annotations[annotationGateway]
+	if gw == "" {
+		return manifest, nil
+	}
+	o, err := p.getPod(ctx, gw)
+	if errors.Is(err, provider.ErrNotFound) {
+		return manifest, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find its egress gateway %s: %w", gw, err)
+	}
+	if o.Status.PodIP == "" {
+		return manifest, nil
+	}
+	return linkedManifest(manifest, o.Status.PodIP)
+}
+
+// linkedManifest is a linked sandbox's pod manifest set to find its
+// gateway at gatewayIP (linkTo).
+func linkedManifest(manifest []byte, gatewayIP string) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		return nil, fmt.Errorf("parse the paused pod's record: %w", err)
+	}
+	spec, ok := m["spec"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the paused pod's record has no spec")
+	}
+	linkTo(spec, gatewayIP)
+	return json.Marshal(m)
 }
 
 // Remove deletes the pod and a paused sandbox's record (ref.ID), then the

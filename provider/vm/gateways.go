@@ -79,5 +79,3 @@ func (p *Provider) Subnets(ctx context.Context) ([]string, error) {
 }
 
 func (p *Provider) Endpoint() string { return p.d.Endpoint() }
-
-func (p *Provider) RemoveCommand(name string) string { return p.d.RemoveCommand(name) }

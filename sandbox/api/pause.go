@@ -13,8 +13,12 @@ type Outcome struct {
 	Lost []Skipped `json:"lost,omitempty"`
 	// Ended says the pause ended the sandbox (Kubernetes: its pod was
 	// deleted), so what its branch does not hold (its processes, /tmp) is
-	// gone.
+	// gone; of a resume, that it made the sandbox's pod again, to reach
+	// its gateway made again (Gateway).
 	Ended bool `json:"ended,omitempty"`
+	// Gateway is the egress gateway a resume made again: it was gone
+	// (removed, its pod deleted or evicted).
+	Gateway string `json:"gateway,omitempty"`
 	// GitDir is the common git dir the sandbox's labels name: where its
 	// activity record is, when the repository was not given.
 	GitDir string `json:"-"`

@@ -385,7 +385,7 @@ func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.
 // note marks what the user can act on: a stopped sandbox, which resume
 // starts again where the engine runs gateways, and a usable sandbox whose
 // gateway is not running (its way out is gone until resume starts it), or
-// is gone (a recreate makes one).
+// is gone (resume makes it again).
 func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 	restart := inv.gate != nil && inv.gate.Supported()
 	switch sb.Status {
@@ -404,6 +404,16 @@ func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 		if sb.Egress == nil || sb.Egress.Gateway == "" || !restart {
 			return
 		}
+		// Where gateways are linked by network (Kubernetes), resume makes
+		// a gateway pod that ended again, and a running sandbox's pod
+		// with it (it knows its gateway by its old address).
+		starts, again := "starts it again", ""
+		if inv.gate.Linked() {
+			starts = "makes it again"
+			if sb.Status != api.StatusPaused {
+				again = ", and its pod again (as a pause and resume do: its work is recorded first, its processes and /tmp are lost)"
+			}
+		}
 		switch st, ok := gws[sb.Egress.Gateway]; {
 		case st == provider.StatePaused && sb.Status == api.StatusPaused:
 			// Paused with it (an idle pause): resume resumes both.
@@ -411,10 +421,10 @@ func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 			// (On Kubernetes a gateway pod that is gone leaves its
 			// NetworkPolicy, listed without a state.)
 			sb.Status = api.StatusGatewayDown
-			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is gone, and with it its way out: " + inv.gate.Recreate(sb.Name, sb.Container)
+			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is gone, and with it its way out (it reaches nothing): `litterbox resume " + sb.Name + "` makes it again, with the policy `litterbox net " + sb.Name + "` shows" + again
 		case st != provider.StateRunning:
 			sb.Status = api.StatusGatewayDown
-			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is " + string(st) + ", so it cannot reach the network: `litterbox resume " + sb.Name + "` starts it again"
+			sb.Note = "its egress gateway " + sb.Egress.Gateway + " is " + string(st) + ", so it reaches nothing: `litterbox resume " + sb.Name + "` " + starts + again
 		}
 	}
 }

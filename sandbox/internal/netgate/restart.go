@@ -1,9 +1,12 @@
 package netgate
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/egress"
@@ -12,6 +15,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/spec"
 	"github.com/litterbox-dev/litterbox/secrets"
 )
 
@@ -23,9 +27,16 @@ import (
 // host's records say it should be: the policy as `litterbox net` left it
 // (net.json), the secrets of secrets.json with their values fetched again,
 // and only then ready.
+//
+// A gateway that is gone (removed behind litterbox's back, its pod
+// deleted or evicted) leaves its sandbox with no way out: the sandbox has
+// no network of its own (Docker, Podman), or its policy lets it reach its
+// gateway's pod alone (Kubernetes). Start makes it again (remake), as
+// create made it, with the policy and secrets the records hold.
 
 // GatewayState is the state of rec's gateway container, provider.StateNone
-// when it is gone.
+// when it is gone, or on an engine that links gateways by network (whose
+// gateway, a pod, never starts again: Start makes it anew).
 func (g *Gate) GatewayState(ctx context.Context, rec *NetFile) (provider.State, error) {
 	e, ok := Engine(g.Provider)
 	if !ok {
@@ -34,50 +45,39 @@ func (g *Gate) GatewayState(ctx context.Context, rec *NetFile) (provider.State, 
 	return e.State(ctx, rec.Ref())
 }
 
-// goneError is the error of a sandbox whose gateway container is gone: it
-// has no way out, and only a recreate makes one.
-func (g *Gate) goneError(slug, container string, rec *NetFile) error {
-	return core.NewError(api.ErrStopped, "Sandbox '%s' cannot be resumed: its egress gateway %s is gone (removed), and with it the sandbox's way out. To bring both back, %s, with the policy `litterbox net %s` shows.", slug, rec.Gateway, g.Recreate(slug, container), slug)
-}
-
-// Recreate says how to bring back a sandbox whose gateway is gone: its
-// work recorded, its container removed (by the engine's own command:
-// provider.Reach), both made again from its branch.
-func (g *Gate) Recreate(slug, container string) string {
-	remove := "remove its container"
-	if e, ok := reacher(g.Provider); ok {
-		remove += " (`" + e.RemoveCommand(container) + "`)"
-	}
-	return "record its work with `litterbox snapshot " + slug + "`, " + remove + ", then `litterbox create --from-branch " + slug + "` makes both again"
-}
-
-// Start starts rec's gateway (stopped or paused) and gives it its policy
-// and, when slug holds secrets, their values, fetched again from the
-// sources decls (the user's declarations now) name. ca is the gateway's
-// new CA, which the sandbox must trust (egress.WriteTrust); "" without
-// secrets. The gateway is running once it returns, even when a secret
-// could not be had (the error names it); it serves the sandbox only when
-// Start returns no error.
-func (g *Gate) Start(ctx context.Context, r *api.Repo, slug string, rec *NetFile, decls []secrets.Declaration) (ca string, err error) {
-	e, ok := Engine(g.Provider)
-	if !ok {
-		return "", fmt.Errorf("this engine runs no egress gateway")
-	}
+// Start starts rec's gateway (stopped or paused), or makes it again for
+// sandbox sb when it is gone (remade), and gives it its policy and, when
+// the sandbox holds secrets, their values, fetched again from the sources
+// cfg (the user's configuration now) declares. ca is the gateway's new CA,
+// which the sandbox must trust (egress.WriteTrust); "" without secrets.
+// The gateway is running once it returns, even when a secret could not be
+// had (the error names it); it serves the sandbox only when Start returns
+// no error.
+func (g *Gate) Start(ctx context.Context, r *api.Repo, sb provider.Sandbox, rec *NetFile, cfg *config.Config) (ca string, remade bool, err error) {
+	slug := sb.Labels[api.LabelSlug]
 	st, err := g.GatewayState(ctx, rec)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	switch st {
 	case provider.StateNone:
-		return "", g.goneError(slug, r.ContainerName(slug), rec)
+		remade, err = true, g.remake(ctx, r, slug, sb, rec, cfg)
 	case provider.StatePaused:
 		_, err = g.Provider.Resume(ctx, rec.Ref())
 	case provider.StateStopped:
+		e, _ := Engine(g.Provider)
 		err = e.Start(ctx, rec.Ref())
 	}
 	if err != nil {
-		return "", fmt.Errorf("start the egress gateway %s of sandbox '%s': %w", rec.Gateway, slug, err)
+		return "", remade, fmt.Errorf("start the egress gateway %s of sandbox '%s': %w", rec.Gateway, slug, err)
 	}
+	ca, err = g.arm(ctx, r, slug, rec, cfg.Secrets)
+	return ca, remade, err
+}
+
+// arm gives rec's running gateway its policy and its secrets, and tells
+// it it is ready (Start).
+func (g *Gate) arm(ctx context.Context, r *api.Repo, slug string, rec *NetFile, decls []secrets.Declaration) (ca string, err error) {
 	if err := g.SetPolicy(ctx, slug, rec); err != nil {
 		return "", fmt.Errorf("give the egress gateway %s of sandbox '%s' its policy: %w", rec.Gateway, slug, err)
 	}
@@ -115,6 +115,77 @@ func (g *Gate) Start(ctx context.Context, r *api.Repo, slug string, rec *NetFile
 		return "", fmt.Errorf("give the egress gateway %s of sandbox '%s' its secrets: %w", rec.Gateway, slug, err)
 	}
 	return info.CA, g.Ready(ctx, slug, rec)
+}
+
+// remake makes rec's gone gateway again for sandbox sb (its container, or
+// its pod), as create made it, from what the engine offers (provider.
+// Gateways or provider.GatewayLinks): beside the volume the sandbox still
+// mounts, publishing the ports its relay serves (rec.Ports, named as cfg
+// names them); or linked by network to the sandbox's pod. It opens nothing
+// to the sandbox until Start gave it what it should (egress.Ready).
+func (g *Gate) remake(ctx context.Context, r *api.Repo, slug string, sb provider.Sandbox, rec *NetFile, cfg *config.Config) error {
+	reach, err := g.Reach(ctx)
+	if err != nil {
+		return err
+	}
+	sp := provider.Spec{Name: sb.Name, User: api.User, Labels: spec.Labels(g.Options, r, slug, sb.Labels[api.LabelBase], sb.Labels[api.LabelImage]),
+		HostPorts: provider.PortRange{First: cfg.HostPorts.First, Last: cfg.HostPorts.Last}}
+	for _, n := range rec.Ports {
+		name := strconv.Itoa(n)
+		if i := slices.IndexFunc(cfg.Ports, func(p config.Port) bool { return p.ContainerPort == n }); i >= 0 {
+			name = cfg.Ports[i].Name
+		}
+		sp.Ports = append(sp.Ports, provider.PortSpec{Name: name, Port: n})
+	}
+	pol := rec.Policy(slug, reach)
+	if l, ok := Linked(g.Provider); ok {
+		program, err := g.Program(ctx)
+		if err != nil {
+			return err
+		}
+		plan, err := egress.ConfineLinked(sp, api.DefaultImage, pol, sp.Labels, l.GatewayHost())
+		if err != nil {
+			return err
+		}
+		plan.NameGateway(rec.Gateway)
+		if err := g.Create(ctx, plan.Gateway); err != nil {
+			return err
+		}
+		return egress.InstallLinked(ctx, g.Provider, rec.Ref(), bytes.NewReader(program))
+	}
+	e, ok := Engine(g.Provider)
+	if !ok {
+		return fmt.Errorf("this engine runs no egress gateway")
+	}
+	image, err := g.Image(ctx)
+	if err != nil {
+		return err
+	}
+	plan, err := egress.Confine(sp, api.DefaultImage, pol, sp.Labels)
+	if err != nil {
+		return err
+	}
+	plan.NameGateway(rec.Gateway)
+	plan.Volume.Name = rec.Volume
+	plan.MountOn(e)
+	plan.FromImage(image)
+	return g.Create(ctx, plan.Gateway)
+}
+
+// Create makes gateway gw, and waits until it runs. One of its name
+// that is there already (what an earlier create or resume left, named
+// for this sandbox alone) is removed first, with its network (RefOf).
+func (g *Gate) Create(ctx context.Context, gw provider.Spec) error {
+	_, err := g.Provider.Create(core.Made(ctx), gw)
+	if errors.Is(err, provider.ErrConflict) {
+		if err = g.Provider.Remove(ctx, g.RefOf(gw.Name)); err == nil {
+			_, err = g.Provider.Create(core.Made(ctx), gw)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("start the egress gateway %s: %w", gw.Name, err)
+	}
+	return nil
 }
 
 // Ready tells rec's gateway it holds its policy and secrets: it serves

@@ -51,7 +51,7 @@ func (ps *Pauser) Pause(ctx context.Context, r *api.Repo, name string, force boo
 // Resume thaws a paused sandbox. Resuming an active one is not an error.
 // On an engine that runs gateways, it also starts a stopped one again (an
 // engine restart stops them), and a confined sandbox's gateway that is not
-// running (restart.go).
+// running, or makes it again when it is gone (restart.go).
 func (ps *Pauser) Resume(ctx context.Context, r *api.Repo, name string) (api.Outcome, error) {
 	return ps.toggle(ctx, r, name, false, false)
 }
@@ -99,15 +99,24 @@ func (ps *Pauser) toggleContainer(ctx context.Context, r *api.Repo, c provider.S
 		out.Already, err = ps.Provider.Pause(ctx, c.Ref)
 		out.Ended = ends && !out.Already
 	} else {
-		var fixed bool
-		if fixed, err = ps.resumeGateway(ctx, r, c, gws); err != nil {
+		var back *gatewayBack
+		if back, err = ps.resumeGateway(ctx, r, c, gws); err != nil {
 			return out, err
 		}
 		out.Already, err = ps.Provider.Resume(ctx, c.Ref)
 		if err == nil && !out.Already && ends {
 			err = ps.refillAfterResume(ctx, r, c)
 		}
-		out.Already = out.Already && !fixed
+		if err == nil && back != nil && back.arm {
+			err = ps.armSandbox(ctx, c.Ref, back.w, back.ca)
+		}
+		if back != nil {
+			out.Already = false
+			out.Ended = back.ended
+			if back.remade {
+				out.Gateway = back.w.rec.Gateway
+			}
+		}
 	}
 	if err == nil && out.GitDir != "" {
 		// Paused or resumed by someone: no longer the idle pause's to undo.

@@ -315,17 +315,7 @@ func (c *creation) volumeReady() error { return awaitOnce(&c.volumeMade) }
 // makeGateway creates the gateway, which installs its program from its
 // image as it starts.
 func (c *creation) makeGateway(ctx context.Context, gw provider.Spec) error {
-	_, err := c.pv.Provider.Create(core.Made(ctx), gw)
-	if errors.Is(err, provider.ErrConflict) {
-		// What an earlier create of this sandbox left (it is named with
-		// the repository's id: ours).
-		if err = c.pv.Provider.Remove(ctx, c.pv.gate.RefOf(gw.Name)); err == nil {
-			_, err = c.pv.Provider.Create(core.Made(ctx), gw)
-		}
-	}
-	if err != nil {
-		err = fmt.Errorf("start the egress gateway %s: %w", gw.Name, err)
-	}
+	err := c.pv.gate.Create(ctx, gw)
 	c.gatewayMade <- err
 	return err
 }

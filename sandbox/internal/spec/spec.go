@@ -19,8 +19,8 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
 
-// labels are the labels of a sandbox's resources.
-func labels(o api.Options, r *api.Repo, slug, base, image string) map[string]string {
+// Labels are the labels of a sandbox's resources: its own, and its gateway's.
+func Labels(o api.Options, r *api.Repo, slug, base, image string) map[string]string {
 	l := map[string]string{
 		api.LabelSlug:   slug,
 		api.LabelRepo:   r.Root(),
@@ -63,7 +63,7 @@ func For(o api.Options, r *api.Repo, slug, base string, cfg *config.Config) prov
 		Hostname:        slug,
 		User:            api.User,
 		Workdir:         config.Workdir,
-		Labels:          labels(o, r, slug, base, image),
+		Labels:          Labels(o, r, slug, base, image),
 		Env:             append(envList(cfg.Env), "HOME=/tmp", "LITTERBOX_SANDBOX="+slug),
 		Tmpfs:           tmpfsMounts(memory),
 		ReadOnlyRoot:    true,
