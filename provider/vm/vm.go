@@ -222,7 +222,8 @@ func (m *Machine) Status() Status {
 }
 
 // running reports qemu's pid when it runs: the pid file names a live qemu
-// (not a pid reused by something else).
+// of this VM (its -name), not a pid reused by something else, another
+// repository's VM among them (a killed qemu leaves its pid file).
 func (m *Machine) running() (int, bool) {
 	data, err := os.ReadFile(m.path("qemu.pid"))
 	if err != nil {
@@ -234,6 +235,10 @@ func (m *Machine) running() (int, bool) {
 	}
 	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 	if err == nil && !strings.HasPrefix(string(comm), "qemu") {
+		return 0, false
+	}
+	argv, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err == nil && !bytes.Contains(argv, []byte("\x00-name\x00"+m.alias+"\x00")) {
 		return 0, false
 	}
 	return pid, true

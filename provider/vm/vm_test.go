@@ -2,10 +2,13 @@ package vm
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -200,6 +203,62 @@ func TestResumeFeedLeavesStreams(t *testing.T) {
 	}
 }
 
+// qemuNamed runs a process named as qemu, with -name alias, until the test
+// ends; it returns its pid and what ends it.
+func qemuNamed(t *testing.T, alias string) (int, func()) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "qemu-system-x86_64")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nwhile :; do sleep 0.1; done\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-name", alias, "-daemonize")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	t.Cleanup(stop)
+	for i := 0; ; i++ { // until it has exec'd
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", cmd.Process.Pid))
+		if strings.HasPrefix(string(comm), "qemu") {
+			break
+		}
+		if i == 100 {
+			t.Fatalf("the stand-in qemu is named %q", comm)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cmd.Process.Pid, stop
+}
+
+// A pid file that a killed qemu left names, once its pid is reused,
+// another repository's VM: Start neither takes that VM for its own nor,
+// when its own qemu fails, kills it.
+func TestStartLeavesAnotherVM(t *testing.T) {
+	other, _ := qemuNamed(t, "litterbox-vm-000000000000")
+	bin := t.TempDir()
+	fail := "#!/bin/sh\necho 'qemu-system-x86_64: cannot boot' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "qemu-system-x86_64"), []byte(fail), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	m := New(Config{Dir: t.TempDir(), Image: writeImage(t), Accel: kvm.Accel{Name: "tcg"}, BootTimeout: 5 * time.Second, Runner: runner.Exec{}})
+	if err := os.WriteFile(m.path("disk.qcow2"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(m.path("qemu.pid"), []byte(strconv.Itoa(other)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st := m.Status(); st.State != StateStopped {
+		t.Errorf("status with another VM's pid in its pid file: %+v", st)
+	}
+	if err := m.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "cannot boot") {
+		t.Errorf("Start with a qemu that fails, another VM's pid in its pid file: %v", err)
+	}
+	if syscall.Kill(other, 0) != nil {
+		t.Errorf("the other VM's qemu (pid %d) was killed", other)
+	}
+}
+
 // A qemu whose run failed after it daemonized (here: its child held the
 // run's stderr past the runner's wait) is not left running: the VM would
 // run on with no idle watcher to stop it, nor anything to use it.
@@ -209,8 +268,8 @@ func TestStartFailedLeavesNoVM(t *testing.T) {
 # A stand-in for qemu that daemonizes (its pid file names the daemon) and
 # exits 0, the daemon keeping its stderr.
 if [ "$1" = --daemon ]; then sleep 30; exit 0; fi
-while [ $# -gt 0 ]; do [ "$1" = -pidfile ] && pf=$2; shift; done
-"$0" --daemon </dev/null >/dev/null &
+for a; do [ "$prev" = -pidfile ] && pf=$a; prev=$a; done
+"$0" --daemon "$@" </dev/null >/dev/null &
 echo $! >"$pf"
 exit 0
 `
