@@ -513,22 +513,32 @@ const greetWait = 30 * time.Second
 // init having said it was ready. Waited for here, within the boot's
 // bound, it leaves the connection ssh then makes a warm sshd. A
 // connection dropped before the sshd listens (qemu accepts it on the host
-// first) is made again.
+// first) is made again; a VM that stopped meanwhile is said at once, and an
+// interrupt (ctx) ends the wait.
 func (m *Machine) waitGreeting(ctx context.Context, port int, deadline time.Time) error {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	greets := func() bool {
-		c, err := net.DialTimeout("tcp", addr, time.Until(deadline))
+		ctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
 		if err != nil {
 			return false
 		}
 		defer c.Close()
+		defer context.AfterFunc(ctx, func() { c.Close() })() // an interrupt ends the read
 		_ = c.SetReadDeadline(time.Now().Add(min(time.Until(deadline), greetWait)))
 		line, err := bufio.NewReader(c).ReadString('\n')
 		return err == nil && strings.HasPrefix(line, "SSH-")
 	}
 	for !greets() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, ok := m.running(); !ok {
+			return m.unreachable("it stopped before its sshd greeted a connection; the end of its console (%s):\n%s", m.path("console.log"), m.consoleTail(15))
+		}
 		if time.Now().After(deadline) {
-			return m.unreachable("its sshd (port %d on this machine) did not greet a connection within %s (accel %s); the end of its console (%s):\n%s", port, m.c.BootTimeout, m.c.Accel.Name, m.path("console.log"), m.consoleTail(15))
+			return m.unreachable("its sshd (port %d on this machine) did not greet a connection within %s (accel %s), and it was stopped: a busy machine can be this slow, so try again (the next use boots it afresh); the end of its console (%s):\n%s", port, m.c.BootTimeout, m.c.Accel.Name, m.path("console.log"), m.consoleTail(15))
 		}
 		select {
 		case <-ctx.Done():

@@ -140,6 +140,7 @@ func TestWaitGreeting(t *testing.T) {
 		}
 	}()
 	m := New(Config{Dir: t.TempDir(), Accel: kvm.Accel{Name: "tcg"}})
+	stop := fakeQemu(t, m)
 	port := l.Addr().(*net.TCPAddr).Port
 	start := time.Now()
 	if err := m.waitGreeting(context.Background(), port, time.Now().Add(10*time.Second)); err != nil {
@@ -164,9 +165,45 @@ func TestWaitGreeting(t *testing.T) {
 		}
 	}()
 	err = m.waitGreeting(context.Background(), silent.Addr().(*net.TCPAddr).Port, time.Now().Add(time.Second))
-	if err == nil || !strings.Contains(err.Error(), "sshd") {
-		t.Errorf("a VM whose sshd never greets: %v; want an error naming its sshd", err)
+	if err == nil || !strings.Contains(err.Error(), "sshd") || !strings.Contains(err.Error(), "try again") {
+		t.Errorf("a VM whose sshd never greets: %v; want an error naming its sshd, and what to do", err)
 	}
+
+	// An interrupt ends the wait on a connection never greeted, at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start = time.Now()
+	err = m.waitGreeting(ctx, silent.Addr().(*net.TCPAddr).Port, time.Now().Add(20*time.Second))
+	if took := time.Since(start); err == nil || took > 5*time.Second {
+		t.Errorf("interrupted after 300 ms, waitGreeting returned %v after %s", err, took)
+	}
+
+	// A VM that stopped is said at once, not after the whole boot's bound.
+	stop()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	start = time.Now()
+	err = m.waitGreeting(context.Background(), closed.Addr().(*net.TCPAddr).Port, time.Now().Add(20*time.Second))
+	if took := time.Since(start); err == nil || !strings.Contains(err.Error(), "stopped") || took > 5*time.Second {
+		t.Errorf("a VM that stopped: waitGreeting returned %v after %s; want at once an error that says it stopped", err, took)
+	}
+}
+
+// fakeQemu runs a stand-in for m's qemu (its name, its -name) until the
+// test ends, its pid in m's pid file, and returns what ends it.
+func fakeQemu(t *testing.T, m *Machine) func() {
+	t.Helper()
+	pid, stop := qemuNamed(t, m.alias)
+	if err := os.WriteFile(m.path("qemu.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.running(); !ok {
+		t.Fatal("the stand-in qemu is not taken for running")
+	}
+	return stop
 }
 
 // A resume's qemu (daemonized) exits once the VM runs, while the command
