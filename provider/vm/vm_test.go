@@ -272,16 +272,7 @@ func qemuNamed(t *testing.T, alias string) (int, func()) {
 // when its own qemu fails, kills it.
 func TestStartLeavesAnotherVM(t *testing.T) {
 	other, _ := qemuNamed(t, "litterbox-vm-000000000000")
-	bin := t.TempDir()
-	fail := "#!/bin/sh\necho 'qemu-system-x86_64: cannot boot' >&2\nexit 1\n"
-	if err := os.WriteFile(filepath.Join(bin, "qemu-system-x86_64"), []byte(fail), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	m := New(Config{Dir: t.TempDir(), Image: writeImage(t), Accel: kvm.Accel{Name: "tcg"}, BootTimeout: 5 * time.Second, Runner: runner.Exec{}})
-	if err := os.WriteFile(m.path("disk.qcow2"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	m := withQemu(t, "#!/bin/sh\necho 'qemu-system-x86_64: cannot boot' >&2\nexit 1\n")
 	if err := os.WriteFile(m.path("qemu.pid"), []byte(strconv.Itoa(other)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +291,6 @@ func TestStartLeavesAnotherVM(t *testing.T) {
 // run's stderr past the runner's wait) is not left running: the VM would
 // run on with no idle watcher to stop it, nor anything to use it.
 func TestStartFailedLeavesNoVM(t *testing.T) {
-	bin := t.TempDir()
 	fake := `#!/bin/sh
 # A stand-in for qemu that daemonizes (its pid file names the daemon) and
 # exits 0, the daemon keeping its stderr.
@@ -310,14 +300,7 @@ for a; do [ "$prev" = -pidfile ] && pf=$a; prev=$a; done
 echo $! >"$pf"
 exit 0
 `
-	if err := os.WriteFile(filepath.Join(bin, "qemu-system-x86_64"), []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	m := New(Config{Dir: t.TempDir(), Image: writeImage(t), Accel: kvm.Accel{Name: "tcg"}, BootTimeout: 5 * time.Second, Runner: runner.Exec{}})
-	if err := os.WriteFile(m.path("disk.qcow2"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	m := withQemu(t, fake)
 	defer m.kill()
 	if err := m.Start(context.Background()); err == nil {
 		t.Fatal("Start succeeded with a qemu that failed")
@@ -325,4 +308,19 @@ exit 0
 	if pid, ok := m.running(); ok {
 		t.Errorf("the qemu of a failed start runs on (pid %d)", pid)
 	}
+}
+
+// withQemu is a VM (its disk made) whose Start runs script as qemu.
+func withQemu(t *testing.T, script string) *Machine {
+	t.Helper()
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "qemu-system-x86_64"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	m := New(Config{Dir: t.TempDir(), Image: writeImage(t), Accel: kvm.Accel{Name: "tcg"}, BootTimeout: 5 * time.Second, Runner: runner.Exec{}})
+	if err := os.WriteFile(m.path("disk.qcow2"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
