@@ -496,8 +496,9 @@ func pausedManifest(pod *podObject) ([]byte, error) {
 	return json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": m})
 }
 
-// Resume makes a paused sandbox's pod again from its record, waits for it
-// to be ready, and drops the record. The new pod starts empty: the service
+// Resume makes a paused sandbox's pod again from its record, behind its
+// NetworkPolicy (refused when that is gone), waits for it to be ready, and
+// drops the record. The new pod starts empty: the service
 // fills it from the branch.
 func (p *Provider) Resume(ctx context.Context, ref provider.Ref) (bool, error) {
 	if ref.ID == "" {
@@ -516,6 +517,13 @@ func (p *Provider) Resume(ctx context.Context, ref provider.Ref) (bool, error) {
 	}
 	if err != nil {
 		return false, err
+	}
+	// The pod is made again only behind its policy: without it (deleted
+	// behind litterbox's back) it would be open to the cluster and beyond.
+	if _, err := p.run(ctx, p.Cmd("get", "networkpolicy", ref.ID, "-o", "name")); errors.Is(err, provider.ErrNotFound) {
+		return false, fmt.Errorf("resume: the network policy %s of pod %s is gone (deleted behind litterbox's back), and the pod would be open without it: it is not made again. Its work is on its branch: remove the sandbox with `litterbox delete --force`, then `litterbox create --from-branch` makes it again", ref.ID, ref.ID)
+	} else if err != nil {
+		return false, fmt.Errorf("resume: read the network policy of pod %s: %w", ref.ID, err)
 	}
 	manifest, err := p.relink(ctx, []byte(record.Metadata.Annotations[annotationPod]))
 	if err != nil {
