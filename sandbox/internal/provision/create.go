@@ -215,7 +215,13 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 		return nil, err
 	}
 	_, statErr := os.Stat(r.StateDir(slug))
-	if c.unlock, err = state.LockCreate(ctx, r, slug); err != nil {
+	var deleting func()
+	if opts.Note != nil {
+		deleting = func() {
+			opts.Note(fmt.Sprintf("Waiting for the delete of %s to finish (its gateway and volume are being removed)…", name))
+		}
+	}
+	if c.unlock, err = state.LockCreate(ctx, r, slug, deleting); err != nil {
 		return nil, err
 	}
 	ok := false
