@@ -749,6 +749,12 @@ func (c *creation) startContainer(ctx context.Context) error {
 	if errors.Is(err, provider.ErrNoHostPort) && !errors.Is(err, provider.ErrLeftBehind) {
 		return c.portRangeError(err)
 	}
+	if errors.Is(err, provider.ErrUnsupported) && !errors.Is(err, provider.ErrLeftBehind) {
+		// The engine refused, making nothing, what the configuration
+		// asks of it (ports under gVisor on Kubernetes): the configuration
+		// is to change, as for the refusals before anything is made.
+		return core.NewError(api.ErrConfig, "Sandbox '%s' was not created: %s. Nothing was made.", c.slug, strings.TrimSuffix(err.Error(), "."))
+	}
 	if errors.Is(err, provider.ErrLeftBehind) {
 		// The engine could not clean up after itself: try again, by labels.
 		c.undo.push("container "+name, func(ctx context.Context) error {
