@@ -98,7 +98,7 @@ func (c *Fork) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	p := newProgress(env)
-	f, err := env.Sandboxes.Fork(ctx, r, c.Name, c.New, api.CreateOptions{Progress: p.step})
+	f, err := env.Sandboxes.Fork(ctx, r, c.Name, c.New, api.CreateOptions{Progress: p.step, Note: p.notes(c.JSON)})
 	p.done()
 	if f == nil {
 		return err

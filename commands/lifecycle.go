@@ -85,7 +85,7 @@ func (c *Create) Run(ctx context.Context, env *Env) error {
 	}
 	p := newProgress(env)
 	idle, _ := idleOption(c.Idle) // checked by Validate
-	created, err := env.Sandboxes.Create(ctx, r, c.Name, api.CreateOptions{Progress: p.step, FromBranch: c.FromBranch, From: c.From, Image: c.Image, NoPool: c.NoPool, Runtime: c.Runtime, Idle: idle})
+	created, err := env.Sandboxes.Create(ctx, r, c.Name, api.CreateOptions{Progress: p.step, Note: p.notes(c.JSON), FromBranch: c.FromBranch, From: c.From, Image: c.Image, NoPool: c.NoPool, Runtime: c.Runtime, Idle: idle})
 	p.done()
 	if created != nil {
 		if created.RemovedIncomplete {
@@ -136,6 +136,27 @@ func (p *progress) step(s string) {
 	defer p.mu.Unlock()
 	p.shown = true
 	p.env.errf("\r\033[K%s…", s)
+}
+
+// note prints msg on a line of its own, where the steps are, on a
+// terminal or not: a wait the user should know the cause of.
+func (p *progress) note(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		p.env.errf("\r\033[K")
+		p.shown = false
+	}
+	p.env.errf("%s\n", msg)
+}
+
+// notes is note for CreateOptions.Note, or nil when the command prints
+// JSON: that output stays the JSON alone.
+func (p *progress) notes(json bool) func(string) {
+	if json {
+		return nil
+	}
+	return p.note
 }
 
 func (p *progress) done() {

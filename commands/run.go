@@ -120,7 +120,7 @@ func (c *Run) Run(ctx context.Context, env *Env) error {
 	p := newProgress(env)
 	res, err := env.Sandboxes.RunHarness(ctx, r, name, sandbox.HarnessOptions{
 		Harness: h, Build: build, Args: c.Args, Settings: settings, Getenv: os.Getenv, Quiet: c.QuietPeriod, Every: c.CommitEvery, Remove: c.Rm,
-		Create: api.CreateOptions{Progress: p.step, Image: c.Image, From: c.From, Runtime: c.Runtime},
+		Create: api.CreateOptions{Progress: p.step, Note: p.note, Image: c.Image, From: c.From, Runtime: c.Runtime},
 		Notef:  env.errf, Created: func(cr *api.Created) {
 			p.done()
 			env.errf("Created sandbox %s (image %s); %s runs in it, in /src.\n", cr.Name, cr.Image, h.Name)

@@ -111,8 +111,8 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 		if handler == gvisorHandler && len(s.Ports) > 0 {
 			// gVisor's own network stack holds the pod's sockets: the
 			// node's, where kubectl port-forward dials, has none.
-			return nil, provider.Errorf(provider.ErrUnsupported, "create %s: kubectl port-forward cannot reach a port of a pod under gVisor (RuntimeClass %s: its sockets are in gVisor's own network stack, https://github.com/google/gvisor/issues/3811), so its ports could not be published: "+
-				"remove the ports ([ports] in .litterbox.toml) or leave the runtime unset", s.Name, s.Runtime)
+			return nil, provider.Errorf(provider.ErrUnsupported, "kubectl port-forward cannot reach a port of a pod under gVisor (RuntimeClass %s: its sockets are in gVisor's own network stack, https://github.com/google/gvisor/issues/3811), so its ports could not be published: "+
+				"remove the ports ([ports] in .litterbox.toml) or leave the runtime unset", s.Runtime)
 		}
 	}
 	mk := context.WithoutCancel(ctx)

@@ -21,6 +21,11 @@ type CreateOptions struct {
 	Config *config.Config
 	// Progress, when set, is told each step as it starts.
 	Progress func(step string)
+	// Note, when set, is told once of a wait whose cause the user cannot
+	// see, as a sentence: a create of a name whose delete is still
+	// ending in another process (its gateway and volume going) waits for
+	// it. Unlike Progress's steps it is worth a line of its own.
+	Note func(msg string)
 	// Image is the image to make the sandbox from (`create --image`); ""
 	// means the configuration's, else the service's default. An image
 	// other than DefaultImage must be on the engine: it is never pulled.

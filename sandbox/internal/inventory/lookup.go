@@ -131,7 +131,7 @@ func (inv *Inventory) Delete(ctx context.Context, r *api.Repo, name string, forc
 	defer ph.End()
 	// Taken before looking, so a create of the name cannot be halfway
 	// through while this removes its parts.
-	lock, lockErr := state.TakeCreate(ctx, r, slug)
+	lock, lockErr := state.TakeCreate(ctx, r, slug, nil)
 	// Read once the lock is taken: a delete finishing meanwhile removed it.
 	hasState := state.HasState(r.Git.CommonDir, slug)
 	if lockErr != nil && (!force || !errors.Is(lockErr, api.ErrIncomplete)) {

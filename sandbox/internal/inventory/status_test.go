@@ -65,7 +65,7 @@ func TestStatus(t *testing.T) {
 		}
 	}
 	// While a create holds the lock, it is creating.
-	unlock, err := state.LockCreate(context.Background(), r, "j")
+	unlock, err := state.LockCreate(context.Background(), r, "j", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

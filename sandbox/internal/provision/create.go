@@ -215,7 +215,13 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 		return nil, err
 	}
 	_, statErr := os.Stat(r.StateDir(slug))
-	if c.unlock, err = state.LockCreate(ctx, r, slug); err != nil {
+	var deleting func()
+	if opts.Note != nil {
+		deleting = func() {
+			opts.Note(fmt.Sprintf("Waiting for the delete of %s to finish (its gateway and volume are being removed)…", name))
+		}
+	}
+	if c.unlock, err = state.LockCreate(ctx, r, slug, deleting); err != nil {
 		return nil, err
 	}
 	ok := false
@@ -742,6 +748,12 @@ func (c *creation) startContainer(ctx context.Context) error {
 	c.out.Container = name
 	if errors.Is(err, provider.ErrNoHostPort) && !errors.Is(err, provider.ErrLeftBehind) {
 		return c.portRangeError(err)
+	}
+	if errors.Is(err, provider.ErrUnsupported) && !errors.Is(err, provider.ErrLeftBehind) {
+		// The engine refused, making nothing, what the configuration
+		// asks of it (ports under gVisor on Kubernetes): the configuration
+		// is to change, as for the refusals before anything is made.
+		return core.NewError(api.ErrConfig, "Sandbox '%s' was not created: %s. Nothing was made.", c.slug, strings.TrimSuffix(err.Error(), "."))
 	}
 	if errors.Is(err, provider.ErrLeftBehind) {
 		// The engine could not clean up after itself: try again, by labels.

@@ -72,7 +72,7 @@ func CutShort(gitDir string) []string {
 // process still removes what a delete of that name left.
 func DeletingError(slug string) error {
 	return &api.Error{Kind: api.ErrIncomplete,
-		Msg:   fmt.Sprintf("Sandbox '%s' is still being deleted by another litterbox process (its gateway, volume and state go after its container and branch). Wait a moment, then try again; `litterbox list` shows it as leftover if that process died, and `litterbox delete %s` then finishes it.", slug, slug),
+		Msg:   fmt.Sprintf("Sandbox '%s' is still being deleted by another litterbox process after %s of waiting (its gateway, volume and state go after its container and branch; the engine may be slow). Try again in a moment; if `litterbox list` shows it as leftover, that process died, and `litterbox delete %s` finishes the delete.", slug, DeleteLockWait, slug),
 		Agent: fmt.Sprintf("Sandbox '%s' is still being deleted. Wait a moment, then try again.", slug)}
 }
 

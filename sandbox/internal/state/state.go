@@ -185,9 +185,11 @@ const DeleteLockWait = 30 * time.Second
 
 // LockCreate takes the create lock of sandbox slug. It fails with
 // ErrIncomplete when another process keeps it longer than CreateLockWait:
-// that process is creating the sandbox right now.
-func LockCreate(ctx context.Context, r *api.Repo, slug string) (func(), error) {
-	l, err := TakeCreate(ctx, r, slug)
+// that process is creating the sandbox right now. deleting, when not nil,
+// is called once, as soon as it waits for the end of a delete of that
+// name (DeleteLockWait), which may take seconds.
+func LockCreate(ctx context.Context, r *api.Repo, slug string, deleting func()) (func(), error) {
+	l, err := TakeCreate(ctx, r, slug, deleting)
 	if err != nil {
 		return nil, err
 	}
@@ -223,9 +225,10 @@ func Adopt(f *os.File) *CreateLock {
 }
 
 // TakeCreate is LockCreate, giving the lock itself (Lock.File).
-func TakeCreate(ctx context.Context, r *api.Repo, slug string) (*CreateLock, error) {
+func TakeCreate(ctx context.Context, r *api.Repo, slug string, deleting func()) (*CreateLock, error) {
 	p := File(r.Git.CommonDir, slug, CreateLockFile)
 	deadline := time.Now().Add(CreateLockWait)
+	ending := false // the holder is a delete's end (DeletingFile)
 	for {
 		err := os.MkdirAll(filepath.Dir(p), 0o755)
 		if errors.Is(err, os.ErrNotExist) && time.Now().Before(deadline) {
@@ -256,11 +259,19 @@ func TakeCreate(ctx context.Context, r *api.Repo, slug string) (*CreateLock, err
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("lock %s: %w", p, err)
 		}
+		// Once seen, the end of a delete is what is waited for: its
+		// mark goes (Remove) an instant before its lock does.
+		if !ending && Deleting(r.Git.CommonDir, slug) {
+			ending = true
+			if deleting != nil {
+				deleting()
+			}
+		}
 		if time.Now().After(deadline) {
 			// The end of a delete (its gateway and volume go) may take
 			// longer on a busy engine: it is waited for longer.
 			switch {
-			case !Deleting(r.Git.CommonDir, slug):
+			case !ending:
 				return nil, CreatingError(slug)
 			case time.Now().After(deadline.Add(DeleteLockWait - CreateLockWait)):
 				return nil, DeletingError(slug)

@@ -25,12 +25,13 @@ func stateRepo(t *testing.T) *api.Repo {
 func TestLockCreate(t *testing.T) {
 	r := stateRepo(t)
 	ctx := context.Background()
-	unlock, err := LockCreate(ctx, r, "x")
+	unlock, err := LockCreate(ctx, r, "x", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if _, err := LockCreate(ctx, r, "x"); !errors.Is(err, api.ErrIncomplete) {
+	deleting := func() { t.Error("a create waiting for another create was told of a delete ending") }
+	if _, err := LockCreate(ctx, r, "x", deleting); !errors.Is(err, api.ErrIncomplete) {
 		t.Errorf("second lockCreate = %v; want ErrIncomplete", err)
 	}
 	if time.Since(start) < CreateLockWait {
@@ -38,7 +39,7 @@ func TestLockCreate(t *testing.T) {
 	}
 	got := make(chan func(), 1)
 	go func() {
-		u, err := LockCreate(ctx, r, "x")
+		u, err := LockCreate(ctx, r, "x", nil)
 		if err != nil {
 			t.Error(err)
 		}
@@ -62,6 +63,51 @@ func TestLockCreate(t *testing.T) {
 	}
 }
 
+// TestLockCreateTellsOfADeleteEnding: a create of a name whose delete is
+// ending in another process (the mark, the lock held) is told so once, as
+// it starts waiting rather than when a create would have given up, and
+// takes the lock once that process let it go, even past CreateLockWait
+// after the mark went.
+func TestLockCreateTellsOfADeleteEnding(t *testing.T) {
+	r := stateRepo(t)
+	ctx := context.Background()
+	held, err := TakeCreate(ctx, r, "x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := MarkDeleting(r, "x", "c1"); err != nil {
+		t.Fatal(err)
+	}
+	told := make(chan struct{}, 2)
+	got := make(chan error, 1)
+	go func() {
+		unlock, err := LockCreate(ctx, r, "x", func() { told <- struct{}{} })
+		if err == nil {
+			unlock()
+		}
+		got <- err
+	}()
+	select {
+	case <-told:
+	case <-time.After(CreateLockWait):
+		t.Error("not told of the delete before a create of another one would have given up")
+	}
+	// Its mark goes an instant before its lock does (Remove): the create,
+	// past CreateLockWait then, still waits for the delete.
+	UnmarkDeleting(r.Git.CommonDir, "x")
+	time.Sleep(CreateLockWait)
+	if err := Remove(r, "x"); err != nil {
+		t.Fatal(err)
+	}
+	held.Unlock()
+	if err := <-got; err != nil {
+		t.Fatalf("lockCreate after the delete ended = %v", err)
+	}
+	if n := len(told); n != 0 {
+		t.Errorf("told %d more times; want once", n)
+	}
+}
+
 // TestAdoptedLockGoesWithItsHolder: a create lock handed to another
 // process (Adopt: its descriptor is not closed on exec there) is not handed
 // on to the programs that process runs (docker, or a helper of the engine's
@@ -69,7 +115,7 @@ func TestLockCreate(t *testing.T) {
 // of the name does not wait for a program that never lets go.
 func TestAdoptedLockGoesWithItsHolder(t *testing.T) {
 	r := stateRepo(t)
-	l, err := TakeCreate(context.Background(), r, "x")
+	l, err := TakeCreate(context.Background(), r, "x", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
