@@ -446,14 +446,13 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	if err != nil {
 		return nil, err
 	}
-	if p.egressOf(cfg) != nil && p.gate.Linked() {
-		return nil, core.NewError(api.ErrConfig, "The warm pool cannot hold confined sandboxes on this engine yet: their gateways are pods linked to them by NetworkPolicy, which a pooled pod's claim does not make. Set egress = \"open\" under [network] in %s for pooled sandboxes (the public internet only, by the pod's NetworkPolicy), or create confined sandboxes without a pool. Nothing was made.", config.LocalFile)
-	}
 	// Pooled sandboxes are sandboxes: none is made on an engine that does
 	// not keep them apart, unless the user allows it.
-	// A confined member has no network: its gateway keeps it apart.
+	// A confined member has no network: its gateway keeps it apart; unless
+	// its engine links the two by network (Kubernetes), which holds only
+	// where the engine keeps sandboxes apart.
 	var check *isolation.Check
-	if cfg.Network != config.NetworkNone && p.egressOf(cfg) == nil {
+	if cfg.Network != config.NetworkNone && (p.egressOf(cfg) == nil || p.gate.Linked()) {
 		check = p.iso.Start(ctx, cfg.Image)
 	}
 	platform, img, err := p.guest.ImageInfo(ctx, cfg.Image)
@@ -473,7 +472,9 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	var gw gatePrep
 	if net != nil {
 		// What every member's gateway needs of the engine, asked once.
-		if gw.host, err = p.gate.Reach(ctx); err == nil {
+		if gw.host, err = p.gate.Reach(ctx); err == nil && p.gate.Linked() {
+			gw.program, err = p.gate.Program(ctx)
+		} else if err == nil {
 			gw.image, err = p.gate.Image(ctx)
 		}
 		if err != nil {
@@ -554,18 +555,22 @@ func fillSetup(pv provider.Provider, cfg *config.Config) []string {
 
 // gatePrep is what a fill's confined members are made with: the policy of
 // their gateways (nil for none), the engine host's addresses, the gateway
-// image.
+// image, or on an engine that links them by network the gateway's program
+// (egress.InstallLinked).
 type gatePrep struct {
-	net   *netgate.NetFile
-	host  netgate.Reach
-	image string
+	net     *netgate.NetFile
+	host    netgate.Reach
+	image   string
+	program []byte
 }
 
 // makeMember makes one pooled container and copies head into it, then runs
 // preSetup (fillSetup) in the same exec; a
 // confined one gets its gateway (named after it, with the policy the
-// pool's key names, which names no sandbox: the claim's setup gives it the
-// name), which is made once the container is, beside the copy.
+// pool's key names, which names no sandbox: the claim gives it the name),
+// which is made once the container is, beside the copy; on an engine that
+// links the two by network (Kubernetes), beside the container's start,
+// which waits for the gateway's address.
 func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, head, platform string, volumes []string, gw gatePrep, preSetup []string) (err error) {
 	if err := p.refill.take(ctx); err != nil {
 		return err
@@ -575,17 +580,9 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 	sp.Name = "litterbox-pool-" + r.ShortID() + "-" + hex.EncodeToString(b[:])
 	var plan *egress.Plan
 	if gw.net != nil {
-		pl, err := egress.Confine(sp, api.DefaultImage, gw.net.Policy("", gw.host), sp.Labels)
+		pl, err := p.planGateway(ctx, sp, gw)
 		if err != nil {
 			return err
-		}
-		eng, _ := netgate.Engine(p.Provider)
-		atMount := pl.MountOn(eng)
-		pl.FromImage(gw.image)
-		if !atMount {
-			if err := eng.CreateVolume(core.Made(ctx), pl.Volume); err != nil {
-				return err
-			}
 		}
 		defer func() {
 			if err != nil {
@@ -594,37 +591,42 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 		}()
 		plan, sp = &pl, pl.Sandbox
 	}
-	sb, err := p.Provider.Create(ctx, sp)
-	if err != nil {
-		return err
-	}
 	made := make(chan error, 1)
-	if plan != nil {
-		g := plan.Gateway
-		g.Labels = cloneLabels(g.Labels)
-		g.Labels[core.LabelPoolMember] = sb.Ref.ID
+	startCtx := ctx
+	if plan != nil && plan.Linked() {
+		// The gateway first: the sandbox's pod waits for its address.
+		var cancel context.CancelFunc
+		startCtx, cancel = context.WithCancel(ctx)
+		defer cancel()
 		go func() {
-			_, err := p.Provider.Create(core.Made(ctx), g)
-			if err == nil {
-				// A member's gateway holds its pool's policy and no
-				// secret (the claim gives it the sandbox's): it serves
-				// the member from now on.
-				err = egress.Ready(ctx, p.Provider, provider.Ref{ID: g.Name})
+			err := p.makeGateway(ctx, plan, sp.Name, gw)
+			if err != nil {
+				cancel()
 			}
 			made <- err
 		}()
-	} else {
+	}
+	sb, err := p.Provider.Create(startCtx, sp)
+	if err != nil {
+		if plan != nil && plan.Linked() {
+			err = errors.Join(err, <-made)
+		}
+		return err
+	}
+	switch {
+	case plan == nil:
 		made <- nil
+	case !plan.Linked():
+		go func() { made <- p.makeGateway(ctx, plan, sb.Ref.ID, gw) }()
 	}
 	a := guest.StartArchive(ctx, r, head, nil)
 	var so, se bytes.Buffer
-	var setup []string
-	if plan != nil {
+	setup := preSetup
+	if plan != nil && !plan.Linked() {
 		// A member is ready once its relay and gateway listen: a create
-		// that claims it hands it over at once.
+		// that claims it hands it over at once. (A gateway linked by
+		// network has no relay: the fill waits for the gateway itself.)
 		setup = []string{"sh", "-c", egress.WaitReady}
-	} else {
-		setup = preSetup
 	}
 	err = p.guest.CopyAndSetup(ctx, a, sb.Ref, sp.Image, setup, &so, &se)
 	stamp := guest.TakeStamp(&so)
@@ -642,7 +644,8 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 			Image: sp.Image, Platform: platform, Volumes: volumes, Filled: time.Now().UTC()}
 		if plan != nil {
 			rec.Gateway, rec.Ports, rec.Reach = plan.Gateway.Name, plan.Ports, &gw.host
-		} else if setup != nil {
+		}
+		if setup != nil && (plan == nil || plan.Linked()) {
 			rec.Setup, rec.SetupOutput = setup, so.String()+se.String()
 		}
 		data, _ := json.Marshal(rec)
@@ -652,6 +655,52 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 		return errors.Join(fmt.Errorf("pooled sandbox %s: %w", sp.Name, err), p.Remove(core.Made(ctx), r.Git.CommonDir, *sb))
 	}
 	return nil
+}
+
+// planGateway plans member sp behind a gateway with the pool's policy
+// (gw): linked to it by network on an engine that links them
+// (egress.ConfineLinked), else sharing a volume, made here when the
+// engine does not make it as a container mounts it (Podman).
+func (p *Pool) planGateway(ctx context.Context, sp provider.Spec, gw gatePrep) (egress.Plan, error) {
+	pol := gw.net.Policy("", gw.host)
+	if l, ok := netgate.Linked(p.Provider); ok {
+		pl, err := egress.ConfineLinked(sp, api.DefaultImage, pol, sp.Labels, l.GatewayHost())
+		if err == nil {
+			pl.NameGateway(sp.Name + "-gw")
+		}
+		return pl, err
+	}
+	pl, err := egress.Confine(sp, api.DefaultImage, pol, sp.Labels)
+	if err != nil {
+		return pl, err
+	}
+	eng, _ := netgate.Engine(p.Provider)
+	atMount := pl.MountOn(eng)
+	pl.FromImage(gw.image)
+	if !atMount {
+		if err := eng.CreateVolume(core.Made(ctx), pl.Volume); err != nil {
+			return pl, err
+		}
+	}
+	return pl, nil
+}
+
+// makeGateway makes plan's gateway for the member whose id is member; a
+// linked one gets its program (egress.InstallLinked). It holds its pool's
+// policy and no secret (the claim gives it the sandbox's name): it serves
+// the member from now on.
+func (p *Pool) makeGateway(ctx context.Context, plan *egress.Plan, member string, gw gatePrep) error {
+	g := plan.Gateway
+	g.Labels = cloneLabels(g.Labels)
+	g.Labels[core.LabelPoolMember] = member
+	_, err := p.Provider.Create(core.Made(ctx), g)
+	if err == nil && plan.Linked() {
+		err = egress.InstallLinked(ctx, p.Provider, provider.Ref{ID: g.Name}, bytes.NewReader(gw.program))
+	}
+	if err == nil {
+		err = egress.Ready(ctx, p.Provider, provider.Ref{ID: g.Name})
+	}
+	return err
 }
 
 // gatewaysOf are r's members' gateways in all (the engine's pooled
@@ -728,7 +777,7 @@ func (p *Pool) Remove(ctx context.Context, gitDir string, c provider.Sandbox) er
 // removeGateway removes a member's gateway container and its volume (named
 // as it is); gone already is done.
 func (p *Pool) removeGateway(ctx context.Context, name string) error {
-	if err := p.Provider.Remove(ctx, provider.Ref{ID: name}); err != nil {
+	if err := p.Provider.Remove(ctx, p.gate.RefOf(name)); err != nil {
 		return fmt.Errorf("remove pooled sandbox's gateway %s: %w", name, err)
 	}
 	return p.gate.RemoveVolume(ctx, name)

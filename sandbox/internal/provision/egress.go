@@ -287,12 +287,18 @@ func nameGateway(plan *egress.Plan, name string, eng provider.Gateways) (atMount
 // gateway reads it (setupArgv). Should the engine say otherwise (its
 // networks changed since the fill; a member filled before the record
 // held them), the policy is set anew, with the name, beside the setup. A
-// member without a gateway was made for an open network.
+// gateway linked by network (Kubernetes) shares no volume to write the
+// name to: its policy is set anew with the name, beside the claim (the
+// refusals it answers name the sandbox). A member without a gateway was
+// made for an open network.
 func (c *creation) claimGateway(ctx context.Context, m *pool.MemberFile) error {
 	if c.net == nil || m.Gateway == "" {
 		return nil
 	}
 	c.net.Gateway, c.net.Volume, c.net.Ports = m.Gateway, m.Gateway, m.Ports
+	if c.linked() {
+		c.net.Volume = ""
+	}
 	if err := netgate.Write(c.r, c.slug, c.net); err != nil {
 		return fmt.Errorf("create sandbox %q: record its gateway: %w", c.slug, err)
 	}
@@ -301,7 +307,7 @@ func (c *creation) claimGateway(ctx context.Context, m *pool.MemberFile) error {
 		h := <-c.host
 		c.host <- h
 		err := h.err
-		if err == nil && (m.Reach == nil || !m.Reach.Equal(h.addrs)) {
+		if err == nil && (c.linked() || m.Reach == nil || !m.Reach.Equal(h.addrs)) {
 			err = egress.SetPolicy(ctx, c.pv.Provider, c.net.Ref(), c.net.Policy(c.slug, h.addrs))
 		}
 		c.gateway <- err
