@@ -151,7 +151,10 @@ func (ps *Pauser) resumeGateway(ctx context.Context, r *api.Repo, c provider.San
 // pod is given (provider/kubernetes's Resume).
 func (ps *Pauser) endForGateway(ctx context.Context, r *api.Repo, c provider.Sandbox, w *way) error {
 	if _, err := ps.snapshotBeforePause(ctx, r, c, false); err != nil {
-		return fmt.Errorf("Sandbox '%s' was not resumed: its egress gateway %s is gone, and on this engine making it again makes the sandbox's pod again too, which ends it as a pause does.\n%w\nThen `litterbox resume %s` makes both again", w.slug, w.rec.Gateway, err, w.slug)
+		// A message to the user, which starts as such messages do; the
+		// snapshot's error is wrapped for its kind (and exit code).
+		why := fmt.Sprintf("Sandbox '%s' was not resumed: its egress gateway %s is gone, and on this engine making it again makes the sandbox's pod again too, which ends it as a pause does.", w.slug, w.rec.Gateway)
+		return fmt.Errorf("%s\n%w\nThen `litterbox resume %s` makes both again", why, err, w.slug)
 	}
 	if _, err := ps.Provider.Pause(ctx, c.Ref); err != nil {
 		return fmt.Errorf("resume sandbox '%s': end its pod, to make it again beside its new egress gateway: %w", w.slug, err)
