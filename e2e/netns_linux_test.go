@@ -51,4 +51,3 @@ func listenIn(path, addr string) (net.Listener, error) {
 	r := <-ch
 	return r.l, r.err
 }
-
