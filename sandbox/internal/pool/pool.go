@@ -114,7 +114,8 @@ type MemberFile struct {
 	// gateway's policy was made (the policy refuses them): a claim that
 	// finds the engine says the same leaves the policy as it is. Its
 	// policy names no sandbox: the claim's setup writes the name where
-	// the gateway reads it (egress.WriteName).
+	// the gateway reads it (egress.WriteName). nil for a gateway linked
+	// by network (Kubernetes), whose claim sets its policy anew.
 	Reach *netgate.Reach `json:"reach,omitempty"`
 }
 
@@ -643,7 +644,12 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 		rec := MemberFile{Key: sp.Labels[api.LabelPool], Name: sp.Name, Ref: sb.Ref, Commit: head, Stamp: stamp,
 			Image: sp.Image, Platform: platform, Volumes: volumes, Filled: time.Now().UTC()}
 		if plan != nil {
-			rec.Gateway, rec.Ports, rec.Reach = plan.Gateway.Name, plan.Ports, &gw.host
+			rec.Gateway, rec.Ports = plan.Gateway.Name, plan.Ports
+			if !plan.Linked() {
+				// Only a gateway beside a shared volume keeps its policy
+				// at a claim (claimGateway): a linked one's is set anew.
+				rec.Reach = &gw.host
+			}
 		}
 		if setup != nil && (plan == nil || plan.Linked()) {
 			rec.Setup, rec.SetupOutput = setup, so.String()+se.String()
