@@ -329,11 +329,7 @@ func (c *creation) makeGateway(ctx context.Context, gw provider.Spec) error {
 // gatewayStarted waits for the gateway's container, which publishes the
 // sandbox's named ports.
 func (c *creation) gatewayStarted() error {
-	if c.gatewayMade == nil {
-		return nil
-	}
-	err := <-c.gatewayMade
-	c.gatewayMade = nil
+	err := awaitOnce(&c.gatewayMade)
 	if errors.Is(err, provider.ErrNoHostPort) && !errors.Is(err, provider.ErrLeftBehind) {
 		return c.portRangeError(err)
 	}
@@ -343,11 +339,7 @@ func (c *creation) gatewayStarted() error {
 // gatewayReady waits for the gateway: a sandbox is ready once its way out
 // is.
 func (c *creation) gatewayReady() error {
-	if c.gateway == nil {
-		return nil
-	}
-	err := <-c.gateway
-	c.gateway = nil
+	err := awaitOnce(&c.gateway)
 	if errors.Is(err, provider.ErrNoHostPort) && !errors.Is(err, provider.ErrLeftBehind) {
 		return c.portRangeError(err)
 	}
