@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -91,7 +90,7 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 1 {
 			ts.Fatalf("usage: tui wait [-within DURATION] REGEXP")
 		}
-		re := regexp.MustCompile(args[0])
+		re := scriptRegexp(ts, args[0])
 		start := time.Now()
 		var screen string
 		for time.Since(start) < 30*time.Second {
@@ -110,7 +109,7 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 1 {
 			ts.Fatalf("usage: tui gone REGEXP")
 		}
-		re := regexp.MustCompile(args[0])
+		re := scriptRegexp(ts, args[0])
 		start := time.Now()
 		for screen := tuiScreen(ts); re.MatchString(screen); screen = tuiScreen(ts) {
 			if time.Since(start) > 30*time.Second {
@@ -146,7 +145,7 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		screen := tuiScreen(ts)
 		lines := strings.Split(strings.TrimSuffix(screen, "\n"), "\n")
-		if last := lines[len(lines)-1]; !regexp.MustCompile(args[0]).MatchString(last) {
+		if last := lines[len(lines)-1]; !scriptRegexp(ts, args[0]).MatchString(last) {
 			ts.Fatalf("the last row is %q, not a match of %q; the screen:\n%s", last, args[0], screen)
 		}
 	case "screen":
@@ -163,7 +162,7 @@ func cmdTUI(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		out, err := tmuxCmd(ts, "display-message", "-p", "-t", "0", args[0]).Output()
 		ts.Check(err)
-		if got := strings.TrimSpace(string(out)); regexp.MustCompile(args[1]).MatchString(got) == neg {
+		if got := strings.TrimSpace(string(out)); scriptRegexp(ts, args[1]).MatchString(got) == neg {
 			ts.Fatalf("the pane's %s is %q: a match of %q is %v, want %v", args[0], got, args[1], !neg, neg)
 		}
 	case "exited":

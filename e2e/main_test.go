@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -97,6 +98,16 @@ func neededInCI(ok bool, format string, args ...any) (bool, error) {
 		return false, fmt.Errorf(format, args...)
 	}
 	return false, nil
+}
+
+// scriptRegexp compiles a script command's REGEXP argument; one that does
+// not compile fails the script, naming it, instead of panicking.
+func scriptRegexp(ts *testscript.TestScript, expr string) *regexp.Regexp {
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		ts.Fatalf("bad regexp %q: %v", expr, err)
+	}
+	return re
 }
 
 var dockerState atomic.Int32 // 0 unknown, 1 up, 2 down

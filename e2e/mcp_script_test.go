@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -464,7 +463,7 @@ func cmdMCPUntil(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: mcpuntil TOOL JSONARGS REGEXP")
 	}
-	re := regexp.MustCompile(args[2])
+	re := scriptRegexp(ts, args[2])
 	c := mcpClient(ts)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
@@ -554,7 +553,7 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: waitfile FILE REGEXP")
 	}
-	re := regexp.MustCompile(args[1])
+	re := scriptRegexp(ts, args[1])
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		if data, err := os.ReadFile(ts.MkAbs(args[0])); err == nil && re.Match(data) {
