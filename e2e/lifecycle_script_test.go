@@ -247,7 +247,7 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: waitfor [-not] REGEXP PROG [ARGS...]")
 	}
-	re := scriptRegexp(ts, args[0])
+	re := scriptRegexp(ts, "(?m)"+args[0])
 	if !eventually(func() bool {
 		return ts.Exec(args[1], args[2:]...) == nil && re.MatchString(ts.ReadFile("stdout")) != not
 	}) {

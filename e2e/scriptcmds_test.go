@@ -195,7 +195,8 @@ var scriptCmds = []scriptCommand{
 	//
 	// Runs PROG ARGS as exec does (litterbox, or a program on the script's
 	// PATH) every 200 ms until it exits 0 with a stdout that matches REGEXP
-	// (with -not, that does not), for at most 30 s: a state that another
+	// (with -not, that does not; ^ and $ at each line, as the stdout
+	// command matches), for at most 30 s: a state that another
 	// process brings about in its own time. Its last stdout and stderr are
 	// kept for the stdout and stderr commands.
 	{"waitfor", cmdWaitFor},
