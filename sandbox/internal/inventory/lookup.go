@@ -255,7 +255,7 @@ func (inv *Inventory) deleteReady(ctx context.Context, r *api.Repo, slug string,
 		if err == nil {
 			lock.Release()
 			finished = true
-			rep.Removing = gatewayOf(gitDir, slug, gatewayGone)
+			rep.Removing = gatewayOf(rec, gatewayGone)
 			ph.Done("the rest handed to another process")
 			return rep, true, nil
 		}
@@ -269,10 +269,11 @@ func (inv *Inventory) deleteReady(ctx context.Context, r *api.Repo, slug string,
 }
 
 // gatewayOf names, for a report, the gateway container (unless it is
-// gone) and volume that sandbox slug's record names.
-func gatewayOf(gitDir, slug string, gone bool) []string {
-	rec, ok, _ := netgate.Read(gitDir, slug)
-	if !ok || rec.Gateway == "" {
+// gone) and volume that the sandbox's egress record rec (nil for none)
+// names. rec is the one read before the rest was handed on: the process
+// it went to may have removed the state since.
+func gatewayOf(rec *netgate.NetFile, gone bool) []string {
+	if rec == nil || rec.Gateway == "" {
 		return nil
 	}
 	var out []string
