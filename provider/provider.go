@@ -400,6 +400,14 @@ type RuntimeChecker interface {
 	CheckRuntime(ctx context.Context, runtime string) (name string, err error)
 }
 
+// SpecChecker is implemented by a provider that can say, before anything
+// is made, that Create would refuse a spec for what it asks (ports under
+// gVisor on Kubernetes): ErrUnsupported, saying what to change. The spec is
+// the sandbox's as its configuration makes it, before a gateway is linked.
+type SpecChecker interface {
+	CheckSpec(ctx context.Context, s Spec) error
+}
+
 // HostSocketChecker is implemented by a provider that can say whether a
 // container under runtime (the engine's name; "" its default) may use the
 // unix sockets of a volume the host shares with it, as a confined

@@ -319,6 +319,29 @@ func TestCreateGVisorWithPorts(t *testing.T) {
 	}
 }
 
+// CheckSpec refuses the same before the service makes the branch and the
+// gateway, asking the cluster only when the spec has a runtime and ports.
+func TestCheckSpecGVisorWithPorts(t *testing.T) {
+	f := runnertest.New(t)
+	p, err := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := testSpec()
+	if err := p.CheckSpec(context.Background(), spec); err != nil {
+		t.Errorf("check without a runtime = %v", err)
+	}
+	spec.Runtime = "gvisor"
+	f.Expect([]string{"kubectl", "get", "runtimeclass", "-o", `jsonpath={range .items[*]}{.metadata.name}={.handler}{"\n"}{end}`}, "gvisor=runsc\n", nil)
+	if err := p.CheckSpec(context.Background(), spec); !errors.Is(err, provider.ErrUnsupported) || !strings.Contains(err.Error(), "remove the ports") {
+		t.Errorf("check under gVisor with a port = %v; want ErrUnsupported saying to remove the ports", err)
+	}
+	spec.Ports = nil
+	if err := p.CheckSpec(context.Background(), spec); err != nil {
+		t.Errorf("check under gVisor without ports = %v", err)
+	}
+}
+
 // createWithRuntimeClasses creates testSpec (which has a port) with the
 // runtime gvisor on a cluster whose RuntimeClasses are classes (lines of
 // name=handler), where nothing else may be asked or made.

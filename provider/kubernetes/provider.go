@@ -108,11 +108,8 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 		if err != nil {
 			return nil, fmt.Errorf("create %s: %w", s.Name, err)
 		}
-		if handler == gvisorHandler && len(s.Ports) > 0 {
-			// gVisor's own network stack holds the pod's sockets: the
-			// node's, where kubectl port-forward dials, has none.
-			return nil, provider.Errorf(provider.ErrUnsupported, "kubectl port-forward cannot reach a port of a pod under gVisor (RuntimeClass %s: its sockets are in gVisor's own network stack, https://github.com/google/gvisor/issues/3811), so its ports could not be published: "+
-				"remove the ports ([ports] in .litterbox.toml) or leave the runtime unset", s.Runtime)
+		if err := portsUnder(handler, s); err != nil {
+			return nil, err
 		}
 	}
 	mk := context.WithoutCancel(ctx)
@@ -854,6 +851,7 @@ func (p *Provider) PauseEnds() bool { return true }
 var (
 	_ provider.PauseEnder     = (*Provider)(nil)
 	_ provider.RuntimeChecker = (*Provider)(nil)
+	_ provider.SpecChecker    = (*Provider)(nil)
 )
 
 // CheckRuntime makes sure the cluster has a RuntimeClass for runtime ("" is
@@ -866,6 +864,31 @@ func (p *Provider) CheckRuntime(ctx context.Context, runtime string) (string, er
 	}
 	name, _, err := p.runtimeClass(ctx, runtime)
 	return name, err
+}
+
+// CheckSpec refuses, before anything is made, a spec Create would refuse
+// once the service has made the sandbox's branch and gateway: ports under
+// gVisor (portsUnder). It asks the cluster only for a spec with both.
+func (p *Provider) CheckSpec(ctx context.Context, s provider.Spec) error {
+	if s.Runtime == "" || len(s.Ports) == 0 {
+		return nil
+	}
+	_, handler, err := p.runtimeClass(ctx, s.Runtime)
+	if err != nil {
+		return err
+	}
+	return portsUnder(handler, s)
+}
+
+// portsUnder refuses s's ports under the RuntimeClass handler when it is
+// gVisor's: gVisor's own network stack holds the pod's sockets, and the
+// node's, where kubectl port-forward dials, has none.
+func portsUnder(handler string, s provider.Spec) error {
+	if handler != gvisorHandler || len(s.Ports) == 0 {
+		return nil
+	}
+	return provider.Errorf(provider.ErrUnsupported, "kubectl port-forward cannot reach a port of a pod under gVisor (RuntimeClass %s: its sockets are in gVisor's own network stack, https://github.com/google/gvisor/issues/3811), so its ports could not be published: "+
+		"remove the ports ([ports] in .litterbox.toml) or leave the runtime unset", s.Runtime)
 }
 
 // runtimeClass is CheckRuntime's class for runtime (not "") and its

@@ -315,6 +315,9 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 	if c.cfg.Runtime, err = pv.EngineRuntime(ctx, c.cfg.Runtime); err != nil {
 		return nil, err
 	}
+	if err := pv.checkSpec(ctx, spec.For(pv.Options, r, slug, c.head, c.cfg), slug); err != nil {
+		return nil, err
+	}
 	// The way out: a gateway, unless the sandbox has no network or an
 	// open one (egress.go).
 	if err := c.planEgress(ctx, inherited); err != nil {
@@ -751,9 +754,8 @@ func (c *creation) startContainer(ctx context.Context) error {
 	}
 	if errors.Is(err, provider.ErrUnsupported) && !errors.Is(err, provider.ErrLeftBehind) {
 		// The engine refused, making nothing, what the configuration
-		// asks of it (ports under gVisor on Kubernetes): the configuration
-		// is to change, as for the refusals before anything is made.
-		return core.NewError(api.ErrConfig, "Sandbox '%s' was not created: %s. Nothing was made.", c.slug, strings.TrimSuffix(err.Error(), "."))
+		// asks of it, which checkSpec did not foresee.
+		return unsupported(c.slug, err)
 	}
 	if errors.Is(err, provider.ErrLeftBehind) {
 		// The engine could not clean up after itself: try again, by labels.
@@ -775,6 +777,27 @@ func (c *creation) startContainer(ctx context.Context) error {
 		_, err = c.pv.guest.ImagePlatform(ctx, c.cfg.Image)
 	}
 	return err
+}
+
+// checkSpec asks the engine, before anything is made, whether it would
+// refuse sp at Create (ports under gVisor on Kubernetes, which it could
+// refuse only once the branch and the gateway were made).
+func (pv *Provisioner) checkSpec(ctx context.Context, sp provider.Spec, slug string) error {
+	sc, ok := pv.Provider.(provider.SpecChecker)
+	if !ok {
+		return nil
+	}
+	err := sc.CheckSpec(ctx, sp)
+	if errors.Is(err, provider.ErrUnsupported) {
+		return unsupported(slug, err)
+	}
+	return err
+}
+
+// unsupported is the engine's refusal of what the configuration asks of
+// it: the configuration is to change, and nothing was made.
+func unsupported(slug string, err error) error {
+	return core.NewError(api.ErrConfig, "Sandbox '%s' was not created: %s. Nothing was made.", slug, strings.TrimSuffix(err.Error(), "."))
 }
 
 // sandboxSpec is the spec of the sandbox's container.
