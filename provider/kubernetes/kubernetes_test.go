@@ -510,6 +510,47 @@ func TestLinkedPodMadeAgainFindsItsGateway(t *testing.T) {
 	}
 }
 
+// A paused pod made before its pod named its gateway (annotationGateway)
+// finds it by its policy at resume, the one pod the policy lets it reach:
+// it was left with the gone gateway's address, cut off. An open sandbox's
+// record is left as it is, asking nothing.
+func TestRelinkByPolicy(t *testing.T) {
+	sb, _ := linkedSpecs()
+	raw, err := podManifest(sb, "10.244.0.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m["metadata"].(map[string]any)["annotations"].(map[string]any), annotationGateway)
+	old, _ := json.Marshal(m)
+	pol, err := policyManifest(sb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := runnertest.New(t)
+	p, err := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Expect([]string{"kubectl", "get", "pods", "-l", labelPod + "=litterbox-repo-x-gw", "-o", "jsonpath={.items[*].status.podIP}"}, "10.244.0.23", nil)
+	again, err := p.relink(context.Background(), old, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(again), `"hostAliases":[{"hostnames":["litterbox-gateway"],"ip":"10.244.0.23"}]`) || strings.Contains(string(again), "10.244.0.9") {
+		t.Errorf("the pod made again does not find its gateway at its new address: %s", again)
+	}
+	open := testSpec()
+	raw, _ = podManifest(open, "")
+	pol, _ = policyManifest(open, nil)
+	if again, err := p.relink(context.Background(), raw, pol); err != nil || string(again) != string(raw) {
+		t.Errorf("an open sandbox's record relinked: %v\n%s", err, again)
+	}
+}
+
 // The linked sandbox goes out to its gateway's ports only and takes nothing
 // in; the gateway takes its sandbox only, on those ports, and goes out
 // beyond the cluster's ranges and link-local (the metadata endpoint), and

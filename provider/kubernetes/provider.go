@@ -517,12 +517,13 @@ func (p *Provider) Resume(ctx context.Context, ref provider.Ref) (bool, error) {
 	}
 	// The pod is made again only behind its policy: without it (deleted
 	// behind litterbox's back) it would be open to the cluster and beyond.
-	if _, err := p.run(ctx, p.Cmd("get", "networkpolicy", ref.ID, "-o", "name")); errors.Is(err, provider.ErrNotFound) {
+	policy, err := p.run(ctx, p.Cmd("get", "networkpolicy", ref.ID, "-o", "json"))
+	if errors.Is(err, provider.ErrNotFound) {
 		return false, fmt.Errorf("resume: the network policy %s of pod %s is gone (deleted behind litterbox's back), and the pod would be open without it: it is not made again. Its work is on its branch: remove the sandbox with `litterbox delete --force`, then `litterbox create --from-branch` makes it again", ref.ID, ref.ID)
 	} else if err != nil {
 		return false, fmt.Errorf("resume: read the network policy of pod %s: %w", ref.ID, err)
 	}
-	manifest, err := p.relink(ctx, []byte(record.Metadata.Annotations[annotationPod]))
+	manifest, err := p.relink(ctx, []byte(record.Metadata.Annotations[annotationPod]), policy.Stdout)
 	if err != nil {
 		return false, fmt.Errorf("resume: %w", err)
 	}
@@ -541,8 +542,10 @@ func (p *Provider) Resume(ctx context.Context, ref provider.Ref) (bool, error) {
 // (a resume makes a gone one again), at another address. A gateway that
 // is gone leaves the manifest as it was: the new pod reaches nothing (its
 // policy lets it reach the gateway's pod alone). A pod made before
-// annotationGateway keeps the address it had.
-func (p *Provider) relink(ctx context.Context, manifest []byte) ([]byte, error) {
+// annotationGateway finds its gateway by policy, the sandbox's
+// NetworkPolicy: the one pod it lets the sandbox reach, so no other
+// address can be given to it.
+func (p *Provider) relink(ctx context.Context, manifest, policy []byte) ([]byte, error) {
 	var pod struct {
 		Metadata meta `json:"metadata"`
 	}
@@ -551,7 +554,7 @@ func (p *Provider) relink(ctx context.Context, manifest []byte) ([]byte, error) 
 	}
 	gw := pod.Metadata.Annotations[annotationGateway]
 	if gw == "" {
-		return manifest, nil
+		return p.relinkByPolicy(ctx, manifest, policy)
 	}
 	o, err := p.getPod(ctx, gw)
 	if errors.Is(err, provider.ErrNotFound) {
@@ -564,6 +567,41 @@ func (p *Provider) relink(ctx context.Context, manifest []byte) ([]byte, error) 
 		return manifest, nil
 	}
 	return linkedManifest(manifest, o.Status.PodIP)
+}
+
+// relinkByPolicy is relink for a pod that does not name its gateway: the
+// gateway is the pod whose labelPod the sandbox's policy lets it reach
+// (linkedRules). A policy that names no pod (an open sandbox's) or a
+// gateway with no address leaves the manifest as it was.
+func (p *Provider) relinkByPolicy(ctx context.Context, manifest, policy []byte) ([]byte, error) {
+	var pol struct {
+		Spec struct {
+			Egress []struct {
+				To []struct {
+					PodSelector *struct{ MatchLabels map[string]string }
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(policy, &pol); err != nil {
+		return nil, fmt.Errorf("parse the sandbox's network policy: %w", err)
+	}
+	if len(pol.Spec.Egress) != 1 || len(pol.Spec.Egress[0].To) != 1 || pol.Spec.Egress[0].To[0].PodSelector == nil {
+		return manifest, nil
+	}
+	gw := pol.Spec.Egress[0].To[0].PodSelector.MatchLabels[labelPod]
+	if gw == "" {
+		return manifest, nil
+	}
+	res, err := p.run(ctx, p.Cmd("get", "pods", "-l", labelPod+"="+gw, "-o", "jsonpath={.items[*].status.podIP}"))
+	if err != nil {
+		return nil, fmt.Errorf("find its egress gateway %s: %w", gw, err)
+	}
+	ips := strings.Fields(string(res.Stdout))
+	if len(ips) != 1 {
+		return manifest, nil
+	}
+	return linkedManifest(manifest, ips[0])
 }
 
 // linkedManifest is a linked sandbox's pod manifest set to find its
