@@ -48,7 +48,9 @@ func cmdTLSServe(ts *testscript.TestScript, neg bool, args []string) {
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			auth := r.Header.Get("Authorization")
-			if auth != "Bearer "+token {
+			// Basic credentials whose password is the token pass too,
+			// as a git credential helper's or a URL's userinfo send it.
+			if _, pass, basic := r.BasicAuth(); auth != "Bearer "+token && (!basic || pass != token) {
 				w.WriteHeader(http.StatusUnauthorized)
 				fmt.Fprintf(w, "bad credentials; you sent: %s\n", auth)
 				return
