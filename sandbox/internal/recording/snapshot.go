@@ -569,9 +569,15 @@ func (rec *Recorder) scanOnce(ctx context.Context, h *api.Handle, args []string,
 	}
 	pr, pw := io.Pipe()
 	execDone := make(chan error, 1)
+	// The exec is stopped with ctx while the call waits on it, and left
+	// to end on its own once the call returns (see below).
+	execCtx, stopExec := context.WithCancel(context.WithoutCancel(ctx))
+	untie := context.AfterFunc(ctx, stopExec)
+	defer untie()
 	go func() {
 		defer release()
-		_, err := rec.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, Cmd: args, Env: core.SandboxEnv(h.Slug), Stdin: in, Stdout: pw, Kind: kind})
+		defer stopExec()
+		_, err := rec.Common.Exec(execCtx, provider.ExecRequest{Ref: h.Ref, Cmd: args, Env: core.SandboxEnv(h.Slug), Stdin: in, Stdout: pw, Kind: kind})
 		if err != nil {
 			pw.CloseWithError(err)
 		} else {
@@ -584,37 +590,37 @@ func (rec *Recorder) scanOnce(ctx context.Context, h *api.Handle, args []string,
 	res, perr := wire.Read(pr, blobs)
 	// Unblock the exec if the stream was not read to its end.
 	pr.CloseWithError(errors.New("scan stream abandoned"))
-	eerr := <-execDone
-	var berr error
-	if perr != nil || eerr != nil {
-		// A scan that failed keeps nothing it sent: the agent can kill its
-		// scanner mid-stream at will, and each pack it left used to stay
-		// until git gc, charged to no limit.
+	if perr != nil {
+		// A scan that failed keeps nothing it sent (the agent can kill
+		// its scanner mid-stream at will, and each pack it left used to
+		// stay until git gc, charged to no limit), nor its charge.
 		blobs.Discard()
-	} else {
-		berr = blobs.Close()
-	}
-	if perr != nil || eerr != nil || berr != nil {
 		if !shared {
 			budget.release()
 		}
-		// A whole stream whose exec then failed is not kept, nor its
-		// charge: an agent can kill its scanner after the last byte at
-		// will, and each leaked charge once took from every later scan of
-		// the process.
-		res.Release()
-	}
-	// A stream the host refused says more than the broken pipe the
-	// scanner then got; any other failure of the exec says more than the
-	// stream it cut short.
-	if perr != nil && (eerr == nil || errors.Is(perr, wire.ErrBadStream)) {
+		// A stream the host refused says more than the broken pipe the
+		// scanner then got; any other failure of the exec says more than
+		// the stream it cut short.
+		if eerr := <-execDone; eerr != nil && !errors.Is(perr, wire.ErrBadStream) {
+			return nil, core.ExecError(h, "scan /src for changes", eerr)
+		}
 		return nil, perr
 	}
-	if eerr != nil {
-		return nil, core.ExecError(h, "scan /src for changes", eerr)
-	}
-	if berr != nil {
-		return nil, berr
+	// A whole stream is the scan's result, and the call returns on it
+	// without waiting for the exec to end: the stream's end is the
+	// scanner's last act, and what the exec says after it tells nothing
+	// the host can trust (the agent can kill its scanner then at will),
+	// while waiting is waiting for the engine's client to ask for the exit
+	// code and to exit, a few milliseconds of every bash call. The exec
+	// ends on its own (execDone is buffered). An exec that fails ends the
+	// stream with its error (pw.CloseWithError), so a stream cut at an
+	// entry's end is never taken for a whole one.
+	if err := blobs.Close(); err != nil {
+		if !shared {
+			budget.release()
+		}
+		res.Release()
+		return nil, err
 	}
 	sc := newScanned(res)
 	sc.budget, sc.result = budget, res
