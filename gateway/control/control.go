@@ -123,3 +123,13 @@ const NameFile = "sandbox.name"
 // ReadyFile is made in the shared directory once the relay listens: what
 // the host waits for before a setup command that may use the network.
 const ReadyFile = "relay.ready"
+
+// OpenFile is where a new sandbox's copy step writes the one-time token
+// whose SHA-256 its gateway was started with (serve -open-sum): the
+// gateway opens its sockets to the sandbox once it reads it, without
+// waiting for `ctl ready`, and removes it. Only the host and that first
+// step (which runs before any of the sandbox's own code) know the token,
+// and the gateway takes it once per start: a gateway started again
+// outside litterbox, whose argument is the same, finds no token and waits
+// for `ctl ready` as before.
+const OpenFile = "open"
