@@ -43,7 +43,8 @@ func (p *Plan) OpensOn(sum string) {
 
 // HandOpenToken is the shell line of the copy step that reads the token
 // from the first line of its stdin and writes it where the gateway looks
-// for it (control.OpenFile), whole (under another name first): a token it
-// cannot write leaves the gateway closed, which the setup's wait
+// for it (control.OpenFile), whole (under another name first, removed
+// should the rename fail, so that no copy of it stays on the volume): a
+// token it cannot write leaves the gateway closed, which the setup's wait
 // (WaitReady) reports.
-const HandOpenToken = `IFS= read -r t; { umask 022; o=` + Dir + `/.open.$$; printf '%s' "$t" >"$o" && mv -f "$o" ` + Dir + `/` + control.OpenFile + `; } 2>/dev/null; t=; `
+const HandOpenToken = `IFS= read -r t; { umask 022; o=` + Dir + `/.open.$$; printf '%s' "$t" >"$o" && mv -f "$o" ` + Dir + `/` + control.OpenFile + ` || rm -f "$o"; } 2>/dev/null; t=; `
