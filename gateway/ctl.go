@@ -66,10 +66,7 @@ func (g *Gateway) ctl(req control.CtlRequest) control.CtlResponse {
 		}
 		return control.CtlResponse{Refused: g.Audit.Refused(d)}
 	case "ready":
-		g.ready.Store(true)
-		if g.OnReady != nil {
-			g.OnReady()
-		}
+		g.open()
 		return control.CtlResponse{State: &control.State{Ready: true, Boot: g.Audit.Boot()}}
 	case "state":
 		return control.CtlResponse{State: &control.State{Ready: g.ready.Load(), Boot: g.Audit.Boot()}}

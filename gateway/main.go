@@ -77,6 +77,7 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&ports, "port", "a named port of the sandbox to publish (repeat)")
 	listen := fs.String("listen", "", "serve the proxy on this TCP address, not on the shared directory (an engine that links the sandbox to its gateway by network)")
 	dnsAddr := fs.String("dns", "", "with -listen: serve the resolver on this address, UDP and TCP")
+	openSum := fs.String("open-sum", "", "open the sockets, without `ctl ready`, once the shared directory's "+control.OpenFile+" holds the token of this SHA-256 (hex); once per start")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -132,6 +133,9 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 	var once sync.Once
 	g.OnReady = func() { once.Do(func() { close(opened) }) }
 	go func() { errc <- g.ServeCtl(cl) }()
+	if *openSum != "" && *listen == "" {
+		go g.openOnToken(filepath.Join(*dir, control.OpenFile), *openSum, opened, logf)
+	}
 	if *listen != "" {
 		go func() {
 			<-opened

@@ -416,3 +416,10 @@ type SpecChecker interface {
 type HostSocketChecker interface {
 	HostSockets(ctx context.Context, runtime string) (ok bool, err error)
 }
+
+// Instancer is implemented by a provider that can say which run of its
+// engine answers (Info's Endpoint and Instance) in fewer calls than Info:
+// what a create's isolation check is keyed by, on its path.
+type Instancer interface {
+	Instance(ctx context.Context) (Info, error)
+}

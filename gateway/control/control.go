@@ -98,12 +98,14 @@ func Ctl(addr string, req CtlRequest) (CtlResponse, error) {
 //	relay.ready      made once the relay listens
 //	refused.log    the gateway's refusals, one JSON line each (the gateway's RefusalLog)
 //	sandbox.name   the sandbox's name, written by a pooled sandbox's setup
+//	open           a new sandbox's one-time token, until its gateway took it (OpenFile)
 //
 // The sandbox can make files there, but not write, remove or replace the
 // gateway's (refused.log, mode 0640; the relay): nothing there is trusted
 // by the gateway, which only ever takes a TCP connection or a DNS message
-// from it, and the name in sandbox.name, which it only repeats to the
-// sandbox (NameFile).
+// from it, the name in sandbox.name, which it only repeats to the
+// sandbox (NameFile), and the token in open, which opens it only when its
+// SHA-256 is the one the host started it with.
 const (
 	ProxySocket  = "proxy.sock"
 	DNSSocket    = "dns.sock"
@@ -123,3 +125,13 @@ const NameFile = "sandbox.name"
 // ReadyFile is made in the shared directory once the relay listens: what
 // the host waits for before a setup command that may use the network.
 const ReadyFile = "relay.ready"
+
+// OpenFile is where a new sandbox's copy step writes the one-time token
+// whose SHA-256 its gateway was started with (serve -open-sum): the
+// gateway opens its sockets to the sandbox once it reads it, without
+// waiting for `ctl ready`, and removes it. Only the host and that first
+// step (which runs before any of the sandbox's own code) know the token,
+// and the gateway takes it once per start: a gateway started again
+// outside litterbox, whose argument is the same, finds no token and waits
+// for `ctl ready` as before.
+const OpenFile = "open"

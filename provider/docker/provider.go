@@ -111,14 +111,14 @@ func PodmanSocket() string {
 func (p *Provider) Info(ctx context.Context) (provider.Info, error) {
 	info := provider.Info{Engine: p.c.dialect().Engine, Endpoint: p.c.endpoint(), Pause: true, PortsNote: p.portsNote()}
 	var (
-		nets   runner.Result
-		netErr error
-		wg     sync.WaitGroup
+		instance string
+		wg       sync.WaitGroup
 	)
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		nets, netErr = p.c.Run(ctx, p.c.Cmd("network", "ls", "--no-trunc", "--filter", "name=bridge", "--filter", "name=podman", "--format", "{{.ID}} {{.Name}}"))
+		// An engine whose bridge cannot be listed is not told apart.
+		instance, _ = p.instance(ctx)
 	}()
 	go func() {
 		defer wg.Done()
@@ -130,14 +130,7 @@ func (p *Provider) Info(ctx context.Context) (provider.Info, error) {
 	if err != nil {
 		return info, err
 	}
-	if netErr == nil {
-		for _, line := range strings.Split(string(nets.Stdout), "\n") {
-			if id, name, ok := strings.Cut(strings.TrimSpace(line), " "); ok && (name == "bridge" || name == "podman") {
-				info.Instance = name + "/" + id
-				break
-			}
-		}
-	}
+	info.Instance = instance
 	var v struct {
 		Version    string
 		Os         string
@@ -154,6 +147,31 @@ func (p *Provider) Info(ctx context.Context) (provider.Info, error) {
 		}
 	}
 	return info, nil
+}
+
+// Instance is Info's Endpoint and Instance alone, in one call of Info's
+// three: the engine's default bridge, which a new run of the engine makes
+// anew (a new id).
+func (p *Provider) Instance(ctx context.Context) (provider.Info, error) {
+	info := provider.Info{Engine: p.c.dialect().Engine, Endpoint: p.c.endpoint()}
+	var err error
+	info.Instance, err = p.instance(ctx)
+	return info, err
+}
+
+// instance names the run of the engine by its default bridge's id ("" when
+// it has none).
+func (p *Provider) instance(ctx context.Context) (string, error) {
+	nets, err := p.c.Run(ctx, p.c.Cmd("network", "ls", "--no-trunc", "--filter", "name=bridge", "--filter", "name=podman", "--format", "{{.ID}} {{.Name}}"))
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(nets.Stdout), "\n") {
+		if id, name, ok := strings.Cut(strings.TrimSpace(line), " "); ok && (name == "bridge" || name == "podman") {
+			return name + "/" + id, nil
+		}
+	}
+	return "", nil
 }
 
 // Create makes the sandbox's network (unless it has none), then runs its

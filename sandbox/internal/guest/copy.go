@@ -103,7 +103,17 @@ func (e *CopyError) Unwrap() error { return e.err }
 // CopyAndSetup extracts the archive into /src and runs the setup command, in
 // one exec: a round trip saved on every create.
 func (g *Guest) CopyAndSetup(ctx context.Context, a *Archive, ref provider.Ref, image string, setup []string, stdout, stderr *bytes.Buffer) error {
-	return g.copyAndSetup(ctx, a, ref, image, "", nil, setup, stdout, stderr)
+	return g.copyAndSetup(ctx, a, ref, image, Handoff{}, "", nil, setup, stdout, stderr)
+}
+
+// Handoff is a line the copy step takes on its stdin before the archive,
+// never in an argument: Script, a shell line, reads it (and must read no
+// more). The zero Handoff hands nothing.
+type Handoff struct{ Line, Script string }
+
+// CopyHandingAndSetup is CopyAndSetup whose copy step first takes h.
+func (g *Guest) CopyHandingAndSetup(ctx context.Context, a *Archive, ref provider.Ref, image string, h Handoff, setup []string, stdout, stderr *bytes.Buffer) error {
+	return g.copyAndSetup(ctx, a, ref, image, h, "", nil, setup, stdout, stderr)
 }
 
 // ReplaceAndSetup is CopyAndSetup into a /src that holds another tree (a
@@ -112,19 +122,23 @@ func (g *Guest) CopyAndSetup(ctx context.Context, a *Archive, ref provider.Ref, 
 // /src is exactly the archive's tree; the setup sees LITTERBOX_SANDBOX, as
 // SetupOnly's.
 func (g *Guest) ReplaceAndSetup(ctx context.Context, a *Archive, ref provider.Ref, image, slug string, setup []string, stdout, stderr *bytes.Buffer) error {
-	return g.copyAndSetup(ctx, a, ref, image, `(cd "$1" && rm -rf -- ./* ./.[!.]* ./..?*) || `+copyFailed+"\n", core.SandboxEnv(slug), setup, stdout, stderr)
+	return g.copyAndSetup(ctx, a, ref, image, Handoff{}, `(cd "$1" && rm -rf -- ./* ./.[!.]* ./..?*) || `+copyFailed+"\n", core.SandboxEnv(slug), setup, stdout, stderr)
 }
 
 // copyFailed ends the copy step's shell with the copy's own failure.
 var copyFailed = `{ echo "` + CopyMarker + `" >&2; exit ` + fmt.Sprint(CopyExitCode) + `; }`
 
-// copyAndSetup runs the copy step, after clear (a shell line, "" for
-// none), with env added to the container's.
-func (g *Guest) copyAndSetup(ctx context.Context, a *Archive, ref provider.Ref, image, clear string, env, setup []string, stdout, stderr *bytes.Buffer) error {
+// copyAndSetup runs the copy step, after the handoff h and clear (a shell
+// line, "" for none), with env added to the container's.
+func (g *Guest) copyAndSetup(ctx context.Context, a *Archive, ref provider.Ref, image string, h Handoff, clear string, env, setup []string, stdout, stderr *bytes.Buffer) error {
 	// After the copy, and before setup, the file system's clock is read off
 	// a new file's ctime: the first snapshot then looks only at what changed
 	// since, setup included, instead of at the whole tree.
-	script := CheckScript + clear + `tar -x -f - -C "$1" || ` + copyFailed + `
+	var stdin io.Reader = a.pipe
+	if h.Script != "" {
+		stdin = io.MultiReader(strings.NewReader(h.Line+"\n"), a.pipe)
+	}
+	script := CheckScript + h.Script + clear + `tar -x -f - -C "$1" || ` + copyFailed + `
 s=/tmp/.litterbox-stamp; : >"$s" && echo "` + StampMarker + `$(stat -c %z "$s")"; rm -f "$s"
 shift; [ $# -eq 0 ] || exec "$@"`
 	kind := runner.Work
@@ -136,7 +150,7 @@ shift; [ $# -eq 0 ] || exec "$@"`
 		Ref:   ref,
 		Env:   env,
 		Cmd:   append([]string{"sh", "-c", script, "sh", api.Workdir}, setup...),
-		Stdin: a.pipe, Stdout: stdout, Stderr: stderr,
+		Stdin: stdin, Stdout: stdout, Stderr: stderr,
 	})
 	// tar stops at the archive's end-of-archive blocks, or at an end of
 	// input that falls between two files, and succeeds either way: only an

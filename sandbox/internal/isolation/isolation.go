@@ -97,7 +97,13 @@ func (c *Check) Wait() (*Verdict, error) {
 // The probe sandboxes run image, the one the sandbox being made runs: the
 // engine holds it (litterbox pulls no image but the default).
 func (c *Checker) Engine(ctx context.Context, image string) (*Verdict, error) {
-	info, err := c.Provider.Info(ctx)
+	var info provider.Info
+	var err error
+	if in, ok := c.Provider.(provider.Instancer); ok {
+		info, err = in.Instance(ctx)
+	} else {
+		info, err = c.Provider.Info(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}

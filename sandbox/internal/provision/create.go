@@ -20,6 +20,7 @@ import (
 
 	"github.com/charmbracelet/log"
 
+	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -164,12 +165,18 @@ type creation struct {
 	// link is the sandbox's start beside a gateway linked by network:
 	// cancelled when the gateway cannot be made (the sandbox's start waits
 	// for its address).
-	link        context.Context
-	linkCancel  context.CancelFunc
-	volumeMade  chan error
-	gateway     chan error
-	gatewayMade chan error
-	host        chan gatePrep
+	link       context.Context
+	linkCancel context.CancelFunc
+	volumeMade chan error
+	// openToken is the token the copy step hands the gateway, which opens
+	// on it (egress.OpenToken); "" for a gateway the host opens.
+	openToken string
+	// gatewayImage is the gateway image, asked for beside the checks; nil
+	// when startGateway asks.
+	gatewayImage <-chan result[string]
+	gateway      chan error
+	gatewayMade  chan error
+	host         chan gatePrep
 	// secrets are the sandbox's secrets (secrets.go); nil for none.
 	secrets *secretPlan
 	// bootstrap are the ignored files of the working tree copied in after
@@ -361,6 +368,11 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 		c.isolation = pv.iso.Start(ctx, c.cfg.Image)
 	}
 	if len(c.pool) == 0 {
+		if c.net != nil && !c.linked() {
+			// The gateway's image, asked for beside the sandbox's: the
+			// gateway's run, the longer of the two, waits for it.
+			c.gatewayImage = beside(func() (string, error) { return pv.gate.Image(ctx) })
+		}
 		err := c.inspectImage(ctx)
 		if err == nil && opts.CheckImage != nil {
 			err = opts.CheckImage(ctx, c.cfg.Image)
@@ -641,18 +653,12 @@ func (c *creation) claimBranch(ctx context.Context) error {
 		return nil
 	}
 	c.progress("creating branch " + c.out.Branch)
-	if len(c.pool) > 0 {
-		// A pooled claim's engine calls need no branch: it is made beside
-		// them, and waited for before the ready mark (branchClaimed).
-		c.branchMade = make(chan error, 1)
-		go func() { c.branchMade <- c.createBranch(ctx) }()
-		return nil
-	}
-	if err := c.createBranch(ctx); err != nil {
-		return err
-	}
-	c.undoBranch()
-	return ctx.Err()
+	// The engine's calls need no branch (the copy is of the commit): it is
+	// made beside them, and waited for before the ready mark
+	// (branchClaimed), or by a rollback, which then removes it.
+	c.branchMade = make(chan error, 1)
+	go func() { c.branchMade <- c.createBranch(ctx) }()
+	return nil
 }
 
 // createBranch makes litterbox/<slug> at the base, refusing a branch that
@@ -879,7 +885,11 @@ func (c *creation) fill(ctx context.Context) error {
 		}
 		c.progress("copying " + core.Short(c.start) + " into " + api.Workdir + ", then running setup: " + runner.Quote(c.setup...))
 		c.startTrust(ctx)
-		err = c.pv.guest.CopyAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, c.setupArgv(), &so, &se)
+		var hand guest.Handoff
+		if c.openToken != "" {
+			hand = guest.Handoff{Line: c.openToken, Script: egress.HandOpenToken}
+		}
+		err = c.pv.guest.CopyHandingAndSetup(ctx, c.archive, c.sandbox.Ref, c.cfg.Image, hand, c.setupArgv(), &so, &se)
 		c.stamp = guest.TakeStamp(&so)
 	}
 	c.out.SetupOutput = so.String() + se.String()

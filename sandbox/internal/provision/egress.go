@@ -120,7 +120,16 @@ func (c *creation) startGateway(ctx context.Context) error {
 	c.undo.push("volume "+name, func(ctx context.Context) error { return eng.RemoveVolume(ctx, name) })
 	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, provider.Ref{ID: name}) })
 	c.volumeMade, c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1), make(chan error, 1)
-	image := beside(func() (string, error) { return c.pv.gate.Image(ctx) })
+	image := c.gatewayImage
+	if image == nil {
+		image = beside(func() (string, error) { return c.pv.gate.Image(ctx) })
+	}
+	// Without secrets to give it first, the gateway opens on the token the
+	// copy step hands it (egress.OpenToken): no `ctl ready` on the path.
+	var sum string
+	if c.secrets == nil {
+		c.openToken, sum = egress.OpenToken()
+	}
 	go func() {
 		var err error
 		if !atMount {
@@ -148,8 +157,11 @@ func (c *creation) startGateway(ctx context.Context) error {
 			if err == nil {
 				nameGateway(&gp, name, eng)
 				gp.FromImage(img.v)
+				if sum != "" {
+					gp.OpensOn(sum)
+				}
 				err = c.makeGateway(ctx, gp.Gateway)
-				if aerr := c.armSecrets(ctx, err); err == nil && aerr == nil {
+				if aerr := c.armSecrets(ctx, err); err == nil && aerr == nil && sum == "" {
 					// It holds all it should: it opens its sockets,
 					// which the setup's wait (setupArgv) waits for.
 					err = c.pv.gate.Ready(ctx, c.slug, c.net)
