@@ -77,9 +77,18 @@ func (x egressBox) client(ctx context.Context, args ...string) (clientResult, er
 	if err != nil {
 		return clientResult{}, err
 	}
+	return clientOutput(res.Stdout, res.Stderr, args)
+}
+
+// clientFunc runs the client in a sandbox with args.
+type clientFunc func(ctx context.Context, args ...string) (clientResult, error)
+
+// clientOutput reads the client's one JSON line (stdout), run with args;
+// an error it reports is an error.
+func clientOutput(stdout, stderr []byte, args []string) (clientResult, error) {
 	var r clientResult
-	if err := json.Unmarshal(res.Stdout, &r); err != nil {
-		return clientResult{}, fmt.Errorf("client %v: %q %s", args, res.Stdout, res.Stderr)
+	if err := json.Unmarshal(stdout, &r); err != nil {
+		return clientResult{}, fmt.Errorf("client %v: %q %s", args, stdout, stderr)
 	}
 	if r.Error != "" {
 		return r, fmt.Errorf("client %v: %s", args, r.Error)
@@ -121,7 +130,7 @@ func (b *bench) caseEgress(ctx context.Context) error {
 		// in a row, each way in turn.
 		for _, scheme := range []string{"https", "http"} {
 			url := scheme + "://big.test/"
-			gw, floor, err := b.eachWay(ctx, x.direct, x.viaGW, nil, "get", url, "-ca", "/tmp/ca.pem", "-n", "20")
+			gw, floor, err := b.eachWay(ctx, x.direct.client, x.viaGW.client, nil, "get", url, "-ca", "/tmp/ca.pem", "-n", "20")
 			if err != nil {
 				return err
 			}
@@ -151,7 +160,13 @@ func (b *bench) withEgressRig(ctx context.Context, cases []string, fn func(*egre
 // withInternet runs fn with the egress test internet (names as
 // egresstest.NewInternet takes them), which it removes at the end; without
 // root, cases are n/a.
-func (b *bench) withInternet(cases []string, names map[string][]string, fn func(*egresstest.Internet) error) (err error) {
+func (b *bench) withInternet(cases []string, names map[string][]string, fn func(*egresstest.Internet) error) error {
+	return b.withInternetIn(cases, "", names, fn)
+}
+
+// withInternetIn is withInternet joined to the network namespace at
+// engineNS ("" for this one) instead of the local engine's.
+func (b *bench) withInternetIn(cases []string, engineNS string, names map[string][]string, fn func(*egresstest.Internet) error) (err error) {
 	if os.Geteuid() != 0 {
 		b.skip(cases, "needs root (it makes a network namespace)")
 		return nil
@@ -166,7 +181,7 @@ func (b *bench) withInternet(cases []string, names map[string][]string, fn func(
 			err = t.failed
 		}
 	}()
-	return fn(egresstest.NewInternet(t, "", names))
+	return fn(egresstest.NewInternet(t, engineNS, names))
 }
 
 // egressRig makes the rig on internet in and runs fn with it.
@@ -178,11 +193,9 @@ func (b *bench) egressRig(ctx context.Context, in *egresstest.Internet, fn func(
 		return err
 	}
 	x.p = p
-	client := filepath.Join(b.tmp, "e2eclient")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", client, "./egress/testdata/e2eclient")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build the client: %v: %s", err, out)
+	client, err := b.egressClient(ctx)
+	if err != nil {
+		return err
 	}
 	if x.program, err = gatewaybin.For("linux", runtime.GOARCH); err != nil {
 		return err
@@ -239,6 +252,18 @@ func (b *bench) egressRig(ctx context.Context, in *egresstest.Internet, fn func(
 	return fn(x)
 }
 
+// egressClient builds the client the egress cases run in a sandbox
+// (egress/testdata/e2eclient, static, for Linux) and returns its path.
+func (b *bench) egressClient(ctx context.Context) (string, error) {
+	client := filepath.Join(b.tmp, "e2eclient")
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", client, "./egress/testdata/e2eclient")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the client: %v: %s", err, out)
+	}
+	return client, nil
+}
+
 // egressDownloads times 100 MB, each way of getting out in turn: as fast
 // as the machine goes (the server is local: what is measured is the CPU
 // each way costs), and from a server paced at 100 MB/s (a fast link, where
@@ -264,12 +289,7 @@ func (b *bench) egressDownloads(ctx context.Context, x *egressRig) error {
 		if err != nil {
 			return err
 		}
-		gw, floor, err := b.eachWay(ctx, x.direct, x.viaGW, func(r clientResult) error {
-			if r.Bytes != size {
-				return fmt.Errorf("downloaded %d bytes of %d", r.Bytes, size)
-			}
-			return nil
-		}, "download", url, "-ca", "/tmp/ca.pem", "-timeout", "120s")
+		gw, floor, err := b.eachWay(ctx, x.direct.client, x.viaGW.client, wantBytes(size), "download", url, "-ca", "/tmp/ca.pem", "-timeout", "120s")
 		if err != nil {
 			return err
 		}
@@ -337,15 +357,15 @@ func (b *bench) egressBound(ctx context.Context, x egressBox, gw provider.Ref, i
 // round (what falls on a round's first run, or its second, falls on both
 // ways alike), checks each result, and returns the seconds the client
 // measured each way.
-func (b *bench) eachWay(ctx context.Context, direct, viaGW egressBox, check func(clientResult) error, args ...string) (gw, floor []time.Duration, err error) {
+func (b *bench) eachWay(ctx context.Context, direct, viaGW clientFunc, check func(clientResult) error, args ...string) (gw, floor []time.Duration, err error) {
 	ways := []struct {
-		x    egressBox
-		into *[]time.Duration
+		client clientFunc
+		into   *[]time.Duration
 	}{{direct, &floor}, {viaGW, &gw}}
 	for i := 0; i <= b.n; i++ {
 		for k := range ways {
 			c := ways[(i+k)%2]
-			r, err := c.x.client(ctx, args...)
+			r, err := c.client(ctx, args...)
 			if err == nil && check != nil {
 				err = check(r)
 			}
@@ -358,6 +378,16 @@ func (b *bench) eachWay(ctx context.Context, direct, viaGW egressBox, check func
 		}
 	}
 	return gw, floor, nil
+}
+
+// wantBytes checks that a download got size bytes.
+func wantBytes(size int64) func(clientResult) error {
+	return func(r clientResult) error {
+		if r.Bytes != size {
+			return fmt.Errorf("downloaded %d bytes of %d", r.Bytes, size)
+		}
+		return nil
+	}
 }
 
 // confine makes plan's volume, gateway and sandbox as create would, and

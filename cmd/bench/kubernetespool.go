@@ -18,6 +18,19 @@ var kubernetesPoolCases = []string{
 	"10 creates at once from a pool of 10, kubernetes",
 }
 
+// poolCases are the pool group's rows, open or confined (group
+// kubernetes-pool-confined: each member with its gateway pod).
+func poolCases(confined bool) []string {
+	if !confined {
+		return kubernetesPoolCases
+	}
+	out := make([]string, len(kubernetesPoolCases))
+	for i, c := range kubernetesPoolCases {
+		out[i] = strings.Replace(c, "kubernetes", "kubernetes, confined", 1)
+	}
+	return out
+}
+
 // caseKubernetesPool times, in a namespace of its own, on a small
 // repository: cold MCP sandbox-creates (no pool) as the floor; 10
 // `litterbox create` at once from a pool of 10 filled by `litterbox pool
@@ -27,13 +40,23 @@ var kubernetesPoolCases = []string{
 // ms). A create that did not take a pooled pod counts, and is said in the
 // note; so is what one bare `kubectl annotate` costs in the same run (a
 // claim's one call, the least a pooled create takes) and one bare `kubectl
-// exec` (what a claim that runs a setup of the user's adds).
-func (b *bench) caseKubernetesPool(ctx context.Context) error {
-	kr, err := b.kubeSetup(ctx, kubernetesPoolCases, "-pool")
+// exec` (what a claim that runs a setup of the user's adds). Confined,
+// every sandbox is (the cluster's default; the floor's too), else open.
+func (b *bench) caseKubernetesPool(ctx context.Context, confined bool) error {
+	cases, suffix := poolCases(confined), "-pool"
+	if confined {
+		suffix = "-poolc"
+	}
+	kr, err := b.kubeSetup(ctx, cases, suffix)
 	if kr == nil || err != nil {
 		return err
 	}
 	defer kr.done()
+	if confined {
+		if err := kr.setEgress(false); err != nil {
+			return err
+		}
+	}
 	ns, env, dir := kr.ns, kr.env, kr.dir
 	lb := func(args ...string) ([]byte, error) { return kr.lb(ctx, args...) }
 
@@ -53,7 +76,7 @@ func (b *bench) caseKubernetesPool(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	br := row(kubernetesPoolCases[1], burst.times, nil, target{
+	br := row(cases[1], burst.times, nil, target{
 		text: "all Ready and pooled, p50 < 400 ms",
 		ok:   func(r Row) bool { return burst.unpooled == 0 && r.Median < 400 },
 	})
@@ -92,7 +115,7 @@ func (b *bench) caseKubernetesPool(ctx context.Context) error {
 		}
 	}
 	p99 := quantile(warm.times, 0.99)
-	r := row(kubernetesPoolCases[0], warm.times, cold.times, target{
+	r := row(cases[0], warm.times, cold.times, target{
 		text: "p50 <= 0.1x cold and < 250 ms, p99 < 600 ms",
 		ok:   func(r Row) bool { return r.Ratio <= 0.1 && r.Median < 250 && ms(p99) < 600 && warm.unpooled == 0 },
 	})

@@ -29,7 +29,7 @@ import (
 )
 
 // groups of cases, in the order they run.
-var groups = []string{"create", "pause", "idle", "list", "mcp", "hostile", "remote", "kubernetes", "kubernetes-pool", "snapshot", "services", "egress-create", "egress", "egress-download", "bigwrite", "activity", "runtimes", "vm", "run", "go-cache", "bootstrap"}
+var groups = []string{"create", "pause", "idle", "list", "mcp", "hostile", "remote", "kubernetes", "kubernetes-egress", "kubernetes-pool", "kubernetes-pool-confined", "snapshot", "services", "egress-create", "egress", "egress-download", "bigwrite", "activity", "runtimes", "vm", "run", "go-cache", "bootstrap"}
 
 type bench struct {
 	bin string // the litterbox binary under test
@@ -176,10 +176,15 @@ func run(bin, before string, n int, jsonOut bool, only string, bigFiles, bigMB, 
 		"remote":     b.caseRemote,
 		"kubernetes": b.caseKubernetes,
 		// Creates from a warm pool on the cluster: `-only kubernetes-pool`.
-		"kubernetes-pool": b.caseKubernetesPool,
-		"snapshot":        b.caseSnapshot,
-		"services":        b.caseServices,
-		"egress":          b.caseEgress,
+		"kubernetes-pool": func(ctx context.Context) error { return b.caseKubernetesPool(ctx, false) },
+		// A confined sandbox (its gateway pod) against an open one.
+		"kubernetes-egress": b.caseKubernetesEgress,
+		// The same as kubernetes-pool with confined members: only with
+		// `-only kubernetes-pool-confined` (as long as kubernetes-pool).
+		"kubernetes-pool-confined": func(ctx context.Context) error { return b.caseKubernetesPool(ctx, true) },
+		"snapshot":                 b.caseSnapshot,
+		"services":                 b.caseServices,
+		"egress":                   b.caseEgress,
 		// The egress group's downloads alone (the line-rate target).
 		"egress-download": b.caseEgressDownload,
 		// The egress group's creates through the binary: `-only egress`
@@ -199,6 +204,9 @@ func run(bin, before string, n int, jsonOut bool, only string, bigFiles, bigMB, 
 	for _, g := range groups {
 		if len(want) > 0 && !want[g] && !(g == "egress-create" && want["egress"]) {
 			continue
+		}
+		if g == "kubernetes-pool-confined" && !want[g] {
+			continue // opt-in: as long as the kubernetes-pool group
 		}
 		if g == "egress-download" && (!want[g] || want["egress"]) {
 			continue // the egress group has its downloads
