@@ -43,9 +43,11 @@ func poolCases(confined bool) []string {
 // exec` (what a claim that runs a setup of the user's adds). Confined,
 // every sandbox is (the cluster's default; the floor's too), else open.
 func (b *bench) caseKubernetesPool(ctx context.Context, confined bool) error {
-	cases, suffix := poolCases(confined), "-pool"
+	// pre keeps the two groups' sandbox names apart: one run shares the
+	// repository, and a deleted sandbox's branch stays.
+	cases, suffix, pre := poolCases(confined), "-pool", ""
 	if confined {
-		suffix = "-poolc"
+		suffix, pre = "-poolc", "c"
 	}
 	kr, err := b.kubeSetup(ctx, cases, suffix)
 	if kr == nil || err != nil {
@@ -62,7 +64,7 @@ func (b *bench) caseKubernetesPool(ctx context.Context, confined bool) error {
 
 	// The floor: cold creates through an MCP server without a pool. The
 	// first warms up (the isolation probe) and is not counted.
-	cold, err := b.mcpCreates(ctx, dir, env, "cold", b.n+1, 0, false)
+	cold, err := b.mcpCreates(ctx, dir, env, pre+"cold", b.n+1, 0, false)
 	if err != nil {
 		return err
 	}
@@ -72,7 +74,7 @@ func (b *bench) caseKubernetesPool(ctx context.Context, confined bool) error {
 	if _, err := lb("pool", "10"); err != nil {
 		return err
 	}
-	burst, err := b.cliCreatesAtOnce(ctx, lb, "b", 10)
+	burst, err := b.cliCreatesAtOnce(ctx, lb, pre+"b", 10)
 	if err != nil {
 		return err
 	}
@@ -95,7 +97,7 @@ func (b *bench) caseKubernetesPool(ctx context.Context, confined bool) error {
 		s.close()
 		return err
 	}
-	warm, err := b.mcpSessionCreates(ctx, s, "p", creates, time.Second, true)
+	warm, err := b.mcpSessionCreates(ctx, s, pre+"p", creates, time.Second, true)
 	s.close()
 	if err != nil {
 		return err
