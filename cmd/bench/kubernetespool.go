@@ -42,9 +42,11 @@ func poolCases(confined bool) []string {
 // claim's one call, the least a pooled create takes) and one bare `kubectl
 // exec` (what a claim that runs a setup of the user's adds). Confined,
 // every sandbox is (the cluster's default; the floor's too), else open.
+// The cold and the burst's sandboxes are deleted once timed.
 func (b *bench) caseKubernetesPool(ctx context.Context, confined bool) error {
 	// pre keeps the two groups' sandbox names apart: one run shares the
-	// repository, and a deleted sandbox's branch stays.
+	// repository, where the 30 pooled creates' branches stay (the
+	// namespace goes, not them).
 	cases, suffix, pre := poolCases(confined), "-pool", ""
 	if confined {
 		suffix, pre = "-poolc", "c"
@@ -69,6 +71,9 @@ func (b *bench) caseKubernetesPool(ctx context.Context, confined bool) error {
 		return err
 	}
 	cold.times = cold.times[1:]
+	// Each sandbox made is deleted once timed (untimed): a confined one is
+	// two pods, and the test cluster's node holds 110.
+	deleteAll(lb, pre+"cold", b.n+1)
 
 	// 10 at once from a pool of 10.
 	if _, err := lb("pool", "10"); err != nil {
@@ -83,6 +88,7 @@ func (b *bench) caseKubernetesPool(ctx context.Context, confined bool) error {
 		ok:   func(r Row) bool { return burst.unpooled == 0 && r.Median < 400 },
 	})
 	br.Note = fmt.Sprintf("slowest %.0f ms; %d of 10 not from the pool", ms(quantile(burst.times, 1)), burst.unpooled)
+	deleteAll(lb, pre+"b", 10)
 	if _, err := lb("delete", "--pool"); err != nil {
 		return err
 	}
@@ -210,6 +216,23 @@ func (b *bench) cliCreatesAtOnce(ctx context.Context, lb func(...string) ([]byte
 		return out, fmt.Errorf("%d of %d creates at once failed: %v", len(errs), n, errs[0])
 	}
 	return out, nil
+}
+
+// deleteAll deletes the sandboxes prefix0 to prefix(n-1), two at a time;
+// one already gone is no error.
+func deleteAll(lb func(...string) ([]byte, error), prefix string, n int) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			_, _ = lb("delete", "--force", fmt.Sprintf("%s%d", prefix, i))
+		}()
+	}
+	wg.Wait()
 }
 
 // waitPool waits until the repository's pool holds size ready members.
