@@ -182,14 +182,16 @@ const (
 // gateway's. The gateway, run from image (it needs only sh), waits until
 // Install puts its program in its own directory, then serves the proxy
 // and the resolver on its own address: no volume, no relay. The sandbox
-// keeps its named ports: the engine forwards them to it directly.
-func ConfineLinked(s provider.Spec, image string, p policy.Policy, labels map[string]string, host string) (Plan, error) {
+// keeps its named ports: the engine forwards them to it directly. A
+// gateway whose policy names no sandbox (a warm pool's) reads the name its
+// refusals give from nameFile (provider.GatewayLinks.GatewayNameFile).
+func ConfineLinked(s provider.Spec, image string, p policy.Policy, labels map[string]string, host, nameFile string) (Plan, error) {
 	gw, pj, _, err := gatewaySpec(s, image, p, labels)
 	if err != nil {
 		return Plan{}, err
 	}
 	link := &provider.Link{Sandbox: s.Name, Gateway: gw.Name, TCP: []int{LinkedProxyPort, LinkedDNSPort}, UDP: []int{LinkedDNSPort}, Closed: p.Engine}
-	serve := []string{"serve", "-dir", ProgramDir, "-listen", ":" + strconv.Itoa(LinkedProxyPort), "-dns", ":" + strconv.Itoa(LinkedDNSPort), "-policy", pj}
+	serve := []string{"serve", "-dir", ProgramDir, "-listen", ":" + strconv.Itoa(LinkedProxyPort), "-dns", ":" + strconv.Itoa(LinkedDNSPort), "-name-file", nameFile, "-policy", pj}
 	gw.Network = provider.NetworkIsolated
 	gw.Link = link
 	// Its user binds port 53.

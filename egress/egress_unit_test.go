@@ -82,7 +82,7 @@ func TestConfine(t *testing.T) {
 func TestConfineLinked(t *testing.T) {
 	s := provider.Spec{Name: "litterbox-repo-x", Image: "busybox:latest", Network: provider.NetworkIsolated, User: "1000:1000", Cmd: []string{"sleep", "infinity"},
 		Ports: []provider.PortSpec{{Name: "web", Port: 8080}}}
-	p, err := ConfineLinked(s, "busybox:latest", policy.Policy{Sandbox: "x", Mode: policy.ModeAllowlist, Engine: []string{"10.96.0.0/16"}}, nil, "litterbox-gateway")
+	p, err := ConfineLinked(s, "busybox:latest", policy.Policy{Sandbox: "x", Mode: policy.ModeAllowlist, Engine: []string{"10.96.0.0/16"}}, nil, "litterbox-gateway", "/claim/..data/sandbox")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestConfineLinked(t *testing.T) {
 	if gw.User != "65532:1000" || !gw.ReadOnlyRoot || !gw.DropCaps || gw.Sysctls["net.ipv4.ip_unprivileged_port_start"] != "0" || len(gw.Volumes) != 0 || len(gw.Ports) != 0 {
 		t.Errorf("gateway %+v", gw)
 	}
-	if cmd := strings.Join(gw.Cmd, " "); !strings.Contains(cmd, "sh serve -dir "+ProgramDir+" -listen :3128 -dns :53 -policy {") {
+	if cmd := strings.Join(gw.Cmd, " "); !strings.Contains(cmd, "sh serve -dir "+ProgramDir+" -listen :3128 -dns :53 -name-file /claim/..data/sandbox -policy {") {
 		t.Errorf("gateway cmd %q", cmd)
 	}
 }

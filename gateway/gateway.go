@@ -53,9 +53,10 @@ type Gateway struct {
 	// should (`ctl ready`): serve opens the sandbox's sockets then.
 	OnReady func()
 	ready   atomic.Bool
-	// NameFile is the shared volume's control.NameFile: where the setup
-	// of a sandbox claimed from the warm pool writes its name
-	// (sandboxName).
+	// NameFile is where a sandbox claimed from the warm pool has its
+	// name (sandboxName): the shared volume's control.NameFile, which its
+	// setup writes, or on an engine that links the two by network the
+	// file the engine writes at the claim (serve's -name-file).
 	NameFile string
 
 	policy atomic.Pointer[policy.Compiled]

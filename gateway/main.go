@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -78,6 +79,7 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 	listen := fs.String("listen", "", "serve the proxy on this TCP address, not on the shared directory (an engine that links the sandbox to its gateway by network)")
 	dnsAddr := fs.String("dns", "", "with -listen: serve the resolver on this address, UDP and TCP")
 	openSum := fs.String("open-sum", "", "open the sockets, without `ctl ready`, once the shared directory's "+control.OpenFile+" holds the token of this SHA-256 (hex); once per start")
+	nameFile := fs.String("name-file", "", "where to read the sandbox's name when the policy names none (default: the shared directory's "+control.NameFile+")")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -96,7 +98,7 @@ func serveMain(args []string, stdout, stderr io.Writer) error {
 		Resolver: &net.Resolver{PreferGo: true},
 		Base:     DetectBase(),
 		Logf:     logf,
-		NameFile: filepath.Join(*dir, control.NameFile),
+		NameFile: cmp.Or(*nameFile, filepath.Join(*dir, control.NameFile)),
 	}
 	g.Dialer.Timeout = 10 * time.Second
 	if err := g.SetPolicy(p); err != nil {

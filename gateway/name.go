@@ -24,8 +24,8 @@ func isSlug(n string) bool {
 
 // sandboxName is the sandbox's name for what a refusal tells it: the
 // policy's, or when the policy names none (a gateway made for the warm
-// pool, before its sandbox had a name) the name the sandbox's setup wrote
-// to NameFile; "NAME" when neither says.
+// pool, before its sandbox had a name) the name in NameFile, which the
+// sandbox's setup or the engine's claim wrote; "NAME" when neither says.
 //
 // The sandbox can write that file, so it is read as the sandbox's word:
 // not through a link (which could point at the gateway's own files), only

@@ -241,3 +241,41 @@ func TestSandboxNameFromFile(t *testing.T) {
 		t.Errorf("the policy's: %q", got)
 	}
 }
+
+// TestSandboxNameFromKubelet: on Kubernetes the name is the gateway pod's
+// claim annotation, which the kubelet writes to a downwardAPI volume as
+// links to a directory it swaps at each change (DIR/sandbox ->
+// ..data/sandbox, ..data -> ..TIMESTAMP): read through ..data, the file
+// itself is no link, and a claim's new name is seen once the kubelet
+// swapped ..data.
+func TestSandboxNameFromKubelet(t *testing.T) {
+	dir := t.TempDir()
+	write := func(stamp, name string) {
+		t.Helper()
+		if err := os.Mkdir(filepath.Join(dir, stamp), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, stamp, "sandbox"), []byte(name), 0o444); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join(dir, "..data"))
+		if err := os.Symlink(stamp, filepath.Join(dir, "..data")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("..2026_01_01_00_00_00.1", "") // a member: not claimed yet
+	if err := os.Symlink("..data/sandbox", filepath.Join(dir, "sandbox")); err != nil {
+		t.Fatal(err)
+	}
+	g := &Gateway{NameFile: filepath.Join(dir, "..data", "sandbox")}
+	if err := g.SetPolicy(policy.Policy{Mode: policy.ModeNone}); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.sandboxName(); got != "NAME" {
+		t.Errorf("before the claim: %q", got)
+	}
+	write("..2026_01_01_00_00_01.2", "fix-login")
+	if got := g.sandboxName(); got != "fix-login" {
+		t.Errorf("after the claim: %q", got)
+	}
+}

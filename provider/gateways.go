@@ -86,6 +86,12 @@ type GatewayLinks interface {
 	Reach
 	// GatewayHost is the name a linked sandbox finds its gateway by.
 	GatewayHost() string
+	// GatewayNameFile is where a linked gateway finds the name of the
+	// sandbox a warm pool's member was claimed for (Claimer), once the
+	// engine has put it there after the claim: no such file, or an
+	// empty one, before. The gateway reads it (without following a link
+	// at its last step) for the name its refusals give.
+	GatewayNameFile() string
 }
 
 // Link joins a confined sandbox and its gateway on an engine that links

@@ -376,14 +376,16 @@ type Renamer interface {
 	Rename(ctx context.Context, ref Ref, name string) error
 }
 
-// Claimer is implemented by a provider that marks a warm pool's member as
-// taken by a sandbox in one call to the engine, which also reports whether
-// the member still runs (Kubernetes: an annotation on the pod, patched and
-// read back): a claim that has nothing to run in the member then needs no
-// exec to know it hands over a live sandbox. A member that is gone is
+// Claimer is implemented by a provider that marks a warm pool's member,
+// and its gateway when it has one (gateway.ID "" when not), as taken by
+// a sandbox in one call to the engine, which also reports whether both
+// still run (Kubernetes: an annotation on the two pods, patched and read
+// back; the gateway reads it for the name its refusals give, GatewayLinks):
+// a claim that has nothing to run in the member then needs no exec to know
+// it hands over a live sandbox. A member or gateway that is gone is
 // ErrNotFound, one that does not run (or is being deleted) ErrStopped.
 type Claimer interface {
-	Claim(ctx context.Context, ref Ref, sandbox string) error
+	Claim(ctx context.Context, ref, gateway Ref, sandbox string) error
 }
 
 // RuntimeGVisor is the portable name of gVisor as a Spec's runtime: an

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/runner"
 )
 
 // A confined sandbox's gateway is a pod of its own beside the sandbox's
@@ -25,6 +26,22 @@ var _ provider.GatewayLinks = (*Provider)(nil)
 
 // GatewayHost is the name a linked sandbox finds its gateway by.
 func (p *Provider) GatewayHost() string { return gatewayHost }
+
+// claimDir is where a gateway pod mounts a downwardAPI volume of its own
+// with one file, claimItem: its annotationClaimed, which a claim sets
+// (Claim) and the kubelet writes there once it sees the change (within
+// 0.2 s on the test cluster; at the latest its sync period, a minute by
+// default). The sandbox's pod mounts no such volume.
+const (
+	claimDir  = "/run/litterbox-claim"
+	claimItem = "sandbox"
+)
+
+// GatewayNameFile is the gateway pod's claimItem, as the kubelet keeps
+// it: claimDir/claimItem is a link to ..data/claimItem, ..data a link to
+// the directory of the latest write, so the file itself is read through
+// ..data (the reader follows no link at the last step).
+func (p *Provider) GatewayNameFile() string { return claimDir + "/..data/" + claimItem }
 
 // Endpoint names the cluster: its apiserver and context.
 func (p *Provider) Endpoint() string { return p.endpoint() }
@@ -123,10 +140,15 @@ func (p *Provider) linkOf(ctx context.Context, s provider.Spec) (gatewayIP strin
 // gatewayIP waits until gateway pod name has an address: it may not
 // exist yet, since the sandbox's pod is made beside it (the sandbox's
 // start needs only its address, which the pod has once its node made its
-// network). It gives up when ctx is done (the gateway's create failed), the
-// pod cannot start, or after 3 minutes.
+// network). Once the pod exists, `kubectl wait` for its address (which
+// prints it), a few seconds at a time, takes the place of a look every
+// 200 ms (each kubectl costs a process start); a kubectl too old for a wait on a field's
+// presence (before 1.31) is looked at every 200 ms instead. It gives up
+// when ctx is done (the gateway's create failed), the pod cannot start,
+// or after 3 minutes.
 func (p *Provider) gatewayIP(ctx context.Context, name string) (string, error) {
 	deadline := time.Now().Add(3 * time.Minute)
+	canWait := true
 	for {
 		pod, err := p.getPod(ctx, name)
 		switch {
@@ -135,6 +157,16 @@ func (p *Provider) gatewayIP(ctx context.Context, name string) (string, error) {
 		case err == nil:
 			if why := pod.failure(); why != "" {
 				return "", fmt.Errorf("pod %s cannot start: %s", name, why)
+			}
+			if canWait {
+				res, werr := p.run(ctx, p.Cmd("wait", "--for=jsonpath={.status.podIP}", "pod/"+name, "--timeout=4s", "-o", "jsonpath={.status.podIP}"))
+				if ip := strings.TrimSpace(string(res.Stdout)); werr == nil && ip != "" {
+					return ip, nil
+				}
+				canWait = werr == nil || strings.Contains(runner.Stderr(werr), "timed out waiting")
+				if canWait {
+					continue
+				}
 			}
 		case !errors.Is(err, provider.ErrNotFound):
 			return "", err

@@ -214,6 +214,9 @@ func podManifest(s provider.Spec, gatewayIP string) ([]byte, error) {
 	if gatewayIP != "" {
 		linkTo(spec, gatewayIP)
 	}
+	if isGateway(s) {
+		claimVolume(spec, main)
+	}
 	if len(s.Sysctls) > 0 {
 		var sysctls []any
 		for _, k := range slices.Sorted(maps.Keys(s.Sysctls)) {
@@ -306,6 +309,17 @@ func linkTo(spec map[string]any, gatewayIP string) {
 	spec["hostAliases"] = []any{map[string]any{"ip": gatewayIP, "hostnames": []string{gatewayHost}}}
 	spec["dnsPolicy"] = "None"
 	spec["dnsConfig"] = map[string]any{"nameservers": []string{gatewayIP}}
+}
+
+// claimVolume gives a gateway pod's spec (a manifest's "spec", and its
+// main container) its own annotationClaimed, read-only at claimDir
+// (GatewayNameFile).
+func claimVolume(spec, main map[string]any) {
+	spec["volumes"] = append(spec["volumes"].([]any), map[string]any{"name": "claim", "downwardAPI": map[string]any{
+		"defaultMode": 0o444,
+		"items":       []any{map[string]any{"path": claimItem, "fieldRef": map[string]string{"fieldPath": "metadata.annotations['" + annotationClaimed + "']"}}},
+	}})
+	main["volumeMounts"] = append(main["volumeMounts"].([]any), map[string]any{"name": "claim", "mountPath": claimDir, "readOnly": true})
 }
 
 // isGateway says s is a linked gateway's Spec.

@@ -1,34 +1,71 @@
 package kubernetes
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/litterbox-dev/litterbox/provider"
 )
 
 // annotationClaimed, on a warm pool's pod that a create took, names the
 // sandbox it became (`kubectl describe pod` shows it): a pod keeps its
-// pool name, and its labels were set before anyone knew.
+// pool name, and its labels were set before anyone knew. A confined
+// member's gateway pod gets it in the same call, and reads it from a
+// downwardAPI volume of its own (claimFile): the name its refusals give.
 const annotationClaimed = "dev.litterbox.claimed-by"
 
 var _ provider.Claimer = (*Provider)(nil)
 
-// Claim annotates a pooled pod with the sandbox that took it and reads the
-// pod back in the same call: a pod that is gone is ErrNotFound, one that is
-// not running or is being deleted ErrStopped. One kubectl call, no exec.
-func (p *Provider) Claim(ctx context.Context, ref provider.Ref, sandbox string) error {
-	res, err := p.run(ctx, p.Cmd("annotate", "--overwrite", "pod", ref.ID, annotationClaimed+"="+sandbox, "-o", "json"))
+// Claim annotates a pooled pod, and its gateway's pod when it has one,
+// with the sandbox that took them, and reads them back, in one kubectl
+// call: a pod that is gone is ErrNotFound, one that is not running or is
+// being deleted ErrStopped. No exec.
+func (p *Provider) Claim(ctx context.Context, ref, gateway provider.Ref, sandbox string) error {
+	pods := []string{ref.ID}
+	if gateway.ID != "" {
+		pods = append(pods, gateway.ID)
+	}
+	what := "pod " + strings.Join(pods, " and its gateway's pod ")
+	args := append(append([]string{"annotate", "--overwrite", "pod"}, pods...), annotationClaimed+"="+sandbox, "-o", "json")
+	res, err := p.run(ctx, p.Cmd(args...))
 	if err != nil {
-		return fmt.Errorf("claim pod %s: %w", ref.ID, err)
+		return fmt.Errorf("claim %s: %w", what, err)
 	}
-	var o podObject
-	if err := json.Unmarshal(res.Stdout, &o); err != nil {
-		return fmt.Errorf("claim pod %s: parse kubectl annotate: %w", ref.ID, err)
+	got, err := readObjects(res.Stdout)
+	if err != nil {
+		return fmt.Errorf("claim %s: parse kubectl annotate: %w", what, err)
 	}
-	if o.state() != provider.StateRunning {
-		return provider.Errorf(provider.ErrStopped, "claim pod %s: it does not run (phase %s)", ref.ID, o.Status.Phase)
+	for _, name := range pods {
+		o, ok := got[name]
+		switch {
+		case !ok:
+			return provider.Errorf(provider.ErrNotFound, "claim %s: kubectl annotate did not print pod %s", what, name)
+		case o.state() != provider.StateRunning:
+			return provider.Errorf(provider.ErrStopped, "claim %s: pod %s does not run (phase %s)", what, name, o.Status.Phase)
+		}
 	}
 	return nil
+}
+
+// readObjects reads what kubectl annotate prints of several objects with
+// -o json, one object after another, by name.
+func readObjects(out []byte) (map[string]*podObject, error) {
+	objs := map[string]*podObject{}
+	d := json.NewDecoder(bytes.NewReader(out))
+	for {
+		o := new(podObject)
+		err := d.Decode(o)
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		objs[o.Metadata.Name] = o
+	}
 }

@@ -66,8 +66,8 @@ func (p *Provider) Info(ctx context.Context) (provider.Info, error) {
 	return info, nil
 }
 
-// Create makes the sandbox's NetworkPolicy, then its pod, and waits for the
-// pod to be ready. Each call runs to its end whatever ctx says; what was made
+// Create makes the sandbox's NetworkPolicy, then its pod, in one kubectl
+// call, and waits for the pod to be ready. Each call runs to its end whatever ctx says; what was made
 // is removed again when a step fails, or when ctx was cancelled meanwhile.
 func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandbox, error) {
 	if s.Network == provider.NetworkNone {
@@ -115,30 +115,33 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 	mk := context.WithoutCancel(ctx)
 	var made provider.Made
 	undo := func(cause error) error { return made.Undo(mk, cause) }
-	if _, err := p.run(mk, p.Cmd("create", "-f", "-", "-o", "name").WithStdin(bytes.NewReader(policy))); err != nil {
-		if errors.Is(err, provider.ErrConflict) {
-			return nil, provider.Errorf(provider.ErrConflict, "network policy %s exists already: %w", s.Name, err)
-		}
-		return nil, fmt.Errorf("create network policy %s: %w", s.Name, err)
+	// One call makes both: kubectl creates a List's items in order, the
+	// policy first, and prints the name of each it made, which is what a
+	// failure removes (a name taken is not this create's).
+	list, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": []json.RawMessage{policy, pod}})
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", s.Name, err)
 	}
-	made.Add(func(ctx context.Context) (string, error) {
-		return "network policy " + s.Name, p.deleteObjects(ctx, "networkpolicy/"+s.Name)
-	})
+	res, err := p.run(mk, p.Cmd("create", "-f", "-", "-o", "name").WithStdin(bytes.NewReader(list)))
+	for _, obj := range strings.Fields(string(res.Stdout)) {
+		made.Add(func(ctx context.Context) (string, error) { return obj, p.deleteObjects(ctx, obj) })
+	}
+	switch {
+	case errors.Is(err, provider.ErrConflict):
+		return nil, undo(provider.Errorf(provider.ErrConflict, "network policy or pod %s exists already: %w", s.Name, err))
+	case err != nil:
+		// It may have made them without saying so (kubectl was stopped).
+		made = provider.Made{func(ctx context.Context) (string, error) {
+			return "network policy and pod " + s.Name, p.deleteObjects(ctx, "networkpolicy/"+s.Name, "pod/"+s.Name)
+		}}
+		return nil, undo(fmt.Errorf("create network policy and pod %s: %w", s.Name, err))
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, undo(err)
 	}
-	if err := p.createPod(mk, s.Name, pod); err != nil {
-		if errors.Is(err, provider.ErrConflict) {
-			return nil, undo(provider.Errorf(provider.ErrConflict, "pod %s exists already: %w", s.Name, err))
-		}
-		made.Add(func(ctx context.Context) (string, error) {
-			return "pod " + s.Name, p.deleteObjects(ctx, "pod/"+s.Name)
-		})
+	if err := p.waitReady(mk, s.Name); err != nil {
 		return nil, undo(fmt.Errorf("start pod %s: %w", s.Name, err))
 	}
-	made.Add(func(ctx context.Context) (string, error) {
-		return "pod " + s.Name, p.deleteObjects(ctx, "pod/"+s.Name)
-	})
 	if err := ctx.Err(); err != nil {
 		return nil, undo(err)
 	}

@@ -143,7 +143,7 @@ func (g *Gate) remake(ctx context.Context, r *api.Repo, slug string, sb provider
 		if err != nil {
 			return err
 		}
-		plan, err := egress.ConfineLinked(sp, api.DefaultImage, pol, sp.Labels, l.GatewayHost())
+		plan, err := egress.ConfineLinked(sp, api.DefaultImage, pol, sp.Labels, l.GatewayHost(), l.GatewayNameFile())
 		if err != nil {
 			return err
 		}

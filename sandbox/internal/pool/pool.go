@@ -114,8 +114,10 @@ type MemberFile struct {
 	// gateway's policy was made (the policy refuses them): a claim that
 	// finds the engine says the same leaves the policy as it is. Its
 	// policy names no sandbox: the claim's setup writes the name where
-	// the gateway reads it (egress.WriteName). nil for a gateway linked
-	// by network (Kubernetes), whose claim sets its policy anew.
+	// the gateway reads it (egress.WriteName), or on an engine that links
+	// the two by network (Kubernetes) the engine's claim gives it
+	// (provider.Claimer). nil: a member filled before this was recorded,
+	// whose claim sets the policy anew.
 	Reach *netgate.Reach `json:"reach,omitempty"`
 }
 
@@ -644,12 +646,7 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 		rec := MemberFile{Key: sp.Labels[api.LabelPool], Name: sp.Name, Ref: sb.Ref, Commit: head, Stamp: stamp,
 			Image: sp.Image, Platform: platform, Volumes: volumes, Filled: time.Now().UTC()}
 		if plan != nil {
-			rec.Gateway, rec.Ports = plan.Gateway.Name, plan.Ports
-			if !plan.Linked() {
-				// Only a gateway beside a shared volume keeps its policy
-				// at a claim (claimGateway): a linked one's is set anew.
-				rec.Reach = &gw.host
-			}
+			rec.Gateway, rec.Ports, rec.Reach = plan.Gateway.Name, plan.Ports, &gw.host
 		}
 		if setup != nil && (plan == nil || plan.Linked()) {
 			rec.Setup, rec.SetupOutput = setup, so.String()+se.String()
@@ -670,7 +667,7 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 func (p *Pool) planGateway(ctx context.Context, sp provider.Spec, gw gatePrep) (egress.Plan, error) {
 	pol := gw.net.Policy("", gw.host)
 	if l, ok := netgate.Linked(p.Provider); ok {
-		pl, err := egress.ConfineLinked(sp, api.DefaultImage, pol, sp.Labels, l.GatewayHost())
+		pl, err := egress.ConfineLinked(sp, api.DefaultImage, pol, sp.Labels, l.GatewayHost(), l.GatewayNameFile())
 		if err == nil {
 			pl.NameGateway(sp.Name + "-gw")
 		}

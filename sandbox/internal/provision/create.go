@@ -445,8 +445,14 @@ func (c *creation) claimPooled(ctx context.Context) (bool, error) {
 		go c.rename(ctx, rn)
 	}
 	if cl, ok := c.pv.Provider.(provider.Claimer); ok {
+		// Its gateway's too: a linked gateway learns the sandbox's name
+		// from it (provider.GatewayLinks.GatewayNameFile).
+		var gw provider.Ref
+		if c.net != nil && m.Gateway != "" {
+			gw = c.pv.gate.RefOf(m.Gateway)
+		}
 		c.claimed = make(chan error, 1)
-		go func() { c.claimed <- cl.Claim(core.Made(ctx), c.sandbox.Ref, c.slug) }()
+		go func() { c.claimed <- cl.Claim(core.Made(ctx), c.sandbox.Ref, gw, c.slug) }()
 	}
 	return true, nil
 }

@@ -106,7 +106,7 @@ func (c *creation) startGateway(ctx context.Context) error {
 	// sandbox's, left by an earlier create, never another repository's.
 	name := c.r.SuffixedName(c.slug) + "-gw"
 	if linked {
-		return c.startLinkedGateway(ctx, sp, name, l.GatewayHost())
+		return c.startLinkedGateway(ctx, sp, name, l)
 	}
 	plan, err := egress.Confine(sp, api.DefaultImage, c.net.Policy(c.slug, netgate.Reach{}), sp.Labels)
 	if err != nil {
@@ -197,15 +197,15 @@ func (c *creation) recordGateway(name, volume string, ports []int, sandbox *prov
 
 // startLinkedGateway starts making the gateway of a sandbox on an engine
 // that links the two by network (egress.ConfineLinked: Kubernetes), named
-// name, which the sandbox finds by the name host. Once the engine host's
+// name, which the sandbox finds by the name l gives it. Once the engine host's
 // addresses are known, the gateway is made from the base image, beside
 // the sandbox's start (the engine waits for the gateway's address, and
 // c.link is cancelled when the gateway cannot be made); once it runs, its
 // program is installed by an exec, and it gets its secrets and is told it
 // is ready. The copy and setup wait
 // for that (fill): there is no relay for the setup to wait for.
-func (c *creation) startLinkedGateway(ctx context.Context, sp provider.Spec, name, host string) error {
-	plan, err := egress.ConfineLinked(sp, api.DefaultImage, c.net.Policy(c.slug, netgate.Reach{}), sp.Labels, host)
+func (c *creation) startLinkedGateway(ctx context.Context, sp provider.Spec, name string, l provider.GatewayLinks) error {
+	plan, err := egress.ConfineLinked(sp, api.DefaultImage, c.net.Policy(c.slug, netgate.Reach{}), sp.Labels, l.GatewayHost(), l.GatewayNameFile())
 	if err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ func (c *creation) startLinkedGateway(ctx context.Context, sp provider.Spec, nam
 		err := errors.Join(h.err, p.err)
 		var gp egress.Plan
 		if err == nil {
-			gp, err = egress.ConfineLinked(sp, api.DefaultImage, c.net.Policy(c.slug, h.addrs), sp.Labels, host)
+			gp, err = egress.ConfineLinked(sp, api.DefaultImage, c.net.Policy(c.slug, h.addrs), sp.Labels, l.GatewayHost(), l.GatewayNameFile())
 		}
 		if err == nil {
 			gp.NameGateway(name)
@@ -300,9 +300,8 @@ func nameGateway(plan *egress.Plan, name string, eng provider.Gateways) (atMount
 // networks changed since the fill; a member filled before the record
 // held them), the policy is set anew, with the name, beside the setup. A
 // gateway linked by network (Kubernetes) shares no volume to write the
-// name to: its policy is set anew with the name, beside the claim (the
-// refusals it answers name the sandbox). A member without a gateway was
-// made for an open network.
+// name to: the engine's claim gives it the name (provider.Claimer), with
+// no exec. A member without a gateway was made for an open network.
 func (c *creation) claimGateway(ctx context.Context, m *pool.MemberFile) error {
 	if c.net == nil || m.Gateway == "" {
 		return nil
@@ -319,7 +318,7 @@ func (c *creation) claimGateway(ctx context.Context, m *pool.MemberFile) error {
 		h := <-c.host
 		c.host <- h
 		err := h.err
-		if err == nil && (c.linked() || m.Reach == nil || !m.Reach.Equal(h.addrs)) {
+		if err == nil && (m.Reach == nil || !m.Reach.Equal(h.addrs)) {
 			err = egress.SetPolicy(ctx, c.pv.Provider, c.net.Ref(), c.net.Policy(c.slug, h.addrs))
 		}
 		c.gateway <- err
