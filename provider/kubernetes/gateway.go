@@ -142,10 +142,9 @@ func (p *Provider) linkOf(ctx context.Context, s provider.Spec) (gatewayIP strin
 // start needs only its address, which the pod has once its node made its
 // network). Once the pod exists, `kubectl wait` for its address (which
 // prints it), a few seconds at a time, takes the place of a look every
-// 200 ms (each kubectl costs a process start); a kubectl too old for a wait on a field's
-// presence (before 1.31) is looked at every 200 ms instead. It gives up
-// when ctx is done (the gateway's create failed), the pod cannot start,
-// or after 3 minutes.
+// 200 ms (each kubectl costs a process start); with a kubectl too old to
+// wait for a field's presence, the pod is looked at every 200 ms instead. It gives up when ctx is done (the gateway's create
+// failed), the pod cannot start, or after 3 minutes.
 func (p *Provider) gatewayIP(ctx context.Context, name string) (string, error) {
 	deadline := time.Now().Add(3 * time.Minute)
 	canWait := true

@@ -16,7 +16,8 @@ import (
 // sandbox it became (`kubectl describe pod` shows it): a pod keeps its
 // pool name, and its labels were set before anyone knew. A confined
 // member's gateway pod gets it in the same call, and reads it from a
-// downwardAPI volume of its own (claimFile): the name its refusals give.
+// downwardAPI volume of its own (GatewayNameFile): the name its refusals
+// give.
 const annotationClaimed = "dev.litterbox.claimed-by"
 
 var _ provider.Claimer = (*Provider)(nil)

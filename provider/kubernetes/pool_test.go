@@ -141,7 +141,7 @@ func TestGatewayPodMountsItsClaim(t *testing.T) {
 
 // A linked sandbox's pod waits for its gateway's address with one kubectl
 // wait, which prints it, once the gateway's pod exists; a kubectl that
-// cannot wait for a field's presence (before 1.31) has the pod looked at
+// cannot wait for a field's presence (an older one) has the pod looked at
 // again instead.
 func TestGatewayIPWaits(t *testing.T) {
 	get := []string{"kubectl", "get", "pod", "gw", "-o", "json"}
