@@ -560,6 +560,11 @@ func (rec *Recorder) startJournal(ctx context.Context, h *api.Handle, bin guest.
 	}
 }
 
+// execGrace is how long a scan's exec may run on after its whole stream
+// was read (scanOnce): the scanner only exits then, and the engine's
+// client asks for its exit code, in milliseconds even on a loaded machine.
+const execGrace = 10 * time.Second
+
 // scanOnce runs the scanner once and reads its stream as it comes. stdin
 // makes the exec's input, and frees it once the exec is over.
 func (rec *Recorder) scanOnce(ctx context.Context, h *api.Handle, args []string, stdin func() (io.Reader, func(), error), kind runner.Kind) (*scanned, error) {
@@ -612,9 +617,13 @@ func (rec *Recorder) scanOnce(ctx context.Context, h *api.Handle, args []string,
 	// the host can trust (the agent can kill its scanner then at will),
 	// while waiting is waiting for the engine's client to ask for the exit
 	// code and to exit, a few milliseconds of every bash call. The exec
-	// ends on its own (execDone is buffered). An exec that fails ends the
-	// stream with its error (pw.CloseWithError), so a stream cut at an
-	// entry's end is never taken for a whole one.
+	// ends on its own (execDone is buffered), or is stopped execGrace
+	// after: a scanner that does not end after its stream (a tampered one
+	// that sleeps, one the agent stopped) kept the engine's client
+	// running on the host for as long, one per call. An exec that fails
+	// ends the stream with its error (pw.CloseWithError), so a stream cut
+	// at an entry's end is never taken for a whole one.
+	time.AfterFunc(execGrace, stopExec)
 	if err := blobs.Close(); err != nil {
 		if !shared {
 			budget.release()
