@@ -92,7 +92,7 @@ func (pv *Provisioner) Create(ctx context.Context, r *api.Repo, name string, opt
 		{"branch", c.claimBranch},       // litterbox/<slug> at HEAD, unless recreating from it
 		{"container", c.startContainer}, // the engine makes the network and starts the container
 		{"", c.fill},                    // HEAD into /src, then setup; services and ports meanwhile (its phases are its own)
-		{"", c.branchClaimed},           // the branch, when made beside a pooled claim
+		{"", c.branchClaimed},           // the branch, made beside the engine's calls (claimBranch)
 	} {
 		if err := step.run(ctx); err != nil {
 			return nil, c.fail(ctx, err)
@@ -153,7 +153,7 @@ type creation struct {
 	// engine that has one (provider.Claimer), started beside the rest.
 	claimed chan error
 	// branchMade ends with the branch made (claimBranch): beside the
-	// engine calls of a pooled claim.
+	// engine's calls, cold or pooled.
 	branchMade chan error
 	// net is the sandbox's way out through its gateway (egress.go); nil
 	// for a sandbox without one. confined is the sandbox's spec behind it,
