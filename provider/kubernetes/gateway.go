@@ -143,12 +143,20 @@ func (p *Provider) linkOf(ctx context.Context, s provider.Spec) (gatewayIP strin
 // network). Once the pod exists, `kubectl wait` for its address (which
 // prints it), a few seconds at a time, takes the place of a look every
 // 200 ms (each kubectl costs a process start); with a kubectl too old to
-// wait for a field's presence, the pod is looked at every 200 ms instead. It gives up when ctx is done (the gateway's create
-// failed), the pod cannot start, or after 3 minutes.
+// wait for a field's presence, the pod is looked at every 200 ms
+// instead. It gives up when ctx is done (the gateway's create failed), the
+// pod cannot start, or after 3 minutes, waits that timed out included.
 func (p *Provider) gatewayIP(ctx context.Context, name string) (string, error) {
-	deadline := time.Now().Add(3 * time.Minute)
+	return p.gatewayIPWithin(ctx, name, 3*time.Minute)
+}
+
+// gatewayIPWithin is gatewayIP giving up after limit.
+func (p *Provider) gatewayIPWithin(ctx context.Context, name string, limit time.Duration) (string, error) {
+	deadline := time.Now().Add(limit)
 	canWait := true
 	for {
+		// waited: a kubectl wait just spent its time, in place of the pause.
+		waited := false
 		pod, err := p.getPod(ctx, name)
 		switch {
 		case err == nil && pod.Status.PodIP != "":
@@ -163,15 +171,16 @@ func (p *Provider) gatewayIP(ctx context.Context, name string) (string, error) {
 					return ip, nil
 				}
 				canWait = werr == nil || strings.Contains(runner.Stderr(werr), "timed out waiting")
-				if canWait {
-					continue
-				}
+				waited = canWait
 			}
 		case !errors.Is(err, provider.ErrNotFound):
 			return "", err
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("pod %s has no address after 3 minutes (see `%s`)", name, p.Cmd("describe", "pod", name))
+			return "", fmt.Errorf("pod %s has no address after %.0f minutes (see `%s`)", name, limit.Minutes(), p.Cmd("describe", "pod", name))
+		}
+		if waited {
+			continue
 		}
 		select {
 		case <-ctx.Done():

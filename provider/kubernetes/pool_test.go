@@ -164,4 +164,14 @@ func TestGatewayIPWaits(t *testing.T) {
 	if ip, err := p.gatewayIP(context.Background(), "gw"); ip != "10.244.0.7" || err != nil {
 		t.Errorf("an old kubectl: gatewayIP = %q, %v", ip, err)
 	}
+
+	// A pod that never gets an address (unschedulable: the node is full)
+	// is given up once the time is up, waits that time out included.
+	timedOut := &runner.ExitError{Command: "kubectl wait", ExitCode: 1, Stderr: `error: timed out waiting for the condition on pods/gw`}
+	f = runnertest.New(t)
+	p, _ = New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+	f.Expect(get, pending, nil).Expect(wait, "", timedOut)
+	if ip, err := p.gatewayIPWithin(context.Background(), "gw", 0); err == nil || !strings.Contains(err.Error(), "has no address") {
+		t.Errorf("a pod with no address past the time: gatewayIP = %q, %v; want it given up", ip, err)
+	}
 }
