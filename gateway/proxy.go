@@ -135,6 +135,10 @@ func (g *Gateway) ServeConn(conn net.Conn) {
 		}
 		lr.n = 1 << 62
 		_ = conn.SetReadDeadline(time.Time{})
+		if req.Method != http.MethodConnect && asksRefused(req) {
+			g.answerRefused(conn, req)
+			return
+		}
 		if req.Method == http.MethodConnect {
 			g.tunnel(conn, br, req)
 			return

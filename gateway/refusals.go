@@ -1,11 +1,16 @@
 package gateway
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/gateway/control"
@@ -16,6 +21,8 @@ import (
 // notes where the file ends before the command and reads what it gained
 // after): asking the gateway by a second exec doubled the call's time.
 // The gateway writes each refusal there before the client hears of it.
+// A gateway linked to its sandbox by network (Kubernetes) shares no
+// volume: the run asks its proxy instead (control.RefusedHost).
 
 // refusalsMax is the size past which the log starts again: the host
 // collects every record from the gateway itself (Since); this file only
@@ -135,4 +142,45 @@ func (t *refusalTable) since(from time.Time) []control.Record {
 			Reason: fmt.Sprintf("%d refusals of targets past the first %d refused (and %d exfiltration attempts), counted only", t.other, control.MaxRefusals, control.MaxAttempts)})
 	}
 	return out
+}
+
+// asksRefused says req, a plain request on the proxy, is for
+// control.RefusedHost: the gateway answers it itself (answerRefused).
+func asksRefused(req *http.Request) bool {
+	host := req.Host
+	if req.URL.IsAbs() {
+		host = req.URL.Host
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.EqualFold(strings.TrimSuffix(host, "."), control.RefusedHost)
+}
+
+// maxRefusedWithin bounds the window a run may ask for: its longest
+// command (api.MaxBashTimeout is an hour) and then some.
+const maxRefusedWithin = 2 * time.Hour
+
+// answerRefused answers a request for control.RefusedHost: a GET of / with
+// within=D (a duration up to maxRefusedWithin) gets the refusals of the
+// gateway's last D, one JSON line each (as its refusals file holds them);
+// anything else there is a 400 that says what is served. The answer ends
+// the connection.
+func (g *Gateway) answerRefused(conn net.Conn, req *http.Request) {
+	d, err := time.ParseDuration(req.URL.Query().Get("within"))
+	if req.Method != http.MethodGet || req.URL.Path != "/" || err != nil || d <= 0 || d > maxRefusedWithin {
+		writeSimple(conn, 400, "Bad Request", "litterbox gateway: http://"+control.RefusedHost+"/ answers only GET /?within=D, D a duration such as 3s up to "+maxRefusedWithin.String()+"\n")
+		return
+	}
+	var body bytes.Buffer
+	for _, r := range g.Audit.Refused(d) {
+		b, err := json.Marshal(r)
+		if err != nil {
+			continue
+		}
+		body.Write(b)
+		body.WriteByte('\n')
+	}
+	fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", body.Len())
+	_, _ = conn.Write(body.Bytes())
 }

@@ -171,3 +171,71 @@ func relayTo(t *testing.T, g *Gateway, carry bool) string {
 	go func() { _ = r.acceptPass(tl, filepath.Join(dir, control.ProxySocket)) }()
 	return tl.Addr().String()
 }
+
+// TestRefusedAnswered: a sandbox with no shared volume asks its gateway's
+// proxy what it refused (control.RefusedHost): the proxy answers itself,
+// with the refusals of the window asked, one JSON line each as in the
+// refusals file; anything else at that name gets a 400, a CONNECT to it is
+// judged as any other target, and the question is never a record.
+func TestRefusedAnswered(t *testing.T) {
+	g := &Gateway{Audit: NewAudit(100, nil), Resolver: failResolver{}}
+	if err := g.SetPolicy(policy.Policy{Sandbox: "alpha", Mode: policy.ModeAllowlist}); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(req string) (status, body string) {
+		t.Helper()
+		c, s := net.Pipe()
+		go g.ServeConn(s)
+		go func() { _, _ = io.WriteString(c, req) }()
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		b, err := io.ReadAll(c)
+		c.Close()
+		if err != nil {
+			t.Fatalf("%q: %v", req, err)
+		}
+		status, body, _ = strings.Cut(string(b), "\r\n\r\n")
+		status, _, _ = strings.Cut(status, "\r\n")
+		return status, body
+	}
+	g.Audit.Add(control.Record{Kind: "http", Host: "allowed.test", Allowed: true})
+	g.Audit.Add(control.Record{Kind: "connect", Host: "old.test", Port: 443, Reason: "not in the allowlist", Time: time.Now().Add(-time.Hour)})
+	if st, _ := ask("GET http://refused.test/ HTTP/1.1\r\nHost: refused.test\r\n\r\n"); !strings.Contains(st, "403") {
+		t.Fatalf("refused.test: %q", st)
+	}
+	st, body := ask("GET http://" + control.RefusedHost + "/?within=1m HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n")
+	if st != "HTTP/1.1 200 OK" {
+		t.Fatalf("the question was answered %q: %q", st, body)
+	}
+	var hosts []string
+	for _, line := range strings.SplitAfter(body, "\n") {
+		if line == "" {
+			continue
+		}
+		var r control.Record
+		if !strings.HasSuffix(line, "\n") || json.Unmarshal([]byte(line), &r) != nil {
+			t.Fatalf("not a JSON line: %q", line)
+		}
+		hosts = append(hosts, r.Host)
+	}
+	if len(hosts) != 1 || hosts[0] != "refused.test" {
+		t.Errorf("the refusals of the last minute are %q, want only refused.test (not old.test, not allowed.test)", hosts)
+	}
+	for _, req := range []string{
+		"GET http://" + control.RefusedHost + "/other?within=1m HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n",
+		"GET http://" + control.RefusedHost + "/ HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n",
+		"POST http://" + control.RefusedHost + "/?within=1m HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\nContent-Length: 0\r\n\r\n",
+		"GET http://" + control.RefusedHost + ":8080/?within=100h HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n",
+	} {
+		if st, body := ask(req); !strings.Contains(st, " 400 ") || strings.Contains(body, "refused.test") {
+			t.Errorf("%q was answered %q: %q", req, st, body)
+		}
+	}
+	if st, body := ask("CONNECT " + control.RefusedHost + ":80 HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n"); !strings.Contains(st, "403") || strings.Contains(body, "refused.test") {
+		t.Errorf("a CONNECT to %s was answered %q: %q", control.RefusedHost, st, body)
+	}
+	for _, r := range g.Audit.Since("", 0, 100).Records {
+		if r.Host == control.RefusedHost && r.Kind != "connect" {
+			t.Errorf("the question was recorded: %+v", r)
+		}
+	}
+}

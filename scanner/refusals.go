@@ -1,10 +1,17 @@
 package scanner
 
 import (
+	"bufio"
 	"bytes"
+	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/litterbox-dev/litterbox/scanner/wire"
 )
@@ -19,12 +26,20 @@ import (
 // write is read; anything else at that name, and a file replaced during
 // the command, leaves RunResult.RefusalsRead false, and the host asks the
 // gateway instead.
+//
+// A sandbox linked to its gateway by network (Kubernetes) shares no volume
+// with it: the run asks the gateway's proxy (RunSpec.RefusalsVia) for
+// RunSpec.Refusals, a URL the proxy answers itself with the refusals of
+// the time the command took, in the same lines (fetchRefusals). It reads
+// what it could read on a volume: its own refusals, nothing the human's
+// record takes from it.
 
 // refusalsMark is where a refusals file ended before a command.
 type refusalsMark struct {
-	id  [2]uint64
-	end int64
-	ok  bool
+	id    [2]uint64
+	end   int64
+	start time.Time // before the command, when the refusals are asked
+	ok    bool
 }
 
 // gatewayFile stats path as a refusals file: a regular file (not a link)
@@ -40,6 +55,9 @@ func markRefusals(spec *wire.RunSpec) refusalsMark {
 	if spec.Refusals == "" {
 		return refusalsMark{}
 	}
+	if spec.RefusalsVia != "" {
+		return refusalsMark{start: time.Now(), ok: true}
+	}
 	fi, err := os.Lstat(spec.Refusals)
 	if err != nil {
 		return refusalsMark{}
@@ -54,6 +72,10 @@ func markRefusals(spec *wire.RunSpec) refusalsMark {
 // keeps it small): all of it is new.
 func readRefusals(spec *wire.RunSpec, m refusalsMark, res *wire.RunResult) {
 	if !m.ok {
+		return
+	}
+	if spec.RefusalsVia != "" {
+		fetchRefusals(spec, time.Since(m.start)+refusedMargin, res)
 		return
 	}
 	f, err := os.OpenFile(spec.Refusals, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
@@ -79,10 +101,81 @@ func readRefusals(spec *wire.RunSpec, m refusalsMark, res *wire.RunResult) {
 	if err != nil {
 		return
 	}
+	setRefusals(res, b)
+}
+
+// setRefusals has res hold b's whole lines, as read.
+func setRefusals(res *wire.RunResult, b []byte) {
 	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
 		res.Refusals = string(b[:i+1])
 	} else {
 		res.Refusals = ""
 	}
 	res.RefusalsRead = true
+}
+
+// Bounds of the question to the gateway's proxy: its answer comes within
+// fetchTimeout and holds at most wire.MaxRefusals (as the file's lines
+// read are), or the host asks the gateway instead. The window asked is
+// the command's time and refusedMargin more, for the way there (a refusal
+// of the last call just before this one's start is within it only if it
+// came that close).
+const (
+	fetchTimeout  = time.Second
+	refusedMargin = 100 * time.Millisecond
+)
+
+// fetchRefusals asks the gateway's proxy (spec.RefusalsVia) for
+// spec.Refusals with the window within, on a connection of its own (no
+// proxy setting of the sandbox's is read), and fills res with its answer:
+// only a 200 with a Content-Length up to wire.MaxRefusals is read; any
+// other answer (a redirect included) is not followed and reads nothing.
+func fetchRefusals(spec *wire.RunSpec, within time.Duration, res *wire.RunResult) {
+	u, err := url.Parse(spec.Refusals)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return
+	}
+	deadline := time.Now().Add(fetchTimeout)
+	c, err := (&net.Dialer{Deadline: deadline}).Dial("tcp", spec.RefusalsVia)
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	_ = c.SetDeadline(deadline)
+	q := u.Query()
+	q.Set("within", within.Round(time.Millisecond).String())
+	u.RawQuery = q.Encode()
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", u, u.Host); err != nil {
+		return
+	}
+	br := bufio.NewReaderSize(io.LimitReader(c, wire.MaxRefusals+8<<10), 4<<10)
+	status, err := br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(status, "HTTP/1.1 200 ") {
+		return
+	}
+	size := int64(-1)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			break
+		}
+		k, v, _ := strings.Cut(line, ":")
+		if strings.EqualFold(k, "Content-Length") {
+			if size, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
+				return
+			}
+		}
+	}
+	if size < 0 || size > wire.MaxRefusals {
+		return
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(br, b); err != nil {
+		return
+	}
+	setRefusals(res, b)
 }

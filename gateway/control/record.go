@@ -67,6 +67,15 @@ type Batch struct {
 // instead.
 const KindCut = "cut"
 
+// RefusedHost is the name a sandbox linked to its gateway by network (no
+// shared volume, no refused.log) asks its gateway's proxy what it refused,
+// by a plain request for http://RefusedHost/?within=D: the proxy answers
+// it itself, never forwards it (.invalid names nothing on the internet),
+// with the refusals of its last D (the refusals table, as `ctl refused`),
+// one JSON line each as in RefusalsFile. The gateway serves one sandbox:
+// it tells the sandbox only what the sandbox was refused.
+const RefusedHost = "refused.litterbox.invalid"
+
 // RefusedTarget is one target the gateway refused, however many times: what the
 // human's record of a refusal (an exfiltration attempt above all) is made
 // of, apart from the records the sandbox can make many of.

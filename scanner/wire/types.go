@@ -134,9 +134,14 @@ type RunSpec struct {
 	Stdin []byte   `json:"stdin,omitempty"`
 	// Refusals names the file where the sandbox's gateway records the
 	// connections it refuses, owned by RefusalsUID (see refusals.go): the
-	// result holds what it gained during the command.
+	// result holds what it gained during the command. A sandbox linked to
+	// its gateway by network shares no file with it: Refusals is then the
+	// http:// URL its gateway's proxy answers itself, at RefusalsVia (the
+	// proxy's host:port), and the result holds its answer for the time
+	// the command took.
 	Refusals    string `json:"refusals,omitempty"`
 	RefusalsUID int    `json:"refusalsUid,omitempty"`
+	RefusalsVia string `json:"refusalsVia,omitempty"`
 }
 
 // RunResult is what the command did. Stdout and Stderr are what is shown,

@@ -47,7 +47,7 @@ func (f *Files) Bash(ctx context.Context, h *api.Handle, command string, o api.B
 		if rec, ok, _ := netgate.Read(h.Repo.Git.CommonDir, h.Slug); ok {
 			// The run reads what the gateway refused during it.
 			gw = rec
-			spec.Refusals, spec.RefusalsUID = netgate.RefusalsFile()
+			spec.Refusals, spec.RefusalsUID, spec.RefusalsVia = f.gate.Refusals()
 		}
 	}
 	start := time.Now()

@@ -14,9 +14,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -353,11 +355,17 @@ func (g *Gate) Collect(ctx context.Context, gitDir, slug string, rec *NetFile) (
 	return refused, nil
 }
 
-// RefusalsFile is the file where a sandbox's gateway records what it
-// refuses, as the sandbox sees it, and the gateway's user, its owner: a
-// run reads what it gained during the command (scanner's RunSpec.Refusals).
-func RefusalsFile() (path string, uid int) {
-	return egress.Dir + "/" + control.RefusalsFile, egress.UID
+// Refusals is where a run reads what the sandbox's gateway refused during
+// its command (scanner's RunSpec.Refusals, RefusalsUID, RefusalsVia): the
+// gateway's file on the volume the two share, owned by the gateway's user;
+// or, on an engine that links them by network (no volume), the URL the
+// gateway's proxy answers itself (control.RefusedHost), asked of the proxy
+// at the name the sandbox finds it by.
+func (g *Gate) Refusals() (where string, uid int, via string) {
+	if l, ok := Linked(g.Provider); ok {
+		return "http://" + control.RefusedHost + "/", 0, net.JoinHostPort(l.GatewayHost(), strconv.Itoa(egress.LinkedProxyPort))
+	}
+	return egress.Dir + "/" + control.RefusalsFile, egress.UID, ""
 }
 
 // RefusedIn are the refusals a run read from its gateway's file, as an
