@@ -244,6 +244,42 @@ func (m *Machine) running() (int, bool) {
 	return pid, true
 }
 
+// waitEnded waits, 30 s at most, for a qemu of this VM that was killed
+// and is still ending: its memory is gone, so running() no longer knows
+// it by its command line, but it holds its pid file's lock until it has
+// exited, and a qemu started meanwhile fails ("Cannot lock pid file").
+func (m *Machine) waitEnded(ctx context.Context) {
+	data, err := os.ReadFile(m.path("qemu.pid"))
+	if err != nil {
+		return
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 {
+		return
+	}
+	for deadline := time.Now().Add(30 * time.Second); ending(pid) && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// ending says pid is a qemu whose memory is gone: one still exiting, or
+// exited and not yet reaped. Its command line reads empty.
+func ending(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil || !strings.HasPrefix(string(comm), "qemu") {
+		return false
+	}
+	argv, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return err == nil && len(argv) == 0
+}
+
 // Touch marks a use: the idle watcher counts from the last one.
 func (m *Machine) Touch() {
 	now := time.Now()
@@ -290,6 +326,7 @@ func (m *Machine) Start(ctx context.Context) error {
 		m.Touch()
 		return nil
 	}
+	m.waitEnded(ctx)
 	if m.c.Image.Cmdline == "" {
 		return m.unreachable("no VM image: build it with `scripts/ensure-vm-image.sh` in the litterbox repository")
 	}

@@ -287,6 +287,40 @@ func TestStartLeavesAnotherVM(t *testing.T) {
 	}
 }
 
+// A qemu of this VM that was killed and is still ending holds its pid
+// file's lock, though its command line is gone: Start waits for it to end
+// before it starts another, which would fail ("Cannot lock pid file").
+// Here the ending qemu is a zombie, reaped half a second in.
+func TestStartWaitsForAKilledQemu(t *testing.T) {
+	reaped := filepath.Join(t.TempDir(), "reaped")
+	m := withQemu(t, "#!/bin/sh\n[ -e "+reaped+" ] || { echo 'started while the killed qemu was ending' >&2; exit 1; }\necho 'qemu-system-x86_64: cannot boot' >&2\nexit 1\n")
+	pid, reap := qemuNamed(t, m.alias)
+	if err := os.WriteFile(m.path("qemu.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; !ending(pid); i++ {
+		if i == 100 {
+			t.Fatal("the killed stand-in qemu did not become a zombie")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(500 * time.Millisecond)
+		_ = os.WriteFile(reaped, nil, 0o600)
+		reap()
+	}()
+	err := m.Start(context.Background())
+	<-done
+	if err == nil || !strings.Contains(err.Error(), "cannot boot") {
+		t.Errorf("Start beside a killed qemu still ending: %v; want it to wait, then run its own qemu", err)
+	}
+}
+
 // A qemu whose run failed after it daemonized (here: its child held the
 // run's stderr past the runner's wait) is not left running: the VM would
 // run on with no idle watcher to stop it, nor anything to use it.
