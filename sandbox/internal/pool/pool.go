@@ -426,9 +426,8 @@ func (p *Pool) poolConfig(ctx context.Context, r *api.Repo) (*config.Config, str
 // Fill brings r's pool to size ready members made from HEAD with its
 // configuration: it removes members made for another commit or
 // configuration, fills cut short, members beyond size, and the records of
-// containers that are gone, then makes the missing ones, four at a time
-// (most of a member's making is waiting on the engine: a pod's start on a
-// cluster), at the pace of the refill's token bucket.
+// containers that are gone, then makes the missing ones (fillUp: those
+// claimed while it runs too), at the pace of the refill's token bucket.
 // Fills of one repository take turns.
 func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry, error) {
 	if size < 0 || size > MaxSize {
@@ -491,17 +490,17 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	}
 	gws := gatewaysOf(r, all)
 	var drop []provider.Sandbox
-	ready := 0
+	var live []string // the ready members' containers
 	for _, m := range ms {
 		switch {
 		case m.removing:
 			drop = append(drop, m.c)
 		case m.rec == nil && m.c.State == provider.StateRunning && time.Since(m.c.Created) < poolFillStale:
-			ready++ // another fill's, still copying
-		case m.rec == nil, m.rec.Key != key, m.rec.Commit != head, m.c.State != provider.StateRunning, ready >= size:
+			live = append(live, m.c.Ref.ID) // another fill's, still copying
+		case m.rec == nil, m.rec.Key != key, m.rec.Commit != head, m.c.State != provider.StateRunning, len(live) >= size:
 			drop = append(drop, m.c)
 		default:
-			ready++
+			live = append(live, m.c.Ref.ID)
 		}
 	}
 	var errs []error
@@ -516,21 +515,26 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	sp.Labels[api.LabelPool] = key
 	sp.Labels[api.LabelPlatform] = platform
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
-	for i := ready; i < size; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			err := p.makeMember(ctx, r, sp, head, platform, img.Volumes, gw, fillSetup(p.Provider, cfg))
-			mu.Lock()
-			errs = append(errs, err)
-			mu.Unlock()
-		}()
+	ready := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, id := range live {
+			if _, claimed := ReadClaim(r.Git.CommonDir, id); !claimed {
+				n++
+			}
+		}
+		return n
 	}
-	wg.Wait()
+	errs = append(errs, fillUp(size, fillParallel, ready, func() error {
+		id, err := p.makeMember(ctx, r, sp, head, platform, img.Volumes, gw, fillSetup(p.Provider, cfg))
+		if err == nil {
+			mu.Lock()
+			live = append(live, id)
+			mu.Unlock()
+		}
+		return err
+	})...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("fill the pool: %w", err)
 	}
@@ -567,16 +571,16 @@ type gatePrep struct {
 	program []byte
 }
 
-// makeMember makes one pooled container and copies head into it, then runs
-// preSetup (fillSetup) in the same exec; a
+// makeMember makes one pooled container, copies head into it, then runs
+// preSetup (fillSetup) in the same exec, and returns its id; a
 // confined one gets its gateway (named after it, with the policy the
 // pool's key names, which names no sandbox: the claim gives it the name),
 // which is made once the container is, beside the copy; on an engine that
 // links the two by network (Kubernetes), beside the container's start,
 // which waits for the gateway's address.
-func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, head, platform string, volumes []string, gw gatePrep, preSetup []string) (err error) {
+func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, head, platform string, volumes []string, gw gatePrep, preSetup []string) (id string, err error) {
 	if err := p.refill.take(ctx); err != nil {
-		return err
+		return "", err
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -585,7 +589,7 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 	if gw.net != nil {
 		pl, err := p.planGateway(ctx, sp, gw)
 		if err != nil {
-			return err
+			return "", err
 		}
 		defer func() {
 			if err != nil {
@@ -614,7 +618,7 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 		if plan != nil && plan.Linked() {
 			err = errors.Join(err, <-made)
 		}
-		return err
+		return "", err
 	}
 	switch {
 	case plan == nil:
@@ -655,9 +659,9 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 		err = state.WriteAtomic(memberPath(r.Git.CommonDir, sb.Ref.ID), append(data, '\n'))
 	}
 	if err != nil {
-		return errors.Join(fmt.Errorf("pooled sandbox %s: %w", sp.Name, err), p.Remove(core.Made(ctx), r.Git.CommonDir, *sb))
+		return "", errors.Join(fmt.Errorf("pooled sandbox %s: %w", sp.Name, err), p.Remove(core.Made(ctx), r.Git.CommonDir, *sb))
 	}
-	return nil
+	return sb.Ref.ID, nil
 }
 
 // planGateway plans member sp behind a gateway with the pool's policy

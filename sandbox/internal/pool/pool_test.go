@@ -297,3 +297,56 @@ func TestForgetGoneKeepsADeletesClaim(t *testing.T) {
 		t.Error("the claim of a gone container no delete needs was kept")
 	}
 }
+
+// A member claimed while a fill is making others gets its replacement
+// started during that fill, not after it; the fill never has more than
+// size members ready and being made, and makes only what is missing.
+func TestFillUpReplacesClaimsDuringTheFill(t *testing.T) {
+	var mu sync.Mutex
+	readyN, making, most, made := 1, 0, 0, 0 // size 2: one missing at the start
+	started := make(chan struct{}, 8)
+	release := make(chan struct{})
+	ready := func() int { mu.Lock(); defer mu.Unlock(); return readyN }
+	mk := func() error {
+		mu.Lock()
+		making++
+		most = max(most, readyN+making)
+		mu.Unlock()
+		started <- struct{}{}
+		<-release
+		mu.Lock()
+		making--
+		readyN++
+		made++
+		mu.Unlock()
+		return nil
+	}
+	errs := make(chan []error, 1)
+	go func() { errs <- fillUp(2, 4, ready, mk) }()
+	<-started
+	mu.Lock()
+	readyN-- // a create claims the one ready member
+	mu.Unlock()
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a member claimed during the fill got no replacement while the fill ran")
+	}
+	close(release)
+	if e := <-errs; len(e) > 0 {
+		t.Fatal(e)
+	}
+	if made != 2 || readyN != 2 || most > 2 {
+		t.Fatalf("made %d, ready %d, at most %d ready and being made; want 2, 2, at most 2", made, readyN, most)
+	}
+}
+
+// A fill starts no member after one fails: a cluster out of quota is not
+// asked again and again.
+func TestFillUpStopsAtAFailure(t *testing.T) {
+	calls := 0
+	errs := fillUp(3, 1, func() int { return 0 }, func() error { calls++; return fmt.Errorf("quota exceeded") })
+	if calls != 1 || len(errs) != 1 {
+		t.Fatalf("%d members tried, %d errors; want 1 and 1", calls, len(errs))
+	}
+}

@@ -67,3 +67,42 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// fillParallel is how many members a fill makes at once: most of a
+// member's making is waiting on the engine (a pod's start on a cluster).
+const fillParallel = 4
+
+// fillPoll is how often a fill looks again at how many members are ready
+// while it waits for those it is making.
+var fillPoll = 250 * time.Millisecond
+
+// fillUp makes members with mk, par at a time, while the members ready
+// (ready counts those not claimed since: host files only) and those being
+// made are fewer than size. It looks again as each member is made and every
+// fillPoll, so a member claimed during a fill has its replacement started
+// at once, not after the fill, and a fill never makes more than size. It
+// starts none after a member fails, and returns once those under way end.
+func fillUp(size, par int, ready func() int, mk func() error) []error {
+	var errs []error
+	done := make(chan error)
+	making := 0
+	tick := time.NewTicker(fillPoll)
+	defer tick.Stop()
+	for {
+		for len(errs) == 0 && making < par && ready()+making < size {
+			making++
+			go func() { done <- mk() }()
+		}
+		if making == 0 {
+			return errs
+		}
+		select {
+		case err := <-done:
+			making--
+			if err != nil {
+				errs = append(errs, err)
+			}
+		case <-tick.C:
+		}
+	}
+}
