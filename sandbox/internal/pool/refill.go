@@ -74,7 +74,7 @@ const fillParallel = 4
 
 // fillPoll is how often a fill looks again at how many members are ready
 // while it waits for those it is making.
-var fillPoll = 250 * time.Millisecond
+const fillPoll = 250 * time.Millisecond
 
 // fillUp makes members with mk, par at a time, while the members ready
 // (ready counts those not claimed since: host files only) and those being
