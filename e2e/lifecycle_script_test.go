@@ -50,7 +50,8 @@ func cmdLBExit(ts *testscript.TestScript, neg bool, args []string) {
 //	killcopy  the copy gets only the first 256 KiB of the archive, then
 //	       litterbox is killed with SIGKILL (an interrupted create)
 //	killrun   litterbox is killed with SIGKILL as it starts docker run, which
-//	       never runs: the branch and network are left
+//	       never runs, once the branch (made beside the run) is there: the
+//	       branch and network are left
 //	sigintnet litterbox gets SIGINT (Ctrl-C) while docker network create
 //	       runs; the network is made all the same, as the engine does when
 //	       the CLI is killed after sending its request
@@ -116,6 +117,12 @@ if [ -n "${LITTERBOX_FINISH_DELETE:-}" ] && [ "$mode" = failfinish ]; then
   echo "Error response from daemon: the engine failed on purpose" >&2; exit 1
 fi
 if [ "$first" = run ] && [ "$mode" = killrun ]; then
+  # The branch is made beside the run: the kill comes once it is there
+  # (5 s at most), as a kill a moment later would. The sandbox's name is the
+  # container name's last part (the scripts' killrun names hold no -).
+  for a; do [ "$prev" = --name ] && n=$a; prev=$a; done
+  i=0
+  while [ $i -lt 50 ] && ! git rev-parse -q --verify "refs/heads/litterbox/${n##*-}" >/dev/null 2>&1; do sleep 0.1; i=$((i+1)); done
   kill -9 $PPID; exit 137
 fi
 if [ "$first" = network ] && [ "$2" = create ] && [ "$mode" = sigintnet ]; then
