@@ -158,6 +158,27 @@ func ReadClaim(gitDir, id string) (c *Claim, claimed bool) {
 	return &pc, true
 }
 
+// liveMember is a member a fill counts as ready: recorded once its record
+// was written (a member another fill is still copying has none yet).
+type liveMember struct {
+	id       string
+	recorded bool
+}
+
+// stillReady is what of live is still ready: a member once claimed, or
+// whose record is gone, is dropped for good. A claim file alone is not
+// enough: deleting the sandbox made from a member removes its claim with
+// its record (Forget), and the member must not count as ready again.
+func stillReady(gitDir string, live []liveMember) []liveMember {
+	return slices.DeleteFunc(live, func(m liveMember) bool {
+		if _, claimed := ReadClaim(gitDir, m.id); claimed {
+			return true
+		}
+		_, err := os.Stat(memberPath(gitDir, m.id))
+		return m.recorded && err != nil
+	})
+}
+
 // claimedBySandbox reports whether container id is claimed by a create (not
 // by a removal, whose claim names no sandbox, nor by a claim that cannot be
 // read): such a container is a sandbox, the others are still the pool's.
@@ -490,17 +511,17 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	}
 	gws := gatewaysOf(r, all)
 	var drop []provider.Sandbox
-	var live []string // the ready members' containers
+	var live []liveMember // the ready members
 	for _, m := range ms {
 		switch {
 		case m.removing:
 			drop = append(drop, m.c)
 		case m.rec == nil && m.c.State == provider.StateRunning && time.Since(m.c.Created) < poolFillStale:
-			live = append(live, m.c.Ref.ID) // another fill's, still copying
+			live = append(live, liveMember{id: m.c.Ref.ID}) // another fill's, still copying
 		case m.rec == nil, m.rec.Key != key, m.rec.Commit != head, m.c.State != provider.StateRunning, len(live) >= size:
 			drop = append(drop, m.c)
 		default:
-			live = append(live, m.c.Ref.ID)
+			live = append(live, liveMember{id: m.c.Ref.ID, recorded: true})
 		}
 	}
 	var errs []error
@@ -518,19 +539,14 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	ready := func() int {
 		mu.Lock()
 		defer mu.Unlock()
-		n := 0
-		for _, id := range live {
-			if _, claimed := ReadClaim(r.Git.CommonDir, id); !claimed {
-				n++
-			}
-		}
-		return n
+		live = stillReady(r.Git.CommonDir, live)
+		return len(live)
 	}
 	errs = append(errs, fillUp(size, fillParallel, ready, func() error {
 		id, err := p.makeMember(ctx, r, sp, head, platform, img.Volumes, gw, fillSetup(p.Provider, cfg))
 		if err == nil {
 			mu.Lock()
-			live = append(live, id)
+			live = append(live, liveMember{id: id, recorded: true})
 			mu.Unlock()
 		}
 		return err

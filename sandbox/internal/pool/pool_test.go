@@ -298,6 +298,39 @@ func TestForgetGoneKeepsADeletesClaim(t *testing.T) {
 	}
 }
 
+// A fill counts a member claimed and then forgotten (its sandbox deleted
+// during the fill: Forget removes the claim with the record) as gone, not
+// as ready again; a member another fill is still copying (no record yet)
+// counts until claimed.
+func TestStillReadyForgetsWhatWasClaimed(t *testing.T) {
+	gd := t.TempDir()
+	if err := os.MkdirAll(poolDir(gd), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a1", "b2"} {
+		if err := os.WriteFile(memberPath(gd, id), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := []liveMember{{id: "a1", recorded: true}, {id: "b2", recorded: true}, {id: "c3"}}
+	if live = stillReady(gd, live); len(live) != 3 {
+		t.Fatalf("ready before any claim: %v", live)
+	}
+	if ok, err := ClaimMember(gd, "a1", Claim{Slug: "s", Claimed: time.Now()}); !ok || err != nil {
+		t.Fatalf("claim a1: %v %v", ok, err)
+	}
+	live = stillReady(gd, live)
+	if err := Forget(gd, "a1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(memberPath(gd, "b2")); err != nil {
+		t.Fatal(err)
+	}
+	if live = stillReady(gd, live); len(live) != 1 || live[0].id != "c3" {
+		t.Errorf("ready after a1 was claimed and forgotten and b2's record went: %v; want only c3", live)
+	}
+}
+
 // A member claimed while a fill is making others gets its replacement
 // started during that fill, not after it; the fill never has more than
 // size members ready and being made, and makes only what is missing.
