@@ -254,6 +254,11 @@ func TestCreateSetupFails(t *testing.T) {
 func TestCreateWhereTheNameIsTaken(t *testing.T) {
 	f := newFixture(t, map[string]string{})
 	f.p.AddNetwork("litterbox-repo-x", map[string]string{api.LabelSlug: "x", api.LabelGitDir: f.r.Git.CommonDir, api.LabelRepo: f.r.Root()})
+	// What names it on the host (list looks for networks only then): its
+	// state directory, which a sandbox's delete removes last.
+	if err := os.MkdirAll(f.r.StateDir("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if st := f.status("x"); st != api.StatusNoSandbox {
 		t.Errorf("status of a network alone = %s", st)
 	}
@@ -330,6 +335,43 @@ func TestListLeftovers(t *testing.T) {
 	if list, err := f.s.List(f.ctx, f.r); err != nil || len(list) != 0 {
 		t.Errorf("list after deleting all = %+v, %v", list, err)
 	}
+}
+
+// List of a repository with a warm pool is one engine list, containers
+// alone, while every network of the pool has its container; a fill cut
+// short that left a network alone (here: its container's start failed and
+// so did its cleanup) makes list look at the networks too, so the pool
+// line counts it, until a fill that ends cleanly has removed it.
+func TestListPoolNetworks(t *testing.T) {
+	f := newFixture(t, map[string]string{})
+	f.mustCreate("ok")
+	listPool := func(wantLists, wantMembers int) {
+		t.Helper()
+		before := len(f.p.Calls())
+		list, pool, err := f.s.ListRepoPool(f.ctx, func(context.Context) (*api.Repo, error) { return f.r, nil })
+		if err != nil || len(list) != 1 || list[0].Status != api.StatusActive {
+			t.Fatalf("list = %+v, %v", list, err)
+		}
+		if lists := len(slices.DeleteFunc(f.p.Calls()[before:], func(s fake.Step) bool { return s != fake.StepList })); lists != wantLists {
+			t.Errorf("list made %d engine lists, want %d", lists, wantLists)
+		}
+		if len(pool) != wantMembers {
+			t.Errorf("pool = %+v, want %d members", pool, wantMembers)
+		}
+	}
+	if _, err := f.s.FillPool(f.ctx, f.r, 1); err != nil {
+		t.Fatal(err)
+	}
+	listPool(1, 1)
+	f.p.Fail(fake.StepContainer, fmt.Errorf("boom: %w", provider.ErrLeftBehind))
+	if _, err := f.s.FillPool(f.ctx, f.r, 2); err == nil {
+		t.Fatal("the fill whose container failed succeeded")
+	}
+	listPool(2, 2)
+	if _, err := f.s.FillPool(f.ctx, f.r, 1); err != nil {
+		t.Fatal(err)
+	}
+	listPool(1, 1)
 }
 
 // A detached delete returns once the container and the branch are gone;

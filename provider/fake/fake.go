@@ -241,7 +241,16 @@ func (p *Provider) List(_ context.Context, sel provider.Selector) ([]provider.Sa
 		}
 		return true
 	}
-	return p.list(match, sel.Report), nil
+	out := p.list(match, sel.Report)
+	if sel.ContainersOnly {
+		// As docker ps: a container names its network, no network is
+		// listed alone.
+		out = slices.DeleteFunc(out, func(sb provider.Sandbox) bool { return sb.State == provider.StateNone })
+		for i := range out {
+			out[i].Ref.NetworkID = ""
+		}
+	}
+	return out, nil
 }
 
 // list joins containers and networks, newest container first, as docker ps

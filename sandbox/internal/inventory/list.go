@@ -136,6 +136,7 @@ func (inv *Inventory) objects(ctx context.Context, r *api.Repo, slug string, con
 func (inv *Inventory) List(ctx context.Context, r *api.Repo) ([]api.Sandbox, error) {
 	var (
 		sbs     []provider.Sandbox
+		members []provider.Sandbox
 		listErr error
 		own     map[string]string
 		refErr  error
@@ -146,7 +147,7 @@ func (inv *Inventory) List(ctx context.Context, r *api.Repo) ([]api.Sandbox, err
 		defer wg.Done()
 		// In one repository, the networks are listed only when
 		// something of it may have left one (see needNetworks).
-		sbs, _, listErr = inv.objects(ctx, r, "", r != nil)
+		sbs, members, listErr = inv.objects(ctx, r, "", r != nil)
 	}()
 	if r != nil {
 		wg.Add(1)
@@ -159,7 +160,7 @@ func (inv *Inventory) List(ctx context.Context, r *api.Repo) ([]api.Sandbox, err
 	if err := errors.Join(listErr, refErr); err != nil {
 		return nil, err
 	}
-	if r != nil && needNetworks(r, sbs, own) {
+	if r != nil && needNetworks(r, sbs, members, own) {
 		var err error
 		if sbs, _, err = inv.Objects(ctx, r, ""); err != nil {
 			return nil, err
@@ -169,18 +170,21 @@ func (inv *Inventory) List(ctx context.Context, r *api.Repo) ([]api.Sandbox, err
 	return inv.assemble(ctx, r, sbs, own, gws)
 }
 
-// needNetworks says whether a list of r, whose engine list (objs, of r
-// alone) named its containers only, must list the engine's networks too:
-// a network outlives its sandbox's container only when something host-side
-// still names the sandbox (a create makes its journal first, a delete
-// clears its state last; a user who removes a container by hand leaves its
-// branch), or when a fill of the warm pool may have left one (pool.d).
-// Then a branch or state directory of a sandbox with no container says so.
-func needNetworks(r *api.Repo, objs []provider.Sandbox, own map[string]string) bool {
+// needNetworks says whether a list of r, whose engine list (objs and
+// members, r's sandboxes and unclaimed pool members) named its containers
+// only, must list the engine's networks too: a network outlives its
+// sandbox's container only when something host-side still names the
+// sandbox (a create makes its journal first, a delete clears its state
+// last; a user who removes a container by hand leaves its branch), or its
+// pool member (pool.MayHoldNetworks). Then a branch or state directory of
+// a sandbox with no container says so, or a record of the pool's.
+func needNetworks(r *api.Repo, objs, members []provider.Sandbox, own map[string]string) bool {
 	has := map[string]bool{}
-	for _, o := range objs {
+	ids := map[string]bool{}
+	for _, o := range slices.Concat(objs, members) {
 		if o.State != provider.StateNone && !netgate.IsGateway(o) {
 			has[o.Labels[api.LabelSlug]] = true
+			ids[o.Ref.ID] = true
 		}
 	}
 	for ref := range own {
@@ -196,7 +200,9 @@ func needNetworks(r *api.Repo, objs []provider.Sandbox, own map[string]string) b
 		switch name := e.Name(); {
 		case !e.IsDir():
 		case name == pool.DirName:
-			return true
+			if pool.MayHoldNetworks(r.Git.CommonDir, func(id string) bool { return ids[id] }) {
+				return true
+			}
 		case !strings.Contains(name, ".") && !has[name]:
 			return true // a slug's state (slugs have no dot)
 		}
@@ -246,14 +252,15 @@ func (inv *Inventory) ListDir(ctx context.Context, open func(context.Context) (*
 	if repErr != nil {
 		return nil, nil, nil, repErr
 	}
-	if listErr == nil && needNetworks(r, slices.DeleteFunc(slices.Clone(sbs), func(sb provider.Sandbox) bool { return !r.Owns(sb.Labels) }), own) {
+	notMine := func(sb provider.Sandbox) bool { return !r.Owns(sb.Labels) }
+	if listErr == nil && needNetworks(r, slices.DeleteFunc(slices.Clone(sbs), notMine), slices.DeleteFunc(slices.Clone(members), notMine), own) {
 		sbs, members, listErr = inv.Objects(ctx, nil, "")
 	}
 	if listErr != nil {
 		return nil, nil, nil, listErr
 	}
 	gws := GatewayStates(sbs)
-	mine := slices.DeleteFunc(sbs, func(sb provider.Sandbox) bool { return !r.Owns(sb.Labels) })
+	mine := slices.DeleteFunc(sbs, notMine)
 	list, err := inv.assemble(ctx, r, mine, own, gws)
 	return r, list, members, err
 }

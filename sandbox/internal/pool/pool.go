@@ -210,6 +210,52 @@ func Forget(gitDir, id string) error {
 	return errors.Join(errs...)
 }
 
+// fillingFile marks a fill that makes members (pool.d/filling): written
+// before the first is made, removed once the fill ended without error. A
+// fill cut short (a kill) leaves it, and with it perhaps a network that
+// the engine made for a member whose container was not made yet: list
+// then asks the engine for its networks (MayHoldNetworks) until a fill or
+// `delete --pool`, which remove such networks, end cleanly.
+const fillingFile = "filling"
+
+// MayHoldNetworks says whether the engine may hold a network of r's pool
+// (its common git dir) whose container is gone: one only the engine's
+// network list finds. live says which containers the engine's list holds.
+// It does while a fill runs or after one was cut short (fillingFile), and
+// while a record names a container that is gone (a member removed by hand
+// or whose removal was cut short, a claimed one whose sandbox's delete
+// goes on). Otherwise every network of the pool has its container, which
+// names it: list needs the container list alone.
+func MayHoldNetworks(gitDir string, live func(id string) bool) bool {
+	entries, err := os.ReadDir(poolDir(gitDir))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if name == fillingFile {
+			return true
+		}
+		id, ok := strings.CutSuffix(name, ".member")
+		if !ok {
+			id, ok = strings.CutSuffix(name, ".claim")
+		}
+		if ok && !live(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// markFilling writes fillingFile (see there); done removes it.
+func markFilling(gitDir string) (done func(), err error) {
+	p := filepath.Join(poolDir(gitDir), fillingFile)
+	if err := atomicfile.Write(p, []byte("a fill makes members\n"), 0o644); err != nil {
+		return nil, err
+	}
+	return func() { _ = os.Remove(p) }, nil
+}
+
 // HasClaims reports whether any container of r's pool was claimed: only then
 // do lookups also list pooled containers.
 func HasClaims(gitDir string) bool {
@@ -542,6 +588,10 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 		live = stillReady(r.Git.CommonDir, live)
 		return len(live)
 	}
+	filling, err := markFilling(r.Git.CommonDir)
+	if err != nil {
+		return nil, err
+	}
 	errs = append(errs, fillUp(size, fillParallel, ready, func() error {
 		id, err := p.makeMember(ctx, r, sp, head, platform, img.Volumes, gw, fillSetup(p.Provider, cfg))
 		if err == nil {
@@ -554,6 +604,7 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("fill the pool: %w", err)
 	}
+	filling()
 	if ms, _, err = p.unclaimed(ctx, r); err != nil {
 		return nil, err
 	}
@@ -866,7 +917,12 @@ func (p *Pool) Delete(ctx context.Context, r *api.Repo) ([]string, error) {
 	}
 	errs = append(errs, p.dropOrphanGateways(ctx, r.Git.CommonDir, all, gws))
 	forgetGone(r.Git.CommonDir, all)
-	return removed, errors.Join(errs...)
+	err = errors.Join(errs...)
+	if err == nil {
+		// Every member went, a network a fill cut short left among them.
+		_ = os.Remove(filepath.Join(poolDir(r.Git.CommonDir), fillingFile))
+	}
+	return removed, err
 }
 
 // Take claims the first of candidates (Candidates) that no other create

@@ -298,6 +298,43 @@ func TestForgetGoneKeepsADeletesClaim(t *testing.T) {
 	}
 }
 
+// The engine may hold a network of the pool whose container is gone only
+// where a record or a fill says so: while a fill runs or after one was cut
+// short, and while a claim names a container the engine no longer has (a
+// removal cut short between its container and its network).
+func TestMayHoldNetworks(t *testing.T) {
+	gd := t.TempDir()
+	live := map[string]bool{"c0ffee": true}
+	may := func() bool { return MayHoldNetworks(gd, func(id string) bool { return live[id] }) }
+	if may() {
+		t.Error("a repository without a pool may hold its networks")
+	}
+	if err := os.MkdirAll(poolDir(gd), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := ClaimMember(gd, "c0ffee", Claim{Slug: "s", Claimed: time.Now()}); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if may() {
+		t.Error("a pool whose every record names a live container may hold networks")
+	}
+	done, err := markFilling(gd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !may() {
+		t.Error("a fill going (or cut short) may leave no network")
+	}
+	done()
+	if may() {
+		t.Error("a fill that ended may still have left a network")
+	}
+	delete(live, "c0ffee")
+	if !may() {
+		t.Error("a claim of a container that is gone does not count")
+	}
+}
+
 // A fill counts a member claimed and then forgotten (its sandbox deleted
 // during the fill: Forget removes the claim with the record) as gone, not
 // as ready again; a member another fill is still copying (no record yet)
