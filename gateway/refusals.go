@@ -157,6 +157,10 @@ func asksRefused(req *http.Request) bool {
 	return strings.EqualFold(strings.TrimSuffix(host, "."), control.RefusedHost)
 }
 
+// answerWriteTimeout bounds the write of an answer the gateway makes
+// itself: a client that never reads it holds nothing past it.
+const answerWriteTimeout = 5 * time.Second
+
 // maxRefusedWithin bounds the window a run may ask for: its longest
 // command (api.MaxBashTimeout is an hour) and then some.
 const maxRefusedWithin = 2 * time.Hour
@@ -165,8 +169,9 @@ const maxRefusedWithin = 2 * time.Hour
 // within=D (a duration up to maxRefusedWithin) gets the refusals of the
 // gateway's last D, one JSON line each (as its refusals file holds them);
 // anything else there is a 400 that says what is served. The answer ends
-// the connection.
+// the connection, and is given up past answerWriteTimeout.
 func (g *Gateway) answerRefused(conn net.Conn, req *http.Request) {
+	_ = conn.SetWriteDeadline(time.Now().Add(answerWriteTimeout))
 	d, err := time.ParseDuration(req.URL.Query().Get("within"))
 	if req.Method != http.MethodGet || req.URL.Path != "/" || err != nil || d <= 0 || d > maxRefusedWithin {
 		writeSimple(conn, 400, "Bad Request", "litterbox gateway: http://"+control.RefusedHost+"/ answers only GET /?within=D, D a duration such as 3s up to "+maxRefusedWithin.String()+"\n")

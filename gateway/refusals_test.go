@@ -239,3 +239,37 @@ func TestRefusedAnswered(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedAnswerToAClientThatNeverReads: a client that asks what was
+// refused and never reads the answer does not hold the gateway's
+// connection (and its goroutine) forever: the answer's write gives up.
+func TestRefusedAnswerToAClientThatNeverReads(t *testing.T) {
+	t.Parallel()
+	g := &Gateway{Audit: NewAudit(100, nil), Resolver: failResolver{}}
+	g.Audit.Add(control.Record{Kind: "connect", Host: "refused.test", Port: 443, Reason: "not in the allowlist"})
+	for name, req := range map[string]string{
+		"refusals": "GET http://" + control.RefusedHost + "/?within=1m HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n",
+		"400":      "GET http://" + control.RefusedHost + "/ HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			// A pipe holds nothing: every write waits for a read that
+			// never comes.
+			c, s := net.Pipe()
+			defer c.Close()
+			done := make(chan struct{})
+			go func() {
+				g.ServeConn(s)
+				close(done)
+			}()
+			if _, err := io.WriteString(c, req); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-done:
+			case <-time.After(answerWriteTimeout + 10*time.Second):
+				t.Fatalf("%q: the gateway still waits to write its answer to a client that never reads, %v on", req, answerWriteTimeout+10*time.Second)
+			}
+		})
+	}
+}
