@@ -28,6 +28,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -244,40 +245,34 @@ func (m *Machine) running() (int, bool) {
 	return pid, true
 }
 
-// waitEnded waits, 30 s at most, for a qemu of this VM that was killed
-// and is still ending: its memory is gone, so running() no longer knows
-// it by its command line, but it holds its pid file's lock until it has
-// exited, and a qemu started meanwhile fails ("Cannot lock pid file").
-func (m *Machine) waitEnded(ctx context.Context) {
-	data, err := os.ReadFile(m.path("qemu.pid"))
-	if err != nil {
-		return
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 0 {
-		return
-	}
-	for deadline := time.Now().Add(30 * time.Second); ending(pid) && time.Now().Before(deadline); {
+// waitEnded waits, 30 s at most, while a qemu of this VM that was killed
+// is still ending: its memory is gone, so running() no longer knows it by
+// its command line, but until it has exited it holds its pid file's lock,
+// and a qemu started meanwhile fails ("Cannot lock pid file"). A qemu that
+// has exited holds nothing, reaped or not (a zombie): it is not waited
+// for. It returns ctx's error when ctx ends first.
+func (m *Machine) waitEnded(ctx context.Context) error {
+	for deadline := time.Now().Add(30 * time.Second); pidFileLocked(m.path("qemu.pid")) && time.Now().Before(deadline); {
 		select {
 		case <-ctx.Done():
-			return
+			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+	return nil
 }
 
-// ending says pid is a qemu whose memory is gone: one still exiting, or
-// exited and not yet reaped. Its command line reads empty.
-func ending(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
+// pidFileLocked says a process holds a lock on qemu's pid file at path:
+// qemu takes a POSIX write lock on the whole file (fcntl, not flock), and
+// the kernel drops it as the process exits.
+func pidFileLocked(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
 		return false
 	}
-	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	if err != nil || !strings.HasPrefix(string(comm), "qemu") {
-		return false
-	}
-	argv, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return err == nil && len(argv) == 0
+	defer f.Close()
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: io.SeekStart}
+	return syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &lk) == nil && lk.Type != syscall.F_UNLCK
 }
 
 // Touch marks a use: the idle watcher counts from the last one.
@@ -326,7 +321,9 @@ func (m *Machine) Start(ctx context.Context) error {
 		m.Touch()
 		return nil
 	}
-	m.waitEnded(ctx)
+	if err := m.waitEnded(ctx); err != nil {
+		return err
+	}
 	if m.c.Image.Cmdline == "" {
 		return m.unreachable("no VM image: build it with `scripts/ensure-vm-image.sh` in the litterbox repository")
 	}

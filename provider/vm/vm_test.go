@@ -1,8 +1,11 @@
 package vm
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -10,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -287,37 +291,124 @@ func TestStartLeavesAnotherVM(t *testing.T) {
 	}
 }
 
+// TestMain runs the test binary as a stand-in qemu that holds a pid
+// file's lock (holdPidFile) when asked to.
+func TestMain(m *testing.M) {
+	if path := os.Getenv("LITTERBOX_TEST_HOLD_PIDFILE"); path != "" {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err == nil {
+			err = syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &syscall.Flock_t{Type: syscall.F_WRLCK, Whence: io.SeekStart})
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("locked")
+		_, _ = io.Copy(io.Discard, os.Stdin) // until it is told to end
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// holdPidFile runs a process that holds m's pid file's lock as qemu does
+// (a POSIX write lock on the whole file, as /proc/locks shows of a real
+// one) until the test ends, the pid file naming it; it returns what ends
+// it.
+func holdPidFile(t *testing.T, m *Machine) func() {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "LITTERBOX_TEST_HOLD_PIDFILE="+m.path("qemu.pid"))
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(m.path("qemu.pid"), []byte("1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	release := sync.OnceFunc(func() { in.Close(); _ = cmd.Wait() })
+	t.Cleanup(release)
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "locked\n" {
+		t.Fatalf("the stand-in did not lock the pid file: %q, %v", line, err)
+	}
+	if err := os.WriteFile(m.path("qemu.pid"), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return release
+}
+
 // A qemu of this VM that was killed and is still ending holds its pid
 // file's lock, though its command line is gone: Start waits for it to end
 // before it starts another, which would fail ("Cannot lock pid file").
-// Here the ending qemu is a zombie, reaped half a second in.
+// Here the ending qemu is a process that holds the lock half a second.
 func TestStartWaitsForAKilledQemu(t *testing.T) {
-	reaped := filepath.Join(t.TempDir(), "reaped")
-	m := withQemu(t, "#!/bin/sh\n[ -e "+reaped+" ] || { echo 'started while the killed qemu was ending' >&2; exit 1; }\necho 'qemu-system-x86_64: cannot boot' >&2\nexit 1\n")
-	pid, reap := qemuNamed(t, m.alias)
+	ended := filepath.Join(t.TempDir(), "ended")
+	m := withQemu(t, "#!/bin/sh\n[ -e "+ended+" ] || { echo 'started while the killed qemu was ending' >&2; exit 1; }\necho 'qemu-system-x86_64: cannot boot' >&2\nexit 1\n")
+	release := holdPidFile(t, m)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(500 * time.Millisecond)
+		_ = os.WriteFile(ended, nil, 0o600)
+		release()
+	}()
+	err := m.Start(context.Background())
+	<-done
+	if err == nil || !strings.Contains(err.Error(), "cannot boot") {
+		t.Errorf("Start beside a killed qemu still ending: %v; want it to wait, then run its own qemu", err)
+	}
+}
+
+// A qemu of this VM that has exited and is not yet reaped (a zombie) holds
+// nothing: Start does not wait for it (it waited the whole 30 s).
+func TestStartLeavesAZombieQemu(t *testing.T) {
+	m := withQemu(t, "#!/bin/sh\necho 'qemu-system-x86_64: cannot boot' >&2\nexit 1\n")
+	pid, _ := qemuNamed(t, m.alias) // reaped when the test ends
 	if err := os.WriteFile(m.path("qemu.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; !ending(pid); i++ {
+	for i := 0; ; i++ {
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if _, after, _ := strings.Cut(string(stat), ") "); strings.HasPrefix(after, "Z") {
+			break
+		}
 		if i == 100 {
-			t.Fatal("the killed stand-in qemu did not become a zombie")
+			t.Fatalf("the killed stand-in qemu did not become a zombie: %q", stat)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		time.Sleep(500 * time.Millisecond)
-		_ = os.WriteFile(reaped, nil, 0o600)
-		reap()
-	}()
-	err := m.Start(context.Background())
-	<-done
-	if err == nil || !strings.Contains(err.Error(), "cannot boot") {
-		t.Errorf("Start beside a killed qemu still ending: %v; want it to wait, then run its own qemu", err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.Start(ctx); err == nil || !strings.Contains(err.Error(), "cannot boot") {
+		t.Errorf("Start beside a zombie of its qemu: %v; want its own qemu run at once", err)
+	}
+}
+
+// An interrupt ends the wait for a killed qemu to end, and the start: no
+// qemu is run.
+func TestStartInterruptedWhileAQemuEnds(t *testing.T) {
+	ran := filepath.Join(t.TempDir(), "ran")
+	m := withQemu(t, "#!/bin/sh\ntouch "+ran+"\nexit 1\n")
+	holdPidFile(t, m)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	err := m.Start(ctx)
+	if took := time.Since(start); !errors.Is(err, context.Canceled) || took > 10*time.Second {
+		t.Errorf("interrupted 300 ms into the wait for a qemu ending, Start returned %v after %s; want it interrupted at once", err, took)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("an interrupted start ran qemu")
 	}
 }
 
