@@ -395,27 +395,31 @@ func (r *Resume) Validate() error { return r.validate() }
 // Run resumes.
 func (r *Resume) Run(ctx context.Context, env *Env) error { return r.run(ctx, env, false, false) }
 
-// Delete removes a sandbox, or the warm pool.
+// Delete removes sandboxes, or the warm pool.
 type Delete struct {
-	Name  string `arg:"" optional:"" predictor:"sandbox" help:"Sandbox name."`
-	Force bool   `short:"f" help:"Delete even when the branch has commits that are not in HEAD."`
-	Pool  bool   `name:"pool" help:"Remove this repository's warm pool instead: the pooled sandboxes no create has taken (see litterbox pool)."`
-	Wait  bool   `name:"wait" help:"Return once everything of the sandbox is gone. Without it, delete returns once its container and branch are: its egress gateway, their volume and its state go just after, in a process of its own."`
+	Names []string `arg:"" optional:"" name:"name" predictor:"sandbox" help:"Sandbox names: each is deleted or says why not, and the others go all the same."`
+	Force bool     `short:"f" help:"Delete even when the branch has commits that are not in HEAD."`
+	Pool  bool     `name:"pool" help:"Remove this repository's warm pool instead: the pooled sandboxes no create has taken (see litterbox pool)."`
+	Wait  bool     `name:"wait" help:"Return once everything of the sandbox is gone. Without it, delete returns once its container and branch are: its egress gateway, their volume and its state go just after, in a process of its own."`
 }
 
 // Validate refuses a bad name, or a name with --pool, before anything runs.
 func (d *Delete) Validate() error {
 	switch {
-	case d.Pool && d.Name != "":
-		return fmt.Errorf("delete --pool removes the warm pool and takes no sandbox name; delete %s on its own", d.Name)
+	case d.Pool && len(d.Names) > 0:
+		return fmt.Errorf("delete --pool removes the warm pool and takes no sandbox name; delete %s on its own", strings.Join(d.Names, " "))
 	case d.Pool:
 		return nil
-	case d.Name == "":
-		_, err := api.Slugify(d.Name)
+	case len(d.Names) == 0:
+		_, err := api.Slugify("")
 		return fmt.Errorf("%w Give the name of a sandbox (`litterbox list` shows them), or --pool to delete the warm pool", err)
 	}
-	_, err := api.Slugify(d.Name)
-	return err
+	for _, name := range d.Names {
+		if _, err := api.Slugify(name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Run deletes.
@@ -445,19 +449,62 @@ func (d *Delete) Run(ctx context.Context, env *Env) error {
 		// gateway goes before this returns.
 		detach = detachDelete
 	}
-	rep, err := env.Sandboxes.DeleteDetached(ctx, r, d.Name, d.Force, detach)
-	if rep != nil && len(rep.Removed) > 0 {
-		later := ""
-		if len(rep.Removing) > 0 {
-			later = "; going in the background: " + strings.Join(rep.Removing, ", ")
+	var names []string
+	for _, name := range d.Names {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
 		}
-		env.outf("Deleted %s (%s%s)\n", rep.Name, strings.Join(rep.Removed, ", "), later)
 	}
-	if err == nil {
+	var failed notDeleted
+	for _, name := range names {
+		rep, err := env.Sandboxes.DeleteDetached(ctx, r, name, d.Force, detach)
+		if rep != nil && len(rep.Removed) > 0 {
+			later := ""
+			if len(rep.Removing) > 0 {
+				later = "; going in the background: " + strings.Join(rep.Removing, ", ")
+			}
+			env.outf("Deleted %s (%s%s)\n", rep.Name, strings.Join(rep.Removed, ", "), later)
+		}
+		if err != nil {
+			if len(names) == 1 {
+				return err
+			}
+			// Said as it fails, beside the others' lines; the error
+			// returned names them all.
+			env.errf("Error: %s: %s\n", name, termtext.EscapeText(err.Error()))
+			failed.add(name, err)
+		}
+	}
+	if len(failed.names) < len(names) {
 		stopIdleVM(ctx, env, r)
 	}
-	return err
+	if failed.first != nil {
+		failed.of = len(names)
+		return &failed
+	}
+	return nil
 }
+
+// notDeleted is the error of a delete of several sandboxes some of which
+// are left; it unwraps to the first one's error, which sets the exit code.
+type notDeleted struct {
+	names []string
+	of    int
+	first error
+}
+
+func (e *notDeleted) add(name string, err error) {
+	e.names = append(e.names, name)
+	if e.first == nil {
+		e.first = err
+	}
+}
+
+func (e *notDeleted) Error() string {
+	return fmt.Sprintf("%s not deleted (%d of the %d sandboxes named; each said why above)", strings.Join(e.names, ", "), len(e.names), e.of)
+}
+
+func (e *notDeleted) Unwrap() error { return e.first }
 
 // finishDeleteEnv names, in the environment of the process detachDelete
 // starts, the sandbox whose delete it finishes; the sandbox's create lock

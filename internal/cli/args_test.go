@@ -91,6 +91,7 @@ func TestNamedSandboxes(t *testing.T) {
 		{[]string{"exec", "My_Box", "--", "true"}, "my-box"},
 		{[]string{"watch", "a", "b"}, "a b"},
 		{[]string{"delete", "--force", "box"}, "box"},
+		{[]string{"delete", "a", "B"}, "a b"},
 		{[]string{"list"}, ""},
 	} {
 		var c cli

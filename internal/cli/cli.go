@@ -72,7 +72,7 @@ type cli struct {
 	List      commands.List       `cmd:"" aliases:"ls" help:"List sandboxes."`
 	Pause     commands.Pause      `cmd:"" help:"Pause sandboxes, keeping their state."`
 	Resume    commands.Resume     `cmd:"" help:"Resume paused sandboxes."`
-	Delete    commands.Delete     `cmd:"" aliases:"rm" help:"Delete a sandbox: its container, network and branch."`
+	Delete    commands.Delete     `cmd:"" aliases:"rm" help:"Delete sandboxes: each one's container, network and branch."`
 	Prune     commands.Prune      `cmd:"" help:"Remove the containers and networks of sandboxes whose repository no longer exists."`
 	Shell     commands.Shell      `cmd:"" help:"Open an interactive shell in a sandbox, in /src."`
 	Exec      commands.Exec       `cmd:"" help:"Run a command in a sandbox (litterbox exec NAME -- CMD ARGS...) and pass its exit code through."`
