@@ -53,6 +53,10 @@ type Provider struct {
 
 	epOnce sync.Once
 	ep     string
+
+	// classes keeps the RuntimeClasses found (runtimeClass), by the
+	// runtime asked: a create's checks and the create ask once.
+	classes sync.Map
 }
 
 var _ provider.Provider = (*Provider)(nil)

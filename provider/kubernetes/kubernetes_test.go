@@ -342,6 +342,40 @@ func TestCheckSpecGVisorWithPorts(t *testing.T) {
 	}
 }
 
+// A create with a runtime and ports asks the cluster for its RuntimeClasses
+// once, not at each of its checks (CheckRuntime, CheckSpec, Create: it
+// asked three times); a runtime the cluster lacked is asked again, for a
+// class made since to be found.
+func TestRuntimeClassAskedOnce(t *testing.T) {
+	f := runnertest.New(t)
+	p, err := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := []string{"kubectl", "get", "runtimeclass", "-o", `jsonpath={range .items[*]}{.metadata.name}={.handler}{"\n"}{end}`}
+	ctx := context.Background()
+	f.Expect(ask, "kata=kata-qemu\n", nil)
+	if _, err := p.CheckRuntime(ctx, "gvisor"); !errors.Is(err, provider.ErrNoRuntime) {
+		t.Fatalf("check of gvisor on a cluster without it = %v", err)
+	}
+	f.Expect(ask, "kata=kata-qemu\nsandboxed=runsc\n", nil)
+	name, err := p.CheckRuntime(ctx, "gvisor")
+	if err != nil || name != "sandboxed" {
+		t.Fatalf("check of gvisor once its class was made = %q, %v; want sandboxed", name, err)
+	}
+	spec := testSpec()
+	spec.Runtime = name
+	if err := p.CheckSpec(ctx, spec); !errors.Is(err, provider.ErrUnsupported) {
+		t.Errorf("check under gVisor with a port = %v; want ErrUnsupported", err)
+	}
+	if _, err := p.Create(ctx, spec); !errors.Is(err, provider.ErrUnsupported) {
+		t.Errorf("create under gVisor with a port = %v; want ErrUnsupported", err)
+	}
+	if name, err := p.CheckRuntime(ctx, "gvisor"); err != nil || name != "sandboxed" {
+		t.Errorf("check of gvisor again = %q, %v", name, err)
+	}
+}
+
 // createWithRuntimeClasses creates testSpec (which has a port) with the
 // runtime gvisor on a cluster whose RuntimeClasses are classes (lines of
 // name=handler), where nothing else may be asked or made.

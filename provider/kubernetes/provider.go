@@ -932,14 +932,25 @@ func portsUnder(handler string, s provider.Spec) error {
 		"remove the ports ([ports] in .litterbox.toml) or leave the runtime unset", s.Runtime)
 }
 
+// foundClass is a RuntimeClass runtimeClass found: its name and handler.
+type foundClass struct{ name, handler string }
+
 // runtimeClass is CheckRuntime's class for runtime (not "") and its
-// handler.
+// handler. A class found is kept while the provider lives, under the
+// runtime asked and under its own name (what the Spec then carries), so
+// that a create's checks and the create ask the cluster once; a runtime
+// not found is asked again, for a class made since.
 func (p *Provider) runtimeClass(ctx context.Context, runtime string) (name, handler string, err error) {
+	if c, ok := p.classes.Load(runtime); ok {
+		return c.(foundClass).name, c.(foundClass).handler, nil
+	}
 	res, err := p.run(ctx, p.Cmd("get", "runtimeclass", "-o", `jsonpath={range .items[*]}{.metadata.name}={.handler}{"\n"}{end}`))
 	if err != nil {
 		return "", "", fmt.Errorf("list the cluster's RuntimeClasses: %w", err)
 	}
 	if name, handler := runtimeClass(string(res.Stdout), runtime); name != "" {
+		p.classes.Store(runtime, foundClass{name, handler})
+		p.classes.Store(name, foundClass{name, handler})
 		return name, handler, nil
 	}
 	if runtime == provider.RuntimeGVisor {
