@@ -51,6 +51,28 @@ type NetFile struct {
 	Volume  string `json:"volume"`
 	// Ports are the named ports the gateway publishes.
 	Ports []int `json:"ports,omitempty"`
+	// Unnamed says the gateway's policy names no sandbox (a warm pool
+	// member's, made before the name was known) and its claim told it
+	// none: the sandbox's commands write the name first (NameFirst).
+	Unnamed bool `json:"unnamed,omitempty"`
+}
+
+// NameFirst is cmd, a command of sandbox slug's own (its user's, an
+// agent's, a service's), made to write the sandbox's name where its
+// gateway reads it (egress.WriteName) before it runs, when the record says
+// the gateway was not told the name (Unnamed): a claim from the warm pool
+// with nothing to run in the member is the engine's rename alone, and
+// only a command run after it can meet a refusal, whose text the name is
+// for. It costs that command a shell's start in the sandbox, no engine
+// call. Any other cmd is returned as it is.
+func NameFirst(r *api.Repo, slug string, cmd []string) []string {
+	if r == nil || len(cmd) == 0 {
+		return cmd
+	}
+	if rec, ok, _ := Read(r.Git.CommonDir, slug); !ok || !rec.Unnamed {
+		return cmd
+	}
+	return append([]string{"sh", "-c", egress.WriteName + `; exec "$@"`, "sh"}, cmd...)
 }
 
 // FromConfig is the policy of cfg's [network] table.

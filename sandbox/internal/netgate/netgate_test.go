@@ -2,10 +2,15 @@ package netgate
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway/control"
+	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // TestRefusedInCut: a run that read a refusals file the gateway emptied
@@ -42,5 +47,37 @@ func TestReachEqual(t *testing.T) {
 		if a.Equal(b) {
 			t.Errorf("%v equals %v", b, a)
 		}
+	}
+}
+
+// TestNameFirst: a sandbox whose pooled gateway was told no name gets its
+// commands run behind the write of its name (and in the sandbox, as it
+// was: the same argv after the shell's exec); every other sandbox's run as
+// they are.
+func TestNameFirst(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "litterbox", "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &api.Repo{Slug: "repo", Git: &git.Repo{Root: dir, CommonDir: dir}}
+	cmd := []string{"wget", "-q", "http://example.com/"}
+	if got := NameFirst(r, "a", cmd); !slices.Equal(got, cmd) {
+		t.Errorf("a sandbox without a gateway record: %q", got)
+	}
+	if err := Write(r, "a", &NetFile{Mode: "allowlist", Gateway: "litterbox-pool-x-gw", Volume: "litterbox-pool-x-gw"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := NameFirst(r, "a", cmd); !slices.Equal(got, cmd) {
+		t.Errorf("a gateway that knows the name: %q", got)
+	}
+	if err := Write(r, "a", &NetFile{Mode: "allowlist", Gateway: "litterbox-pool-x-gw", Volume: "litterbox-pool-x-gw", Unnamed: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := append([]string{"sh", "-c", egress.WriteName + `; exec "$@"`, "sh"}, cmd...)
+	if got := NameFirst(r, "a", cmd); !slices.Equal(got, want) {
+		t.Errorf("an unnamed pooled gateway: %q, want %q", got, want)
+	}
+	if got := NameFirst(nil, "a", cmd); !slices.Equal(got, cmd) {
+		t.Errorf("no repository: %q", got)
 	}
 }

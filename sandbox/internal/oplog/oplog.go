@@ -35,6 +35,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/files"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/pause"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/provision"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/recording"
@@ -467,7 +468,7 @@ func (op *Ops) ExecIn(ctx context.Context, r *api.Repo, slug string, ref provide
 	e.Action, e.Start = "end", start
 	res, err := op.c.Provider.Exec(ctx, provider.ExecRequest{
 		Kind: runner.Stream, // the user's command: it runs until done or Ctrl-C
-		Ref:  ref, Cmd: o.Cmd, Workdir: api.Workdir, Env: append(core.SandboxEnv(slug), o.Env...),
+		Ref:  ref, Cmd: netgate.NameFirst(r, slug, o.Cmd), Workdir: api.Workdir, Env: append(core.SandboxEnv(slug), o.Env...),
 		TTY: o.TTY, Interactive: o.Interactive, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
 	if serr := core.StateError(slug, err); serr != nil {

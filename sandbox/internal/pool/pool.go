@@ -1,9 +1,10 @@
 // Package pool keeps a repository's warm pool: sandboxes made ahead of
 // time, each a hardened container like any sandbox's, started, with HEAD
-// already copied into /src. A create that finds one made for its configuration
-// claims it instead of starting a container: it makes the branch, runs the
-// setup command and marks the sandbox ready, which takes a fraction of a
-// docker run (docs/pool.md).
+// already copied into /src and litterbox's default setup run. A create
+// that finds one made for its configuration claims it instead of starting
+// a container: it makes the branch beside the engine's rename of the
+// container, runs the user's own setup command if there is one, and marks
+// the sandbox ready, which takes a fraction of a docker run (docs/pool.md).
 //
 // Engines cannot change a container's labels, and a pooled container's are
 // set before anyone knows which sandbox it becomes: it carries the
@@ -106,8 +107,10 @@ type MemberFile struct {
 	Gateway string `json:"gateway,omitempty"`
 	Ports   []int  `json:"ports,omitempty"`
 	// Setup is the setup command that ran when the member was filled
-	// (fillSetup), and SetupOutput what it printed: a create whose setup
-	// is the same reports that output and runs none. nil: none ran.
+	// (fillSetup), after its relay and gateway listened, and SetupOutput
+	// what it printed: a create whose setup is the same reports that
+	// output and runs none. nil: none ran (a member filled before every
+	// engine ran it then, or a setup of the user's).
 	Setup       []string `json:"setup,omitempty"`
 	SetupOutput string   `json:"setup_output,omitempty"`
 	// Reach is what the engine said of its host and networks when the
@@ -593,7 +596,7 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 		return nil, err
 	}
 	errs = append(errs, fillUp(size, fillParallel, ready, func() error {
-		id, err := p.makeMember(ctx, r, sp, head, platform, img.Volumes, gw, fillSetup(p.Provider, cfg))
+		id, err := p.makeMember(ctx, r, sp, head, platform, img.Volumes, gw, fillSetup(cfg))
 		if err == nil {
 			mu.Lock()
 			live = append(live, liveMember{id: id, recorded: true})
@@ -612,16 +615,15 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 }
 
 // fillSetup is the setup command a member runs when it is filled, nil for
-// none. On an engine whose claim is one call that also says the member runs
-// (provider.Claimer: Kubernetes, where an exec costs several times that
-// call), litterbox's default setup runs at fill time: it reads nothing of
-// the sandbox it runs for (neither its name nor the ignored files a create
+// none: litterbox's default setup, on every engine. It reads nothing of the
+// sandbox it runs for (neither its name nor the ignored files a create
 // copies in), so its output is the same either way, and a claim that has
-// nothing else to do in the member then runs no exec. A setup of the
-// user's runs at the claim, as on every engine: it may read
-// LITTERBOX_SANDBOX or those files.
-func fillSetup(pv provider.Provider, cfg *config.Config) []string {
-	if _, ok := pv.(provider.Claimer); ok && slices.Equal(cfg.Setup, config.DefaultSetup) {
+// nothing else to do in the member then runs no exec: on Docker the claim
+// is the rename alone, on Kubernetes the engine's claim
+// (provider.Claimer). A setup of the user's runs at the claim, as it
+// always did: it may read LITTERBOX_SANDBOX or those files.
+func fillSetup(cfg *config.Config) []string {
+	if slices.Equal(cfg.Setup, config.DefaultSetup) {
 		return slices.Clone(config.DefaultSetup)
 	}
 	return nil
@@ -698,9 +700,11 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 	setup := preSetup
 	if plan != nil && !plan.Linked() {
 		// A member is ready once its relay and gateway listen: a create
-		// that claims it hands it over at once. (A gateway linked by
-		// network has no relay: the fill waits for the gateway itself.)
-		setup = []string{"sh", "-c", egress.WaitReady}
+		// that claims it hands it over at once, and its setup (the
+		// default's, which uses no network) runs after the wait, as a
+		// create's would. (A gateway linked by network has no relay: the
+		// fill waits for the gateway itself.)
+		setup = append([]string{"sh", "-c", egress.WaitReady + `; exec "$@"`, "sh"}, preSetup...)
 	}
 	err = p.guest.CopyAndSetup(ctx, a, sb.Ref, sp.Image, setup, &so, &se)
 	stamp := guest.TakeStamp(&so)
@@ -719,8 +723,8 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 		if plan != nil {
 			rec.Gateway, rec.Ports, rec.Reach = plan.Gateway.Name, plan.Ports, &gw.host
 		}
-		if setup != nil && (plan == nil || plan.Linked()) {
-			rec.Setup, rec.SetupOutput = setup, so.String()+se.String()
+		if preSetup != nil {
+			rec.Setup, rec.SetupOutput = preSetup, so.String()+se.String()
 		}
 		data, _ := json.Marshal(rec)
 		err = state.WriteAtomic(memberPath(r.Git.CommonDir, sb.Ref.ID), append(data, '\n'))

@@ -149,6 +149,7 @@ type creation struct {
 	pooled    *pool.MemberFile
 	renamed   chan struct{}
 	renamedTo string
+	renameErr error
 	// claimed ends with the engine's claim of the pooled member, on an
 	// engine that has one (provider.Claimer), started beside the rest.
 	claimed chan error
@@ -472,10 +473,12 @@ func awaitOnce(ch *chan error) error {
 	return err
 }
 
-// rename gives the claimed container the sandbox's usual name. Nothing goes
-// by that name (lookups go by the claim), so a rename that fails only
-// leaves the pool's name, with a warning; an engine that cannot rename
-// (Kubernetes: a pod's name is fixed) keeps it without one.
+// rename gives the claimed container the sandbox's usual name: on an
+// engine whose claim has no call of its own (Docker, Podman), the one
+// engine call of a claim with nothing to run in the member, and so what
+// says the member is still there (renameEnded). Nothing goes by that name
+// (lookups go by the claim); an engine that cannot rename (Kubernetes: a
+// pod's name is fixed) keeps the pool's.
 func (c *creation) rename(ctx context.Context, rn provider.Renamer) {
 	defer close(c.renamed)
 	name := c.r.ContainerName(c.slug)
@@ -484,14 +487,26 @@ func (c *creation) rename(ctx context.Context, rn provider.Renamer) {
 		name = c.r.SuffixedName(c.slug)
 		err = rn.Rename(core.Made(ctx), c.sandbox.Ref, name)
 	}
-	if errors.Is(err, provider.ErrNotFound) {
-		return // the container is gone: replacePooled says so
+	if err == nil {
+		c.renamedTo = name
 	}
-	if err != nil {
-		c.pv.Log.Warn("the pooled sandbox keeps the pool's container name", "container", c.sandbox.Name, "err", err)
-		return
+	c.renameErr = err
+}
+
+// renameEnded waits for the rename of the claimed container (nil when
+// there is none) and returns its error, once: a member that is gone is
+// ErrNotFound, which the claim replaces (replacePooled). One that stopped
+// is renamed all the same: list shows it stopped, with what starts it
+// again, and the next command on it says so; as a member whose gateway
+// stopped or went is shown with its gateway down.
+func (c *creation) renameEnded() error {
+	if c.renamed == nil {
+		return nil
 	}
-	c.renamedTo = name
+	<-c.renamed
+	err := c.renameErr
+	c.renameErr = nil
+	return err
 }
 
 // replacePooled: the claimed container died after it was filled (an engine
@@ -857,7 +872,10 @@ func (c *creation) fill(ctx context.Context) error {
 	} else if c.pooled != nil {
 		setup := c.setupArgv()
 		if c.pooled.Setup != nil && slices.Equal(c.setup, c.pooled.Setup) {
-			// It ran when the member was filled (pool.fillSetup).
+			// It ran when the member was filled (pool.fillSetup), after
+			// its relay and gateway listened: the claim runs no exec
+			// (unless ignored files are to be copied in), and the
+			// rename says whether the member is still there.
 			setup = nil
 			so.WriteString(c.pooled.SetupOutput)
 			c.progress("taking the pooled sandbox (" + core.Short(c.start) + " is copied in, its setup ran): " + runner.Quote(c.setup...))
@@ -875,7 +893,7 @@ func (c *creation) fill(ctx context.Context) error {
 			// again (setupArgv). With nothing to run, no exec: the
 			// engine's claim, if any, says the member runs.
 			err = c.pv.guest.SetupOnly(ctx, c.sandbox.Ref, c.slug, c.bootstrap, setup, &so, &se)
-			claimErr = c.claimEnded()
+			claimErr = errors.Join(c.claimEnded(), c.renameEnded())
 		} else {
 			err = gerr
 		}

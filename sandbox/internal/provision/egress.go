@@ -295,8 +295,9 @@ func nameGateway(plan *egress.Plan, name string, eng provider.Gateways) (atMount
 // claimGateway takes the gateway of claimed pool member m: the record names
 // it, and its policy is the sandbox's already (the pool's key matched it),
 // made with what the engine says today of its host and networks: then it
-// costs no engine call, and the setup writes the sandbox's name where the
-// gateway reads it (setupArgv). Should the engine say otherwise (its
+// costs no engine call, and the sandbox's name reaches the gateway with
+// the first command run in the sandbox (netgate.NameFirst; a setup of the
+// user's writes it at the claim, setupArgv). Should the engine say otherwise (its
 // networks changed since the fill; a member filled before the record
 // held them), the policy is set anew, with the name, beside the setup. A
 // gateway linked by network (Kubernetes) shares no volume to write the
@@ -307,8 +308,11 @@ func (c *creation) claimGateway(ctx context.Context, m *pool.MemberFile) error {
 		return nil
 	}
 	c.net.Gateway, c.net.Volume, c.net.Ports = m.Gateway, m.Gateway, m.Ports
+	// Nothing in the claim tells the gateway the name, unless a setup
+	// runs (setupArgv): the sandbox's commands do (netgate.NameFirst).
+	c.net.Unnamed = true
 	if c.linked() {
-		c.net.Volume = ""
+		c.net.Volume, c.net.Unnamed = "", false
 	}
 	if err := netgate.Write(c.r, c.slug, c.net); err != nil {
 		return fmt.Errorf("create sandbox %q: record its gateway: %w", c.slug, err)

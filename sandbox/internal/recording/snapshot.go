@@ -32,6 +32,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/guest"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/inventory"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/services"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 	"github.com/litterbox-dev/litterbox/scanner/wire"
@@ -506,6 +507,8 @@ func (rec *Recorder) scan(ctx context.Context, h *api.Handle, o wire.Options, ru
 	kind := runner.Work
 	if run != nil {
 		args = append(args, "--run")
+		// The command may meet a refusal, which names the sandbox.
+		args = netgate.NameFirst(h.Repo, h.Slug, args)
 		// The request, then the spec; the pipe stays open until the
 		// command is to stop. bash has its own timeout, enforced in the
 		// container, of up to an hour; the caller's context bounds the

@@ -26,6 +26,7 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/netgate"
 )
 
 // The supervisor (svc.sh) is a busybox sh script: busybox has no supervisord
@@ -80,7 +81,7 @@ func (sv *Supervisor) Do(ctx context.Context, h *api.Handle, name, action string
 	out := capWriter{max: maxSupervisorOutput}
 	call := func() error {
 		out.Reset()
-		res, err := sv.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, User: api.User, Cmd: args, Env: core.SandboxEnv(h.Slug)})
+		res, err := sv.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, User: api.User, Cmd: netgate.NameFirst(h.Repo, h.Slug, args), Env: core.SandboxEnv(h.Slug)})
 		out.Write(res.Stdout)
 		return err
 	}
