@@ -487,15 +487,23 @@ func (c *creation) rename(ctx context.Context, rn provider.Renamer) {
 		name = c.r.SuffixedName(c.slug)
 		err = rn.Rename(core.Made(ctx), c.sandbox.Ref, name)
 	}
-	if err == nil {
+	switch {
+	case err == nil:
 		c.renamedTo = name
+	case errors.Is(err, provider.ErrConflict):
+		// Both names taken: the engine answered, so the member is
+		// there; it keeps the pool's name.
+		c.pv.Log.Warn("the pooled sandbox keeps the pool's container name", "container", c.sandbox.Name, "err", err)
+		err = nil
 	}
 	c.renameErr = err
 }
 
 // renameEnded waits for the rename of the claimed container (nil when
 // there is none) and returns its error, once: a member that is gone is
-// ErrNotFound, which the claim replaces (replacePooled). One that stopped
+// ErrNotFound, which the claim replaces (replacePooled); any other failure
+// (the engine unreachable) fails the claim, which may have asked the
+// engine nothing else. One that stopped
 // is renamed all the same: list shows it stopped, with what starts it
 // again, and the next command on it says so; as a member whose gateway
 // stopped or went is shown with its gateway down.
