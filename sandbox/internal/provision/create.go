@@ -170,13 +170,10 @@ type creation struct {
 	volumeMade chan error
 	// openToken is the token the copy step hands the gateway, which opens
 	// on it (egress.OpenToken); "" for a gateway the host opens.
-	openToken string
-	// gatewayImage is the gateway image, asked for beside the checks; nil
-	// when startGateway asks.
-	gatewayImage <-chan result[string]
-	gateway      chan error
-	gatewayMade  chan error
-	host         chan gatePrep
+	openToken   string
+	gateway     chan error
+	gatewayMade chan error
+	host        chan gatePrep
 	// secrets are the sandbox's secrets (secrets.go); nil for none.
 	secrets *secretPlan
 	// bootstrap are the ignored files of the working tree copied in after
@@ -368,11 +365,6 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 		c.isolation = pv.iso.Start(ctx, c.cfg.Image)
 	}
 	if len(c.pool) == 0 {
-		if c.net != nil && !c.linked() {
-			// The gateway's image, asked for beside the sandbox's: the
-			// gateway's run, the longer of the two, waits for it.
-			c.gatewayImage = beside(func() (string, error) { return pv.gate.Image(ctx) })
-		}
 		err := c.inspectImage(ctx)
 		if err == nil && opts.CheckImage != nil {
 			err = opts.CheckImage(ctx, c.cfg.Image)
