@@ -112,7 +112,7 @@ func (p *Plan) MountOn(g provider.Gateways) (atMount bool) {
 // no exec installs it, and a gateway the engine restarts (its directory and
 // the volume are in memory, and empty again) installs it again by itself.
 func (p *Plan) FromImage(image string) {
-	p.Gateway.Image = image
+	p.Gateway.Image, p.Gateway.NoPull = image, true
 	p.Gateway.Cmd = append([]string{"sh", "-c", installScript("cat "+ImageProgram) + "\nexec " + ProgramDir + `/litterbox-gateway "$@"`, "sh"}, p.serve...)
 }
 

@@ -225,6 +225,10 @@ type Spec struct {
 	// NoHealthcheck turns off the image's health check, a command the
 	// engine would otherwise run in the sandbox on its own schedule.
 	NoHealthcheck bool
+	// NoPull says the image is one litterbox built on the engine, never
+	// in a registry: Create does not pull it, and fails with ErrNoImage
+	// at once when the engine lacks it.
+	NoPull bool
 	// Volumes are named volumes (made beforehand) to mount: a sandbox and
 	// its egress gateway share one (package egress).
 	Volumes []Volume

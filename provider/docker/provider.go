@@ -276,12 +276,15 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 			// Docker's words, then Podman's.
 			err = provider.Errorf(provider.ErrNoHostPort, "no free host port in %d-%d: %w", s.HostPorts.First, s.HostPorts.Last, err)
 		}
+		if s.NoPull && noImage(err) {
+			err = provider.Errorf(provider.ErrNoImage, "image %s is not on the engine: %w", s.Image, err)
+		}
 		if strings.Contains(stderr, `unknown mount option "uid=`) && p.c.dialect() == DockerDialect {
 			err = fmt.Errorf("%w\nThis engine looks like Podman: run litterbox with --engine podman (or LITTERBOX_ENGINE=podman)", err)
 		}
 		// docker run may have created the container before failing to
 		// start it, unless it never reached the engine.
-		if !neverReached(err) {
+		if !neverReached(err) && !errors.Is(err, provider.ErrNoImage) {
 			made.Add(func(ctx context.Context) (string, error) {
 				return "container " + s.Name, ignoreMissing(p.c.Remove(ctx, s.Name))
 			})
@@ -556,13 +559,19 @@ func (p *Provider) Ports(ctx context.Context, ref provider.Ref) ([]provider.Port
 func (p *Provider) Image(ctx context.Context, name string) (provider.Image, error) {
 	res, err := p.c.Run(ctx, p.c.Cmd(ImageInspectArgs(name)...))
 	if err != nil {
-		lower := strings.ToLower(runner.Stderr(err))
-		if strings.Contains(lower, "no such image") || strings.Contains(lower, "image not known") {
+		if noImage(err) {
 			return provider.Image{}, provider.Errorf(provider.ErrNoImage, "image %s is not on the engine: %w", name, err)
 		}
 		return provider.Image{}, err
 	}
 	return ParseImageInspect(res.Stdout)
+}
+
+// noImage says the engine refused an image it does not hold: Docker's
+// words, then Podman's.
+func noImage(err error) bool {
+	lower := strings.ToLower(runner.Stderr(err))
+	return strings.Contains(lower, "no such image") || strings.Contains(lower, "image not known")
 }
 
 // portsNote says where published ports are reachable when that is not this

@@ -111,6 +111,9 @@ func RunArgs(s provider.Spec, d *Dialect) ([]string, error) {
 	for _, e := range s.Env {
 		args = append(args, "--env", e)
 	}
+	if s.NoPull {
+		args = append(args, "--pull", "never")
+	}
 	if s.NoHealthcheck {
 		args = append(args, "--no-healthcheck")
 	}

@@ -194,6 +194,11 @@ func (g *Gate) Image(ctx context.Context) (string, error) {
 	return tag, nil
 }
 
+// Tag is the gateway image's name, without asking the engine whether it
+// holds it: Create makes it when the engine does not, so a create's
+// gateway costs no image inspect.
+func (g *Gate) Tag() string { return imageTag() }
+
 // buildImage makes the gateway image tag from DefaultImage, with the
 // program of the engine's platform.
 func (g *Gate) buildImage(ctx context.Context, e provider.Gateways, tag string) error {

@@ -175,8 +175,15 @@ func (g *Gate) remake(ctx context.Context, r *api.Repo, slug string, sb provider
 // Create makes gateway gw, and waits until it runs. One of its name
 // that is there already (what an earlier create or resume left, named
 // for this sandbox alone) is removed first, with its network (RefOf).
+// The gateway image (Tag), when the engine lacks it, is made first, and
+// the gateway again.
 func (g *Gate) Create(ctx context.Context, gw provider.Spec) error {
 	_, err := g.Provider.Create(core.Made(ctx), gw)
+	if e, ok := Engine(g.Provider); ok && errors.Is(err, provider.ErrNoImage) && gw.Image == imageTag() {
+		if err = g.buildImage(ctx, e, gw.Image); err == nil {
+			_, err = g.Provider.Create(core.Made(ctx), gw)
+		}
+	}
 	if errors.Is(err, provider.ErrConflict) {
 		if err = g.Provider.Remove(ctx, g.RefOf(gw.Name)); err == nil {
 			_, err = g.Provider.Create(core.Made(ctx), gw)

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -89,6 +90,7 @@ func (pv *Provisioner) Create(ctx context.Context, r *api.Repo, name string, opt
 		{"isolation", c.checkIsolation}, // the engine keeps sandboxes apart, or the user allows it
 		{"journal", c.writeJournal},     // from here on, whatever a kill leaves is known as an unfinished create
 		{"gateway", c.startGateway},     // a confined sandbox's gateway, beside the rest (egress.go)
+		{"image", c.imageChecked},       // the image's check, which the gateway's start did not wait for
 		{"branch", c.claimBranch},       // litterbox/<slug> at HEAD, unless recreating from it
 		{"container", c.startContainer}, // the engine makes the network and starts the container
 		{"", c.fill},                    // HEAD into /src, then setup; services and ports meanwhile (its phases are its own)
@@ -132,6 +134,9 @@ type creation struct {
 	// container are made, into memory, instead of after them.
 	archive       *guest.Archive
 	cancelArchive context.CancelFunc
+	// imageCheck is the image's check, beside the journal and the
+	// gateway's start (imageChecked); nil when there is none to wait for.
+	imageCheck <-chan result[imageFacts]
 	// platform is the image's os/arch; "" when the engine pulls it.
 	platform string
 	// volumes are the image's VOLUMEs, covered read-only (volumeMasks).
@@ -171,13 +176,10 @@ type creation struct {
 	volumeMade chan error
 	// openToken is the token the copy step hands the gateway, which opens
 	// on it (egress.OpenToken); "" for a gateway the host opens.
-	openToken string
-	// gatewayImage is the gateway image, asked for beside the checks; nil
-	// when startGateway asks.
-	gatewayImage <-chan result[string]
-	gateway      chan error
-	gatewayMade  chan error
-	host         chan gatePrep
+	openToken   string
+	gateway     chan error
+	gatewayMade chan error
+	host        chan gatePrep
 	// secrets are the sandbox's secrets (secrets.go); nil for none.
 	secrets *secretPlan
 	// bootstrap are the ignored files of the working tree copied in after
@@ -369,21 +371,17 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 		c.isolation = pv.iso.Start(ctx, c.cfg.Image)
 	}
 	if len(c.pool) == 0 {
-		if c.net != nil && !c.linked() {
-			// The gateway's image, asked for beside the sandbox's: the
-			// gateway's run, the longer of the two, waits for it.
-			c.gatewayImage = beside(func() (string, error) { return pv.gate.Image(ctx) })
-		}
-		err := c.inspectImage(ctx)
-		if err == nil && opts.CheckImage != nil {
-			err = opts.CheckImage(ctx, c.cfg.Image)
-		}
-		if err != nil {
-			if c.isolation != nil {
-				c.isolation.Wait()
+		// The image is checked beside the journal and the gateway's
+		// start, which need nothing of it: the gateway's run, the longer
+		// of the two, starts without waiting for the engine's answer
+		// (imageChecked). What it refuses is undone like any failure.
+		c.imageCheck = beside(func() (imageFacts, error) {
+			f, err := c.checkImage(ctx)
+			if err == nil && opts.CheckImage != nil {
+				err = opts.CheckImage(ctx, c.cfg.Image)
 			}
-			return nil, err
-		}
+			return f, err
+		})
 	}
 	c.out = &api.Created{Sandbox: api.Sandbox{
 		Name: slug, Status: api.StatusActive, Branch: api.BranchPrefix + slug,
@@ -567,19 +565,44 @@ func (c *creation) unpooled(ctx context.Context) error {
 	return nil
 }
 
-// inspectImage checks the image, when the engine holds it: it must be for a
-// platform litterbox has a scanner for. That is known before anything is
-// made.
-func (c *creation) inspectImage(ctx context.Context) error {
+// imageFacts is what the image's check says of it that the sandbox's spec
+// needs: its platform ("" when the engine pulls it) and its VOLUMEs.
+type imageFacts struct {
+	platform string
+	volumes  []string
+}
+
+// checkImage checks the image, when the engine holds it: it must be for a
+// platform litterbox has a scanner for. That is known before the sandbox's
+// container is made.
+func (c *creation) checkImage(ctx context.Context) (imageFacts, error) {
 	platform, img, err := c.pv.guest.ImageInfo(ctx, c.cfg.Image)
 	if err != nil {
-		return err
+		return imageFacts{}, err
 	}
-	c.platform, c.volumes = platform, img.Volumes
-	if c.platform == "" && c.cfg.Image != api.DefaultImage {
-		return guest.MissingImage(c.cfg.Image)
+	if platform == "" && c.cfg.Image != api.DefaultImage {
+		return imageFacts{}, guest.MissingImage(c.cfg.Image)
 	}
-	return nil
+	return imageFacts{platform, img.Volumes}, nil
+}
+
+// inspectImage checks the image (checkImage) and keeps what it says.
+func (c *creation) inspectImage(ctx context.Context) error {
+	f, err := c.checkImage(ctx)
+	c.platform, c.volumes = f.platform, f.volumes
+	return err
+}
+
+// imageChecked waits for the image's check started in beginCreate (none
+// when a pooled sandbox is to be claimed) and keeps what it says.
+func (c *creation) imageChecked(context.Context) error {
+	if c.imageCheck == nil {
+		return nil
+	}
+	r := <-c.imageCheck
+	c.imageCheck = nil
+	c.platform, c.volumes = r.v.platform, r.v.volumes
+	return r.err
 }
 
 // startArchive starts archiving the commit into memory, beside the rest.
@@ -742,7 +765,7 @@ func (c *creation) startContainer(ctx context.Context) error {
 		if err := c.startGateway(ctx); err != nil {
 			return err
 		}
-		sp = *c.confined
+		sp = c.withImage(*c.confined)
 		if err := c.volumeReady(); err != nil {
 			return err
 		}
@@ -836,11 +859,23 @@ func unsupported(slug string, err error) error {
 }
 
 // sandboxSpec is the spec of the sandbox's container.
-func (c *creation) sandboxSpec() provider.Spec {
+func (c *creation) sandboxSpec() provider.Spec { return c.withImage(c.baseSpec()) }
+
+// baseSpec is the spec of the sandbox's container before the image's check
+// (withImage): a confined sandbox's gateway is planned from it.
+func (c *creation) baseSpec() provider.Spec {
 	sp := spec.For(c.pv.Options, c.r, c.slug, c.head, c.cfg)
-	sp.Tmpfs = append(sp.Tmpfs, spec.VolumeMasks(c.volumes)...)
 	sp.Binds = slices.Clone(c.opts.Binds)
+	return sp
+}
+
+// withImage is sp with what the image's check found: the image's VOLUMEs
+// covered read-only (spec.VolumeMasks), its platform in a label. sp's
+// slices and labels are not written: a gateway's start may read them.
+func (c *creation) withImage(sp provider.Spec) provider.Spec {
+	sp.Tmpfs = slices.Concat(sp.Tmpfs, spec.VolumeMasks(c.volumes))
 	if c.platform != "" {
+		sp.Labels = maps.Clone(sp.Labels)
 		sp.Labels[api.LabelPlatform] = c.platform
 	}
 	return sp

@@ -29,8 +29,8 @@ import (
 
 // gatePrep is what a gateway needs from the engine before it is made: the
 // engine host's addresses (its policy refuses them). The gateway image is
-// asked for by the create that makes a gateway (startGateway), not by one
-// that claims a pooled sandbox's: that claim costs no image inspect.
+// not asked for: the gateway's run makes it when the engine lacks it
+// (netgate.Gate.Create).
 type gatePrep struct {
 	addrs netgate.Reach
 	err   error
@@ -88,12 +88,12 @@ func (c *creation) settingsSource() string {
 // startContainer waits for it), then, once the engine host's addresses and
 // the gateway image are known (planEgress asked), the gateway's one docker
 // run. Nothing is installed by an exec: the gateway's image holds the
-// program. A create that claims a pooled sandbox takes its gateway with it.
+// program, and the gateway's run makes it when the engine lacks it. A create that claims a pooled sandbox takes its gateway with it.
 func (c *creation) startGateway(ctx context.Context) error {
 	if c.net == nil || len(c.pool) > 0 || c.confined != nil {
 		return nil
 	}
-	sp := c.sandboxSpec()
+	sp := c.baseSpec()
 	l, linked := netgate.Linked(c.pv.Provider)
 	if c.secrets != nil {
 		// The placeholders, and the CA bundle the gateway's CA goes in.
@@ -120,10 +120,6 @@ func (c *creation) startGateway(ctx context.Context) error {
 	c.undo.push("volume "+name, func(ctx context.Context) error { return eng.RemoveVolume(ctx, name) })
 	c.undo.push("gateway "+name, func(ctx context.Context) error { return c.pv.Provider.Remove(ctx, provider.Ref{ID: name}) })
 	c.volumeMade, c.gateway, c.gatewayMade = make(chan error, 1), make(chan error, 1), make(chan error, 1)
-	image := c.gatewayImage
-	if image == nil {
-		image = beside(func() (string, error) { return c.pv.gate.Image(ctx) })
-	}
 	// Without secrets to give it first, the gateway opens on the token the
 	// copy step hands it (egress.OpenToken): no `ctl ready` on the path.
 	var sum string
@@ -146,17 +142,18 @@ func (c *creation) startGateway(ctx context.Context) error {
 		if err == nil {
 			h := <-c.host
 			c.host <- h
-			img := <-image
 			// The policy with the engine host's addresses, in a plan of
 			// the goroutine's own: the sandbox's start reads c.confined
 			// (the first plan's) meanwhile.
 			var gp egress.Plan
-			if err = errors.Join(h.err, img.err); err == nil {
+			if err = h.err; err == nil {
 				gp, err = egress.Confine(sp, api.DefaultImage, c.net.Policy(c.slug, h.addrs), sp.Labels)
 			}
 			if err == nil {
 				nameGateway(&gp, name, eng)
-				gp.FromImage(img.v)
+				// The gateway image is not asked for: the gateway's
+				// create makes it when the engine lacks it (Gate.Create).
+				gp.FromImage(c.pv.gate.Tag())
 				if sum != "" {
 					gp.OpensOn(sum)
 				}
