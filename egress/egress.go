@@ -322,8 +322,30 @@ func Install(ctx context.Context, e Execer, gw provider.Ref, program io.Reader) 
 // (a linked gateway's: ConfineLinked), whose main process then starts it.
 // There is no volume, and no relay.
 func InstallLinked(ctx context.Context, e Execer, gw provider.Ref, program io.Reader) error {
-	return install(ctx, e, gw, program, programScript("cat")+"\nmv -f \"$t\" "+ProgramDir+"/litterbox-gateway")
+	return install(ctx, e, gw, program, linkedScript)
 }
+
+// InstallLinkedReady is InstallLinked and then Ready, in the same exec:
+// for a linked gateway that is given no secret (a warm pool's, whose
+// policy is in its argv), one exec less to make it. Once the program is
+// in place, the gateway's main process starts it; `ctl ready` is tried
+// again while the gateway does not answer yet (as ctlWaiting does), until
+// ctlReadyWait has passed.
+func InstallLinkedReady(ctx context.Context, e Execer, gw provider.Ref, program io.Reader) error {
+	tries := int(ctlReadyWait / (50 * time.Millisecond))
+	return install(ctx, e, gw, program, linkedScript+`
+i=0
+until o=$(`+ProgramDir+`/litterbox-gateway ctl ready 2>&1); do
+  case $o in *"`+notAnswering+`"*) ;; *) echo "$o" >&2; exit 1 ;; esac
+  i=$((i+1))
+  if [ $i -ge `+strconv.Itoa(tries)+` ]; then echo "$o" >&2; exit 1; fi
+  sleep 0.05
+done`)
+}
+
+// linkedScript puts the program in a linked gateway's own directory
+// (InstallLinked).
+var linkedScript = programScript("cat") + "\nmv -f \"$t\" " + ProgramDir + "/litterbox-gateway"
 
 func install(ctx context.Context, e Execer, gw provider.Ref, program io.Reader, script string) error {
 	res, err := e.Exec(ctx, provider.ExecRequest{Ref: gw, Stdin: program, Cmd: []string{"sh", "-c", script}})
@@ -429,8 +451,12 @@ const ctlReadyWait = 20 * time.Second
 // control socket (its own words, control.Ctl's).
 func starting(res provider.ExecResult) bool {
 	return res.ExitCode == 126 || res.ExitCode == 127 ||
-		res.ExitCode != 0 && strings.Contains(string(res.Stderr), "does not answer on its control socket")
+		res.ExitCode != 0 && strings.Contains(string(res.Stderr), notAnswering)
 }
+
+// notAnswering is what `litterbox-gateway ctl` says of a gateway that
+// does not listen on its control socket yet (control.Ctl).
+const notAnswering = "does not answer on its control socket"
 
 // ctl runs `litterbox-gateway ctl args...` in the gateway's container.
 //

@@ -595,7 +595,7 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	if err != nil {
 		return nil, err
 	}
-	errs = append(errs, fillUp(size, fillParallel, ready, func() error {
+	errs = append(errs, fillUp(size, fillParallelOf(p.Provider), ready, func() error {
 		id, err := p.makeMember(ctx, r, sp, head, platform, img.Volumes, gw, fillSetup(cfg))
 		if err == nil {
 			mu.Lock()
@@ -764,7 +764,7 @@ func (p *Pool) planGateway(ctx context.Context, sp provider.Spec, gw gatePrep) (
 }
 
 // makeGateway makes plan's gateway for the member whose id is member; a
-// linked one gets its program (egress.InstallLinked). It holds its pool's
+// linked one gets its program (egress.InstallLinkedReady). It holds its pool's
 // policy and no secret (the claim gives it the sandbox's name): it serves
 // the member from now on.
 func (p *Pool) makeGateway(ctx context.Context, plan *egress.Plan, member string, gw gatePrep) error {
@@ -772,10 +772,12 @@ func (p *Pool) makeGateway(ctx context.Context, plan *egress.Plan, member string
 	g.Labels = cloneLabels(g.Labels)
 	g.Labels[core.LabelPoolMember] = member
 	_, err := p.Provider.Create(core.Made(ctx), g)
-	if err == nil && plan.Linked() {
-		err = egress.InstallLinked(ctx, p.Provider, provider.Ref{ID: g.Name}, bytes.NewReader(gw.program))
-	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case plan.Linked():
+		// It holds no secret: installed and told ready in one exec.
+		err = egress.InstallLinkedReady(ctx, p.Provider, provider.Ref{ID: g.Name}, bytes.NewReader(gw.program))
+	default:
 		err = egress.Ready(ctx, p.Provider, provider.Ref{ID: g.Name})
 	}
 	return err

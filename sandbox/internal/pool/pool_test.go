@@ -420,3 +420,20 @@ func TestFillUpStopsAtAFailure(t *testing.T) {
 		t.Fatalf("%d members tried, %d errors; want 1 and 1", calls, len(errs))
 	}
 }
+
+// claimer is an engine whose members are a cluster's pods (provider.Claimer).
+type claimer struct{ *fake.Provider }
+
+func (claimer) Claim(context.Context, provider.Ref, provider.Ref, string) error { return nil }
+
+// A fill on a cluster makes more members at once than elsewhere: there a
+// member's making is mostly waiting on the cluster, and one that lags
+// behind the creates leaves the next create cold.
+func TestFillParallelOfACluster(t *testing.T) {
+	if got := fillParallelOf(&fake.Provider{}); got != fillParallel {
+		t.Errorf("a container engine's fill makes %d at once, want %d", got, fillParallel)
+	}
+	if got := fillParallelOf(claimer{&fake.Provider{}}); got != clusterFillParallel || got <= fillParallel {
+		t.Errorf("a cluster's fill makes %d at once, want %d (more than %d)", got, clusterFillParallel, fillParallel)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/litterbox-dev/litterbox/provider"
 )
 
 // DefaultRefillRate is how many members a process's fills make per second
@@ -69,8 +71,26 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // fillParallel is how many members a fill makes at once: most of a
-// member's making is waiting on the engine (a pod's start on a cluster).
+// member's making is waiting on the engine.
 const fillParallel = 4
+
+// clusterFillParallel is fillParallel on an engine whose members are a
+// cluster's pods (provider.Claimer: Kubernetes), where a member's making
+// is mostly waiting on the cluster (its scheduler, kubelet and container
+// runtime start one pod, or two when confined: seconds) and a fill that
+// lags behind a create a second leaves the next create cold. On the test
+// cluster (2 shared cores, load 35-50), a confined pool of 8 filled in
+// 26-38 s with 8 at once against 49-73 s with 4, and one of 16 in 71 s
+// with 8 against 84 s with 16 (docs/bench.md).
+const clusterFillParallel = 8
+
+// fillParallelOf is how many members a fill on pv's engine makes at once.
+func fillParallelOf(pv provider.Provider) int {
+	if _, ok := pv.(provider.Claimer); ok {
+		return clusterFillParallel
+	}
+	return fillParallel
+}
 
 // fillPoll is how often a fill looks again at how many members are ready
 // while it waits for those it is making.
