@@ -632,7 +632,7 @@ func fillSetup(cfg *config.Config) []string {
 // gatePrep is what a fill's confined members are made with: the policy of
 // their gateways (nil for none), the engine host's addresses, the gateway
 // image, or on an engine that links them by network the gateway's program
-// (egress.InstallLinked).
+// (egress.InstallLinkedReady).
 type gatePrep struct {
 	net     *netgate.NetFile
 	host    netgate.Reach
