@@ -49,9 +49,16 @@ type kubeRun struct {
 
 // lb runs litterbox in the repository, on the namespace.
 func (kr *kubeRun) lb(ctx context.Context, args ...string) ([]byte, error) {
+	out, _, err := kr.lbCPU(ctx, args...)
+	return out, err
+}
+
+// lbCPU is lb, with the CPU time the command used, its children's
+// (kubectl, git) included.
+func (kr *kubeRun) lbCPU(ctx context.Context, args ...string) ([]byte, time.Duration, error) {
 	p := kr.b.litterbox(kr.dir, args...)
 	p.env = append(p.env, kr.env...)
-	return p.run(ctx)
+	return p.runCPU(ctx)
 }
 
 // done deletes the namespace, and everything in it.

@@ -79,7 +79,7 @@ func (b *bench) caseKubernetesPool(ctx context.Context, confined bool) error {
 	if _, err := lb("pool", "10"); err != nil {
 		return err
 	}
-	burst, err := b.cliCreatesAtOnce(ctx, lb, pre+"b", 10)
+	burst, err := b.cliCreatesAtOnce(ctx, kr, pre+"b", 10)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,8 @@ func (b *bench) caseKubernetesPool(ctx context.Context, confined bool) error {
 		text: "all Ready and pooled, p50 < 400 ms",
 		ok:   func(r Row) bool { return burst.unpooled == 0 && r.Median < 400 },
 	})
-	br.Note = fmt.Sprintf("slowest %.0f ms; %d of 10 not from the pool", ms(quantile(burst.times, 1)), burst.unpooled)
+	br.Note = fmt.Sprintf("slowest %.0f ms; %d of 10 not from the pool; client CPU per create (litterbox, its kubectl and git) %.0f ms",
+		ms(quantile(burst.times, 1)), burst.unpooled, ms(median(burst.cpu)))
 	deleteAll(lb, pre+"b", 10)
 	if _, err := lb("delete", "--pool"); err != nil {
 		return err
@@ -137,6 +138,7 @@ func (b *bench) caseKubernetesPool(ctx context.Context, confined bool) error {
 // creates are timed creates, and how many did not take a pooled sandbox.
 type creates struct {
 	times    []time.Duration
+	cpu      []time.Duration // each CLI create's CPU, its children's included
 	unpooled int
 	last     map[string]any // the last MCP create's result
 }
@@ -180,8 +182,9 @@ func (b *bench) mcpSessionCreates(ctx context.Context, s *mcpSession, prefix str
 }
 
 // cliCreatesAtOnce starts n `litterbox create --json` at once and times
-// each.
-func (b *bench) cliCreatesAtOnce(ctx context.Context, lb func(...string) ([]byte, error), prefix string, n int) (creates, error) {
+// each, and takes the CPU each used (its kubectl and git calls included):
+// on a loaded machine the times are the load's, the CPU is the claim's.
+func (b *bench) cliCreatesAtOnce(ctx context.Context, kr *kubeRun, prefix string, n int) (creates, error) {
 	var (
 		out  creates
 		mu   sync.Mutex
@@ -193,9 +196,10 @@ func (b *bench) cliCreatesAtOnce(ctx context.Context, lb func(...string) ([]byte
 		go func() {
 			defer wg.Done()
 			var o []byte
+			var cpu time.Duration
 			d, err := timed(func() error {
 				var err error
-				o, err = lb("create", "--json", fmt.Sprintf("%s%d", prefix, i))
+				o, cpu, err = kr.lbCPU(ctx, "create", "--json", fmt.Sprintf("%s%d", prefix, i))
 				return err
 			})
 			mu.Lock()
@@ -205,6 +209,7 @@ func (b *bench) cliCreatesAtOnce(ctx context.Context, lb func(...string) ([]byte
 				return
 			}
 			out.times = append(out.times, d)
+			out.cpu = append(out.cpu, cpu)
 			var c struct{ Pooled bool }
 			if json.Unmarshal(o, &c) != nil || !c.Pooled {
 				out.unpooled++

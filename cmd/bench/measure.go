@@ -126,16 +126,28 @@ type proc struct {
 
 // run runs p and returns its stdout; a failure carries stderr.
 func (p proc) run(ctx context.Context) ([]byte, error) {
+	out, _, err := p.runCPU(ctx)
+	return out, err
+}
+
+// runCPU is run, with the CPU time p used: its own and that of the
+// processes it waited for (a litterbox create's kubectl and git calls).
+func (p proc) runCPU(ctx context.Context) ([]byte, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, p.args[0], p.args[1:]...)
 	cmd.Dir = p.dir
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdin = p.stdin
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return out.Bytes(), fmt.Errorf("%s: %w: %s", strings.Join(p.args, " "), err, strings.TrimSpace(errb.String()))
+	err := cmd.Run()
+	var cpu time.Duration
+	if cmd.ProcessState != nil {
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
-	return out.Bytes(), nil
+	if err != nil {
+		return out.Bytes(), cpu, fmt.Errorf("%s: %w: %s", strings.Join(p.args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return out.Bytes(), cpu, nil
 }
 
 func runCmd(ctx context.Context, args ...string) error {

@@ -59,7 +59,36 @@ type nodeList struct {
 	} `json:"items"`
 }
 
+// nodes lists the cluster's nodes. Asks made while one runs share it (the
+// engine host's addresses and its ranges are asked for together: one
+// kubectl, not two); one made after it ended lists them again.
 func (p *Provider) nodes(ctx context.Context) (*nodeList, error) {
+	p.nodesMu.Lock()
+	if f := p.nodesAsk; f != nil {
+		p.nodesMu.Unlock()
+		<-f.done
+		return f.n, f.err
+	}
+	f := &nodesAsk{done: make(chan struct{})}
+	p.nodesAsk = f
+	p.nodesMu.Unlock()
+	f.n, f.err = p.listNodes(ctx)
+	p.nodesMu.Lock()
+	p.nodesAsk = nil
+	p.nodesMu.Unlock()
+	close(f.done)
+	return f.n, f.err
+}
+
+// nodesAsk is a listing of the nodes under way, and once done what it
+// found.
+type nodesAsk struct {
+	done chan struct{}
+	n    *nodeList
+	err  error
+}
+
+func (p *Provider) listNodes(ctx context.Context) (*nodeList, error) {
 	res, err := p.run(ctx, p.Cmd("get", "nodes", "-o", "json"))
 	if err != nil {
 		return nil, fmt.Errorf("list the cluster's nodes: %w", err)

@@ -5,9 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -623,4 +627,112 @@ func TestLinkedPolicies(t *testing.T) {
 			t.Errorf("the gateway's policy has no %s: %s", w, raw)
 		}
 	}
+}
+
+// The apiserver's address is asked of kubectl once per kubeconfig: a later
+// process (the next create, which keys the engine host's addresses by it)
+// reads it from the state directory, with no kubectl; a kubeconfig changed
+// since is asked again.
+func TestEndpointKeptPerKubeconfig(t *testing.T) {
+	kc, dir := filepath.Join(t.TempDir(), "kubeconfig"), t.TempDir()
+	if err := os.WriteFile(kc, []byte("current-context: c\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	view := []string{"kubectl", "--kubeconfig", kc, "config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server} {.contexts[0].name}"}
+	endpoint := func(f *runnertest.Fake) string {
+		p, err := New(Options{Kubectl: "kubectl", Kubeconfig: kc, Runner: f, StateDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.endpoint()
+	}
+	if got := endpoint(runnertest.New(t).Expect(view, "https://a:6443 c", nil)); got != "https://a:6443 (context c)" {
+		t.Errorf("endpoint = %q", got)
+	}
+	if got := endpoint(runnertest.New(t)); got != "https://a:6443 (context c)" {
+		t.Errorf("endpoint kept = %q", got)
+	}
+	if err := os.WriteFile(kc, []byte("current-context: other\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := endpoint(runnertest.New(t).Expect(view, "https://b:6443 other", nil)); got != "https://b:6443 (context other)" {
+		t.Errorf("endpoint of a changed kubeconfig = %q", got)
+	}
+	// A kubeconfig kubectl cannot read is not kept: it is asked again.
+	failed := &runner.ExitError{Command: "kubectl config view", ExitCode: 1, Stderr: "error loading config file"}
+	if err := os.WriteFile(kc, []byte("bad\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	endpoint(runnertest.New(t).Expect(view, "", failed))
+	endpoint(runnertest.New(t).Expect(view, "", failed))
+}
+
+// A call kubectl answers at once runs without garbage collection below a
+// bound (most of what it allocates is its start-up); an exec, which may
+// run long, does not. A GOGC or GOMEMLIMIT of the user's is left alone.
+func TestControlCallsEnv(t *testing.T) {
+	var got [][]string
+	rec := runnerFunc(func(c *runner.Cmd) { got = append(got, c.Env) })
+	p, _ := New(Options{Kubectl: "kubectl", Runner: rec, StateDir: t.TempDir()})
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	_, _ = p.run(context.Background(), p.Cmd("get", "pod", "x"))
+	_, _ = p.Exec(context.Background(), provider.ExecRequest{Ref: provider.Ref{ID: "x"}, Cmd: []string{"true"}, Kind: runner.Stream})
+	if len(got) != 2 || !slices.Equal(got[0], []string{"GOGC=off", "GOMEMLIMIT=256MiB"}) || len(got[1]) != 0 {
+		t.Errorf("envs = %q, want the control call's without collection, the exec's untouched", got)
+	}
+	got = nil
+	t.Setenv("GOGC", "50")
+	_, _ = p.run(context.Background(), p.Cmd("get", "pod", "x"))
+	if len(got) != 1 || len(got[0]) != 0 {
+		t.Errorf("env with the user's GOGC = %q, want none added", got)
+	}
+}
+
+// runnerFunc is a runner that records each command and succeeds.
+type runnerFunc func(*runner.Cmd)
+
+func (f runnerFunc) Run(_ context.Context, c *runner.Cmd) (runner.Result, error) {
+	f(c)
+	return runner.Result{}, nil
+}
+
+// The engine host's addresses and its ranges, asked for together (as the
+// egress gateway's policy asks), list the nodes once.
+func TestReachListsNodesOnce(t *testing.T) {
+	nodes := `{"items":[{"spec":{"podCIDR":"10.244.0.0/24"},"status":{"addresses":[{"type":"InternalIP","address":"10.203.0.2"}]}}]}`
+	var mu sync.Mutex
+	lists := 0
+	listing, release := make(chan struct{}, 2), make(chan struct{})
+	p, _ := New(Options{Kubectl: "kubectl", StateDir: t.TempDir(), Runner: answerFunc(func(c *runner.Cmd) string {
+		if !slices.Contains(c.Args, "nodes") {
+			return "10.96.0.0/16"
+		}
+		mu.Lock()
+		lists++
+		mu.Unlock()
+		listing <- struct{}{}
+		<-release
+		return nodes
+	})})
+	var host, nets []string
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); host, _ = p.HostAddrs(context.Background(), "") }()
+	<-listing
+	go func() { defer wg.Done(); nets, _ = p.Subnets(context.Background()) }()
+	time.Sleep(200 * time.Millisecond) // the second ask waits for the first
+	close(release)
+	wg.Wait()
+	if lists != 1 || !slices.Equal(host, []string{"10.203.0.2"}) || !slices.Equal(nets, []string{"10.244.0.0/24", "10.96.0.0/16"}) {
+		t.Errorf("%d listings of the nodes; host %q, ranges %q; want one", lists, host, nets)
+	}
+}
+
+// answerFunc is a runner that prints what the function says of each
+// command.
+type answerFunc func(*runner.Cmd) string
+
+func (f answerFunc) Run(_ context.Context, c *runner.Cmd) (runner.Result, error) {
+	return runner.Result{Stdout: []byte(f(c))}, nil
 }
