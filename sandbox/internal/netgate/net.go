@@ -3,7 +3,6 @@ package netgate
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -35,8 +34,12 @@ type Status struct {
 // lock takes the lock of slug's record and store: changes and collections
 // take turns, across processes.
 func lock(ctx context.Context, gitDir, slug string) (func(), error) {
-	dir := filepath.Dir(state.File(gitDir, slug, File))
-	return flock.Wait(ctx, filepath.Join(dir, "net.lock"), 5*time.Millisecond)
+	return flock.Wait(ctx, lockFile(gitDir, slug), 5*time.Millisecond)
+}
+
+// lockFile is the file lock takes.
+func lockFile(gitDir, slug string) string {
+	return state.File(gitDir, slug, "net.lock")
 }
 
 // NoGateway is the error of a sandbox without a gateway.

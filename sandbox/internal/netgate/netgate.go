@@ -26,6 +26,7 @@ import (
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway/control"
 	"github.com/litterbox-dev/litterbox/gateway/policy"
+	"github.com/litterbox-dev/litterbox/internal/flock"
 	"github.com/litterbox-dev/litterbox/internal/gatewaybin"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
@@ -53,7 +54,8 @@ type NetFile struct {
 	Ports []int `json:"ports,omitempty"`
 	// Unnamed says the gateway's policy names no sandbox (a warm pool
 	// member's, made before the name was known) and its claim told it
-	// none: the sandbox's commands write the name first (NameFirst).
+	// none: the sandbox's commands write the name first (NameFirst),
+	// until one has run (markNamed).
 	Unnamed bool `json:"unnamed,omitempty"`
 }
 
@@ -65,14 +67,34 @@ type NetFile struct {
 // only a command run after it can meet a refusal, whose text the name is
 // for. It costs that command a shell's start in the sandbox, no engine
 // call. Any other cmd is returned as it is.
-func NameFirst(r *api.Repo, slug string, cmd []string) []string {
+//
+// The caller calls named once the engine ran cmd (whatever its exit
+// code): the name is then in the gateway's volume, which keeps it, and
+// the record says so (markNamed), so that the sandbox's later commands
+// run as they are. named does nothing for a cmd returned as it is.
+func NameFirst(r *api.Repo, slug string, cmd []string) (_ []string, named func()) {
 	if r == nil || len(cmd) == 0 {
-		return cmd
+		return cmd, func() {}
 	}
 	if rec, ok, _ := Read(r.Git.CommonDir, slug); !ok || !rec.Unnamed {
-		return cmd
+		return cmd, func() {}
 	}
-	return append([]string{"sh", "-c", egress.WriteName + `; exec "$@"`, "sh"}, cmd...)
+	return append([]string{"sh", "-c", egress.WriteName + `; exec "$@"`, "sh"}, cmd...), func() { markNamed(r, slug) }
+}
+
+// markNamed clears the Unnamed mark of slug's record, under the record's
+// lock; when a change holds it, the mark stays, for a later command to
+// clear.
+func markNamed(r *api.Repo, slug string) {
+	unlock, ok, err := flock.TryLock(lockFile(r.Git.CommonDir, slug))
+	if err != nil || !ok {
+		return
+	}
+	defer unlock()
+	if rec, ok, err := Read(r.Git.CommonDir, slug); err == nil && ok && rec.Unnamed {
+		rec.Unnamed = false
+		_ = Write(r, slug, rec)
+	}
 }
 
 // FromConfig is the policy of cfg's [network] table.

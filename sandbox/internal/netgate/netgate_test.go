@@ -61,23 +61,37 @@ func TestNameFirst(t *testing.T) {
 	}
 	r := &api.Repo{Slug: "repo", Git: &git.Repo{Root: dir, CommonDir: dir}}
 	cmd := []string{"wget", "-q", "http://example.com/"}
-	if got := NameFirst(r, "a", cmd); !slices.Equal(got, cmd) {
+	if got, named := NameFirst(r, "a", cmd); !slices.Equal(got, cmd) || named == nil {
 		t.Errorf("a sandbox without a gateway record: %q", got)
 	}
 	if err := Write(r, "a", &NetFile{Mode: "allowlist", Gateway: "litterbox-pool-x-gw", Volume: "litterbox-pool-x-gw"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := NameFirst(r, "a", cmd); !slices.Equal(got, cmd) {
+	if got, _ := NameFirst(r, "a", cmd); !slices.Equal(got, cmd) {
 		t.Errorf("a gateway that knows the name: %q", got)
 	}
 	if err := Write(r, "a", &NetFile{Mode: "allowlist", Gateway: "litterbox-pool-x-gw", Volume: "litterbox-pool-x-gw", Unnamed: true}); err != nil {
 		t.Fatal(err)
 	}
 	want := append([]string{"sh", "-c", egress.WriteName + `; exec "$@"`, "sh"}, cmd...)
-	if got := NameFirst(r, "a", cmd); !slices.Equal(got, want) {
+	got, named := NameFirst(r, "a", cmd)
+	if !slices.Equal(got, want) {
 		t.Errorf("an unnamed pooled gateway: %q, want %q", got, want)
 	}
-	if got := NameFirst(nil, "a", cmd); !slices.Equal(got, cmd) {
+	if again, _ := NameFirst(r, "a", cmd); !slices.Equal(again, want) {
+		t.Errorf("before the first command ran: %q, want %q", again, want)
+	}
+	// Once a command wrapped so ran, the name is where the gateway reads
+	// it, for good: the sandbox's next commands run as they are, and the
+	// rest of the record stays.
+	named()
+	if got, _ := NameFirst(r, "a", cmd); !slices.Equal(got, cmd) {
+		t.Errorf("after a command wrote the name: %q", got)
+	}
+	if rec, ok, err := Read(dir, "a"); !ok || err != nil || rec.Gateway != "litterbox-pool-x-gw" || rec.Mode != "allowlist" {
+		t.Errorf("the record after: %+v %v %v", rec, ok, err)
+	}
+	if got, named := NameFirst(nil, "a", cmd); !slices.Equal(got, cmd) || named == nil {
 		t.Errorf("no repository: %q", got)
 	}
 }

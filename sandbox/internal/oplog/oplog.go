@@ -466,9 +466,10 @@ func (op *Ops) ExecIn(ctx context.Context, r *api.Repo, slug string, ref provide
 	e.Action = "start"
 	op.Note(ctx, r, slug, e, time.Time{}, nil)
 	e.Action, e.Start = "end", start
+	cmd, named := netgate.NameFirst(r, slug, o.Cmd)
 	res, err := op.c.Provider.Exec(ctx, provider.ExecRequest{
 		Kind: runner.Stream, // the user's command: it runs until done or Ctrl-C
-		Ref:  ref, Cmd: netgate.NameFirst(r, slug, o.Cmd), Workdir: api.Workdir, Env: append(core.SandboxEnv(slug), o.Env...),
+		Ref:  ref, Cmd: cmd, Workdir: api.Workdir, Env: append(core.SandboxEnv(slug), o.Env...),
 		TTY: o.TTY, Interactive: o.Interactive, Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
 	if serr := core.StateError(slug, err); serr != nil {
@@ -478,6 +479,7 @@ func (op *Ops) ExecIn(ctx context.Context, r *api.Repo, slug string, ref provide
 		op.Note(ctx, r, slug, e, start, err)
 		return 0, err
 	}
+	named()
 	e.Exit = &res.ExitCode
 	op.Note(ctx, r, slug, e, start, nil)
 	return res.ExitCode, nil

@@ -505,10 +505,11 @@ func (rec *Recorder) scan(ctx context.Context, h *api.Handle, o wire.Options, ru
 	request := wire.EncodeRequest(o)
 	stdin := func() (io.Reader, func(), error) { return bytes.NewReader(request), func() {}, nil }
 	kind := runner.Work
+	named := func() {}
 	if run != nil {
 		args = append(args, "--run")
 		// The command may meet a refusal, which names the sandbox.
-		args = netgate.NameFirst(h.Repo, h.Slug, args)
+		args, named = netgate.NameFirst(h.Repo, h.Slug, args)
 		// The request, then the spec; the pipe stays open until the
 		// command is to stop. bash has its own timeout, enforced in the
 		// container, of up to an hour; the caller's context bounds the
@@ -533,6 +534,7 @@ func (rec *Recorder) scan(ctx context.Context, h *api.Handle, o wire.Options, ru
 		rec.startJournal(ctx, h, bin) // for the next scan
 	}
 	if err == nil {
+		named()
 		rec.Log.Debug("scanned", "sandbox", h.Slug, "journal", sc.meta.Partial, "dirs", len(sc.meta.Dirs), "files", len(sc.files), "took", time.Duration(sc.meta.Took))
 	}
 	return sc, err

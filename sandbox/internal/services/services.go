@@ -81,7 +81,11 @@ func (sv *Supervisor) Do(ctx context.Context, h *api.Handle, name, action string
 	out := capWriter{max: maxSupervisorOutput}
 	call := func() error {
 		out.Reset()
-		res, err := sv.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, User: api.User, Cmd: netgate.NameFirst(h.Repo, h.Slug, args), Env: core.SandboxEnv(h.Slug)})
+		cmd, named := netgate.NameFirst(h.Repo, h.Slug, args)
+		res, err := sv.Common.Exec(ctx, provider.ExecRequest{Ref: h.Ref, User: api.User, Cmd: cmd, Env: core.SandboxEnv(h.Slug)})
+		if err == nil {
+			named()
+		}
 		out.Write(res.Stdout)
 		return err
 	}
