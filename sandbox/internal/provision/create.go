@@ -1047,7 +1047,7 @@ func (c *creation) finish(ctx context.Context) (*api.Created, error) {
 	// A service that cannot be started leaves a usable sandbox: say so and
 	// let the caller start it by hand.
 	var err error
-	if c.out.Services, err = c.pv.services.Autostart(ctx, c.sandbox.Ref, c.slug, c.cfg); err != nil {
+	if c.out.Services, err = c.pv.services.Autostart(ctx, c.r, c.sandbox.Ref, c.slug, c.cfg); err != nil {
 		c.pv.Log.Warn("could not start services", "sandbox", c.slug, "err", err)
 	}
 	c.dirty.Wait()

@@ -344,8 +344,11 @@ func serviceSpec(sc config.Service) string {
 	return b.String()
 }
 
-// Autostart starts the services configured with Autostart, with one exec.
-func (sv *Supervisor) Autostart(ctx context.Context, ref provider.Ref, slug string, cfg *config.Config) ([]api.ServiceStatus, error) {
+// Autostart starts the services configured with Autostart, with one exec,
+// sandbox slug's of r: the first command of a sandbox claimed from the
+// warm pool, whose services may meet a refusal, which names it
+// (netgate.NameFirst).
+func (sv *Supervisor) Autostart(ctx context.Context, r *api.Repo, ref provider.Ref, slug string, cfg *config.Config) ([]api.ServiceStatus, error) {
 	args := []string{svcPath, api.ActionStart}
 	for _, sc := range cfg.Services {
 		if sc.Autostart {
@@ -355,10 +358,12 @@ func (sv *Supervisor) Autostart(ctx context.Context, ref provider.Ref, slug stri
 	if len(args) == 2 {
 		return nil, nil
 	}
-	res, err := sv.Common.Exec(ctx, provider.ExecRequest{Ref: ref, User: api.User, Cmd: args, Env: core.SandboxEnv(slug)})
+	cmd, named := netgate.NameFirst(r, slug, args)
+	res, err := sv.Common.Exec(ctx, provider.ExecRequest{Ref: ref, User: api.User, Cmd: cmd, Env: core.SandboxEnv(slug)})
 	if err != nil {
 		return nil, err
 	}
+	named()
 	out := capWriter{max: maxSupervisorOutput}
 	out.Write(res.Stdout)
 	// start prints one block per service, in the order asked, each opening
