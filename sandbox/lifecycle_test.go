@@ -341,7 +341,8 @@ func TestListLeftovers(t *testing.T) {
 // alone, while every network of the pool has its container; a fill cut
 // short that left a network alone (here: its container's start failed and
 // so did its cleanup) makes list look at the networks too, so the pool
-// line counts it, until a fill that ends cleanly has removed it.
+// line counts it, until a fill or a delete --pool that ends cleanly has
+// removed it.
 func TestListPoolNetworks(t *testing.T) {
 	f := newFixture(t, map[string]string{})
 	f.mustCreate("ok")
@@ -372,6 +373,16 @@ func TestListPoolNetworks(t *testing.T) {
 		t.Fatal(err)
 	}
 	listPool(1, 1)
+	// So does delete --pool, which removes the network a fill left.
+	f.p.Fail(fake.StepContainer, fmt.Errorf("boom: %w", provider.ErrLeftBehind))
+	if _, err := f.s.FillPool(f.ctx, f.r, 2); err == nil {
+		t.Fatal("the fill whose container failed succeeded")
+	}
+	listPool(2, 2)
+	if _, err := f.s.DeletePool(f.ctx, f.r); err != nil {
+		t.Fatal(err)
+	}
+	listPool(1, 0)
 }
 
 // A detached delete returns once the container and the branch are gone;
