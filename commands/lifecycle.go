@@ -449,10 +449,11 @@ func (d *Delete) Run(ctx context.Context, env *Env) error {
 		// gateway goes before this returns.
 		detach = detachDelete
 	}
-	var names []string
+	// A sandbox named twice, in any spelling of its name, is deleted once.
+	var names, slugs []string
 	for _, name := range d.Names {
-		if !slices.Contains(names, name) {
-			names = append(names, name)
+		if slug, _ := api.Slugify(name); !slices.Contains(slugs, slug) {
+			names, slugs = append(names, name), append(slugs, slug)
 		}
 	}
 	var failed notDeleted
