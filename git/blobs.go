@@ -2,6 +2,7 @@ package git
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -15,10 +16,11 @@ import (
 
 // BlobWriter streams file contents into the repository as blobs, through
 // one `git fast-import` started at the first blob, and returns their ids,
-// computed as the bytes go by: no file is ever held in memory, on either
-// side (fast-import itself streams blobs over its --big-file-threshold,
-// set low here, instead of reading them whole). Commit then refers to the
-// blobs by id.
+// computed as the bytes go by: no big file is ever held in memory, on
+// either side (fast-import itself streams blobs over its
+// --big-file-threshold, set low here, instead of reading them whole), and
+// small ones only when told to Hold (up to holdBytes). Commit then refers
+// to the blobs by id, or carries a held one inline.
 //
 // Where the objects land: fast-import explodes an import of fewer than
 // fastimport.unpackLimit (100) objects into loose objects, one zlib file
@@ -44,6 +46,64 @@ type BlobWriter struct {
 	err      error // the first error; later writes fail with it
 	closed   bool
 	tmp      string // the quarantine, once started
+	// held are the blobs kept in memory by id, not stored (see Hold).
+	hold      bool
+	held      map[string][]byte
+	heldBytes int64
+}
+
+// What a writer told to Hold keeps in memory: blobs of up to holdBlob
+// bytes, holdBytes in all. A snapshot's usual change (a few source files)
+// fits; past it, the import starts and takes the held blobs first.
+const (
+	holdBlob  = 128 << 10
+	holdBytes = 512 << 10
+)
+
+// Hold makes the writer keep small blobs in memory, their ids computed,
+// instead of starting fast-import for them: a snapshot that finds files
+// touched but not changed (a new time, the content the branch has) then
+// starts no git process to store what the repository already holds. Held
+// gives a held blob's content (for a commit to carry inline), Store writes
+// held blobs into the repository. Call it before the first Write.
+func (w *BlobWriter) Hold() { w.hold = true }
+
+// Held is the content of blob id when the writer holds it: Close did not
+// store it.
+func (w *BlobWriter) Held(id string) ([]byte, bool) {
+	data, ok := w.held[id]
+	return data, ok
+}
+
+// Store writes the held blobs among ids into the repository (one
+// fast-import), after Close. Their ids are valid there once it returned
+// nil.
+func (w *BlobWriter) Store(ids ...string) error {
+	var todo []string
+	for _, id := range ids {
+		if _, ok := w.held[id]; ok && !slices.Contains(todo, id) {
+			todo = append(todo, id)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	s := w.g.NewBlobWriter(w.ctx)
+	for _, id := range todo {
+		data := w.held[id]
+		if _, err := s.Write(int64(len(data)), bytes.NewReader(data)); err != nil {
+			s.Discard()
+			return err
+		}
+	}
+	if err := s.Close(); err != nil {
+		return err
+	}
+	for _, id := range todo {
+		w.heldBytes -= int64(len(w.held[id]))
+		delete(w.held, id)
+	}
+	return nil
 }
 
 // NewBlobWriter returns a writer that starts fast-import on its first blob.
@@ -107,12 +167,51 @@ func (w *BlobWriter) Write(size int64, r io.Reader) (string, error) {
 	if w.closed {
 		return "", fmt.Errorf("blob writer closed")
 	}
+	if w.pipe == nil && w.hold && !w.keepPack && size <= holdBlob && w.heldBytes+size <= holdBytes {
+		return w.keep(size, r)
+	}
 	if w.pipe == nil {
 		if err := w.start(); err != nil {
 			w.err = err
 			return "", err
 		}
+		// The held blobs go in first: they are stored after all.
+		for id, data := range w.held {
+			if _, err := w.write(int64(len(data)), bytes.NewReader(data)); err != nil {
+				return "", err
+			}
+			delete(w.held, id)
+		}
+		w.heldBytes = 0
 	}
+	return w.write(size, r)
+}
+
+// keep holds a blob in memory instead of storing it (Hold). A short r
+// holds nothing and returns r's error, as Write does.
+func (w *BlobWriter) keep(size int64, r io.Reader) (string, error) {
+	data := make([]byte, size)
+	if _, err := io.ReadFull(r, data); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return "", err
+	}
+	h := NewBlobHash(size)
+	h.Write(data)
+	id := hex.EncodeToString(h.Sum(nil))
+	if w.held == nil {
+		w.held = map[string][]byte{}
+	}
+	if _, ok := w.held[id]; !ok {
+		w.held[id] = data
+		w.heldBytes += size
+	}
+	return id, nil
+}
+
+// write streams one blob into the started import.
+func (w *BlobWriter) write(size int64, r io.Reader) (string, error) {
 	if _, err := fmt.Fprintf(w.in, "blob\ndata %d\n", size); err != nil {
 		return "", w.fail(err)
 	}
@@ -180,7 +279,8 @@ func (w *BlobWriter) fail(err error) error {
 
 // Close ends the import, waits for git to write the objects and moves them
 // into the repository. Their ids are valid there only once Close returned
-// nil; after a failure nothing of the import is kept.
+// nil, but for the blobs it holds (Held); after a failure nothing of the
+// import is kept.
 func (w *BlobWriter) Close() error {
 	err := w.end()
 	if w.tmp == "" {
@@ -200,6 +300,7 @@ func (w *BlobWriter) Close() error {
 
 // Discard ends the import and keeps nothing of it.
 func (w *BlobWriter) Discard() {
+	w.held, w.heldBytes = nil, 0
 	w.end()
 	if w.err == nil {
 		w.err = errors.New("store blobs: discarded")

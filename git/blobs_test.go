@@ -82,3 +82,76 @@ func TestClosedBlobsAreKept(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldBlobsStartNoImport: a writer told to Hold keeps small blobs in
+// memory, with their ids, and stores nothing (no quarantine, no git
+// process) unless asked: a snapshot of files touched but not changed
+// starts no fast-import. Store writes those asked for; a blob too big to
+// hold starts the import, which takes the held ones first.
+func TestHeldBlobsStartNoImport(t *testing.T) {
+	g, _ := newTestRepo(t)
+	before := objectFiles(t, g)
+	w := g.NewBlobWriter(context.Background())
+	w.Hold()
+	a, err := w.Write(4, strings.NewReader("one\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.Write(4, strings.NewReader("two\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if files := objectFiles(t, g); !slices.Equal(files, before) {
+		t.Fatalf("held blobs were written: %v (before: %v)", files, before)
+	}
+	for id, s := range map[string]string{a: "one\n", b: "two\n"} {
+		cmd := exec.Command("git", "hash-object", "--stdin")
+		cmd.Stdin = strings.NewReader(s)
+		out, err := cmd.Output()
+		if err != nil || strings.TrimSpace(string(out)) != id {
+			t.Errorf("id %s of %q, git says %s (%v)", id, s, out, err)
+		}
+		if data, ok := w.Held(id); !ok || string(data) != s {
+			t.Errorf("Held(%s) = %q, %v; want %q", id, data, ok, s)
+		}
+	}
+	if err := w.Store(a); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", g.Root, "cat-file", "-e", a).CombinedOutput(); err != nil {
+		t.Errorf("blob %s missing after Store: %v %s", a, err, out)
+	}
+	if _, ok := w.Held(a); ok {
+		t.Errorf("blob %s still held after Store", a)
+	}
+	if err := exec.Command("git", "-C", g.Root, "cat-file", "-e", b).Run(); err == nil {
+		t.Errorf("blob %s stored without Store", b)
+	}
+
+	// Past what is held, the import starts and stores the held blobs too.
+	w = g.NewBlobWriter(context.Background())
+	w.Hold()
+	small, err := w.Write(6, strings.NewReader("small\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", holdBlob+1)
+	bigID, err := w.Write(int64(len(big)), strings.NewReader(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{small, bigID} {
+		if _, ok := w.Held(id); ok {
+			t.Errorf("blob %s held once the import started", id)
+		}
+		if out, err := exec.Command("git", "-C", g.Root, "cat-file", "-e", id).CombinedOutput(); err != nil {
+			t.Errorf("blob %s missing after Close: %v %s", id, err, out)
+		}
+	}
+}

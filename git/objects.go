@@ -33,14 +33,57 @@ func (e TreeEntry) IsTree() bool { return e.Mode == "40000" || e.Mode == "040000
 // before it is dropped, and suffixes such as "^{tree}", "~1" or "@{-1}" mean
 // something), so no name of the sandbox's ever reaches git as text.
 func (g *Repo) Trees(ctx context.Context, commit string, dirs []string) (map[string]map[string]TreeEntry, error) {
+	if len(dirs) == 0 {
+		return map[string]map[string]TreeEntry{}, nil
+	}
+	o := g.Objects(ctx)
+	defer o.Close()
+	out, err := o.Trees(commit, dirs)
+	if err != nil {
+		return nil, err
+	}
+	return out, o.Close()
+}
+
+// Objects is one `git cat-file --batch` asked several questions in turn
+// (a ref's commit, then trees of that commit), so a snapshot that reads
+// its branch starts one git process, not one per question. Close ends it.
+type Objects struct{ cf *batch }
+
+// Objects starts a reader of the repository's objects.
+func (g *Repo) Objects(ctx context.Context) *Objects { return &Objects{g.startBatch(ctx)} }
+
+// Close ends the reader and says whether git failed.
+func (o *Objects) Close() error { return o.cf.close() }
+
+// Commit is the commit ref (a full ref name, such as refs/heads/main)
+// points to, as ResolveRef says it, or ok=false when there is none.
+func (o *Objects) Commit(ref string) (id string, ok bool, err error) {
+	if ref == "" || strings.ContainsAny(ref, "\n\r\x00") {
+		return "", false, fmt.Errorf("cat-file: bad ref name %q", ref)
+	}
+	name := ref + "^{commit}"
+	if _, err := io.WriteString(o.cf.in, name+"\n"); err != nil {
+		return "", false, o.cf.fail(err)
+	}
+	id, typ, _, err := readBatch(o.cf.out, name)
+	if err != nil {
+		return "", false, o.cf.fail(err)
+	}
+	if typ != "commit" {
+		return "", false, nil
+	}
+	return id, true, nil
+}
+
+// Trees is Repo.Trees, asked of this reader.
+func (o *Objects) Trees(commit string, dirs []string) (map[string]map[string]TreeEntry, error) {
 	out := make(map[string]map[string]TreeEntry, len(dirs))
 	if len(dirs) == 0 {
 		return out, nil
 	}
-	cf := g.startBatch(ctx)
-	defer cf.close()
-	w := &treeWalker{cf: cf, cache: map[string]map[string]TreeEntry{}}
-	root, err := cf.tree(commit + "^{tree}")
+	w := &treeWalker{cf: o.cf, cache: map[string]map[string]TreeEntry{}}
+	root, err := o.cf.tree(commit + "^{tree}")
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +95,7 @@ func (g *Repo) Trees(ctx context.Context, commit string, dirs []string) (map[str
 		}
 		out[d] = t
 	}
-	return out, cf.close()
+	return out, nil
 }
 
 // TreeFiles lists what lies under each of dirs (all levels) in commit:
@@ -62,8 +105,20 @@ func (g *Repo) TreeFiles(ctx context.Context, commit string, dirs []string) (tre
 	if len(dirs) == 0 {
 		return nil, nil, nil
 	}
-	cf := g.startBatch(ctx)
-	defer cf.close()
+	o := g.Objects(ctx)
+	defer o.Close()
+	if trees, files, err = o.TreeFiles(commit, dirs); err != nil {
+		return nil, nil, err
+	}
+	return trees, files, o.Close()
+}
+
+// TreeFiles is Repo.TreeFiles, asked of this reader.
+func (o *Objects) TreeFiles(commit string, dirs []string) (trees, files []string, err error) {
+	if len(dirs) == 0 {
+		return nil, nil, nil
+	}
+	cf := o.cf
 	w := &treeWalker{cf: cf, cache: map[string]map[string]TreeEntry{}}
 	root, err := cf.tree(commit + "^{tree}")
 	if err != nil {
@@ -101,7 +156,7 @@ func (g *Repo) TreeFiles(ctx context.Context, commit string, dirs []string) (tre
 			}
 		}
 	}
-	return trees, files, cf.close()
+	return trees, files, nil
 }
 
 // treeWalker reads trees by path, each once, by the ids of their parents'
@@ -200,32 +255,35 @@ func (b *batch) close() error {
 // "". Only the answer's own shape is trusted: the name is compared whole,
 // never split, since it may hold any byte.
 func ReadBatchObject(r *bufio.Reader, name string) (typ string, body []byte, err error) {
+	_, typ, body, err = readBatch(r, name)
+	return typ, body, err
+}
+
+// readBatch is ReadBatchObject, with the object's id.
+func readBatch(r *bufio.Reader, name string) (oid, typ string, body []byte, err error) {
 	header, err := r.ReadString('\n')
 	if err != nil {
-		return "", nil, fmt.Errorf("cat-file: short output for %q", name)
+		return "", "", nil, fmt.Errorf("cat-file: short output for %q", name)
 	}
 	header = strings.TrimSuffix(header, "\n")
 	if header == name+" missing" || header == name+" ambiguous" {
-		return "", nil, nil
+		return "", "", nil, nil
 	}
-	_, typ, size, err := ParseBatchHeader(header)
+	oid, typ, size, err := ParseBatchHeader(header)
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	body = make([]byte, 0, min(size, 1<<20))
 	buf := bytes.NewBuffer(body)
 	if _, err := io.CopyN(buf, r, size); err != nil {
-		return "", nil, fmt.Errorf("cat-file: short object for %q", name)
+		return "", "", nil, fmt.Errorf("cat-file: short object for %q", name)
 	}
 	if nl, err := r.ReadByte(); err != nil || nl != '\n' {
-		return "", nil, fmt.Errorf("cat-file: no newline after the object for %q", name)
+		return "", "", nil, fmt.Errorf("cat-file: no newline after the object for %q", name)
 	}
-	return typ, buf.Bytes(), nil
+	return oid, typ, buf.Bytes(), nil
 }
 
-// ParseBatchHeader parses the header of a found object, "<oid> <type>
-// <size>": exactly three fields and a decimal size. Callers that know the
-// id they asked for compare it.
 func ParseBatchHeader(header string) (oid, typ string, size int64, err error) {
 	f := strings.Split(header, " ")
 	if len(f) != 3 || f[0] == "" || f[1] == "" {

@@ -148,3 +148,48 @@ func FuzzReadBatchObject(f *testing.F) {
 		}
 	})
 }
+
+// TestObjectsCommitAndTrees: one reader answers a ref's commit, as
+// ResolveRef does (none for a missing ref or one that is not a commit),
+// then the trees of that commit.
+func TestObjectsCommitAndTrees(t *testing.T) {
+	g, parent := newTestRepo(t)
+	if out, err := exec.Command("git", "-C", g.Root, "update-ref", "refs/heads/litterbox/x", parent).CombinedOutput(); err != nil {
+		t.Fatalf("update-ref: %v %s", err, out)
+	}
+	blob, err := exec.Command("git", "-C", g.Root, "hash-object", "-w", "--stdin").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", g.Root, "update-ref", "refs/tags/blob", strings.TrimSpace(string(blob))).CombinedOutput(); err != nil {
+		t.Fatalf("update-ref: %v %s", err, out)
+	}
+	o := g.Objects(context.Background())
+	defer o.Close()
+	for ref, want := range map[string]string{"refs/heads/litterbox/x": parent, "refs/heads/nothing": "", "refs/tags/blob": ""} {
+		id, ok, err := o.Commit(ref)
+		if err != nil || ok != (want != "") || id != want {
+			t.Errorf("Commit(%s) = %q, %v, %v; want %q", ref, id, ok, err, want)
+		}
+		rid, rok, rerr := g.ResolveRef(context.Background(), ref)
+		if rerr != nil || rid != id || rok != ok {
+			t.Errorf("ResolveRef(%s) = %q, %v, %v; Commit said %q, %v", ref, rid, rok, rerr, id, ok)
+		}
+	}
+	if _, _, err := o.Commit("refs/heads/a\nrefs/heads/b"); err == nil {
+		t.Error("a ref name with a newline was sent to git")
+	}
+	o = g.Objects(context.Background())
+	defer o.Close()
+	tip, ok, err := o.Commit("refs/heads/litterbox/x")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	trees, err := o.Trees(tip, []string{"", "missing"})
+	if err != nil || trees[""] == nil || len(trees[""]) != 0 || trees["missing"] != nil {
+		t.Errorf("Trees after Commit = %v, %v; want an empty root and no missing", trees, err)
+	}
+	if err := o.Close(); err != nil {
+		t.Error(err)
+	}
+}

@@ -67,11 +67,16 @@ func (rec *Recorder) Run(ctx context.Context, h *api.Handle, spec RunSpec) (*api
 		case <-work.Done():
 		}
 	}()
+	// Where a call's time goes, for the debug log: the host's work before
+	// the exec, the exec until its stream is whole, the commit after it.
+	began := time.Now()
 	opts := rec.scanOptions(work, h)
+	prepared := time.Now()
 	sc, err := rec.scan(work, h, opts, &runInput{spec: in, stop: ctx.Done()})
 	if err != nil {
 		return nil, nil, err
 	}
+	streamed := time.Now()
 	if sc.run == nil {
 		sc.budget.release()
 		sc.release()
@@ -80,11 +85,11 @@ func (rec *Recorder) Run(ctx context.Context, h *api.Handle, spec RunSpec) (*api
 	// The output outlives the scan's share of memory (commitScan releases
 	// it): no more of it than the spec's cap.
 	sc.run.Clip(spec.Cap)
-	began := time.Now()
 	snap, err := rec.commitScan(work, h, sc, opts, spec.Message)
 	if snap != nil {
-		snap.Ms = millis(time.Duration(sc.meta.Took) + time.Since(began))
+		snap.Ms = millis(time.Duration(sc.meta.Took) + time.Since(streamed))
 	}
+	rec.Log.Debug("run", "sandbox", h.Slug, "prepare", prepared.Sub(began), "exec", streamed.Sub(prepared), "record", time.Since(streamed))
 	return sc.run, snap, err
 }
 

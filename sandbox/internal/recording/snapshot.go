@@ -175,13 +175,23 @@ func (rec *Recorder) commitScan(ctx context.Context, h *api.Handle, sc *scanned,
 	res := &api.SnapshotResult{Skipped: sc.meta.Skipped, Torn: sc.meta.Torn}
 	if len(sc.files) == 0 && len(sc.meta.Dirs) == 0 && len(sc.meta.IgnoredChanged) == 0 && len(sc.meta.Torn) == 0 &&
 		slices.Equal(sc.meta.Ignored, rs.Ignored) && slices.Equal(sc.meta.Linked, rs.Linked) && rs.Excludes == excludesHash(opts.Excludes) {
-		// Nothing changed: no git, and no new stamp either, since nothing
-		// carries a time between the old stamp and this scan's.
+		// Nothing changed: no git. The stamp need not move, since nothing
+		// carries a time between the old stamp and this scan's; but a
+		// scan that walked the whole tree and got a journal token (the
+		// first after create, or after the watcher restarted) keeps it,
+		// with its stamp, as a commit would: the scans after it ask the
+		// journal instead of walking the whole tree again.
+		if !sc.meta.Partial && sc.meta.Journal != "" && sc.meta.Journal != opts.JournalToken && slices.Equal(rs.Tracked, opts.Tracked) {
+			return res, state.WriteSinceToken(h.Repo, h.Slug, sc.meta.Start, sc.meta.Journal)
+		}
 		return res, nil
 	}
 
+	// One git process reads the branch: its tip, then its trees.
 	ref := api.BranchRef(h.Slug)
-	tip, ok, err := h.Repo.Git.ResolveRef(ctx, ref)
+	objects := h.Repo.Git.Objects(ctx)
+	defer objects.Close()
+	tip, ok, err := objects.Commit(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -195,13 +205,13 @@ func (rec *Recorder) commitScan(ctx context.Context, h *api.Handle, sc *scanned,
 		// from the last snapshot unless the scan found other ignored
 		// directories or the branch moved.
 		if rs.Tip != tip || !slices.Equal(rs.Ignored, sc.meta.Ignored) {
-			rs.Tracked, rs.trackedFiles, err = h.Repo.Git.TreeFiles(ctx, tip, sc.meta.Ignored)
+			rs.Tracked, rs.trackedFiles, err = objects.TreeFiles(tip, sc.meta.Ignored)
 			if err != nil {
 				return nil, err
 			}
 			rs.Tip, rs.Ignored = tip, sc.meta.Ignored
 		}
-		if trees, err = h.Repo.Git.Trees(ctx, tip, sc.dirsToRead()); err != nil {
+		if trees, err = objects.Trees(tip, sc.dirsToRead()); err != nil {
 			return nil, err
 		}
 		fu := sc.followUps(trees, opts, rs)
@@ -223,7 +233,10 @@ func (rec *Recorder) commitScan(ctx context.Context, h *api.Handle, sc *scanned,
 		res.Skipped = sc.meta.Skipped
 	}
 
-	changes, refused, err := rec.checkGitmodules(ctx, h, sc.changes(trees))
+	if err := objects.Close(); err != nil {
+		return nil, err
+	}
+	changes, refused, err := rec.checkGitmodules(ctx, h, sc, sc.changes(trees))
 	if err != nil {
 		return nil, err
 	}
@@ -233,6 +246,9 @@ func (rec *Recorder) commitScan(ctx context.Context, h *api.Handle, sc *scanned,
 		return nil, err
 	}
 	res.Skipped = append(res.Skipped, refused...)
+	if err := sc.inline(changes); err != nil {
+		return nil, err
+	}
 	if len(changes) > 0 {
 		id, err := h.Repo.Git.Commit(ctx, git.CommitSpec{
 			Ref: ref, Parent: tip, Message: withConcurrent(ctx, h, message), Author: snapshotAuthor,
@@ -284,11 +300,15 @@ func unreadDirs(skipped []api.Skipped) []string {
 // .gitmodules whose URL or path looks like a command-line option, or whose
 // submodule name climbs out with "..", would make the branch fail
 // `git fsck --strict`, and git itself refuses to fetch such a tree.
-func (rec *Recorder) checkGitmodules(ctx context.Context, h *api.Handle, changes []git.Change) ([]git.Change, []api.Skipped, error) {
+func (rec *Recorder) checkGitmodules(ctx context.Context, h *api.Handle, sc *scanned, changes []git.Change) ([]git.Change, []api.Skipped, error) {
 	kept := changes[:0]
 	var refused []api.Skipped
 	for _, ch := range changes {
 		if !ch.Delete && ch.Mode != "120000" && wire.IsDotGitmodules(path.Base(ch.Path)) {
+			// git checks it in the repository: a held blob is stored.
+			if err := sc.store(ch.ID); err != nil {
+				return nil, nil, err
+			}
 			var fe *git.FsckError
 			if err := h.Repo.Git.CheckGitmodules(ctx, ch.ID); errors.As(err, &fe) {
 				refused = append(refused, api.Skipped{Path: ch.Path, Reason: "a .gitmodules that git fsck refuses: " + fe.Msg})
@@ -345,6 +365,55 @@ type scanned struct {
 	// result holds the scan's share of the host's memory for scans
 	// (wire.Result.Release) until release.
 	result *wire.Result
+	// blobs stored the scan's files, and holds the small ones in memory
+	// (git.BlobWriter.Hold): what the branch has needs no storing.
+	blobs *git.BlobWriter
+}
+
+// held is the content of blob id when the scan holds it, not stored.
+func (sc *scanned) held(id string) ([]byte, bool) {
+	if sc.blobs == nil || id == "" {
+		return nil, false
+	}
+	return sc.blobs.Held(id)
+}
+
+// maxInline is the most changes a commit carries held blobs inline for:
+// past it, they are stored first and the commit names them by id, which
+// lets git.Commit write a big directory's tree whole (a folder of 100,000
+// empty files is one held blob, named 100,000 times).
+const maxInline = 100
+
+// inline puts the content of each held blob among changes into the change
+// (the commit's own fast-import stores it), or, for many changes, stores
+// the held blobs (one fast-import).
+func (sc *scanned) inline(changes []git.Change) error {
+	var held []int
+	for i, ch := range changes {
+		if _, ok := sc.held(ch.ID); ok && !ch.Delete {
+			held = append(held, i)
+		}
+	}
+	if len(changes) > maxInline {
+		ids := make([]string, 0, len(held))
+		for _, i := range held {
+			ids = append(ids, changes[i].ID)
+		}
+		return sc.store(ids...)
+	}
+	for _, i := range held {
+		changes[i].Content, _ = sc.held(changes[i].ID)
+		changes[i].ID = ""
+	}
+	return nil
+}
+
+// store writes the held blobs among ids into the repository.
+func (sc *scanned) store(ids ...string) error {
+	if sc.blobs == nil {
+		return nil
+	}
+	return sc.blobs.Store(ids...)
 }
 
 // release gives back the scan's share of the host's memory for scans: its
@@ -596,7 +665,9 @@ func (rec *Recorder) scanOnce(ctx context.Context, h *api.Handle, args []string,
 		execDone <- err
 	}()
 	budget, shared := rec.budgetOf(ctx, h)
-	blobs := budgetStore{h.Repo.Git.NewBlobWriter(ctx), budget}
+	bw := h.Repo.Git.NewBlobWriter(ctx)
+	bw.Hold()
+	blobs := budgetStore{bw, budget}
 	res, perr := wire.Read(pr, blobs)
 	// Unblock the exec if the stream was not read to its end.
 	pr.CloseWithError(errors.New("scan stream abandoned"))
@@ -637,7 +708,7 @@ func (rec *Recorder) scanOnce(ctx context.Context, h *api.Handle, args []string,
 		return nil, err
 	}
 	sc := newScanned(res)
-	sc.budget, sc.result = budget, res
+	sc.budget, sc.result, sc.blobs = budget, res, bw
 	return sc, nil
 }
 
