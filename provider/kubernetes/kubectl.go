@@ -163,9 +163,12 @@ func (p *Provider) endpoint() string {
 
 // endpointFile is where endpoint keeps what kubectl said of the
 // kubeconfig: a name made of everything that decides it (kubectl, the
-// options, KUBECONFIG, and each kubeconfig file's path, size and time of
-// change), so an edit of a kubeconfig, or another one, is asked anew.
-// Empty when a file cannot be looked at.
+// options, KUBECONFIG, and each kubeconfig file's path and contents), so
+// an edit of a kubeconfig, or another one, is asked anew. The contents,
+// not the size and time of change: `kubectl config use-context` to a
+// context whose name is as long keeps the size, and a file system may
+// not tell the times of two quick edits apart (a kubeconfig is a few
+// KB: reading it is cheap). Empty when a file cannot be read.
 func (p *Provider) endpointFile() string {
 	files := filepath.SplitList(os.Getenv("KUBECONFIG"))
 	if p.o.Kubeconfig != "" {
@@ -181,14 +184,14 @@ func (p *Provider) endpointFile() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%q %q %q %q\n", p.o.Kubectl, p.o.Kubeconfig, p.o.Context, os.Getenv("KUBECONFIG"))
 	for _, f := range files {
-		fi, err := os.Stat(f)
+		b, err := os.ReadFile(f)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			fmt.Fprintf(h, "%q none\n", f)
 		case err != nil:
 			return ""
 		default:
-			fmt.Fprintf(h, "%q %d %d\n", f, fi.Size(), fi.ModTime().UnixNano())
+			fmt.Fprintf(h, "%q %d %x\n", f, len(b), sha256.Sum256(b))
 		}
 	}
 	return filepath.Join(p.o.StateDir, "endpoint-"+hex.EncodeToString(h.Sum(nil)[:8]))

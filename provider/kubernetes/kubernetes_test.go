@@ -658,6 +658,22 @@ func TestEndpointKeptPerKubeconfig(t *testing.T) {
 	if got := endpoint(runnertest.New(t).Expect(view, "https://b:6443 other", nil)); got != "https://b:6443 (context other)" {
 		t.Errorf("endpoint of a changed kubeconfig = %q", got)
 	}
+	// A context switched to whose name is as long (`kubectl config
+	// use-context`: the file keeps its size) within the time a file
+	// system tells apart is asked again too.
+	fi, err := os.Stat(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kc, []byte("current-context: thing\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(kc, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if got := endpoint(runnertest.New(t).Expect(view, "https://c:6443 thing", nil)); got != "https://c:6443 (context thing)" {
+		t.Errorf("endpoint of a kubeconfig switched to a context of the same length = %q", got)
+	}
 	// A kubeconfig kubectl cannot read is not kept: it is asked again.
 	failed := &runner.ExitError{Command: "kubectl config view", ExitCode: 1, Stderr: "error loading config file"}
 	if err := os.WriteFile(kc, []byte("bad\n"), 0o600); err != nil {
