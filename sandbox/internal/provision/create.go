@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -90,7 +89,6 @@ func (pv *Provisioner) Create(ctx context.Context, r *api.Repo, name string, opt
 		{"isolation", c.checkIsolation}, // the engine keeps sandboxes apart, or the user allows it
 		{"journal", c.writeJournal},     // from here on, whatever a kill leaves is known as an unfinished create
 		{"gateway", c.startGateway},     // a confined sandbox's gateway, beside the rest (egress.go)
-		{"image", c.imageChecked},       // the image's check, which the gateway's start did not wait for
 		{"branch", c.claimBranch},       // litterbox/<slug> at HEAD, unless recreating from it
 		{"container", c.startContainer}, // the engine makes the network and starts the container
 		{"", c.fill},                    // HEAD into /src, then setup; services and ports meanwhile (its phases are its own)
@@ -134,9 +132,6 @@ type creation struct {
 	// container are made, into memory, instead of after them.
 	archive       *guest.Archive
 	cancelArchive context.CancelFunc
-	// imageCheck is the image's check, beside the journal and the
-	// gateway's start (imageChecked); nil when there is none to wait for.
-	imageCheck <-chan result[imageFacts]
 	// platform is the image's os/arch; "" when the engine pulls it.
 	platform string
 	// volumes are the image's VOLUMEs, covered read-only (volumeMasks).
@@ -371,17 +366,16 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 		c.isolation = pv.iso.Start(ctx, c.cfg.Image)
 	}
 	if len(c.pool) == 0 {
-		// The image is checked beside the journal and the gateway's
-		// start, which need nothing of it: the gateway's run, the longer
-		// of the two, starts without waiting for the engine's answer
-		// (imageChecked). What it refuses is undone like any failure.
-		c.imageCheck = beside(func() (imageFacts, error) {
-			f, err := c.checkImage(ctx)
-			if err == nil && opts.CheckImage != nil {
-				err = opts.CheckImage(ctx, c.cfg.Image)
+		err := c.inspectImage(ctx)
+		if err == nil && opts.CheckImage != nil {
+			err = opts.CheckImage(ctx, c.cfg.Image)
+		}
+		if err != nil {
+			if c.isolation != nil {
+				c.isolation.Wait()
 			}
-			return f, err
-		})
+			return nil, err
+		}
 	}
 	c.out = &api.Created{Sandbox: api.Sandbox{
 		Name: slug, Status: api.StatusActive, Branch: api.BranchPrefix + slug,
@@ -565,44 +559,19 @@ func (c *creation) unpooled(ctx context.Context) error {
 	return nil
 }
 
-// imageFacts is what the image's check says of it that the sandbox's spec
-// needs: its platform ("" when the engine pulls it) and its VOLUMEs.
-type imageFacts struct {
-	platform string
-	volumes  []string
-}
-
-// checkImage checks the image, when the engine holds it: it must be for a
-// platform litterbox has a scanner for. That is known before the sandbox's
-// container is made.
-func (c *creation) checkImage(ctx context.Context) (imageFacts, error) {
+// inspectImage checks the image, when the engine holds it: it must be for a
+// platform litterbox has a scanner for. That is known before anything is
+// made.
+func (c *creation) inspectImage(ctx context.Context) error {
 	platform, img, err := c.pv.guest.ImageInfo(ctx, c.cfg.Image)
 	if err != nil {
-		return imageFacts{}, err
+		return err
 	}
-	if platform == "" && c.cfg.Image != api.DefaultImage {
-		return imageFacts{}, guest.MissingImage(c.cfg.Image)
+	c.platform, c.volumes = platform, img.Volumes
+	if c.platform == "" && c.cfg.Image != api.DefaultImage {
+		return guest.MissingImage(c.cfg.Image)
 	}
-	return imageFacts{platform, img.Volumes}, nil
-}
-
-// inspectImage checks the image (checkImage) and keeps what it says.
-func (c *creation) inspectImage(ctx context.Context) error {
-	f, err := c.checkImage(ctx)
-	c.platform, c.volumes = f.platform, f.volumes
-	return err
-}
-
-// imageChecked waits for the image's check started in beginCreate (none
-// when a pooled sandbox is to be claimed) and keeps what it says.
-func (c *creation) imageChecked(context.Context) error {
-	if c.imageCheck == nil {
-		return nil
-	}
-	r := <-c.imageCheck
-	c.imageCheck = nil
-	c.platform, c.volumes = r.v.platform, r.v.volumes
-	return r.err
+	return nil
 }
 
 // startArchive starts archiving the commit into memory, beside the rest.
@@ -765,7 +734,7 @@ func (c *creation) startContainer(ctx context.Context) error {
 		if err := c.startGateway(ctx); err != nil {
 			return err
 		}
-		sp = c.withImage(*c.confined)
+		sp = *c.confined
 		if err := c.volumeReady(); err != nil {
 			return err
 		}
@@ -859,23 +828,11 @@ func unsupported(slug string, err error) error {
 }
 
 // sandboxSpec is the spec of the sandbox's container.
-func (c *creation) sandboxSpec() provider.Spec { return c.withImage(c.baseSpec()) }
-
-// baseSpec is the spec of the sandbox's container before the image's check
-// (withImage): a confined sandbox's gateway is planned from it.
-func (c *creation) baseSpec() provider.Spec {
+func (c *creation) sandboxSpec() provider.Spec {
 	sp := spec.For(c.pv.Options, c.r, c.slug, c.head, c.cfg)
+	sp.Tmpfs = append(sp.Tmpfs, spec.VolumeMasks(c.volumes)...)
 	sp.Binds = slices.Clone(c.opts.Binds)
-	return sp
-}
-
-// withImage is sp with what the image's check found: the image's VOLUMEs
-// covered read-only (spec.VolumeMasks), its platform in a label. sp's
-// slices and labels are not written: a gateway's start may read them.
-func (c *creation) withImage(sp provider.Spec) provider.Spec {
-	sp.Tmpfs = slices.Concat(sp.Tmpfs, spec.VolumeMasks(c.volumes))
 	if c.platform != "" {
-		sp.Labels = maps.Clone(sp.Labels)
 		sp.Labels[api.LabelPlatform] = c.platform
 	}
 	return sp

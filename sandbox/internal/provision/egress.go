@@ -93,7 +93,7 @@ func (c *creation) startGateway(ctx context.Context) error {
 	if c.net == nil || len(c.pool) > 0 || c.confined != nil {
 		return nil
 	}
-	sp := c.baseSpec()
+	sp := c.sandboxSpec()
 	l, linked := netgate.Linked(c.pv.Provider)
 	if c.secrets != nil {
 		// The placeholders, and the CA bundle the gateway's CA goes in.
