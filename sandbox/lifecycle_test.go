@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/log"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/sandboxtest"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/state"
 )
 
 // These tests run the service's create, list, pause, resume and delete
@@ -568,4 +570,24 @@ func TestCreateImageChoice(t *testing.T) {
 		t.Errorf("image with litterbox's labels = %v", err)
 	}
 	f.nothingLeft("forged")
+}
+
+// A sandbox an idle sweep paused says so in list, with what resumes it.
+func TestListIdlePausedNote(t *testing.T) {
+	f := newFixture(t, map[string]string{})
+	f.mustCreate("quiet")
+	if _, err := f.s.Pause(f.ctx, f.r, "quiet", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := state.MarkIdlePaused(f.r.Git.CommonDir, "quiet", 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	list, err := f.s.List(f.ctx, f.r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "paused after 3s without activity, with its gateway: the next command or MCP call on it resumes it"
+	if len(list) != 1 || list[0].Status != api.StatusPaused || list[0].Note != want {
+		t.Errorf("list = %+v, want quiet paused with the note %q", list, want)
+	}
 }

@@ -362,6 +362,7 @@ func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.
 		if sb.Container == "" && !hasBranch && o.gitDir != "" && state.Deleting(o.gitDir, k.slug) && state.BeingCreated(o.gitDir, k.slug) {
 			continue // being deleted: its user saw it go
 		}
+		sb.GitDir = o.gitDir
 		st := states[k]
 		sb.Status = status(o.gitDir, k.slug, sb.Container != "", st.state, st.ready, hasBranch)
 		if o.gitDir != "" {
@@ -377,7 +378,6 @@ func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.
 		if sb.Note == "" && sb.Status == api.StatusActive && o.gitDir != "" {
 			sb.Note = runNote(o.gitDir, sb.Name)
 		}
-		sb.GitDir = o.gitDir
 		out = append(out, *sb)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -405,8 +405,10 @@ func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 			sb.Note = "its container stopped (an engine restart stops them): `litterbox resume " + sb.Name + "` starts it again and fills /src from its branch"
 		}
 	case api.StatusActive, api.StatusPaused, api.StatusFailedSetup:
-		if idle, ok := state.IdlePaused(sb.GitDir, sb.Name); ok && sb.Status == api.StatusPaused && sb.GitDir != "" {
-			sb.Note = fmt.Sprintf("paused after %s without activity, with its gateway: the next command or MCP call on it resumes it", idle)
+		if sb.Status == api.StatusPaused && sb.GitDir != "" {
+			if idle, ok := state.IdlePaused(sb.GitDir, sb.Name); ok {
+				sb.Note = fmt.Sprintf("paused after %s without activity, with its gateway: the next command or MCP call on it resumes it", idle)
+			}
 		}
 		if sb.Egress == nil || sb.Egress.Gateway == "" || !restart {
 			return
