@@ -152,6 +152,18 @@ func TestParsePS(t *testing.T) {
 	}
 }
 
+// BenchmarkParsePS parses the engine list of 40 containers (list's 20
+// sandboxes and their gateways), which list waits for after `docker ps`.
+func BenchmarkParsePS(b *testing.B) {
+	out := []byte(strings.Repeat(psOutput, 20))
+	b.ReportAllocs()
+	for range b.N {
+		if list, err := ParsePS(out); err != nil || len(list) != 40 {
+			b.Fatal(len(list), err)
+		}
+	}
+}
+
 // Standard errors of the docker CLI, captured on the real thing.
 const (
 	stderrNoEngine     = "Cannot connect to the Docker daemon at unix:///nonexistent.sock. Is the docker daemon running?\n"

@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -44,18 +43,17 @@ func labelsFormat(keys []string) string {
 	return b.String()
 }
 
-// parseLines calls fn with each non-blank line of out, trimmed.
+// parseLines calls fn with each non-blank line of out, trimmed, in place
+// (no copy of out, which a list of many containers makes long).
 func parseLines(out []byte, fn func(line []byte) error) error {
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+	for line := range bytes.Lines(out) {
+		if line = bytes.TrimSpace(line); len(line) > 0 {
 			if err := fn(line); err != nil {
 				return err
 			}
 		}
 	}
-	return sc.Err()
+	return nil
 }
 
 // setLabels are the labels that are set: docker prints an unset one as "".
