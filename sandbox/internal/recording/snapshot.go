@@ -60,6 +60,7 @@ type Recorder struct {
 	journalStarts sync.Map // container id -> time.Time of this process's last try
 	excludesFiles sync.Map // common dir -> path
 	localLimits   sync.Map // localStamp -> int64
+	kept          sync.Map // keptKey -> *keptTrees (branch.go)
 	reserved      *reservations
 }
 
@@ -187,11 +188,12 @@ func (rec *Recorder) commitScan(ctx context.Context, h *api.Handle, sc *scanned,
 		return res, nil
 	}
 
-	// One git process reads the branch: its tip, then its trees.
+	// One git process at most reads the branch: its tip, then its trees
+	// (none when the last snapshot kept them, branch.go).
 	ref := api.BranchRef(h.Slug)
-	objects := h.Repo.Git.Objects(ctx)
-	defer objects.Close()
-	tip, ok, err := objects.Commit(ref)
+	branch := rec.branchReader(ctx, h)
+	defer branch.close()
+	tip, ok, err := branch.tip()
 	if err != nil {
 		return nil, err
 	}
@@ -205,13 +207,13 @@ func (rec *Recorder) commitScan(ctx context.Context, h *api.Handle, sc *scanned,
 		// from the last snapshot unless the scan found other ignored
 		// directories or the branch moved.
 		if rs.Tip != tip || !slices.Equal(rs.Ignored, sc.meta.Ignored) {
-			rs.Tracked, rs.trackedFiles, err = objects.TreeFiles(tip, sc.meta.Ignored)
+			rs.Tracked, rs.trackedFiles, err = branch.treeFiles(tip, sc.meta.Ignored)
 			if err != nil {
 				return nil, err
 			}
 			rs.Tip, rs.Ignored = tip, sc.meta.Ignored
 		}
-		if trees, err = objects.Trees(tip, sc.dirsToRead()); err != nil {
+		if trees, err = branch.trees(tip, sc.dirsToRead()); err != nil {
 			return nil, err
 		}
 		fu := sc.followUps(trees, opts, rs)
@@ -233,7 +235,7 @@ func (rec *Recorder) commitScan(ctx context.Context, h *api.Handle, sc *scanned,
 		res.Skipped = sc.meta.Skipped
 	}
 
-	if err := objects.Close(); err != nil {
+	if err := branch.close(); err != nil {
 		return nil, err
 	}
 	changes, refused, err := rec.checkGitmodules(ctx, h, sc, sc.changes(trees))
@@ -249,7 +251,10 @@ func (rec *Recorder) commitScan(ctx context.Context, h *api.Handle, sc *scanned,
 	if err := sc.inline(changes); err != nil {
 		return nil, err
 	}
-	if len(changes) > 0 {
+	if len(changes) == 0 {
+		rec.keep(h, tip, trees)
+	} else {
+		rec.forget(h)
 		id, err := h.Repo.Git.Commit(ctx, git.CommitSpec{
 			Ref: ref, Parent: tip, Message: withConcurrent(ctx, h, message), Author: snapshotAuthor,
 			When: time.Now(), Changes: changes,

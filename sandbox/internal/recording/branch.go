@@ -1,0 +1,132 @@
+package recording
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
+)
+
+// A snapshot whose scan sent files reads its branch (the tip, then the
+// trees of the directories the files are in) to see what changed. When
+// nothing did (a build or a formatter wrote files as they were, which
+// agents' commands do all the time), the next call asks the same
+// questions of the same tip: this process keeps the trees such a snapshot
+// read, and while the branch's ref file still names that tip, the next
+// snapshot that needs no other directory reads them from memory, with no
+// git process. Trees of a commit never change; the ref file is what git
+// itself reads first, and anything else (a packed or reftable ref, a
+// symbolic one, another tip) goes to git as before.
+
+// keptTrees is what a snapshot read of a tip that it did not move.
+type keptTrees struct {
+	tip   string
+	trees map[string]map[string]git.TreeEntry
+}
+
+// maxKeptEntries bounds the tree entries kept per sandbox.
+const maxKeptEntries = 20000
+
+// branchReader reads h's branch for one snapshot, from what the last one
+// kept when it can, else from one `git cat-file --batch` started on first
+// need.
+type branchReader struct {
+	ctx     context.Context
+	h       *api.Handle
+	kept    *keptTrees
+	objects *git.Objects
+}
+
+func keptKey(h *api.Handle) string { return h.Repo.Git.CommonDir + "\x00" + h.Slug }
+
+func (rec *Recorder) branchReader(ctx context.Context, h *api.Handle) *branchReader {
+	b := &branchReader{ctx: ctx, h: h}
+	if k, ok := rec.kept.Load(keptKey(h)); ok {
+		b.kept = k.(*keptTrees)
+	}
+	return b
+}
+
+func (b *branchReader) git() *git.Objects {
+	if b.objects == nil {
+		b.objects = b.h.Repo.Git.Objects(b.ctx)
+	}
+	return b.objects
+}
+
+// tip is the commit the branch points to, ok=false when there is none.
+func (b *branchReader) tip() (id string, ok bool, err error) {
+	ref := api.BranchRef(b.h.Slug)
+	if b.kept != nil && looseRef(b.h.Repo.Git.CommonDir, ref) == b.kept.tip {
+		return b.kept.tip, true, nil
+	}
+	return b.git().Commit(ref)
+}
+
+// trees is git.Objects.Trees of tip.
+func (b *branchReader) trees(tip string, dirs []string) (map[string]map[string]git.TreeEntry, error) {
+	if k := b.kept; k != nil && k.tip == tip {
+		out := make(map[string]map[string]git.TreeEntry, len(dirs))
+		for _, d := range dirs {
+			t, ok := k.trees[d]
+			if !ok {
+				out = nil
+				break
+			}
+			out[d] = t
+		}
+		if out != nil {
+			return out, nil
+		}
+	}
+	return b.git().Trees(tip, dirs)
+}
+
+// treeFiles is git.Objects.TreeFiles.
+func (b *branchReader) treeFiles(tip string, dirs []string) (trees, files []string, err error) {
+	if len(dirs) == 0 {
+		return nil, nil, nil
+	}
+	return b.git().TreeFiles(tip, dirs)
+}
+
+// close ends the git process, if one started, and says whether git failed.
+func (b *branchReader) close() error {
+	if b.objects == nil {
+		return nil
+	}
+	return b.objects.Close()
+}
+
+// keep remembers trees, read at tip by a snapshot that left the branch at
+// tip, for h's next snapshot; forget drops what was kept.
+func (rec *Recorder) keep(h *api.Handle, tip string, trees map[string]map[string]git.TreeEntry) {
+	n := 0
+	for _, t := range trees {
+		n += len(t)
+	}
+	if n > maxKeptEntries {
+		rec.forget(h)
+		return
+	}
+	rec.kept.Store(keptKey(h), &keptTrees{tip: tip, trees: trees})
+}
+
+func (rec *Recorder) forget(h *api.Handle) { rec.kept.Delete(keptKey(h)) }
+
+// looseRef is the object id in ref's loose file under commonDir, or ""
+// when there is no such file or it holds anything else.
+func looseRef(commonDir, ref string) string {
+	data, err := os.ReadFile(filepath.Join(commonDir, filepath.FromSlash(ref)))
+	if err != nil {
+		return ""
+	}
+	id, ok := strings.CutSuffix(string(data), "\n")
+	if !ok || (len(id) != 40 && len(id) != 64) || strings.Trim(id, "0123456789abcdef") != "" {
+		return ""
+	}
+	return id
+}
