@@ -222,17 +222,17 @@ func (c *creation) probeImage(ctx context.Context) {
 
 // result is the probe's inspection of image: ok is false when it
 // inspected another image (or there is no probe), which it then stops.
-func (p *imageProbe) result(image string) (platform string, img provider.Image, err error, ok bool) {
+func (p *imageProbe) result(image string) (platform string, img provider.Image, ok bool, err error) {
 	if p == nil {
-		return "", provider.Image{}, nil, false
+		return "", provider.Image{}, false, nil
 	}
 	if p.image != image {
 		p.cancel()
-		return "", provider.Image{}, nil, false
+		return "", provider.Image{}, false, nil
 	}
 	<-p.done
 	p.cancel()
-	return p.platform, p.img, p.err, true
+	return p.platform, p.img, true, p.err
 }
 
 // stop ends the probe, its answer unused.
@@ -624,7 +624,7 @@ func (c *creation) unpooled(ctx context.Context) error {
 // platform litterbox has a scanner for. That is known before anything is
 // made.
 func (c *creation) inspectImage(ctx context.Context) error {
-	platform, img, err, ok := c.early.result(c.cfg.Image)
+	platform, img, ok, err := c.early.result(c.cfg.Image)
 	if !ok {
 		platform, img, err = c.pv.guest.ImageInfo(ctx, c.cfg.Image)
 	}
