@@ -60,12 +60,13 @@ func TestConfine(t *testing.T) {
 	if got := strings.Join(sb.Cmd, " "); !strings.Contains(got, "do "+Dir+"/litterbox-relay relay -dir "+Dir+" -proxy 127.0.0.1:3128 -dns 127.0.0.1:53 -port 8080; rm -f "+Dir+"/relay.ready; sleep 1; done) & exec \"$@\" sh sleep infinity") || !strings.HasPrefix(got, "sh -c (rm -f "+Dir+"/relay.ready; until") {
 		t.Errorf("sandbox cmd %q", got)
 	}
-	// From a gateway image: the main process installs the program the
-	// image holds, then becomes it, with the same arguments.
+	// From a gateway image: the main process copies the relay from the
+	// image onto the volume, then becomes the image's program (not a copy
+	// of it), with the same arguments.
 	p.FromImage("litterbox-gateway:abc")
 	img := strings.Join(p.Gateway.Cmd, " ")
-	if p.Gateway.Image != "litterbox-gateway:abc" || !strings.Contains(img, "cat "+ImageProgram+` >"$t"`) ||
-		!strings.Contains(img, "mv -f \"$r\" "+Dir+"/litterbox-relay") || !strings.Contains(img, "exec "+ProgramDir+`/litterbox-gateway "$@" sh serve -dir `+Dir) || !strings.Contains(img, "-port 8080") {
+	if p.Gateway.Image != "litterbox-gateway:abc" || strings.Contains(img, "cat ") || !strings.Contains(img, "cp "+ImageProgram+` "$r"`) ||
+		!strings.Contains(img, "mv -f \"$r\" "+Dir+"/litterbox-relay") || !strings.Contains(img, "exec "+ImageProgram+` "$@" sh serve -dir `+Dir) || !strings.Contains(img, "-port 8080") {
 		t.Errorf("gateway from its image: %q", img)
 	}
 	if _, err := Confine(s, "busybox", policy.Policy{Mode: "wide"}, nil); err == nil {

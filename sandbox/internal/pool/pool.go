@@ -994,6 +994,10 @@ func Mismatch(gitDir, key, commit string) (otherConfig, otherCommit int) {
 	return otherConfig, otherCommit
 }
 
+// HasMembers says whether the pool of the repository at gitDir holds a
+// member filled and not claimed.
+func HasMembers(gitDir string) bool { return len(filled(gitDir)) > 0 }
+
 // filled are the records of the members filled and not claimed.
 func filled(gitDir string) []*MemberFile {
 	entries, err := os.ReadDir(poolDir(gitDir))

@@ -185,6 +185,61 @@ type creation struct {
 	dotenv []secrets.Declaration
 	// phases times the create's phases for the debug log.
 	phases *core.Phases
+	// early is the image's inspection started beside the checks
+	// (probeImage); nil when none was.
+	early *imageProbe
+}
+
+// imageProbe is one image's inspection, started ahead of its need.
+type imageProbe struct {
+	image    string
+	done     chan struct{}
+	cancel   context.CancelFunc
+	platform string
+	img      provider.Image
+	err      error
+}
+
+// probeImage starts inspecting the image a create names most often
+// (--image, else the default), beside the checks of the repository and of
+// its configuration, which say the image only once they end: a cold create
+// inspects it next, and the checks and the inspection took turns on its
+// path. Only where no warm pool's member could be claimed (a claim needs no
+// inspection); the inspection is a read, and inspectImage cancels it when
+// the configuration names another image.
+func (c *creation) probeImage(ctx context.Context) {
+	if !c.opts.NoPool && pool.HasMembers(c.r.Git.CommonDir) {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	p := &imageProbe{image: cmp.Or(c.opts.Image, c.pv.Image), done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(p.done)
+		p.platform, p.img, p.err = c.pv.guest.ImageInfo(ctx, p.image)
+	}()
+	c.early = p
+}
+
+// result is the probe's inspection of image: ok is false when it
+// inspected another image (or there is no probe), which it then stops.
+func (p *imageProbe) result(image string) (platform string, img provider.Image, ok bool, err error) {
+	if p == nil {
+		return "", provider.Image{}, false, nil
+	}
+	if p.image != image {
+		p.cancel()
+		return "", provider.Image{}, false, nil
+	}
+	<-p.done
+	p.cancel()
+	return p.platform, p.img, true, p.err
+}
+
+// stop ends the probe, its answer unused.
+func (p *imageProbe) stop() {
+	if p != nil {
+		p.cancel()
+	}
 }
 
 // ownObjectName refuses a name that would give the sandbox's container
@@ -216,6 +271,13 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 	if c.progress == nil {
 		c.progress = func(string) {}
 	}
+	c.probeImage(ctx)
+	ok := false
+	defer func() {
+		if !ok {
+			c.early.stop() // refused: end() does not run
+		}
+	}()
 	if c.head, err = pv.createBase(ctx, r, slug, opts); err != nil {
 		return nil, err
 	}
@@ -229,7 +291,6 @@ func (pv *Provisioner) beginCreate(ctx context.Context, r *api.Repo, name string
 	if c.unlock, err = state.LockCreate(ctx, r, slug, deleting); err != nil {
 		return nil, err
 	}
-	ok := false
 	defer func() {
 		if !ok {
 			// A create refused here (bad configuration, a missing image)
@@ -563,7 +624,10 @@ func (c *creation) unpooled(ctx context.Context) error {
 // platform litterbox has a scanner for. That is known before anything is
 // made.
 func (c *creation) inspectImage(ctx context.Context) error {
-	platform, img, err := c.pv.guest.ImageInfo(ctx, c.cfg.Image)
+	platform, img, ok, err := c.early.result(c.cfg.Image)
+	if !ok {
+		platform, img, err = c.pv.guest.ImageInfo(ctx, c.cfg.Image)
+	}
 	if err != nil {
 		return err
 	}
@@ -612,6 +676,7 @@ func (pv *Provisioner) createBase(ctx context.Context, r *api.Repo, slug string,
 // end stops the side work and lets the next create of the name go.
 func (c *creation) end() {
 	c.cancelArchive()
+	c.early.stop()
 	if c.renamed != nil {
 		<-c.renamed
 	}
