@@ -46,12 +46,15 @@ func (p *Provider) GatewayNameFile() string { return claimDir + "/..data/" + cla
 // Endpoint names the cluster: its apiserver and context.
 func (p *Provider) Endpoint() string { return p.endpoint() }
 
-// nodeList is what is read of the cluster's nodes.
+// nodeList is what is read of the cluster's nodes, and of its
+// ServiceCIDRs listed with them (their spec.cidrs; a node has none, a
+// ServiceCIDR no address or pod range).
 type nodeList struct {
 	Items []struct {
 		Spec struct {
 			PodCIDR  string   `json:"podCIDR"`
 			PodCIDRs []string `json:"podCIDRs"`
+			CIDRs    []string `json:"cidrs"`
 		} `json:"spec"`
 		Status struct {
 			Addresses []struct{ Type, Address string } `json:"addresses"`
@@ -59,9 +62,10 @@ type nodeList struct {
 	} `json:"items"`
 }
 
-// nodes lists the cluster's nodes. Asks made while one runs share it (the
-// engine host's addresses and its ranges are asked for together: one
-// kubectl, not two); one made after it ended lists them again.
+// nodes lists the cluster's nodes and ServiceCIDRs. Asks made while one
+// runs share it (the engine host's addresses and its ranges are asked for
+// together: one kubectl, not two); one made after it ended lists them
+// again.
 func (p *Provider) nodes(ctx context.Context) (*nodeList, error) {
 	p.nodesMu.Lock()
 	if f := p.nodesAsk; f != nil {
@@ -88,8 +92,18 @@ type nodesAsk struct {
 	err  error
 }
 
+// listNodes is one kubectl that lists the nodes and the ServiceCIDRs
+// (each kubectl is a process start, and a pooled claim whose kept probe
+// of the cluster is old waits for this one). A cluster that serves no
+// ServiceCIDRs (before Kubernetes 1.33), or a user not allowed to list
+// them, fails that call: the nodes are then listed alone, and the ranges
+// are their pod ranges (the gateway's refusal of private ranges covers
+// the usual service ranges).
 func (p *Provider) listNodes(ctx context.Context) (*nodeList, error) {
-	res, err := p.run(ctx, p.Cmd("get", "nodes", "-o", "json"))
+	res, err := p.run(ctx, p.Cmd("get", "nodes,servicecidrs", "-o", "json"))
+	if err != nil {
+		res, err = p.run(ctx, p.Cmd("get", "nodes", "-o", "json"))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list the cluster's nodes: %w", err)
 	}
@@ -120,9 +134,9 @@ func (p *Provider) HostAddrs(ctx context.Context, _ string) ([]string, error) {
 }
 
 // Subnets are the cluster's pod ranges (the nodes' podCIDRs) and service
-// ranges (its ServiceCIDRs, Kubernetes 1.33 and later; a cluster without
-// them names none, and the gateway's refusal of private ranges covers the
-// usual ones).
+// ranges (its ServiceCIDRs, Kubernetes 1.33 and later, listed with the
+// nodes; a cluster without them names none, and the gateway's refusal of
+// private ranges covers the usual ones).
 func (p *Provider) Subnets(ctx context.Context) ([]string, error) {
 	n, err := p.nodes(ctx)
 	if err != nil {
@@ -136,12 +150,7 @@ func (p *Provider) Subnets(ctx context.Context) ([]string, error) {
 	}
 	for _, it := range n.Items {
 		add(it.Spec.PodCIDR)
-		for _, c := range it.Spec.PodCIDRs {
-			add(c)
-		}
-	}
-	if res, err := p.run(ctx, p.Cmd("get", "servicecidrs", "-o", "jsonpath={.items[*].spec.cidrs[*]}")); err == nil {
-		for _, c := range strings.Fields(string(res.Stdout)) {
+		for _, c := range slices.Concat(it.Spec.PodCIDRs, it.Spec.CIDRs) {
 			add(c)
 		}
 	}

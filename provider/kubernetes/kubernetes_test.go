@@ -714,22 +714,22 @@ func (f runnerFunc) Run(_ context.Context, c *runner.Cmd) (runner.Result, error)
 }
 
 // The engine host's addresses and its ranges, asked for together (as the
-// egress gateway's policy asks), list the nodes once.
+// egress gateway's policy asks: a confined create, a fill, a pooled claim
+// whose kept probe is old), are one kubectl call: the nodes and the
+// ServiceCIDRs listed at once. It used to be two, one after the other.
 func TestReachListsNodesOnce(t *testing.T) {
-	nodes := `{"items":[{"spec":{"podCIDR":"10.244.0.0/24"},"status":{"addresses":[{"type":"InternalIP","address":"10.203.0.2"}]}}]}`
+	list := `{"kind":"List","items":[{"kind":"Node","spec":{"podCIDR":"10.244.0.0/24"},"status":{"addresses":[{"type":"InternalIP","address":"10.203.0.2"}]}},` +
+		`{"kind":"ServiceCIDR","spec":{"cidrs":["10.96.0.0/16"]}}]}`
 	var mu sync.Mutex
-	lists := 0
+	var calls [][]string
 	listing, release := make(chan struct{}, 2), make(chan struct{})
 	p, _ := New(Options{Kubectl: "kubectl", StateDir: t.TempDir(), Runner: answerFunc(func(c *runner.Cmd) string {
-		if !slices.Contains(c.Args, "nodes") {
-			return "10.96.0.0/16"
-		}
 		mu.Lock()
-		lists++
+		calls = append(calls, c.Args)
 		mu.Unlock()
 		listing <- struct{}{}
 		<-release
-		return nodes
+		return list
 	})})
 	var host, nets []string
 	var wg sync.WaitGroup
@@ -740,8 +740,23 @@ func TestReachListsNodesOnce(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // the second ask waits for the first
 	close(release)
 	wg.Wait()
-	if lists != 1 || !slices.Equal(host, []string{"10.203.0.2"}) || !slices.Equal(nets, []string{"10.244.0.0/24", "10.96.0.0/16"}) {
-		t.Errorf("%d listings of the nodes; host %q, ranges %q; want one", lists, host, nets)
+	if len(calls) != 1 || !slices.Contains(calls[0], "nodes,servicecidrs") || !slices.Equal(host, []string{"10.203.0.2"}) || !slices.Equal(nets, []string{"10.244.0.0/24", "10.96.0.0/16"}) {
+		t.Errorf("calls %q; host %q, ranges %q; want one call listing both", calls, host, nets)
+	}
+}
+
+// A cluster that serves no ServiceCIDRs (before Kubernetes 1.33), or a
+// user not allowed to list them: the nodes alone are listed, and the
+// ranges are their pod ranges, as before.
+func TestReachWithoutServiceCIDRs(t *testing.T) {
+	f := runnertest.New(t)
+	p, _ := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+	f.Expect([]string{"kubectl", "get", "nodes,servicecidrs", "-o", "json"}, "",
+		&runner.ExitError{Command: "kubectl get", ExitCode: 1, Stderr: `error: the server doesn't have a resource type "servicecidrs"`})
+	f.Expect([]string{"kubectl", "get", "nodes", "-o", "json"}, `{"items":[{"spec":{"podCIDR":"10.244.0.0/24"},"status":{"addresses":[{"type":"InternalIP","address":"10.203.0.2"}]}}]}`, nil)
+	nets, err := p.Subnets(context.Background())
+	if err != nil || !slices.Equal(nets, []string{"10.244.0.0/24"}) {
+		t.Errorf("ranges %q, %v; want the pod range", nets, err)
 	}
 }
 
