@@ -178,12 +178,15 @@ func (p *Provider) linkOf(ctx context.Context, s provider.Spec) (gatewayIP strin
 // gatewayIP waits until gateway pod name has an address: it may not
 // exist yet, since the sandbox's pod is made beside it (the sandbox's
 // start needs only its address, which the pod has once its node made its
-// network). Once the pod exists, `kubectl wait` for its address (which
-// prints it), a few seconds at a time, takes the place of a look every
-// 200 ms (each kubectl costs a process start); with a kubectl too old to
-// wait for a field's presence, the pod is looked at every 200 ms
-// instead. It gives up when ctx is done (the gateway's create failed), the
-// pod cannot start, or after 3 minutes, waits that timed out included.
+// network). A `kubectl wait` for its address (which prints it), a few
+// seconds at a time, takes the place of a look every 200 ms (each kubectl
+// costs a process start; a pod that does not exist yet fails the wait at
+// once, which is tried again 200 ms later); only a wait that timed out has
+// the pod looked at, for a failure it does not recover from. With a
+// kubectl too old to wait for a field's presence, the pod is looked at
+// every 200 ms instead. It gives up when ctx is done (the gateway's create
+// failed), the pod cannot start, or after 3 minutes, waits that timed out
+// included.
 func (p *Provider) gatewayIP(ctx context.Context, name string) (string, error) {
 	return p.gatewayIPWithin(ctx, name, 3*time.Minute)
 }
@@ -194,25 +197,32 @@ func (p *Provider) gatewayIPWithin(ctx context.Context, name string, limit time.
 	canWait := true
 	for {
 		// waited: a kubectl wait just spent its time, in place of the pause.
-		waited := false
-		pod, err := p.getPod(ctx, name)
-		switch {
-		case err == nil && pod.Status.PodIP != "":
-			return pod.Status.PodIP, nil
-		case err == nil:
-			if why := pod.failure(); why != "" {
-				return "", fmt.Errorf("pod %s cannot start: %s", name, why)
+		waited, look := false, !canWait
+		if canWait {
+			res, err := p.run(ctx, p.Cmd("wait", "--for=jsonpath={.status.podIP}", "pod/"+name, "--timeout=4s", "-o", "jsonpath={.status.podIP}"))
+			timedOut := strings.Contains(runner.Stderr(err), "timed out waiting")
+			switch ip := strings.TrimSpace(string(res.Stdout)); {
+			case err == nil && ip != "":
+				return ip, nil
+			case err == nil, timedOut:
+				waited, look = true, true
+			case errors.Is(err, provider.ErrNotFound):
+			default:
+				canWait, look = false, true
 			}
-			if canWait {
-				res, werr := p.run(ctx, p.Cmd("wait", "--for=jsonpath={.status.podIP}", "pod/"+name, "--timeout=4s", "-o", "jsonpath={.status.podIP}"))
-				if ip := strings.TrimSpace(string(res.Stdout)); werr == nil && ip != "" {
-					return ip, nil
+		}
+		if look {
+			pod, err := p.getPod(ctx, name)
+			switch {
+			case err == nil && pod.Status.PodIP != "":
+				return pod.Status.PodIP, nil
+			case err == nil:
+				if why := pod.failure(); why != "" {
+					return "", fmt.Errorf("pod %s cannot start: %s", name, why)
 				}
-				canWait = werr == nil || strings.Contains(runner.Stderr(werr), "timed out waiting")
-				waited = canWait
+			case !errors.Is(err, provider.ErrNotFound):
+				return "", err
 			}
-		case !errors.Is(err, provider.ErrNotFound):
-			return "", err
 		}
 		if time.Now().After(deadline) {
 			return "", fmt.Errorf("pod %s has no address after %.0f minutes (see `%s`)", name, limit.Minutes(), p.Cmd("describe", "pod", name))

@@ -140,37 +140,49 @@ func TestGatewayPodMountsItsClaim(t *testing.T) {
 }
 
 // A linked sandbox's pod waits for its gateway's address with one kubectl
-// wait, which prints it, once the gateway's pod exists; a kubectl that
-// cannot wait for a field's presence (an older one) has the pod looked at
-// again instead.
+// wait, which prints it, and until the gateway's pod exists tries that
+// wait again (one kubectl a try, no look at the pod besides); the pod is
+// looked at only when a wait timed out (has it failed?) or when kubectl
+// cannot wait for a field's presence (an older one), which then looks at
+// the pod again and again instead.
 func TestGatewayIPWaits(t *testing.T) {
 	get := []string{"kubectl", "get", "pod", "gw", "-o", "json"}
 	wait := []string{"kubectl", "wait", "--for=jsonpath={.status.podIP}", "pod/gw", "--timeout=4s", "-o", "jsonpath={.status.podIP}"}
 	pending := `{"kind":"Pod","metadata":{"name":"gw"},"status":{"phase":"Pending"}}`
 	withIP := `{"kind":"Pod","metadata":{"name":"gw"},"status":{"phase":"Pending","podIP":"10.244.0.7"}}`
-	notFound := &runner.ExitError{Command: "kubectl get", ExitCode: 1, Stderr: `Error from server (NotFound): pods "gw" not found`}
+	notFound := &runner.ExitError{Command: "kubectl wait", ExitCode: 1, Stderr: `Error from server (NotFound): pods "gw" not found`}
 	tooOld := &runner.ExitError{Command: "kubectl wait", ExitCode: 1, Stderr: `error: jsonpath wait format must be --for=jsonpath='{.status.readyReplicas}'=3`}
+	timedOut := &runner.ExitError{Command: "kubectl wait", ExitCode: 1, Stderr: `error: timed out waiting for the condition on pods/gw`}
 
 	f := runnertest.New(t)
 	p, _ := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
-	f.Expect(get, "", notFound).Expect(get, pending, nil).Expect(wait, "10.244.0.7", nil)
+	f.Expect(wait, "", notFound).Expect(wait, "10.244.0.7", nil)
 	if ip, err := p.gatewayIP(context.Background(), "gw"); ip != "10.244.0.7" || err != nil {
 		t.Errorf("gatewayIP = %q, %v", ip, err)
 	}
 
+	// A wait that timed out has the pod looked at: one that cannot start is
+	// given up at once.
+	failed := `{"kind":"Pod","metadata":{"name":"gw"},"status":{"phase":"Pending","containerStatuses":[{"state":{"waiting":{"reason":"ErrImagePull"}}}]}}`
 	f = runnertest.New(t)
 	p, _ = New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
-	f.Expect(get, pending, nil).Expect(wait, "", tooOld).Expect(get, withIP, nil)
+	f.Expect(wait, "", timedOut).Expect(get, failed, nil)
+	if ip, err := p.gatewayIP(context.Background(), "gw"); err == nil || !strings.Contains(err.Error(), "cannot start") {
+		t.Errorf("a gateway pod that cannot start: gatewayIP = %q, %v; want it given up", ip, err)
+	}
+
+	f = runnertest.New(t)
+	p, _ = New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+	f.Expect(wait, "", tooOld).Expect(get, pending, nil).Expect(get, withIP, nil)
 	if ip, err := p.gatewayIP(context.Background(), "gw"); ip != "10.244.0.7" || err != nil {
 		t.Errorf("an old kubectl: gatewayIP = %q, %v", ip, err)
 	}
 
 	// A pod that never gets an address (unschedulable: the node is full)
 	// is given up once the time is up, waits that time out included.
-	timedOut := &runner.ExitError{Command: "kubectl wait", ExitCode: 1, Stderr: `error: timed out waiting for the condition on pods/gw`}
 	f = runnertest.New(t)
 	p, _ = New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
-	f.Expect(get, pending, nil).Expect(wait, "", timedOut)
+	f.Expect(wait, "", timedOut).Expect(get, pending, nil)
 	if ip, err := p.gatewayIPWithin(context.Background(), "gw", 0); err == nil || !strings.Contains(err.Error(), "has no address") {
 		t.Errorf("a pod with no address past the time: gatewayIP = %q, %v; want it given up", ip, err)
 	}
