@@ -31,9 +31,11 @@ func TestImageProbeOnlyForItsImage(t *testing.T) {
 	if !ok || err != nil || platform != "linux/amd64" || len(img.Volumes) != 1 {
 		t.Errorf("the probe's own image: %q %v %v %v", platform, img, err, ok)
 	}
+	// No probe (a pool's member may be claimed): the create inspects
+	// itself, and ending it stops nothing.
 	var none *imageProbe
 	if _, _, ok, _ := none.result("busybox:latest"); ok {
-		none.stop()
 		t.Error("no probe answered")
 	}
+	none.stop()
 }
