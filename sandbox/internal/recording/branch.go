@@ -21,7 +21,9 @@ import (
 // itself reads first, and anything else (a packed or reftable ref, a
 // symbolic one, another tip) goes to git as before.
 
-// keptTrees is what a snapshot read of a tip that it did not move.
+// keptTrees is what a snapshot read of a tip that it did not move. Its
+// maps are handed to later snapshots as they are: every use only reads
+// them, and a use that wrote to one would change what the next reads.
 type keptTrees struct {
 	tip   string
 	trees map[string]map[string]git.TreeEntry
