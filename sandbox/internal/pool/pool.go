@@ -36,6 +36,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -952,7 +953,7 @@ func Take(gitDir string, candidates []*MemberFile, c Claim) (*MemberFile, error)
 // another commit follow, for a claim that copies commit into them.
 func Candidates(gitDir, key, commit string, recopy bool) []*MemberFile {
 	var same, other []*MemberFile
-	for _, m := range filled(gitDir) {
+	for m := range filled(gitDir) {
 		switch {
 		case m.Key != key:
 		case m.Commit == commit:
@@ -983,7 +984,7 @@ func Recopies(pv provider.Provider) bool {
 // configuration (their spec or policy differ: the key), how many from
 // another commit. Both 0: the pool is empty.
 func Mismatch(gitDir, key, commit string) (otherConfig, otherCommit int) {
-	for _, m := range filled(gitDir) {
+	for m := range filled(gitDir) {
 		switch {
 		case m.Key != key:
 			otherConfig++
@@ -995,27 +996,34 @@ func Mismatch(gitDir, key, commit string) (otherConfig, otherCommit int) {
 }
 
 // HasMembers says whether the pool of the repository at gitDir holds a
-// member filled and not claimed.
-func HasMembers(gitDir string) bool { return len(filled(gitDir)) > 0 }
+// member filled and not claimed: it reads up to the first one (every
+// create asks, a pooled one too).
+func HasMembers(gitDir string) bool {
+	for range filled(gitDir) {
+		return true
+	}
+	return false
+}
 
-// filled are the records of the members filled and not claimed.
-func filled(gitDir string) []*MemberFile {
-	entries, err := os.ReadDir(poolDir(gitDir))
-	if err != nil {
-		return nil
+// filled are the records of the members filled and not claimed, read one
+// at a time.
+func filled(gitDir string) iter.Seq[*MemberFile] {
+	return func(yield func(*MemberFile) bool) {
+		entries, err := os.ReadDir(poolDir(gitDir))
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			id, ok := strings.CutSuffix(e.Name(), ".member")
+			if !ok {
+				continue
+			}
+			if _, taken := ReadClaim(gitDir, id); taken {
+				continue
+			}
+			if m := readMember(gitDir, id); m != nil && !yield(m) {
+				return
+			}
+		}
 	}
-	var out []*MemberFile
-	for _, e := range entries {
-		id, ok := strings.CutSuffix(e.Name(), ".member")
-		if !ok {
-			continue
-		}
-		if _, taken := ReadClaim(gitDir, id); taken {
-			continue
-		}
-		if m := readMember(gitDir, id); m != nil {
-			out = append(out, m)
-		}
-	}
-	return out
 }

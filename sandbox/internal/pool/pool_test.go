@@ -266,6 +266,35 @@ func TestCandidatesOrder(t *testing.T) {
 	if got, want := ids(Candidates(gd, "k", "c2", true)), []string{"same-old", "same-new", "old-commit"}; !slices.Equal(got, want) {
 		t.Errorf("Candidates with recopy = %v, want %v", got, want)
 	}
+	if !HasMembers(gd) {
+		t.Error("HasMembers = false for a pool with members to take")
+	}
+}
+
+// HasMembers says no for a pool whose only member is claimed, and for a
+// repository without a pool: a create then inspects its image beside its
+// checks.
+func TestHasMembersClaimed(t *testing.T) {
+	gd := t.TempDir()
+	if HasMembers(gd) {
+		t.Error("HasMembers = true without a pool directory")
+	}
+	if err := os.MkdirAll(poolDir(gd), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(MemberFile{Key: "k", Name: "m", Ref: provider.Ref{ID: "m"}, Commit: "c", Stamp: 1})
+	if err := os.WriteFile(memberPath(gd, "m"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !HasMembers(gd) {
+		t.Fatal("HasMembers = false with one member to take")
+	}
+	if ok, err := ClaimMember(gd, "m", Claim{Slug: "s", Claimed: time.Now()}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if HasMembers(gd) {
+		t.Error("HasMembers = true when the only member is claimed")
+	}
 }
 
 // A fill's clean-up of records whose container is gone keeps the claim of
