@@ -284,6 +284,9 @@ func readBatch(r *bufio.Reader, name string) (oid, typ string, body []byte, err 
 	return oid, typ, buf.Bytes(), nil
 }
 
+// ParseBatchHeader parses the header of a found object, "<oid> <type>
+// <size>": exactly three fields and a decimal size. Callers that know the
+// id they asked for compare it.
 func ParseBatchHeader(header string) (oid, typ string, size int64, err error) {
 	f := strings.Split(header, " ")
 	if len(f) != 3 || f[0] == "" || f[1] == "" {
