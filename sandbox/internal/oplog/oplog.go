@@ -66,6 +66,9 @@ func New(c *core.Common, inv *inventory.Inventory, sv *services.Supervisor, rec 
 func (op *Ops) Delete(ctx context.Context, r *api.Repo, name string, force bool, detach api.Detach) (*api.DeleteReport, error) {
 	start := time.Now()
 	rep, err := op.inv.Delete(ctx, r, name, force, detach)
+	if err == nil {
+		op.rec.Forget(r, slugOf(name))
+	}
 	e := activity.Event{Kind: activity.KindDelete}
 	if force {
 		e.Message = "forced"

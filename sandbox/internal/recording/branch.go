@@ -42,11 +42,11 @@ type branchReader struct {
 	objects *git.Objects
 }
 
-func keptKey(h *api.Handle) string { return h.Repo.Git.CommonDir + "\x00" + h.Slug }
+func keptKey(commonDir, slug string) string { return commonDir + "\x00" + slug }
 
 func (rec *Recorder) branchReader(ctx context.Context, h *api.Handle) *branchReader {
 	b := &branchReader{ctx: ctx, h: h}
-	if k, ok := rec.kept.Load(keptKey(h)); ok {
+	if k, ok := rec.kept.Load(keptKey(h.Repo.Git.CommonDir, h.Slug)); ok {
 		b.kept = k.(*keptTrees)
 	}
 	return b
@@ -114,10 +114,15 @@ func (rec *Recorder) keep(h *api.Handle, tip string, trees map[string]map[string
 		rec.forget(h)
 		return
 	}
-	rec.kept.Store(keptKey(h), &keptTrees{tip: tip, trees: trees})
+	rec.kept.Store(keptKey(h.Repo.Git.CommonDir, h.Slug), &keptTrees{tip: tip, trees: trees})
 }
 
-func (rec *Recorder) forget(h *api.Handle) { rec.kept.Delete(keptKey(h)) }
+func (rec *Recorder) forget(h *api.Handle) { rec.Forget(h.Repo, h.Slug) }
+
+// Forget drops what snapshots of r's sandbox slug kept: its delete calls
+// it, or a long-lived MCP server would hold the trees of every sandbox it
+// ever deleted.
+func (rec *Recorder) Forget(r *api.Repo, slug string) { rec.kept.Delete(keptKey(r.Git.CommonDir, slug)) }
 
 // looseRef is the object id in ref's loose file under commonDir, or ""
 // when there is no such file or it holds anything else.

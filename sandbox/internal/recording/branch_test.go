@@ -5,6 +5,9 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
 
 // TestLooseRef: the branch's tip is taken from its loose ref file only
@@ -43,5 +46,23 @@ func TestLooseRef(t *testing.T) {
 	}
 	if got := looseRef(common, ref); got != "" {
 		t.Errorf("bad file: got %q, want none", got)
+	}
+}
+
+// TestForgetDropsOnlyThatSandbox: a delete drops what snapshots of that
+// sandbox kept (a long-lived MCP server would otherwise hold the trees of
+// every sandbox it ever deleted); another sandbox's stay.
+func TestForgetDropsOnlyThatSandbox(t *testing.T) {
+	rec := &Recorder{}
+	r := &api.Repo{Git: &git.Repo{CommonDir: "/repo/.git"}}
+	trees := map[string]map[string]git.TreeEntry{"": {"a": {Mode: "100644"}}}
+	rec.keep(&api.Handle{Repo: r, Slug: "one"}, "tip1", trees)
+	rec.keep(&api.Handle{Repo: r, Slug: "two"}, "tip2", trees)
+	rec.Forget(r, "one")
+	if _, ok := rec.kept.Load(keptKey(r.Git.CommonDir, "one")); ok {
+		t.Error("the deleted sandbox's trees are still kept")
+	}
+	if k, ok := rec.kept.Load(keptKey(r.Git.CommonDir, "two")); !ok || k.(*keptTrees).tip != "tip2" {
+		t.Error("another sandbox's trees were dropped")
 	}
 }
