@@ -122,7 +122,9 @@ func (rec *Recorder) forget(h *api.Handle) { rec.Forget(h.Repo, h.Slug) }
 // Forget drops what snapshots of r's sandbox slug kept: its delete calls
 // it, or a long-lived MCP server would hold the trees of every sandbox it
 // ever deleted.
-func (rec *Recorder) Forget(r *api.Repo, slug string) { rec.kept.Delete(keptKey(r.Git.CommonDir, slug)) }
+func (rec *Recorder) Forget(r *api.Repo, slug string) {
+	rec.kept.Delete(keptKey(r.Git.CommonDir, slug))
+}
 
 // looseRef is the object id in ref's loose file under commonDir, or ""
 // when there is no such file or it holds anything else.
