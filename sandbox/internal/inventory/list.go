@@ -139,6 +139,7 @@ func (inv *Inventory) List(ctx context.Context, r *api.Repo) ([]api.Sandbox, err
 		members []provider.Sandbox
 		listErr error
 		own     map[string]string
+		pre     map[string]rowFiles
 		refErr  error
 		wg      sync.WaitGroup
 	)
@@ -153,7 +154,9 @@ func (inv *Inventory) List(ctx context.Context, r *api.Repo) ([]api.Sandbox, err
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			own, refErr = r.Git.Refs(ctx, "refs/heads/"+api.BranchPrefix)
+			if own, refErr = r.Git.Refs(ctx, "refs/heads/"+api.BranchPrefix); refErr == nil {
+				pre = readRows(r.Git.CommonDir, own)
+			}
 		}()
 	}
 	wg.Wait()
@@ -167,7 +170,7 @@ func (inv *Inventory) List(ctx context.Context, r *api.Repo) ([]api.Sandbox, err
 		}
 	}
 	gws := GatewayStates(sbs)
-	return inv.assemble(ctx, r, sbs, own, gws)
+	return inv.assemble(ctx, r, sbs, own, pre, gws)
 }
 
 // needNetworks says whether a list of r, whose engine list (objs and
@@ -226,13 +229,15 @@ func GatewayStates(objs []provider.Sandbox) map[string]provider.State {
 // repository and the pooled containers of every repository (for
 // pool.Entries). Finding the repository (open: git, and whatever else the
 // caller does first) runs beside the engine list, which asks for every
-// sandbox and are filtered here: list costs about one engine list.
+// sandbox and are filtered here, and so does the read of the repository's
+// sandboxes' state files (readRows): list costs about one engine list.
 func (inv *Inventory) ListDir(ctx context.Context, open func(context.Context) (*api.Repo, error)) (*api.Repo, []api.Sandbox, []provider.Sandbox, error) {
 	var (
 		members []provider.Sandbox
 		r       *api.Repo
 		repErr  error
 		own     map[string]string
+		pre     map[string]rowFiles
 		sbs     []provider.Sandbox
 		listErr error
 		wg      sync.WaitGroup
@@ -241,7 +246,9 @@ func (inv *Inventory) ListDir(ctx context.Context, open func(context.Context) (*
 	go func() {
 		defer wg.Done()
 		if r, repErr = open(ctx); repErr == nil {
-			own, repErr = r.Git.Refs(ctx, "refs/heads/"+api.BranchPrefix)
+			if own, repErr = r.Git.Refs(ctx, "refs/heads/"+api.BranchPrefix); repErr == nil {
+				pre = readRows(r.Git.CommonDir, own)
+			}
 		}
 	}()
 	go func() {
@@ -261,16 +268,18 @@ func (inv *Inventory) ListDir(ctx context.Context, open func(context.Context) (*
 	}
 	gws := GatewayStates(sbs)
 	mine := slices.DeleteFunc(sbs, notMine)
-	list, err := inv.assemble(ctx, r, mine, own, gws)
+	list, err := inv.assemble(ctx, r, mine, own, pre, gws)
 	return r, list, members, err
 }
 
 // assemble joins what the engine holds (containers, leftover networks) and
 // branches into list rows; own are r's branches (r may be nil when listing
 // every repository); gws are the states of the gateways the engine holds,
-// by name. A gateway among sbs is no row, but names its repository, whose
-// delete cut short may have left it alone (StatusLeftover).
-func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.Sandbox, own map[string]string, gws map[string]provider.State) ([]api.Sandbox, error) {
+// by name; pre are the state files of r's sandboxes read already, by slug
+// (readRows; the others are read here). A gateway among sbs is no row, but
+// names its repository, whose delete cut short may have left it alone
+// (StatusLeftover).
+func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.Sandbox, own map[string]string, pre map[string]rowFiles, gws map[string]provider.State) ([]api.Sandbox, error) {
 	var wg sync.WaitGroup
 	// Every repository that has a sandbox container or network, with its
 	// branches.
@@ -324,7 +333,7 @@ func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.
 	}
 	type seen struct {
 		state provider.State
-		ready bool
+		id    string // the container's, which its ready mark must name
 	}
 	states := map[key]seen{} // of the container, for the status
 	for i, c := range sbs {
@@ -340,7 +349,7 @@ func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.
 			continue // a leftover network, or an older second container (the newest comes first)
 		}
 		sb.Container, sb.Base, sb.Created, sb.Runtime = c.Name, c.Labels[api.LabelBase], c.Created, c.Labels[api.LabelRuntime]
-		states[key{o.key, slug}] = seen{c.State, o.gitDir != "" && state.IsReady(o.gitDir, slug, c.Ref.ID)}
+		states[key{o.key, slug}] = seen{c.State, c.Ref.ID}
 	}
 	for _, o := range repos {
 		for ref := range o.refs {
@@ -359,24 +368,24 @@ func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.
 		sb := rows[k]
 		o := repos[k.owner]
 		hasBranch := o.refs[api.BranchRef(k.slug)] != ""
-		if sb.Container == "" && !hasBranch && o.gitDir != "" && state.Deleting(o.gitDir, k.slug) && state.BeingCreated(o.gitDir, k.slug) {
+		f, ok := pre[k.slug]
+		if !ok || k.owner != selfKey {
+			f = readRow(o.gitDir, k.slug)
+		}
+		if sb.Container == "" && !hasBranch && f.deleting && f.creating {
 			continue // being deleted: its user saw it go
 		}
 		sb.GitDir = o.gitDir
 		st := states[k]
-		sb.Status = status(o.gitDir, k.slug, sb.Container != "", st.state, st.ready, hasBranch)
-		if o.gitDir != "" {
-			sb.Egress = EgressOf(o.gitDir, k.slug)
-			sb.Secrets = SecretsOf(o.gitDir, k.slug)
+		ready := st.id != "" && f.readyID == st.id
+		sb.Status = status(f, sb.Container != "", st.state, ready, hasBranch)
+		sb.Egress, sb.Secrets = f.egress, f.secrets
+		inv.note(sb, f, gws)
+		if sb.Status == api.StatusLeftover && f.deleteFailed != "" {
+			sb.Note += "; its removal in the background failed: " + strings.TrimRight(f.deleteFailed, ".")
 		}
-		inv.note(sb, gws)
-		if sb.Status == api.StatusLeftover {
-			if why := state.DeleteFailed(o.gitDir, k.slug); why != "" {
-				sb.Note += "; its removal in the background failed: " + strings.TrimRight(why, ".")
-			}
-		}
-		if sb.Note == "" && sb.Status == api.StatusActive && o.gitDir != "" {
-			sb.Note = runNote(o.gitDir, sb.Name)
+		if sb.Note == "" && sb.Status == api.StatusActive && f.run != nil {
+			sb.Note = runNote(*f.run, sb.Name)
 		}
 		out = append(out, *sb)
 	}
@@ -392,8 +401,8 @@ func (inv *Inventory) assemble(ctx context.Context, r *api.Repo, sbs []provider.
 // note marks what the user can act on: a stopped sandbox, which resume
 // starts again where the engine runs gateways, and a usable sandbox whose
 // gateway is not running (its way out is gone until resume starts it), or
-// is gone (resume makes it again).
-func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
+// is gone (resume makes it again). f are its state files.
+func (inv *Inventory) note(sb *api.Sandbox, f rowFiles, gws map[string]provider.State) {
 	restart := inv.gate != nil && inv.gate.Supported()
 	switch sb.Status {
 	case api.StatusLeftover:
@@ -405,10 +414,8 @@ func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 			sb.Note = "its container stopped (an engine restart stops them): `litterbox resume " + sb.Name + "` starts it again and fills /src from its branch"
 		}
 	case api.StatusActive, api.StatusPaused, api.StatusFailedSetup:
-		if sb.Status == api.StatusPaused && sb.GitDir != "" {
-			if idle, ok := state.IdlePaused(sb.GitDir, sb.Name); ok {
-				sb.Note = fmt.Sprintf("paused after %s without activity, with its gateway: the next command or MCP call on it resumes it", idle)
-			}
+		if sb.Status == api.StatusPaused && f.idlePaused != nil {
+			sb.Note = fmt.Sprintf("paused after %s without activity, with its gateway: the next command or MCP call on it resumes it", *f.idlePaused)
 		}
 		if sb.Egress == nil || sb.Egress.Gateway == "" || !restart {
 			return
@@ -438,13 +445,10 @@ func (inv *Inventory) note(sb *api.Sandbox, gws map[string]provider.State) {
 	}
 }
 
-// runNote says that a `litterbox run` is going in sandbox slug, or that
-// one was when its litterbox was stopped (state.RunFile).
-func runNote(gitDir, slug string) string {
-	run, ok := state.ReadRun(gitDir, slug)
+// runNote says that run, a `litterbox run`, is going in sandbox slug, or
+// that it was when its litterbox was stopped (state.RunFile).
+func runNote(run state.Run, slug string) string {
 	switch {
-	case !ok:
-		return ""
 	case run.Going():
 		return fmt.Sprintf("%s runs in it (`litterbox run`, pid %d): its work lands on litterbox/%s as it goes", run.Harness, run.PID, slug)
 	}
@@ -499,35 +503,34 @@ func ownerOf(r *api.Repo, labels map[string]string, ids map[string]string) owner
 // now, or one cut short before the sandbox was ready, comes first: nothing of
 // it may pass for a usable sandbox, nor for an orphan with work on it.
 //
-// A gitDir of "" means the state files are not known (see owner).
-func status(gitDir, slug string, container bool, cstate provider.State, ready, branch bool) api.Status {
-	known := gitDir != ""
+// Its state files f are empty when not known (see owner).
+func status(f rowFiles, container bool, cstate provider.State, ready, branch bool) api.Status {
 	switch {
-	case known && state.BeingCreated(gitDir, slug):
+	case f.creating:
 		return api.StatusCreating
 	case container && ready:
 		if !branch {
 			return api.StatusNoBranch
 		}
-		return containerStatus(cstate, gitDir, slug)
-	case container && (branch || known && state.ReadJournal(gitDir, slug) != nil):
+		return containerStatus(cstate, f)
+	case container && (branch || f.journal):
 		return api.StatusIncomplete
 	case container:
 		return api.StatusNoBranch
-	case known && state.ReadJournal(gitDir, slug) != nil:
+	case f.journal:
 		return api.StatusIncomplete
 	case branch:
 		return api.StatusNoContainer
-	case known && state.Deleting(gitDir, slug):
+	case f.deleting:
 		return api.StatusLeftover
 	}
 	return api.StatusNoSandbox
 }
 
-func containerStatus(cstate provider.State, gitDir, slug string) api.Status {
+func containerStatus(cstate provider.State, f rowFiles) api.Status {
 	switch cstate {
 	case provider.StateRunning:
-		if gitDir != "" && state.SetupFailed(gitDir, slug) {
+		if f.setupFailed {
 			return api.StatusFailedSetup
 		}
 		return api.StatusActive

@@ -60,7 +60,7 @@ func TestStatus(t *testing.T) {
 		{"j", false, "", false, false, api.StatusIncomplete},
 	}
 	for _, tc := range tests {
-		if got := status(gd, tc.slug, tc.container, tc.state, tc.ready, tc.branch); got != tc.want {
+		if got := status(readRow(gd, tc.slug), tc.container, tc.state, tc.ready, tc.branch); got != tc.want {
 			t.Errorf("status(%+v) = %s, want %s", tc, got, tc.want)
 		}
 	}
@@ -69,11 +69,11 @@ func TestStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := status(gd, "j", true, "running", false, true); got != api.StatusCreating {
+	if got := status(readRow(gd, "j"), true, "running", false, true); got != api.StatusCreating {
 		t.Errorf("status while creating = %s", got)
 	}
 	unlock()
-	if got := status(gd, "j", true, "running", false, true); got != api.StatusIncomplete {
+	if got := status(readRow(gd, "j"), true, "running", false, true); got != api.StatusIncomplete {
 		t.Errorf("status after the create let go = %s", got)
 	}
 	if !state.IsReady(gd, "ok", id) || state.IsReady(gd, "ok", id[:12]) || state.IsReady(gd, "j", id) {
