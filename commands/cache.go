@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
@@ -41,7 +40,7 @@ func (c *CacheLs) Run(ctx context.Context, env *Env) error {
 		env.errf("No shared caches of %s yet: [cache] use in .litterbox.toml names them, and the first sandbox that mounts one makes it (docs/config.md#shared-caches).\n", r.Root())
 		return nil
 	}
-	w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	w := newTable(env.Stdout)
 	fmt.Fprintln(w, "NAME\tVOLUME\tMOUNTED AT")
 	for _, in := range caches {
 		at := in.Path

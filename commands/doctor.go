@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
@@ -29,7 +28,7 @@ func (d *Doctor) Run(ctx context.Context, env *Env) error {
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+		tw := newTable(env.Stdout)
 		for _, c := range checks {
 			line := fmt.Sprintf("%s\t%s\t%s", c.Status, c.Name, termtext.EscapeText(c.Detail))
 			if c.Fix != "" && c.Status != api.CheckOK {

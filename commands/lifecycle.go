@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/activity"
@@ -228,7 +227,7 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 	// The RUNTIME column shows once a sandbox runs under another runtime
 	// than the engine's default.
 	runtimes := slices.ContainsFunc(list, func(sb api.Sandbox) bool { return sb.Runtime != "" })
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(env.Stdout)
 	head := "NAME\tSTATUS\tBRANCH\tCONTAINER\tAGE"
 	if runtimes {
 		head = "NAME\tSTATUS\tBRANCH\tCONTAINER\tRUNTIME\tAGE"

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/litterbox-dev/litterbox/egress"
 	"github.com/litterbox-dev/litterbox/gateway/control"
@@ -134,7 +133,7 @@ func (n *Net) requests(ctx context.Context, env *Env, r *api.Repo, name string) 
 		return 1
 	}
 	slices.SortStableFunc(qs, func(a, b sandbox.NetRequest) int { return cmp.Compare(pending(a), pending(b)) })
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(env.Stdout)
 	for _, q := range qs {
 		answer := q.State
 		if q.By != "" {

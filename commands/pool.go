@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
@@ -46,7 +45,7 @@ func (p *Pool) Run(ctx context.Context, env *Env) error {
 		env.errf("A create takes a pooled sandbox when one is ready for HEAD; `litterbox pool 2` fills the pool, `litterbox delete --pool` empties it.\n")
 		return nil
 	}
-	w := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	w := newTable(env.Stdout)
 	fmt.Fprintln(w, "CONTAINER\tSTATE\tCOMMIT\tCREATED")
 	for _, e := range entries {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", e.Container, e.State, shortID(e.Commit), e.Created.Local().Format("2006-01-02 15:04:05"))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/internal/termtext"
@@ -38,7 +37,7 @@ func (l *Log) Run(ctx context.Context, env *Env) error {
 		env.errf("No commits on %s since its base %s: the sandbox has changed nothing yet.\n", h.Branch, shortID(h.Base))
 		return nil
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(env.Stdout)
 	for _, c := range h.Commits {
 		// Subjects are the agent's words: stored escaped, and escaped again
 		// here for commits made elsewhere.

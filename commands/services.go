@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/litterbox-dev/litterbox/internal/termtext"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
@@ -34,7 +33,7 @@ func (p *Ports) Run(ctx context.Context, env *Env) error {
 		env.errf("Sandbox %s has no named ports. Define them under [ports] in %s.\n", res.Sandbox, api.ConfigFile)
 		return nil
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(env.Stdout)
 	fmt.Fprintln(tw, "NAME\tCONTAINER\tENV\tHOST")
 	var notes []string
 	for _, pi := range res.Ports {
