@@ -128,7 +128,8 @@ const ImageProgram = "/usr/local/bin/litterbox-gateway"
 func (p *Plan) MountOn(g provider.Gateways) (atMount bool) {
 	mount, atMount := g.MountShared(p.Volume, Dir)
 	p.Gateway.Volumes[0] = mount
-	p.Sandbox.Volumes[len(p.Sandbox.Volumes)-1] = mount
+	// The sandbox's mount of it: Confine put it last, FromImage the relay's after it.
+	p.Sandbox.Volumes[slices.IndexFunc(p.Sandbox.Volumes, func(v provider.Volume) bool { return v.Path == Dir })] = mount
 	return atMount
 }
 
