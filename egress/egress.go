@@ -10,10 +10,9 @@
 // listens there on unix sockets, and a relay inside the sandbox (the same
 // program, started by the sandbox's own main process from a read-only
 // volume the engine fills from the gateway's image, RelayVolume) hands the
-// sandbox's connections to
-// 127.0.0.1:3128 (the proxy) to the gateway, carries its queries to
-// 127.0.0.1:53 (the resolver), and serves the gateway's published ports on
-// the sandbox's 127.0.0.1. Everything on the sandbox's side, the relay and
+// sandbox's connections to 127.0.0.1:3128 (the proxy) to the gateway,
+// carries its queries to 127.0.0.1:53 (the resolver), and serves the
+// gateway's published ports on the sandbox's 127.0.0.1. Everything on the sandbox's side, the relay and
 // the volume included, is the agent's to use or break: the gateway judges
 // whatever comes, and runs its own copy of the program, from a directory of
 // its own. Nothing depends on the host's firewall, so it holds on a remote
