@@ -493,26 +493,6 @@ const (
 // way out did not come up.
 func NotReady(stderr string) bool { return strings.Contains(stderr, NotReadyMarker) }
 
-// StartRelay starts the relay again in a running sandbox (the agent may
-// have stopped it: it is the agent's); it returns once the relay listens.
-// The relay is the relay's volume's (FromImage), or, in a sandbox without
-// it, the shared volume's.
-func StartRelay(ctx context.Context, e Execer, sandbox provider.Ref, ports []int) error {
-	which := `p=` + RelayProgram + `; [ -x "$p" ] || p=` + Dir + `/litterbox-relay; exec "$p" "$@"`
-	cmd := []string{"sh", "-c", which, "sh", "relay", "-detach", "-dir", Dir, "-proxy", ProxyAddr, "-dns", "127.0.0.1:53"}
-	for _, p := range ports {
-		cmd = append(cmd, "-port", strconv.Itoa(p))
-	}
-	res, err := e.Exec(ctx, provider.ExecRequest{Ref: sandbox, Cmd: cmd})
-	if err == nil && res.ExitCode != 0 {
-		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
-	}
-	if err != nil {
-		return fmt.Errorf("start the egress relay in the sandbox: %w", err)
-	}
-	return nil
-}
-
 // ctlReadyWait is how long ctl waits for a gateway that has just started.
 const ctlReadyWait = 20 * time.Second
 
