@@ -246,3 +246,19 @@ func TestCreatePairFailureRemovesAll(t *testing.T) {
 		t.Error("CreatePair succeeded after its create failed")
 	}
 }
+
+// A wait for two pods that timed out looks at both in one kubectl get,
+// and waits again for the one not ready only.
+func TestWaitReadyTwoPods(t *testing.T) {
+	timedOut := &runner.ExitError{Command: "kubectl wait", ExitCode: 1, Stderr: `error: timed out waiting for the condition on pods/sb`}
+	ready := `{"kind":"Pod","metadata":{"name":"gw"},"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`
+	pending := `{"kind":"Pod","metadata":{"name":"sb"},"status":{"phase":"Pending"}}`
+	f := runnertest.New(t)
+	p, _ := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+	f.Expect([]string{"kubectl", "wait", "--for=condition=Ready", "pod/gw", "pod/sb", "--timeout=4s"}, "", timedOut).
+		Expect([]string{"kubectl", "get", "pod", "gw", "sb", "-o", "json"}, `{"kind":"List","items":[`+ready+`,`+pending+`]}`, nil).
+		Expect([]string{"kubectl", "wait", "--for=condition=Ready", "pod/sb", "--timeout=4s"}, "", nil)
+	if err := p.waitReady(context.Background(), "gw", "sb"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -233,12 +233,13 @@ func (p *Provider) waitReady(ctx context.Context, names ...string) error {
 		if !strings.Contains(runner.Stderr(err), "timed out waiting") {
 			return err
 		}
+		pods, err := p.getPods(ctx, names...)
+		if err != nil {
+			return err
+		}
 		var waiting []string
-		for _, name := range names {
-			pod, err := p.getPod(ctx, name)
-			if err != nil {
-				return err
-			}
+		for _, pod := range pods {
+			name := pod.Metadata.Name
 			if pod.ready() {
 				continue
 			}
@@ -459,6 +460,23 @@ func matches(annotations, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// getPods reads pods in one call; ErrNotFound when one does not exist.
+func (p *Provider) getPods(ctx context.Context, names ...string) ([]*podObject, error) {
+	if len(names) == 1 {
+		pod, err := p.getPod(ctx, names[0])
+		return []*podObject{pod}, err
+	}
+	res, err := p.run(ctx, p.Cmd(append(append([]string{"get", "pod"}, names...), "-o", "json")...))
+	if err != nil {
+		return nil, err
+	}
+	var list struct{ Items []*podObject }
+	if err := json.Unmarshal(res.Stdout, &list); err != nil {
+		return nil, fmt.Errorf("parse pods %s: %w", strings.Join(names, ", "), err)
+	}
+	return list.Items, nil
 }
 
 // getPod reads one pod; ErrNotFound when it does not exist.
