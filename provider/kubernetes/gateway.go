@@ -237,3 +237,67 @@ func (p *Provider) gatewayIPWithin(ctx context.Context, name string, limit time.
 		}
 	}
 }
+
+var _ provider.PairMaker = (*Provider)(nil)
+
+// CreatePair makes a linked gateway and its sandbox in four kubectl calls,
+// where a Create of each takes five or more (each a process start): both
+// NetworkPolicies and the gateway's pod in one create, each policy before
+// its pod, so that no pod runs a moment without its policy; a wait for
+// the gateway pod's address, which prints it; the sandbox's pod, which
+// names that address; and one wait for both pods to be ready.
+func (p *Provider) CreatePair(ctx context.Context, gw, sb provider.Spec) (*provider.Sandbox, *provider.Sandbox, error) {
+	if !isGateway(gw) || sb.Link == nil || sb.Link.Gateway != gw.Name || sb.Link.Sandbox != sb.Name {
+		return nil, nil, fmt.Errorf("create %s with its gateway %s: the two Specs are not linked to each other", sb.Name, gw.Name)
+	}
+	for _, s := range []provider.Spec{gw, sb} {
+		if err := p.admit(ctx, s); err != nil {
+			return nil, nil, err
+		}
+	}
+	_, closed, err := p.linkOf(ctx, gw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create %s: %w", gw.Name, err)
+	}
+	gwPod, err := podManifest(gw, "")
+	if err != nil {
+		return nil, nil, fmt.Errorf("create %s: %w", gw.Name, err)
+	}
+	gwPolicy, err := policyManifest(gw, closed)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create %s: %w", gw.Name, err)
+	}
+	sbPolicy, err := policyManifest(sb, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create %s: %w", sb.Name, err)
+	}
+	mk := context.WithoutCancel(ctx)
+	var made madeObjects
+	undo := func(cause error) (*provider.Sandbox, *provider.Sandbox, error) {
+		return nil, nil, made.undo(mk, p, cause)
+	}
+	if err := p.createObjects(mk, &made, "the network policies of "+sb.Name+" and of its gateway, and the gateway's pod "+gw.Name, gwPolicy, sbPolicy, gwPod); err != nil {
+		return undo(err)
+	}
+	ip, err := p.gatewayIP(ctx, gw.Name)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return undo(fmt.Errorf("create %s: find its egress gateway %s: %w", sb.Name, gw.Name, err))
+	}
+	sbPod, err := podManifest(sb, ip)
+	if err != nil {
+		return undo(fmt.Errorf("create %s: %w", sb.Name, err))
+	}
+	if err := p.createObjects(mk, &made, "pod "+sb.Name, sbPod); err != nil {
+		return undo(err)
+	}
+	if err := p.waitReady(mk, gw.Name, sb.Name); err != nil {
+		return undo(fmt.Errorf("start pod %s and its gateway's pod %s: %w", sb.Name, gw.Name, err))
+	}
+	if err := ctx.Err(); err != nil {
+		return undo(err)
+	}
+	return running(gw), running(sb), nil
+}

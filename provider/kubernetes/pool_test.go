@@ -187,3 +187,78 @@ func TestGatewayIPWaits(t *testing.T) {
 		t.Errorf("a pod with no address past the time: gatewayIP = %q, %v; want it given up", ip, err)
 	}
 }
+
+// A pool's confined member and its gateway are made in four kubectl calls
+// (CreatePair): both policies and the gateway's pod, a wait that prints
+// the gateway's address, the sandbox's pod, one wait for both pods. Two
+// Creates took five or more: the sandbox's wait for the gateway's address
+// failed NotFound until the gateway's create came, and each pod had a
+// wait of its own.
+func TestCreatePairCalls(t *testing.T) {
+	sb, gw := linkedSpecs()
+	gw.Network, sb.Network = provider.NetworkIsolated, provider.NetworkIsolated
+	create := []string{"kubectl", "create", "-f", "-", "-o", "name"}
+	waitIP := []string{"kubectl", "wait", "--for=jsonpath={.status.podIP}", "pod/" + gw.Name, "--timeout=4s", "-o", "jsonpath={.status.podIP}"}
+	waitReady := []string{"kubectl", "wait", "--for=condition=Ready", "pod/" + gw.Name, "pod/" + sb.Name, "--timeout=4s"}
+	f := runnertest.New(t)
+	p, _ := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+	f.Expect(create, "networkpolicy.networking.k8s.io/"+gw.Name+"\nnetworkpolicy.networking.k8s.io/"+sb.Name+"\npod/"+gw.Name+"\n", nil).
+		Expect(waitIP, "10.244.0.7", nil).
+		Expect(create, "pod/"+sb.Name+"\n", nil).
+		Expect(waitReady, "", nil)
+	g, s, err := p.CreatePair(context.Background(), gw, sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Ref.ID != gw.Name || s.Ref.ID != sb.Name || s.Ref.NetworkID != sb.Name || s.State != provider.StateRunning {
+		t.Errorf("CreatePair = %+v, %+v", g, s)
+	}
+}
+
+// A pair whose start fails leaves nothing: what was made goes in one
+// kubectl delete, the newest first.
+func TestCreatePairFailureRemovesAll(t *testing.T) {
+	sb, gw := linkedSpecs()
+	gw.Network, sb.Network = provider.NetworkIsolated, provider.NetworkIsolated
+	create := []string{"kubectl", "create", "-f", "-", "-o", "name"}
+	waitIP := []string{"kubectl", "wait", "--for=jsonpath={.status.podIP}", "pod/" + gw.Name, "--timeout=4s", "-o", "jsonpath={.status.podIP}"}
+	waitReady := []string{"kubectl", "wait", "--for=condition=Ready", "pod/" + gw.Name, "pod/" + sb.Name, "--timeout=4s"}
+	del := []string{"kubectl", "delete", "--ignore-not-found", "--wait=true", "pod/" + sb.Name, "pod/" + gw.Name,
+		"networkpolicy.networking.k8s.io/" + sb.Name, "networkpolicy.networking.k8s.io/" + gw.Name}
+	f := runnertest.New(t)
+	p, _ := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+	f.Expect(create, "networkpolicy.networking.k8s.io/"+gw.Name+"\nnetworkpolicy.networking.k8s.io/"+sb.Name+"\npod/"+gw.Name+"\n", nil).
+		Expect(waitIP, "10.244.0.7", nil).
+		Expect(create, "pod/"+sb.Name+"\n", nil).
+		Expect(waitReady, "", &runner.ExitError{Command: "kubectl wait", ExitCode: 1, Stderr: "error: something broke"}).
+		Expect(del, "", nil)
+	if _, _, err := p.CreatePair(context.Background(), gw, sb); err == nil || !strings.Contains(err.Error(), "something broke") {
+		t.Errorf("CreatePair = %v; want the wait's failure", err)
+	}
+
+	// A create that failed without saying what it made (kubectl was
+	// stopped) has everything it asked for removed.
+	f = runnertest.New(t)
+	p, _ = New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+	f.Expect(create, "", &runner.ExitError{Command: "kubectl create", ExitCode: 1, Stderr: "error: killed"}).
+		Expect([]string{"kubectl", "delete", "--ignore-not-found", "--wait=true", "pod/" + gw.Name, "networkpolicy/" + sb.Name, "networkpolicy/" + gw.Name}, "", nil)
+	if _, _, err := p.CreatePair(context.Background(), gw, sb); err == nil {
+		t.Error("CreatePair succeeded after its create failed")
+	}
+}
+
+// A wait for two pods that timed out looks at both in one kubectl get,
+// and waits again for the one not ready only.
+func TestWaitReadyTwoPods(t *testing.T) {
+	timedOut := &runner.ExitError{Command: "kubectl wait", ExitCode: 1, Stderr: `error: timed out waiting for the condition on pods/sb`}
+	ready := `{"kind":"Pod","metadata":{"name":"gw"},"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`
+	pending := `{"kind":"Pod","metadata":{"name":"sb"},"status":{"phase":"Pending"}}`
+	f := runnertest.New(t)
+	p, _ := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+	f.Expect([]string{"kubectl", "wait", "--for=condition=Ready", "pod/gw", "pod/sb", "--timeout=4s"}, "", timedOut).
+		Expect([]string{"kubectl", "get", "pod", "gw", "sb", "-o", "json"}, `{"kind":"List","items":[`+ready+`,`+pending+`]}`, nil).
+		Expect([]string{"kubectl", "wait", "--for=condition=Ready", "pod/sb", "--timeout=4s"}, "", nil)
+	if err := p.waitReady(context.Background(), "gw", "sb"); err != nil {
+		t.Fatal(err)
+	}
+}
