@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 )
 
@@ -99,4 +101,61 @@ func (g *Repo) TreeAt(ctx context.Context, commit, dir string) (string, error) {
 		return "", fmt.Errorf("find the tree %s in %s: %w", dir, commit, err)
 	}
 	return out, nil
+}
+
+// HeadFiles is Head, the commit each of refs names ("" for none, as
+// ResolveRef's ok=false), and FilesAt of paths at that HEAD, from one `git
+// cat-file --batch` asked one line at a time: HEAD is resolved first and
+// the files are read from the commit it named, so a HEAD that moves
+// meanwhile is not mixed in. A create asks this once where it took three
+// git processes (rev-parse twice, cat-file), each a few milliseconds of
+// CPU when ten creates share two cores.
+func (g *Repo) HeadFiles(ctx context.Context, refs []string, paths ...string) (head string, ids []string, files []FileContent, err error) {
+	for _, n := range append(slices.Clone(refs), paths...) {
+		if strings.ContainsAny(n, "\n\r") {
+			return "", nil, nil, fmt.Errorf("cannot read %q with git cat-file: the name holds a line break", n)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b := g.startBatch(ctx)
+	defer b.close()
+	ask := func(name string) (oid, typ string, body []byte, err error) {
+		if _, err := io.WriteString(b.in, name+"\n"); err != nil {
+			return "", "", nil, b.fail(err)
+		}
+		if oid, typ, body, err = readBatch(b.out, name); err != nil {
+			return "", "", nil, b.fail(err)
+		}
+		return oid, typ, body, nil
+	}
+	if head, _, _, err = ask("HEAD^{commit}"); err != nil {
+		return "", nil, nil, err
+	}
+	if head == "" {
+		return "", nil, nil, g.noCommits()
+	}
+	ids = make([]string, len(refs))
+	for i, ref := range refs {
+		if ids[i], _, _, err = ask(ref + "^{commit}"); err != nil {
+			return "", nil, nil, err
+		}
+	}
+	files = make([]FileContent, len(paths))
+	for i, p := range paths {
+		_, typ, body, err := ask(head + ":" + p)
+		switch {
+		case err != nil:
+			return "", nil, nil, err
+		case typ == "":
+		case typ != "blob":
+			files[i].Err = fmt.Errorf("%s is a %s, not a file", p, typ)
+		default:
+			files[i] = FileContent{Content: body, OK: true}
+		}
+	}
+	if err := b.close(); err != nil {
+		return "", nil, nil, err
+	}
+	return head, ids, files, nil
 }

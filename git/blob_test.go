@@ -2,10 +2,28 @@ package git
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/litterbox-dev/litterbox/runner"
 )
+
+// counting is a runner that keeps the command lines it ran.
+type counting struct {
+	runner.Runner
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *counting) Run(ctx context.Context, cmd *runner.Cmd) (runner.Result, error) {
+	c.mu.Lock()
+	c.calls = append(c.calls, cmd.String())
+	c.mu.Unlock()
+	return c.Runner.Run(ctx, cmd)
+}
 
 func TestParseCatFileBlob(t *testing.T) {
 	body, ok, err := ParseCatFileBlob([]byte("abc123 blob 12\n[ports]\nx=1\n\n"), "f")
@@ -47,5 +65,45 @@ func TestFilesAt(t *testing.T) {
 	// the answers would fall a place off (a's read as "a\nb"'s): refused.
 	if fs, err := g.FilesAt(context.Background(), "HEAD", "a\nb", "a"); err == nil || !strings.Contains(err.Error(), `"a\nb"`) {
 		t.Errorf("a path with a line break: %+v, %v", fs, err)
+	}
+}
+
+// TestHeadFiles: HEAD, whether refs name a commit, and the files of HEAD's
+// commit, from one git process; an unborn HEAD is ErrNoCommits, as Head's.
+func TestHeadFiles(t *testing.T) {
+	ctx := context.Background()
+	g, _ := newTestRepo(t)
+	if _, _, _, err := g.HeadFiles(ctx, nil, "a"); !errors.Is(err, ErrNoCommits) || !strings.Contains(err.Error(), "make a first commit") {
+		t.Errorf("HeadFiles of an empty repository = %v", err)
+	}
+	cmd := exec.Command("sh", "-c", "mkdir d && echo f > d/f && printf 'x=1\\n' > a && : > empty && git add . && git -c user.name=T -c user.email=t@t commit -qm files && git branch side")
+	cmd.Dir = g.Root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	r := &counting{Runner: g.R}
+	g.R = r
+	head, ids, fs, err := g.HeadFiles(ctx, []string{"refs/heads/side", "refs/heads/litterbox/gone"}, "a", "nope", "d", "empty")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := g.Head(ctx)
+	if head != want || len(ids) != 2 || ids[0] != want || ids[1] != "" {
+		t.Errorf("HeadFiles = %q %q, want HEAD %q, side at it, gone \"\"", head, ids, want)
+	}
+	wantFiles := []struct {
+		content string
+		ok, err bool
+	}{{"x=1\n", true, false}, {"", false, false}, {"", false, true}, {"", true, false}}
+	for i, w := range wantFiles {
+		if f := fs[i]; string(f.Content) != w.content || f.OK != w.ok || (f.Err != nil) != w.err {
+			t.Errorf("file %d: %q %v %v, want %q %v error %v", i, f.Content, f.OK, f.Err, w.content, w.ok, w.err)
+		}
+	}
+	if len(r.calls) != 2 { // HeadFiles, then Head
+		t.Errorf("HeadFiles ran %d git processes, want 1: %q", len(r.calls)-1, r.calls)
+	}
+	if _, _, _, err := g.HeadFiles(ctx, []string{"refs/heads/a\nb"}); err == nil {
+		t.Error("a ref with a line break was asked")
 	}
 }

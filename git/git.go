@@ -96,11 +96,16 @@ func (g *Repo) Head(ctx context.Context) (string, error) {
 	id, err := g.output(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		if runner.ExitCode(err) == 1 {
-			return "", fmt.Errorf("%s: %w: make a first commit, then try again", g.Root, ErrNoCommits)
+			return "", g.noCommits()
 		}
 		return "", err
 	}
 	return id, nil
+}
+
+// noCommits is the error of a repository whose HEAD names no commit.
+func (g *Repo) noCommits() error {
+	return fmt.Errorf("%s: %w: make a first commit, then try again", g.Root, ErrNoCommits)
 }
 
 // Commits returns the commits revs name, in their order, from one git

@@ -384,11 +384,21 @@ func IsFile(p string) bool { return fsname.Same(p, File) }
 // commit's.
 func Load(ctx context.Context, g *git.Repo, commit string, warn func(string)) (*Config, error) {
 	// File and the devcontainer.json, in one git call.
-	fs, err := g.FilesAt(ctx, commit, append([]string{File}, devcontainer.Files...)...)
-	if err == nil {
-		err = fs[0].Err
-	}
+	fs, err := g.FilesAt(ctx, commit, Files()...)
 	if err != nil {
+		return nil, fmt.Errorf("read %s from %s: %w", File, short(commit), err)
+	}
+	return LoadFiles(ctx, g, commit, fs, warn)
+}
+
+// Files are the files Load reads from a commit, in the order LoadFiles
+// takes what git read of them: File, then the devcontainer.json.
+func Files() []string { return append([]string{File}, devcontainer.Files...) }
+
+// LoadFiles is Load of fs, what git read of Files at commit (a create
+// reads them in the git call that reads HEAD: git.HeadFiles).
+func LoadFiles(ctx context.Context, g *git.Repo, commit string, fs []git.FileContent, warn func(string)) (*Config, error) {
+	if err := fs[0].Err; err != nil {
 		return nil, fmt.Errorf("read %s from %s: %w", File, short(commit), err)
 	}
 	base, ok := fs[0].Content, fs[0].OK

@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/litterbox-dev/litterbox/git"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 	"github.com/litterbox-dev/litterbox/sandbox/config"
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
@@ -31,7 +32,9 @@ import (
 // for a fork; its own, for a recreate; the one a --from names by its
 // branch), else the committed file of the commit it starts from when that
 // commit is the user's, else HEAD's. inherited says it is a record's.
-func (pv *Provisioner) createSettings(ctx context.Context, r *api.Repo, slug string, opts api.CreateOptions, start, base string) (cfg *config.Config, rec *state.Settings, inherited bool, err error) {
+// committed, when not nil, is what git read of config.Files at start
+// (readHead), which is then not read again.
+func (pv *Provisioner) createSettings(ctx context.Context, r *api.Repo, slug string, opts api.CreateOptions, start, base string, committed []git.FileContent) (cfg *config.Config, rec *state.Settings, inherited bool, err error) {
 	source := ""
 	switch {
 	case opts.FromBranch:
@@ -85,7 +88,11 @@ func (pv *Provisioner) createSettings(ctx context.Context, r *api.Repo, slug str
 			pv.Log.Warn("the sandbox starts from a commit that is not on your branches; it takes its settings from HEAD's "+config.File, "sandbox", slug, "commit", core.Short(start))
 		}
 	}
-	cfg, err = pv.LoadConfig(ctx, r, commit)
+	if committed != nil && commit == start {
+		cfg, err = config.LoadFiles(ctx, r.Git, commit, committed, pv.Warn)
+	} else {
+		cfg, err = pv.LoadConfig(ctx, r, commit)
+	}
 	if err != nil {
 		return nil, nil, false, err
 	}

@@ -55,7 +55,7 @@ func TestSettingsComeFromTheUser(t *testing.T) {
 	tip := f.agentCommits("a", "[limits]\npids = 4000000\n")
 	pids := func(opts api.CreateOptions, start string) (int, string) {
 		t.Helper()
-		cfg, rec, _, err := f.s.createSettings(f.ctx, f.r, "new", opts, start, start)
+		cfg, rec, _, err := f.s.createSettings(f.ctx, f.r, "new", opts, start, start, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
