@@ -5,25 +5,10 @@ import (
 	"errors"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/runner/runnertest"
 )
-
-// counting is a runner that keeps the command lines it ran.
-type counting struct {
-	runner.Runner
-	mu    sync.Mutex
-	calls []string
-}
-
-func (c *counting) Run(ctx context.Context, cmd *runner.Cmd) (runner.Result, error) {
-	c.mu.Lock()
-	c.calls = append(c.calls, cmd.String())
-	c.mu.Unlock()
-	return c.Runner.Run(ctx, cmd)
-}
 
 func TestParseCatFileBlob(t *testing.T) {
 	body, ok, err := ParseCatFileBlob([]byte("abc123 blob 12\n[ports]\nx=1\n\n"), "f")
@@ -81,7 +66,7 @@ func TestHeadFiles(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	r := &counting{Runner: g.R}
+	r := &runnertest.Recorder{Runner: g.R}
 	g.R = r
 	head, ids, fs, err := g.HeadFiles(ctx, []string{"refs/heads/side", "refs/heads/litterbox/gone"}, "a", "nope", "d", "empty")
 	if err != nil {
@@ -100,8 +85,8 @@ func TestHeadFiles(t *testing.T) {
 			t.Errorf("file %d: %q %v %v, want %q %v error %v", i, f.Content, f.OK, f.Err, w.content, w.ok, w.err)
 		}
 	}
-	if len(r.calls) != 2 { // HeadFiles, then Head
-		t.Errorf("HeadFiles ran %d git processes, want 1: %q", len(r.calls)-1, r.calls)
+	if calls := r.Calls(); len(calls) != 2 { // HeadFiles, then Head
+		t.Errorf("HeadFiles ran %d git processes, want 1: %q", len(calls)-1, calls)
 	}
 	if _, _, _, err := g.HeadFiles(ctx, []string{"refs/heads/a\nb"}); err == nil {
 		t.Error("a ref with a line break was asked")

@@ -97,3 +97,26 @@ func (f *Fake) Check() error {
 	}
 	return fmt.Errorf("%d fake runner problem(s):\n%s", len(errs), strings.Join(errs, "\n"))
 }
+
+// Recorder runs each command on Runner (a real one, say) and keeps its
+// command line: for tests of how many processes something starts.
+type Recorder struct {
+	runner.Runner
+	mu    sync.Mutex
+	calls []string
+}
+
+// Run runs c on r.Runner, after noting it.
+func (r *Recorder) Run(ctx context.Context, c *runner.Cmd) (runner.Result, error) {
+	r.mu.Lock()
+	r.calls = append(r.calls, c.String())
+	r.mu.Unlock()
+	return r.Runner.Run(ctx, c)
+}
+
+// Calls are the command lines run so far, in the order they started.
+func (r *Recorder) Calls() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.calls)
+}

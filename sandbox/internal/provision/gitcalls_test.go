@@ -1,28 +1,12 @@
 package provision
 
 import (
-	"context"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/litterbox-dev/litterbox/runner"
+	"github.com/litterbox-dev/litterbox/runner/runnertest"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
-
-// counting is a runner that keeps the command lines it ran.
-type counting struct {
-	runner.Runner
-	mu    sync.Mutex
-	calls []string
-}
-
-func (c *counting) Run(ctx context.Context, cmd *runner.Cmd) (runner.Result, error) {
-	c.mu.Lock()
-	c.calls = append(c.calls, cmd.String())
-	c.mu.Unlock()
-	return c.Runner.Run(ctx, cmd)
-}
 
 // TestCreateReadsHeadOnce: a create from HEAD reads HEAD, that its branch
 // is not there yet and the committed settings in one git process, where
@@ -31,16 +15,15 @@ func (c *counting) Run(ctx context.Context, cmd *runner.Cmd) (runner.Result, err
 // those settings; a second create of the name is refused by its branch.
 func TestCreateReadsHeadOnce(t *testing.T) {
 	f := newFixture(t, map[string]string{".litterbox.toml": "setup = [\"echo\", \"from-the-commit\"]\n"})
-	r := &counting{Runner: f.r.Git.R}
+	r := &runnertest.Recorder{Runner: f.r.Git.R}
 	f.r.Git.R = r
 	c := f.mustCreate("one")
 	var reads []string
-	for _, call := range r.calls {
+	for _, call := range r.Calls() {
 		if strings.Contains(call, " rev-parse --verify") || strings.Contains(call, " cat-file --batch") {
 			reads = append(reads, call)
 		}
 	}
-	t.Logf("%d git processes: %q", len(r.calls), r.calls)
 	if len(reads) != 2 { // HeadFiles's, then the copy's archive
 		t.Errorf("a create read HEAD, its branch and its settings in %d git processes, want 1 (and the copy's): %q", len(reads)-1, reads)
 	}
