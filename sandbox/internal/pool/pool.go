@@ -173,14 +173,20 @@ type liveMember struct {
 // whose record is gone, is dropped for good. A claim file alone is not
 // enough: deleting the sandbox made from a member removes its claim with
 // its record (Forget), and the member must not count as ready again.
-func stillReady(gitDir string, live []liveMember) []liveMember {
-	return slices.DeleteFunc(live, func(m liveMember) bool {
-		if _, claimed := ReadClaim(gitDir, m.id); claimed {
+// claimed is when the newest of the creates that claimed those dropped
+// did (zero for none).
+func stillReady(gitDir string, live []liveMember) (kept []liveMember, claimed time.Time) {
+	kept = slices.DeleteFunc(live, func(m liveMember) bool {
+		if c, ok := ReadClaim(gitDir, m.id); ok {
+			if c != nil && c.Claimed.After(claimed) {
+				claimed = c.Claimed
+			}
 			return true
 		}
 		_, err := os.Stat(memberPath(gitDir, m.id))
 		return m.recorded && err != nil
 	})
+	return kept, claimed
 }
 
 // claimedBySandbox reports whether container id is claimed by a create (not
@@ -586,17 +592,26 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	sp.Labels[api.LabelPool] = key
 	sp.Labels[api.LabelPlatform] = platform
 	var mu sync.Mutex
+	var claimed time.Time // the newest claim of a member seen ready
 	ready := func() int {
 		mu.Lock()
 		defer mu.Unlock()
-		live = stillReady(r.Git.CommonDir, live)
+		var c time.Time
+		if live, c = stillReady(r.Git.CommonDir, live); c.After(claimed) {
+			claimed = c
+		}
 		return len(live)
+	}
+	hold := func() time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		return time.Until(claimed.Add(claimYield))
 	}
 	filling, err := markFilling(r.Git.CommonDir)
 	if err != nil {
 		return nil, err
 	}
-	errs = append(errs, fillUp(size, fillParallelOf(p.Provider), ready, func() error {
+	errs = append(errs, fillUp(size, fillParallelOf(p.Provider), ready, hold, func() error {
 		id, err := p.makeMember(ctx, r, sp, head, platform, img.Volumes, gw, fillSetup(cfg))
 		if err == nil {
 			mu.Lock()
