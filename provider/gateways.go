@@ -94,20 +94,6 @@ type GatewayLinks interface {
 	GatewayNameFile() string
 }
 
-// PairMaker is implemented by a GatewayLinks engine that makes a linked
-// gateway and its sandbox (two Specs with the same Link) together in fewer
-// engine calls than two Creates (Kubernetes: the gateway's pod and both
-// NetworkPolicies in one kubectl call, the sandbox's pod once the gateway
-// has an address, one wait for both pods). A warm pool's fill makes its
-// confined members so: each engine call is a process start on the same
-// machine as the creates that claim them.
-type PairMaker interface {
-	// CreatePair makes gateway and sandbox as Create makes each, and
-	// returns once both run with their networks narrowed. What it made is
-	// removed when a step fails, or when ctx was cancelled meanwhile.
-	CreatePair(ctx context.Context, gateway, sandbox Spec) (gw, sb *Sandbox, err error)
-}
-
 // Link joins a confined sandbox and its gateway on an engine that links
 // them by network (GatewayLinks).
 type Link struct {

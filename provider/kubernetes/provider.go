@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,8 +70,20 @@ func (p *Provider) Info(ctx context.Context) (provider.Info, error) {
 // call, and waits for the pod to be ready. Each call runs to its end whatever ctx says; what was made
 // is removed again when a step fails, or when ctx was cancelled meanwhile.
 func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandbox, error) {
-	if err := p.admit(ctx, s); err != nil {
-		return nil, err
+	if s.Network == provider.NetworkNone {
+		return nil, provider.Errorf(provider.ErrUnsupported, "create %s: a pod always has a network, so network \"none\" cannot be kept on Kubernetes: leave the network isolated", s.Name)
+	}
+	if len(s.Volumes) > 0 || len(s.Binds) > 0 {
+		// The egress gateway's topology on Docker and Podman (a sandbox
+		// without a network, and a volume shared with its gateway) is
+		// not a cluster's: there the two are linked by NetworkPolicy
+		// (s.Link, gateway.go; docs/egress.md).
+		return nil, provider.Errorf(provider.ErrUnsupported, "create %s: volumes and host directories of a sandbox are not kept on Kubernetes", s.Name)
+	}
+	// A pod with its policy is a sandbox's own network already: isolated
+	// and own are one on a cluster.
+	if s.Network != provider.NetworkIsolated && s.Network != provider.NetworkOwn {
+		return nil, fmt.Errorf("create %s: network %q is not %q", s.Name, s.Network, provider.NetworkIsolated)
 	}
 	var gatewayIP string
 	var closed []string
@@ -90,12 +101,40 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", s.Name, err)
 	}
+	if s.Runtime != "" {
+		// The apiserver would refuse the pod only after the policy was
+		// made.
+		_, handler, err := p.runtimeClass(ctx, s.Runtime)
+		if err != nil {
+			return nil, fmt.Errorf("create %s: %w", s.Name, err)
+		}
+		if err := portsUnder(handler, s); err != nil {
+			return nil, err
+		}
+	}
 	mk := context.WithoutCancel(ctx)
-	var made madeObjects
-	undo := func(cause error) error { return made.undo(mk, p, cause) }
-	// One call makes both, the policy first.
-	if err := p.createObjects(mk, &made, "network policy and pod "+s.Name, policy, pod); err != nil {
-		return nil, undo(err)
+	var made provider.Made
+	undo := func(cause error) error { return made.Undo(mk, cause) }
+	// One call makes both: kubectl creates a List's items in order, the
+	// policy first, and prints the name of each it made, which is what a
+	// failure removes (a name taken is not this create's).
+	list, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": []json.RawMessage{policy, pod}})
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", s.Name, err)
+	}
+	res, err := p.run(mk, p.Cmd("create", "-f", "-", "-o", "name").WithStdin(bytes.NewReader(list)))
+	for _, obj := range strings.Fields(string(res.Stdout)) {
+		made.Add(func(ctx context.Context) (string, error) { return obj, p.deleteObjects(ctx, obj) })
+	}
+	switch {
+	case errors.Is(err, provider.ErrConflict):
+		return nil, undo(provider.Errorf(provider.ErrConflict, "network policy or pod %s exists already: %w", s.Name, err))
+	case err != nil:
+		// It may have made them without saying so (kubectl was stopped).
+		made = provider.Made{func(ctx context.Context) (string, error) {
+			return "network policy and pod " + s.Name, p.deleteObjects(ctx, "networkpolicy/"+s.Name, "pod/"+s.Name)
+		}}
+		return nil, undo(fmt.Errorf("create network policy and pod %s: %w", s.Name, err))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, undo(err)
@@ -106,95 +145,10 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 	if err := ctx.Err(); err != nil {
 		return nil, undo(err)
 	}
-	return running(s), nil
-}
-
-// admit refuses a Spec no pod can keep, and a runtime the cluster lacks,
-// before anything is made.
-func (p *Provider) admit(ctx context.Context, s provider.Spec) error {
-	if s.Network == provider.NetworkNone {
-		return provider.Errorf(provider.ErrUnsupported, "create %s: a pod always has a network, so network \"none\" cannot be kept on Kubernetes: leave the network isolated", s.Name)
-	}
-	if len(s.Volumes) > 0 || len(s.Binds) > 0 {
-		// The egress gateway's topology on Docker and Podman (a sandbox
-		// without a network, and a volume shared with its gateway) is
-		// not a cluster's: there the two are linked by NetworkPolicy
-		// (s.Link, gateway.go; docs/egress.md).
-		return provider.Errorf(provider.ErrUnsupported, "create %s: volumes and host directories of a sandbox are not kept on Kubernetes", s.Name)
-	}
-	// A pod with its policy is a sandbox's own network already: isolated
-	// and own are one on a cluster.
-	if s.Network != provider.NetworkIsolated && s.Network != provider.NetworkOwn {
-		return fmt.Errorf("create %s: network %q is not %q", s.Name, s.Network, provider.NetworkIsolated)
-	}
-	if s.Runtime == "" {
-		return nil
-	}
-	// The apiserver would refuse the pod only after the policy was made.
-	_, handler, err := p.runtimeClass(ctx, s.Runtime)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", s.Name, err)
-	}
-	return portsUnder(handler, s)
-}
-
-// running is the Sandbox Create returns for s: its pod and its policy
-// are named after it.
-func running(s provider.Spec) *provider.Sandbox {
 	return &provider.Sandbox{
 		Ref: provider.Ref{ID: s.Name, NetworkID: s.Name}, Name: s.Name, Network: s.Name,
 		State: provider.StateRunning, Created: time.Now().UTC(), Labels: s.Labels,
-	}
-}
-
-// madeObjects are the kind/name of the objects a create made, which a
-// failure removes, in one kubectl call.
-type madeObjects []string
-
-// undo deletes what was made, the newest first, and returns cause, with
-// provider.ErrLeftBehind when that failed.
-func (m madeObjects) undo(ctx context.Context, p *Provider, cause error) error {
-	if len(m) == 0 {
-		return cause
-	}
-	objs := slices.Clone(m)
-	slices.Reverse(objs)
-	return provider.Made{func(ctx context.Context) (string, error) {
-		return strings.Join(objs, ", "), p.deleteObjects(ctx, objs...)
-	}}.Undo(ctx, cause)
-}
-
-// createObjects makes manifests in one kubectl call (what names them in
-// an error): kubectl creates a List's items in order and prints the name
-// of each it made, which made records (a name taken is not this
-// create's, and is ErrConflict). A call that failed otherwise may have
-// made them without saying so (kubectl was stopped): made then names
-// them all.
-func (p *Provider) createObjects(ctx context.Context, made *madeObjects, what string, manifests ...[]byte) error {
-	items := make([]json.RawMessage, len(manifests))
-	names := make([]string, len(manifests))
-	for i, m := range manifests {
-		var o podObject
-		if err := json.Unmarshal(m, &o); err != nil {
-			return fmt.Errorf("create %s: %w", what, err)
-		}
-		items[i], names[i] = m, strings.ToLower(o.Kind)+"/"+o.Metadata.Name
-	}
-	list, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
-	if err != nil {
-		return fmt.Errorf("create %s: %w", what, err)
-	}
-	res, err := p.run(ctx, p.Cmd("create", "-f", "-", "-o", "name").WithStdin(bytes.NewReader(list)))
-	switch {
-	case errors.Is(err, provider.ErrConflict):
-		*made = append(*made, strings.Fields(string(res.Stdout))...)
-		return provider.Errorf(provider.ErrConflict, "%s exists already: %w", what, err)
-	case err != nil:
-		*made = append(*made, names...)
-		return fmt.Errorf("create %s: %w", what, err)
-	}
-	*made = append(*made, strings.Fields(string(res.Stdout))...)
-	return nil
+	}, nil
 }
 
 // createPod creates a pod from its manifest and waits until it is ready.
@@ -213,49 +167,36 @@ var podFailures = map[string]bool{
 	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true, "CrashLoopBackOff": true,
 }
 
-// waitReady waits until the pods are ready, one has failed, or the time
-// limit of work has passed: `kubectl wait` a few seconds at a time, one
-// call for them all (a pod is usually ready within 2 s, and each kubectl
-// costs a process start), and between two waits a look at each pod not
-// ready yet for a failure it does not recover from by itself (a missing
-// image), which wait alone would sit out.
-func (p *Provider) waitReady(ctx context.Context, names ...string) error {
+// waitReady waits until the pod is ready, has failed, or the time limit of
+// work has passed: `kubectl wait` a few seconds at a time (a pod is usually
+// ready within 2 s, and each kubectl costs a process start), and between
+// two waits a look at the pod for a failure it does not recover from by
+// itself (a missing image), which wait alone would sit out.
+func (p *Provider) waitReady(ctx context.Context, name string) error {
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		args := []string{"wait", "--for=condition=Ready"}
-		for _, name := range names {
-			args = append(args, "pod/"+name)
-		}
-		_, err := p.run(ctx, p.Cmd(append(args, "--timeout=4s")...))
+		_, err := p.run(ctx, p.Cmd("wait", "--for=condition=Ready", "pod/"+name, "--timeout=4s"))
 		if err == nil {
 			return nil
 		}
 		if !strings.Contains(runner.Stderr(err), "timed out waiting") {
 			return err
 		}
-		pods, err := p.getPods(ctx, names...)
+		pod, err := p.getPod(ctx, name)
 		if err != nil {
 			return err
 		}
-		var waiting []string
-		for _, pod := range pods {
-			name := pod.Metadata.Name
-			if pod.ready() {
-				continue
-			}
-			if why := pod.failure(); why != "" {
-				return fmt.Errorf("pod %s cannot start: %s (see `%s`)", name, why, p.Cmd("describe", "pod", name))
-			}
-			if err := p.noHandler(ctx, pod); err != nil {
-				return err
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("pod %s is not ready after 3 minutes (phase %s; see `%s`)", name, pod.Status.Phase, p.Cmd("describe", "pod", name))
-			}
-			waiting = append(waiting, name)
-		}
-		if names = waiting; len(names) == 0 {
+		if pod.ready() {
 			return nil
+		}
+		if why := pod.failure(); why != "" {
+			return fmt.Errorf("pod %s cannot start: %s (see `%s`)", name, why, p.Cmd("describe", "pod", name))
+		}
+		if err := p.noHandler(ctx, pod); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pod %s is not ready after 3 minutes (phase %s; see `%s`)", name, pod.Status.Phase, p.Cmd("describe", "pod", name))
 		}
 	}
 }
@@ -460,23 +401,6 @@ func matches(annotations, want map[string]string) bool {
 		}
 	}
 	return true
-}
-
-// getPods reads pods in one call; ErrNotFound when one does not exist.
-func (p *Provider) getPods(ctx context.Context, names ...string) ([]*podObject, error) {
-	if len(names) == 1 {
-		pod, err := p.getPod(ctx, names[0])
-		return []*podObject{pod}, err
-	}
-	res, err := p.run(ctx, p.Cmd(append(append([]string{"get", "pod"}, names...), "-o", "json")...))
-	if err != nil {
-		return nil, err
-	}
-	var list struct{ Items []*podObject }
-	if err := json.Unmarshal(res.Stdout, &list); err != nil {
-		return nil, fmt.Errorf("parse pods %s: %w", strings.Join(names, ", "), err)
-	}
-	return list.Items, nil
 }
 
 // getPod reads one pod; ErrNotFound when it does not exist.

@@ -173,20 +173,14 @@ type liveMember struct {
 // whose record is gone, is dropped for good. A claim file alone is not
 // enough: deleting the sandbox made from a member removes its claim with
 // its record (Forget), and the member must not count as ready again.
-// claimed is when the newest of the creates that claimed those dropped
-// did (zero for none).
-func stillReady(gitDir string, live []liveMember) (kept []liveMember, claimed time.Time) {
-	kept = slices.DeleteFunc(live, func(m liveMember) bool {
-		if c, ok := ReadClaim(gitDir, m.id); ok {
-			if c != nil && c.Claimed.After(claimed) {
-				claimed = c.Claimed
-			}
+func stillReady(gitDir string, live []liveMember) []liveMember {
+	return slices.DeleteFunc(live, func(m liveMember) bool {
+		if _, claimed := ReadClaim(gitDir, m.id); claimed {
 			return true
 		}
 		_, err := os.Stat(memberPath(gitDir, m.id))
 		return m.recorded && err != nil
 	})
-	return kept, claimed
 }
 
 // claimedBySandbox reports whether container id is claimed by a create (not
@@ -592,26 +586,17 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	sp.Labels[api.LabelPool] = key
 	sp.Labels[api.LabelPlatform] = platform
 	var mu sync.Mutex
-	var claimed time.Time // the newest claim of a member seen ready
 	ready := func() int {
 		mu.Lock()
 		defer mu.Unlock()
-		var c time.Time
-		if live, c = stillReady(r.Git.CommonDir, live); c.After(claimed) {
-			claimed = c
-		}
+		live = stillReady(r.Git.CommonDir, live)
 		return len(live)
-	}
-	hold := func() time.Duration {
-		mu.Lock()
-		defer mu.Unlock()
-		return time.Until(claimed.Add(claimYield))
 	}
 	filling, err := markFilling(r.Git.CommonDir)
 	if err != nil {
 		return nil, err
 	}
-	errs = append(errs, fillUp(size, fillParallelOf(p.Provider), ready, hold, func() error {
+	errs = append(errs, fillUp(size, fillParallelOf(p.Provider), ready, func() error {
 		id, err := p.makeMember(ctx, r, sp, head, platform, img.Volumes, gw, fillSetup(cfg))
 		if err == nil {
 			mu.Lock()
@@ -684,9 +669,32 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 		plan, sp = &pl, pl.Sandbox
 	}
 	made := make(chan error, 1)
-	sb, err := p.createMember(ctx, sp, plan, gw, made)
+	startCtx := ctx
+	if plan != nil && plan.Linked() {
+		// The gateway first: the sandbox's pod waits for its address.
+		var cancel context.CancelFunc
+		startCtx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			err := p.makeGateway(ctx, plan, sp.Name, gw)
+			if err != nil {
+				cancel()
+			}
+			made <- err
+		}()
+	}
+	sb, err := p.Provider.Create(startCtx, sp)
 	if err != nil {
+		if plan != nil && plan.Linked() {
+			err = errors.Join(err, <-made)
+		}
 		return "", err
+	}
+	switch {
+	case plan == nil:
+		made <- nil
+	case !plan.Linked():
+		go func() { made <- p.makeGateway(ctx, plan, sb.Ref.ID, gw) }()
 	}
 	a := guest.StartArchive(ctx, r, head, nil)
 	var so, se bytes.Buffer
@@ -728,51 +736,6 @@ func (p *Pool) makeMember(ctx context.Context, r *api.Repo, sp provider.Spec, he
 	return sb.Ref.ID, nil
 }
 
-// createMember makes member sp, and its gateway when plan names one
-// (nil: none), whose end (its install, on an engine that links the two by
-// network beside the member's copy) is sent on made. On an engine that
-// makes a linked pair together (provider.PairMaker: Kubernetes) it makes
-// both so, in fewer engine calls; on one that links them otherwise the
-// gateway goes first, beside the member's start, which waits for its
-// address; else the gateway is made once the member is.
-func (p *Pool) createMember(ctx context.Context, sp provider.Spec, plan *egress.Plan, gw gatePrep, made chan<- error) (*provider.Sandbox, error) {
-	if plan == nil {
-		made <- nil
-		return p.Provider.Create(ctx, sp)
-	}
-	if !plan.Linked() {
-		sb, err := p.Provider.Create(ctx, sp)
-		if err == nil {
-			go func() { made <- p.makeGateway(ctx, plan, sb.Ref.ID, gw) }()
-		}
-		return sb, err
-	}
-	if pair, ok := p.Provider.(provider.PairMaker); ok {
-		g, sb, err := pair.CreatePair(ctx, memberGateway(plan, sp.Name), sp)
-		if err == nil {
-			go func() { made <- p.installGateway(ctx, plan, g.Ref, gw) }()
-		}
-		return sb, err
-	}
-	// The gateway first: the sandbox's pod waits for its address.
-	startCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	gerr := make(chan error, 1)
-	go func() {
-		err := p.makeGateway(ctx, plan, sp.Name, gw)
-		if err != nil {
-			cancel()
-		}
-		gerr <- err
-	}()
-	sb, err := p.Provider.Create(startCtx, sp)
-	if err != nil {
-		return nil, errors.Join(err, <-gerr)
-	}
-	go func() { made <- <-gerr }()
-	return sb, nil
-}
-
 // planGateway plans member sp behind a gateway with the pool's policy
 // (gw): linked to it by network on an engine that links them
 // (egress.ConfineLinked), else sharing a volume, made here when the
@@ -806,28 +769,19 @@ func (p *Pool) planGateway(ctx context.Context, sp provider.Spec, gw gatePrep) (
 // policy and no secret (the claim gives it the sandbox's name): it serves
 // the member from now on.
 func (p *Pool) makeGateway(ctx context.Context, plan *egress.Plan, member string, gw gatePrep) error {
-	g, err := p.Provider.Create(core.Made(ctx), memberGateway(plan, member))
-	if err != nil {
-		return err
-	}
-	return p.installGateway(ctx, plan, g.Ref, gw)
-}
-
-// memberGateway is plan's gateway's Spec, labelled as member's.
-func memberGateway(plan *egress.Plan, member string) provider.Spec {
 	g := plan.Gateway
 	g.Labels = cloneLabels(g.Labels)
 	g.Labels[core.LabelPoolMember] = member
-	return g
-}
-
-// installGateway makes plan's gateway g, made, serve: a linked one gets
-// its program and is told ready in one exec (it holds no secret).
-func (p *Pool) installGateway(ctx context.Context, plan *egress.Plan, g provider.Ref, gw gatePrep) error {
-	if plan.Linked() {
-		return egress.InstallLinkedReady(ctx, p.Provider, g, bytes.NewReader(gw.program))
+	_, err := p.Provider.Create(core.Made(ctx), g)
+	switch {
+	case err != nil:
+	case plan.Linked():
+		// It holds no secret: installed and told ready in one exec.
+		err = egress.InstallLinkedReady(ctx, p.Provider, provider.Ref{ID: g.Name}, bytes.NewReader(gw.program))
+	default:
+		err = egress.Ready(ctx, p.Provider, provider.Ref{ID: g.Name})
 	}
-	return egress.Ready(ctx, p.Provider, g)
+	return err
 }
 
 // gatewaysOf are r's members' gateways in all (the engine's pooled

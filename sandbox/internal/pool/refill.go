@@ -96,38 +96,24 @@ func fillParallelOf(pv provider.Provider) int {
 // while it waits for those it is making.
 const fillPoll = 250 * time.Millisecond
 
-// claimYield is how long after a create claimed a member a fill starts
-// no other: the claim's own engine calls (on a cluster a kubectl annotate,
-// and a confined member's gateway's exec) run on the same cores as a
-// member's making, which would slow the create the pool is there to
-// speed up (a pooled create's p99 target is 600 ms, issue 33). A claim
-// is seen by its file, so a create of another process is yielded to too.
-const claimYield = 600 * time.Millisecond
-
 // fillUp makes members with mk, par at a time, while the members ready
 // (ready counts those not claimed since: host files only) and those being
-// made are fewer than size, and hold says to wait no longer (how long to
-// hold starts back: claimYield after a claim). It looks again as each
-// member is made and every fillPoll, so a member claimed during a fill
-// has its replacement started soon after, not after the fill, and a fill
-// never makes more than size. It starts none after a member fails, and
-// returns once those under way end.
-func fillUp(size, par int, ready func() int, hold func() time.Duration, mk func() error) []error {
+// made are fewer than size. It looks again as each member is made and every
+// fillPoll, so a member claimed during a fill has its replacement started
+// at once, not after the fill, and a fill never makes more than size. It
+// starts none after a member fails, and returns once those under way end.
+func fillUp(size, par int, ready func() int, mk func() error) []error {
 	var errs []error
 	done := make(chan error)
 	making := 0
 	tick := time.NewTicker(fillPoll)
 	defer tick.Stop()
 	for {
-		held := false
 		for len(errs) == 0 && making < par && ready()+making < size {
-			if held = hold() > 0; held {
-				break
-			}
 			making++
 			go func() { done <- mk() }()
 		}
-		if making == 0 && !held {
+		if making == 0 {
 			return errs
 		}
 		select {
