@@ -8,11 +8,11 @@
 // container on the network all gateways share, which is the only thing
 // that reaches out. The two share a small in-memory volume: the gateway
 // listens there on unix sockets, and a relay inside the sandbox (the same
-// program, started by the sandbox's own main process from a read-only
-// volume the engine fills from the gateway's image, RelayVolume) hands the
-// sandbox's connections to 127.0.0.1:3128 (the proxy) to the gateway,
-// carries its queries to 127.0.0.1:53 (the resolver), and serves the
-// gateway's published ports on the sandbox's 127.0.0.1. Everything on the sandbox's side, the relay and
+// program, started by the sandbox's own main process once the gateway's
+// install has put it on the volume) hands the sandbox's connections to
+// 127.0.0.1:3128 (the proxy) to the gateway, carries its queries to
+// 127.0.0.1:53 (the resolver), and serves the gateway's published ports on
+// the sandbox's 127.0.0.1. Everything on the sandbox's side, the relay and
 // the volume included, is the agent's to use or break: the gateway judges
 // whatever comes, and runs its own copy of the program, from a directory of
 // its own. Nothing depends on the host's firewall, so it holds on a remote
@@ -28,8 +28,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,31 +89,8 @@ type Plan struct {
 	Volume provider.SharedVolume
 	// Ports are the sandbox's named ports the relay serves.
 	Ports []int
-	// serve is the gateway program's argv; relay the relay's arguments,
-	// and cmd the sandbox's own command, which its main process becomes
-	// once it has started the relay (sandboxCmd).
-	serve      []string
-	relay, cmd []string
-}
-
-// RelayDir is where a sandbox mounts the relay's volume (RelayVolume),
-// read-only, and RelayProgram is the relay in it.
-const (
-	RelayDir     = "/run/litterbox-relay"
-	RelayProgram = RelayDir + "/litterbox-gateway"
-)
-
-// RelayVolume is the volume that holds the relay of the gateway image
-// image: one per engine and image, never one per sandbox. No one makes it
-// by a call of its own: the first container that mounts it makes it,
-// empty, and the first gateway that mounts it, over its image's program's
-// directory, fills it (the engine copies what an image holds at a
-// volume's path into the volume when it is empty). A volume removed while
-// no container used it (`docker volume prune`) is made again so by the
-// next create. Its files are root's, and both mount it read-only.
-func RelayVolume(image string) string {
-	_, tag, _ := strings.Cut(image, ":")
-	return "litterbox-relay-" + tag
+	// serve is the gateway program's argv.
+	serve []string
 }
 
 // ImageProgram is where a gateway image (BuildImage) holds the program.
@@ -127,64 +102,22 @@ const ImageProgram = "/usr/local/bin/litterbox-gateway"
 func (p *Plan) MountOn(g provider.Gateways) (atMount bool) {
 	mount, atMount := g.MountShared(p.Volume, Dir)
 	p.Gateway.Volumes[0] = mount
-	// The sandbox's mount of it: Confine put it last, FromImage the relay's after it.
-	p.Sandbox.Volumes[slices.IndexFunc(p.Sandbox.Volumes, func(v provider.Volume) bool { return v.Path == Dir })] = mount
+	p.Sandbox.Volumes[len(p.Sandbox.Volumes)-1] = mount
 	return atMount
 }
 
 // FromImage makes the plan's gateway run from image, a gateway image made
-// by BuildImage: its main process becomes the image's program, which the
-// gateway's user cannot change (root's, on a read-only root), so that no
-// exec installs it. Its own directory gets only a link to the program,
-// where ctl runs it. The sandbox runs the relay from the relay's volume
-// (RelayVolume), which the gateway's mount fills when it is empty: nothing
-// is copied per sandbox, and the sandbox's relay starts as the sandbox
-// does, without waiting for its gateway's start.
+// by BuildImage: its main process copies the relay from the image onto the
+// volume and becomes the image's program, which the gateway's user cannot
+// change (root's, on a read-only root), so that no exec installs it, and a
+// gateway the engine restarts (the volume is in memory, and empty again)
+// puts the relay there again by itself. Its own directory gets only a link
+// to the program, where ctl runs it: the program is not copied, one 8 MB
+// copy fewer before the relay and the gateway listen.
 func (p *Plan) FromImage(image string) {
 	p.Gateway.Image, p.Gateway.NoPull = image, true
-	vol := RelayVolume(image)
-	p.Gateway.Volumes = append(p.Gateway.Volumes[:1:1], provider.Volume{Name: vol, Path: path.Dir(ImageProgram), ReadOnly: true})
-	p.Sandbox.Volumes = append(slices.DeleteFunc(p.Sandbox.Volumes, func(v provider.Volume) bool { return v.Path == RelayDir }),
-		provider.Volume{Name: vol, Path: RelayDir, ReadOnly: true})
-	p.Sandbox.Cmd = p.sandboxCmd(RelayProgram)
-	p.Gateway.Cmd = p.gatewayCmd("")
-}
-
-// RelayOnVolume has the gateway of a plan made FromImage also copy the
-// relay onto the shared volume as it starts, where a sandbox made before
-// the relay's volume waits for it: what a gateway made again for a sandbox
-// that exists (netgate's remake) does, whatever the sandbox's age.
-func (p *Plan) RelayOnVolume() {
-	p.Gateway.Cmd = p.gatewayCmd(relayScript(ImageProgram) + "\n")
-}
-
-// gatewayCmd is the main process of a gateway run from its image, which
-// runs script (shell lines) first.
-func (p *Plan) gatewayCmd(script string) []string {
-	script = "set -e\n" + script + "ln -sf " + ImageProgram + " " + ProgramDir + "/litterbox-gateway\nexec " + ImageProgram + ` "$@"`
-	return append([]string{"sh", "-c", script, "sh"}, p.serve...)
-}
-
-// sandboxCmd is the sandbox's main process, which starts the relay at
-// relay once it is there (again should it end: at once the first 50
-// times, then a second later), then becomes the sandbox's own command: no
-// exec on create's path, and a sandbox that restarts (its engine did)
-// starts its relay by itself. The first tries are quick because the
-// engine may still be filling the relay's volume when the relay's file
-// appears (its first mount, beside the sandbox's start): a relay that
-// could not start from a half-written file is tried again 20 ms later.
-// relay.ready goes first, and whenever the relay ends: a volume its
-// gateway kept mounted (the sandbox alone restarted) holds the last
-// relay's, which WaitReady would take for this one's. A sandbox without a
-// command of its own (a spec's test) starts no relay.
-func (p *Plan) sandboxCmd(relay string) []string {
-	if len(p.cmd) == 0 {
-		return p.cmd
-	}
-	ready := `rm -f ` + Dir + `/` + control.ReadyFile
-	start := `(` + ready + `; until [ -x ` + relay + ` ]; do sleep 0.01; done; n=0; while :; do ` + relay + ` ` + strings.Join(p.relay, " ") + `; ` + ready +
-		`; n=$((n+1)); if [ $n -gt 50 ]; then sleep 1; else sleep 0.02; fi; done) & exec "$@"`
-	return append([]string{"sh", "-c", start, "sh"}, p.cmd...)
+	script := "set -e\n" + relayScript(ImageProgram) + "\nln -sf " + ImageProgram + " " + ProgramDir + "/litterbox-gateway\nexec " + ImageProgram + ` "$@"`
+	p.Gateway.Cmd = append([]string{"sh", "-c", script, "sh"}, p.serve...)
 }
 
 // Confine plans sandbox s behind a gateway run from image (busybox will
@@ -203,11 +136,11 @@ func Confine(s provider.Spec, image string, p policy.Policy, labels map[string]s
 
 	var ports []int
 	serve := []string{"serve", "-dir", Dir, "-policy", pj}
-	relay := []string{"relay", "-dir", Dir, "-proxy", ProxyAddr, "-dns", "127.0.0.1:53"}
+	relay := Dir + "/litterbox-relay relay -dir " + Dir + " -proxy " + ProxyAddr + " -dns 127.0.0.1:53"
 	for _, ps := range s.Ports {
 		ports = append(ports, ps.Port)
 		serve = append(serve, "-port", strconv.Itoa(ps.Port))
-		relay = append(relay, "-port", strconv.Itoa(ps.Port))
+		relay += " -port " + strconv.Itoa(ps.Port)
 	}
 	gw.Network = provider.NetworkShared
 	gw.Ports, gw.HostPorts = s.Ports, s.HostPorts
@@ -224,10 +157,19 @@ func Confine(s provider.Spec, image string, p policy.Policy, labels map[string]s
 		sb.Sysctls[k] = v
 	}
 	sb.Env = append(append([]string(nil), s.Env...), Env()...)
-	plan := Plan{Sandbox: sb, Gateway: gw, Volume: vol, Ports: ports, serve: serve, relay: relay, cmd: s.Cmd}
-	// Until FromImage: the relay that Install puts on the shared volume.
-	plan.Sandbox.Cmd = plan.sandboxCmd(Dir + "/litterbox-relay")
-	return plan, nil
+	// The sandbox's main process starts the relay once the gateway's
+	// install puts it on the volume (again, a second later, should it
+	// end), then becomes what it was: no exec on create's path, and a
+	// sandbox that restarts (its engine did) starts its relay by itself.
+	// relay.ready goes first, and whenever the relay ends: a volume its
+	// gateway kept mounted (the sandbox alone restarted) holds the last
+	// relay's, which WaitReady would take for this one's.
+	if len(s.Cmd) > 0 {
+		ready := `rm -f ` + Dir + `/` + control.ReadyFile
+		start := `(` + ready + `; until [ -x ` + Dir + `/litterbox-relay ]; do sleep 0.01; done; while :; do ` + relay + `; ` + ready + `; sleep 1; done) & exec "$@"`
+		sb.Cmd = append([]string{"sh", "-c", start, "sh"}, s.Cmd...)
+	}
+	return Plan{Sandbox: sb, Gateway: gw, Volume: vol, Ports: ports, serve: serve}, nil
 }
 
 // Ports a linked gateway serves (ConfineLinked): the proxy, and the

@@ -169,9 +169,6 @@ func (g *Gate) remake(ctx context.Context, r *api.Repo, slug string, sb provider
 	plan.Volume.Name = rec.Volume
 	plan.MountOn(e)
 	plan.FromImage(image)
-	// The sandbox may be older than the relay's volume: its main process
-	// then waits for the relay on the shared volume.
-	plan.RelayOnVolume()
 	return g.Create(ctx, plan.Gateway)
 }
 

@@ -114,8 +114,6 @@ func (c *creation) startGateway(ctx context.Context) error {
 	}
 	eng, _ := netgate.Engine(c.pv.Provider)
 	atMount := nameGateway(&plan, name, eng)
-	// The sandbox runs the relay from the relay's volume.
-	plan.FromImage(c.pv.gate.Tag())
 	if err := c.recordGateway(name, name, plan.Ports, &plan.Sandbox); err != nil {
 		return err
 	}
