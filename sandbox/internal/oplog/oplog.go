@@ -270,6 +270,11 @@ func (op *Ops) Apply(ctx context.Context, r *api.Repo, name, at string) (*api.Ap
 func (op *Ops) Merge(ctx context.Context, r *api.Repo, name, at string) (*api.MergeResult, error) {
 	start := time.Now()
 	res, err := op.review.Merge(ctx, r, name, at)
+	if err == nil && res != nil && res.Deleted != nil {
+		// A merge deletes the sandbox: what its snapshots kept goes too,
+		// as after a delete.
+		op.rec.Forget(r, slugOf(name))
+	}
 	e := activity.Event{Kind: activity.KindMerge}
 	if res != nil {
 		// Commit is Target's new tip, whose diff the UI shows: the whole
