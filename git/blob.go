@@ -36,10 +36,12 @@ type FileContent struct {
 // create.
 func (g *Repo) FilesAt(ctx context.Context, commit string, paths ...string) ([]FileContent, error) {
 	var in strings.Builder
+	if err := oneLine(commit); err != nil {
+		return nil, err
+	}
 	for _, p := range paths {
-		if strings.ContainsAny(commit+p, "\n\r") {
-			// Two lines of input: every answer would fall a place off.
-			return nil, fmt.Errorf("cannot read %q at %s with git cat-file: the name holds a line break", p, commit)
+		if err := oneLine(p); err != nil {
+			return nil, err
 		}
 		in.WriteString(commit + ":" + p + "\n")
 	}
@@ -84,10 +86,23 @@ func nextBlob(out []byte, path string) (content []byte, ok bool, notFile error, 
 	content, rest = rest[:size], rest[size:]
 	rest, _ = bytes.CutPrefix(rest, []byte("\n"))
 	if typ != "blob" {
-		return nil, false, fmt.Errorf("%s is a %s, not a file", path, typ), rest, nil
+		return nil, false, notAFile(path, typ), rest, nil
 	}
 	return content, true, nil, rest, nil
 }
+
+// oneLine refuses a name that would be two lines of cat-file's input:
+// every answer after it would fall a place off.
+func oneLine(name string) error {
+	if strings.ContainsAny(name, "\n\r") {
+		return fmt.Errorf("cannot read %q with git cat-file: the name holds a line break", name)
+	}
+	return nil
+}
+
+// notAFile is the error of a cat-file answer for path that is not a blob
+// (a directory, a submodule).
+func notAFile(path, typ string) error { return fmt.Errorf("%s is a %s, not a file", path, typ) }
 
 // TreeAt is the id of the tree at dir ("." for the root) in commit: it
 // names the tree's whole content.
@@ -112,8 +127,8 @@ func (g *Repo) TreeAt(ctx context.Context, commit, dir string) (string, error) {
 // CPU when ten creates share two cores.
 func (g *Repo) HeadFiles(ctx context.Context, refs []string, paths ...string) (head string, ids []string, files []FileContent, err error) {
 	for _, n := range append(slices.Clone(refs), paths...) {
-		if strings.ContainsAny(n, "\n\r") {
-			return "", nil, nil, fmt.Errorf("cannot read %q with git cat-file: the name holds a line break", n)
+		if err := oneLine(n); err != nil {
+			return "", nil, nil, err
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -149,7 +164,7 @@ func (g *Repo) HeadFiles(ctx context.Context, refs []string, paths ...string) (h
 			return "", nil, nil, err
 		case typ == "":
 		case typ != "blob":
-			files[i].Err = fmt.Errorf("%s is a %s, not a file", p, typ)
+			files[i].Err = notAFile(p, typ)
 		default:
 			files[i] = FileContent{Content: body, OK: true}
 		}
