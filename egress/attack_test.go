@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -188,6 +189,14 @@ func testGateway(t *testing.T, e engine) {
 	}
 	if hosts := strings.Join(egress.RefusedHosts(refused), "\n"); !strings.Contains(hosts, "other.test:443 (not in the allowlist)") || !strings.Contains(hosts, "loop.test:80 (loop.test resolves to 127.0.0.1, which") {
 		t.Errorf("refused hosts:\n%s", hosts)
+	}
+	// Since a mark of another run of the gateway: all of this run's.
+	after, err := egress.RefusedAfter(context.Background(), r.p, a.gw, control.RefusalMark{Boot: "00", After: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(egress.RefusedHosts(after), egress.RefusedHosts(refused)) {
+		t.Errorf("refused after another run's mark: %q, want %q", egress.RefusedHosts(after), egress.RefusedHosts(refused))
 	}
 
 	// The record: every refusal that reached the gateway, with its reason.

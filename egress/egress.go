@@ -535,9 +535,19 @@ func Collect(ctx context.Context, e Execer, gw provider.Ref, c Cursor) (control.
 
 // Refused fetches the refusals of the last within (a duration measured by
 // the host, so the two clocks need not agree): an MCP bash call asks for
-// its own length, plus a margin.
+// its own length, plus a margin, when its run left no mark.
 func Refused(ctx context.Context, e Execer, gw provider.Ref, within string) ([]control.Record, error) {
-	out, err := ctl(ctx, e, gw, nil, "refused", "-within", within)
+	return refused(ctx, e, gw, "-within", within)
+}
+
+// RefusedAfter fetches the refusals after mark m (where a run found the
+// gateway's refusals before its command), whatever the clocks say.
+func RefusedAfter(ctx context.Context, e Execer, gw provider.Ref, m control.RefusalMark) ([]control.Record, error) {
+	return refused(ctx, e, gw, "-boot", m.Boot, "-after", strconv.FormatUint(m.After, 10))
+}
+
+func refused(ctx context.Context, e Execer, gw provider.Ref, args ...string) ([]control.Record, error) {
+	out, err := ctl(ctx, e, gw, nil, append([]string{"refused"}, args...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -229,3 +229,21 @@ func (a *Audit) Refused(d time.Duration) []control.Record {
 	defer a.mu.Unlock()
 	return a.table.since(a.now().Add(-d))
 }
+
+// RefusalMark is where the refusals stand now.
+func (a *Audit) RefusalMark() control.RefusalMark {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return control.RefusalMark{Boot: a.boot, After: uint64(a.table.total)}
+}
+
+// RefusedAfter returns the refusals since m, as Refused does: every one
+// in the table when m is another run's.
+func (a *Audit) RefusedAfter(m control.RefusalMark) []control.Record {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if m.Boot != a.boot {
+		m.After = 0
+	}
+	return a.table.after(int64(min(m.After, 1<<63-1)))
+}

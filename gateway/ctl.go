@@ -60,6 +60,9 @@ func (g *Gateway) ctl(req control.CtlRequest) control.CtlResponse {
 		b := g.Audit.Since(req.Boot, req.After, n)
 		return control.CtlResponse{Batch: &b}
 	case "refused":
+		if req.Within == "" && req.Boot != "" {
+			return control.CtlResponse{Refused: g.Audit.RefusedAfter(control.RefusalMark{Boot: req.Boot, After: req.After})}
+		}
 		d, err := time.ParseDuration(req.Within)
 		if err != nil || d <= 0 {
 			return control.CtlResponse{Error: fmt.Sprintf("refused: within %q is not a duration such as 30s", req.Within)}

@@ -259,10 +259,10 @@ func ctlMain(args []string, stdin io.Reader, stdout io.Writer) error {
 	}
 	fs := flag.NewFlagSet("ctl "+args[0], flag.ContinueOnError)
 	addr := fs.String("ctl", control.CtlSocket, "the control socket")
-	boot := fs.String("boot", "", "log: the run the cursor belongs to")
-	after := fs.Uint64("after", 0, "log: the last sequence number already collected")
+	boot := fs.String("boot", "", "log: the run the cursor belongs to; refused: the run of the mark")
+	after := fs.Uint64("after", 0, "log: the last sequence number already collected; refused: the mark's count of refusals")
 	maxN := fs.Int("max", maxBatch, "log: at most this many records")
-	within := fs.String("within", "", "refused: the window, such as 30s")
+	within := fs.String("within", "", "refused: the window, such as 30s (or -boot and -after: since that mark)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,6 +94,10 @@ type refusalTable struct {
 	entries           []control.RefusedTarget
 	index             map[string]int
 	refused, attempts int
+	// lastN is, for each entry, total when it was refused last; otherN,
+	// for those past the table's room: where a run's mark places them.
+	lastN  []int64
+	otherN int64
 }
 
 // add counts refusal r; a target refused the first time, given room, is
@@ -104,11 +109,12 @@ func (t *refusalTable) add(r control.Record) (first control.RefusedTarget, ok bo
 	if i, seen := t.index[k]; seen {
 		t.entries[i].Count++
 		t.entries[i].Last = e.Last
+		t.lastN[i] = t.total
 		return control.RefusedTarget{}, false
 	}
 	if !control.Room(e, t.refused, t.attempts) {
 		t.other++
-		t.otherLast = e.Last
+		t.otherLast, t.otherN = e.Last, t.total
 		return control.RefusedTarget{}, false
 	}
 	if t.index == nil {
@@ -116,6 +122,7 @@ func (t *refusalTable) add(r control.Record) (first control.RefusedTarget, ok bo
 	}
 	t.index[k] = len(t.entries)
 	t.entries = append(t.entries, e)
+	t.lastN = append(t.lastN, t.total)
 	if e.Secret != "" {
 		t.attempts++
 	} else {
@@ -131,13 +138,25 @@ func (t *refusalTable) snapshot(boot string, now time.Time) control.Refusals {
 // since are the refusals of targets refused last at from or later, as
 // records, and one "suppressed" record for those past the table's room.
 func (t *refusalTable) since(from time.Time) []control.Record {
+	return t.records(func(i int) bool { return !t.entries[i].Last.Before(from) }, t.other > 0 && !t.otherLast.Before(from))
+}
+
+// after are the refusals of targets refused last after the n-th refusal,
+// as since's.
+func (t *refusalTable) after(n int64) []control.Record {
+	return t.records(func(i int) bool { return t.lastN[i] > n }, t.other > 0 && t.otherN > n)
+}
+
+// records are the entries that keep says, as records, and the
+// "suppressed" record when other.
+func (t *refusalTable) records(keep func(i int) bool, other bool) []control.Record {
 	var out []control.Record
-	for _, e := range t.entries {
-		if !e.Last.Before(from) {
+	for i, e := range t.entries {
+		if keep(i) {
 			out = append(out, control.Record{Kind: e.Kind, Host: e.Host, Port: e.Port, Secret: e.Secret, Reason: e.Reason, Time: e.Last})
 		}
 	}
-	if t.other > 0 && !t.otherLast.Before(from) {
+	if other {
 		out = append(out, control.Record{Kind: "suppressed", Time: t.otherLast, Suppressed: int(min(t.other, 1<<31-1)),
 			Reason: fmt.Sprintf("%d refusals of targets past the first %d refused (and %d exfiltration attempts), counted only", t.other, control.MaxRefusals, control.MaxAttempts)})
 	}
@@ -161,24 +180,27 @@ func asksRefused(req *http.Request) bool {
 // itself: a client that never reads it holds nothing past it.
 const answerWriteTimeout = 5 * time.Second
 
-// maxRefusedWithin bounds the window a run may ask for: its longest
-// command (api.MaxBashTimeout is an hour) and then some.
-const maxRefusedWithin = 2 * time.Hour
-
-// answerRefused answers a request for control.RefusedHost: a GET of / with
-// within=D (a duration up to maxRefusedWithin) gets the refusals of the
-// gateway's last D, one JSON line each (as its refusals file holds them);
-// anything else there is a 400 that says what is served. The answer ends
-// the connection, and is given up past answerWriteTimeout.
+// answerRefused answers a request for control.RefusedHost: a GET of /mark
+// gets where the refusals stand (a control.RefusalMark, as JSON), and a GET
+// of / with boot=B and after=N (a mark) the refusals since that mark, one
+// JSON line each (as its refusals file holds them); anything else there is
+// a 400 that says what is served. The answer ends the connection, and is
+// given up past answerWriteTimeout.
 func (g *Gateway) answerRefused(conn net.Conn, req *http.Request) {
 	_ = conn.SetWriteDeadline(time.Now().Add(answerWriteTimeout))
-	d, err := time.ParseDuration(req.URL.Query().Get("within"))
-	if req.Method != http.MethodGet || req.URL.Path != "/" || err != nil || d <= 0 || d > maxRefusedWithin {
-		writeSimple(conn, 400, "Bad Request", "litterbox gateway: http://"+control.RefusedHost+"/ answers only GET /?within=D, D a duration such as 3s up to "+maxRefusedWithin.String()+"\n")
+	q := req.URL.Query()
+	after, err := strconv.ParseUint(q.Get("after"), 10, 64)
+	switch {
+	case req.Method == http.MethodGet && req.URL.Path == "/mark" && req.URL.RawQuery == "":
+		b, _ := json.Marshal(g.Audit.RefusalMark())
+		answer(conn, append(b, '\n'))
+		return
+	case req.Method != http.MethodGet || req.URL.Path != "/" || q.Get("boot") == "" || err != nil:
+		writeSimple(conn, 400, "Bad Request", "litterbox gateway: http://"+control.RefusedHost+"/ answers only GET /mark, and GET /?boot=B&after=N with the mark it gave\n")
 		return
 	}
 	var body bytes.Buffer
-	for _, r := range g.Audit.Refused(d) {
+	for _, r := range g.Audit.RefusedAfter(control.RefusalMark{Boot: q.Get("boot"), After: after}) {
 		b, err := json.Marshal(r)
 		if err != nil {
 			continue
@@ -186,6 +208,11 @@ func (g *Gateway) answerRefused(conn net.Conn, req *http.Request) {
 		body.Write(b)
 		body.WriteByte('\n')
 	}
-	fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", body.Len())
-	_, _ = conn.Write(body.Bytes())
+	answer(conn, body.Bytes())
+}
+
+// answer writes a 200 with body, JSON lines, and ends the connection.
+func answer(conn net.Conn, body []byte) {
+	fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", len(body))
+	_, _ = conn.Write(body)
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -174,9 +175,10 @@ func relayTo(t *testing.T, g *Gateway, carry bool) string {
 
 // TestRefusedAnswered: a sandbox with no shared volume asks its gateway's
 // proxy what it refused (control.RefusedHost): the proxy answers itself,
-// with the refusals of the window asked, one JSON line each as in the
-// refusals file; anything else at that name gets a 400, a CONNECT to it is
-// judged as any other target, and the question is never a record.
+// with a mark of where its refusals stand, and with the refusals after a
+// mark, one JSON line each as in the refusals file (all of its run's for
+// another run's mark); anything else at that name gets a 400, a CONNECT to
+// it is judged as any other target, and the question is never a record.
 func TestRefusedAnswered(t *testing.T) {
 	g := &Gateway{Audit: NewAudit(100, nil), Resolver: failResolver{}}
 	if err := g.SetPolicy(policy.Policy{Sandbox: "alpha", Mode: policy.ModeAllowlist}); err != nil {
@@ -197,34 +199,56 @@ func TestRefusedAnswered(t *testing.T) {
 		status, _, _ = strings.Cut(status, "\r\n")
 		return status, body
 	}
+	get := func(path string) (status, body string) {
+		t.Helper()
+		return ask("GET http://" + control.RefusedHost + path + " HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n")
+	}
+	hosts := func(body string) []string {
+		t.Helper()
+		var hosts []string
+		for _, line := range strings.SplitAfter(body, "\n") {
+			if line == "" {
+				continue
+			}
+			var r control.Record
+			if !strings.HasSuffix(line, "\n") || json.Unmarshal([]byte(line), &r) != nil {
+				t.Fatalf("not a JSON line: %q", line)
+			}
+			hosts = append(hosts, r.Host)
+		}
+		return hosts
+	}
 	g.Audit.Add(control.Record{Kind: "http", Host: "allowed.test", Allowed: true})
-	g.Audit.Add(control.Record{Kind: "connect", Host: "old.test", Port: 443, Reason: "not in the allowlist", Time: time.Now().Add(-time.Hour)})
+	g.Audit.Add(control.Record{Kind: "connect", Host: "old.test", Port: 443, Reason: "not in the allowlist"})
+	st, body := get("/mark")
+	var m control.RefusalMark
+	if st != "HTTP/1.1 200 OK" || json.Unmarshal([]byte(body), &m) != nil || m.Boot != g.Audit.Boot() || m.After != 1 {
+		t.Fatalf("the mark was answered %q: %q, want this run's and 1 refusal", st, body)
+	}
 	if st, _ := ask("GET http://refused.test/ HTTP/1.1\r\nHost: refused.test\r\n\r\n"); !strings.Contains(st, "403") {
 		t.Fatalf("refused.test: %q", st)
 	}
-	st, body := ask("GET http://" + control.RefusedHost + "/?within=1m HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n")
+	st, body = get(fmt.Sprintf("/?boot=%s&after=%d", m.Boot, m.After))
 	if st != "HTTP/1.1 200 OK" {
 		t.Fatalf("the question was answered %q: %q", st, body)
 	}
-	var hosts []string
-	for _, line := range strings.SplitAfter(body, "\n") {
-		if line == "" {
-			continue
-		}
-		var r control.Record
-		if !strings.HasSuffix(line, "\n") || json.Unmarshal([]byte(line), &r) != nil {
-			t.Fatalf("not a JSON line: %q", line)
-		}
-		hosts = append(hosts, r.Host)
+	if h := hosts(body); len(h) != 1 || h[0] != "refused.test" {
+		t.Errorf("the refusals after the mark are %q, want only refused.test (not old.test, not allowed.test)", h)
 	}
-	if len(hosts) != 1 || hosts[0] != "refused.test" {
-		t.Errorf("the refusals of the last minute are %q, want only refused.test (not old.test, not allowed.test)", hosts)
+	if _, body := get("/?boot=another&after=1"); len(hosts(body)) != 2 {
+		t.Errorf("another run's mark got %q, want both of this run's refusals", hosts(body))
+	}
+	// The host asks the control socket the same, when the run could not.
+	if resp := g.ctl(control.CtlRequest{Op: "refused", Boot: m.Boot, After: m.After}); resp.Error != "" || len(resp.Refused) != 1 || resp.Refused[0].Host != "refused.test" {
+		t.Errorf("ctl refused after the mark: %+v, want only refused.test", resp)
 	}
 	for _, req := range []string{
-		"GET http://" + control.RefusedHost + "/other?within=1m HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n",
+		"GET http://" + control.RefusedHost + "/other?boot=x&after=0 HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n",
 		"GET http://" + control.RefusedHost + "/ HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n",
-		"POST http://" + control.RefusedHost + "/?within=1m HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\nContent-Length: 0\r\n\r\n",
-		"GET http://" + control.RefusedHost + ":8080/?within=100h HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n",
+		"GET http://" + control.RefusedHost + "/?within=1m HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n",
+		"GET http://" + control.RefusedHost + "/mark?boot=x HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n",
+		"POST http://" + control.RefusedHost + "/?boot=x&after=0 HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\nContent-Length: 0\r\n\r\n",
+		"GET http://" + control.RefusedHost + ":8080/?boot=x&after=-1 HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n",
 	} {
 		if st, body := ask(req); !strings.Contains(st, " 400 ") || strings.Contains(body, "refused.test") {
 			t.Errorf("%q was answered %q: %q", req, st, body)
@@ -248,7 +272,7 @@ func TestRefusedAnswerToAClientThatNeverReads(t *testing.T) {
 	g := &Gateway{Audit: NewAudit(100, nil), Resolver: failResolver{}}
 	g.Audit.Add(control.Record{Kind: "connect", Host: "refused.test", Port: 443, Reason: "not in the allowlist"})
 	for name, req := range map[string]string{
-		"refusals": "GET http://" + control.RefusedHost + "/?within=1m HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n",
+		"refusals": "GET http://" + control.RefusedHost + "/?boot=x&after=0 HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n",
 		"400":      "GET http://" + control.RefusedHost + "/ HTTP/1.1\r\nHost: " + control.RefusedHost + "\r\n\r\n",
 	} {
 		t.Run(name, func(t *testing.T) {

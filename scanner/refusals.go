@@ -3,6 +3,7 @@ package scanner
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -28,17 +29,21 @@ import (
 // gateway instead.
 //
 // A sandbox linked to its gateway by network (Kubernetes) shares no volume
-// with it: the run asks the gateway's proxy (RunSpec.RefusalsVia) for
-// RunSpec.Refusals, a URL the proxy answers itself with the refusals of
-// the time the command took, in the same lines (fetchRefusals). It reads
-// what it could read on a volume: its own refusals, nothing the human's
-// record takes from it.
+// with it: the run asks the gateway's proxy (RunSpec.RefusalsVia), at
+// RunSpec.Refusals, a URL the proxy answers itself, where its refusals
+// stand before the command (a mark: its run and its count of refusals) and
+// which refusals came after that mark once the command ended, in the same
+// lines (fetchRefusals). No clock decides which call a refusal belongs to.
+// It reads what it could read on a volume: its own refusals, nothing the
+// human's record takes from it.
 
-// refusalsMark is where a refusals file ended before a command.
+// refusalsMark is where a refusals file ended before a command, or, linked
+// by network, where the gateway's refusals stood.
 type refusalsMark struct {
 	id    [2]uint64
 	end   int64
-	start time.Time // before the command, when the refusals are asked
+	boot  string
+	after uint64
 	ok    bool
 }
 
@@ -56,7 +61,15 @@ func markRefusals(spec *wire.RunSpec) refusalsMark {
 		return refusalsMark{}
 	}
 	if spec.RefusalsVia != "" {
-		return refusalsMark{start: time.Now(), ok: true}
+		var m refusalsMark
+		b, ok := getRefusals(spec, "mark", nil)
+		if ok && json.Unmarshal(b, &struct {
+			Boot  *string `json:"boot"`
+			After *uint64 `json:"after"`
+		}{&m.boot, &m.after}) == nil && m.boot != "" {
+			m.ok = true
+		}
+		return m
 	}
 	fi, err := os.Lstat(spec.Refusals)
 	if err != nil {
@@ -75,7 +88,12 @@ func readRefusals(spec *wire.RunSpec, m refusalsMark, res *wire.RunResult) {
 		return
 	}
 	if spec.RefusalsVia != "" {
-		fetchRefusals(spec, time.Since(m.start)+refusedMargin, res)
+		// The host asks the gateway itself after the mark when this
+		// answer does not come.
+		res.RefusalsBoot, res.RefusalsAfter = m.boot, m.after
+		if b, ok := getRefusals(spec, "", url.Values{"boot": {m.boot}, "after": {strconv.FormatUint(m.after, 10)}}); ok {
+			setRefusals(res, b)
+		}
 		return
 	}
 	f, err := os.OpenFile(spec.Refusals, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
@@ -114,50 +132,43 @@ func setRefusals(res *wire.RunResult, b []byte) {
 	res.RefusalsRead = true
 }
 
-// Bounds of the question to the gateway's proxy: its answer comes within
+// Bounds of a question to the gateway's proxy: its answer comes within
 // fetchTimeout and holds at most wire.MaxRefusals (as the file's lines
-// read are), or the host asks the gateway instead. The window asked is
-// the command's time and refusedMargin more, for the way there (a refusal
-// of the last call just before this one's start is within it only if it
-// came that close).
-const (
-	fetchTimeout  = time.Second
-	refusedMargin = 100 * time.Millisecond
-)
+// read are), or the host asks the gateway instead.
+const fetchTimeout = time.Second
 
-// fetchRefusals asks the gateway's proxy (spec.RefusalsVia) for
-// spec.Refusals with the window within, on a connection of its own (no
-// proxy setting of the sandbox's is read), and fills res with its answer:
-// only a 200 with a Content-Length up to wire.MaxRefusals is read; any
-// other answer (a redirect included) is not followed and reads nothing.
-func fetchRefusals(spec *wire.RunSpec, within time.Duration, res *wire.RunResult) {
+// getRefusals asks the gateway's proxy (spec.RefusalsVia) for path under
+// spec.Refusals with query q, on a connection of its own (no proxy setting
+// of the sandbox's is read), and returns its answer: only a 200 with a
+// Content-Length up to wire.MaxRefusals is read; any other answer (a
+// redirect included) is not followed and reads nothing.
+func getRefusals(spec *wire.RunSpec, path string, q url.Values) ([]byte, bool) {
 	u, err := url.Parse(spec.Refusals)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return
+		return nil, false
 	}
+	u = u.JoinPath(path)
+	u.RawQuery = q.Encode()
 	deadline := time.Now().Add(fetchTimeout)
 	c, err := (&net.Dialer{Deadline: deadline}).Dial("tcp", spec.RefusalsVia)
 	if err != nil {
-		return
+		return nil, false
 	}
 	defer c.Close()
 	_ = c.SetDeadline(deadline)
-	q := u.Query()
-	q.Set("within", within.Round(time.Millisecond).String())
-	u.RawQuery = q.Encode()
 	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", u, u.Host); err != nil {
-		return
+		return nil, false
 	}
 	br := bufio.NewReaderSize(io.LimitReader(c, wire.MaxRefusals+8<<10), 4<<10)
 	status, err := br.ReadString('\n')
 	if err != nil || !strings.HasPrefix(status, "HTTP/1.1 200 ") {
-		return
+		return nil, false
 	}
 	size := int64(-1)
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
-			return
+			return nil, false
 		}
 		line = strings.TrimRight(line, "\r\n")
 		if line == "" {
@@ -166,16 +177,16 @@ func fetchRefusals(spec *wire.RunSpec, within time.Duration, res *wire.RunResult
 		k, v, _ := strings.Cut(line, ":")
 		if strings.EqualFold(k, "Content-Length") {
 			if size, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
-				return
+				return nil, false
 			}
 		}
 	}
 	if size < 0 || size > wire.MaxRefusals {
-		return
+		return nil, false
 	}
 	b := make([]byte, size)
 	if _, err := io.ReadFull(br, b); err != nil {
-		return
+		return nil, false
 	}
-	setRefusals(res, b)
+	return b, true
 }

@@ -13,14 +13,18 @@ import (
 )
 
 // TestFetchRefusals: a run linked to its gateway by network asks the
-// gateway's proxy (RefusalsVia), itself, for the refusals URL with the
-// command's time as the window, and holds the whole lines of a 200; a
-// redirect, an answer past wire.MaxRefusals, and a proxy that never
-// answers read nothing, the last within fetchTimeout.
+// gateway's proxy (RefusalsVia), itself, for the refusals URL's mark before
+// the command and for the refusals after that mark once it ended, and
+// holds the whole lines of a 200, and the mark for the host; a redirect,
+// an answer past wire.MaxRefusals, and a proxy that never answers read
+// nothing, the last within fetchTimeout.
 func TestFetchRefusals(t *testing.T) {
 	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
 	t.Setenv("http_proxy", "http://127.0.0.1:1")
 	const line = `{"kind":"connect","host":"evil.example","port":443,"allowed":false,"reason":"not in the allowlist"}` + "\n"
+	ok := func(body string) string {
+		return fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+	}
 	serve := func(answer string) (via string, asked chan string) {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -29,22 +33,26 @@ func TestFetchRefusals(t *testing.T) {
 		t.Cleanup(func() { l.Close() })
 		asked = make(chan string, 1)
 		go func() {
-			c, err := l.Accept()
-			if err != nil {
-				return
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				switch {
+				case err != nil:
+					asked <- err.Error()
+				case req.URL.Path == "/mark":
+					fmt.Fprint(c, ok(`{"boot":"b1","after":7}`+"\n"))
+				case answer != "":
+					asked <- req.RequestURI
+					fmt.Fprint(c, answer)
+				default:
+					asked <- req.RequestURI
+					time.Sleep(3 * fetchTimeout)
+				}
+				c.Close()
 			}
-			defer c.Close()
-			req, err := http.ReadRequest(bufio.NewReader(c))
-			if err != nil {
-				asked <- err.Error()
-				return
-			}
-			asked <- req.RequestURI
-			if answer != "" {
-				fmt.Fprint(c, answer)
-				return
-			}
-			time.Sleep(3 * fetchTimeout)
 		}()
 		return l.Addr().String(), asked
 	}
@@ -64,16 +72,16 @@ func TestFetchRefusals(t *testing.T) {
 		}
 		return nil, "", 0
 	}
-	ok := func(body string) string {
-		return fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
-	}
 
 	res, uri, _ := run(ok(line + `{"kind":"connect","host":"half`))
-	if !strings.HasPrefix(uri, "http://refused.litterbox.invalid/?within=") {
-		t.Errorf("the proxy was asked %q, want the refusals URL with a window", uri)
+	if uri != "http://refused.litterbox.invalid/?after=7&boot=b1" {
+		t.Errorf("the proxy was asked %q, want the refusals URL with the mark it gave", uri)
 	}
 	if !res.RefusalsRead || res.Refusals != line {
 		t.Errorf("a 200 read %v %q, want its whole line %q", res.RefusalsRead, res.Refusals, line)
+	}
+	if res.RefusalsBoot != "b1" || res.RefusalsAfter != 7 {
+		t.Errorf("the run's mark for the host is %q %d, want b1 7", res.RefusalsBoot, res.RefusalsAfter)
 	}
 	for name, answer := range map[string]string{
 		"a redirect":     "HTTP/1.1 302 Found\r\nLocation: http://elsewhere.example/\r\nContent-Length: 0\r\n\r\n",

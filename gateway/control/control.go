@@ -29,7 +29,7 @@ const CtlSocket = "@litterbox-gateway-ctl"
 // CtlRequest is one request to the control socket: one JSON line.
 type CtlRequest struct {
 	// Op is "set" (Policy), "get", "log" (Boot, After, Max), "refused"
-	// (Within), "secrets" (Secrets to set them; without, to read what
+	// (Within, or Boot and After: a RefusalMark), "secrets" (Secrets to set them; without, to read what
 	// the gateway holds, values left out), "ready" (the host gave the
 	// gateway all it should hold: it opens its sockets to the sandbox) or
 	// "state".

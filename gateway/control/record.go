@@ -69,12 +69,23 @@ const KindCut = "cut"
 
 // RefusedHost is the name a sandbox linked to its gateway by network (no
 // shared volume, no refused.log) asks its gateway's proxy what it refused,
-// by a plain request for http://RefusedHost/?within=D: the proxy answers
-// it itself, never forwards it (.invalid names nothing on the internet),
-// with the refusals of its last D (the refusals table, as `ctl refused`),
-// one JSON line each as in RefusalsFile. The gateway serves one sandbox:
-// it tells the sandbox only what the sandbox was refused.
+// by plain requests the proxy answers itself, never forwards (.invalid
+// names nothing on the internet): http://RefusedHost/mark for where its
+// refusals stand (a RefusalMark, as JSON), before a command, and
+// http://RefusedHost/?boot=B&after=N for the refusals since that mark
+// (the refusals table, as `ctl refused -boot B -after N`), one JSON line
+// each as in RefusalsFile. The gateway serves one sandbox: it tells the
+// sandbox only what the sandbox was refused.
 const RefusedHost = "refused.litterbox.invalid"
+
+// RefusalMark is where a gateway's refusals stood: its run (Boot, as
+// Batch's) and how many it had refused in it. The refusals after a mark
+// are a command's own, whatever the clocks say; after a restart of the
+// gateway (another Boot) they are all the new run's.
+type RefusalMark struct {
+	Boot  string `json:"boot"`
+	After uint64 `json:"after"`
+}
 
 // RefusedTarget is one target the gateway refused, however many times: what the
 // human's record of a refusal (an exfiltration attempt above all) is made

@@ -164,6 +164,12 @@ type RunResult struct {
 	// file could not be trusted or read.
 	Refusals     string `json:"refusals,omitempty"`
 	RefusalsRead bool   `json:"refusalsRead,omitempty"`
+	// RefusalsBoot and RefusalsAfter are, for a run linked to its gateway
+	// by network, where the gateway's refusals stood before the command
+	// (a mark: control.RefusalMark): the host asks the gateway for those
+	// after it when the run could not read them.
+	RefusalsBoot  string `json:"refusalsBoot,omitempty"`
+	RefusalsAfter uint64 `json:"refusalsAfter,omitempty"`
 }
 
 const (

@@ -67,7 +67,7 @@ func (f *Files) Bash(ctx context.Context, h *api.Handle, command string, o api.B
 	if gw != nil {
 		res.RefusedHosts = f.refused(ctx, h, gw, run, start)
 	}
-	res.Refusals, res.RefusalsRead = "", false
+	res.Refusals, res.RefusalsRead, res.RefusalsBoot, res.RefusalsAfter = "", false, "", 0
 	if res.TimedOut {
 		res.Stderr += fmt.Sprintf("\n[litterbox: timed out after %s; the command and every process it started were killed]\n", timeout)
 	}
@@ -75,17 +75,22 @@ func (f *Files) Bash(ctx context.Context, h *api.Handle, command string, o api.B
 }
 
 // refused names what the sandbox's gateway refused during run: what the
-// run read from the gateway's file, or, when it could not (a gateway made
-// before the file, something in the sandbox put in its place, or the
-// gateway emptied it during the run), what the gateway's refusals table
-// answers, asked by an exec of its own.
+// run read from the gateway's file or proxy, or, when it could not (a
+// gateway made before the file, something in the sandbox put in its place,
+// the gateway emptied it during the run, or its proxy did not answer in
+// time), what the gateway's refusals table answers, asked by an exec of its
+// own: since the mark the run found before its command, or, without one,
+// since start.
 func (f *Files) refused(ctx context.Context, h *api.Handle, gw *netgate.NetFile, run *api.RunResult, start time.Time) []string {
 	if run.RefusalsRead {
 		if hosts, ok := netgate.RefusedIn(run.Refusals); ok {
 			return hosts
 		}
 	}
-	hosts, err := f.gate.Refused(ctx, gw, start)
+	hosts, marked, err := f.gate.RefusedAfter(ctx, gw, run.RefusalsBoot, run.RefusalsAfter)
+	if !marked {
+		hosts, err = f.gate.Refused(ctx, gw, start)
+	}
 	if err != nil {
 		f.Log.Debug("could not ask the egress gateway what it refused", "sandbox", h.Slug, "err", err)
 	}

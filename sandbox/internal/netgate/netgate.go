@@ -443,6 +443,21 @@ func (g *Gate) Refused(ctx context.Context, rec *NetFile, start time.Time) ([]st
 	return egress.RefusedHosts(rs), nil
 }
 
+// RefusedAfter are the refusals after mark (boot, after), where a run
+// found the gateway's refusals before its command, as an agent reads them;
+// ok is false for a mark that is not a gateway's (its run is hex), which
+// tells nothing.
+func (g *Gate) RefusedAfter(ctx context.Context, rec *NetFile, boot string, after uint64) (hosts []string, ok bool, err error) {
+	if _, err := hex.DecodeString(boot); err != nil || boot == "" || len(boot) > 64 {
+		return nil, false, nil
+	}
+	rs, err := egress.RefusedAfter(ctx, g.Provider, rec.Ref(), control.RefusalMark{Boot: boot, After: after})
+	if err != nil {
+		return nil, true, err
+	}
+	return egress.RefusedHosts(rs), true, nil
+}
+
 // refusedSkew is how far the gateway's clock may be behind the host's for
 // Refused to tell one call's refusals from the last one's.
 const refusedSkew = 50 * time.Millisecond

@@ -1,0 +1,66 @@
+package scanner
+
+import (
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/litterbox-dev/litterbox/gateway"
+	"github.com/litterbox-dev/litterbox/gateway/control"
+	"github.com/litterbox-dev/litterbox/scanner/wire"
+)
+
+// TestRunLinkedReadsOnlyItsOwnRefusals: a run linked to its gateway by
+// network (Kubernetes) is told what the gateway refused during its command,
+// and not what it refused just before (the last call's refusal, moments
+// earlier), nor after a restart of the gateway, what the new run refused
+// before the command: no clock decides it, so neither a busy machine nor
+// two clocks apart can mix one call's refusals into the next.
+func TestRunLinkedReadsOnlyItsOwnRefusals(t *testing.T) {
+	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
+	t.Setenv("http_proxy", "http://127.0.0.1:1")
+	g := &gateway.Gateway{Audit: gateway.NewAudit(100, nil)}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go g.ServeConn(c)
+		}
+	}()
+	refuse := func(host string) {
+		g.Audit.Add(control.Record{Kind: "connect", Host: host, Port: 443, Reason: "not in the allowlist"})
+	}
+	spec := &wire.RunSpec{Refusals: "http://" + control.RefusedHost + "/", RefusalsVia: l.Addr().String()}
+
+	refuse("before.test")
+	refuse("again.test")
+	m := markRefusals(spec)
+	refuse("during.test")
+	refuse("again.test")
+	res := &wire.RunResult{}
+	readRefusals(spec, m, res)
+	if !res.RefusalsRead {
+		t.Fatal("the run did not read its refusals")
+	}
+	if !strings.Contains(res.Refusals, `"during.test"`) || !strings.Contains(res.Refusals, `"again.test"`) {
+		t.Errorf("the command's refusals are missing: %q", res.Refusals)
+	}
+	if strings.Contains(res.Refusals, `"before.test"`) {
+		t.Errorf("a refusal from before the command was read as its own: %q", res.Refusals)
+	}
+
+	// Nothing refused during the command: nothing read.
+	m = markRefusals(spec)
+	res = &wire.RunResult{}
+	readRefusals(spec, m, res)
+	if !res.RefusalsRead || res.Refusals != "" {
+		t.Errorf("a command refused nothing, and read %v %q", res.RefusalsRead, res.Refusals)
+	}
+}
