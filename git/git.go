@@ -47,7 +47,9 @@ type Repo struct {
 
 // Open finds the repository that contains dir.
 func Open(ctx context.Context, r runner.Runner, dir string) (*Repo, error) {
-	res, err := r.Run(ctx, runner.New("git", "-C", dir, "rev-parse", "--show-toplevel", "--git-common-dir", "--absolute-git-dir"))
+	// The common dir absolute: git prints it relative to the directory it
+	// runs in, which is not the top in a subdirectory.
+	res, err := r.Run(ctx, runner.New("git", "-C", dir, "rev-parse", "--show-toplevel", "--path-format=absolute", "--git-common-dir", "--absolute-git-dir"))
 	if err != nil {
 		var ni *runner.NotInstalledError
 		if errors.As(err, &ni) {

@@ -3,7 +3,9 @@ package git
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -117,10 +119,10 @@ func TestHeadAndResolve(t *testing.T) {
 func TestOpen(t *testing.T) {
 	ctx := context.Background()
 	argv := func(dir string) []string {
-		return []string{"git", "-C", dir, "rev-parse", "--show-toplevel", "--git-common-dir", "--absolute-git-dir"}
+		return []string{"git", "-C", dir, "rev-parse", "--show-toplevel", "--path-format=absolute", "--git-common-dir", "--absolute-git-dir"}
 	}
 	f := &runnertest.Fake{}
-	f.Expect(argv("/r/sub"), "/r\n.git\n/r/.git\n", nil)
+	f.Expect(argv("/r/sub"), "/r\n/r/.git\n/r/.git\n", nil)
 	f.Expect(argv("/wt"), "/wt\n/r/.git\n/r/.git/worktrees/wt\n", nil)
 	f.Expect(argv("/tmp"), "", exitErr(128, "fatal: not a git repository (or any of the parent directories): .git\n"))
 	f.Expect(argv("/r/.git"), "", exitErr(128, "fatal: this operation must be run in a work tree\n"))
@@ -203,5 +205,34 @@ func TestCommits(t *testing.T) {
 	}
 	if ids, err := g.Commits(ctx, "HEAD", "refs/heads/litterbox/gone"); err == nil {
 		t.Errorf("Commits of a missing branch = %v, no error", ids)
+	}
+}
+
+// TestOpenInSubdirectory opens, with real git, a repository from a
+// directory inside it: its common git dir is the repository's, as from
+// its top (git prints it relative to the directory it ran in).
+func TestOpenInSubdirectory(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	sub := filepath.Join(dir, "a", "b")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, sub} {
+		g, err := Open(context.Background(), runner.Exec{}, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := filepath.Join(dir, ".git"); g.Root != dir || g.CommonDir != want || g.GitDir != want {
+			t.Errorf("Open(%s) = root %s, common dir %s, git dir %s; want %s, %s, %s", d, g.Root, g.CommonDir, g.GitDir, dir, want, want)
+		}
 	}
 }
