@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,4 +236,57 @@ func TestOpenInSubdirectory(t *testing.T) {
 			t.Errorf("Open(%s) = root %s, common dir %s, git dir %s; want %s, %s, %s", d, g.Root, g.CommonDir, g.GitDir, dir, want, want)
 		}
 	}
+}
+
+// TestOpenBranches opens, with real git, a repository and its branches
+// under a prefix in one call: the same branches, with the same ids, as Refs
+// lists; none when there are none; and when a tag of a branch's name makes
+// it ambiguous to rev-parse, still all of them.
+func TestOpenBranches(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=T", "-c", "user.email=t@t"}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	check := func(what string) {
+		t.Helper()
+		g, refs, err := OpenBranches(context.Background(), runner.Exec{}, dir, "litterbox/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Root != dir || g.CommonDir != filepath.Join(dir, ".git") {
+			t.Errorf("%s: OpenBranches = root %s, common dir %s", what, g.Root, g.CommonDir)
+		}
+		want, err := g.Refs(context.Background(), "refs/heads/litterbox/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(refs) != fmt.Sprint(want) || refs == nil {
+			t.Errorf("%s: OpenBranches' branches = %q, want %q", what, refs, want)
+		}
+	}
+	git("init", "-q")
+	check("no commit")
+	a := git("commit-tree", "-m", "a", "4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+	b := git("commit-tree", "-m", "b", "4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+	git("update-ref", "refs/heads/main", a)
+	check("no branch of the prefix")
+	for ref, id := range map[string]string{"refs/heads/litterbox/a": a, "refs/heads/litterbox/b/c": b, "refs/heads/litterbox/d\u00a0": a, "refs/heads/litterboxe": b} {
+		git("update-ref", ref, id)
+	}
+	check("branches")
+	git("pack-refs", "--all")
+	git("update-ref", "refs/heads/litterbox/f", b)
+	check("packed and loose")
+	git("tag", "litterbox/a", b)
+	check("a tag of a branch's name")
 }
