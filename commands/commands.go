@@ -44,25 +44,47 @@ type Env struct {
 // for their idle time (sandbox.SweepIdle): every command looks, so no
 // process of its own has to.
 func (e *Env) Repo(ctx context.Context) (*api.Repo, error) {
-	r, err := e.open(ctx)
-	if err == nil {
-		e.swept.Do(func() { e.paused, _ = e.Sandboxes.SweepIdle(ctx, r, e.Using...) })
-	}
+	r, _, err := e.repoSwept(ctx, false)
 	return r, err
 }
 
-// open opens the repository, once.
-func (e *Env) open(ctx context.Context) (*api.Repo, error) {
+// RepoBranches is Repo; the first time, it gives the repository's sandbox
+// branches too, read by the git call that opens it
+// (Sandboxes.OpenRepoBranches), for list; nil after.
+func (e *Env) RepoBranches(ctx context.Context) (*api.Repo, map[string]string, error) {
+	return e.repoSwept(ctx, true)
+}
+
+func (e *Env) repoSwept(ctx context.Context, branches bool) (*api.Repo, map[string]string, error) {
+	r, refs, err := e.open(ctx, branches)
+	if err == nil {
+		e.swept.Do(func() { e.paused, _ = e.Sandboxes.SweepIdle(ctx, r, e.Using...) })
+	}
+	return r, refs, err
+}
+
+// open opens the repository, once; with branches, the first time, it
+// reads the sandbox branches in the same git call.
+func (e *Env) open(ctx context.Context, branches bool) (*api.Repo, map[string]string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.repo != nil {
-		return e.repo, nil
+		return e.repo, nil, nil
 	}
-	r, err := e.Sandboxes.OpenRepo(ctx, e.RepoDir)
+	var (
+		r    *api.Repo
+		refs map[string]string
+		err  error
+	)
+	if branches {
+		r, refs, err = e.Sandboxes.OpenRepoBranches(ctx, e.RepoDir)
+	} else {
+		r, err = e.Sandboxes.OpenRepo(ctx, e.RepoDir)
+	}
 	if err == nil {
 		e.repo = r
 	}
-	return r, err
+	return r, refs, err
 }
 
 // RepoWatched opens the repository as Repo does, for a command that runs
@@ -70,7 +92,7 @@ func (e *Env) open(ctx context.Context) (*api.Repo, error) {
 // background all along (sandbox.WatchIdle), whose first sweep is at once,
 // so the command neither waits for Repo's sweep nor makes it twice.
 func (e *Env) RepoWatched(ctx context.Context) (*api.Repo, error) {
-	r, err := e.open(ctx)
+	r, _, err := e.open(ctx, false)
 	if err == nil {
 		e.swept.Do(func() {})
 		go e.Sandboxes.WatchIdle(ctx, r)

@@ -183,9 +183,9 @@ func (l *List) Run(ctx context.Context, env *Env) error {
 		// Opening the repository pauses the sandboxes left idle, beside
 		// the engine's list; when it paused any, the list is made again
 		// so that it shows them paused.
-		list, pool, err = env.Sandboxes.ListRepoPool(ctx, env.Repo)
+		list, pool, err = env.Sandboxes.ListRepoPool(ctx, env.RepoBranches)
 		if err == nil && len(env.paused) > 0 {
-			list, pool, err = env.Sandboxes.ListRepoPool(ctx, env.Repo)
+			list, pool, err = env.Sandboxes.ListRepoPool(ctx, env.RepoBranches)
 		}
 		if errors.Is(err, git.ErrNotRepository) {
 			return fmt.Errorf("%w; `litterbox list --all-repos` lists the sandboxes of every repository", err)

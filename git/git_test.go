@@ -3,7 +3,10 @@ package git
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -117,10 +120,10 @@ func TestHeadAndResolve(t *testing.T) {
 func TestOpen(t *testing.T) {
 	ctx := context.Background()
 	argv := func(dir string) []string {
-		return []string{"git", "-C", dir, "rev-parse", "--show-toplevel", "--git-common-dir", "--absolute-git-dir"}
+		return []string{"git", "-C", dir, "rev-parse", "--show-toplevel", "--path-format=absolute", "--git-common-dir", "--absolute-git-dir"}
 	}
 	f := &runnertest.Fake{}
-	f.Expect(argv("/r/sub"), "/r\n.git\n/r/.git\n", nil)
+	f.Expect(argv("/r/sub"), "/r\n/r/.git\n/r/.git\n", nil)
 	f.Expect(argv("/wt"), "/wt\n/r/.git\n/r/.git/worktrees/wt\n", nil)
 	f.Expect(argv("/tmp"), "", exitErr(128, "fatal: not a git repository (or any of the parent directories): .git\n"))
 	f.Expect(argv("/r/.git"), "", exitErr(128, "fatal: this operation must be run in a work tree\n"))
@@ -204,4 +207,86 @@ func TestCommits(t *testing.T) {
 	if ids, err := g.Commits(ctx, "HEAD", "refs/heads/litterbox/gone"); err == nil {
 		t.Errorf("Commits of a missing branch = %v, no error", ids)
 	}
+}
+
+// TestOpenInSubdirectory opens, with real git, a repository from a
+// directory inside it: its common git dir is the repository's, as from
+// its top (git prints it relative to the directory it ran in).
+func TestOpenInSubdirectory(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	sub := filepath.Join(dir, "a", "b")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, sub} {
+		g, err := Open(context.Background(), runner.Exec{}, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := filepath.Join(dir, ".git"); g.Root != dir || g.CommonDir != want || g.GitDir != want {
+			t.Errorf("Open(%s) = root %s, common dir %s, git dir %s; want %s, %s, %s", d, g.Root, g.CommonDir, g.GitDir, dir, want, want)
+		}
+	}
+}
+
+// TestOpenBranches opens, with real git, a repository and its branches
+// under a prefix in one call: the same branches, with the same ids, as Refs
+// lists; none when there are none; and when a tag of a branch's name makes
+// it ambiguous to rev-parse, still all of them.
+func TestOpenBranches(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=T", "-c", "user.email=t@t"}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	check := func(what string) {
+		t.Helper()
+		g, refs, err := OpenBranches(context.Background(), runner.Exec{}, dir, "litterbox/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Root != dir || g.CommonDir != filepath.Join(dir, ".git") {
+			t.Errorf("%s: OpenBranches = root %s, common dir %s", what, g.Root, g.CommonDir)
+		}
+		want, err := g.Refs(context.Background(), "refs/heads/litterbox/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(refs) != fmt.Sprint(want) || refs == nil {
+			t.Errorf("%s: OpenBranches' branches = %q, want %q", what, refs, want)
+		}
+	}
+	git("init", "-q")
+	check("no commit")
+	a := git("commit-tree", "-m", "a", "4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+	b := git("commit-tree", "-m", "b", "4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+	git("update-ref", "refs/heads/main", a)
+	check("no branch of the prefix")
+	for ref, id := range map[string]string{"refs/heads/litterbox/a": a, "refs/heads/litterbox/b/c": b, "refs/heads/litterbox/d\u00a0": a, "refs/heads/litterboxe": b} {
+		git("update-ref", ref, id)
+	}
+	check("branches")
+	git("pack-refs", "--all")
+	git("update-ref", "refs/heads/litterbox/f", b)
+	check("packed and loose")
+	git("tag", "litterbox/a", b)
+	check("a tag of a branch's name")
 }

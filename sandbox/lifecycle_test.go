@@ -351,7 +351,7 @@ func TestListPoolNetworks(t *testing.T) {
 	listPool := func(wantLists, wantMembers int) {
 		t.Helper()
 		before := len(f.p.Calls())
-		list, pool, err := f.s.ListRepoPool(f.ctx, func(context.Context) (*api.Repo, error) { return f.r, nil })
+		list, pool, err := f.s.ListRepoPool(f.ctx, func(context.Context) (*api.Repo, map[string]string, error) { return f.r, nil, nil })
 		if err != nil || len(list) != 1 || list[0].Status != api.StatusActive {
 			t.Fatalf("list = %+v, %v", list, err)
 		}

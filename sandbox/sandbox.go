@@ -96,6 +96,12 @@ func (s *Sandboxes) OpenRepo(ctx context.Context, dir string) (*api.Repo, error)
 	return core.OpenRepo(ctx, s.c.Runner, dir)
 }
 
+// OpenRepoBranches is OpenRepo, with the repository's sandbox branches from
+// the same git call, for a list (see ListRepoPool).
+func (s *Sandboxes) OpenRepoBranches(ctx context.Context, dir string) (*api.Repo, map[string]string, error) {
+	return core.OpenRepoBranches(ctx, s.c.Runner, dir)
+}
+
 // ContainerSpec is the container Create starts for sandbox slug of r at commit
 // base, with the default configuration. The benchmark's floor runs this very
 // spec, so the two stay in step.
@@ -130,15 +136,16 @@ func (s *Sandboxes) List(ctx context.Context, r *api.Repo) ([]api.Sandbox, error
 // the cost of one engine list. It first finishes an interrupted merge or
 // apply of this working tree (see review.RecoverWorktree).
 func (s *Sandboxes) ListDir(ctx context.Context, dir string) ([]api.Sandbox, error) {
-	sbs, _, err := s.ListRepoPool(ctx, func(ctx context.Context) (*api.Repo, error) { return s.OpenRepo(ctx, dir) })
+	sbs, _, err := s.ListRepoPool(ctx, func(ctx context.Context) (*api.Repo, map[string]string, error) { return s.OpenRepoBranches(ctx, dir) })
 	return sbs, err
 }
 
 // ListRepoPool is ListDir of the repository open finds, plus its warm pool
 // (from the same engine list). open runs beside the engine list: what the
 // caller does on opening the repository (the idle sweep) costs no time of
-// its own.
-func (s *Sandboxes) ListRepoPool(ctx context.Context, open func(context.Context) (*api.Repo, error)) ([]api.Sandbox, []api.PoolEntry, error) {
+// its own. It may give the repository's sandbox branches, read as it
+// opened it (OpenRepoBranches), or nil for the list to read them.
+func (s *Sandboxes) ListRepoPool(ctx context.Context, open func(context.Context) (*api.Repo, map[string]string, error)) ([]api.Sandbox, []api.PoolEntry, error) {
 	return s.review.ListDir(ctx, open)
 }
 

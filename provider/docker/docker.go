@@ -62,8 +62,9 @@ func (c *Client) Cmd(args ...string) *runner.Cmd {
 // Run runs a docker command and translates the engine's well-known failures
 // (see classify). Through an ssh tunnel, it makes sure the tunnel is up
 // first, and when the master went away since (it leaves after being idle)
-// it brings it up again and, if the command had no streams, runs it again:
-// a call that found no engine made nothing.
+// it brings it up again and, if the command had no streams (or an output
+// that starts over, as ps's does), runs it again: a call that found no
+// engine made nothing.
 func (c *Client) Run(ctx context.Context, cmd *runner.Cmd) (runner.Result, error) {
 	if c.tunnel != nil {
 		if err := c.tunnel.ensure(ctx); err != nil {
@@ -73,9 +74,13 @@ func (c *Client) Run(ctx context.Context, cmd *runner.Cmd) (runner.Result, error
 	res, err := c.R.Run(ctx, cmd)
 	if c.tunnel != nil && err != nil && notReached(runner.Stderr(err)) {
 		c.tunnel.reset()
-		if cmd.Stdin == nil && cmd.Stdout == nil && cmd.Stderr == nil {
+		again, ok := cmd.Stdout.(interface{ restart() })
+		if cmd.Stdin == nil && (cmd.Stdout == nil || ok) && cmd.Stderr == nil {
 			if terr := c.tunnel.ensure(ctx); terr != nil {
 				return res, terr
+			}
+			if ok {
+				again.restart() // the output parsed as it comes (psRows)
 			}
 			res, err = c.R.Run(ctx, cmd)
 		}

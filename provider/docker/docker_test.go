@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -149,6 +150,42 @@ func TestParsePS(t *testing.T) {
 	}
 	if _, err := ParsePS([]byte("Cannot connect\n")); err == nil {
 		t.Error("ParsePS of garbage: no error")
+	}
+}
+
+// TestPSRowsInPieces parses the output of PSArgs written in pieces cut
+// anywhere, as a pipe gives it: the same containers as ParsePS of the
+// whole, and the same error for a line that is not a container.
+func TestPSRowsInPieces(t *testing.T) {
+	out := strings.Repeat(psOutput, 3)
+	want, err := ParsePS([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{1, 7, 100, 311, len(out)} {
+		var rows psRows
+		buf := make([]byte, size)
+		for r := strings.NewReader(out); ; {
+			n, _ := r.Read(buf)
+			if n == 0 {
+				break
+			}
+			_, _ = rows.Write(buf[:n])
+			clear(buf) // the writer's buffer, used again
+		}
+		if got, err := rows.end(); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("pieces of %d: %+v, %v; want %+v", size, got, err, want)
+		}
+	}
+	var rows psRows
+	_, _ = rows.Write([]byte(psOutput + "Cannot connect\n" + psOutput))
+	if _, err := rows.end(); err == nil {
+		t.Error("psRows of garbage: no error")
+	}
+	rows.restart()
+	_, _ = rows.Write([]byte(psOutput))
+	if got, err := rows.end(); err != nil || len(got) != 2 {
+		t.Errorf("psRows after restart = %+v, %v", got, err)
 	}
 }
 

@@ -79,16 +79,55 @@ func PSArgs(filters, labelKeys []string) []string {
 
 // PS lists containers, running or not, that carry every filter label.
 func (c *Client) PS(ctx context.Context, filters, labelKeys []string) ([]Container, error) {
-	res, err := c.Run(ctx, c.Cmd(PSArgs(filters, labelKeys)...))
-	if err != nil {
+	var rows psRows
+	if _, err := c.Run(ctx, c.Cmd(PSArgs(filters, labelKeys)...).WithStdout(&rows)); err != nil {
 		return nil, err
 	}
-	return ParsePS(res.Stdout)
+	return rows.end()
+}
+
+// psRows parses the output of PSArgs as the CLI writes it. The CLI writes
+// it all at once, then takes a millisecond or more to exit (its threads,
+// its 20 MB): the parse (0.5 ms for 40 containers) fits in that time
+// instead of coming after it.
+type psRows struct {
+	rest []byte // a line not ended yet
+	list []Container
+	err  error
+}
+
+func (p *psRows) Write(b []byte) (int, error) {
+	n := len(b)
+	if len(p.rest) > 0 {
+		b = append(p.rest, b...)
+	}
+	end := bytes.LastIndexByte(b, '\n') + 1
+	if p.err == nil {
+		p.list, p.err = parsePS(p.list, b[:end])
+	}
+	// A copy: b is the writer's buffer, used again for the next read.
+	p.rest = append([]byte(nil), b[end:]...)
+	return n, nil
+}
+
+// restart forgets what was written, for the command to run again.
+func (p *psRows) restart() { *p = psRows{} }
+
+// end is the containers, once the output has ended.
+func (p *psRows) end() ([]Container, error) {
+	if p.err == nil {
+		p.list, p.err = parsePS(p.list, p.rest)
+	}
+	return p.list, p.err
 }
 
 // ParsePS parses the output of PSArgs.
 func ParsePS(out []byte) ([]Container, error) {
-	var list []Container
+	return parsePS(nil, out)
+}
+
+// parsePS appends the containers of the output of PSArgs out to list.
+func parsePS(list []Container, out []byte) ([]Container, error) {
 	err := parseLines(out, func(line []byte) error {
 		var row struct {
 			Container

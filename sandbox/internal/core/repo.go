@@ -37,5 +37,24 @@ func OpenRepo(ctx context.Context, run runner.Runner, dir string) (*api.Repo, er
 	if err != nil {
 		return nil, err
 	}
-	return &api.Repo{Git: g, Slug: repoSlug(filepath.Base(g.Root)), ID: ReadRepoID(g.CommonDir)}, nil
+	return repoOf(g), nil
+}
+
+// OpenRepoBranches is OpenRepo, with the repository's sandbox branches
+// (refs/heads/litterbox/..., by full name, to their commits) from the same
+// git call (git.OpenBranches).
+func OpenRepoBranches(ctx context.Context, run runner.Runner, dir string) (*api.Repo, map[string]string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, refs, err := git.OpenBranches(ctx, run, abs, api.BranchPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	return repoOf(g), refs, nil
+}
+
+func repoOf(g *git.Repo) *api.Repo {
+	return &api.Repo{Git: g, Slug: repoSlug(filepath.Base(g.Root)), ID: ReadRepoID(g.CommonDir)}
 }

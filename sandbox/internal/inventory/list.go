@@ -231,7 +231,10 @@ func GatewayStates(objs []provider.Sandbox) map[string]provider.State {
 // caller does first) runs beside the engine list, which asks for every
 // sandbox and are filtered here, and so does the read of the repository's
 // sandboxes' state files (readRows): list costs about one engine list.
-func (inv *Inventory) ListDir(ctx context.Context, open func(context.Context) (*api.Repo, error)) (*api.Repo, []api.Sandbox, []provider.Sandbox, error) {
+// open may give the repository's sandbox branches with it, as
+// core.OpenRepoBranches does, which spares a git call; when it gives nil
+// they are read here.
+func (inv *Inventory) ListDir(ctx context.Context, open func(context.Context) (*api.Repo, map[string]string, error)) (*api.Repo, []api.Sandbox, []provider.Sandbox, error) {
 	var (
 		members []provider.Sandbox
 		r       *api.Repo
@@ -245,10 +248,11 @@ func (inv *Inventory) ListDir(ctx context.Context, open func(context.Context) (*
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		if r, repErr = open(ctx); repErr == nil {
-			if own, repErr = r.Git.Refs(ctx, "refs/heads/"+api.BranchPrefix); repErr == nil {
-				pre = readRows(r.Git.CommonDir, own)
-			}
+		if r, own, repErr = open(ctx); repErr == nil && own == nil {
+			own, repErr = r.Git.Refs(ctx, "refs/heads/"+api.BranchPrefix)
+		}
+		if repErr == nil {
+			pre = readRows(r.Git.CommonDir, own)
 		}
 	}()
 	go func() {

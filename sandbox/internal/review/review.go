@@ -44,7 +44,7 @@ func New(c *core.Common, inv *inventory.Inventory) *Reviewer { return &Reviewer{
 // ListDir lists the sandboxes of the repository open finds and its warm
 // pool, at about the cost of one engine list (open runs beside it). It first finishes an
 // interrupted merge or apply of this working tree (RecoverWorktree).
-func (rw *Reviewer) ListDir(ctx context.Context, open func(context.Context) (*api.Repo, error)) ([]api.Sandbox, []api.PoolEntry, error) {
+func (rw *Reviewer) ListDir(ctx context.Context, open func(context.Context) (*api.Repo, map[string]string, error)) ([]api.Sandbox, []api.PoolEntry, error) {
 	r, list, members, err := rw.inv.ListDir(ctx, open)
 	if err != nil {
 		return nil, nil, err
