@@ -2,6 +2,8 @@ package scanner
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/base64"
 	"flag"
 	"fmt"
 	"io"
@@ -13,7 +15,8 @@ import (
 // optionally led by "scan-internal" (the host runs `SCANNER scan-internal
 // --root /src --since N --max-size N [--run]`: the word is the host's,
 // from when litterbox itself served as the scanner). The request, then
-// with --run the command to run, come on stdin; the stream goes to stdout.
+// with --run the command to run, come on stdin, or in --in (base64) when
+// small; the stream goes to stdout.
 func Main(args []string, stdin io.Reader, stdout io.Writer) error {
 	undumpable()
 	if len(args) > 0 && args[0] == "scan-internal" {
@@ -35,11 +38,24 @@ func Main(args []string, stdin io.Reader, stdout io.Writer) error {
 	fs.Int64Var(&o.Since, "since", 0, "report entries changed at or after this time (unix ns)")
 	fs.Int64Var(&o.MaxSize, "max-size", 0, "skip larger files")
 	run := fs.Bool("run", false, "run the command described on stdin first")
+	given := fs.String("in", "", "the input, base64, ahead of stdin")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("litterbox-scan: %w", err)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("litterbox-scan: unexpected argument %q", fs.Arg(0))
+	}
+	if *given != "" {
+		// An exec's stdin reaches it only once the engine has started
+		// it and answered the client, milliseconds after it runs on a
+		// loaded machine: the input in an argument lets the command run
+		// and the scan be done meanwhile. Stdin still says when to stop
+		// the command (its end), as it does after the input otherwise.
+		data, err := base64.StdEncoding.DecodeString(*given)
+		if err != nil {
+			return fmt.Errorf("litterbox-scan: --in: %w", err)
+		}
+		stdin = io.MultiReader(bytes.NewReader(data), stdin)
 	}
 	in := bufio.NewReader(stdin)
 	if err := wire.ReadRequest(in, &o); err != nil {

@@ -1,6 +1,10 @@
 package scanner
 
 import (
+	"archive/tar"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -130,4 +134,59 @@ func zombie(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(data), ')')
 	return i < 0 || strings.HasPrefix(string(data[i+1:]), " Z")
+}
+
+// mainRun runs Main with the request and spec in --in, and stdin held
+// open until stop is closed: the command runs without a byte of stdin,
+// and stdin's end still cancels it. It returns the command's stdout and
+// result from the stream.
+func mainRun(t *testing.T, root, spec string, stop <-chan struct{}) (string, wire.RunResult) {
+	t.Helper()
+	r, w := io.Pipe()
+	go func() {
+		<-stop
+		w.Close()
+	}()
+	in := base64.StdEncoding.EncodeToString(append(wire.EncodeRequest(wire.Options{}), spec...))
+	var out bytes.Buffer
+	if err := Main([]string{"scan-internal", "--root", root, "--since", "0", "--max-size", "1000", "--in", in, "--run"}, r, &out); err != nil {
+		t.Fatal(err)
+	}
+	var stdout string
+	var res wire.RunResult
+	tr := tar.NewReader(&out)
+	for {
+		hdr, err := tr.Next()
+		if err != nil {
+			break
+		}
+		data, _ := io.ReadAll(tr)
+		switch hdr.Name {
+		case wire.RunStdoutName:
+			stdout = string(data)
+		case wire.RunResultName:
+			if err := json.Unmarshal(data, &res); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return stdout, res
+}
+
+// TestMainInputInArgument: given in --in, the request and the command
+// need nothing from stdin, which still stops the command when it ends.
+func TestMainInputInArgument(t *testing.T) {
+	root := t.TempDir()
+	never := make(chan struct{})
+	defer close(never)
+	out, res := mainRun(t, root, `{"command":"echo ran","workdir":"/","timeout":10000000000,"cap":100}`, never)
+	if out != "ran\n" || res.ExitCode != 0 || res.Cancelled {
+		t.Fatalf("got %q %+v, want the command run", out, res)
+	}
+	stop := make(chan struct{})
+	time.AfterFunc(300*time.Millisecond, func() { close(stop) })
+	out, res = mainRun(t, root, `{"command":"echo started; sleep 30","workdir":"/","timeout":60000000000,"cap":100}`, stop)
+	if out != "started\n" || !res.Cancelled || res.ExitCode != 137 {
+		t.Fatalf("got %q %+v, want the command cancelled by stdin's end", out, res)
+	}
 }

@@ -203,6 +203,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	opts := sandbox.EnvOptions()
 	opts.AllowUnisolated = c.AllowUnisolated
+	// The MCP server serves an agent's calls until it exits.
+	name, _, _ := strings.Cut(kctx.Command(), " ")
+	opts.LongLived = name == "mcp"
 	sb := sandbox.New(engine, run, logger, opts)
 	env := &commands.Env{
 		Sandboxes: sb,

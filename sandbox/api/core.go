@@ -40,6 +40,10 @@ type Options struct {
 	// second at most once it made MaxSize (a token bucket); 0 for the
 	// default, pool.DefaultRefillRate.
 	PoolRefillRate float64
+	// LongLived says the process serves many calls (the MCP server): a
+	// snapshot that commits then reads, in the background, the trees the
+	// next one will likely ask of the new tip (recording/branch.go).
+	LongLived bool
 }
 
 // Handle is a sandbox resolved once for repeated tool calls: the MCP server

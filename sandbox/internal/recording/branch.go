@@ -103,6 +103,29 @@ func (b *branchReader) close() error {
 	return b.objects.Close()
 }
 
+// prefetch reads, in the background, the trees of dirs at tip, a commit
+// a snapshot just made, and keeps them, as a snapshot that found nothing
+// to commit keeps what it read: the next call's scan most often sends
+// files of the same directories (a build or a formatter writes them again
+// as they were), and then starts no git process on the agent's time. Only
+// a long-lived process does it (one command's process exits first), and
+// only while the branch is still at tip.
+func (rec *Recorder) prefetch(h *api.Handle, tip string, dirs []string) {
+	if !rec.LongLived || len(dirs) == 0 {
+		return
+	}
+	go func() {
+		o := h.Repo.Git.Objects(context.Background())
+		trees, err := o.Trees(tip, dirs)
+		if cerr := o.Close(); err != nil || cerr != nil {
+			return
+		}
+		if looseRef(h.Repo.Git.CommonDir, api.BranchRef(h.Slug)) == tip {
+			rec.keep(h, tip, trees)
+		}
+	}()
+}
+
 // keep remembers trees, read at tip by a snapshot that left the branch at
 // tip, for h's next snapshot; forget drops what was kept.
 func (rec *Recorder) keep(h *api.Handle, tip string, trees map[string]map[string]git.TreeEntry) {

@@ -10,6 +10,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha1"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -273,6 +274,7 @@ func (rec *Recorder) commitScan(ctx context.Context, h *api.Handle, sc *scanned,
 		// (files there are recorded only when already tracked), so what
 		// was known stays true of it.
 		rs.Tip = id
+		rec.prefetch(h, id, slices.Collect(maps.Keys(trees)))
 	}
 	rs.Excludes = excludesHash(opts.Excludes)
 	rs.Unread = unreadDirs(sc.meta.Skipped)
@@ -576,19 +578,35 @@ func (rec *Recorder) scan(ctx context.Context, h *api.Handle, o wire.Options, ru
 		return nil, err
 	}
 	args := []string{bin.Path, "scan-internal", "--root", o.Root, "--since", strconv.FormatInt(o.Since, 10), "--max-size", strconv.FormatInt(o.MaxSize, 10)}
-	request := wire.EncodeRequest(o)
-	stdin := func() (io.Reader, func(), error) { return bytes.NewReader(request), func() {}, nil }
+	// The request, then with a run the spec, go in an argument when they
+	// are small (the scanner reads them before its stdin): an exec's
+	// stdin reaches it only after the engine has answered the client,
+	// several milliseconds of every call on a loaded machine, while the
+	// scanner could be running the command. A plain scan then needs no
+	// stdin at all.
+	input := wire.EncodeRequest(o)
+	if run != nil {
+		input = append(input, run.spec...)
+	}
+	if n := base64.StdEncoding.EncodedLen(len(input)); n <= maxArgInput {
+		args = append(args, "--in", base64.StdEncoding.EncodeToString(input))
+		input = nil
+	}
+	stdin := func() (io.Reader, func(), error) { return bytes.NewReader(input), func() {}, nil }
+	if input == nil {
+		stdin = func() (io.Reader, func(), error) { return nil, func() {}, nil }
+	}
 	kind := runner.Work
 	named := func() {}
 	if run != nil {
 		args = append(args, "--run")
 		// The command may meet a refusal, which names the sandbox.
 		args, named = netgate.NameFirst(h.Repo, h.Slug, args)
-		// The request, then the spec; the pipe stays open until the
-		// command is to stop. bash has its own timeout, enforced in the
-		// container, of up to an hour; the caller's context bounds the
-		// rest.
-		withRequest := &runInput{spec: append(request, run.spec...), stop: run.stop}
+		// What the argument does not hold; the pipe stays open until
+		// the command is to stop. bash has its own timeout, enforced in
+		// the container, of up to an hour; the caller's context bounds
+		// the rest.
+		withRequest := &runInput{spec: input, stop: run.stop}
 		stdin = func() (io.Reader, func(), error) { return withRequest.pipe() }
 		kind = runner.Stream
 	}
@@ -613,6 +631,11 @@ func (rec *Recorder) scan(ctx context.Context, h *api.Handle, o wire.Options, ru
 	}
 	return sc, err
 }
+
+// maxArgInput bounds the scanner's input given in an argument (base64):
+// far below the kernel's bound on one argument (128 KiB), and small enough
+// for any engine's API (kubectl sends the command in its URL).
+const maxArgInput = 8 << 10
 
 // journalRetry is how long after a try to start a container's watcher this
 // process tries again.
