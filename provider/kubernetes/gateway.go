@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/provider"
-	"github.com/litterbox-dev/litterbox/runner"
 )
 
 // A confined sandbox's gateway is a pod of its own beside the sandbox's
@@ -178,62 +177,34 @@ func (p *Provider) linkOf(ctx context.Context, s provider.Spec) (gatewayIP strin
 // gatewayIP waits until gateway pod name has an address: it may not
 // exist yet, since the sandbox's pod is made beside it (the sandbox's
 // start needs only its address, which the pod has once its node made its
-// network). A `kubectl wait` for its address (which prints it), a few
-// seconds at a time, takes the place of a look every 200 ms (each kubectl
-// costs a process start; a pod that does not exist yet fails the wait at
-// once, which is tried again 200 ms later); only a wait that timed out has
-// the pod looked at, for a failure it does not recover from. With a
-// kubectl too old to wait for a field's presence, the pod is looked at
-// every 200 ms instead. It gives up when ctx is done (the gateway's create
-// failed), the pod cannot start, or after 3 minutes, waits that timed out
-// included.
+// network). One watch of the pod (watchPod) sees it made and given its
+// address; a pod of the name being deleted is an earlier gateway's, whose
+// address is not the new one's. It gives up when ctx is done (the
+// gateway's create failed), the pod cannot start, or after 3 minutes.
 func (p *Provider) gatewayIP(ctx context.Context, name string) (string, error) {
 	return p.gatewayIPWithin(ctx, name, 3*time.Minute)
 }
 
 // gatewayIPWithin is gatewayIP giving up after limit.
 func (p *Provider) gatewayIPWithin(ctx context.Context, name string, limit time.Duration) (string, error) {
-	deadline := time.Now().Add(limit)
-	canWait := true
-	for {
-		// waited: a kubectl wait just spent its time, in place of the pause.
-		waited, look := false, !canWait
-		if canWait {
-			res, err := p.run(ctx, p.Cmd("wait", "--for=jsonpath={.status.podIP}", "pod/"+name, "--timeout=4s", "-o", "jsonpath={.status.podIP}"))
-			timedOut := strings.Contains(runner.Stderr(err), "timed out waiting")
-			switch ip := strings.TrimSpace(string(res.Stdout)); {
-			case err == nil && ip != "":
-				return ip, nil
-			case err == nil, timedOut:
-				waited, look = true, true
-			case errors.Is(err, provider.ErrNotFound):
-			default:
-				canWait, look = false, true
-			}
+	var ip string
+	err := p.watchPod(ctx, name, limit, func(pod *podObject) (bool, error) {
+		switch {
+		case pod.Metadata.DeletionTimestamp != nil:
+			// An earlier gateway of the name, going: its address is
+			// not the new one's.
+			return false, nil
+		case pod.Status.PodIP != "":
+			ip = pod.Status.PodIP
+			return true, nil
 		}
-		if look {
-			pod, err := p.getPod(ctx, name)
-			switch {
-			case err == nil && pod.Status.PodIP != "":
-				return pod.Status.PodIP, nil
-			case err == nil:
-				if why := pod.failure(); why != "" {
-					return "", fmt.Errorf("pod %s cannot start: %s", name, why)
-				}
-			case !errors.Is(err, provider.ErrNotFound):
-				return "", err
-			}
+		if why := pod.failure(); why != "" {
+			return false, fmt.Errorf("pod %s cannot start: %s", name, why)
 		}
-		if time.Now().After(deadline) {
-			return "", fmt.Errorf("pod %s has no address after %.0f minutes (see `%s`)", name, limit.Minutes(), p.Cmd("describe", "pod", name))
-		}
-		if waited {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+		return false, nil
+	})
+	if errors.Is(err, errWatchTimeout) {
+		return "", fmt.Errorf("pod %s has no address after %.0f minutes (see `%s`)", name, limit.Minutes(), p.Cmd("describe", "pod", name))
 	}
+	return ip, err
 }

@@ -15,16 +15,20 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/litterbox-dev/litterbox/internal/atomicfile"
 	"github.com/litterbox-dev/litterbox/provider"
@@ -120,7 +124,17 @@ func (p *Provider) run(ctx context.Context, cmd *runner.Cmd) (runner.Result, err
 // GOGC or GOMEMLIMIT of the user's is left as it is; an exec or a
 // port-forward, which may run long, is never a control call made here.
 func oneShot(cmd *runner.Cmd) *runner.Cmd {
-	if cmd.Kind == runner.Control && os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+	if cmd.Kind == runner.Control {
+		return withoutGC(cmd)
+	}
+	return cmd
+}
+
+// withoutGC is cmd run without garbage collection below a heap of 256 MiB
+// (oneShot), unless the user set GOGC or GOMEMLIMIT: also a watch of one
+// pod (watchPod), which prints a few versions of it and ends.
+func withoutGC(cmd *runner.Cmd) *runner.Cmd {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		cmd.WithEnv("GOGC=off", "GOMEMLIMIT=256MiB")
 	}
 	return cmd
@@ -274,3 +288,63 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return line
 }
+
+// errWatchDone stops a watch whose caller has what it waited for.
+var errWatchDone = errors.New("the watch is done")
+
+// watchPod follows pod name with one kubectl, `get --watch` of the pods of
+// that name (which waits for one that does not exist yet, where `kubectl
+// wait` fails at once), and hands see each version of the pod it prints,
+// until see says it is done or fails, ctx ends, or limit passes (then
+// errWatchTimeout). A wait for a pod's address or readiness was a `kubectl
+// wait` of 4 s, a look at the pod after each that timed out, and a try
+// again every 200 ms while the pod did not exist: at load, where a pod
+// takes seconds to start, 3 to 6 kubectl processes a pod (a process start
+// each, on the cores the claims of a warm pool wait for); now one, which
+// sees a failure (a missing image) as soon as the kubelet reports it.
+func (p *Provider) watchPod(ctx context.Context, name string, limit time.Duration, see func(*podObject) (bool, error)) error {
+	deadline := time.Now().Add(limit)
+	for {
+		wctx, cancel := context.WithDeadline(ctx, deadline)
+		pr, pw := io.Pipe()
+		cmd := withoutGC(p.Cmd("get", "pods", "--field-selector", "metadata.name="+name, "--watch", "-o", "json").As(runner.Stream).WithStdout(pw))
+		ran := make(chan error, 1)
+		go func() {
+			_, err := p.run(wctx, cmd)
+			pw.CloseWithError(cmp.Or(err, io.EOF))
+			ran <- err
+		}()
+		done, err := false, error(nil)
+		for d := json.NewDecoder(pr); !done && err == nil; {
+			o := new(podObject)
+			if derr := d.Decode(o); derr != nil {
+				break
+			}
+			done, err = see(o)
+		}
+		cancel()
+		pr.CloseWithError(errWatchDone)
+		werr := <-ran
+		switch {
+		case done || err != nil:
+			return err
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case time.Now().After(deadline):
+			return errWatchTimeout
+		case werr != nil:
+			return werr
+		}
+		// The apiserver ended the watch (its own time limit): follow on,
+		// after a pause, so that a watch that keeps ending at once is not
+		// a busy loop.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// errWatchTimeout is a watchPod that reached its limit.
+var errWatchTimeout = errors.New("timed out")

@@ -139,51 +139,77 @@ func TestGatewayPodMountsItsClaim(t *testing.T) {
 	}
 }
 
-// A linked sandbox's pod waits for its gateway's address with one kubectl
-// wait, which prints it, and until the gateway's pod exists tries that
-// wait again (one kubectl a try, no look at the pod besides); the pod is
-// looked at only when a wait timed out (has it failed?) or when kubectl
-// cannot wait for a field's presence (an older one), which then looks at
-// the pod again and again instead.
+// A linked sandbox's pod waits for its gateway's address with one kubectl,
+// a watch of the pod that waits for it to be made, and ends once it has
+// its address: no try again while it does not exist, no look at it after
+// a wait that timed out.
 func TestGatewayIPWaits(t *testing.T) {
-	get := []string{"kubectl", "get", "pod", "gw", "-o", "json"}
-	wait := []string{"kubectl", "wait", "--for=jsonpath={.status.podIP}", "pod/gw", "--timeout=4s", "-o", "jsonpath={.status.podIP}"}
+	watch := []string{"kubectl", "get", "pods", "--field-selector", "metadata.name=gw", "--watch", "-o", "json"}
 	pending := `{"kind":"Pod","metadata":{"name":"gw"},"status":{"phase":"Pending"}}`
 	withIP := `{"kind":"Pod","metadata":{"name":"gw"},"status":{"phase":"Pending","podIP":"10.244.0.7"}}`
-	notFound := &runner.ExitError{Command: "kubectl wait", ExitCode: 1, Stderr: `Error from server (NotFound): pods "gw" not found`}
-	tooOld := &runner.ExitError{Command: "kubectl wait", ExitCode: 1, Stderr: `error: jsonpath wait format must be --for=jsonpath='{.status.readyReplicas}'=3`}
-	timedOut := &runner.ExitError{Command: "kubectl wait", ExitCode: 1, Stderr: `error: timed out waiting for the condition on pods/gw`}
 
 	f := runnertest.New(t)
 	p, _ := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
-	f.Expect(wait, "", notFound).Expect(wait, "10.244.0.7", nil)
+	f.Expect(watch, pending+"\n"+withIP+"\n"+withIP, nil)
 	if ip, err := p.gatewayIP(context.Background(), "gw"); ip != "10.244.0.7" || err != nil {
 		t.Errorf("gatewayIP = %q, %v", ip, err)
 	}
 
-	// A wait that timed out has the pod looked at: one that cannot start is
-	// given up at once.
+	// A pod that cannot start is given up as soon as it says so.
 	failed := `{"kind":"Pod","metadata":{"name":"gw"},"status":{"phase":"Pending","containerStatuses":[{"state":{"waiting":{"reason":"ErrImagePull"}}}]}}`
 	f = runnertest.New(t)
 	p, _ = New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
-	f.Expect(wait, "", timedOut).Expect(get, failed, nil)
+	f.Expect(watch, pending+failed, nil)
 	if ip, err := p.gatewayIP(context.Background(), "gw"); err == nil || !strings.Contains(err.Error(), "cannot start") {
 		t.Errorf("a gateway pod that cannot start: gatewayIP = %q, %v; want it given up", ip, err)
 	}
 
+	// An earlier gateway of the name, being deleted, is not the one
+	// waited for.
+	going := `{"kind":"Pod","metadata":{"name":"gw","deletionTimestamp":"2026-11-30T10:00:00Z"},"status":{"phase":"Running","podIP":"10.244.0.3"}}`
 	f = runnertest.New(t)
 	p, _ = New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
-	f.Expect(wait, "", tooOld).Expect(get, pending, nil).Expect(get, withIP, nil)
+	f.Expect(watch, going+pending+withIP, nil)
 	if ip, err := p.gatewayIP(context.Background(), "gw"); ip != "10.244.0.7" || err != nil {
-		t.Errorf("an old kubectl: gatewayIP = %q, %v", ip, err)
+		t.Errorf("an earlier gateway going: gatewayIP = %q, %v", ip, err)
+	}
+
+	// A watch the apiserver ended is followed by another.
+	f = runnertest.New(t)
+	p, _ = New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+	f.Expect(watch, pending, nil).Expect(watch, withIP, nil)
+	if ip, err := p.gatewayIP(context.Background(), "gw"); ip != "10.244.0.7" || err != nil {
+		t.Errorf("a watch ended: gatewayIP = %q, %v", ip, err)
 	}
 
 	// A pod that never gets an address (unschedulable: the node is full)
-	// is given up once the time is up, waits that time out included.
+	// is given up once the time is up.
 	f = runnertest.New(t)
 	p, _ = New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
-	f.Expect(wait, "", timedOut).Expect(get, pending, nil)
+	f.Expect(watch, pending, nil)
 	if ip, err := p.gatewayIPWithin(context.Background(), "gw", 0); err == nil || !strings.Contains(err.Error(), "has no address") {
 		t.Errorf("a pod with no address past the time: gatewayIP = %q, %v; want it given up", ip, err)
+	}
+}
+
+// A pod's start is waited for with one watch of it, whatever it takes: a
+// pod that is ready ends it, one that cannot start or is deleted fails it
+// at once.
+func TestWaitReadyWatches(t *testing.T) {
+	watch := []string{"kubectl", "get", "pods", "--field-selector", "metadata.name=sb", "--watch", "-o", "json"}
+	pending := `{"kind":"Pod","metadata":{"name":"sb"},"status":{"phase":"Pending"}}`
+	ready := `{"kind":"Pod","metadata":{"name":"sb"},"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`
+	failed := `{"kind":"Pod","metadata":{"name":"sb"},"status":{"phase":"Pending","containerStatuses":[{"name":"sandbox","state":{"waiting":{"reason":"ImagePullBackOff"}}}]}}`
+	deleted := `{"kind":"Pod","metadata":{"name":"sb","deletionTimestamp":"2026-11-30T10:00:00Z"},"status":{"phase":"Pending"}}`
+	for _, c := range []struct {
+		out, want string
+	}{{pending + pending + ready + pending, ""}, {pending + failed, "cannot start"}, {pending + deleted, "being deleted"}} {
+		f := runnertest.New(t)
+		p, _ := New(Options{Kubectl: "kubectl", Runner: f, StateDir: t.TempDir()})
+		f.Expect(watch, c.out, nil)
+		err := p.waitReady(context.Background(), "sb")
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("waitReady of %s = %v, want %q", c.out, err, c.want)
+		}
 	}
 }

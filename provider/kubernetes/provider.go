@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/provider"
@@ -168,37 +169,55 @@ var podFailures = map[string]bool{
 }
 
 // waitReady waits until the pod is ready, has failed, or the time limit of
-// work has passed: `kubectl wait` a few seconds at a time (a pod is usually
-// ready within 2 s, and each kubectl costs a process start), and between
-// two waits a look at the pod for a failure it does not recover from by
-// itself (a missing image), which wait alone would sit out.
+// 3 minutes has passed: one watch of the pod (watchPod), which sees a
+// failure it does not recover from by itself (a missing image) as the
+// kubelet reports it. A RuntimeClass whose handler the node lacks changes
+// nothing in the pod: the node's events are looked at for it every 4 s
+// while the pod is not ready (noHandler, no call for a pod without one).
 func (p *Provider) waitReady(ctx context.Context, name string) error {
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		_, err := p.run(ctx, p.Cmd("wait", "--for=condition=Ready", "pod/"+name, "--timeout=4s"))
-		if err == nil {
-			return nil
+	var last atomic.Pointer[podObject]
+	wctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go func() {
+		t := time.NewTicker(4 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case <-t.C:
+			}
+			if pod := last.Load(); pod != nil {
+				if err := p.noHandler(wctx, pod); err != nil {
+					stop(err)
+				}
+			}
 		}
-		if !strings.Contains(runner.Stderr(err), "timed out waiting") {
-			return err
-		}
-		pod, err := p.getPod(ctx, name)
-		if err != nil {
-			return err
-		}
-		if pod.ready() {
-			return nil
+	}()
+	err := p.watchPod(wctx, name, 3*time.Minute, func(pod *podObject) (bool, error) {
+		last.Store(pod)
+		switch {
+		case pod.ready():
+			return true, nil
+		case pod.Metadata.DeletionTimestamp != nil:
+			return false, fmt.Errorf("pod %s is being deleted", name)
 		}
 		if why := pod.failure(); why != "" {
-			return fmt.Errorf("pod %s cannot start: %s (see `%s`)", name, why, p.Cmd("describe", "pod", name))
+			return false, fmt.Errorf("pod %s cannot start: %s (see `%s`)", name, why, p.Cmd("describe", "pod", name))
 		}
-		if err := p.noHandler(ctx, pod); err != nil {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("pod %s is not ready after 3 minutes (phase %s; see `%s`)", name, pod.Status.Phase, p.Cmd("describe", "pod", name))
-		}
+		return false, nil
+	})
+	if cause := context.Cause(wctx); err != nil && ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
 	}
+	if errors.Is(err, errWatchTimeout) {
+		phase := "unknown"
+		if pod := last.Load(); pod != nil {
+			phase = pod.Status.Phase
+		}
+		return fmt.Errorf("pod %s is not ready after 3 minutes (phase %s; see `%s`)", name, phase, p.Cmd("describe", "pod", name))
+	}
+	return err
 }
 
 // noHandler is the error of a pod whose RuntimeClass names a handler its
