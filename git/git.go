@@ -68,7 +68,8 @@ func OpenBranches(ctx context.Context, r runner.Runner, dir, prefix string) (*Re
 // branches' ids, then (--symbolic-full-name) their names, each list in the
 // order of the refs: the two are paired line by line. A name rev-parse
 // cannot print (a tag of the same name makes it ambiguous), or a branch
-// made or deleted between the two lists, leaves them of unequal length:
+// made or deleted between the two lists, leaves them of unequal length,
+// and a symbolic branch is named by its target's name, which repeats one:
 // refs is then nil.
 func open(ctx context.Context, r runner.Runner, dir, prefix string) (g *Repo, refs map[string]string, err error) {
 	// The common dir absolute: git prints it relative to the directory it
@@ -119,6 +120,10 @@ func open(ctx context.Context, r runner.Runner, dir, prefix string) (g *Repo, re
 			return g, nil, nil
 		}
 		refs[name] = id
+	}
+	if len(refs) != n {
+		// A name twice: a symbolic branch, named by its target's.
+		return g, nil, nil
 	}
 	return g, refs, nil
 }

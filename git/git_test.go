@@ -289,4 +289,9 @@ func TestOpenBranches(t *testing.T) {
 	check("packed and loose")
 	git("tag", "litterbox/a", b)
 	check("a tag of a branch's name")
+	git("tag", "-d", "litterbox/a")
+	// rev-parse names a symbolic branch by its target's name: the names
+	// pair with the ids, but one is named twice and the other never.
+	git("symbolic-ref", "refs/heads/litterbox/s", "refs/heads/litterbox/b/c")
+	check("a symbolic branch")
 }
