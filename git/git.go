@@ -98,6 +98,10 @@ func open(ctx context.Context, r runner.Runner, dir, prefix string) (g *Repo, re
 	}
 	// Not TrimSpace: a branch's name may end in a blank (see ParseRefs).
 	lines := strings.Split(strings.TrimSuffix(string(res.Stdout), "\n"), "\n")
+	if len(lines) >= 3 && !(filepath.IsAbs(lines[0]) && filepath.IsAbs(lines[1]) && filepath.IsAbs(lines[2])) {
+		// A git before 2.31 prints --path-format back, as a line of its own.
+		return nil, nil, fmt.Errorf("git rev-parse printed %q, not absolute paths: litterbox needs git 2.38 or later (`litterbox doctor` checks)", res.Stdout)
+	}
 	if len(lines) < 3 || prefix == "" && len(lines) != 3 {
 		return nil, nil, fmt.Errorf("unexpected output of git rev-parse: %q", res.Stdout)
 	}
