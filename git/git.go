@@ -68,7 +68,8 @@ func OpenBranches(ctx context.Context, r runner.Runner, dir, prefix string) (*Re
 // branches' ids, then (--symbolic-full-name) their names, each list in the
 // order of the refs: the two are paired line by line. A name rev-parse
 // cannot print (a tag of the same name makes it ambiguous), or a branch
-// made or deleted between the two lists, leaves them of unequal length:
+// made or deleted between the two lists, leaves them of unequal length,
+// and a symbolic branch is named by its target's name, which repeats one:
 // refs is then nil.
 func open(ctx context.Context, r runner.Runner, dir, prefix string) (g *Repo, refs map[string]string, err error) {
 	// The common dir absolute: git prints it relative to the directory it
@@ -97,6 +98,10 @@ func open(ctx context.Context, r runner.Runner, dir, prefix string) (g *Repo, re
 	}
 	// Not TrimSpace: a branch's name may end in a blank (see ParseRefs).
 	lines := strings.Split(strings.TrimSuffix(string(res.Stdout), "\n"), "\n")
+	if len(lines) >= 3 && !(filepath.IsAbs(lines[0]) && filepath.IsAbs(lines[1]) && filepath.IsAbs(lines[2])) {
+		// A git before 2.31 prints --path-format back, as a line of its own.
+		return nil, nil, fmt.Errorf("git rev-parse printed %q, not absolute paths: litterbox needs git 2.38 or later (`litterbox doctor` checks)", res.Stdout)
+	}
 	if len(lines) < 3 || prefix == "" && len(lines) != 3 {
 		return nil, nil, fmt.Errorf("unexpected output of git rev-parse: %q", res.Stdout)
 	}
@@ -119,6 +124,10 @@ func open(ctx context.Context, r runner.Runner, dir, prefix string) (g *Repo, re
 			return g, nil, nil
 		}
 		refs[name] = id
+	}
+	if len(refs) != n {
+		// A name twice: a symbolic branch, named by its target's.
+		return g, nil, nil
 	}
 	return g, refs, nil
 }

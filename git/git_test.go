@@ -145,6 +145,17 @@ func TestOpen(t *testing.T) {
 	if _, err := Open(ctx, f, "/nonexistent"); !errors.Is(err, ErrNotRepository) || !strings.Contains(err.Error(), "/nonexistent: no such directory") {
 		t.Errorf("Open of a missing directory = %v", err)
 	}
+	// A git before 2.31 knows no --path-format, and prints it back: its
+	// lines are not the paths, with or without the branches after them.
+	old := "/r\n--path-format=absolute\n.git\n/r/.git\n"
+	f.Expect(argv("/old"), old, nil)
+	f.Expect(append(argv("/old"), "--branches=litterbox/*", "--symbolic-full-name", "--branches=litterbox/*"), old+"1111111111111111111111111111111111111111\nrefs/heads/litterbox/a\n", nil)
+	if g, err := Open(ctx, f, "/old"); err == nil || !strings.Contains(err.Error(), "git 2.38 or later") {
+		t.Errorf("Open with an old git = %+v, %v", g, err)
+	}
+	if g, _, err := OpenBranches(ctx, f, "/old", "litterbox/"); err == nil || !strings.Contains(err.Error(), "git 2.38 or later") {
+		t.Errorf("OpenBranches with an old git = %+v, %v", g, err)
+	}
 	if err := f.Check(); err != nil {
 		t.Error(err)
 	}
@@ -289,4 +300,9 @@ func TestOpenBranches(t *testing.T) {
 	check("packed and loose")
 	git("tag", "litterbox/a", b)
 	check("a tag of a branch's name")
+	git("tag", "-d", "litterbox/a")
+	// rev-parse names a symbolic branch by its target's name: the names
+	// pair with the ids, but one is named twice and the other never.
+	git("symbolic-ref", "refs/heads/litterbox/s", "refs/heads/litterbox/b/c")
+	check("a symbolic branch")
 }

@@ -64,3 +64,34 @@ func TestRunLinkedReadsOnlyItsOwnRefusals(t *testing.T) {
 		t.Errorf("a command refused nothing, and read %v %q", res.RefusalsRead, res.Refusals)
 	}
 }
+
+// TestRunLinkedOlderGateway: a gateway made before the mark answers 400 to
+// it (it served only ?within=D): the run reads nothing and leaves no mark,
+// so the host asks the gateway for the call's time instead.
+func TestRunLinkedOlderGateway(t *testing.T) {
+	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
+	t.Setenv("http_proxy", "http://127.0.0.1:1")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Read(make([]byte, 4<<10))
+			_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	spec := &wire.RunSpec{Refusals: "http://" + control.RefusedHost + "/", RefusalsVia: l.Addr().String()}
+	m := markRefusals(spec)
+	res := &wire.RunResult{}
+	readRefusals(spec, m, res)
+	if res.RefusalsRead || res.RefusalsBoot != "" || res.RefusalsAfter != 0 {
+		t.Errorf("an older gateway's 400: read %v %q, mark %q %d; want nothing, for the host to ask", res.RefusalsRead, res.Refusals, res.RefusalsBoot, res.RefusalsAfter)
+	}
+}

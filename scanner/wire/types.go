@@ -137,8 +137,8 @@ type RunSpec struct {
 	// result holds what it gained during the command. A sandbox linked to
 	// its gateway by network shares no file with it: Refusals is then the
 	// http:// URL its gateway's proxy answers itself, at RefusalsVia (the
-	// proxy's host:port), and the result holds its answer for the time
-	// the command took.
+	// proxy's host:port), and the result holds its answer for the
+	// refusals since the mark it gave before the command.
 	Refusals    string `json:"refusals,omitempty"`
 	RefusalsUID int    `json:"refusalsUid,omitempty"`
 	RefusalsVia string `json:"refusalsVia,omitempty"`
