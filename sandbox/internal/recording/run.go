@@ -72,7 +72,7 @@ func (rec *Recorder) Run(ctx context.Context, h *api.Handle, spec RunSpec) (*api
 	began := time.Now()
 	opts := rec.scanOptions(work, h)
 	prepared := time.Now()
-	sc, err := rec.scan(work, h, opts, &runInput{spec: in, stop: ctx.Done()})
+	sc, err := rec.scan(work, h, opts, &runInput{spec: in, stop: ctx.Done(), private: len(spec.Stdin) > 0 || len(spec.Env) > 0})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,6 +106,10 @@ func newRunID() string {
 type runInput struct {
 	spec []byte
 	stop <-chan struct{}
+	// private: the spec carries data (a file's content, an environment)
+	// that goes on stdin only, never in an argument, which other users of
+	// the host, the debug log and a cluster's audit log can read.
+	private bool
 }
 
 // pipe makes one exec's stdin for in; release frees it once the exec is

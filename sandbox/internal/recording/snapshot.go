@@ -588,7 +588,7 @@ func (rec *Recorder) scan(ctx context.Context, h *api.Handle, o wire.Options, ru
 	if run != nil {
 		input = append(input, run.spec...)
 	}
-	if n := base64.StdEncoding.EncodedLen(len(input)); n <= maxArgInput {
+	if n := base64.StdEncoding.EncodedLen(len(input)); n <= maxArgInput && (run == nil || !run.private) {
 		args = append(args, "--in", base64.StdEncoding.EncodeToString(input))
 		input = nil
 	}
@@ -634,8 +634,10 @@ func (rec *Recorder) scan(ctx context.Context, h *api.Handle, o wire.Options, ru
 
 // maxArgInput bounds the scanner's input given in an argument (base64):
 // far below the kernel's bound on one argument (128 KiB), and small enough
-// for any engine's API (kubectl sends the command in its URL).
-const maxArgInput = 8 << 10
+// for any engine's API with room to spare (kubectl sends the command in its
+// URL, and a proxy before a cluster's API server may refuse a request line
+// of 8 KiB).
+const maxArgInput = 4 << 10
 
 // journalRetry is how long after a try to start a container's watcher this
 // process tries again.
