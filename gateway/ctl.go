@@ -65,7 +65,7 @@ func (g *Gateway) ctl(req control.CtlRequest) control.CtlResponse {
 		}
 		d, err := time.ParseDuration(req.Within)
 		if err != nil || d <= 0 {
-			return control.CtlResponse{Error: fmt.Sprintf("refused: within %q is not a duration such as 30s", req.Within)}
+			return control.CtlResponse{Error: fmt.Sprintf("refused: within %q is not a duration such as 30s (or give -boot B -after N, a mark: the refusals since it)", req.Within)}
 		}
 		return control.CtlResponse{Refused: g.Audit.Refused(d)}
 	case "ready":
