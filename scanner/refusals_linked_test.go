@@ -17,27 +17,12 @@ import (
 // before the command: no clock decides it, so neither a busy machine nor
 // two clocks apart can mix one call's refusals into the next.
 func TestRunLinkedReadsOnlyItsOwnRefusals(t *testing.T) {
-	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
-	t.Setenv("http_proxy", "http://127.0.0.1:1")
 	g := &gateway.Gateway{Audit: gateway.NewAudit(100, nil)}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go g.ServeConn(c)
-		}
-	}()
+	via := serveLinked(t, func(c net.Conn) { g.ServeConn(c) })
 	refuse := func(host string) {
 		g.Audit.Add(control.Record{Kind: "connect", Host: host, Port: 443, Reason: "not in the allowlist"})
 	}
-	spec := &wire.RunSpec{Refusals: "http://" + control.RefusedHost + "/", RefusalsVia: l.Addr().String()}
+	spec := &wire.RunSpec{Refusals: "http://" + control.RefusedHost + "/", RefusalsVia: via}
 
 	refuse("before.test")
 	refuse("again.test")
@@ -69,6 +54,24 @@ func TestRunLinkedReadsOnlyItsOwnRefusals(t *testing.T) {
 // it (it served only ?within=D): the run reads nothing and leaves no mark,
 // so the host asks the gateway for the call's time instead.
 func TestRunLinkedOlderGateway(t *testing.T) {
+	via := serveLinked(t, func(c net.Conn) {
+		defer c.Close()
+		_, _ = c.Read(make([]byte, 4<<10))
+		_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+	})
+	spec := &wire.RunSpec{Refusals: "http://" + control.RefusedHost + "/", RefusalsVia: via}
+	m := markRefusals(spec)
+	res := &wire.RunResult{}
+	readRefusals(spec, m, res)
+	if res.RefusalsRead || res.RefusalsBoot != "" || res.RefusalsAfter != 0 {
+		t.Errorf("an older gateway's 400: read %v %q, mark %q %d; want nothing, for the host to ask", res.RefusalsRead, res.Refusals, res.RefusalsBoot, res.RefusalsAfter)
+	}
+}
+
+// serveLinked serves each connection to a local address with serve, as a
+// sandbox's gateway's proxy, for the test's time; the sandbox's proxy
+// settings point nowhere, so that a question that used them fails.
+func serveLinked(t *testing.T, serve func(net.Conn)) (addr string) {
 	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
 	t.Setenv("http_proxy", "http://127.0.0.1:1")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -82,16 +85,8 @@ func TestRunLinkedOlderGateway(t *testing.T) {
 			if err != nil {
 				return
 			}
-			_, _ = c.Read(make([]byte, 4<<10))
-			_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
-			c.Close()
+			go serve(c)
 		}
 	}()
-	spec := &wire.RunSpec{Refusals: "http://" + control.RefusedHost + "/", RefusalsVia: l.Addr().String()}
-	m := markRefusals(spec)
-	res := &wire.RunResult{}
-	readRefusals(spec, m, res)
-	if res.RefusalsRead || res.RefusalsBoot != "" || res.RefusalsAfter != 0 {
-		t.Errorf("an older gateway's 400: read %v %q, mark %q %d; want nothing, for the host to ask", res.RefusalsRead, res.Refusals, res.RefusalsBoot, res.RefusalsAfter)
-	}
+	return l.Addr().String()
 }
