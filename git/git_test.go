@@ -173,19 +173,7 @@ func (f failing) Run(context.Context, *runner.Cmd) (runner.Result, error) {
 // TestRefsKeepsOddNames lists, with real git, branches whose names end in a
 // no-break space (git allows it): each comes back under its own name.
 func TestRefsKeepsOddNames(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("needs git")
-	}
-	dir := t.TempDir()
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=T", "-c", "user.email=t@t"}, args...)...)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("git %v: %v", args, err)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q")
+	dir, git := realRepo(t)
 	c := git("commit-tree", "-m", "x", "4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 	names := []string{"refs/heads/litterbox/a", "refs/heads/litterbox/b\u00a0"} // the odd one last
 	for _, n := range names {
@@ -224,16 +212,7 @@ func TestCommits(t *testing.T) {
 // directory inside it: its common git dir is the repository's, as from
 // its top (git prints it relative to the directory it ran in).
 func TestOpenInSubdirectory(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("needs git")
-	}
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v: %s", err, out)
-	}
+	dir, _ := realRepo(t)
 	sub := filepath.Join(dir, "a", "b")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
@@ -254,20 +233,7 @@ func TestOpenInSubdirectory(t *testing.T) {
 // lists; none when there are none; and when a tag of a branch's name makes
 // it ambiguous to rev-parse, still all of them.
 func TestOpenBranches(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("needs git")
-	}
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	git := func(args ...string) string {
-		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=T", "-c", "user.email=t@t"}, args...)...).Output()
-		if err != nil {
-			t.Fatalf("git %v: %v", args, err)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	dir, git := realRepo(t)
 	check := func(what string) {
 		t.Helper()
 		g, refs, err := OpenBranches(context.Background(), runner.Exec{}, dir, "litterbox/")
@@ -285,7 +251,6 @@ func TestOpenBranches(t *testing.T) {
 			t.Errorf("%s: OpenBranches' branches = %q, want %q", what, refs, want)
 		}
 	}
-	git("init", "-q")
 	check("no commit")
 	a := git("commit-tree", "-m", "a", "4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 	b := git("commit-tree", "-m", "b", "4b825dc642cb6eb9a060e54bf8d69288fbee4904")
@@ -305,4 +270,29 @@ func TestOpenBranches(t *testing.T) {
 	// pair with the ids, but one is named twice and the other never.
 	git("symbolic-ref", "refs/heads/litterbox/s", "refs/heads/litterbox/b/c")
 	check("a symbolic branch")
+}
+
+// realRepo makes a new repository with real git (the test is skipped
+// without it) in a directory of the test's, its path free of symbolic
+// links as git prints it, and returns it with a function that runs git
+// there and returns its output, trimmed.
+func realRepo(t *testing.T) (dir string, git func(args ...string) string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	git = func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=T", "-c", "user.email=t@t"}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	return dir, git
 }

@@ -668,16 +668,9 @@ func fakeJournal(t *testing.T, answer func(line string) string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			line, _ := bufio.NewReader(c).ReadString('\n')
-			c.Write([]byte(answer(line)))
-			c.Close()
-		}
-	}()
+	serveEach(t, l, func(c net.Conn) {
+		defer c.Close()
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		c.Write([]byte(answer(line)))
+	})
 }

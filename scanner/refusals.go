@@ -33,7 +33,7 @@ import (
 // RunSpec.Refusals, a URL the proxy answers itself, where its refusals
 // stand before the command (a mark: its run and its count of refusals) and
 // which refusals came after that mark once the command ended, in the same
-// lines (fetchRefusals). No clock decides which call a refusal belongs to.
+// lines (getRefusals). No clock decides which call a refusal belongs to.
 // It reads what it could read on a volume: its own refusals, nothing the
 // human's record takes from it.
 

@@ -78,6 +78,13 @@ func serveLinked(t *testing.T, serve func(net.Conn)) (addr string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	serveEach(t, l, serve)
+	return l.Addr().String()
+}
+
+// serveEach serves each connection l accepts with serve, in a goroutine
+// of its own, until the test ends and closes l.
+func serveEach(t *testing.T, l net.Listener, serve func(net.Conn)) {
 	t.Cleanup(func() { l.Close() })
 	go func() {
 		for {
@@ -88,5 +95,4 @@ func serveLinked(t *testing.T, serve func(net.Conn)) (addr string) {
 			go serve(c)
 		}
 	}()
-	return l.Addr().String()
 }
