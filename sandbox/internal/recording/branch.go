@@ -2,8 +2,10 @@ package recording
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/litterbox-dev/litterbox/git"
@@ -103,17 +105,18 @@ func (b *branchReader) close() error {
 	return b.objects.Close()
 }
 
-// prefetch reads, in the background, the trees of dirs at tip, a commit
-// a snapshot just made, and keeps them, as a snapshot that found nothing
-// to commit keeps what it read: the next call's scan most often sends
+// prefetch reads, in the background, at tip, the commit a snapshot just
+// made, the trees of the directories it read (read), and keeps them, as a
+// snapshot that found nothing to commit keeps what it read: the next call's scan most often sends
 // files of the same directories (a build or a formatter writes them again
 // as they were), and then starts no git process on the agent's time. Only
 // a long-lived process does it (one command's process exits first), and
 // only while the branch is still at tip.
-func (rec *Recorder) prefetch(h *api.Handle, tip string, dirs []string) {
-	if !rec.LongLived || len(dirs) == 0 {
+func (rec *Recorder) prefetch(h *api.Handle, tip string, read map[string]map[string]git.TreeEntry) {
+	if !rec.LongLived || len(read) == 0 {
 		return
 	}
+	dirs := slices.Collect(maps.Keys(read))
 	go func() {
 		o := h.Repo.Git.Objects(context.Background())
 		trees, err := o.Trees(tip, dirs)

@@ -274,7 +274,7 @@ func (rec *Recorder) commitScan(ctx context.Context, h *api.Handle, sc *scanned,
 		// (files there are recorded only when already tracked), so what
 		// was known stays true of it.
 		rs.Tip = id
-		rec.prefetch(h, id, slices.Collect(maps.Keys(trees)))
+		rec.prefetch(h, id, trees)
 	}
 	rs.Excludes = excludesHash(opts.Excludes)
 	rs.Unread = unreadDirs(sc.meta.Skipped)
