@@ -112,35 +112,49 @@ func (b *branchReader) close() error {
 // as they were), and then starts no git process on the agent's time. Only
 // a long-lived process does it (one command's process exits first), and
 // only while the branch is still at tip.
+//
+// It marks the sandbox's entry before it starts and keeps the trees only
+// if the mark is still there when the read ends: a Forget (the sandbox's
+// delete) or another snapshot's keep meanwhile wins, whatever the order.
+// The mark names tip with no trees, which a snapshot reads as "ask git".
 func (rec *Recorder) prefetch(h *api.Handle, tip string, read map[string]map[string]git.TreeEntry) {
 	if !rec.LongLived || len(read) == 0 {
 		return
 	}
 	dirs := slices.Collect(maps.Keys(read))
+	key := keptKey(h.Repo.Git.CommonDir, h.Slug)
+	mark := &keptTrees{tip: tip}
+	rec.kept.Store(key, mark)
+	rec.prefetches.Add(1)
 	go func() {
+		defer rec.prefetches.Done()
 		o := h.Repo.Git.Objects(context.Background())
 		trees, err := o.Trees(tip, dirs)
-		if cerr := o.Close(); err != nil || cerr != nil {
+		if cerr := o.Close(); err != nil || cerr != nil || looseRef(h.Repo.Git.CommonDir, api.BranchRef(h.Slug)) != tip || entries(trees) > maxKeptEntries {
+			rec.kept.CompareAndDelete(key, mark)
 			return
 		}
-		if looseRef(h.Repo.Git.CommonDir, api.BranchRef(h.Slug)) == tip {
-			rec.keep(h, tip, trees)
-		}
+		rec.kept.CompareAndSwap(key, mark, &keptTrees{tip: tip, trees: trees})
 	}()
 }
 
 // keep remembers trees, read at tip by a snapshot that left the branch at
 // tip, for h's next snapshot; forget drops what was kept.
 func (rec *Recorder) keep(h *api.Handle, tip string, trees map[string]map[string]git.TreeEntry) {
-	n := 0
-	for _, t := range trees {
-		n += len(t)
-	}
-	if n > maxKeptEntries {
+	if entries(trees) > maxKeptEntries {
 		rec.forget(h)
 		return
 	}
 	rec.kept.Store(keptKey(h.Repo.Git.CommonDir, h.Slug), &keptTrees{tip: tip, trees: trees})
+}
+
+// entries counts the entries of trees.
+func entries(trees map[string]map[string]git.TreeEntry) int {
+	n := 0
+	for _, t := range trees {
+		n += len(t)
+	}
+	return n
 }
 
 func (rec *Recorder) forget(h *api.Handle) { rec.Forget(h.Repo, h.Slug) }

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/litterbox-dev/litterbox/git"
+	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
+	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
 // TestLooseRef: the branch's tip is taken from its loose ref file only
@@ -64,5 +66,44 @@ func TestForgetDropsOnlyThatSandbox(t *testing.T) {
 	}
 	if k, ok := rec.kept.Load(keptKey(r.Git.CommonDir, "two")); !ok || k.(*keptTrees).tip != "tip2" {
 		t.Error("another sandbox's trees were dropped")
+	}
+}
+
+// TestForgetWinsOverPrefetch: a delete that lands while the background
+// read of a new tip's trees is still under way leaves nothing of that
+// sandbox in the server's memory once the read ends (each sandbox made and
+// deleted would otherwise leave its trees behind).
+func TestForgetWinsOverPrefetch(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("init", "-q")
+	if err := os.WriteFile(dir+"/a", []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("add", "a")
+	run("commit", "-q", "-m", "one")
+	run("branch", "litterbox/x")
+	run("branch", "litterbox/y")
+	tip := run("rev-parse", "litterbox/x")
+	r := &api.Repo{Git: &git.Repo{R: runner.Exec{}, Root: dir, CommonDir: dir + "/.git", GitDir: dir + "/.git"}}
+	rec := &Recorder{Common: &core.Common{Options: api.Options{LongLived: true}}}
+	read := map[string]map[string]git.TreeEntry{"": nil}
+	rec.prefetch(&api.Handle{Repo: r, Slug: "x"}, tip, read)
+	rec.prefetch(&api.Handle{Repo: r, Slug: "y"}, tip, read)
+	rec.Forget(r, "x")
+	rec.prefetches.Wait()
+	if _, ok := rec.kept.Load(keptKey(r.Git.CommonDir, "x")); ok {
+		t.Error("the deleted sandbox's trees are kept after the background read")
+	}
+	if k, ok := rec.kept.Load(keptKey(r.Git.CommonDir, "y")); !ok || len(k.(*keptTrees).trees[""]) != 1 {
+		t.Error("the trees of a sandbox still there were not kept")
 	}
 }

@@ -62,6 +62,7 @@ type Recorder struct {
 	excludesFiles sync.Map // common dir -> path
 	localLimits   sync.Map // localStamp -> int64
 	kept          sync.Map // keptKey -> *keptTrees (branch.go)
+	prefetches    sync.WaitGroup
 	reserved      *reservations
 }
 
