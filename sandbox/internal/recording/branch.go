@@ -124,7 +124,7 @@ func (rec *Recorder) prefetch(h *api.Handle, tip string, read map[string]map[str
 	dirs := slices.Collect(maps.Keys(read))
 	key := keptKey(h.Repo.Git.CommonDir, h.Slug)
 	mark := &keptTrees{tip: tip}
-	rec.kept.Store(key, mark)
+	rec.store(key, mark)
 	rec.prefetches.Add(1)
 	go func() {
 		defer rec.prefetches.Done()
@@ -145,7 +145,23 @@ func (rec *Recorder) keep(h *api.Handle, tip string, trees map[string]map[string
 		rec.forget(h)
 		return
 	}
-	rec.kept.Store(keptKey(h.Repo.Git.CommonDir, h.Slug), &keptTrees{tip: tip, trees: trees})
+	rec.store(keptKey(h.Repo.Git.CommonDir, h.Slug), &keptTrees{tip: tip, trees: trees})
+}
+
+// store keeps k under key, and drops what is kept of sandboxes whose
+// branch no longer names the tip kept: the MCP server never hears of a
+// sandbox deleted by another process (`litterbox delete`, prune, the UI),
+// and would hold its trees until it exits. A branch that moved elsewhere
+// loses nothing either: its next snapshot would ask git anyway.
+func (rec *Recorder) store(key string, k *keptTrees) {
+	rec.kept.Range(func(other, v any) bool {
+		commonDir, slug, _ := strings.Cut(other.(string), "\x00")
+		if other != key && looseRef(commonDir, api.BranchRef(slug)) != v.(*keptTrees).tip {
+			rec.kept.CompareAndDelete(other, v)
+		}
+		return true
+	})
+	rec.kept.Store(key, k)
 }
 
 // entries counts the entries of trees.

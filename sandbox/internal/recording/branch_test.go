@@ -3,6 +3,7 @@ package recording
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -105,5 +106,41 @@ func TestForgetWinsOverPrefetch(t *testing.T) {
 	}
 	if k, ok := rec.kept.Load(keptKey(r.Git.CommonDir, "y")); !ok || len(k.(*keptTrees).trees[""]) != 1 {
 		t.Error("the trees of a sandbox still there were not kept")
+	}
+}
+
+// TestKeepDropsVanishedSandboxes: a sandbox deleted by another process
+// (`litterbox delete`, prune, the UI) is never Forgotten by the MCP
+// server that recorded it; what its snapshots kept goes at the server's
+// next keep, once its branch no longer names the tip kept.
+func TestKeepDropsVanishedSandboxes(t *testing.T) {
+	common := t.TempDir()
+	const one, two = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+	ref := func(slug, id string) {
+		t.Helper()
+		p := filepath.Join(common, filepath.FromSlash(api.BranchRef(slug)))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(id+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref("one", one)
+	ref("two", two)
+	rec := &Recorder{}
+	r := &api.Repo{Git: &git.Repo{CommonDir: common}}
+	trees := map[string]map[string]git.TreeEntry{"": {"a": {Mode: "100644"}}}
+	rec.keep(&api.Handle{Repo: r, Slug: "one"}, one, trees)
+	rec.keep(&api.Handle{Repo: r, Slug: "two"}, two, trees)
+	if err := os.Remove(filepath.Join(common, filepath.FromSlash(api.BranchRef("one")))); err != nil {
+		t.Fatal(err)
+	}
+	rec.keep(&api.Handle{Repo: r, Slug: "two"}, two, trees)
+	if _, ok := rec.kept.Load(keptKey(common, "one")); ok {
+		t.Error("the trees of a sandbox deleted elsewhere are still kept")
+	}
+	if _, ok := rec.kept.Load(keptKey(common, "two")); !ok {
+		t.Error("the trees of a sandbox still there were dropped")
 	}
 }
