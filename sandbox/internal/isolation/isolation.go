@@ -135,11 +135,31 @@ func (c *Checker) Engine(ctx context.Context, image string) (*Verdict, error) {
 		return nil, err
 	}
 	v.Endpoint, v.Instance, v.Checked, v.cache = info.Endpoint, info.Instance, time.Now().UTC(), path
-	data, _ := json.MarshalIndent(v, "", "  ")
-	if err := state.WriteAtomic(path, append(data, '\n')); err != nil {
+	if err := keepVerdict(v); err != nil {
 		c.Log.Warn("could not keep the result of the isolation check; it runs again next time", "err", err)
 	}
 	return v, nil
+}
+
+// keepVerdict writes v to its cache file, and removes the other verdicts
+// of its endpoint (with their locks): they are of an engine no longer
+// there (Docker's instance changes at each start of the engine, a
+// context's cluster made again has another) or of an older probeScheme,
+// and no lookup would read them again. Without that, the cache would grow
+// by one verdict at each restart of the engine.
+func keepVerdict(v *Verdict) error {
+	data, _ := json.MarshalIndent(v, "", "  ")
+	if err := state.WriteAtomic(v.cache, append(data, '\n')); err != nil {
+		return err
+	}
+	others, _ := filepath.Glob(filepath.Join(filepath.Dir(v.cache), "*.json"))
+	for _, p := range others {
+		if old := readVerdict(p); p != v.cache && old != nil && old.Endpoint == v.Endpoint {
+			_ = os.Remove(p)
+			_ = os.Remove(p + ".lock")
+		}
+	}
+	return nil
 }
 
 // cacheDir is where verdicts are kept: the options' CacheDir
