@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -316,28 +318,71 @@ func (b *bench) cleanup() {
 		hosts = append(hosts, []string{"docker", "--host", b.ssh})
 	}
 	for _, docker := range hosts {
-		cmd := func(args ...string) []string { return append(append([]string{}, docker...), args...) }
-		if out, err := (proc{args: cmd("ps", "-aq", "--filter", filter)}).run(ctx); err == nil {
-			if ids := strings.Fields(string(out)); len(ids) > 0 {
-				if err := runCmd(ctx, cmd(append([]string{"rm", "-f", "-v"}, ids...)...)...); err != nil {
-					progress("cleanup: %v", err)
-				}
-			}
-		}
-		if out, err := (proc{args: cmd("network", "ls", "-q", "--filter", filter)}).run(ctx); err == nil {
-			if ids := strings.Fields(string(out)); len(ids) > 0 {
-				if err := runCmd(ctx, cmd(append([]string{"network", "rm"}, ids...)...)...); err != nil {
-					progress("cleanup: %v", err)
-				}
-			}
-		}
-		// The egress group's volumes, once their containers are gone.
-		if out, err := (proc{args: cmd("volume", "ls", "-q", "--filter", filter)}).run(ctx); err == nil {
-			if ids := strings.Fields(string(out)); len(ids) > 0 {
-				if err := runCmd(ctx, cmd(append([]string{"volume", "rm", "--force"}, ids...)...)...); err != nil {
-					progress("cleanup: %v", err)
-				}
+		// Containers first, then their networks, then the egress group's
+		// volumes, once their containers are gone.
+		for _, r := range []removal{containers, networks, volumes} {
+			if err := removeLabeled(ctx, docker, r, filter); err != nil {
+				progress("cleanup: %v", err)
 			}
 		}
 	}
+}
+
+// removal is how the docker CLI lists (quietly, by id) and removes one
+// kind of object.
+type removal struct{ list, rm []string }
+
+var (
+	containers = removal{[]string{"ps", "-aq"}, []string{"rm", "-f", "-v"}}
+	networks   = removal{[]string{"network", "ls", "-q"}, []string{"network", "rm"}}
+	volumes    = removal{[]string{"volume", "ls", "-q"}, []string{"volume", "rm", "--force"}}
+)
+
+// removeLabeled removes the objects of r's kind that docker lists with
+// filter. Another remover may race it (a detached delete finishing, the
+// pool's reaper): docker then says the removal is already in progress, or
+// that the object is gone, or still in use by one being removed. Those are
+// not failures: the objects still listed get another try, and only what
+// is still there after the last is reported, with any other failure.
+func removeLabeled(ctx context.Context, docker []string, r removal, filter string) error {
+	cmd := func(args ...[]string) []string { return slices.Concat(append([][]string{docker}, args...)...) }
+	var err error
+	for try := 0; try < 5; try++ {
+		out, lerr := (proc{args: cmd(r.list, []string{"--filter", filter})}).run(ctx)
+		if lerr != nil {
+			return lerr
+		}
+		ids := strings.Fields(string(out))
+		if len(ids) == 0 {
+			return nil
+		}
+		_, err = (proc{args: cmd(r.rm, ids)}).run(ctx)
+		var pe *procError
+		if err == nil || !errors.As(err, &pe) || !racing(pe.stderr) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(removeRetryWait):
+		}
+	}
+	return err
+}
+
+// removeRetryWait is how long a removal that raced another waits before
+// it looks again.
+var removeRetryWait = time.Second
+
+// racing says every line of a failed removal's stderr is docker's word for
+// a race with another remover.
+func racing(stderr string) bool {
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if !strings.Contains(line, "is already in progress") && !strings.Contains(line, "No such container") &&
+			!strings.Contains(line, "not found") && !strings.Contains(line, "no such volume") &&
+			!strings.Contains(line, "in use") && !strings.Contains(line, "has active endpoints") {
+			return false
+		}
+	}
+	return true
 }

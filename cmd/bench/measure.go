@@ -145,10 +145,23 @@ func (p proc) runCPU(ctx context.Context) ([]byte, time.Duration, error) {
 		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	if err != nil {
-		return out.Bytes(), cpu, fmt.Errorf("%s: %w: %s", strings.Join(p.args, " "), err, strings.TrimSpace(errb.String()))
+		return out.Bytes(), cpu, &procError{args: p.args, err: err, stderr: strings.TrimSpace(errb.String())}
 	}
 	return out.Bytes(), cpu, nil
 }
+
+// procError is a proc that failed, with what it said on stderr.
+type procError struct {
+	args   []string
+	err    error
+	stderr string
+}
+
+func (e *procError) Error() string {
+	return fmt.Sprintf("%s: %v: %s", strings.Join(e.args, " "), e.err, e.stderr)
+}
+
+func (e *procError) Unwrap() error { return e.err }
 
 func runCmd(ctx context.Context, args ...string) error {
 	_, err := proc{args: args}.run(ctx)
