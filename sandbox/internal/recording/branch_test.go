@@ -13,12 +13,10 @@ import (
 	"github.com/litterbox-dev/litterbox/sandbox/internal/core"
 )
 
-// TestLooseRef: the branch's tip is taken from its loose ref file only
-// when git would read it there; a packed ref, a symbolic one or a missing
-// one says nothing, and the snapshot asks git.
-func TestLooseRef(t *testing.T) {
-	dir := t.TempDir()
-	run := func(args ...string) string {
+// gitIn runs git in dir, failing t when it fails, and returns what it
+// printed.
+func gitIn(t *testing.T, dir string) func(args ...string) string {
+	return func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
 		out, err := cmd.CombinedOutput()
@@ -27,6 +25,14 @@ func TestLooseRef(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out))
 	}
+}
+
+// TestLooseRef: the branch's tip is taken from its loose ref file only
+// when git would read it there; a packed ref, a symbolic one or a missing
+// one says nothing, and the snapshot asks git.
+func TestLooseRef(t *testing.T) {
+	dir := t.TempDir()
+	run := gitIn(t, dir)
 	run("init", "-q")
 	run("commit", "-q", "--allow-empty", "-m", "one")
 	run("branch", "litterbox/x")
@@ -76,15 +82,7 @@ func TestForgetDropsOnlyThatSandbox(t *testing.T) {
 // deleted would otherwise leave its trees behind).
 func TestForgetWinsOverPrefetch(t *testing.T) {
 	dir := t.TempDir()
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	run := gitIn(t, dir)
 	run("init", "-q")
 	if err := os.WriteFile(dir+"/a", []byte("a\n"), 0o644); err != nil {
 		t.Fatal(err)
