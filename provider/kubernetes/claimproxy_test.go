@@ -154,4 +154,3 @@ func TestProxyEndsWithItsProcess(t *testing.T) {
 		t.Errorf("its directory is still there: %v", err)
 	}
 }
-
