@@ -119,7 +119,7 @@ func newClaimProxy(sock, ns string) *claimProxy {
 
 // annotate sets annotationClaimed of pod to sandbox and returns the pod as
 // the apiserver has it then: ErrNotFound when it is gone, errProxy when the
-// proxy did not answer.
+// proxy did not answer it, or answered another error.
 func (c *claimProxy) annotate(ctx context.Context, pod, sandbox string) (*podObject, error) {
 	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{annotationClaimed: sandbox}}})
 	if err != nil {
@@ -140,14 +140,17 @@ func (c *claimProxy) annotate(ctx context.Context, pod, sandbox string) (*podObj
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errProxy, err)
 	}
-	var st struct{ Message string }
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		var st struct{ Message string }
 		_ = json.Unmarshal(data, &st)
 		return nil, provider.Errorf(provider.ErrNotFound, "%s", cmp.Or(st.Message, "pod "+pod+" not found"))
-	case resp.StatusCode != http.StatusOK:
-		_ = json.Unmarshal(data, &st)
-		return nil, fmt.Errorf("annotate pod %s: %s: %s", pod, resp.Status, cmp.Or(st.Message, strings.TrimSpace(string(data))))
+	default:
+		// A refusal (the user may not patch pods) or a cluster that does
+		// not answer the proxy: kubectl's own call says what it is, in
+		// the words of every other call.
+		return nil, fmt.Errorf("%w: %s", errProxy, resp.Status)
 	}
 	o := new(podObject)
 	if err := json.Unmarshal(data, o); err != nil {

@@ -21,9 +21,10 @@ import (
 // name; a name missing is 404) on a Unix socket, as kubectl proxy would,
 // and records each request.
 type fakeProxy struct {
-	sock string
-	mu   sync.Mutex
-	reqs []string
+	sock   string
+	status int // a status to answer every request with; 0 for none
+	mu     sync.Mutex
+	reqs   []string
 }
 
 func newFakeProxy(t *testing.T, pods map[string]string) *fakeProxy {
@@ -42,7 +43,12 @@ func newFakeProxy(t *testing.T, pods map[string]string) *fakeProxy {
 		body, _ := io.ReadAll(r.Body)
 		fp.mu.Lock()
 		fp.reqs = append(fp.reqs, r.Method+" "+r.Host+" "+r.URL.Path+" "+r.Header.Get("Content-Type")+" "+string(body))
+		status := fp.status
 		fp.mu.Unlock()
+		if status != 0 {
+			w.WriteHeader(status)
+			return
+		}
 		pod, ok := pods[filepath.Base(r.URL.Path)]
 		if !ok {
 			w.WriteHeader(http.StatusNotFound)
@@ -100,14 +106,20 @@ func TestClaimThroughTheProxy(t *testing.T) {
 	}
 }
 
-// A proxy that does not answer (it ended) leaves the claim to kubectl
-// annotate, as in a process without one.
+// A proxy that does not answer (it ended), or answers with an error of
+// its own or the apiserver's other than a pod not found, leaves the claim
+// to kubectl annotate, as in a process without one: kubectl says what is
+// wrong as every other call does.
 func TestClaimWithoutAnAnsweringProxy(t *testing.T) {
-	f := runnertest.New(t)
-	p := withProxy(t, f, filepath.Join(t.TempDir(), "gone"))
-	f.Expect([]string{"kubectl", "--namespace", "ns1", "annotate", "--overwrite", "pod", "pool-1", "dev.litterbox.claimed-by=a", "-o", "json"}, runningPod("pool-1"), nil)
-	if err := p.Claim(context.Background(), provider.Ref{ID: "pool-1"}, provider.Ref{}, "a"); err != nil {
-		t.Errorf("Claim = %v", err)
+	failing := newFakeProxy(t, map[string]string{"pool-1": "{}"})
+	failing.status = http.StatusServiceUnavailable
+	for what, sock := range map[string]string{"gone": filepath.Join(t.TempDir(), "gone"), "503": failing.sock} {
+		f := runnertest.New(t)
+		p := withProxy(t, f, sock)
+		f.Expect([]string{"kubectl", "--namespace", "ns1", "annotate", "--overwrite", "pod", "pool-1", "dev.litterbox.claimed-by=a", "-o", "json"}, runningPod("pool-1"), nil)
+		if err := p.Claim(context.Background(), provider.Ref{ID: "pool-1"}, provider.Ref{}, "a"); err != nil {
+			t.Errorf("%s: Claim = %v", what, err)
+		}
 	}
 }
 
