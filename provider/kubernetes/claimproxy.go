@@ -49,8 +49,11 @@ var errProxy = errors.New("kubectl proxy does not answer")
 
 // proxyScript runs kubectl proxy ("$@") until its stdin ends, which it
 // does when the process that started it ends, however it ends (the pipe's
-// other end is that process's alone); then removes its directory ($0).
-const proxyScript = `"$@" </dev/null & k=$!; cat >/dev/null; kill $k 2>/dev/null; wait $k; rm -rf "$0"`
+// other end is that process's alone); then removes its directory ($0)
+// and ends the proxy. The directory goes first: the shell's stdout and
+// stderr are pipes to a process that may be gone, and a shell that writes
+// to one (a job's "Terminated") dies of it.
+const proxyScript = `"$@" </dev/null & k=$!; cat >/dev/null; rm -rf "$0"; kill $k 2>/dev/null; wait $k 2>/dev/null`
 
 // proxyArgs is the argv of the proxy on Unix socket sock: every request
 // path, as kubectl's filter allows (not exec nor attach), no other.
