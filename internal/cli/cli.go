@@ -195,7 +195,10 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	// MCP server and the UI say otherwise for what they run.
 	ctx = activity.WithActor(ctx, activity.ByCLI)
 	run := runner.Exec{Log: logger, Limits: runner.Limits{Control: c.ControlTimeout, Work: c.WorkTimeout}}
-	engine, machine, err := newEngine(ctx, engineOptions{Name: c.Engine, K: kubernetes.Options{Kubeconfig: c.Kubeconfig, Context: c.KubeContext, Namespace: c.Namespace},
+	// The MCP server serves an agent's calls until it exits.
+	name, _, _ := strings.Cut(kctx.Command(), " ")
+	longLived := name == "mcp"
+	engine, machine, err := newEngine(ctx, engineOptions{Name: c.Engine, K: kubernetes.Options{Kubeconfig: c.Kubeconfig, Context: c.KubeContext, Namespace: c.Namespace, LongLived: longLived},
 		RepoDir: c.Repo, VMIdle: c.VMIdle}, run)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error: %v\n", err)
@@ -203,9 +206,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	opts := sandbox.EnvOptions()
 	opts.AllowUnisolated = c.AllowUnisolated
-	// The MCP server serves an agent's calls until it exits.
-	name, _, _ := strings.Cut(kctx.Command(), " ")
-	opts.LongLived = name == "mcp"
+	opts.LongLived = longLived
 	sb := sandbox.New(engine, run, logger, opts)
 	env := &commands.Env{
 		Sandboxes: sb,

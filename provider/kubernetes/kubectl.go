@@ -28,6 +28,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/litterbox-dev/litterbox/internal/atomicfile"
@@ -53,6 +54,9 @@ type Options struct {
 	// StateDir keeps the records of the port-forwards litterbox started;
 	// $XDG_RUNTIME_DIR/litterbox/kubernetes, else /tmp/litterbox-UID/kubernetes.
 	StateDir string
+	// LongLived says the process serves many calls (the MCP server): its
+	// claims go through a kubectl proxy it keeps (claimproxy.go).
+	LongLived bool
 }
 
 // Provider runs sandboxes as pods through kubectl.
@@ -69,6 +73,12 @@ type Provider struct {
 	// nodesAsk is the listing of the nodes under way (nodes).
 	nodesMu  sync.Mutex
 	nodesAsk *nodesAsk
+
+	// proxy is a long-lived process's kubectl proxy, once it listens
+	// (claimProxy); proxyEnd the pipe's end that keeps it running.
+	proxyOnce sync.Once
+	proxy     atomic.Pointer[claimProxy]
+	proxyEnd  *os.File
 }
 
 var _ provider.Provider = (*Provider)(nil)

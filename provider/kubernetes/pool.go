@@ -24,22 +24,18 @@ var _ provider.Claimer = (*Provider)(nil)
 
 // Claim annotates a pooled pod, and its gateway's pod when it has one,
 // with the sandbox that took them, and reads them back, in one kubectl
-// call: a pod that is gone is ErrNotFound, one that is not running or is
-// being deleted ErrStopped. No exec.
+// call (in a long-lived process, through its proxy: claimproxy.go): a pod
+// that is gone is ErrNotFound, one that is not running or is being deleted
+// ErrStopped. No exec.
 func (p *Provider) Claim(ctx context.Context, ref, gateway provider.Ref, sandbox string) error {
 	pods := []string{ref.ID}
 	if gateway.ID != "" {
 		pods = append(pods, gateway.ID)
 	}
 	what := "pod " + strings.Join(pods, " and its gateway's pod ")
-	args := append(append([]string{"annotate", "--overwrite", "pod"}, pods...), annotationClaimed+"="+sandbox, "-o", "json")
-	res, err := p.run(ctx, p.Cmd(args...))
+	got, err := p.annotate(ctx, pods, sandbox)
 	if err != nil {
 		return fmt.Errorf("claim %s: %w", what, err)
-	}
-	got, err := readObjects(res.Stdout)
-	if err != nil {
-		return fmt.Errorf("claim %s: parse kubectl annotate: %w", what, err)
 	}
 	for _, name := range pods {
 		o, ok := got[name]
@@ -51,6 +47,28 @@ func (p *Provider) Claim(ctx context.Context, ref, gateway provider.Ref, sandbox
 		}
 	}
 	return nil
+}
+
+// annotate sets annotationClaimed of pods to sandbox and returns them as
+// they are then, by name: through the proxy when there is one and it
+// answers, else with kubectl annotate.
+func (p *Provider) annotate(ctx context.Context, pods []string, sandbox string) (map[string]*podObject, error) {
+	if c := p.claimProxy(); c != nil {
+		got, err := c.annotateAll(ctx, pods, sandbox)
+		if !errors.Is(err, errProxy) {
+			return got, err
+		}
+	}
+	args := append(append([]string{"annotate", "--overwrite", "pod"}, pods...), annotationClaimed+"="+sandbox, "-o", "json")
+	res, err := p.run(ctx, p.Cmd(args...))
+	if err != nil {
+		return nil, err
+	}
+	got, err := readObjects(res.Stdout)
+	if err != nil {
+		return nil, fmt.Errorf("parse kubectl annotate: %w", err)
+	}
+	return got, nil
 }
 
 // readObjects reads what kubectl annotate prints of several objects with

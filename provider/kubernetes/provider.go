@@ -86,6 +86,9 @@ func (p *Provider) Create(ctx context.Context, s provider.Spec) (*provider.Sandb
 	if s.Network != provider.NetworkIsolated && s.Network != provider.NetworkOwn {
 		return nil, fmt.Errorf("create %s: network %q is not %q", s.Name, s.Network, provider.NetworkIsolated)
 	}
+	// A long-lived process that makes pods (a warm pool's refill) starts
+	// its claims' proxy now, so that its first claim goes through it too.
+	p.claimProxy()
 	var gatewayIP string
 	var closed []string
 	if s.Link != nil {
