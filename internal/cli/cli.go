@@ -198,7 +198,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	// The MCP server serves an agent's calls until it exits.
 	name, _, _ := strings.Cut(kctx.Command(), " ")
 	longLived := name == "mcp"
-	engine, machine, err := newEngine(ctx, engineOptions{Name: c.Engine, K: kubernetes.Options{Kubeconfig: c.Kubeconfig, Context: c.KubeContext, Namespace: c.Namespace, LongLived: longLived},
+	engine, machine, err := newEngine(ctx, engineOptions{Name: c.Engine, K: kubernetes.Options{Kubeconfig: c.Kubeconfig, Context: c.KubeContext, Namespace: c.Namespace, LongLived: longLived, Log: logger},
 		RepoDir: c.Repo, VMIdle: c.VMIdle}, run)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error: %v\n", err)

@@ -13,8 +13,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
+
+	"github.com/charmbracelet/log"
 
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -39,8 +42,9 @@ const proxyPrefix = "http://localhost"
 // claimProxy is a running `kubectl proxy` and the namespace its claims go
 // to.
 type claimProxy struct {
-	ns string
-	hc *http.Client
+	ns  string
+	hc  *http.Client
+	log *log.Logger
 }
 
 // errProxy is a claim the proxy did not carry (it does not answer): the
@@ -55,10 +59,11 @@ var errProxy = errors.New("kubectl proxy does not answer")
 // to one (a job's "Terminated") dies of it.
 const proxyScript = `"$@" </dev/null & k=$!; cat >/dev/null; rm -rf "$0"; kill $k 2>/dev/null; wait $k 2>/dev/null`
 
-// proxyArgs is the argv of the proxy on Unix socket sock: every request
-// path, as kubectl's filter allows (not exec nor attach), no other.
-func (p *Provider) proxyArgs(sock string) []string {
-	return p.Cmd("proxy", "--unix-socket", sock).Args
+// proxyArgs is the argv of the proxy on Unix socket sock: it carries the
+// pods of namespace ns and nothing else (not their exec, attach, logs or
+// any other subresource), whatever reaches the socket.
+func (p *Provider) proxyArgs(sock, ns string) []string {
+	return p.Cmd("proxy", "--unix-socket", sock, "--accept-paths", "^/api/v1/namespaces/"+regexp.QuoteMeta(ns)+"/pods/[^/]+$").Args
 }
 
 // claimProxy is the proxy of a long-lived process once it listens; nil
@@ -81,17 +86,20 @@ func (p *Provider) startProxy() {
 	if ns == "" {
 		res, err := p.run(ctx, p.Cmd("config", "view", "--minify", "-o", "jsonpath={..namespace}"))
 		if err != nil {
+			p.o.Log.Debug("claims go through kubectl annotate: no namespace for the proxy", "err", err)
 			return
 		}
 		ns = cmp.Or(strings.TrimSpace(string(res.Stdout)), "default")
 	}
 	dir, err := os.MkdirTemp("", "litterbox-kubectl-proxy-")
 	if err != nil {
+		p.o.Log.Debug("claims go through kubectl annotate: no directory for the proxy", "err", err)
 		return
 	}
 	sock := filepath.Join(dir, "s")
 	r, w, err := os.Pipe()
 	if err != nil {
+		p.o.Log.Debug("claims go through kubectl annotate: no pipe for the proxy", "err", err)
 		os.RemoveAll(dir)
 		return
 	}
@@ -100,24 +108,26 @@ func (p *Provider) startProxy() {
 	p.proxyEnd = w
 	go func() {
 		defer r.Close()
-		cmd := runner.New("sh", append([]string{"-c", proxyScript, dir}, p.proxyArgs(sock)...)...).As(runner.Stream).WithStdin(r)
+		cmd := runner.New("sh", append([]string{"-c", proxyScript, dir}, p.proxyArgs(sock, ns)...)...).As(runner.Stream).WithStdin(r)
 		_, _ = p.o.Runner.Run(ctx, cmd)
 	}()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(sock); err == nil {
-			p.proxy.Store(newClaimProxy(sock, ns))
+			p.proxy.Store(newClaimProxy(sock, ns, p.o.Log))
 			return
 		}
 	}
+	p.o.Log.Debug("claims go through kubectl annotate: the proxy did not listen within 30 s", "socket", sock)
 }
 
-// newClaimProxy is the client of the proxy listening on sock.
-func newClaimProxy(sock, ns string) *claimProxy {
+// newClaimProxy is the client of the proxy listening on sock; each request
+// it makes is logged at debug level, as every command is.
+func newClaimProxy(sock, ns string, l *log.Logger) *claimProxy {
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", sock)
 	}}
-	return &claimProxy{ns: ns, hc: &http.Client{Transport: tr, Timeout: runner.DefaultControlLimit}}
+	return &claimProxy{ns: ns, log: l, hc: &http.Client{Transport: tr, Timeout: runner.DefaultControlLimit}}
 }
 
 // annotate sets annotationClaimed of pod to sandbox and returns the pod as
@@ -134,10 +144,14 @@ func (c *claimProxy) annotate(ctx context.Context, pod, sandbox string) (*podObj
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/merge-patch+json")
+	start := time.Now()
 	resp, err := c.hc.Do(req)
+	what := "kubectl proxy: PATCH " + req.URL.Path + " " + string(body)
 	if err != nil {
+		c.log.Debug("ran", "cmd", what, "err", err, "ms", time.Since(start).Milliseconds())
 		return nil, fmt.Errorf("%w: %w", errProxy, err)
 	}
+	c.log.Debug("ran", "cmd", what, "status", resp.StatusCode, "ms", time.Since(start).Milliseconds())
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/charmbracelet/log"
+
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner/runnertest"
 )
@@ -71,7 +73,7 @@ func withProxy(t *testing.T, f *runnertest.Fake, sock string) *Provider {
 		t.Fatal(err)
 	}
 	p.proxyOnce.Do(func() {})
-	p.proxy.Store(newClaimProxy(sock, "ns1"))
+	p.proxy.Store(newClaimProxy(sock, "ns1", log.Default()))
 	return p
 }
 
@@ -142,8 +144,8 @@ func TestOneShotClaimStartsNoProxy(t *testing.T) {
 // its directory goes with it.
 func TestProxyEndsWithItsProcess(t *testing.T) {
 	p, _ := New(Options{Kubectl: "kubectl", Kubeconfig: "/k", Namespace: "ns1"})
-	want := []string{"kubectl", "--kubeconfig", "/k", "--namespace", "ns1", "proxy", "--unix-socket", "/d/s"}
-	if got := p.proxyArgs("/d/s"); !slices.Equal(got, want) {
+	want := []string{"kubectl", "--kubeconfig", "/k", "--namespace", "ns1", "proxy", "--unix-socket", "/d/s", "--accept-paths", `^/api/v1/namespaces/ns\.1/pods/[^/]+$`}
+	if got := p.proxyArgs("/d/s", "ns.1"); !slices.Equal(got, want) {
 		t.Errorf("proxy argv %q, want %q", got, want)
 	}
 	dir := filepath.Join(t.TempDir(), "proxy")

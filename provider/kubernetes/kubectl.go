@@ -31,6 +31,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/charmbracelet/log"
+
 	"github.com/litterbox-dev/litterbox/internal/atomicfile"
 	"github.com/litterbox-dev/litterbox/provider"
 	"github.com/litterbox-dev/litterbox/runner"
@@ -57,6 +59,9 @@ type Options struct {
 	// LongLived says the process serves many calls (the MCP server): its
 	// claims go through a kubectl proxy it keeps (claimproxy.go).
 	LongLived bool
+	// Log is where the proxy's requests are logged (at debug level, as
+	// the runner logs each command); log.Default() when nil.
+	Log *log.Logger
 }
 
 // Provider runs sandboxes as pods through kubectl.
@@ -99,6 +104,9 @@ func New(o Options) (*Provider, error) {
 			base = fmt.Sprintf("%s/litterbox-%d", os.TempDir(), os.Getuid())
 		}
 		o.StateDir = base + "/kubernetes"
+	}
+	if o.Log == nil {
+		o.Log = log.Default()
 	}
 	return &Provider{o: o}, nil
 }
