@@ -41,7 +41,8 @@ var egressCases = append(slices.Clone(egressDownloadCases),
 	"egress per-engine gateway: network create --internal", "egress per-engine gateway: network connect",
 )
 
-var egressDownloadCases = []string{"egress 100 MB download, https", "egress 100 MB download, http", "egress 100 MB download, https, a 100 MB/s link"}
+var egressDownloadCases = []string{"egress 100 MB download, https", "egress 100 MB download, http", "egress 100 MB download, https, a 100 MB/s link",
+	"bound: 100 MB through a bare splice forwarder / direct, https", "bound: 100 MB through a bare splice forwarder / direct, http"}
 
 // benchT is what the internet fixture needs of a test: a failure ends the
 // case, cleanups run at its end.
@@ -278,31 +279,113 @@ func (b *bench) egressDownloads(ctx context.Context, x *egressRig) error {
 		return err
 	}
 	gwPid := strings.TrimSpace(string(out))
-	for _, c := range []struct{ name, scheme, rate string }{
-		{egressDownloadCases[0], "https", ""}, {egressDownloadCases[1], "http", ""}, {egressDownloadCases[2], "https", "100"},
+	// The bound: the same downloads, in the same rounds, through a bare
+	// forwarder where the gateway's hop is.
+	fwd, err := b.startForwarder(ctx, x)
+	if err != nil {
+		return err
+	}
+	defer runCmd(context.WithoutCancel(ctx), "docker", "rm", "-f", fwd.id)
+	for _, c := range []struct{ name, bound, scheme, rate string }{
+		{egressDownloadCases[0], egressDownloadCases[3], "https", ""}, {egressDownloadCases[1], egressDownloadCases[4], "http", ""}, {egressDownloadCases[2], "", "https", "100"},
 	} {
-		url := fmt.Sprintf("%s://big.test/bytes?n=%d", c.scheme, size)
+		query := fmt.Sprintf("/bytes?n=%d", size)
 		if c.rate != "" {
-			url += "&rate=" + c.rate
+			query += "&rate=" + c.rate
+		}
+		args := []string{"download", c.scheme + "://big.test" + query, "-ca", "/tmp/ca.pem", "-timeout", "120s"}
+		ways := []clientCall{
+			func(ctx context.Context) (clientResult, error) { return x.direct.client(ctx, args...) },
+			func(ctx context.Context) (clientResult, error) { return x.viaGW.client(ctx, args...) },
+		}
+		if c.bound != "" {
+			// The client dials the forwarder (no proxy: it carries
+			// bytes, it does not speak CONNECT) and checks the server's
+			// certificate for big.test all the same.
+			ways = append(ways, func(ctx context.Context) (clientResult, error) {
+				return x.direct.client(ctx, "download", c.scheme+"://"+fwd.listen[c.scheme]+query, "-noproxy", "-sni", "big.test", "-ca", "/tmp/ca.pem", "-timeout", "120s")
+			})
 		}
 		cpu0, err := processCPU(gwPid)
 		if err != nil {
 			return err
 		}
-		gw, floor, err := b.eachWay(ctx, x.direct.client, x.viaGW.client, wantBytes(size), "download", url, "-ca", "/tmp/ca.pem", "-timeout", "120s")
+		fcpu0, err := processCPU(fwd.pid)
 		if err != nil {
 			return err
 		}
+		times, err := b.inTurn(ctx, wantBytes(size), ways...)
+		if err != nil {
+			return err
+		}
+		floor, gw := times[0], times[1]
 		rw := row(c.name, gw, floor, target{"throughput >= 0.9x open (time <= 1.11x)", func(r Row) bool { return r.Ratio <= 1/0.9 }})
 		cpu1, err := processCPU(gwPid)
+		if err != nil {
+			return err
+		}
+		fcpu1, err := processCPU(fwd.pid)
 		if err != nil {
 			return err
 		}
 		rw.Note = fmt.Sprintf("%.0f MB/s through the gateway, %.0f MB/s open; the gateway's CPU: %.0f ms a download",
 			100/median(gw).Seconds(), 100/median(floor).Seconds(), ms(cpu1-cpu0)/float64(b.n+1))
 		b.rows = append(b.rows, rw)
+		if c.bound != "" {
+			br := row(c.bound, times[2], floor, info)
+			br.Note = fmt.Sprintf("bounds %s >= 0.9x: %.0f MB/s through the forwarder (%.2fx direct), %.0f MB/s open; the forwarder's CPU: %.0f ms a download",
+				c.name, 100/median(times[2]).Seconds(), median(floor).Seconds()/median(times[2]).Seconds(), 100/median(floor).Seconds(), ms(fcpu1-fcpu0)/float64(b.n+1))
+			b.rows = append(b.rows, br)
+		}
 	}
 	return nil
+}
+
+// forwarder is the bare forwarder's container: its id, its process's pid
+// on the host, and where the client finds it, by scheme.
+type forwarder struct {
+	id, pid string
+	listen  map[string]string
+}
+
+// startForwarder runs the bench, built static, in its -forward mode
+// (forward.go) in a container of its own that shares the open sandbox's
+// network namespace: the client reaches it on the loopback, as the
+// confined client reaches its relay, and it reaches the server across the
+// bridge, as the gateway does. It forwards to big.test's address, HTTPS
+// and HTTP, and is removed by the caller (or the run's cleanup).
+func (b *bench) startForwarder(ctx context.Context, x *egressRig) (forwarder, error) {
+	bin := filepath.Join(b.tmp, "bench-forward")
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/bench")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	if out, err := build.CombinedOutput(); err != nil {
+		return forwarder{}, fmt.Errorf("build the forwarder: %v: %s", err, out)
+	}
+	f := forwarder{listen: map[string]string{"https": "127.0.0.1:18443", "http": "127.0.0.1:18080"}}
+	server := x.in.Addr(10)
+	out, err := proc{args: []string{"docker", "run", "-d", "--label", b.label, "--network", "container:" + x.direct.ref.ID,
+		"--user", "65532:65532", "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+		"-v", bin + ":/forward:ro", "--entrypoint", "/forward", api.DefaultImage, "-forward",
+		f.listen["https"] + "=" + server + ":443", f.listen["http"] + "=" + server + ":80"}}.run(ctx)
+	if err != nil {
+		return forwarder{}, err
+	}
+	f.id = strings.TrimSpace(string(out))
+	if out, err = (proc{args: []string{"docker", "inspect", "--format", "{{.State.Pid}}", f.id}}).run(ctx); err != nil {
+		return f, err
+	}
+	f.pid = strings.TrimSpace(string(out))
+	// Listening once the client's connection goes through.
+	for try := 0; ; try++ {
+		_, err := x.direct.client(ctx, "tcp", f.listen["http"])
+		if err == nil {
+			return f, nil
+		}
+		if try == 50 {
+			return f, fmt.Errorf("the forwarder does not listen: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // egressBound times a small request to a host a secret is bound to, on a
@@ -358,26 +441,39 @@ func (b *bench) egressBound(ctx context.Context, x egressBox, gw provider.Ref, i
 // ways alike), checks each result, and returns the seconds the client
 // measured each way.
 func (b *bench) eachWay(ctx context.Context, direct, viaGW clientFunc, check func(clientResult) error, args ...string) (gw, floor []time.Duration, err error) {
-	ways := []struct {
-		client clientFunc
-		into   *[]time.Duration
-	}{{direct, &floor}, {viaGW, &gw}}
+	times, err := b.inTurn(ctx, check,
+		func(ctx context.Context) (clientResult, error) { return direct(ctx, args...) },
+		func(ctx context.Context) (clientResult, error) { return viaGW(ctx, args...) })
+	if err != nil {
+		return nil, nil, err
+	}
+	return times[1], times[0], nil
+}
+
+// clientCall is one way of running the client, its arguments given.
+type clientCall func(ctx context.Context) (clientResult, error)
+
+// inTurn runs each way in turn, b.n times after one round to warm up, a
+// different way first in each round, checks each result, and returns the
+// seconds the client measured, by way.
+func (b *bench) inTurn(ctx context.Context, check func(clientResult) error, ways ...clientCall) ([][]time.Duration, error) {
+	times := make([][]time.Duration, len(ways))
 	for i := 0; i <= b.n; i++ {
 		for k := range ways {
-			c := ways[(i+k)%2]
-			r, err := c.client(ctx, args...)
+			w := (i + k) % len(ways)
+			r, err := ways[w](ctx)
 			if err == nil && check != nil {
 				err = check(r)
 			}
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			if i > 0 {
-				*c.into = append(*c.into, time.Duration(r.Seconds*float64(time.Second)))
+				times[w] = append(times[w], time.Duration(r.Seconds*float64(time.Second)))
 			}
 		}
 	}
-	return gw, floor, nil
+	return times, nil
 }
 
 // wantBytes checks that a download got size bytes.

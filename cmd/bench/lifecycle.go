@@ -36,6 +36,7 @@ func (b *bench) caseCreate(ctx context.Context) error {
 		}
 		create, del := make([][]time.Duration, len(bins)), make([][]time.Duration, len(bins))
 		var fCreate, fDel []time.Duration
+		var bound boundSamples
 		// Run 0 warms the page cache and docker; it is not counted.
 		for i := 0; i <= b.n; i++ {
 			var steps []func() error
@@ -86,6 +87,30 @@ func (b *bench) caseCreate(ctx context.Context) error {
 				}
 				return nil
 			})
+			// The engine's own bounds, in the same rounds: one bare
+			// container run and removed, and the naive script with no
+			// network (its delete untimed).
+			steps = append(steps, func() error {
+				run, rm, err := b.bareContainer(ctx)
+				if err == nil && i > 0 {
+					bound.bareRun, bound.bareRm = append(bound.bareRun, run), append(bound.bareRm, rm)
+				}
+				return err
+			})
+			nname := fmt.Sprintf("n%d", i)
+			steps = append(steps, func() error {
+				d, err := timed(func() error { return b.floorCreateNone(ctx, dir, r, head, nname) })
+				if err != nil {
+					return err
+				}
+				if err := b.floorDelete(ctx, dir, r, nname); err != nil {
+					return err
+				}
+				if i > 0 {
+					bound.none = append(bound.none, d)
+				}
+				return nil
+			})
 			// Rotate which goes first, so none always runs on a warmer (or
 			// busier) machine.
 			for j := range steps {
@@ -108,10 +133,16 @@ func (b *bench) caseCreate(ctx context.Context) error {
 				row("create + delete "+spec.String()+suffix, sums(create[k], del[k]), sums(fCreate, fDel), maxRatio(0.5)),
 			)
 		}
+		b.rows = append(b.rows, boundRows(spec, bound, fCreate, fDel)...)
 		if spec == b.small {
 			if err := b.parallelCreates(ctx, dir, spec, median(create[0])); err != nil {
 				return err
 			}
+			rw, err := b.bareAtOnce(ctx, spec, median(bound.bareRun))
+			if err != nil {
+				return err
+			}
+			b.rows = append(b.rows, rw)
 		}
 		if spec == b.big && b.has(ctx, "pool") {
 			if err := b.pooledCreates(ctx, dir, spec); err != nil {

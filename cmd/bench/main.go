@@ -57,6 +57,11 @@ type bench struct {
 }
 
 func main() {
+	// The egress-download group's bare forwarder (forward.go), run by the
+	// bench in a container: not a flag of the table's.
+	if len(os.Args) > 1 && os.Args[1] == "-forward" {
+		os.Exit(forward(os.Args[2:]))
+	}
 	var (
 		bin       = flag.String("bin", "", "litterbox binary to measure (default: build one from this module)")
 		before    = flag.String("before", "", "another litterbox binary (an earlier build) whose create and delete the create group times in the same rounds, for a before/after from one run")

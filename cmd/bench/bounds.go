@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/litterbox-dev/litterbox/provider"
+	"github.com/litterbox-dev/litterbox/provider/docker"
+	"github.com/litterbox-dev/litterbox/sandbox/api"
+	"github.com/litterbox-dev/litterbox/sandbox/config"
+)
+
+// The engine's own bounds (issue 34): rows of status info that time the
+// least the engine lets a create do, beside the floors of the rows they
+// bound, in the same rounds. A target below its bound is one no create can
+// meet on this machine, however little Litterbox adds.
+
+// boundSamples are the create group's bound timings of one repository,
+// gathered in the rounds of its create rows.
+type boundSamples struct {
+	bareRun []time.Duration // one bare `docker run -d --network none`
+	bareRm  []time.Duration // its `docker rm -f`
+	none    []time.Duration // the naive script with --network none
+}
+
+// bareContainer runs one bare container with no network and removes it,
+// and returns how long each took.
+func (b *bench) bareContainer(ctx context.Context) (run, rm time.Duration, err error) {
+	var id string
+	run, err = timed(func() error {
+		var err error
+		id, err = b.bareRun(ctx)
+		return err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	rm, err = timed(func() error { return runCmd(ctx, "docker", "rm", "-f", id) })
+	return run, rm, err
+}
+
+// bareRun is `docker run -d --network none IMAGE sleep infinity` (the
+// create rows' image), labelled for the run's cleanup; it returns the id.
+func (b *bench) bareRun(ctx context.Context) (string, error) {
+	out, err := proc{args: []string{"docker", "run", "-d", "--network", "none", "--label", b.label, api.DefaultImage, "sleep", "infinity"}}.run(ctx)
+	return strings.TrimSpace(string(out)), err
+}
+
+// floorCreateNone is the naive script (floorCreate) with --network none
+// instead of a network of its own: one `docker run` and the copy and the
+// startup command's execs, the least a create that starts a container and
+// copies the repository into it does.
+func (b *bench) floorCreateNone(ctx context.Context, dir string, r *api.Repo, head, slug string) error {
+	spec := b.svc.ContainerSpec(r, slug, head)
+	spec.Network, spec.Ports = provider.NetworkNone, nil
+	name := r.ContainerName(slug)
+	if err := runCmd(ctx, "git", "-C", dir, "branch", api.BranchPrefix+slug, head); err != nil {
+		return err
+	}
+	run, err := docker.RunArgs(spec, docker.DockerDialect)
+	if err != nil {
+		return err
+	}
+	if err := runCmd(ctx, append([]string{"docker"}, run...)...); err != nil {
+		return err
+	}
+	if err := pipe(ctx,
+		proc{args: []string{"git", "-C", dir, "archive", "--format=tar", head}},
+		proc{args: []string{"docker", "exec", "-i", name, "tar", "-x", "-f", "-", "-C", api.Workdir}},
+	); err != nil {
+		return err
+	}
+	return runCmd(ctx, append([]string{"docker", "exec", name}, config.DefaultSetup...)...)
+}
+
+// boundRows are the create group's bound rows of one repository: the bare
+// container beside the naive script and its delete, and the naive script
+// with no network beside the naive script.
+func boundRows(spec repoSpec, s boundSamples, fCreate, fDel []time.Duration) []Row {
+	bare := row("bound: one bare container run + rm / the naive script and its delete, "+spec.String(), sums(s.bareRun, s.bareRm), sums(fCreate, fDel), info)
+	bare.Note = "bounds create + delete " + spec.String() + " <= 0.5x: `docker run -d --network none busybox sleep infinity` + `docker rm -f`"
+	none := row("bound: the naive script with --network none / the naive script, "+spec.String(), s.none, fCreate, info)
+	none.Note = "bounds create " + spec.String() + " <= 0.8x: one `docker run --network none`, the archive's and the startup command's execs"
+	return []Row{bare, none}
+}
+
+// bareAtOnce times `parallel` bare containers started at once (removed
+// after, untimed), b.n times, against `parallel` times the median of one
+// (one, from the create rounds): the 10 parallel creates row's floor is
+// built the same way, from one create's median.
+func (b *bench) bareAtOnce(ctx context.Context, spec repoSpec, one time.Duration) (Row, error) {
+	names := make([]string, parallel)
+	for i := range names {
+		names[i] = fmt.Sprint(i)
+	}
+	var samples []time.Duration
+	for run := 0; run < b.n; run++ {
+		var mu sync.Mutex
+		var ids []string
+		d, err := timed(func() error {
+			return b.each(ctx, names, parallel, func(string) error {
+				id, err := b.bareRun(ctx)
+				if id != "" {
+					mu.Lock()
+					ids = append(ids, id)
+					mu.Unlock()
+				}
+				return err
+			})
+		})
+		if len(ids) > 0 {
+			if rerr := runCmd(context.WithoutCancel(ctx), append([]string{"docker", "rm", "-f"}, ids...)...); err == nil {
+				err = rerr
+			}
+		}
+		if err != nil {
+			return Row{}, err
+		}
+		samples = append(samples, d)
+	}
+	r := row(fmt.Sprintf("bound: %d bare containers at once / %d x one, %s", parallel, parallel, spec), samples, []time.Duration{parallel * one}, info)
+	r.Note = fmt.Sprintf("bounds %d parallel creates %s <= 0.4x: `docker run -d --network none busybox sleep infinity`, removed after (untimed)", parallel, spec)
+	return r, nil
+}
