@@ -24,6 +24,7 @@ type boundSamples struct {
 	bareRun []time.Duration // one bare `docker run -d --network none`
 	bareRm  []time.Duration // its `docker rm -f`
 	none    []time.Duration // the naive script with --network none
+	pair    []time.Duration // two bare containers at once, one rm of both
 }
 
 // bareContainer runs one bare container with no network and removes it,
@@ -45,8 +46,42 @@ func (b *bench) bareContainer(ctx context.Context) (run, rm time.Duration, err e
 // bareRun is `docker run -d --network none IMAGE sleep infinity` (the
 // create rows' image), labelled for the run's cleanup; it returns the id.
 func (b *bench) bareRun(ctx context.Context) (string, error) {
-	out, err := proc{args: []string{"docker", "run", "-d", "--network", "none", "--label", b.label, api.DefaultImage, "sleep", "infinity"}}.run(ctx)
+	return b.bareRunOn(ctx, "none")
+}
+
+// bareRunOn is bareRun on network.
+func (b *bench) bareRunOn(ctx context.Context, network string) (string, error) {
+	out, err := proc{args: []string{"docker", "run", "-d", "--network", network, "--label", b.label, api.DefaultImage, "sleep", "infinity"}}.run(ctx)
 	return strings.TrimSpace(string(out)), err
+}
+
+// barePair is the least a confined sandbox is made of, bare: two
+// containers run at once, one with no network (the sandbox's) and one on
+// the default bridge (the gateway's), then both removed in one `docker rm
+// -f`; it returns how long that took.
+func (b *bench) barePair(ctx context.Context) (time.Duration, error) {
+	var ids [2]string
+	var errs [2]error
+	d, err := timed(func() error {
+		var wg sync.WaitGroup
+		for k, network := range []string{"none", "bridge"} {
+			wg.Add(1)
+			go func() { defer wg.Done(); ids[k], errs[k] = b.bareRunOn(ctx, network) }()
+		}
+		wg.Wait()
+		if err := cmpErr(errs[:]...); err != nil {
+			return err
+		}
+		return runCmd(ctx, "docker", "rm", "-f", ids[0], ids[1])
+	})
+	if err != nil {
+		for _, id := range ids {
+			if id != "" {
+				_ = runCmd(context.WithoutCancel(ctx), "docker", "rm", "-f", id)
+			}
+		}
+	}
+	return d, err
 }
 
 // floorCreateNone is the naive script (floorCreate) with --network none
@@ -84,11 +119,13 @@ func boundRows(spec repoSpec, s boundSamples, fCreate, fDel []time.Duration) []R
 	bare.Note = "bounds create + delete " + spec.String() + " <= 0.5x: `docker run -d --network none busybox sleep infinity` + `docker rm -f`"
 	none := row("bound: the naive script with --network none / the naive script, "+spec.String(), s.none, fCreate, info)
 	none.Note = "bounds create " + spec.String() + " <= 0.8x: one `docker run --network none`, the archive's and the startup command's execs"
-	return []Row{bare, none}
+	pair := row("bound: two bare containers at once + one rm / the naive script and its delete, "+spec.String(), s.pair, sums(fCreate, fDel), info)
+	pair.Note = "bounds create + delete " + spec.String() + " <= 0.5x, confined: a sandbox's and a gateway's bare containers (--network none, the default bridge) run at once, one `docker rm -f` of both"
+	return []Row{bare, pair, none}
 }
 
 // bareAtOnce times `parallel` bare containers started at once (removed
-// after, untimed), b.n times, against `parallel` times the median of one
+// after, untimed), max(3, b.n/3) times, against `parallel` times the median of one
 // (one, from the create rounds): the 10 parallel creates row's floor is
 // built the same way, from one create's median.
 func (b *bench) bareAtOnce(ctx context.Context, spec repoSpec, one time.Duration) (Row, error) {
@@ -97,7 +134,9 @@ func (b *bench) bareAtOnce(ctx context.Context, spec repoSpec, one time.Duration
 		names[i] = fmt.Sprint(i)
 	}
 	var samples []time.Duration
-	for run := 0; run < b.n; run++ {
+	// Three runs at least: the row it bounds has max(1, n/3), each of
+	// which costs ten creates.
+	for run := 0; run < max(3, b.n/3); run++ {
 		var mu sync.Mutex
 		var ids []string
 		d, err := timed(func() error {

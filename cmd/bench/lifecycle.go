@@ -88,12 +88,19 @@ func (b *bench) caseCreate(ctx context.Context) error {
 				return nil
 			})
 			// The engine's own bounds, in the same rounds: one bare
-			// container run and removed, and the naive script with no
-			// network (its delete untimed).
+			// container run and removed, a confined sandbox's two, and
+			// the naive script with no network (its delete untimed).
 			steps = append(steps, func() error {
 				run, rm, err := b.bareContainer(ctx)
 				if err == nil && i > 0 {
 					bound.bareRun, bound.bareRm = append(bound.bareRun, run), append(bound.bareRm, rm)
+				}
+				return err
+			})
+			steps = append(steps, func() error {
+				d, err := b.barePair(ctx)
+				if err == nil && i > 0 {
+					bound.pair = append(bound.pair, d)
 				}
 				return err
 			})
