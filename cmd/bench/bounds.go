@@ -24,6 +24,7 @@ type boundSamples struct {
 	bareRun []time.Duration // one bare `docker run -d --network none`
 	bareRm  []time.Duration // its `docker rm -f`
 	none    []time.Duration // the naive script with --network none
+	noneGW  []time.Duration // the same beside a bare container on the bridge
 	pair    []time.Duration // two bare containers at once, one rm of both
 }
 
@@ -87,8 +88,24 @@ func (b *bench) barePair(ctx context.Context) (time.Duration, error) {
 // floorCreateNone is the naive script (floorCreate) with --network none
 // instead of a network of its own: one `docker run` and the copy and the
 // startup command's execs, the least a create that starts a container and
-// copies the repository into it does.
-func (b *bench) floorCreateNone(ctx context.Context, dir string, r *api.Repo, head, slug string) error {
+// copies the repository into it does. With gateway, a bare container on
+// the default bridge (a gateway's least) is started with it, and it
+// returns once both are made, with that container's id.
+func (b *bench) floorCreateNone(ctx context.Context, dir string, r *api.Repo, head, slug string, gateway bool) (string, error) {
+	if !gateway {
+		return "", b.naiveNone(ctx, dir, r, head, slug)
+	}
+	var id string
+	var gwErr error
+	done := make(chan struct{})
+	go func() { defer close(done); id, gwErr = b.bareRunOn(ctx, "bridge") }()
+	err := b.naiveNone(ctx, dir, r, head, slug)
+	<-done
+	return id, cmpErr(err, gwErr)
+}
+
+// naiveNone is floorCreateNone without the gateway's container.
+func (b *bench) naiveNone(ctx context.Context, dir string, r *api.Repo, head, slug string) error {
 	spec := b.svc.ContainerSpec(r, slug, head)
 	spec.Network, spec.Ports = provider.NetworkNone, nil
 	name := r.ContainerName(slug)
@@ -119,15 +136,17 @@ func boundRows(spec repoSpec, s boundSamples, fCreate, fDel []time.Duration) []R
 	bare.Note = "bounds create + delete " + spec.String() + " <= 0.5x: `docker run -d --network none busybox sleep infinity` + `docker rm -f`"
 	none := row("bound: the naive script with --network none / the naive script, "+spec.String(), s.none, fCreate, info)
 	none.Note = "bounds create " + spec.String() + " <= 0.8x: one `docker run --network none`, the archive's and the startup command's execs"
+	noneGW := row("bound: the naive script with --network none beside a bare container on the bridge / the naive script, "+spec.String(), s.noneGW, fCreate, info)
+	noneGW.Note = "bounds create " + spec.String() + " <= 0.8x, confined: the same, and a gateway's bare `docker run -d` on the default bridge started with it"
 	pair := row("bound: two bare containers at once + one rm / the naive script and its delete, "+spec.String(), s.pair, sums(fCreate, fDel), info)
 	pair.Note = "bounds create + delete " + spec.String() + " <= 0.5x, confined: a sandbox's and a gateway's bare containers (--network none, the default bridge) run at once, one `docker rm -f` of both"
-	return []Row{bare, pair, none}
+	return []Row{bare, pair, none, noneGW}
 }
 
 // bareAtOnce times `parallel` bare containers started at once (removed
-// after, untimed), max(3, b.n/3) times, against `parallel` times the median of one
-// (one, from the create rounds): the 10 parallel creates row's floor is
-// built the same way, from one create's median.
+// after, untimed), max(3, b.n/3) times, against `parallel` times the
+// median of one (one, from the create rounds): the 10 parallel creates
+// row's floor is built the same way, from one create's median.
 func (b *bench) bareAtOnce(ctx context.Context, spec repoSpec, one time.Duration) (Row, error) {
 	names := make([]string, parallel)
 	for i := range names {

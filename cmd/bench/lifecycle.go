@@ -89,7 +89,8 @@ func (b *bench) caseCreate(ctx context.Context) error {
 			})
 			// The engine's own bounds, in the same rounds: one bare
 			// container run and removed, a confined sandbox's two, and
-			// the naive script with no network (its delete untimed).
+			// the naive script with no network, alone and beside a
+			// gateway's bare container (its delete untimed).
 			steps = append(steps, func() error {
 				run, rm, err := b.bareContainer(ctx)
 				if err == nil && i > 0 {
@@ -104,20 +105,36 @@ func (b *bench) caseCreate(ctx context.Context) error {
 				}
 				return err
 			})
-			nname := fmt.Sprintf("n%d", i)
-			steps = append(steps, func() error {
-				d, err := timed(func() error { return b.floorCreateNone(ctx, dir, r, head, nname) })
-				if err != nil {
-					return err
+			for _, gateway := range []bool{false, true} {
+				nname := fmt.Sprintf("n%d", i)
+				into := &bound.none
+				if gateway {
+					nname, into = fmt.Sprintf("ng%d", i), &bound.noneGW
 				}
-				if err := b.floorDelete(ctx, dir, r, nname); err != nil {
-					return err
-				}
-				if i > 0 {
-					bound.none = append(bound.none, d)
-				}
-				return nil
-			})
+				steps = append(steps, func() error {
+					var gw string
+					d, err := timed(func() error {
+						var err error
+						gw, err = b.floorCreateNone(ctx, dir, r, head, nname, gateway)
+						return err
+					})
+					if gw != "" {
+						if rerr := runCmd(ctx, "docker", "rm", "-f", gw); err == nil {
+							err = rerr
+						}
+					}
+					if err != nil {
+						return err
+					}
+					if err := b.floorDelete(ctx, dir, r, nname); err != nil {
+						return err
+					}
+					if i > 0 {
+						*into = append(*into, d)
+					}
+					return nil
+				})
+			}
 			// Rotate which goes first, so none always runs on a warmer (or
 			// busier) machine.
 			for j := range steps {
