@@ -58,15 +58,15 @@ const (
 // sharedDir is the shared proxy's directory: in the state directory
 // (mode 0700), named after what decides which pods a claim reaches: the
 // kubeconfig files' path and contents, kubectl, the context (endpointFile's
-// name) and the namespace. Short, for the socket's path (at most 104
-// bytes on macOS). "" when a kubeconfig cannot be read.
+// name) and the namespace. Short, for the socket's path (under 104 bytes
+// on macOS, 108 on Linux). "" when a kubeconfig cannot be read.
 func (p *Provider) sharedDir() string {
 	ep := p.endpointFile()
 	if ep == "" {
 		return ""
 	}
 	h := sha256.Sum256([]byte(filepath.Base(ep) + "\x00" + p.o.Namespace))
-	return filepath.Join(p.o.StateDir, "kp-"+hex.EncodeToString(h[:6]))
+	return filepath.Join(p.o.StateDir, "kp-"+hex.EncodeToString(h[:5]))
 }
 
 // private says why dir is not a directory of the user's that only the
@@ -140,7 +140,7 @@ func (p *Provider) startShared(ns string) {
 	}
 	sock := filepath.Join(dir, proxySocket)
 	why := func(err error) { p.o.Log.Debug("no shared kubectl proxy", "dir", dir, "err", err) }
-	if len(sock) > 100 {
+	if len(sock) >= len(syscall.RawSockaddrUnix{}.Path) {
 		why(errors.New("the socket's path is too long"))
 		return
 	}
