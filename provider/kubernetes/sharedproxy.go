@@ -263,9 +263,11 @@ func ServeProxy(dir string, argv []string) int {
 		}
 		break
 	}
+	// proxyScript removes the directory: not this process once it is
+	// done, which would remove a next proxy's, started meanwhile (the
+	// lock went with the directory).
 	w.Close()
 	_ = cmd.Wait()
-	os.RemoveAll(dir)
 	return 0
 }
 
