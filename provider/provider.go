@@ -392,6 +392,17 @@ type Claimer interface {
 	Claim(ctx context.Context, ref, gateway Ref, sandbox string) error
 }
 
+// ClaimKeeper is implemented by a provider whose claims (Claimer) cost
+// less through a process kept beside them than as a call of their own
+// (Kubernetes: a shared kubectl proxy, so that a one-shot create's claim
+// starts no kubectl): a fill of a warm pool starts it when none runs, and
+// a delete of the pool ends it. Neither fails: a claim without it is made
+// as before.
+type ClaimKeeper interface {
+	KeepClaims(ctx context.Context)
+	EndClaims(ctx context.Context)
+}
+
 // RuntimeGVisor is the portable name of gVisor as a Spec's runtime: an
 // engine that offers no runtime of that name runs it under its own name
 // for gVisor (runsc on Docker).

@@ -107,6 +107,9 @@ type cli struct {
 // Main runs litterbox with the process's arguments and standard streams and
 // returns its exit code (docs/cli.md lists them).
 func Main() int {
+	if dir := os.Getenv(kubernetes.ProxyDaemonEnv); dir != "" {
+		return kubernetes.ServeProxy(dir, os.Args[1:])
+	}
 	pauseGC()
 	return run(os.Args[1:], os.Stdout, os.Stderr)
 }
@@ -198,7 +201,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	// The MCP server serves an agent's calls until it exits.
 	name, _, _ := strings.Cut(kctx.Command(), " ")
 	longLived := name == "mcp"
-	engine, machine, err := newEngine(ctx, engineOptions{Name: c.Engine, K: kubernetes.Options{Kubeconfig: c.Kubeconfig, Context: c.KubeContext, Namespace: c.Namespace, LongLived: longLived, Log: logger},
+	engine, machine, err := newEngine(ctx, engineOptions{Name: c.Engine, K: kubernetes.Options{Kubeconfig: c.Kubeconfig, Context: c.KubeContext, Namespace: c.Namespace, LongLived: longLived, Log: logger, Daemon: self()},
 		RepoDir: c.Repo, VMIdle: c.VMIdle}, run)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error: %v\n", err)
@@ -450,4 +453,14 @@ func namedSandboxes(kctx *kong.Context) []string {
 		}
 	}
 	return slugs
+}
+
+// self is this program, which keeps the shared proxy of one-shot claims
+// on Kubernetes (kubernetes.ProxyDaemonEnv); "" when it cannot be found.
+func self() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return exe
 }

@@ -42,9 +42,14 @@ const proxyPrefix = "http://localhost"
 // claimProxy is a running `kubectl proxy` and the namespace its claims go
 // to.
 type claimProxy struct {
-	ns  string
-	hc  *http.Client
-	log *log.Logger
+	ns   string
+	sock string
+	hc   *http.Client
+	log  *log.Logger
+	// mark, when set, is touched after each claim it carried: the shared
+	// proxy's socket, whose time says when it was used last
+	// (sharedproxy.go).
+	mark string
 }
 
 // errProxy is a claim the proxy did not carry (it does not answer): the
@@ -127,7 +132,7 @@ func newClaimProxy(sock, ns string, l *log.Logger) *claimProxy {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", sock)
 	}}
-	return &claimProxy{ns: ns, log: l, hc: &http.Client{Transport: tr, Timeout: runner.DefaultControlLimit}}
+	return &claimProxy{ns: ns, sock: sock, log: l, hc: &http.Client{Transport: tr, Timeout: runner.DefaultControlLimit}}
 }
 
 // annotate sets annotationClaimed of pod to sandbox and returns the pod as
@@ -206,6 +211,10 @@ func (c *claimProxy) annotateAll(ctx context.Context, pods []string, sandbox str
 		if errors.Is(err, errProxy) {
 			return nil, err
 		}
+	}
+	if c.mark != "" {
+		now := time.Now()
+		_ = os.Chtimes(c.mark, now, now)
 	}
 	if len(errs) > 0 {
 		return nil, errs[0]

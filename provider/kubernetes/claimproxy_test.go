@@ -36,7 +36,13 @@ func newFakeProxy(t *testing.T, pods map[string]string) *fakeProxy {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	fp := &fakeProxy{sock: filepath.Join(dir, "s")}
+	return newFakeProxyAt(t, filepath.Join(dir, "s"), pods)
+}
+
+// newFakeProxyAt is newFakeProxy on socket sock.
+func newFakeProxyAt(t *testing.T, sock string, pods map[string]string) *fakeProxy {
+	t.Helper()
+	fp := &fakeProxy{sock: sock}
 	l, err := net.Listen("unix", fp.sock)
 	if err != nil {
 		t.Fatal(err)

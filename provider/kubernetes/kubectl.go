@@ -59,6 +59,10 @@ type Options struct {
 	// LongLived says the process serves many calls (the MCP server): its
 	// claims go through a kubectl proxy it keeps (claimproxy.go).
 	LongLived bool
+	// Daemon is the program that keeps a shared proxy of the claims of
+	// one-shot commands when run with ProxyDaemonEnv (ServeProxy):
+	// litterbox itself, which the CLI sets. Empty: none is started.
+	Daemon string
 	// Log is where the proxy's requests are logged (at debug level, as
 	// the runner logs each command); log.Default() when nil.
 	Log *log.Logger

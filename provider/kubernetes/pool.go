@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,11 +54,17 @@ func (p *Provider) Claim(ctx context.Context, ref, gateway provider.Ref, sandbox
 // they are then, by name: through the proxy when there is one and it
 // answers, else with kubectl annotate.
 func (p *Provider) annotate(ctx context.Context, pods []string, sandbox string) (map[string]*podObject, error) {
-	if c := p.claimProxy(); c != nil {
+	// A one-shot command's proxy is the shared one (sharedproxy.go).
+	c, shared := p.claimProxy(), false
+	if c == nil && !p.o.LongLived {
+		c, shared = p.sharedClaimProxy(), true
+	}
+	if c != nil {
 		got, err := c.annotateAll(ctx, pods, sandbox)
 		if !errors.Is(err, errProxy) {
 			return got, err
 		}
+		p.o.Log.Debug("the claim goes through kubectl annotate: the proxy did not carry it", "err", err)
 	}
 	args := append(append([]string{"annotate", "--overwrite", "pod"}, pods...), annotationClaimed+"="+sandbox, "-o", "json")
 	res, err := p.run(ctx, p.Cmd(args...))
@@ -67,6 +74,14 @@ func (p *Provider) annotate(ctx context.Context, pods []string, sandbox string) 
 	got, err := readObjects(res.Stdout)
 	if err != nil {
 		return nil, fmt.Errorf("parse kubectl annotate: %w", err)
+	}
+	if shared {
+		// The next claims go through a proxy again: one that ended when
+		// idle, or was killed, is started anew, in the namespace of the
+		// pod just claimed.
+		if o := got[pods[0]]; o != nil {
+			p.startShared(cmp.Or(p.o.Namespace, o.Metadata.Namespace))
+		}
 	}
 	return got, nil
 }

@@ -248,6 +248,7 @@ type podObject struct {
 	Kind     string `json:"kind"`
 	Metadata struct {
 		Name              string            `json:"name"`
+		Namespace         string            `json:"namespace"`
 		CreationTimestamp time.Time         `json:"creationTimestamp"`
 		DeletionTimestamp *time.Time        `json:"deletionTimestamp"`
 		Labels            map[string]string `json:"labels"`

@@ -538,6 +538,11 @@ func (p *Pool) Fill(ctx context.Context, r *api.Repo, size int) ([]api.PoolEntry
 	if platform == "" {
 		return nil, guest.MissingImage(cfg.Image)
 	}
+	if k, ok := p.Provider.(provider.ClaimKeeper); ok && size > 0 {
+		// The claims of the creates to come (a shared kubectl proxy on
+		// Kubernetes).
+		k.KeepClaims(ctx)
+	}
 	full := spec.For(p.Options, r, "x", head, cfg)
 	net := p.egressOf(cfg)
 	key := Key(full, net)
@@ -928,6 +933,9 @@ func (p *Pool) Delete(ctx context.Context, r *api.Repo) ([]string, error) {
 	if err == nil {
 		// Every member went, a network a fill cut short left among them.
 		_ = os.Remove(filepath.Join(poolDir(r.Git.CommonDir), fillingFile))
+		if k, ok := p.Provider.(provider.ClaimKeeper); ok {
+			k.EndClaims(ctx)
+		}
 	}
 	return removed, err
 }
