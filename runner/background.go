@@ -8,7 +8,7 @@ import (
 
 // Gate holds background work's commands back while work a user waits for
 // holds it (Hold): a command run under YieldTo waits to start until
-// nothing holds the gate, or MaxYield has passed.
+// nothing holds the gate, or every hold is older than MaxYield.
 //
 // A warm pool's refill in `litterbox mcp --pool` yields to the creates it
 // fills for: a confined member is two pods and some two seconds of CPU
@@ -18,14 +18,17 @@ import (
 // few milliseconds took hundreds, the claim's request through the
 // apiserver as long). Its commands now start between the creates.
 type Gate struct {
-	mu   sync.Mutex
-	held int
-	free chan struct{} // closed while nothing holds the gate
+	mu    sync.Mutex
+	held  int
+	free  chan struct{} // closed while nothing holds the gate
+	until time.Time     // when the youngest hold stops holding
 }
 
-// MaxYield bounds how long a background command waits for the gate: a
-// claim takes tens or hundreds of milliseconds; a create that runs a long
-// setup of the user's must not stop the refill for as long.
+// MaxYield bounds how long a hold holds commands back, from when it was
+// taken: a claim of a pooled sandbox takes tens or hundreds of
+// milliseconds; a create that makes its own (the pool is empty, and the
+// refill most needed) or runs a long setup of the user's must not stop
+// the refill for as long.
 const MaxYield = time.Second
 
 // NewGate is a gate that nothing holds.
@@ -42,6 +45,7 @@ func (g *Gate) Hold() (release func()) {
 		g.free = make(chan struct{})
 	}
 	g.held++
+	g.until = time.Now().Add(MaxYield)
 	g.mu.Unlock()
 	var once sync.Once
 	return func() {
@@ -55,19 +59,22 @@ func (g *Gate) Hold() (release func()) {
 	}
 }
 
-// wait returns once nothing holds g, MaxYield has passed, or ctx is done,
-// with how long it waited.
+// wait returns once nothing holds g, every hold is older than MaxYield,
+// or ctx is done, with how long it waited.
 func (g *Gate) wait(ctx context.Context) time.Duration {
 	g.mu.Lock()
-	free := g.free
+	free, until := g.free, g.until
 	g.mu.Unlock()
 	start := time.Now()
 	select {
 	case <-free:
-		return time.Since(start)
+		return 0
 	default:
 	}
-	t := time.NewTimer(MaxYield)
+	if !start.Before(until) {
+		return 0
+	}
+	t := time.NewTimer(until.Sub(start))
 	defer t.Stop()
 	select {
 	case <-free:
