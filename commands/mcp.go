@@ -9,6 +9,7 @@ import (
 
 	"github.com/litterbox-dev/litterbox/internal/buildinfo"
 	lbmcp "github.com/litterbox-dev/litterbox/mcp"
+	"github.com/litterbox-dev/litterbox/runner"
 	"github.com/litterbox-dev/litterbox/sandbox"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
 )
@@ -33,8 +34,8 @@ func (m *MCP) Run(ctx context.Context, env *Env) error {
 	srv := lbmcp.New(env.Sandboxes, r, env.Sandboxes.Log())
 	srv.MaxOutput, srv.ProgressInterval = max(m.MaxOutput, lbmcp.MinMaxOutput), m.ProgressInterval
 	if m.Pool > 0 {
-		f := &refiller{sandboxes: env.Sandboxes, r: r, size: m.Pool}
-		srv.Created = f.kick
+		f := &refiller{sandboxes: env.Sandboxes, r: r, size: m.Pool, gate: runner.NewGate()}
+		srv.Created, srv.Creating = f.kick, f.gate.Hold
 		f.kick()
 		defer f.wait()
 	}
@@ -43,11 +44,13 @@ func (m *MCP) Run(ctx context.Context, env *Env) error {
 }
 
 // refiller fills the warm pool in the background, one fill at a time: a
-// kick during a fill makes one more fill after it.
+// kick during a fill makes one more fill after it. Its commands yield to
+// the creates (gate).
 type refiller struct {
 	sandboxes *sandbox.Sandboxes
 	r         *api.Repo
 	size      int
+	gate      *runner.Gate
 
 	mu      sync.Mutex
 	running bool
@@ -71,8 +74,9 @@ func (f *refiller) loop() {
 	defer f.done.Done()
 	for {
 		// Not the server's context: a fill cut short leaves a container
-		// that only the next fill removes.
-		if _, err := f.sandboxes.FillPool(context.Background(), f.r, f.size); err != nil {
+		// that only the next fill removes. Its commands wait while a
+		// create runs (runner.Gate).
+		if _, err := f.sandboxes.FillPool(runner.YieldTo(context.Background(), f.gate), f.r, f.size); err != nil {
 			f.sandboxes.Log().Warn("could not fill the warm pool", "err", err)
 		}
 		f.mu.Lock()

@@ -59,6 +59,10 @@ type Server struct {
 	// Created, when set, is called after each sandbox-create that made a
 	// sandbox (the warm pool's refill; a fork never takes a pooled one).
 	Created func()
+	// Creating, when set, is called as each sandbox-create starts, and
+	// what it returns as it ends: the warm pool's refill yields to it
+	// meanwhile (runner.Gate).
+	Creating func() (done func())
 
 	// maxRequest and maxHeld are MaxRequestBytes and MaxHeldBytes, smaller
 	// in tests.

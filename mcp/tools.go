@@ -313,6 +313,9 @@ func (r *CreateResult) blocks() []string {
 }
 
 func (s *Server) create(ctx context.Context, a CreateArgs) (*CreateResult, error) {
+	if s.Creating != nil {
+		defer s.Creating()()
+	}
 	c, err := s.sandboxes.Create(ctx, s.repo, a.Name, api.CreateOptions{From: a.BaseRef, Image: a.Image, ByAgent: true})
 	if err != nil {
 		return nil, err

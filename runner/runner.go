@@ -166,6 +166,10 @@ type Exec struct {
 // Run implements Runner. A command killed at its time limit is a
 // *TimeoutError.
 func (r Exec) Run(ctx context.Context, c *Cmd) (Result, error) {
+	var yielded time.Duration
+	if g := yieldOf(ctx); g != nil {
+		yielded = g.wait(ctx)
+	}
 	runCtx := ctx
 	limit := r.Limits.of(c.Kind)
 	if limit > 0 {
@@ -213,6 +217,9 @@ func (r Exec) Run(ctx context.Context, c *Cmd) (Result, error) {
 	fields := []any{"cmd", c.String(), "exit", res.ExitCode, "ms", res.Duration.Milliseconds()}
 	if c.Dir != "" {
 		fields = append(fields, "dir", c.Dir)
+	}
+	if yielded >= time.Millisecond {
+		fields = append(fields, "yielded_ms", yielded.Milliseconds())
 	}
 	if err == nil {
 		r.logger().Debug("ran", fields...)
