@@ -83,18 +83,13 @@ func (p *Provider) claimProxy() *claimProxy {
 }
 
 // startProxy starts the proxy and, once its socket is there, hands it to
-// the claims that follow. The namespace is the provider's, else the
-// kubeconfig's (the proxy's URLs name it; kubectl's calls read it).
+// the claims that follow, in the provider's namespace (namespace).
 func (p *Provider) startProxy() {
 	ctx := context.Background()
-	ns := p.o.Namespace
-	if ns == "" {
-		res, err := p.run(ctx, p.Cmd("config", "view", "--minify", "-o", "jsonpath={..namespace}"))
-		if err != nil {
-			p.o.Log.Debug("claims go through kubectl annotate: no namespace for the proxy", "err", err)
-			return
-		}
-		ns = cmp.Or(strings.TrimSpace(string(res.Stdout)), "default")
+	ns, err := p.namespace(ctx)
+	if err != nil {
+		p.o.Log.Debug("claims go through kubectl annotate: no namespace for the proxy", "err", err)
+		return
 	}
 	dir, err := os.MkdirTemp("", "litterbox-kubectl-proxy-")
 	if err != nil {
@@ -123,6 +118,20 @@ func (p *Provider) startProxy() {
 		}
 	}
 	p.o.Log.Debug("claims go through kubectl annotate: the proxy did not listen within 30 s", "socket", sock)
+}
+
+// namespace is the namespace the provider's kubectl calls go to: the
+// provider's, else the kubeconfig's current context's, else "default".
+// The proxy's URLs name it, where kubectl's calls read it themselves.
+func (p *Provider) namespace(ctx context.Context) (string, error) {
+	if p.o.Namespace != "" {
+		return p.o.Namespace, nil
+	}
+	res, err := p.run(ctx, p.Cmd("config", "view", "--minify", "-o", "jsonpath={..namespace}"))
+	if err != nil {
+		return "", err
+	}
+	return cmp.Or(strings.TrimSpace(string(res.Stdout)), "default"), nil
 }
 
 // newClaimProxy is the client of the proxy listening on sock; each request

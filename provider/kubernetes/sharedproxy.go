@@ -1,7 +1,6 @@
 package kubernetes
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,7 +13,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -114,14 +112,10 @@ func (p *Provider) KeepClaims(ctx context.Context) {
 	if p.o.LongLived || p.o.Daemon == "" {
 		return
 	}
-	ns := p.o.Namespace
-	if ns == "" {
-		res, err := p.run(ctx, p.Cmd("config", "view", "--minify", "-o", "jsonpath={..namespace}"))
-		if err != nil {
-			p.o.Log.Debug("no shared kubectl proxy: no namespace", "err", err)
-			return
-		}
-		ns = cmp.Or(strings.TrimSpace(string(res.Stdout)), "default")
+	ns, err := p.namespace(ctx)
+	if err != nil {
+		p.o.Log.Debug("no shared kubectl proxy: no namespace", "err", err)
+		return
 	}
 	p.startShared(ns)
 }
