@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // A background command (a warm pool's refill) waits to start while a
@@ -42,5 +43,26 @@ func TestBackgroundCommandsYieldWhileTheGateIsHeld(t *testing.T) {
 	}
 	if g.held != 0 {
 		t.Errorf("the gate is held %d times after every hold was released", g.held)
+	}
+}
+
+// A hold older than MaxYield holds nothing back: a create that makes its
+// own sandbox (an empty pool) or runs a long setup does not stop the
+// refill the pool needs. The hold's age is set, not waited for.
+func TestAHoldOlderThanMaxYieldHoldsNothingBack(t *testing.T) {
+	g := NewGate()
+	release := g.Hold()
+	defer release()
+	g.mu.Lock()
+	g.until = time.Now().Add(-time.Millisecond)
+	g.mu.Unlock()
+	// Held back, it would wait for this context's end, then fail.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := (Exec{}).Run(YieldTo(ctx, g), New("true")); err != nil {
+		t.Fatalf("the command was held back: %v", err)
+	}
+	if g.held != 1 {
+		t.Errorf("the gate is held %d times, want the create's 1", g.held)
 	}
 }

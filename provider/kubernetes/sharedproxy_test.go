@@ -175,4 +175,29 @@ func TestSharedProxyLifecycle(t *testing.T) {
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("its directory is still there: %v", err)
 	}
+	// Read again once it ended: a second start, had the second fill made
+	// one, has written its line by now.
+	if got, _ := os.ReadFile(out); string(got) != want {
+		t.Errorf("started %q, want %q once", got, want)
+	}
+}
+
+// The proxies' namespace is the one kubectl's own calls go to: the
+// provider's when it has one (no kubectl asked), else the kubeconfig's
+// current context's, else "default".
+func TestNamespace(t *testing.T) {
+	for _, c := range []struct{ set, view, want string }{
+		{"ns1", "", "ns1"},
+		{"", "team\n", "team"},
+		{"", "", "default"},
+	} {
+		f := runnertest.New(t)
+		p := oneShotProvider(t, f, writeKubeconfig(t, "x"), c.set)
+		if c.set == "" {
+			f.Expect([]string{"kubectl", "--kubeconfig", p.o.Kubeconfig, "config", "view", "--minify", "-o", "jsonpath={..namespace}"}, c.view, nil)
+		}
+		if got, err := p.namespace(context.Background()); err != nil || got != c.want {
+			t.Errorf("namespace %q, kubeconfig's %q: %q, %v; want %q", c.set, c.view, got, err, c.want)
+		}
+	}
 }
