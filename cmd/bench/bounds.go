@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/litterbox-dev/litterbox/provider"
-	"github.com/litterbox-dev/litterbox/provider/docker"
 	"github.com/litterbox-dev/litterbox/sandbox/api"
-	"github.com/litterbox-dev/litterbox/sandbox/config"
 )
 
 // The engine's own bounds (issue 34): rows of status info that time the
@@ -93,39 +91,15 @@ func (b *bench) barePair(ctx context.Context) (time.Duration, error) {
 // returns once both are made, with that container's id.
 func (b *bench) floorCreateNone(ctx context.Context, dir string, r *api.Repo, head, slug string, gateway bool) (string, error) {
 	if !gateway {
-		return "", b.naiveNone(ctx, dir, r, head, slug)
+		return "", b.naiveCreate(ctx, dir, r, head, slug, provider.NetworkNone)
 	}
 	var id string
 	var gwErr error
 	done := make(chan struct{})
 	go func() { defer close(done); id, gwErr = b.bareRunOn(ctx, "bridge") }()
-	err := b.naiveNone(ctx, dir, r, head, slug)
+	err := b.naiveCreate(ctx, dir, r, head, slug, provider.NetworkNone)
 	<-done
 	return id, cmpErr(err, gwErr)
-}
-
-// naiveNone is floorCreateNone without the gateway's container.
-func (b *bench) naiveNone(ctx context.Context, dir string, r *api.Repo, head, slug string) error {
-	spec := b.svc.ContainerSpec(r, slug, head)
-	spec.Network, spec.Ports = provider.NetworkNone, nil
-	name := r.ContainerName(slug)
-	if err := runCmd(ctx, "git", "-C", dir, "branch", api.BranchPrefix+slug, head); err != nil {
-		return err
-	}
-	run, err := docker.RunArgs(spec, docker.DockerDialect)
-	if err != nil {
-		return err
-	}
-	if err := runCmd(ctx, append([]string{"docker"}, run...)...); err != nil {
-		return err
-	}
-	if err := pipe(ctx,
-		proc{args: []string{"git", "-C", dir, "archive", "--format=tar", head}},
-		proc{args: []string{"docker", "exec", "-i", name, "tar", "-x", "-f", "-", "-C", api.Workdir}},
-	); err != nil {
-		return err
-	}
-	return runCmd(ctx, append([]string{"docker", "exec", name}, config.DefaultSetup...)...)
 }
 
 // boundRows are the create group's bound rows of one repository: the bare

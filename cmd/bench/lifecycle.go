@@ -327,14 +327,26 @@ func (b *bench) createsAtOnce(ctx context.Context, dir string, before []string) 
 // sandbox's ContainerSpec, so it stays in step), `git archive | docker exec
 // -i tar -x`, and the startup command.
 func (b *bench) floorCreate(ctx context.Context, dir string, r *api.Repo, head, slug string) error {
+	return b.naiveCreate(ctx, dir, r, head, slug, provider.NetworkOwn)
+}
+
+// naiveCreate is floorCreate on network: NetworkOwn makes the sandbox's
+// network first; NetworkNone (the bound rows', bounds.go) makes none, and
+// publishes no port.
+func (b *bench) naiveCreate(ctx context.Context, dir string, r *api.Repo, head, slug, network string) error {
 	spec := b.svc.ContainerSpec(r, slug, head)
-	spec.Network = provider.NetworkOwn
+	spec.Network = network
+	if network == provider.NetworkNone {
+		spec.Ports = nil
+	}
 	name := r.ContainerName(slug)
 	if err := runCmd(ctx, "git", "-C", dir, "branch", api.BranchPrefix+slug, head); err != nil {
 		return err
 	}
-	if err := runCmd(ctx, append([]string{"docker"}, docker.NetworkCreateArgs(name, spec.Labels)...)...); err != nil {
-		return err
+	if network == provider.NetworkOwn {
+		if err := runCmd(ctx, append([]string{"docker"}, docker.NetworkCreateArgs(name, spec.Labels)...)...); err != nil {
+			return err
+		}
 	}
 	run, err := docker.RunArgs(spec, docker.DockerDialect)
 	if err != nil {
